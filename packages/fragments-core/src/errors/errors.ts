@@ -1,0 +1,205 @@
+import { CtxGraphError, type CtxGraphErrorOptions } from './ctxgraph-error';
+
+/** One problem found while validating input: where it is and what is wrong. */
+export interface ValidationIssue {
+  /** Where the problem is, as a readable path: `policies[1].rule`, `messages[0].parts`. */
+  readonly path: string;
+  /** What is wrong there: `expected string, received number`. */
+  readonly message: string;
+}
+
+/** Options of {@link ValidationError}. */
+export interface ValidationErrorOptions extends CtxGraphErrorOptions {
+  /** Every problem found, each with its path. */
+  issues?: readonly ValidationIssue[];
+}
+
+/**
+ * Input was refused before anything was done with it: a builder got a wrong argument, a store got
+ * a malformed record, serialized JSON did not match its schema. `issues` lists every problem with
+ * its path.
+ */
+export class ValidationError extends CtxGraphError {
+  static override readonly errorName: string = 'ValidationError';
+  /** Every problem found, each with its path (at least one). */
+  readonly issues: readonly ValidationIssue[];
+
+  constructor(message: string, options: ValidationErrorOptions = {}) {
+    super(message, options);
+    this.issues = options.issues ?? [{ path: '', message }];
+  }
+}
+
+/** Something that was asked for does not exist. Subclasses say what kind of thing. */
+export class NotFoundError extends CtxGraphError {
+  static override readonly errorName: string = 'NotFoundError';
+}
+
+/** No chat with this id exists in the store. */
+export class ChatNotFoundError extends NotFoundError {
+  static override readonly errorName: string = 'ChatNotFoundError';
+  /** The chat id that was looked up. */
+  readonly chatId: string;
+
+  constructor(chatId: string, options: CtxGraphErrorOptions = {}) {
+    super(`Chat "${chatId}" does not exist.`, options);
+    this.chatId = chatId;
+  }
+}
+
+/** No message with this id exists in the chat. */
+export class MessageNotFoundError extends NotFoundError {
+  static override readonly errorName: string = 'MessageNotFoundError';
+  /** The chat that was searched. */
+  readonly chatId: string;
+  /** The message id that was looked up. */
+  readonly messageId: string;
+
+  constructor(chatId: string, messageId: string, options: CtxGraphErrorOptions = {}) {
+    super(`Message "${messageId}" does not exist in chat "${chatId}".`, options);
+    this.chatId = chatId;
+    this.messageId = messageId;
+  }
+}
+
+/** No branch with this name exists in the chat. */
+export class BranchNotFoundError extends NotFoundError {
+  static override readonly errorName: string = 'BranchNotFoundError';
+  /** The chat that was searched. */
+  readonly chatId: string;
+  /** The branch name that was looked up. */
+  readonly branch: string;
+
+  constructor(chatId: string, branch: string, options: CtxGraphErrorOptions = {}) {
+    super(`Branch "${branch}" does not exist in chat "${chatId}".`, options);
+    this.chatId = chatId;
+    this.branch = branch;
+  }
+}
+
+/** No checkpoint with this name exists in the chat. */
+export class CheckpointNotFoundError extends NotFoundError {
+  static override readonly errorName: string = 'CheckpointNotFoundError';
+  /** The chat that was searched. */
+  readonly chatId: string;
+  /** The checkpoint name that was looked up. */
+  readonly checkpoint: string;
+
+  constructor(chatId: string, checkpoint: string, options: CtxGraphErrorOptions = {}) {
+    super(`Checkpoint "${checkpoint}" does not exist in chat "${chatId}".`, options);
+    this.chatId = chatId;
+    this.checkpoint = checkpoint;
+  }
+}
+
+/** A write was refused because the state it assumed has changed or the name is taken. */
+export class ConflictError extends CtxGraphError {
+  static override readonly errorName: string = 'ConflictError';
+}
+
+/**
+ * `commit` was refused because the branch head is no longer the one the caller expected (another
+ * writer got there first). Nothing was written. `currentHeadId` is the head now, so the caller can
+ * re-read and retry on top of it.
+ */
+export class HeadConflictError extends ConflictError {
+  static override readonly errorName: string = 'HeadConflictError';
+  /** The chat the commit was for. */
+  readonly chatId: string;
+  /** The branch the commit was for. */
+  readonly branch: string;
+  /** The head the caller expected. */
+  readonly expectedHeadId: string | null;
+  /** The head the branch has now. */
+  readonly currentHeadId: string | null;
+
+  constructor(
+    details: { chatId: string; branch: string; expectedHeadId: string | null; currentHeadId: string | null },
+    options: CtxGraphErrorOptions = {},
+  ) {
+    super(
+      `Branch "${details.branch}" of chat "${details.chatId}" moved: expected head ${JSON.stringify(details.expectedHeadId)}, found ${JSON.stringify(details.currentHeadId)}. Nothing was written; re-read the head and retry.`,
+      options,
+    );
+    this.chatId = details.chatId;
+    this.branch = details.branch;
+    this.expectedHeadId = details.expectedHeadId;
+    this.currentHeadId = details.currentHeadId;
+  }
+}
+
+/** A branch with this name already exists in the chat. */
+export class BranchExistsError extends ConflictError {
+  static override readonly errorName: string = 'BranchExistsError';
+  /** The chat. */
+  readonly chatId: string;
+  /** The name that is taken. */
+  readonly branch: string;
+
+  constructor(chatId: string, branch: string, options: CtxGraphErrorOptions = {}) {
+    super(`Branch "${branch}" already exists in chat "${chatId}".`, options);
+    this.chatId = chatId;
+    this.branch = branch;
+  }
+}
+
+/** A checkpoint with this name already exists in the chat (and replacing it was not asked for). */
+export class CheckpointExistsError extends ConflictError {
+  static override readonly errorName: string = 'CheckpointExistsError';
+  /** The chat. */
+  readonly chatId: string;
+  /** The name that is taken. */
+  readonly checkpoint: string;
+
+  constructor(chatId: string, checkpoint: string, options: CtxGraphErrorOptions = {}) {
+    super(
+      `Checkpoint "${checkpoint}" already exists in chat "${chatId}". Delete it first or pass { replace: true } to move it.`,
+      options,
+    );
+    this.chatId = chatId;
+    this.checkpoint = checkpoint;
+  }
+}
+
+/** The chat belongs to another user; nothing was read or written. */
+export class OwnershipError extends CtxGraphError {
+  static override readonly errorName: string = 'OwnershipError';
+  /** The chat. */
+  readonly chatId: string;
+  /** The user who asked. */
+  readonly userId: string;
+
+  constructor(chatId: string, userId: string, options: CtxGraphErrorOptions = {}) {
+    super(
+      `Chat "${chatId}" belongs to another user; user "${userId}" may not open it. Nothing was read or written.`,
+      options,
+    );
+    this.chatId = chatId;
+    this.userId = userId;
+  }
+}
+
+/** A store or renderer implements a contract version this code does not know. */
+export class UnsupportedSpecificationError extends CtxGraphError {
+  static override readonly errorName: string = 'UnsupportedSpecificationError';
+}
+
+/** Rendering failed: the fragment tree is too deep, cyclic, or holds a value no format can show. */
+export class RenderError extends CtxGraphError {
+  static override readonly errorName: string = 'RenderError';
+}
+
+/** A store could not do what was asked: the database refused, the connection dropped, … */
+export class StoreError extends CtxGraphError {
+  static override readonly errorName: string = 'StoreError';
+}
+
+/** The database schema is missing, or newer than this store version understands. */
+export class SchemaVersionError extends StoreError {
+  static override readonly errorName: string = 'SchemaVersionError';
+}
+
+/** An error of the engine's own flow (no renderer given, a lazy fragment it cannot resolve, …). */
+export class EngineError extends CtxGraphError {
+  static override readonly errorName: string = 'EngineError';
+}

@@ -1,0 +1,255 @@
+import type { JsonObject } from '../json';
+import type {
+  BranchRecord,
+  ChatGraph,
+  ChatRecord,
+  CheckpointRecord,
+  MessageNodeRecord,
+  Page,
+  StoredMessage,
+} from './records';
+
+/** Optional abilities a store declares. The engine and the conformance kit read these. */
+export interface ContextStoreCapabilities {
+  /** Data outlives the store object (a file, a database server). */
+  readonly persistent: boolean;
+  /**
+   * Several processes (or servers) may use the same data at once and the atomic head-moving
+   * write still holds across them.
+   */
+  readonly multiProcess: boolean;
+}
+
+/** Input of {@link ContextStore.openChat}. */
+export interface OpenChatInput {
+  /** The chat id. */
+  readonly chatId: string;
+  /** The user opening it; becomes the owner of a new chat. */
+  readonly userId: string;
+  /** Metadata for a new chat; merged into an existing chat's metadata when given. */
+  readonly metadata?: JsonObject;
+  /** Title of a new chat. */
+  readonly title?: string;
+}
+
+/** What {@link ContextStore.openChat} returns: everything an engine needs to start. */
+export interface OpenChatResult {
+  /** The chat (its `version` and `activeBranch` included). */
+  readonly chat: ChatRecord;
+  /** The chat's active branch. */
+  readonly branch: BranchRecord;
+  /** True when this call created the chat. */
+  readonly created: boolean;
+}
+
+/** Input of {@link ContextStore.getHead}. */
+export interface GetHeadInput {
+  /** The chat. */
+  readonly chatId: string;
+  /** The branch whose head is wanted. */
+  readonly branch: string;
+}
+
+/** What {@link ContextStore.getHead} returns: the cheap read behind a warm `resolve()`. */
+export interface HeadState {
+  /** The chat's version (see {@link ChatRecord.version}). */
+  readonly version: number;
+  /** The branch's head node id, or null while it is empty. */
+  readonly headMessageId: string | null;
+}
+
+/** One message to write in a {@link ContextStore.commit}. */
+export interface CommitMessage {
+  /** The node id; must equal `message.id`. */
+  readonly id: string;
+  /** The message. */
+  readonly message: StoredMessage;
+}
+
+/** Input of {@link ContextStore.commit}. */
+export interface CommitInput {
+  /** The chat. */
+  readonly chatId: string;
+  /** The branch whose head moves. */
+  readonly branch: string;
+  /**
+   * The head the caller last saw (null for an empty branch). When the branch head is anything
+   * else, nothing is written and a `HeadConflictError` reports the current head.
+   */
+  readonly expectedHeadId: string | null;
+  /**
+   * The messages, oldest first (at least one, no id twice). A message whose id is new to the chat
+   * becomes a node whose parent is the head before it (the expected head for the first); the
+   * head moves to the last new node. A message whose id already exists in the chat replaces that
+   * node's content in place (keeping its parent and sequence) and does not move the head.
+   */
+  readonly messages: readonly CommitMessage[];
+}
+
+/** What {@link ContextStore.commit} returns. */
+export interface CommitResult {
+  /** The branch head after the commit. */
+  readonly headMessageId: string | null;
+  /** The chat's version after the commit. */
+  readonly version: number;
+  /** The nodes as stored, in input order (inserted and replaced ones). */
+  readonly nodes: readonly MessageNodeRecord[];
+}
+
+/** Input of {@link ContextStore.getChain}. */
+export interface GetChainInput {
+  /** The chat. */
+  readonly chatId: string;
+  /** The node to walk back from (usually a branch head). */
+  readonly headMessageId: string;
+  /**
+   * Stop before this node: the caller already has it and everything before it. When the walk
+   * does not meet it, it goes on to the root and `reachedUntil` is false.
+   */
+  readonly until?: string;
+  /**
+   * The most nodes to return: the newest `limit` of the chain. Continue with `nextCursor`.
+   * @default unlimited
+   */
+  readonly limit?: number;
+}
+
+/** What {@link ContextStore.getChain} returns. */
+export interface ChainPage {
+  /** The nodes, oldest first. */
+  readonly nodes: readonly MessageNodeRecord[];
+  /**
+   * When `limit` cut the chain: the id to pass as `headMessageId` for the older part (the parent
+   * of the oldest node returned). Null when the walk reached the root or `until`.
+   */
+  readonly nextCursor: string | null;
+  /** True when the walk stopped because it met `until`. */
+  readonly reachedUntil: boolean;
+}
+
+/** Input of {@link ContextStore.listChats}. */
+export interface ListChatsInput {
+  /** Whose chats. */
+  readonly userId: string;
+  /** @default 20 (at most 100) */
+  readonly limit?: number;
+  /** `nextCursor` of the previous page. */
+  readonly cursor?: string;
+}
+
+/** Input of {@link ContextStore.updateChat}. */
+export interface UpdateChatInput {
+  /** The chat. */
+  readonly chatId: string;
+  /** A new title (null clears it); left as is when omitted. */
+  readonly title?: string | null;
+  /** Keys to merge into the metadata (shallow; a key set to null stays null). */
+  readonly metadata?: JsonObject;
+}
+
+/** Input of {@link ContextStore.createBranch}. */
+export interface CreateBranchInput {
+  /** The chat. */
+  readonly chatId: string;
+  /** The new branch's name; refused with `BranchExistsError` when taken. */
+  readonly name: string;
+  /** The node the branch starts at (must exist in the chat), or null for an empty branch. */
+  readonly headMessageId: string | null;
+  /** Make it the chat's active branch in the same write. @default false */
+  readonly activate?: boolean;
+}
+
+/** Names a branch or checkpoint of a chat. */
+export interface ChatPointerInput {
+  /** The chat. */
+  readonly chatId: string;
+  /** The branch or checkpoint name. */
+  readonly name: string;
+}
+
+/** Input of {@link ContextStore.createCheckpoint}. */
+export interface CreateCheckpointInput {
+  /** The chat. */
+  readonly chatId: string;
+  /** The checkpoint's name. */
+  readonly name: string;
+  /** The node it points at (must exist in the chat). */
+  readonly messageId: string;
+  /** Move an existing checkpoint of that name instead of refusing. @default false */
+  readonly replace?: boolean;
+}
+
+/** Input of {@link ContextStore.getMessage}. */
+export interface GetMessageInput {
+  /** The chat. */
+  readonly chatId: string;
+  /** The message id. */
+  readonly messageId: string;
+}
+
+/**
+ * Where ctxgraph keeps conversations: chats, message nodes, branches and checkpoints. Version 1
+ * of the contract.
+ *
+ * Every method is one whole use case, atomic on its own. Every method that takes a `chatId` of a
+ * chat that does not exist throws `ChatNotFoundError` (except `getChat` → null, `deleteChat` →
+ * false). Bad input throws `ValidationError` before anything is written. `@ctxgraph/conformance`
+ * holds the full behavioural suite; run it against any implementation.
+ */
+export interface ContextStore {
+  /** The contract version this store implements. */
+  readonly specificationVersion: 'v1';
+  /** Optional abilities. */
+  readonly capabilities: ContextStoreCapabilities;
+
+  /**
+   * Creates the chat (with an empty `main` branch, active) or loads it, in one call. Refuses with
+   * `OwnershipError` when it exists and belongs to another user, before reading anything else.
+   */
+  openChat(input: OpenChatInput): Promise<OpenChatResult>;
+  /** The chat, or null. */
+  getChat(chatId: string): Promise<ChatRecord | null>;
+  /** Sets the title and merges metadata; returns the chat as stored. */
+  updateChat(input: UpdateChatInput): Promise<ChatRecord>;
+  /** A user's chats, most recently updated first (ties by id), by cursor. */
+  listChats(input: ListChatsInput): Promise<Page<ChatRecord>>;
+  /** Deletes the chat and everything it owns. False when there was no such chat. */
+  deleteChat(chatId: string): Promise<boolean>;
+
+  /** The chat's version and one branch's head: the one read a warm `resolve()` makes. */
+  getHead(input: GetHeadInput): Promise<HeadState>;
+  /**
+   * The only write of messages: inserts / replaces the nodes, moves the head, bumps the version,
+   * all in one transaction, or (when the head is not `expectedHeadId`) writes nothing and throws
+   * `HeadConflictError` with the current head.
+   */
+  commit(input: CommitInput): Promise<CommitResult>;
+  /** The chain from a node back toward the root, oldest first, in one query. */
+  getChain(input: GetChainInput): Promise<ChainPage>;
+  /** One node, or null. */
+  getMessage(input: GetMessageInput): Promise<MessageNodeRecord | null>;
+
+  /** Creates a branch (optionally making it active in the same write). */
+  createBranch(input: CreateBranchInput): Promise<BranchRecord>;
+  /** A branch, or null. */
+  getBranch(input: ChatPointerInput): Promise<BranchRecord | null>;
+  /** Every branch of the chat, oldest first. */
+  listBranches(chatId: string): Promise<BranchRecord[]>;
+  /** Makes an existing branch the chat's active one; `BranchNotFoundError` otherwise. */
+  setActiveBranch(input: ChatPointerInput): Promise<BranchRecord>;
+
+  /** Names a node; refuses a taken name with `CheckpointExistsError` unless `replace`. */
+  createCheckpoint(input: CreateCheckpointInput): Promise<CheckpointRecord>;
+  /** A checkpoint, or null. */
+  getCheckpoint(input: ChatPointerInput): Promise<CheckpointRecord | null>;
+  /** Every checkpoint of the chat, oldest first. */
+  listCheckpoints(chatId: string): Promise<CheckpointRecord[]>;
+  /** Deletes a checkpoint (never the node). False when there was none. */
+  deleteCheckpoint(input: ChatPointerInput): Promise<boolean>;
+
+  /** The whole graph of a chat, for inspection. */
+  getGraph(chatId: string): Promise<ChatGraph>;
+
+  /** Releases what the store opened (never a client it was given). Safe to call twice. */
+  close(): Promise<void>;
+}

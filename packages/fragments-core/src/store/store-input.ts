@@ -1,0 +1,232 @@
+import { ValidationError, type ValidationIssue } from '../errors/errors';
+import type { JsonObject } from '../json';
+import type { CommitInput, ListChatsInput } from './context-store';
+
+// Shared input checks for ContextStore implementations, so that every store refuses the same bad
+// input with the same clear error before it touches its database. Third-party stores may use them.
+
+/** The longest id or name a store accepts, in UTF-16 code units. */
+export const MAX_IDENTIFIER_LENGTH = 512;
+
+/** The default and the largest page size of `listChats`. */
+export const CHAT_PAGE_SIZE: { readonly default: number; readonly max: number } = { default: 20, max: 100 };
+
+function identifierProblem(value: unknown): string | undefined {
+  if (typeof value !== 'string') return `expected a string, received ${value === null ? 'null' : typeof value}`;
+  if (value.length === 0) return 'expected a non-empty string';
+  if (value.length > MAX_IDENTIFIER_LENGTH) return `expected at most ${MAX_IDENTIFIER_LENGTH} characters, received ${value.length}`;
+  // NUL cannot be stored by PostgreSQL text and truncates C strings elsewhere.
+  if (value.includes('\u0000')) return 'must not contain the NUL character';
+  return undefined;
+}
+
+/**
+ * Checks an id or name (chat id, user id, message id, branch or checkpoint name): a non-empty
+ * string of at most {@link MAX_IDENTIFIER_LENGTH} characters without NUL. Any other character,
+ * unicode included, is fine. Throws `ValidationError` naming the method and field.
+ */
+export function assertIdentifier(method: string, field: string, value: unknown): asserts value is string {
+  const problem = identifierProblem(value);
+  if (problem) {
+    throw new ValidationError(`${method}: ${field} ${problem}.`, { issues: [{ path: field, message: problem }] });
+  }
+}
+
+/** Checks that `value` is a plain JSON object (for metadata). */
+export function assertJsonObject(method: string, field: string, value: unknown): asserts value is JsonObject {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new ValidationError(`${method}: ${field} must be a plain JSON object.`, {
+      issues: [{ path: field, message: 'expected an object' }],
+    });
+  }
+  const issues: ValidationIssue[] = [];
+  collectJsonIssues(value, field, issues, new Set());
+  if (issues.length > 0) throw jsonError(method, issues);
+}
+
+/**
+ * Serializes a value to JSON, refusing what would not come back the same: functions, symbols,
+ * bigints, non-finite numbers, class instances, cycles, and strings with NUL. Keys holding
+ * `undefined` are dropped (as JSON does).
+ */
+export function toJsonText(method: string, field: string, value: unknown): string {
+  const issues: ValidationIssue[] = [];
+  collectJsonIssues(value, field, issues, new Set());
+  if (issues.length > 0) throw jsonError(method, issues);
+  return JSON.stringify(value);
+}
+
+function jsonError(method: string, issues: ValidationIssue[]): ValidationError {
+  const shown = issues.slice(0, 5).map((issue) => `${issue.path}: ${issue.message}`);
+  const more = issues.length > 5 ? ` (and ${issues.length - 5} more)` : '';
+  return new ValidationError(`${method}: not storable as JSON: ${shown.join('; ')}${more}.`, { issues });
+}
+
+function collectJsonIssues(value: unknown, path: string, issues: ValidationIssue[], ancestors: Set<object>): void {
+  if (issues.length >= 50) return;
+  switch (typeof value) {
+    case 'string':
+      if (value.includes('\u0000')) issues.push({ path, message: 'string contains the NUL character' });
+      return;
+    case 'boolean':
+      return;
+    case 'number':
+      if (!Number.isFinite(value)) issues.push({ path, message: `${value} is not a finite number` });
+      return;
+    case 'undefined':
+      return;
+    case 'object': {
+      if (value === null) return;
+      if (ancestors.has(value)) {
+        issues.push({ path, message: 'cycle (the value contains itself)' });
+        return;
+      }
+      const prototype = Object.getPrototypeOf(value);
+      if (!Array.isArray(value) && prototype !== Object.prototype && prototype !== null) {
+        const name = (value as { constructor?: { name?: string } }).constructor?.name ?? 'object';
+        issues.push({ path, message: `${name} instance is not plain JSON` });
+        return;
+      }
+      ancestors.add(value);
+      if (Array.isArray(value)) {
+        value.forEach((item, index) => {
+          if (item === undefined) issues.push({ path: `${path}[${index}]`, message: 'undefined in an array' });
+          else collectJsonIssues(item, `${path}[${index}]`, issues, ancestors);
+        });
+      } else {
+        for (const [key, entry] of Object.entries(value)) {
+          if (key.includes('\u0000')) issues.push({ path, message: 'a key contains the NUL character' });
+          collectJsonIssues(entry, `${path}.${key}`, issues, ancestors);
+        }
+      }
+      ancestors.delete(value);
+      return;
+    }
+    default:
+      issues.push({ path, message: `${typeof value} is not JSON` });
+  }
+}
+
+/** A commit whose message payloads are already serialized, as stores write them. */
+export interface PreparedCommitMessage {
+  /** The node id. */
+  readonly id: string;
+  /** The message's role. */
+  readonly role: string;
+  /** `JSON.stringify(message)`, checked. */
+  readonly json: string;
+}
+
+/**
+ * Checks a commit's input and serializes its messages: chat id, branch name, expected head,
+ * at least one message, each with an id equal to `message.id`, a role and a parts array, no id
+ * twice, and JSON-safe content. Throws one `ValidationError` listing every problem.
+ */
+export function prepareCommit(input: CommitInput): PreparedCommitMessage[] {
+  const method = 'commit(input)';
+  if (typeof input !== 'object' || input === null) {
+    throw new ValidationError(`${method}: input must be an object.`, { issues: [{ path: 'input', message: 'expected an object' }] });
+  }
+  assertIdentifier(method, 'chatId', input.chatId);
+  assertIdentifier(method, 'branch', input.branch);
+  if (input.expectedHeadId !== null) assertIdentifier(method, 'expectedHeadId', input.expectedHeadId);
+  const messages: unknown = input.messages;
+  if (!Array.isArray(messages) || messages.length === 0) {
+    throw new ValidationError(`${method}: messages must be a non-empty array.`, {
+      issues: [{ path: 'messages', message: 'expected a non-empty array' }],
+    });
+  }
+  const issues: ValidationIssue[] = [];
+  const seen = new Set<string>();
+  const prepared: PreparedCommitMessage[] = [];
+  messages.forEach((entry: unknown, index) => {
+    const path = `messages[${index}]`;
+    if (typeof entry !== 'object' || entry === null) {
+      issues.push({ path, message: 'expected { id, message }' });
+      return;
+    }
+    const { id, message } = entry as { id: unknown; message: unknown };
+    const idProblem = identifierProblem(id);
+    if (idProblem) issues.push({ path: `${path}.id`, message: idProblem });
+    if (typeof message !== 'object' || message === null || Array.isArray(message)) {
+      issues.push({ path: `${path}.message`, message: 'expected a message object' });
+      return;
+    }
+    const record = message as Record<string, unknown>;
+    if (record.id !== id) issues.push({ path: `${path}.message.id`, message: `must equal the node id ${JSON.stringify(id)}` });
+    if (typeof record.role !== 'string' || record.role === '') issues.push({ path: `${path}.message.role`, message: 'expected a non-empty string' });
+    if (!Array.isArray(record.parts)) issues.push({ path: `${path}.message.parts`, message: 'expected an array' });
+    if (typeof id === 'string') {
+      if (seen.has(id)) issues.push({ path: `${path}.id`, message: `id ${JSON.stringify(id)} appears twice in one commit` });
+      seen.add(id);
+    }
+    const before = issues.length;
+    collectJsonIssues(message, `${path}.message`, issues, new Set());
+    if (issues.length === before && typeof id === 'string') {
+      prepared.push({ id, role: String(record.role), json: JSON.stringify(message) });
+    }
+  });
+  if (issues.length > 0) {
+    const shown = issues.slice(0, 5).map((issue) => `${issue.path}: ${issue.message}`);
+    const more = issues.length > 5 ? ` (and ${issues.length - 5} more)` : '';
+    throw new ValidationError(`${method}: ${shown.join('; ')}${more}.`, { issues });
+  }
+  return prepared;
+}
+
+/** The checked page size and decoded cursor of a `listChats` call. */
+export interface ChatListQuery {
+  /** The owner. */
+  readonly userId: string;
+  /** Page size, within 1…{@link CHAT_PAGE_SIZE.max}. */
+  readonly limit: number;
+  /** Position after which the page starts (exclusive), or null for the first page. */
+  readonly after: { readonly updatedAt: number; readonly id: string } | null;
+}
+
+/**
+ * Checks a `listChats` input and decodes its cursor. Chats are listed by `updatedAt` descending,
+ * then `id` ascending; the cursor is the last item's position, `"<updatedAt>:<id>"`.
+ */
+export function prepareChatList(input: ListChatsInput): ChatListQuery {
+  const method = 'listChats(input)';
+  assertIdentifier(method, 'userId', input?.userId);
+  const limit = input.limit ?? CHAT_PAGE_SIZE.default;
+  if (!Number.isInteger(limit) || limit < 1 || limit > CHAT_PAGE_SIZE.max) {
+    throw new ValidationError(`${method}: limit must be an integer from 1 to ${CHAT_PAGE_SIZE.max}, received ${String(limit)}.`, {
+      issues: [{ path: 'limit', message: `expected an integer from 1 to ${CHAT_PAGE_SIZE.max}` }],
+    });
+  }
+  if (input.cursor === undefined) return { userId: input.userId, limit, after: null };
+  const cursor = input.cursor;
+  const separator = typeof cursor === 'string' ? cursor.indexOf(':') : -1;
+  const updatedAt = separator > 0 ? Number(cursor.slice(0, separator)) : Number.NaN;
+  if (!Number.isSafeInteger(updatedAt) || separator === cursor.length - 1) {
+    throw new ValidationError(`${method}: cursor ${JSON.stringify(cursor)} is not a cursor this store returned.`, {
+      issues: [{ path: 'cursor', message: 'malformed cursor' }],
+    });
+  }
+  return { userId: input.userId, limit, after: { updatedAt, id: cursor.slice(separator + 1) } };
+}
+
+/** The cursor that continues a chat listing after `chat`. */
+export function chatCursor(chat: { readonly updatedAt: number; readonly id: string }): string {
+  return `${chat.updatedAt}:${chat.id}`;
+}
+
+/**
+ * Checks a `getChain` limit: undefined (no limit) or a positive integer.
+ */
+export function assertChainLimit(limit: unknown): asserts limit is number | undefined {
+  if (limit === undefined) return;
+  if (!Number.isInteger(limit) || (limit as number) < 1) {
+    throw new ValidationError(`getChain(input): limit must be a positive integer, received ${String(limit)}.`, {
+      issues: [{ path: 'limit', message: 'expected a positive integer' }],
+    });
+  }
+}
+
+/** Shallow-merges metadata patches into existing metadata (the rule of `updateChat`). */
+export function mergeMetadata(current: JsonObject, patch: JsonObject | undefined): JsonObject {
+  return patch === undefined ? current : { ...current, ...patch };
+}
