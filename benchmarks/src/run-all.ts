@@ -1,0 +1,15 @@
+// Runs every benchmark script in sequence. Each prints its own figures; nothing here asserts timings.
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+const scripts = ['render-bench.ts', 'engine-bench.ts', 'sqlite-bench.ts', 'postgres-bench.ts'];
+let failed = false;
+for (const script of scripts) {
+  const path = fileURLToPath(new URL(script, import.meta.url));
+  if (!existsSync(path)) continue;
+  console.log(`\n=== ${script} ===`);
+  const result = spawnSync(process.execPath, ['--import', 'tsx', path], { stdio: 'inherit' });
+  if (result.status !== 0) failed = true;
+}
+process.exitCode = failed ? 1 : 0;
