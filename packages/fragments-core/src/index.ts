@@ -1,5 +1,3 @@
-export type { JsonObject, JsonValue } from './json';
-
 export { CtxGraphError, type CtxGraphErrorOptions } from './errors/ctxgraph-error';
 export {
   BranchExistsError,
@@ -21,58 +19,64 @@ export {
   type ValidationErrorOptions,
   type ValidationIssue,
 } from './errors/errors';
-
-export type { ContextFragment, FragmentCodec, FragmentData, FragmentType } from './fragment/context-fragment';
-export { isFragment, isFragmentObject, isLazyFragment, isMessageFragment } from './fragment/guards';
-export { fragment } from './fragment/fragment';
-export { LAZY_ID, lastAssistantMessage, type LazyConfig, type LazyFragment } from './fragment/lazy';
 export {
+  type AliasData,
+  type AnalogyData,
   alias,
   analogy,
+  type ClarificationData,
+  type CorrectionData,
   clarification,
   correction,
+  type ExampleData,
+  type ExplainData,
   example,
   explain,
+  type GlossaryData,
+  type GuardrailData,
   glossary,
   guardrail,
   hint,
-  identity,
-  persona,
-  policy,
-  preference,
-  principle,
-  quirk,
-  role,
-  styleGuide,
-  term,
-  workflow,
-  type AliasData,
-  type AnalogyData,
-  type ClarificationData,
-  type CorrectionData,
-  type ExampleData,
-  type ExplainData,
-  type GlossaryData,
-  type GuardrailData,
   type IdentityData,
+  identity,
   type PersonaData,
   type PolicyData,
   type PreferenceData,
   type PrincipleData,
+  persona,
+  policy,
+  preference,
+  principle,
   type QuirkData,
+  quirk,
+  role,
   type StyleGuideData,
+  styleGuide,
   type TermData,
+  term,
   type WorkflowData,
+  workflow,
 } from './fragment/builders';
+
+export type {
+  ContextFragment,
+  FragmentCodec,
+  FragmentData,
+  FragmentType,
+} from './fragment/context-fragment';
+export { fragment } from './fragment/fragment';
+export { isFragment, isFragmentObject, isLazyFragment, isMessageFragment } from './fragment/guards';
+export { LAZY_ID, type LazyConfig, type LazyFragment, lastAssistantMessage } from './fragment/lazy';
+export type { JsonObject, JsonValue } from './json';
 
 export type { ContextRenderer } from './renderer/context-renderer';
 export {
   DEFAULT_MAX_DEPTH,
-  walkFragments,
   type RenderGroup,
   type RenderNode,
   type RenderScalar,
   type WalkOptions,
+  walkFragments,
 } from './renderer/render-tree';
 export { TreeRenderer, type TreeRendererOptions } from './renderer/tree-renderer';
 
@@ -109,14 +113,14 @@ export {
   assertIdentifier,
   assertJsonObject,
   CHAT_PAGE_SIZE,
+  type ChatListQuery,
   chatCursor,
   MAX_IDENTIFIER_LENGTH,
   mergeMetadata,
+  type PreparedCommitMessage,
   prepareChatList,
   prepareCommit,
   toJsonText,
-  type ChatListQuery,
-  type PreparedCommitMessage,
 } from './store/store-input';
 
 /** The contract version this package defines for stores and renderers. */

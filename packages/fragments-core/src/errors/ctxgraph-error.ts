@@ -58,6 +58,7 @@ export class CtxGraphError extends Error {
     error: unknown,
   ): error is InstanceType<T> {
     if (typeof error !== 'object' || error === null) return false;
+    // biome-ignore lint/complexity/noThisInStatic: `this` is the subclass isInstance was called on.
     return (error as Record<symbol, unknown>)[markerFor(this.errorName)] === true;
   }
 }

@@ -114,7 +114,12 @@ export class HeadConflictError extends ConflictError {
   readonly currentHeadId: string | null;
 
   constructor(
-    details: { chatId: string; branch: string; expectedHeadId: string | null; currentHeadId: string | null },
+    details: {
+      chatId: string;
+      branch: string;
+      expectedHeadId: string | null;
+      currentHeadId: string | null;
+    },
     options: CtxGraphErrorOptions = {},
   ) {
     super(

@@ -18,7 +18,8 @@ export class BuilderInput {
   /** A required string that is not blank. */
   text(path: string, value: unknown): string {
     if (typeof value === 'string' && value.trim() !== '') return value;
-    const detail = typeof value === 'string' ? 'received an empty string' : `received ${describeValue(value)}`;
+    const detail =
+      typeof value === 'string' ? 'received an empty string' : `received ${describeValue(value)}`;
     this.#issues.push({ path, message: `expected a non-empty string, ${detail}` });
     return '';
   }
@@ -31,11 +32,17 @@ export class BuilderInput {
   /** A list of non-empty strings with at least `minimum` items. */
   textList(path: string, value: unknown, minimum = 1): string[] {
     if (!Array.isArray(value)) {
-      this.#issues.push({ path, message: `expected an array of strings, received ${describeValue(value)}` });
+      this.#issues.push({
+        path,
+        message: `expected an array of strings, received ${describeValue(value)}`,
+      });
       return [];
     }
     if (value.length < minimum) {
-      this.#issues.push({ path, message: `expected at least ${minimum} item(s), received ${value.length}` });
+      this.#issues.push({
+        path,
+        message: `expected at least ${minimum} item(s), received ${value.length}`,
+      });
     }
     return value.map((item, index) => this.text(`${path}[${index}]`, item));
   }
@@ -47,7 +54,12 @@ export class BuilderInput {
 
   /** The argument must be a plain object; returns it (or `{}` after recording the problem). */
   object(path: string, value: unknown): Record<string, unknown> {
-    if (typeof value === 'object' && value !== null && !Array.isArray(value) && !isFragment(value)) {
+    if (
+      typeof value === 'object' &&
+      value !== null &&
+      !Array.isArray(value) &&
+      !isFragment(value)
+    ) {
       return value as Record<string, unknown>;
     }
     this.#issues.push({ path, message: `expected an object, received ${describeValue(value)}` });
@@ -88,7 +100,9 @@ export class BuilderInput {
   /** Throws one ValidationError listing every problem, if there were any. */
   done(): void {
     if (this.#issues.length === 0) return;
-    const list = this.#issues.map((issue) => (issue.path ? `${issue.path}: ${issue.message}` : issue.message));
+    const list = this.#issues.map((issue) =>
+      issue.path ? `${issue.path}: ${issue.message}` : issue.message,
+    );
     throw new ValidationError(`${this.#builder}: ${list.join('; ')}.`, { issues: this.#issues });
   }
 }

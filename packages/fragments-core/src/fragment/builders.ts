@@ -1,5 +1,5 @@
-import type { ContextFragment } from './context-fragment';
 import { BuilderInput, compact } from './builder-input';
+import type { ContextFragment } from './context-fragment';
 
 // Every domain builder returns a fragment named after its type whose data is either a string or a
 // flat object of strings (plus nested policy fragments for principle/policy). That keeps each one

@@ -20,9 +20,12 @@ import { describeValue } from './lazy';
 export function fragment(name: string, ...children: FragmentData[]): ContextFragment {
   if (typeof name !== 'string' || name.trim() === '') {
     const received = typeof name === 'string' ? 'an empty string' : describeValue(name);
-    throw new ValidationError(`fragment(name, ...children): name must be a non-empty string, received ${received}.`, {
-      issues: [{ path: 'name', message: `expected a non-empty string, received ${received}` }],
-    });
+    throw new ValidationError(
+      `fragment(name, ...children): name must be a non-empty string, received ${received}.`,
+      {
+        issues: [{ path: 'name', message: `expected a non-empty string, received ${received}` }],
+      },
+    );
   }
   const [only] = children;
   if (children.length === 1 && !isFragment(only)) return { name, data: only };

@@ -1,5 +1,5 @@
-import type { ContextFragment } from './context-fragment';
 import { ValidationError } from '../errors/errors';
+import type { ContextFragment } from './context-fragment';
 
 /**
  * The key under which a lazy fragment keeps what the engine needs to resolve it. A registered
@@ -35,7 +35,11 @@ export function lastAssistantMessage(content: string): LazyFragment {
   if (typeof content !== 'string') {
     throw new ValidationError(
       `lastAssistantMessage(content): content must be a string, received ${describeValue(content)}.`,
-      { issues: [{ path: 'content', message: `expected string, received ${describeValue(content)}` }] },
+      {
+        issues: [
+          { path: 'content', message: `expected string, received ${describeValue(content)}` },
+        ],
+      },
     );
   }
   return {

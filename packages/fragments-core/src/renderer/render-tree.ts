@@ -64,7 +64,9 @@ export function walkFragments(
   const nodes: RenderNode[] = [];
   fragments.forEach((fragment, index) => {
     if (!isFragment(fragment)) {
-      throw new RenderError(`render(fragments): fragments[${index}] is not a fragment (expected an object with a string name and data).`);
+      throw new RenderError(
+        `render(fragments): fragments[${index}] is not a fragment (expected an object with a string name and data).`,
+      );
     }
     const node = walker.fragment(fragment, `${fragment.name}`, 1);
     if (node) nodes.push(node);
@@ -110,12 +112,22 @@ class Walker {
     }
     this.#checkDepth(path, depth);
     if (Array.isArray(value)) {
-      return this.#enter(value, path, () => ({ kind: 'list', key, children: this.#items(value, path, depth + 1) }));
+      return this.#enter(value, path, () => ({
+        kind: 'list',
+        key,
+        children: this.#items(value, path, depth + 1),
+      }));
     }
     if (isFragmentObject(value)) {
-      return this.#enter(value, path, () => ({ kind: 'object', key, children: this.#entries(value, path, depth + 1) }));
+      return this.#enter(value, path, () => ({
+        kind: 'object',
+        key,
+        children: this.#entries(value, path, depth + 1),
+      }));
     }
-    throw new RenderError(`Cannot render the value at ${path}: ${describe(value)} is not fragment data (use strings, numbers, booleans, lists, plain objects or fragments).`);
+    throw new RenderError(
+      `Cannot render the value at ${path}: ${describe(value)} is not fragment data (use strings, numbers, booleans, lists, plain objects or fragments).`,
+    );
   }
 
   #items(items: readonly unknown[], path: string, depth: number): RenderNode[] {
@@ -138,7 +150,9 @@ class Walker {
 
   #enter<T>(container: object, path: string, build: () => T): T {
     if (this.#ancestors.has(container)) {
-      throw new RenderError(`Cannot render ${path}: the fragment tree contains a cycle (a value contains itself).`);
+      throw new RenderError(
+        `Cannot render ${path}: the fragment tree contains a cycle (a value contains itself).`,
+      );
     }
     this.#ancestors.add(container);
     try {
@@ -150,7 +164,9 @@ class Walker {
 
   #checkDepth(path: string, depth: number): void {
     if (depth > this.#maxDepth) {
-      throw new RenderError(`Cannot render ${path}: the fragment tree nests deeper than the limit of ${this.#maxDepth} levels (maxDepth).`);
+      throw new RenderError(
+        `Cannot render ${path}: the fragment tree nests deeper than the limit of ${this.#maxDepth} levels (maxDepth).`,
+      );
     }
   }
 }
@@ -167,10 +183,13 @@ function toScalar(value: unknown, path: string): string | number | boolean | und
       return value.toString();
     case 'function':
     case 'symbol':
-      throw new RenderError(`Cannot render the value at ${path}: ${typeof value} is not fragment data.`);
+      throw new RenderError(
+        `Cannot render the value at ${path}: ${typeof value} is not fragment data.`,
+      );
     default:
       if (value instanceof Date) {
-        if (Number.isNaN(value.getTime())) throw new RenderError(`Cannot render the value at ${path}: invalid Date.`);
+        if (Number.isNaN(value.getTime()))
+          throw new RenderError(`Cannot render the value at ${path}: invalid Date.`);
         return value.toISOString();
       }
       return undefined;

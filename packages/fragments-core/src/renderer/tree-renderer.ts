@@ -1,6 +1,6 @@
 import type { ContextFragment } from '../fragment/context-fragment';
 import type { ContextRenderer } from './context-renderer';
-import { type RenderNode, walkFragments, type WalkOptions } from './render-tree';
+import { type RenderNode, type WalkOptions, walkFragments } from './render-tree';
 
 /** Options every {@link TreeRenderer} accepts. */
 export interface TreeRendererOptions extends WalkOptions {}

@@ -9,12 +9,17 @@ import type { CommitInput, ListChatsInput } from './context-store';
 export const MAX_IDENTIFIER_LENGTH = 512;
 
 /** The default and the largest page size of `listChats`. */
-export const CHAT_PAGE_SIZE: { readonly default: number; readonly max: number } = { default: 20, max: 100 };
+export const CHAT_PAGE_SIZE: { readonly default: number; readonly max: number } = {
+  default: 20,
+  max: 100,
+};
 
 function identifierProblem(value: unknown): string | undefined {
-  if (typeof value !== 'string') return `expected a string, received ${value === null ? 'null' : typeof value}`;
+  if (typeof value !== 'string')
+    return `expected a string, received ${value === null ? 'null' : typeof value}`;
   if (value.length === 0) return 'expected a non-empty string';
-  if (value.length > MAX_IDENTIFIER_LENGTH) return `expected at most ${MAX_IDENTIFIER_LENGTH} characters, received ${value.length}`;
+  if (value.length > MAX_IDENTIFIER_LENGTH)
+    return `expected at most ${MAX_IDENTIFIER_LENGTH} characters, received ${value.length}`;
   // NUL cannot be stored by PostgreSQL text and truncates C strings elsewhere.
   if (value.includes('\u0000')) return 'must not contain the NUL character';
   return undefined;
@@ -25,15 +30,25 @@ function identifierProblem(value: unknown): string | undefined {
  * string of at most {@link MAX_IDENTIFIER_LENGTH} characters without NUL. Any other character,
  * unicode included, is fine. Throws `ValidationError` naming the method and field.
  */
-export function assertIdentifier(method: string, field: string, value: unknown): asserts value is string {
+export function assertIdentifier(
+  method: string,
+  field: string,
+  value: unknown,
+): asserts value is string {
   const problem = identifierProblem(value);
   if (problem) {
-    throw new ValidationError(`${method}: ${field} ${problem}.`, { issues: [{ path: field, message: problem }] });
+    throw new ValidationError(`${method}: ${field} ${problem}.`, {
+      issues: [{ path: field, message: problem }],
+    });
   }
 }
 
 /** Checks that `value` is a plain JSON object (for metadata). */
-export function assertJsonObject(method: string, field: string, value: unknown): asserts value is JsonObject {
+export function assertJsonObject(
+  method: string,
+  field: string,
+  value: unknown,
+): asserts value is JsonObject {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new ValidationError(`${method}: ${field} must be a plain JSON object.`, {
       issues: [{ path: field, message: 'expected an object' }],
@@ -59,19 +74,28 @@ export function toJsonText(method: string, field: string, value: unknown): strin
 function jsonError(method: string, issues: ValidationIssue[]): ValidationError {
   const shown = issues.slice(0, 5).map((issue) => `${issue.path}: ${issue.message}`);
   const more = issues.length > 5 ? ` (and ${issues.length - 5} more)` : '';
-  return new ValidationError(`${method}: not storable as JSON: ${shown.join('; ')}${more}.`, { issues });
+  return new ValidationError(`${method}: not storable as JSON: ${shown.join('; ')}${more}.`, {
+    issues,
+  });
 }
 
-function collectJsonIssues(value: unknown, path: string, issues: ValidationIssue[], ancestors: Set<object>): void {
+function collectJsonIssues(
+  value: unknown,
+  path: string,
+  issues: ValidationIssue[],
+  ancestors: Set<object>,
+): void {
   if (issues.length >= 50) return;
   switch (typeof value) {
     case 'string':
-      if (value.includes('\u0000')) issues.push({ path, message: 'string contains the NUL character' });
+      if (value.includes('\u0000'))
+        issues.push({ path, message: 'string contains the NUL character' });
       return;
     case 'boolean':
       return;
     case 'number':
-      if (!Number.isFinite(value)) issues.push({ path, message: `${value} is not a finite number` });
+      if (!Number.isFinite(value))
+        issues.push({ path, message: `${value} is not a finite number` });
       return;
     case 'undefined':
       return;
@@ -90,12 +114,14 @@ function collectJsonIssues(value: unknown, path: string, issues: ValidationIssue
       ancestors.add(value);
       if (Array.isArray(value)) {
         value.forEach((item, index) => {
-          if (item === undefined) issues.push({ path: `${path}[${index}]`, message: 'undefined in an array' });
+          if (item === undefined)
+            issues.push({ path: `${path}[${index}]`, message: 'undefined in an array' });
           else collectJsonIssues(item, `${path}[${index}]`, issues, ancestors);
         });
       } else {
         for (const [key, entry] of Object.entries(value)) {
-          if (key.includes('\u0000')) issues.push({ path, message: 'a key contains the NUL character' });
+          if (key.includes('\u0000'))
+            issues.push({ path, message: 'a key contains the NUL character' });
           collectJsonIssues(entry, `${path}.${key}`, issues, ancestors);
         }
       }
@@ -125,11 +151,14 @@ export interface PreparedCommitMessage {
 export function prepareCommit(input: CommitInput): PreparedCommitMessage[] {
   const method = 'commit(input)';
   if (typeof input !== 'object' || input === null) {
-    throw new ValidationError(`${method}: input must be an object.`, { issues: [{ path: 'input', message: 'expected an object' }] });
+    throw new ValidationError(`${method}: input must be an object.`, {
+      issues: [{ path: 'input', message: 'expected an object' }],
+    });
   }
   assertIdentifier(method, 'chatId', input.chatId);
   assertIdentifier(method, 'branch', input.branch);
-  if (input.expectedHeadId !== null) assertIdentifier(method, 'expectedHeadId', input.expectedHeadId);
+  if (input.expectedHeadId !== null)
+    assertIdentifier(method, 'expectedHeadId', input.expectedHeadId);
   const messages: unknown = input.messages;
   if (!Array.isArray(messages) || messages.length === 0) {
     throw new ValidationError(`${method}: messages must be a non-empty array.`, {
@@ -153,11 +182,21 @@ export function prepareCommit(input: CommitInput): PreparedCommitMessage[] {
       return;
     }
     const record = message as Record<string, unknown>;
-    if (record.id !== id) issues.push({ path: `${path}.message.id`, message: `must equal the node id ${JSON.stringify(id)}` });
-    if (typeof record.role !== 'string' || record.role === '') issues.push({ path: `${path}.message.role`, message: 'expected a non-empty string' });
-    if (!Array.isArray(record.parts)) issues.push({ path: `${path}.message.parts`, message: 'expected an array' });
+    if (record.id !== id)
+      issues.push({
+        path: `${path}.message.id`,
+        message: `must equal the node id ${JSON.stringify(id)}`,
+      });
+    if (typeof record.role !== 'string' || record.role === '')
+      issues.push({ path: `${path}.message.role`, message: 'expected a non-empty string' });
+    if (!Array.isArray(record.parts))
+      issues.push({ path: `${path}.message.parts`, message: 'expected an array' });
     if (typeof id === 'string') {
-      if (seen.has(id)) issues.push({ path: `${path}.id`, message: `id ${JSON.stringify(id)} appears twice in one commit` });
+      if (seen.has(id))
+        issues.push({
+          path: `${path}.id`,
+          message: `id ${JSON.stringify(id)} appears twice in one commit`,
+        });
       seen.add(id);
     }
     const before = issues.length;
@@ -193,18 +232,24 @@ export function prepareChatList(input: ListChatsInput): ChatListQuery {
   assertIdentifier(method, 'userId', input?.userId);
   const limit = input.limit ?? CHAT_PAGE_SIZE.default;
   if (!Number.isInteger(limit) || limit < 1 || limit > CHAT_PAGE_SIZE.max) {
-    throw new ValidationError(`${method}: limit must be an integer from 1 to ${CHAT_PAGE_SIZE.max}, received ${String(limit)}.`, {
-      issues: [{ path: 'limit', message: `expected an integer from 1 to ${CHAT_PAGE_SIZE.max}` }],
-    });
+    throw new ValidationError(
+      `${method}: limit must be an integer from 1 to ${CHAT_PAGE_SIZE.max}, received ${String(limit)}.`,
+      {
+        issues: [{ path: 'limit', message: `expected an integer from 1 to ${CHAT_PAGE_SIZE.max}` }],
+      },
+    );
   }
   if (input.cursor === undefined) return { userId: input.userId, limit, after: null };
   const cursor = input.cursor;
   const separator = typeof cursor === 'string' ? cursor.indexOf(':') : -1;
   const updatedAt = separator > 0 ? Number(cursor.slice(0, separator)) : Number.NaN;
   if (!Number.isSafeInteger(updatedAt) || separator === cursor.length - 1) {
-    throw new ValidationError(`${method}: cursor ${JSON.stringify(cursor)} is not a cursor this store returned.`, {
-      issues: [{ path: 'cursor', message: 'malformed cursor' }],
-    });
+    throw new ValidationError(
+      `${method}: cursor ${JSON.stringify(cursor)} is not a cursor this store returned.`,
+      {
+        issues: [{ path: 'cursor', message: 'malformed cursor' }],
+      },
+    );
   }
   return { userId: input.userId, limit, after: { updatedAt, id: cursor.slice(separator + 1) } };
 }
@@ -220,9 +265,12 @@ export function chatCursor(chat: { readonly updatedAt: number; readonly id: stri
 export function assertChainLimit(limit: unknown): asserts limit is number | undefined {
   if (limit === undefined) return;
   if (!Number.isInteger(limit) || (limit as number) < 1) {
-    throw new ValidationError(`getChain(input): limit must be a positive integer, received ${String(limit)}.`, {
-      issues: [{ path: 'limit', message: 'expected a positive integer' }],
-    });
+    throw new ValidationError(
+      `getChain(input): limit must be a positive integer, received ${String(limit)}.`,
+      {
+        issues: [{ path: 'limit', message: 'expected a positive integer' }],
+      },
+    );
   }
 }
 
