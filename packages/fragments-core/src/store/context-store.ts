@@ -56,6 +56,8 @@ export interface HeadState {
   readonly version: number;
   /** The branch's head node id, or null while it is empty. */
   readonly headMessageId: string | null;
+  /** The chat's `rewrittenAt` (see {@link ChatRecord.rewrittenAt}). */
+  readonly rewrittenAt: number;
 }
 
 /** One message to write in a {@link ContextStore.commit}. */
@@ -92,6 +94,8 @@ export interface CommitResult {
   readonly headMessageId: string | null;
   /** The chat's version after the commit. */
   readonly version: number;
+  /** The chat's `rewrittenAt` after the commit (equal to `version` when this commit replaced a node). */
+  readonly rewrittenAt: number;
   /** The nodes as stored, in input order (inserted and replaced ones). */
   readonly nodes: readonly MessageNodeRecord[];
 }

@@ -30,6 +30,12 @@ export interface ChatRecord {
   readonly activeBranch: string;
   /** Bumped by every `commit`: when it has not changed, no message of the chat has. */
   readonly version: number;
+  /**
+   * The `version` of the last commit that replaced an existing node's content in place (0 when
+   * none has). A reader that cached nodes up to version V must re-read them when this is above V;
+   * when it is not, only new nodes can have appeared.
+   */
+  readonly rewrittenAt: number;
   /** Milliseconds since the epoch. */
   readonly createdAt: number;
   /** Milliseconds since the epoch; moves on every write to the chat. */
