@@ -1,0 +1,166 @@
+import { describe, expect, it } from 'vitest';
+import { ValidationError } from '../errors/errors';
+import type { CommitInput } from './context-store';
+import {
+  assertIdentifier,
+  assertJsonObject,
+  chatCursor,
+  mergeMetadata,
+  prepareChatList,
+  prepareCommit,
+  toJsonText,
+} from './store-input';
+
+const message = (id: string, text = 'hi') => ({
+  id,
+  message: { id, role: 'user', parts: [{ type: 'text', text }] },
+});
+const commit = (messages: unknown[]): CommitInput => ({
+  chatId: 'c',
+  branch: 'main',
+  expectedHeadId: null,
+  messages: messages as CommitInput['messages'],
+});
+
+describe('assertIdentifier', () => {
+  it('accepts any non-empty string without NUL, unicode and quotes included', () => {
+    for (const value of ['a', 'o\'brien "quoted"', '🎉 chat', 'x'.repeat(512), 'line\nbreak']) {
+      expect(() => assertIdentifier('m', 'chatId', value)).not.toThrow();
+    }
+  });
+
+  it.each([
+    ['', 'chatId expected a non-empty string'],
+    ['x'.repeat(513), 'expected at most 512 characters, received 513'],
+    ['a\u0000b', 'must not contain the NUL character'],
+    [42, 'expected a string, received number'],
+    [null, 'expected a string, received null'],
+  ])('refuses %j', (value, message) => {
+    expect(() => assertIdentifier('openChat(input)', 'chatId', value)).toThrow(
+      `openChat(input): ${message.startsWith('chatId') ? message : `chatId ${message}`}`,
+    );
+  });
+});
+
+describe('prepareCommit', () => {
+  it('serializes valid messages', () => {
+    expect(prepareCommit(commit([message('a'), message('b', 'ünï')]))).toEqual([
+      { id: 'a', role: 'user', json: JSON.stringify(message('a').message) },
+      { id: 'b', role: 'user', json: JSON.stringify(message('b', 'ünï').message) },
+    ]);
+  });
+
+  it.each([
+    ['no messages', [], 'messages must be a non-empty array'],
+    [
+      'a mismatched id',
+      [{ id: 'a', message: { id: 'b', role: 'user', parts: [] } }],
+      'messages[0].message.id: must equal the node id "a"',
+    ],
+    [
+      'the same id twice',
+      [message('a'), message('a')],
+      'messages[1].id: id "a" appears twice in one commit',
+    ],
+    [
+      'a missing role',
+      [{ id: 'a', message: { id: 'a', parts: [] } }],
+      'messages[0].message.role: expected a non-empty string',
+    ],
+    [
+      'parts not an array',
+      [{ id: 'a', message: { id: 'a', role: 'user', parts: {} } }],
+      'messages[0].message.parts: expected an array',
+    ],
+    [
+      'a function inside',
+      [{ id: 'a', message: { id: 'a', role: 'user', parts: [{ type: 'text', text: () => 1 }] } }],
+      'messages[0].message.parts[0].text: function is not JSON',
+    ],
+    [
+      'NaN inside',
+      [{ id: 'a', message: { id: 'a', role: 'user', parts: [], metadata: { n: Number.NaN } } }],
+      'NaN is not a finite number',
+    ],
+    ['an empty id', [message('')], 'messages[0].id: expected a non-empty string'],
+  ])('refuses %s', (_label, messages, text) => {
+    expect(() => prepareCommit(commit(messages))).toThrow(ValidationError);
+    expect(() => prepareCommit(commit(messages))).toThrow(text);
+  });
+
+  it('refuses cycles and class instances', () => {
+    const parts: unknown[] = [];
+    parts.push({ type: 'data-x', data: parts });
+    expect(() =>
+      prepareCommit(commit([{ id: 'a', message: { id: 'a', role: 'user', parts } }])),
+    ).toThrow('cycle');
+    expect(() =>
+      prepareCommit(
+        commit([{ id: 'a', message: { id: 'a', role: 'user', parts: [], metadata: new Date() } }]),
+      ),
+    ).toThrow('Date instance is not plain JSON');
+  });
+
+  it('refuses a bad chat id or expected head', () => {
+    expect(() => prepareCommit({ ...commit([message('a')]), chatId: '' })).toThrow(
+      'commit(input): chatId',
+    );
+    expect(() => prepareCommit({ ...commit([message('a')]), expectedHeadId: 5 as never })).toThrow(
+      'expectedHeadId',
+    );
+  });
+});
+
+describe('prepareChatList and chatCursor', () => {
+  it('defaults and bounds the page size', () => {
+    expect(prepareChatList({ userId: 'u' })).toEqual({ userId: 'u', limit: 20, after: null });
+    expect(() => prepareChatList({ userId: 'u', limit: 0 })).toThrow(
+      'limit must be an integer from 1 to 100',
+    );
+    expect(() => prepareChatList({ userId: 'u', limit: 101 })).toThrow(ValidationError);
+    expect(() => prepareChatList({ userId: 'u', limit: 1.5 })).toThrow(ValidationError);
+  });
+
+  it('round-trips a cursor, ids with colons included', () => {
+    const cursor = chatCursor({ updatedAt: 1700000000000, id: 'chat:with:colons' });
+    expect(prepareChatList({ userId: 'u', cursor }).after).toEqual({
+      updatedAt: 1700000000000,
+      id: 'chat:with:colons',
+    });
+  });
+
+  it.each(['', 'garbage', ':id', '12:', 'NaN:x'])('refuses the malformed cursor %j', (cursor) => {
+    expect(() => prepareChatList({ userId: 'u', cursor })).toThrow(
+      'is not a cursor this store returned',
+    );
+  });
+});
+
+describe('JSON helpers', () => {
+  it('toJsonText drops undefined keys and refuses what JSON cannot hold', () => {
+    expect(toJsonText('m', 'value', { a: 1, b: undefined })).toBe('{"a":1}');
+    expect(() => toJsonText('m', 'value', { a: 1n })).toThrow('value.a: bigint is not JSON');
+    expect(() => toJsonText('m', 'value', [undefined])).toThrow('undefined in an array');
+  });
+
+  it('assertJsonObject wants an object of JSON', () => {
+    expect(() => assertJsonObject('m', 'metadata', [])).toThrow(
+      'metadata must be a plain JSON object',
+    );
+    expect(() => assertJsonObject('m', 'metadata', { s: Symbol('x') })).toThrow(
+      'metadata.s: symbol is not JSON',
+    );
+    expect(() =>
+      assertJsonObject('m', 'metadata', { nested: { ok: [1, 'two', null] } }),
+    ).not.toThrow();
+  });
+
+  it('mergeMetadata merges shallowly', () => {
+    expect(mergeMetadata({ a: 1, b: { c: 2 } }, { b: { d: 3 }, e: null })).toEqual({
+      a: 1,
+      b: { d: 3 },
+      e: null,
+    });
+    expect(mergeMetadata({ a: 1 }, undefined)).toEqual({ a: 1 });
+  });
+});
