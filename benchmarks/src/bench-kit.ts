@@ -1,0 +1,57 @@
+// Small helpers shared by the benchmark scripts.
+import type { ContextStore } from '@ctxgraph/fragments-core';
+
+/** The median of a list of numbers. */
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((left, right) => left - right);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 0
+    ? ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2
+    : (sorted[middle] ?? 0);
+}
+
+/** Prints rows of equal keys as an aligned table. */
+export function printTable(rows: readonly Record<string, string>[]): void {
+  const first = rows[0];
+  if (!first) return;
+  const columns = Object.keys(first);
+  const widths = columns.map((column) =>
+    Math.max(column.length, ...rows.map((row) => (row[column] ?? '').length)),
+  );
+  const line = (cells: string[]) =>
+    cells.map((cell, index) => cell.padStart(widths[index] ?? 0)).join('  ');
+  console.log(line(columns));
+  for (const row of rows) console.log(line(columns.map((column) => row[column] ?? '')));
+}
+
+/**
+ * Creates a chat whose main branch holds `size` alternating user / assistant messages, written
+ * straight through the store in large commits so that seeding is not what gets measured.
+ */
+export async function seedChat(
+  store: ContextStore,
+  chatId: string,
+  userId: string,
+  size: number,
+): Promise<void> {
+  const opened = await store.openChat({ chatId, userId });
+  let head = opened.branch.headMessageId;
+  const batchSize = 500;
+  for (let start = 0; start < size; start += batchSize) {
+    const messages = [];
+    for (let index = start; index < Math.min(size, start + batchSize); index += 1) {
+      const id = `${chatId}-seed-${index}`;
+      const role = index % 2 === 0 ? 'user' : 'assistant';
+      messages.push({
+        id,
+        message: {
+          id,
+          role,
+          parts: [{ type: 'text', text: `${role} message number ${index} with a little text` }],
+        },
+      });
+    }
+    const result = await store.commit({ chatId, branch: 'main', expectedHeadId: head, messages });
+    head = result.headMessageId;
+  }
+}

@@ -1,0 +1,73 @@
+import type { ContextStore } from '@ctxgraph/fragments-core';
+import { type RenderNode, TreeRenderer } from '@ctxgraph/fragments-core';
+import { MockLanguageModelV3 } from 'ai/test';
+
+/** A store wrapper that counts calls per method, to prove what an operation reads and writes. */
+export function countingStore(store: ContextStore): {
+  store: ContextStore;
+  calls: Map<string, number>;
+  reset(): void;
+} {
+  const calls = new Map<string, number>();
+  const proxy = new Proxy(store, {
+    get(target, property, receiver) {
+      const value = Reflect.get(target, property, receiver);
+      if (typeof value !== 'function' || typeof property !== 'string') return value;
+      return (...args: unknown[]) => {
+        calls.set(property, (calls.get(property) ?? 0) + 1);
+        return (value as (...parameters: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+  return { store: proxy, calls, reset: () => calls.clear() };
+}
+
+/** A store whose listed members are replaced (to simulate failures); everything else delegates. */
+export function overrideStore(store: ContextStore, overrides: Partial<ContextStore>): ContextStore {
+  return new Proxy(store, {
+    get(target, property, receiver) {
+      if (Object.hasOwn(overrides, property))
+        return (overrides as Record<PropertyKey, unknown>)[property];
+      const value = Reflect.get(target, property, receiver);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
+
+/** A plain line-per-leaf renderer, so engine tests do not depend on a renderer package. */
+export class LineRenderer extends TreeRenderer {
+  readonly format = 'lines';
+  protected renderNodes(nodes: readonly RenderNode[]): string {
+    const lines: string[] = [];
+    const visit = (node: RenderNode, prefix: string): void => {
+      const label = node.key ?? '-';
+      if (node.kind === 'scalar') lines.push(`${prefix}${label}: ${node.value}`);
+      else {
+        lines.push(`${prefix}${label}:`);
+        for (const child of node.children) visit(child, `${prefix}  `);
+      }
+    };
+    for (const node of nodes) visit(node, '');
+    return lines.join('\n');
+  }
+}
+
+/** A mock model from `ai/test` that answers each call with the next reply. */
+export function scriptedModel(...replies: string[]): MockLanguageModelV3 {
+  let call = 0;
+  return new MockLanguageModelV3({
+    doGenerate: async () => {
+      const text = replies[Math.min(call, replies.length - 1)] ?? '';
+      call += 1;
+      return {
+        content: [{ type: 'text', text }],
+        finishReason: { unified: 'stop', raw: undefined },
+        usage: {
+          inputTokens: { total: 10, noCache: 10, cacheRead: undefined, cacheWrite: undefined },
+          outputTokens: { total: 5, text: 5, reasoning: undefined },
+        },
+        warnings: [],
+      };
+    },
+  });
+}
