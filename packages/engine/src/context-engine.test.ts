@@ -25,7 +25,10 @@ import { ContextEngine } from './context-engine';
 const renderer = new LineRenderer();
 let store: InMemoryContextStore;
 let chatCounter = 0;
-const newChatId = (): string => `chat-${Date.now()}-${(chatCounter += 1)}`;
+const newChatId = (): string => {
+  chatCounter += 1;
+  return `chat-${Date.now()}-${chatCounter}`;
+};
 const texts = (messages: UIMessage[]): string[] =>
   messages.map((entry) =>
     entry.parts.map((part) => (part.type === 'text' ? part.text : part.type)).join(''),
