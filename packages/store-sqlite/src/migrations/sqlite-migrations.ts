@@ -1,0 +1,199 @@
+import { SchemaVersionError } from '@ctxgraph/fragments-core';
+import type Database from 'better-sqlite3';
+import { type TableNames, tableNames } from '../schema/table-names';
+
+/** One step of the schema. Its position in {@link SQLITE_MIGRATIONS} (from 1) is its version. */
+export interface SqliteMigration {
+  /** A short name, recorded in the `<prefix>migrations` table. */
+  readonly name: string;
+  /** The DDL of the step for one set of table names. */
+  readonly sql: (tables: TableNames) => string;
+}
+
+// Never edit a step that has shipped: add a new one at the end. A step's version is its position.
+/** Every schema step, oldest first. The schema version is the number of steps applied. */
+export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
+  {
+    name: 'initial',
+    sql: (t) => `
+CREATE TABLE ${t.chats} (
+  id TEXT NOT NULL PRIMARY KEY,
+  user_id TEXT NOT NULL,
+  title TEXT,
+  metadata TEXT NOT NULL,
+  active_branch TEXT NOT NULL,
+  version INTEGER NOT NULL,
+  rewritten_at INTEGER NOT NULL,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+) STRICT;
+CREATE INDEX ${t.chats}_by_user_recency ON ${t.chats} (user_id, updated_at DESC, id);
+
+CREATE TABLE ${t.messages} (
+  chat_id TEXT NOT NULL REFERENCES ${t.chats} (id) ON DELETE CASCADE,
+  id TEXT NOT NULL,
+  parent_id TEXT,
+  sequence INTEGER NOT NULL,
+  role TEXT NOT NULL,
+  payload TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  PRIMARY KEY (chat_id, id),
+  UNIQUE (chat_id, sequence)
+) STRICT;
+
+CREATE TABLE ${t.branches} (
+  chat_id TEXT NOT NULL REFERENCES ${t.chats} (id) ON DELETE CASCADE,
+  name TEXT NOT NULL,
+  head_message_id TEXT,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  PRIMARY KEY (chat_id, name),
+  FOREIGN KEY (chat_id, head_message_id) REFERENCES ${t.messages} (chat_id, id)
+) STRICT;
+
+CREATE TABLE ${t.checkpoints} (
+  chat_id TEXT NOT NULL REFERENCES ${t.chats} (id) ON DELETE CASCADE,
+  name TEXT NOT NULL,
+  message_id TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  PRIMARY KEY (chat_id, name),
+  FOREIGN KEY (chat_id, message_id) REFERENCES ${t.messages} (chat_id, id)
+) STRICT;
+`,
+  },
+];
+
+/** The schema version this code writes and understands: the number of {@link SQLITE_MIGRATIONS}. */
+export const SQLITE_SCHEMA_VERSION: number = SQLITE_MIGRATIONS.length;
+
+/** Options of {@link migrateSqliteDatabase}, {@link readSqliteSchemaVersion} and {@link sqliteMigrationSql}. */
+export interface SqliteMigrationOptions {
+  /** The prefix of every table. @default 'ctxgraph_' */
+  readonly tablePrefix?: string;
+}
+
+/** Options of {@link sqliteMigrationSql}. */
+export interface SqliteMigrationSqlOptions extends SqliteMigrationOptions {
+  /** Emit only the steps after this version (the version the database has now). @default 0 */
+  readonly fromVersion?: number;
+}
+
+/** What {@link migrateSqliteDatabase} did. */
+export interface SqliteMigrationResult {
+  /** The schema version before. */
+  readonly fromVersion: number;
+  /** The schema version after (always {@link SQLITE_SCHEMA_VERSION}). */
+  readonly toVersion: number;
+  /** Names of the steps applied by this call (empty when the schema was already current). */
+  readonly applied: readonly string[];
+}
+
+function migrationsTableSql(tables: TableNames): string {
+  return `CREATE TABLE IF NOT EXISTS ${tables.migrations} (
+  version INTEGER NOT NULL PRIMARY KEY,
+  name TEXT NOT NULL,
+  applied_at INTEGER NOT NULL
+) STRICT;`;
+}
+
+function newerSchemaError(
+  location: string,
+  tables: TableNames,
+  version: number,
+): SchemaVersionError {
+  return new SchemaVersionError(
+    `SqliteContextStore at "${location}": the "${tables.prefix}" tables are at schema version ${version}, newer than this @ctxgraph/store-sqlite understands (${SQLITE_SCHEMA_VERSION}). Upgrade @ctxgraph/store-sqlite; nothing was changed.`,
+  );
+}
+
+/**
+ * The schema version of one table prefix in a database: 0 when its tables do not exist yet. A
+ * read only; never writes.
+ */
+export function readSqliteSchemaVersion(
+  database: Database.Database,
+  options: SqliteMigrationOptions = {},
+): number {
+  const tables = tableNames(options.tablePrefix);
+  const exists = database
+    .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?")
+    .pluck()
+    .get(tables.migrations);
+  if (exists === undefined) return 0;
+  const version = database.prepare(`SELECT MAX(version) FROM ${tables.migrations}`).pluck().get();
+  return typeof version === 'number' ? version : 0;
+}
+
+/**
+ * Brings the tables of one prefix to {@link SQLITE_SCHEMA_VERSION}. Safe to call from several
+ * processes at once and any number of times: the current version is read first (no lock when
+ * nothing is to do), and pending steps run in one `BEGIN IMMEDIATE` transaction that re-reads the
+ * version, so exactly one process applies each step and the others wait and find nothing to do.
+ *
+ * The version lives in a `<prefix>migrations` table rather than `PRAGMA user_version`: that
+ * pragma is one number per file, and several apps may share a file under different prefixes.
+ *
+ * Throws `SchemaVersionError` when the tables are newer than this code knows.
+ *
+ * @example
+ * ```ts
+ * import Database from 'better-sqlite3';
+ * const database = new Database('./context.db');
+ * migrateSqliteDatabase(database, { tablePrefix: 'support_' });
+ * ```
+ */
+export function migrateSqliteDatabase(
+  database: Database.Database,
+  options: SqliteMigrationOptions = {},
+): SqliteMigrationResult {
+  const tables = tableNames(options.tablePrefix);
+  const before = readSqliteSchemaVersion(database, options);
+  if (before > SQLITE_SCHEMA_VERSION) throw newerSchemaError(database.name, tables, before);
+  if (before === SQLITE_SCHEMA_VERSION)
+    return { fromVersion: before, toVersion: before, applied: [] };
+  const apply = database.transaction((): SqliteMigrationResult => {
+    database.exec(migrationsTableSql(tables));
+    // Another process may have migrated between the read above and the write lock.
+    const current = readSqliteSchemaVersion(database, options);
+    if (current > SQLITE_SCHEMA_VERSION) throw newerSchemaError(database.name, tables, current);
+    const record = database.prepare(
+      `INSERT INTO ${tables.migrations} (version, name, applied_at) VALUES (?, ?, ?)`,
+    );
+    const applied: string[] = [];
+    SQLITE_MIGRATIONS.slice(current).forEach((step, index) => {
+      database.exec(step.sql(tables));
+      record.run(current + index + 1, step.name, Date.now());
+      applied.push(step.name);
+    });
+    return { fromVersion: current, toVersion: SQLITE_SCHEMA_VERSION, applied };
+  });
+  return apply.immediate();
+}
+
+/**
+ * The SQL of the schema, for teams that apply DDL in their own deploy step (then open the store
+ * with `migrate: false`). One `BEGIN IMMEDIATE` … `COMMIT` script that creates the tables and
+ * records each step in `<prefix>migrations`, so the store recognizes the version.
+ *
+ * @example
+ * ```ts
+ * writeFileSync('ctxgraph.sql', sqliteMigrationSql({ tablePrefix: 'support_' }));
+ * // sqlite3 app.db < ctxgraph.sql
+ * ```
+ */
+export function sqliteMigrationSql(options: SqliteMigrationSqlOptions = {}): string {
+  const tables = tableNames(options.tablePrefix);
+  const fromVersion = options.fromVersion ?? 0;
+  const parts = ['BEGIN IMMEDIATE;', migrationsTableSql(tables)];
+  SQLITE_MIGRATIONS.slice(fromVersion).forEach((step, index) => {
+    const version = fromVersion + index + 1;
+    parts.push(`-- ${tables.prefix} schema step ${version}: ${step.name}`, step.sql(tables).trim());
+    // julianday() rather than unixepoch(): it works on every sqlite3 shell a team might use.
+    parts.push(
+      `INSERT INTO ${tables.migrations} (version, name, applied_at) VALUES (${version}, '${step.name}', CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER));`,
+    );
+  });
+  parts.push('COMMIT;');
+  return `${parts.join('\n')}\n`;
+}
