@@ -1,8 +1,10 @@
 import {
   assistantText,
   checkMessages,
+  type MessageCheck,
   type MessageSchemas,
   toModelMessages,
+  validateMessages,
 } from '@ctxgraph/codecs';
 import {
   assertIdentifier,
@@ -32,6 +34,7 @@ import {
 } from '@ctxgraph/fragments-core';
 import type { ModelMessage, UIMessage } from 'ai';
 import { nextBranchName } from './branch-names';
+import { ChainCache, type ChainEntry } from './chain-cache';
 import { buildSnapshot, type InspectOptions, type InspectSnapshot } from './inspect';
 import type { ModelPrices } from './model-prices';
 
@@ -115,13 +118,6 @@ export interface ChatUpdate {
   metadata?: JsonObject;
 }
 
-/** A persisted message the engine holds: the node and its validated message (or why not). */
-interface ChainEntry {
-  readonly node: MessageNodeRecord;
-  readonly message: UIMessage | null;
-  readonly error: ValidationError | null;
-}
-
 /**
  * Manages one chat: system context (fragments rendered into a system prompt) and a branching
  * conversation persisted in a {@link ContextStore}.
@@ -157,7 +153,7 @@ export class ContextEngine {
   #branch = 'main';
   #headMessageId: string | null = null;
   /** Cached chain of the active branch, oldest first; valid for `#chainHead` at `#seenVersion`. */
-  #chain: ChainEntry[] = [];
+  readonly #chain = new ChainCache();
   #chainLoaded = false;
   #chainHead: string | null = null;
   #seenVersion = -1;
@@ -447,7 +443,7 @@ export class ContextEngine {
         rendered,
         context: this.#fragments,
         pending: pending.map((entry) => entry.message),
-        persisted: this.#chain,
+        persisted: this.#chain.entries,
         graph,
         chatId: this.#chatId,
         userId: this.#userId,
@@ -507,7 +503,7 @@ export class ContextEngine {
       state.rewrittenAt <= this.#seenVersion &&
       state.headMessageId !== null;
     if (state.headMessageId === null) {
-      this.#chain = [];
+      this.#chain.reset([]);
     } else if (canAppend && state.headMessageId === this.#chainHead) {
       // Only other branches changed: the cached chain is still exact.
     } else if (canAppend) {
@@ -516,14 +512,17 @@ export class ContextEngine {
         headMessageId: state.headMessageId,
         until: this.#chainHead as string,
       });
-      if (page.reachedUntil) this.#chain = this.#chain.concat(await this.#entries(page.nodes));
-      else this.#chain = await this.#entries(await this.#readWholeChain(state.headMessageId, page));
+      if (page.reachedUntil) this.#chain.append(await this.#entries(page.nodes));
+      else
+        this.#chain.reset(
+          await this.#entries(await this.#readWholeChain(state.headMessageId, page)),
+        );
     } else {
       const page = await this.#store.getChain({
         chatId: this.#chatId,
         headMessageId: state.headMessageId,
       });
-      this.#chain = await this.#entries(await this.#readWholeChain(state.headMessageId, page));
+      this.#chain.reset(await this.#entries(await this.#readWholeChain(state.headMessageId, page)));
     }
     this.#chainLoaded = true;
     this.#chainHead = state.headMessageId;
@@ -556,10 +555,7 @@ export class ContextEngine {
 
   async #entries(nodes: readonly MessageNodeRecord[]): Promise<ChainEntry[]> {
     if (nodes.length === 0) return [];
-    const checks = await checkMessages(
-      nodes.map((node) => node.message),
-      this.#messageSchemas,
-    );
+    const checks = await this.#check(nodes.map((node) => node.message));
     return nodes.map((node, index) => {
       const check = checks[index];
       if (check?.success) return { node, message: check.message, error: null };
@@ -571,29 +567,38 @@ export class ContextEngine {
     });
   }
 
+  /** Validates a list in one call; only when it fails, message by message to say which. */
+  async #check(candidates: readonly unknown[]): Promise<MessageCheck[]> {
+    try {
+      const messages = await validateMessages(candidates, this.#messageSchemas);
+      return messages.map((message, index): MessageCheck => ({ index, success: true, message }));
+    } catch (error) {
+      if (!ValidationError.isInstance(error)) throw error;
+      return checkMessages(candidates, this.#messageSchemas);
+    }
+  }
+
   /** The saved chain followed by the pending messages, validated, lazy ones resolved in place. */
   async #conversation(): Promise<UIMessage[]> {
     await this.#syncChain();
-    const persisted: UIMessage[] = [];
-    for (const entry of this.#chain) {
-      if (entry.message) persisted.push(entry.message);
-      else if (this.#onInvalidMessage === 'throw') {
-        throw new ValidationError(
-          `Stored message "${entry.node.id}" of chat "${this.#chatId}" no longer validates: ${entry.error?.message ?? 'invalid'} Pass onInvalidMessage: 'skip' to leave such messages out.`,
-          { cause: entry.error },
-        );
-      }
+    if (this.#chain.invalidCount > 0 && this.#onInvalidMessage === 'throw') {
+      const entry = this.#chain.entries.find((candidate) => candidate.message === null);
+      throw new ValidationError(
+        `Stored message "${entry?.node.id}" of chat "${this.#chatId}" no longer validates: ${entry?.error?.message ?? 'invalid'} Pass onInvalidMessage: 'skip' to leave such messages out.`,
+        { cause: entry?.error },
+      );
     }
-    const pending = await this.#encode(this.#pending.slice());
-    const byId = new Map(persisted.map((entry, index) => [entry.id, index]));
-    const messages = persisted;
-    for (const { message } of dedupe(pending)) {
-      const index = byId.get(message.id);
+    // A copy of the cached list: callers may change the array, never the cache.
+    const messages = this.#chain.messages.slice();
+    if (this.#pending.length === 0) return messages;
+    const added = new Map<string, number>();
+    for (const { message } of dedupe(await this.#encode(this.#pending.slice()))) {
+      const index = this.#chain.messagePosition(message.id) ?? added.get(message.id);
       if (index === undefined) {
-        byId.set(message.id, messages.length);
-        messages.push(message as UIMessage);
+        added.set(message.id, messages.length);
+        messages.push(message);
       } else {
-        messages[index] = message as UIMessage;
+        messages[index] = message;
       }
     }
     return messages;
@@ -616,7 +621,7 @@ export class ContextEngine {
       const value = fragment.codec?.encode();
       encoded.push(value as UIMessage);
     }
-    const checks = await checkMessages(encoded, this.#messageSchemas);
+    const checks = await this.#check(encoded);
     const failed = checks.find((check) => !check.success);
     if (failed && !failed.success) {
       throw new ValidationError(
@@ -644,10 +649,7 @@ export class ContextEngine {
     for (let index = before.length - 1; index >= 0 && targetId === undefined; index -= 1) {
       if (before[index]?.role === 'assistant') targetId = before[index]?.id;
     }
-    for (let index = this.#chain.length - 1; index >= 0 && targetId === undefined; index -= 1) {
-      const node = this.#chain[index]?.node;
-      if (node?.message.role === 'assistant') targetId = node.id;
-    }
+    targetId ??= this.#chain.lastIdWithRole('assistant');
     const resolved =
       targetId === undefined
         ? assistantText(config.content)
@@ -674,21 +676,16 @@ export class ContextEngine {
       this.#chainLoaded = false;
       return;
     }
-    const positions = new Map(this.#chain.map((entry, index) => [entry.node.id, index]));
     for (const node of result.nodes) {
+      // These messages were validated before the commit.
       const entry: ChainEntry = {
         node,
         message: node.message as unknown as UIMessage,
         error: null,
       };
-      const index = positions.get(node.id);
-      if (index !== undefined) this.#chain[index] = entry;
-      else if (node.parentId === (this.#chain.at(-1)?.node.id ?? null)) {
-        positions.set(node.id, this.#chain.length);
-        this.#chain.push(entry);
-      } else {
-        // A replaced node that is not on this branch: nothing cached changes.
-      }
+      if (this.#chain.replace(entry)) continue;
+      if (node.parentId === this.#chain.lastId) this.#chain.append([entry]);
+      // Otherwise: a replaced node that is not on this branch; nothing cached changes.
     }
     this.#chainHead = result.headMessageId;
     this.#seenVersion = result.version;
@@ -730,16 +727,11 @@ export class ContextEngine {
   #moveTo(branch: BranchRecord): void {
     this.#branch = branch.name;
     this.#headMessageId = branch.headMessageId;
-    const index =
-      branch.headMessageId === null
-        ? -1
-        : this.#chain.findIndex((entry) => entry.node.id === branch.headMessageId);
     if (branch.headMessageId === null) {
-      this.#chain = [];
+      this.#chain.reset([]);
       this.#chainHead = null;
-    } else if (index >= 0 && this.#chainLoaded) {
+    } else if (this.#chainLoaded && this.#chain.truncateAfter(branch.headMessageId)) {
       // Rewinding within the cached chain: its prefix is the new branch's chain; no read needed.
-      this.#chain = this.#chain.slice(0, index + 1);
       this.#chainHead = branch.headMessageId;
     } else {
       this.#chainLoaded = false;

@@ -1,8 +1,9 @@
 import type { JsonObject } from '../json';
 
 /**
- * A stored conversation message: the AI SDK `UIMessage` JSON as `codec.encode()` produced it.
- * Stores keep it as opaque JSON and give it back unchanged.
+ * A stored conversation message: the AI SDK `UIMessage` JSON as `codec.encode()` produced it
+ * (a `UIMessage` is assignable to it). Stores keep the whole object as opaque JSON, any other
+ * keys included, and give it back unchanged.
  */
 export interface StoredMessage {
   /** The message id (equal to the node id). */
@@ -13,7 +14,6 @@ export interface StoredMessage {
   readonly parts: readonly unknown[];
   /** Message metadata, when the message has any. */
   readonly metadata?: unknown;
-  readonly [key: string]: unknown;
 }
 
 /** A chat: one conversation graph, owned by one user. */

@@ -1,0 +1,124 @@
+import type { MessageNodeRecord, ValidationError } from '@ctxgraph/fragments-core';
+import type { UIMessage } from 'ai';
+
+/** A persisted message the engine holds: the node and its validated message (or why not). */
+export interface ChainEntry {
+  readonly node: MessageNodeRecord;
+  readonly message: UIMessage | null;
+  readonly error: ValidationError | null;
+}
+
+/**
+ * The active branch's chain as the engine last read it, oldest first, with an id index and the
+ * list of valid messages kept up to date incrementally, so that appending a turn or resolving
+ * again costs the same whatever the length of the history.
+ */
+export class ChainCache {
+  #entries: ChainEntry[] = [];
+  #positions = new Map<string, number>();
+  #messages: UIMessage[] = [];
+  #messagePositions = new Map<string, number>();
+  #invalid = 0;
+
+  /** The entries, oldest first. Read-only for callers. */
+  get entries(): readonly ChainEntry[] {
+    return this.#entries;
+  }
+
+  /** The valid messages, oldest first. Read-only for callers. */
+  get messages(): readonly UIMessage[] {
+    return this.#messages;
+  }
+
+  /** How many entries failed validation. */
+  get invalidCount(): number {
+    return this.#invalid;
+  }
+
+  /** The id of the newest entry, or null when empty. */
+  get lastId(): string | null {
+    return this.#entries.at(-1)?.node.id ?? null;
+  }
+
+  /** Replaces everything. */
+  reset(entries: readonly ChainEntry[]): void {
+    this.#entries = [];
+    this.#positions.clear();
+    this.#messages = [];
+    this.#messagePositions.clear();
+    this.#invalid = 0;
+    this.append(entries);
+  }
+
+  /** Adds entries after the newest one. */
+  append(entries: readonly ChainEntry[]): void {
+    for (const entry of entries) {
+      this.#positions.set(entry.node.id, this.#entries.length);
+      this.#entries.push(entry);
+      if (entry.message) {
+        this.#messagePositions.set(entry.node.id, this.#messages.length);
+        this.#messages.push(entry.message);
+      } else {
+        this.#invalid += 1;
+      }
+    }
+  }
+
+  /** True when a node with this id is in the chain. */
+  has(id: string): boolean {
+    return this.#positions.has(id);
+  }
+
+  /** Replaces the entry with the same id in place; false when there is none. */
+  replace(entry: ChainEntry): boolean {
+    const position = this.#positions.get(entry.node.id);
+    if (position === undefined) return false;
+    const previous = this.#entries[position];
+    this.#entries[position] = entry;
+    const messagePosition = this.#messagePositions.get(entry.node.id);
+    if (previous?.message && entry.message && messagePosition !== undefined) {
+      this.#messages[messagePosition] = entry.message;
+    } else {
+      // Validity changed: rare, so rebuild the message list.
+      this.reset(this.#entries.slice());
+    }
+    return true;
+  }
+
+  /**
+   * Keeps the chain up to and including `id`; false (and unchanged) when `id` is not in it. Costs
+   * as much as the number of entries dropped.
+   */
+  truncateAfter(id: string): boolean {
+    const position = this.#positions.get(id);
+    if (position === undefined) return false;
+    let droppedMessages = 0;
+    for (let index = position + 1; index < this.#entries.length; index += 1) {
+      const entry = this.#entries[index] as ChainEntry;
+      this.#positions.delete(entry.node.id);
+      if (entry.message) {
+        this.#messagePositions.delete(entry.node.id);
+        droppedMessages += 1;
+      } else {
+        this.#invalid -= 1;
+      }
+    }
+    this.#entries.length = position + 1;
+    this.#messages.length -= droppedMessages;
+    return true;
+  }
+
+  /** Position of a message among the valid messages. */
+  messagePosition(id: string): number | undefined {
+    return this.#messagePositions.get(id);
+  }
+
+  /** The newest entry whose message role is `role`, searching from the end. */
+  lastIdWithRole(role: string): string | undefined {
+    for (let index = this.#entries.length - 1; index >= 0; index -= 1) {
+      const node = this.#entries[index]?.node;
+      if (node?.message.role === role) return node.id;
+    }
+    return undefined;
+  }
+}
