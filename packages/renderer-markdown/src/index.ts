@@ -1,0 +1,2 @@
+export { escapeMarkdownLine, escapeMarkdownName, escapeMarkdownText } from './markdown-escape';
+export { MarkdownRenderer, type MarkdownRendererOptions } from './markdown-renderer';
