@@ -1,0 +1,147 @@
+import type {
+  BranchRecord,
+  ChatRecord,
+  CheckpointRecord,
+  JsonValue,
+  Page,
+} from '@ctxgraph/fragments-core';
+import type { ChatView, StoreDescription } from '../server/playground-app';
+import type { RendererName } from '../server/renderers';
+
+export type { ChatView, RendererName, StoreDescription };
+
+/** A serialized fragment as the page edits it: `{ type, ...fields }`. */
+export type FlatFragment = { type: string; [field: string]: JsonValue };
+
+/** What GET /api/info answers. */
+export interface PlaygroundInfo {
+  defaultUserId: string;
+  store: StoreDescription;
+  model: { modelId: string; baseURL: string | null } | null;
+  renderers: RendererName[];
+}
+
+/** A failed API call, with the server's error name and message. */
+export class ApiError extends Error {
+  readonly errorName: string;
+  readonly status: number;
+
+  constructor(status: number, errorName: string, message: string) {
+    super(message);
+    this.status = status;
+    this.errorName = errorName;
+  }
+}
+
+let currentUser = 'demo-user';
+
+/** Every request is made as this user (sent in the x-ctxgraph-user header). */
+export function setApiUser(userId: string): void {
+  currentUser = userId;
+}
+
+async function failure(response: Response): Promise<ApiError> {
+  const text = await response.text();
+  try {
+    const body = JSON.parse(text) as { error?: { name?: string; message?: string } };
+    return new ApiError(response.status, body.error?.name ?? 'Error', body.error?.message ?? text);
+  } catch {
+    return new ApiError(response.status, 'Error', text || response.statusText);
+  }
+}
+
+async function request<T>(method: string, path: string, body?: unknown): Promise<T> {
+  let response: Response;
+  try {
+    response = await fetch(path, {
+      method,
+      headers: { 'content-type': 'application/json', 'x-ctxgraph-user': currentUser },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  } catch (error) {
+    throw new ApiError(
+      0,
+      'NetworkError',
+      `The server did not answer (${String(error)}). Is it still running?`,
+    );
+  }
+  if (!response.ok) throw await failure(response);
+  return (await response.json()) as T;
+}
+
+interface Operation<T> {
+  result: T;
+  view: ChatView;
+}
+
+/** The playground's HTTP API. */
+export const api = {
+  info: (): Promise<PlaygroundInfo> => request('GET', '/api/info'),
+  listChats: (cursor?: string): Promise<Page<ChatRecord>> =>
+    request('GET', `/api/chats?limit=20${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`),
+  createChat: (title: string): Promise<ChatView> => request('POST', '/api/chats', { title }),
+  chat: (chatId: string): Promise<ChatView> =>
+    request('GET', `/api/chats/${encodeURIComponent(chatId)}`),
+  rename: (chatId: string, title: string): Promise<ChatView> =>
+    request('PATCH', `/api/chats/${encodeURIComponent(chatId)}`, { title }),
+  deleteChat: (chatId: string): Promise<{ deleted: string }> =>
+    request('DELETE', `/api/chats/${encodeURIComponent(chatId)}`),
+  saveContext: (chatId: string, fragments: readonly unknown[]): Promise<ChatView> =>
+    request('PUT', `/api/chats/${encodeURIComponent(chatId)}/context`, { fragments }),
+  preview: (
+    fragments: readonly unknown[],
+  ): Promise<{ fragments: FlatFragment[]; prompts: ChatView['prompts'] }> =>
+    request('POST', '/api/preview', { fragments }),
+  say: (chatId: string, role: 'user' | 'assistant', text: string): Promise<ChatView> =>
+    request('POST', `/api/chats/${encodeURIComponent(chatId)}/messages`, { role, text }),
+  rewind: (chatId: string, messageId: string): Promise<Operation<BranchRecord>> =>
+    request('POST', `/api/chats/${encodeURIComponent(chatId)}/rewind`, { messageId }),
+  checkpoint: (chatId: string, name: string): Promise<Operation<CheckpointRecord>> =>
+    request('POST', `/api/chats/${encodeURIComponent(chatId)}/checkpoints`, { name }),
+  restore: (chatId: string, name: string): Promise<Operation<BranchRecord>> =>
+    request('POST', `/api/chats/${encodeURIComponent(chatId)}/restore`, { name }),
+  btw: (chatId: string): Promise<Operation<BranchRecord>> =>
+    request('POST', `/api/chats/${encodeURIComponent(chatId)}/btw`, {}),
+  switchBranch: (chatId: string, branch: string): Promise<Operation<BranchRecord>> =>
+    request('POST', `/api/chats/${encodeURIComponent(chatId)}/switch`, { branch }),
+  inspect: (chatId: string, renderer: RendererName): Promise<Record<string, unknown>> =>
+    request('GET', `/api/chats/${encodeURIComponent(chatId)}/inspect?renderer=${renderer}`),
+};
+
+/**
+ * Sends a user message and streams the model's reply: `onDelta` gets each piece of text; the
+ * promise resolves with the chat after both messages are saved.
+ */
+export async function streamReply(
+  chatId: string,
+  text: string,
+  renderer: RendererName,
+  onDelta: (text: string) => void,
+): Promise<ChatView> {
+  const response = await fetch(`/api/chats/${encodeURIComponent(chatId)}/reply`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-ctxgraph-user': currentUser },
+    body: JSON.stringify({ text, renderer }),
+  });
+  if (!response.ok || response.body === null) throw await failure(response);
+  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = '';
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (value) buffer += value;
+    const lines = buffer.split('\n');
+    buffer = lines.pop() ?? '';
+    for (const line of lines) {
+      if (line.trim() === '') continue;
+      const event = JSON.parse(line) as
+        | { type: 'delta'; text: string }
+        | { type: 'done'; view: ChatView }
+        | { type: 'error'; message: string };
+      if (event.type === 'delta') onDelta(event.text);
+      else if (event.type === 'done') return event.view;
+      else throw new ApiError(502, 'ModelError', event.message);
+    }
+    if (done) break;
+  }
+  throw new ApiError(502, 'ModelError', 'The reply stream ended before the model finished.');
+}

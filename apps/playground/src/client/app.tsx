@@ -1,0 +1,370 @@
+import type { ChatRecord, JsonValue } from '@ctxgraph/fragments-core';
+import { type ReactElement, useCallback, useEffect, useState } from 'react';
+import {
+  ApiError,
+  api,
+  type ChatView,
+  type PlaygroundInfo,
+  type RendererName,
+  setApiUser,
+  streamReply,
+} from './api';
+import { ChatList } from './components/chat-list';
+import { ContextPane } from './components/context-pane';
+import { ConversationPane } from './components/conversation-pane';
+import { GraphPane } from './components/graph-pane';
+import { InspectDialog } from './components/inspect-dialog';
+import { PromptPanel } from './components/prompt-panel';
+
+interface Notice {
+  kind: 'error' | 'info';
+  title: string;
+  message: string;
+}
+
+function noticeFor(error: unknown): Notice {
+  if (error instanceof ApiError)
+    return { kind: 'error', title: error.errorName, message: error.message };
+  return {
+    kind: 'error',
+    title: 'Error',
+    message: error instanceof Error ? error.message : String(error),
+  };
+}
+
+function chatFromHash(): string | null {
+  const match = /^#\/chat\/(.+)$/.exec(window.location.hash);
+  return match?.[1] ? decodeURIComponent(match[1]) : null;
+}
+
+const storedRenderer = (): RendererName => {
+  const value = window.localStorage.getItem('ctxgraph.renderer');
+  return value === 'markdown' || value === 'toon' ? value : 'xml';
+};
+
+/** The playground page: chats | context + prompt | conversation + graph. */
+export function App(): ReactElement {
+  const [info, setInfo] = useState<PlaygroundInfo | null>(null);
+  const [userId, setUserId] = useState<string | null>(null);
+  const [userDraft, setUserDraft] = useState('');
+  const [chats, setChats] = useState<ChatRecord[]>([]);
+  const [cursor, setCursor] = useState<string | null>(null);
+  const [chatId, setChatId] = useState<string | null>(chatFromHash());
+  const [view, setView] = useState<ChatView | null>(null);
+  const [notice, setNotice] = useState<Notice | null>(null);
+  const [busy, setBusy] = useState(false);
+  const [streaming, setStreaming] = useState<string | null>(null);
+  const [renderer, setRenderer] = useState<RendererName>(storedRenderer);
+  const [preview, setPreview] = useState<ChatView['prompts'] | null>(null);
+  const [snapshot, setSnapshot] = useState<Record<string, unknown> | null>(null);
+
+  useEffect(() => {
+    api
+      .info()
+      .then((result) => {
+        setInfo(result);
+        const user = window.localStorage.getItem('ctxgraph.user') || result.defaultUserId;
+        setApiUser(user);
+        setUserId(user);
+        setUserDraft(user);
+      })
+      .catch((error: unknown) => setNotice(noticeFor(error)));
+  }, []);
+
+  const refreshChats = useCallback(async () => {
+    const page = await api.listChats();
+    setChats([...page.items]);
+    setCursor(page.nextCursor);
+  }, []);
+
+  useEffect(() => {
+    if (userId === null) return;
+    refreshChats().catch((error: unknown) => setNotice(noticeFor(error)));
+  }, [userId, refreshChats]);
+
+  useEffect(() => {
+    const onHash = () => setChatId(chatFromHash());
+    window.addEventListener('hashchange', onHash);
+    return () => window.removeEventListener('hashchange', onHash);
+  }, []);
+
+  useEffect(() => {
+    if (userId === null) return;
+    if (chatId === null) {
+      setView(null);
+      return;
+    }
+    setView(null);
+    api
+      .chat(chatId)
+      .then(setView)
+      .catch((error: unknown) => setNotice(noticeFor(error)));
+  }, [chatId, userId]);
+
+  /** Runs an action, shows its error, refreshes the chat list's order; true when it worked. */
+  const run = useCallback(
+    async (action: () => Promise<ChatView | null>, success?: string): Promise<boolean> => {
+      setBusy(true);
+      try {
+        const next = await action();
+        if (next) setView(next);
+        setNotice(success ? { kind: 'info', title: 'Done', message: success } : null);
+        await refreshChats();
+        return true;
+      } catch (error) {
+        setNotice(noticeFor(error));
+        return false;
+      } finally {
+        setBusy(false);
+      }
+    },
+    [refreshChats],
+  );
+
+  const openChat = (id: string) => {
+    window.location.hash = `#/chat/${encodeURIComponent(id)}`;
+  };
+
+  const switchUser = () => {
+    const next = userDraft.trim();
+    if (next === '' || next === userId) return;
+    window.localStorage.setItem('ctxgraph.user', next);
+    setApiUser(next);
+    setUserId(next);
+    setNotice({
+      kind: 'info',
+      title: `Now acting as “${next}”`,
+      message: chatId
+        ? 'The open chat is reloaded as this user: another user’s chat is refused.'
+        : 'Your chats are listed on the left.',
+    });
+    // Reload the open chat as the new user: a chat of another user is refused with a clear message.
+    if (chatId) {
+      api
+        .chat(chatId)
+        .then(setView)
+        .catch((error: unknown) => {
+          setView(null);
+          setNotice(noticeFor(error));
+        });
+    }
+  };
+
+  const chooseRenderer = (name: RendererName) => {
+    setRenderer(name);
+    window.localStorage.setItem('ctxgraph.renderer', name);
+  };
+
+  const active = view?.chat.id === chatId ? view : null;
+  const ask = async (text: string): Promise<boolean> => {
+    if (!active) return false;
+    setStreaming('');
+    try {
+      return await run(() =>
+        streamReply(active.chat.id, text, renderer, (delta) =>
+          setStreaming((old) => (old ?? '') + delta),
+        ),
+      );
+    } finally {
+      setStreaming(null);
+      // The user message is saved even when the model fails: show it.
+      api.chat(active.chat.id).then(setView, () => {});
+    }
+  };
+
+  const showInspect = async () => {
+    if (!active) return;
+    try {
+      setSnapshot(await api.inspect(active.chat.id, renderer));
+    } catch (error) {
+      setNotice(noticeFor(error));
+    }
+  };
+
+  return (
+    <div className="app">
+      <header className="topbar">
+        <div className="brand">
+          <span className="logo">◆</span> ctxgraph <span className="muted">playground</span>
+        </div>
+        {info ? (
+          <div className="store-info" data-testid="store-info" title={info.store.location}>
+            <span className="pill">{info.store.kind}</span>
+            <span className="store-location">{info.store.location}</span>
+          </div>
+        ) : null}
+        <span className="grow" />
+        <form
+          className="user-form"
+          onSubmit={(event) => {
+            event.preventDefault();
+            switchUser();
+          }}
+        >
+          <label className="inline">
+            <span className="muted small">user</span>
+            <input
+              aria-label="User id"
+              value={userDraft}
+              onChange={(event) => setUserDraft(event.target.value)}
+            />
+          </label>
+          <button type="submit" disabled={userDraft.trim() === userId || userDraft.trim() === ''}>
+            Switch user
+          </button>
+        </form>
+        <button type="button" disabled={!active} onClick={() => void showInspect()}>
+          Inspect
+        </button>
+      </header>
+      {notice ? (
+        <div
+          className={`notice-bar ${notice.kind}`}
+          role={notice.kind === 'error' ? 'alert' : 'status'}
+        >
+          <strong>{notice.title}</strong>
+          <span>{notice.message}</span>
+          <button
+            type="button"
+            className="icon"
+            aria-label="Dismiss"
+            onClick={() => setNotice(null)}
+          >
+            ×
+          </button>
+        </div>
+      ) : null}
+      <main className="columns">
+        <aside className="column chats-column">
+          <ChatList
+            chats={chats}
+            hasMore={cursor !== null}
+            selectedId={chatId}
+            onOpen={openChat}
+            onCreate={(title) =>
+              void run(async () => {
+                const created = await api.createChat(title);
+                openChat(created.chat.id);
+                return created;
+              })
+            }
+            onRename={(id, title) => void run(() => api.rename(id, title))}
+            onDelete={(id) =>
+              void run(async () => {
+                await api.deleteChat(id);
+                if (id === chatId) window.location.hash = '';
+                return null;
+              })
+            }
+            onMore={() => {
+              if (cursor === null) return;
+              api
+                .listChats(cursor)
+                .then((page) => {
+                  setChats((old) => [...old, ...page.items]);
+                  setCursor(page.nextCursor);
+                })
+                .catch((error: unknown) => setNotice(noticeFor(error)));
+            }}
+          />
+        </aside>
+        {active ? (
+          <>
+            <div className="column middle-column">
+              <ContextPane
+                view={active}
+                onPreview={setPreview}
+                onSave={async (fragments: JsonValue[]) => {
+                  const next = await api.saveContext(active.chat.id, fragments);
+                  setView(next);
+                  setPreview(null);
+                }}
+              />
+              <PromptPanel
+                prompts={preview ?? active.prompts}
+                preview={preview !== null}
+                renderer={renderer}
+                onRenderer={chooseRenderer}
+              />
+            </div>
+            <div className="column right-column">
+              <ConversationPane
+                view={active}
+                model={info?.model ?? null}
+                streaming={streaming}
+                busy={busy}
+                onSend={(role, text) => run(() => api.say(active.chat.id, role, text))}
+                onAsk={ask}
+              />
+              <GraphPane
+                view={active}
+                busy={busy}
+                onRewind={(messageId) =>
+                  void run(async () => {
+                    const { result, view: next } = await api.rewind(active.chat.id, messageId);
+                    setNotice({
+                      kind: 'info',
+                      title: 'Rewound',
+                      message: `Now on ${result.name}, at that message.`,
+                    });
+                    return next;
+                  })
+                }
+                onCheckpoint={(name) =>
+                  void run(
+                    async () => (await api.checkpoint(active.chat.id, name)).view,
+                    `Checkpoint “${name}” saved.`,
+                  )
+                }
+                onRestore={(name) =>
+                  void run(async () => {
+                    const { result, view: next } = await api.restore(active.chat.id, name);
+                    setNotice({
+                      kind: 'info',
+                      title: 'Restored',
+                      message: `“${name}” restored on the new branch ${result.name}.`,
+                    });
+                    return next;
+                  })
+                }
+                onBtw={() =>
+                  void run(async () => {
+                    const { result, view: next } = await api.btw(active.chat.id);
+                    setNotice({
+                      kind: 'info',
+                      title: 'btw',
+                      message: `Branch ${result.name} forked at the head; you stay on ${next.branch}.`,
+                    });
+                    return next;
+                  })
+                }
+                onSwitch={(branch) =>
+                  void run(async () => (await api.switchBranch(active.chat.id, branch)).view)
+                }
+              />
+            </div>
+          </>
+        ) : (
+          <div className="column placeholder-column">
+            <div className="welcome">
+              <h1>Compose context, chat, branch, rewind.</h1>
+              <p>
+                Create a chat on the left. Add context fragments and watch the system prompt under
+                each renderer; send messages; click any node of the graph to rewind there;
+                checkpoint and restore; inspect what the engine would send.
+              </p>
+              {chatId && !view ? <p className="muted">Loading chat…</p> : null}
+            </div>
+          </div>
+        )}
+      </main>
+      {snapshot && active ? (
+        <InspectDialog
+          snapshot={snapshot}
+          fileName={`inspect-${active.chat.id}.json`}
+          onClose={() => setSnapshot(null)}
+        />
+      ) : null}
+    </div>
+  );
+}

@@ -1,0 +1,133 @@
+import { type ReactElement, useEffect, useRef, useState } from 'react';
+import type { ChatView, PlaygroundInfo } from '../api';
+
+/** Props of {@link ConversationPane}. */
+export interface ConversationPaneProps {
+  view: ChatView;
+  model: PlaygroundInfo['model'];
+  /** The model's reply as it streams in, or null. */
+  streaming: string | null;
+  busy: boolean;
+  onSend: (role: 'user' | 'assistant', text: string) => Promise<boolean>;
+  onAsk: (text: string) => Promise<boolean>;
+}
+
+function textOf(parts: readonly unknown[]): string {
+  return parts
+    .map((part) =>
+      typeof part === 'object' && part !== null && (part as { type?: string }).type === 'text'
+        ? String((part as { text?: unknown }).text ?? '')
+        : '',
+    )
+    .join('');
+}
+
+/** The active branch's messages and the composer. */
+export function ConversationPane(props: ConversationPaneProps): ReactElement {
+  const [text, setText] = useState('');
+  const [reply, setReply] = useState('');
+  const bottom = useRef<HTMLDivElement>(null);
+  const last = props.view.messages.at(-1);
+  const awaitingReply = props.model === null && last?.role === 'user';
+
+  // biome-ignore lint/correctness/useExhaustiveDependencies: scroll whenever the conversation grows
+  useEffect(() => {
+    bottom.current?.scrollIntoView({ block: 'end' });
+  }, [props.view.messages.length, props.streaming]);
+
+  const send = async () => {
+    if (text.trim() === '') return;
+    const sent = props.model ? await props.onAsk(text) : await props.onSend('user', text);
+    if (sent) setText('');
+  };
+  const sendReply = async () => {
+    if (reply.trim() === '') return;
+    if (await props.onSend('assistant', reply)) setReply('');
+  };
+
+  return (
+    <section className="panel conversation-panel" aria-label="Conversation">
+      <header className="panel-header">
+        <h2>Conversation</h2>
+        <span className="pill branch-pill" title="The active branch">
+          ⑂ {props.view.branch}
+        </span>
+        <span className="grow" />
+        <span className="muted small">
+          {props.model ? `model: ${props.model.modelId}` : 'no model: you write the replies'}
+        </span>
+      </header>
+      <div className="panel-body messages">
+        {props.view.messages.length === 0 && props.streaming === null ? (
+          <p className="muted center">No messages on this branch yet.</p>
+        ) : null}
+        {props.view.messages.map((message) => (
+          <div key={message.id} className={`message ${message.role}`} data-message-id={message.id}>
+            <div className="message-role">{message.role}</div>
+            <div className="message-text">{textOf(message.parts)}</div>
+          </div>
+        ))}
+        {props.streaming !== null ? (
+          <div className="message assistant streaming">
+            <div className="message-role">assistant</div>
+            <div className="message-text">{props.streaming || '…'}</div>
+          </div>
+        ) : null}
+        <div ref={bottom} />
+      </div>
+      <div className="composer">
+        {props.model === null ? (
+          <p className="notice">
+            No model is configured, so you write the assistant’s replies by hand. Start the server
+            with <code>OPENAI_API_KEY</code> (or <code>OPENAI_BASE_URL</code> +{' '}
+            <code>OPENAI_MODEL</code>) to get them from a model.
+          </p>
+        ) : null}
+        {awaitingReply ? (
+          <div className="composer-row">
+            <textarea
+              rows={2}
+              aria-label="Assistant reply"
+              placeholder="Write the assistant’s reply…"
+              value={reply}
+              onChange={(event) => setReply(event.target.value)}
+              onKeyDown={(event) => {
+                if (event.key === 'Enter' && (event.metaKey || event.ctrlKey)) void sendReply();
+              }}
+            />
+            <button
+              type="button"
+              className="primary"
+              disabled={props.busy || reply.trim() === ''}
+              onClick={() => void sendReply()}
+            >
+              Add reply
+            </button>
+          </div>
+        ) : (
+          <div className="composer-row">
+            <textarea
+              rows={2}
+              aria-label="User message"
+              placeholder={props.model ? 'Ask the model…' : 'Write a user message…'}
+              value={text}
+              onChange={(event) => setText(event.target.value)}
+              onKeyDown={(event) => {
+                if (event.key === 'Enter' && (event.metaKey || event.ctrlKey)) void send();
+              }}
+            />
+            <button
+              type="button"
+              className="primary"
+              disabled={props.busy || text.trim() === ''}
+              onClick={() => void send()}
+            >
+              Send
+            </button>
+          </div>
+        )}
+        <p className="footnote">Ctrl/⌘ + Enter sends.</p>
+      </div>
+    </section>
+  );
+}

@@ -1,0 +1,253 @@
+import type { JsonValue } from '@ctxgraph/fragments-core';
+import type { ReactElement } from 'react';
+import type { FlatFragment } from '../api';
+import { emptyFragment, type FieldSpec, FRAGMENT_SPECS, specFor } from '../fragment-catalog';
+
+/** Props of {@link FragmentForm}. */
+export interface FragmentFormProps {
+  value: FlatFragment;
+  onChange: (value: FlatFragment) => void;
+  /** How deep this form is nested (indents and limits the menu). */
+  depth?: number;
+}
+
+function isFlat(value: JsonValue): value is FlatFragment {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    !Array.isArray(value) &&
+    typeof value.type === 'string'
+  );
+}
+
+function ListField(props: {
+  spec: FieldSpec;
+  value: JsonValue;
+  onChange: (value: JsonValue) => void;
+}): ReactElement {
+  const items = Array.isArray(props.value) ? props.value.map(String) : [];
+  const set = (next: string[]) => props.onChange(next);
+  return (
+    <div className="list-field">
+      {items.map((item, index) => (
+        // biome-ignore lint/suspicious/noArrayIndexKey: items are plain strings edited in place
+        <div className="list-row" key={index}>
+          <span className="list-number">{index + 1}.</span>
+          <input
+            value={item}
+            aria-label={`${props.spec.label} ${index + 1}`}
+            onChange={(event) =>
+              set(items.map((old, at) => (at === index ? event.target.value : old)))
+            }
+          />
+          <button
+            type="button"
+            className="icon"
+            title="Remove"
+            onClick={() => set(items.filter((_, at) => at !== index))}
+          >
+            ×
+          </button>
+        </div>
+      ))}
+      <button type="button" className="link" onClick={() => set([...items, ''])}>
+        + add item
+      </button>
+    </div>
+  );
+}
+
+function EntriesField(props: {
+  value: JsonValue;
+  onChange: (value: JsonValue) => void;
+}): ReactElement {
+  const source =
+    typeof props.value === 'object' && props.value !== null && !Array.isArray(props.value)
+      ? props.value
+      : {};
+  const entries = Object.entries(source).map(
+    ([key, meaning]) => [key, String(meaning ?? '')] as const,
+  );
+  const set = (next: ReadonlyArray<readonly [string, string]>) =>
+    props.onChange(Object.fromEntries(next));
+  return (
+    <div className="list-field">
+      {entries.map(([key, meaning], index) => (
+        // biome-ignore lint/suspicious/noArrayIndexKey: the key text itself is being edited
+        <div className="list-row" key={index}>
+          <input
+            className="entry-key"
+            placeholder="term"
+            value={key}
+            onChange={(event) =>
+              set(entries.map((old, at) => (at === index ? [event.target.value, old[1]] : old)))
+            }
+          />
+          <input
+            placeholder="meaning"
+            value={meaning}
+            onChange={(event) =>
+              set(entries.map((old, at) => (at === index ? [old[0], event.target.value] : old)))
+            }
+          />
+          <button
+            type="button"
+            className="icon"
+            title="Remove"
+            onClick={() => set(entries.filter((_, at) => at !== index))}
+          >
+            ×
+          </button>
+        </div>
+      ))}
+      <button
+        type="button"
+        className="link"
+        onClick={() => set([...entries, [`term ${entries.length + 1}`, '']])}
+      >
+        + add entry
+      </button>
+    </div>
+  );
+}
+
+function NestedField(props: {
+  spec: FieldSpec;
+  value: JsonValue;
+  depth: number;
+  onChange: (value: JsonValue) => void;
+}): ReactElement {
+  const items: JsonValue[] = Array.isArray(props.value) ? props.value : [];
+  const set = (next: JsonValue[]) => props.onChange(next);
+  const onlyPolicies = props.spec.kind === 'policies';
+  return (
+    <div className="nested-field">
+      {items.map((item, index) => (
+        // biome-ignore lint/suspicious/noArrayIndexKey: children are edited in place, by position
+        <div className="nested-item" key={index}>
+          <div className="nested-head">
+            <span className="badge">{isFlat(item) ? item.type : 'text'}</span>
+            <span className="grow" />
+            <button
+              type="button"
+              className="icon"
+              title="Remove"
+              onClick={() => set(items.filter((_, at) => at !== index))}
+            >
+              ×
+            </button>
+          </div>
+          {isFlat(item) ? (
+            <FragmentForm
+              value={item}
+              depth={props.depth + 1}
+              onChange={(next) => set(items.map((old, at) => (at === index ? next : old)))}
+            />
+          ) : (
+            <input
+              value={String(item)}
+              aria-label="Text child"
+              onChange={(event) =>
+                set(items.map((old, at) => (at === index ? event.target.value : old)))
+              }
+            />
+          )}
+        </div>
+      ))}
+      <div className="nested-add">
+        {onlyPolicies ? (
+          <button
+            type="button"
+            className="link"
+            onClick={() => set([...items, emptyFragment('policy')])}
+          >
+            + policy
+          </button>
+        ) : (
+          <select
+            aria-label="Add a child fragment"
+            value=""
+            onChange={(event) => {
+              if (event.target.value) set([...items, emptyFragment(event.target.value)]);
+            }}
+          >
+            <option value="">+ child fragment…</option>
+            {FRAGMENT_SPECS.map((spec) => (
+              <option key={spec.type} value={spec.type}>
+                {spec.label}
+              </option>
+            ))}
+          </select>
+        )}
+        <button type="button" className="link" onClick={() => set([...items, ''])}>
+          + text
+        </button>
+      </div>
+    </div>
+  );
+}
+
+/** A form for one serialized fragment, nesting forms for its child fragments. */
+export function FragmentForm(props: FragmentFormProps): ReactElement {
+  const spec = specFor(props.value.type);
+  const depth = props.depth ?? 0;
+  if (spec === undefined) {
+    return <p className="muted">Unknown type “{props.value.type}”: edit it as JSON.</p>;
+  }
+  const update = (key: string, entry: JsonValue) =>
+    props.onChange({ ...props.value, [key]: entry });
+  return (
+    <div className={`fragment-form depth-${Math.min(depth, 3)}`}>
+      {spec.fields.map((item) => {
+        const entry =
+          props.value[item.key] ?? (item.kind === 'text' || item.kind === 'longtext' ? '' : []);
+        const label = (
+          <span className="field-label">
+            {item.label}
+            {item.required ? <span className="required">*</span> : null}
+          </span>
+        );
+        if (item.kind === 'text' || item.kind === 'longtext') {
+          return (
+            <div className="field" key={item.key}>
+              {label}
+              {item.kind === 'text' ? (
+                <input
+                  value={String(entry)}
+                  placeholder={item.placeholder}
+                  aria-label={`${spec.label} ${item.label}`}
+                  onChange={(event) => update(item.key, event.target.value)}
+                />
+              ) : (
+                <textarea
+                  rows={2}
+                  value={String(entry)}
+                  placeholder={item.placeholder}
+                  aria-label={`${spec.label} ${item.label}`}
+                  onChange={(event) => update(item.key, event.target.value)}
+                />
+              )}
+            </div>
+          );
+        }
+        return (
+          <div className="field" key={item.key}>
+            {label}
+            {item.kind === 'list' ? (
+              <ListField spec={item} value={entry} onChange={(next) => update(item.key, next)} />
+            ) : item.kind === 'entries' ? (
+              <EntriesField value={entry} onChange={(next) => update(item.key, next)} />
+            ) : (
+              <NestedField
+                spec={item}
+                value={entry}
+                depth={depth}
+                onChange={(next) => update(item.key, next)}
+              />
+            )}
+          </div>
+        );
+      })}
+    </div>
+  );
+}

@@ -1,0 +1,531 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Hono } from 'hono';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { openBackend, type PlaygroundBackend } from './open-backend';
+import { type ChatView, createPlaygroundApp } from './playground-app';
+import type { ModelChoice } from './playground-config';
+import { startFakeOpenAI } from './testing/start-fake-openai';
+
+const directory = mkdtempSync(join(tmpdir(), 'ctxgraph-playground-'));
+afterAll(() => rmSync(directory, { recursive: true, force: true }));
+
+let databaseCount = 0;
+let backend: PlaygroundBackend;
+let app: Hono;
+let databasePath: string;
+const logged: unknown[] = [];
+
+function build(model: ModelChoice | null = null): Hono {
+  return createPlaygroundApp({
+    store: backend.store,
+    contexts: backend.contexts,
+    storeDescription: backend.description,
+    model,
+    defaultUserId: 'demo-user',
+    logError: (_message, error) => logged.push(error),
+  });
+}
+
+beforeEach(async () => {
+  databaseCount += 1;
+  databasePath = join(directory, `playground-${databaseCount}.db`);
+  backend = await openBackend({ kind: 'sqlite', path: databasePath });
+  app = build();
+  logged.length = 0;
+});
+
+afterEach(async () => {
+  await backend.close();
+});
+
+interface Reply {
+  status: number;
+  // biome-ignore lint/suspicious/noExplicitAny: response bodies are checked field by field
+  body: any;
+}
+
+async function call(
+  method: string,
+  path: string,
+  body?: unknown,
+  options: { user?: string; raw?: string; target?: Hono } = {},
+): Promise<Reply> {
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (options.user !== undefined) headers['x-ctxgraph-user'] = options.user;
+  const response = await (options.target ?? app).request(path, {
+    method,
+    headers,
+    body: options.raw ?? (body === undefined ? undefined : JSON.stringify(body)),
+  });
+  const text = await response.text();
+  return { status: response.status, body: text === '' ? null : JSON.parse(text) };
+}
+
+async function createChat(title = 'First chat', user?: string): Promise<ChatView> {
+  const reply = await call('POST', '/api/chats', { title }, { user });
+  expect(reply.status).toBe(201);
+  return reply.body as ChatView;
+}
+
+async function say(chatId: string, role: 'user' | 'assistant', text: string): Promise<ChatView> {
+  const reply = await call('POST', `/api/chats/${chatId}/messages`, { role, text });
+  expect(reply.status).toBe(200);
+  return reply.body as ChatView;
+}
+
+const richContext = [
+  { type: 'role', text: 'You are a careful analytics assistant.' },
+  { type: 'hint', text: 'Prefer weekly figures.' },
+  {
+    type: 'fragment',
+    name: 'database',
+    children: [
+      { type: 'hint', text: 'PostgreSQL 16' },
+      {
+        type: 'fragment',
+        name: 'constraints',
+        children: [{ type: 'guardrail', rule: 'Never DELETE rows' }],
+      },
+    ],
+  },
+];
+
+describe('info and chats', () => {
+  it('describes the store, the default user and that no model is configured', async () => {
+    const reply = await call('GET', '/api/info');
+    expect(reply.status).toBe(200);
+    expect(reply.body).toEqual({
+      defaultUserId: 'demo-user',
+      store: { kind: 'sqlite', location: databasePath },
+      model: null,
+      renderers: ['xml', 'markdown', 'toon'],
+    });
+  });
+
+  it('creates a chat on the main branch with no messages and no context', async () => {
+    const view = await createChat('Sales questions');
+    expect(view.chat.title).toBe('Sales questions');
+    expect(view.chat.userId).toBe('demo-user');
+    expect(view.branch).toBe('main');
+    expect(view.messages).toEqual([]);
+    expect(view.context).toEqual([]);
+    expect(view.prompts.map((prompt) => [prompt.renderer, prompt.tokens])).toEqual([
+      ['xml', 0],
+      ['markdown', 0],
+      ['toon', 0],
+    ]);
+  });
+
+  it('lists a user’s chats page by page and nobody else’s', async () => {
+    for (const title of ['one', 'two', 'three']) await createChat(title);
+    await createChat('someone else’s', 'other-user');
+    const first = await call('GET', '/api/chats?limit=2');
+    expect(first.status).toBe(200);
+    expect(first.body.items).toHaveLength(2);
+    expect(first.body.nextCursor).toEqual(expect.any(String));
+    const second = await call(
+      'GET',
+      `/api/chats?limit=2&cursor=${encodeURIComponent(first.body.nextCursor)}`,
+    );
+    expect(second.body.items).toHaveLength(1);
+    expect(second.body.nextCursor).toBeNull();
+    const titles = [...first.body.items, ...second.body.items].map(
+      (chat: { title: string }) => chat.title,
+    );
+    expect(titles.sort()).toEqual(['one', 'three', 'two']);
+    const other = await call('GET', '/api/chats', undefined, { user: 'other-user' });
+    expect(other.body.items.map((chat: { title: string }) => chat.title)).toEqual([
+      'someone else’s',
+    ]);
+  });
+
+  it('refuses a bad page size and a blank user header', async () => {
+    const limit = await call('GET', '/api/chats?limit=0');
+    expect(limit.status).toBe(400);
+    expect(limit.body.error.message).toContain('limit');
+    const blank = await call('GET', '/api/chats', undefined, { user: '   ' });
+    expect(blank.status).toBe(400);
+    expect(blank.body.error.message).toContain('x-ctxgraph-user');
+  });
+
+  it('renames a chat and refuses a title that is not a string', async () => {
+    const view = await createChat();
+    const renamed = await call('PATCH', `/api/chats/${view.chat.id}`, { title: 'Renamed' });
+    expect(renamed.status).toBe(200);
+    expect(renamed.body.chat.title).toBe('Renamed');
+    const bad = await call('PATCH', `/api/chats/${view.chat.id}`, { title: 42 });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.name).toBe('ValidationError');
+    expect((await call('GET', `/api/chats/${view.chat.id}`)).body.chat.title).toBe('Renamed');
+  });
+
+  it('answers 404 for an unknown chat and never creates it', async () => {
+    const reply = await call('GET', '/api/chats/chat-missing');
+    expect(reply.status).toBe(404);
+    expect(reply.body.error).toMatchObject({
+      name: 'ChatNotFoundError',
+      message: expect.stringContaining('chat-missing'),
+    });
+    expect(await backend.store.getChat('chat-missing')).toBeNull();
+    const post = await call('POST', '/api/chats/chat-missing/messages', {
+      role: 'user',
+      text: 'hi',
+    });
+    expect(post.status).toBe(404);
+    expect(await backend.store.getChat('chat-missing')).toBeNull();
+  });
+
+  it('refuses another user on every chat route and changes nothing', async () => {
+    const view = await createChat('Mine');
+    const chatId = view.chat.id;
+    await say(chatId, 'user', 'Hello');
+    const attempts: Array<[string, string, unknown]> = [
+      ['GET', `/api/chats/${chatId}`, undefined],
+      ['PATCH', `/api/chats/${chatId}`, { title: 'Stolen' }],
+      ['PUT', `/api/chats/${chatId}/context`, { fragments: richContext }],
+      ['POST', `/api/chats/${chatId}/messages`, { role: 'user', text: 'intrusion' }],
+      ['POST', `/api/chats/${chatId}/checkpoints`, { name: 'x' }],
+      ['POST', `/api/chats/${chatId}/btw`, {}],
+      ['GET', `/api/chats/${chatId}/inspect`, undefined],
+      ['DELETE', `/api/chats/${chatId}`, undefined],
+    ];
+    for (const [method, path, body] of attempts) {
+      const reply = await call(method, path, body, { user: 'mallory' });
+      expect(reply.status, `${method} ${path}`).toBe(403);
+      expect(reply.body.error.name).toBe('OwnershipError');
+      expect(reply.body.error.message).toContain('mallory');
+    }
+    const after = await call('GET', `/api/chats/${chatId}`);
+    expect(after.body.chat.title).toBe('Mine');
+    expect(after.body.context).toEqual([]);
+    expect(after.body.messages).toHaveLength(1);
+    expect(after.body.graph.branches).toHaveLength(1);
+    expect(after.body.graph.checkpoints).toEqual([]);
+  });
+
+  it('deletes a chat with its context', async () => {
+    const view = await createChat();
+    await call('PUT', `/api/chats/${view.chat.id}/context`, { fragments: richContext });
+    const deleted = await call('DELETE', `/api/chats/${view.chat.id}`);
+    expect(deleted.status).toBe(200);
+    expect((await call('GET', `/api/chats/${view.chat.id}`)).status).toBe(404);
+    expect(await backend.contexts.load(view.chat.id)).toEqual([]);
+  });
+
+  it('answers unknown API routes with a JSON 404', async () => {
+    const reply = await call('GET', '/api/nothing-here');
+    expect(reply.status).toBe(404);
+    expect(reply.body.error.message).toContain('/api/nothing-here');
+  });
+});
+
+describe('context', () => {
+  it('saves fragments of every builder, nested ones too, and renders them with each renderer', async () => {
+    const view = await createChat();
+    const everything = [
+      ...richContext,
+      { type: 'term', name: 'MRR', definition: 'monthly recurring revenue' },
+      { type: 'guardrail', rule: 'Never expose PII', reason: 'GDPR', action: 'Aggregate' },
+      { type: 'explain', concept: 'churn', explanation: 'a customer who cancels' },
+      { type: 'example', question: 'Revenue?', answer: 'SELECT sum(amount) FROM invoices' },
+      { type: 'clarification', when: 'no period is given', ask: 'Which period?' },
+      {
+        type: 'workflow',
+        task: 'Churn analysis',
+        steps: ['Find cancellations', 'Group by cohort'],
+      },
+      { type: 'quirk', issue: 'Amounts are in cents', workaround: 'Divide by 100' },
+      { type: 'styleGuide', prefer: 'CTEs', never: 'SELECT *' },
+      {
+        type: 'analogy',
+        concepts: ['logo churn', 'revenue churn'],
+        relationship: 'count vs money',
+      },
+      { type: 'glossary', entries: { ARR: 'annual recurring revenue' } },
+      {
+        type: 'principle',
+        title: 'Execution order',
+        description: 'Preserve prerequisites',
+        policies: [
+          {
+            type: 'policy',
+            rule: 'Validate schema first',
+            policies: [{ type: 'policy', rule: 'Check table names' }],
+          },
+        ],
+      },
+      { type: 'policy', rule: 'Read before write' },
+      { type: 'identity', name: 'Sarah', role: 'Finance manager' },
+      { type: 'persona', name: 'Ada', tone: 'warm' },
+      { type: 'alias', term: 'the big table', meaning: 'analytics.events' },
+      { type: 'preference', aspect: 'date format', value: 'YYYY-MM-DD' },
+      { type: 'correction', subject: 'fiscal year', wrong: 'January', right: 'April' },
+    ];
+    const reply = await call('PUT', `/api/chats/${view.chat.id}/context`, {
+      fragments: everything,
+    });
+    expect(reply.status, JSON.stringify(reply.body)).toBe(200);
+    expect(reply.body.context).toHaveLength(everything.length);
+    const prompts = reply.body.prompts as ChatView['prompts'];
+    for (const prompt of prompts) {
+      expect(prompt.error, prompt.renderer).toBeNull();
+      expect(prompt.tokens).toBeGreaterThan(50);
+      expect(prompt.prompt).toContain('Check table names');
+      expect(prompt.prompt).toContain('Never DELETE rows');
+    }
+    expect(new Set(prompts.map((prompt) => prompt.prompt)).size).toBe(3);
+    expect(prompts[0]?.prompt).toContain('<role>');
+  });
+
+  it('keeps the context in the SQLite file across a restart', async () => {
+    const view = await createChat();
+    await call('PUT', `/api/chats/${view.chat.id}/context`, { fragments: richContext });
+    await backend.close();
+    backend = await openBackend({ kind: 'sqlite', path: databasePath });
+    app = build();
+    const reply = await call('GET', `/api/chats/${view.chat.id}`);
+    expect(reply.status).toBe(200);
+    expect(reply.body.context).toEqual(richContext);
+    expect(reply.body.prompts[0].prompt).toContain('PostgreSQL 16');
+  });
+
+  it('refuses bad fragment JSON with the item and field at fault, keeping the old context', async () => {
+    const view = await createChat();
+    const path = `/api/chats/${view.chat.id}/context`;
+    await call('PUT', path, { fragments: richContext });
+    const unknownType = await call('PUT', path, {
+      fragments: [richContext[0], { type: 'nonsense', text: 'x' }],
+    });
+    expect(unknownType.status).toBe(400);
+    expect(unknownType.body.error.message).toContain('fragments[1]');
+    const missingField = await call('PUT', path, { fragments: [{ type: 'term', name: 'MRR' }] });
+    expect(missingField.status).toBe(400);
+    expect(missingField.body.error.message).toContain('fragments[0]');
+    expect(missingField.body.error.message).toContain('definition');
+    const nestedBad = await call('PUT', path, {
+      fragments: [{ type: 'fragment', name: 'group', children: [{ type: 'hint', text: '' }] }],
+    });
+    expect(nestedBad.status).toBe(400);
+    expect(nestedBad.body.error.message).toContain('fragments[0].children[0]');
+    const notList = await call('PUT', path, { fragments: { type: 'role', text: 'x' } });
+    expect(notList.status).toBe(400);
+    const notObject = await call('PUT', path, { fragments: [42] });
+    expect(notObject.status).toBe(400);
+    expect(notObject.body.error.message).toContain('fragments[0]');
+    expect((await call('GET', `/api/chats/${view.chat.id}`)).body.context).toEqual(richContext);
+  });
+
+  it('refuses a malformed JSON body and unknown fields', async () => {
+    const view = await createChat();
+    const malformed = await call('PUT', `/api/chats/${view.chat.id}/context`, undefined, {
+      raw: '{"fragments": [',
+    });
+    expect(malformed.status).toBe(400);
+    expect(malformed.body.error.message).toContain('not valid JSON');
+    const extra = await call('PUT', `/api/chats/${view.chat.id}/context`, {
+      fragments: [],
+      extra: true,
+    });
+    expect(extra.status).toBe(400);
+  });
+
+  it('previews a draft context without saving it', async () => {
+    const reply = await call('POST', '/api/preview', { fragments: richContext });
+    expect(reply.status).toBe(200);
+    expect(reply.body.fragments).toEqual(richContext);
+    expect(reply.body.prompts).toHaveLength(3);
+    const bad = await call('POST', '/api/preview', { fragments: [{ type: 'role' }] });
+    expect(bad.status).toBe(400);
+  });
+});
+
+describe('conversation and graph', () => {
+  it('saves user and hand-written assistant messages on the branch', async () => {
+    const view = await createChat();
+    await say(view.chat.id, 'user', 'What is 2+2?');
+    const after = await say(view.chat.id, 'assistant', 'It is 4.');
+    expect(after.messages.map((message) => [message.role, message.parts])).toEqual([
+      ['user', [{ type: 'text', text: 'What is 2+2?' }]],
+      ['assistant', [{ type: 'text', text: 'It is 4.' }]],
+    ]);
+    expect(after.graph.nodes.map((node) => [node.role, node.text])).toEqual([
+      ['user', 'What is 2+2?'],
+      ['assistant', 'It is 4.'],
+    ]);
+    expect(after.headMessageId).toBe(after.graph.nodes[1]?.id);
+    const empty = await call('POST', `/api/chats/${view.chat.id}/messages`, {
+      role: 'user',
+      text: '',
+    });
+    expect(empty.status).toBe(400);
+    const badRole = await call('POST', `/api/chats/${view.chat.id}/messages`, {
+      role: 'system',
+      text: 'x',
+    });
+    expect(badRole.status).toBe(400);
+  });
+
+  it('rewinds to an earlier node onto a new branch, and refuses an unknown node', async () => {
+    const view = await createChat();
+    await say(view.chat.id, 'user', 'Question');
+    const answered = await say(view.chat.id, 'assistant', 'Wrong answer');
+    const question = answered.graph.nodes[0]!;
+    const rewind = await call('POST', `/api/chats/${view.chat.id}/rewind`, {
+      messageId: question.id,
+    });
+    expect(rewind.status).toBe(200);
+    expect(rewind.body.result.name).toBe('main-v2');
+    expect(rewind.body.view.branch).toBe('main-v2');
+    expect(rewind.body.view.messages).toHaveLength(1);
+    const fixed = await say(view.chat.id, 'assistant', 'Right answer');
+    expect(fixed.branch).toBe('main-v2');
+    expect(fixed.graph.nodes).toHaveLength(3);
+    expect(fixed.graph.branches.map((branch) => branch.name)).toEqual(['main', 'main-v2']);
+    const unknown = await call('POST', `/api/chats/${view.chat.id}/rewind`, {
+      messageId: 'no-such-node',
+    });
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.error.name).toBe('MessageNotFoundError');
+  });
+
+  it('checkpoints, restores, refuses a taken or unknown checkpoint name', async () => {
+    const view = await createChat();
+    await say(view.chat.id, 'user', 'Python or JavaScript?');
+    await say(view.chat.id, 'assistant', 'What do you like?');
+    const checkpoint = await call('POST', `/api/chats/${view.chat.id}/checkpoints`, {
+      name: 'choice',
+    });
+    expect(checkpoint.status).toBe(201);
+    expect(
+      checkpoint.body.view.graph.checkpoints.map((item: { name: string }) => item.name),
+    ).toEqual(['choice']);
+    const taken = await call('POST', `/api/chats/${view.chat.id}/checkpoints`, { name: 'choice' });
+    expect(taken.status).toBe(409);
+    expect(taken.body.error.name).toBe('CheckpointExistsError');
+    await say(view.chat.id, 'user', 'Python');
+    const restored = await call('POST', `/api/chats/${view.chat.id}/restore`, { name: 'choice' });
+    expect(restored.status).toBe(200);
+    expect(restored.body.view.branch).toBe('main-v2');
+    expect(restored.body.view.messages).toHaveLength(2);
+    const unknown = await call('POST', `/api/chats/${view.chat.id}/restore`, { name: 'nowhere' });
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.error.name).toBe('CheckpointNotFoundError');
+  });
+
+  it('opens a btw branch without leaving the current one, and switches branches', async () => {
+    const view = await createChat();
+    await say(view.chat.id, 'user', 'Weather?');
+    const btw = await call('POST', `/api/chats/${view.chat.id}/btw`, {});
+    expect(btw.status).toBe(200);
+    expect(btw.body.result.name).toBe('main-v2');
+    expect(btw.body.view.branch).toBe('main');
+    const switched = await call('POST', `/api/chats/${view.chat.id}/switch`, { branch: 'main-v2' });
+    expect(switched.status).toBe(200);
+    expect(switched.body.view.branch).toBe('main-v2');
+    // The active branch is kept by the store, so the next request still sees it.
+    expect((await call('GET', `/api/chats/${view.chat.id}`)).body.branch).toBe('main-v2');
+    const unknown = await call('POST', `/api/chats/${view.chat.id}/switch`, { branch: 'nope' });
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.error.name).toBe('BranchNotFoundError');
+    const missing = await call('POST', `/api/chats/${view.chat.id}/switch`, {});
+    expect(missing.status).toBe(400);
+  });
+
+  it('inspects a chat: tokens, cost, lanes and graph', async () => {
+    const view = await createChat();
+    await call('PUT', `/api/chats/${view.chat.id}/context`, { fragments: richContext });
+    await say(view.chat.id, 'user', 'Hello there');
+    const reply = await call(
+      'GET',
+      `/api/chats/${view.chat.id}/inspect?renderer=markdown&modelId=gpt-4o`,
+    );
+    expect(reply.status).toBe(200);
+    expect(reply.body.estimate.tokens).toBeGreaterThan(10);
+    expect(reply.body.estimate.modelId).toBe('gpt-4o');
+    expect(reply.body.fragments.context).toHaveLength(3);
+    expect(reply.body.fragments.persisted).toHaveLength(1);
+    expect(reply.body.graph.nodes).toHaveLength(1);
+    expect(reply.body.meta.chatId).toBe(view.chat.id);
+    const bad = await call('GET', `/api/chats/${view.chat.id}/inspect?renderer=html`);
+    expect(bad.status).toBe(400);
+  });
+});
+
+describe('model replies', () => {
+  it('says no model is configured', async () => {
+    const view = await createChat();
+    const reply = await call('POST', `/api/chats/${view.chat.id}/reply`, { text: 'Hi' });
+    expect(reply.status).toBe(400);
+    expect(reply.body.error.message).toContain('OPENAI_API_KEY');
+  });
+
+  it('streams a reply from an OpenAI-compatible server and saves both messages', async () => {
+    const fake = await startFakeOpenAI(['Hello', ', ', 'world']);
+    try {
+      const target = build({ modelId: 'fake-model', apiKey: 'test', baseURL: fake.baseURL });
+      const view = await createChat();
+      await call('PUT', `/api/chats/${view.chat.id}/context`, { fragments: richContext });
+      const response = await target.request(`/api/chats/${view.chat.id}/reply`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ text: 'Greet me', renderer: 'markdown' }),
+      });
+      expect(response.status).toBe(200);
+      const lines = (await response.text())
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line));
+      expect(
+        lines
+          .filter((line) => line.type === 'delta')
+          .map((line) => line.text)
+          .join(''),
+      ).toBe('Hello, world');
+      const done = lines.at(-1);
+      expect(done.type).toBe('done');
+      expect(done.view.messages.map((message: { role: string }) => message.role)).toEqual([
+        'user',
+        'assistant',
+      ]);
+      const request = fake.requests[0] as {
+        model: string;
+        messages: Array<{ role: string; content: unknown }>;
+      };
+      expect(request.model).toBe('fake-model');
+      expect(request.messages[0]?.role).toBe('system');
+      expect(String(request.messages[0]?.content)).toContain('PostgreSQL 16');
+    } finally {
+      await fake.close();
+    }
+  });
+
+  it('reports a failing model in the stream and keeps the user message', async () => {
+    const fake = await startFakeOpenAI([], true);
+    try {
+      const target = build({ modelId: 'fake-model', apiKey: 'test', baseURL: fake.baseURL });
+      const view = await createChat();
+      const response = await target.request(`/api/chats/${view.chat.id}/reply`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ text: 'Anyone there?' }),
+      });
+      const lines = (await response.text())
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line));
+      expect(lines.at(-1)).toMatchObject({
+        type: 'error',
+        message: expect.stringContaining('The model reply failed'),
+      });
+      const after = await call('GET', `/api/chats/${view.chat.id}`);
+      expect(after.body.messages.map((message: { role: string }) => message.role)).toEqual([
+        'user',
+      ]);
+      expect(logged.length).toBeGreaterThan(0);
+    } finally {
+      await fake.close();
+    }
+  });
+});

@@ -1,0 +1,65 @@
+import type { AddressInfo } from 'node:net';
+import { serve } from '@hono/node-server';
+import type { LanguageModel } from 'ai';
+import { openBackend, type PlaygroundBackend } from './open-backend';
+import { createPlaygroundApp } from './playground-app';
+import type { PlaygroundConfig } from './playground-config';
+
+/** A running playground server. */
+export interface RunningPlayground {
+  /** The address to open in a browser. */
+  readonly url: string;
+  /** The store and context repository it uses. */
+  readonly backend: PlaygroundBackend;
+  /** Stops listening and closes the store. */
+  close(): Promise<void>;
+}
+
+/** Options of {@link startPlayground} beyond the configuration. */
+export interface StartPlaygroundOptions {
+  /** The built client to serve (dist/client). */
+  readonly clientDirectory?: string;
+  /** A language model to use instead of the configured one (tests). */
+  readonly languageModel?: LanguageModel;
+}
+
+/**
+ * Opens the store and serves the API and page on one port (port 0 picks a free one).
+ *
+ * @example
+ * ```ts
+ * const running = await startPlayground(readPlaygroundConfig(process.env), { clientDirectory });
+ * console.log(running.url);
+ * ```
+ */
+export async function startPlayground(
+  config: PlaygroundConfig,
+  options: StartPlaygroundOptions = {},
+): Promise<RunningPlayground> {
+  const backend = await openBackend(config.store);
+  const app = createPlaygroundApp({
+    store: backend.store,
+    contexts: backend.contexts,
+    storeDescription: backend.description,
+    model: config.model,
+    defaultUserId: config.defaultUserId,
+    clientDirectory: options.clientDirectory,
+    languageModel: options.languageModel,
+  });
+  const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
+    const started = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, () =>
+      resolve(started),
+    );
+    started.once('error', reject);
+  });
+  const address = server.address() as AddressInfo;
+  const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
+  return {
+    url: `http://${host.includes(':') ? `[${host}]` : host}:${address.port}/`,
+    backend,
+    close: async () => {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await backend.close();
+    },
+  };
+}

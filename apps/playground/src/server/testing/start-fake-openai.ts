@@ -1,0 +1,56 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** What the fake server saw: the JSON bodies of the chat completion requests. */
+export interface FakeOpenAI {
+  readonly baseURL: string;
+  readonly requests: unknown[];
+  close(): Promise<void>;
+}
+
+/**
+ * A local stand-in for an OpenAI-compatible server (what OPENAI_BASE_URL points at): answers
+ * POST /chat/completions with a streamed reply made of `chunks`, or with HTTP 500 when `fail`.
+ */
+export async function startFakeOpenAI(
+  chunks: readonly string[],
+  fail = false,
+): Promise<FakeOpenAI> {
+  const requests: unknown[] = [];
+  const server: Server = createServer((request, response) => {
+    let body = '';
+    request.on('data', (chunk: Buffer) => {
+      body += chunk.toString('utf8');
+    });
+    request.on('end', () => {
+      requests.push(JSON.parse(body || '{}'));
+      if (fail || request.url !== '/chat/completions') {
+        response.writeHead(500, { 'content-type': 'application/json' });
+        response.end(
+          JSON.stringify({ error: { message: 'the fake model is down', type: 'server_error' } }),
+        );
+        return;
+      }
+      response.writeHead(200, { 'content-type': 'text/event-stream' });
+      const base = {
+        id: 'chatcmpl-1',
+        object: 'chat.completion.chunk',
+        created: 1,
+        model: 'fake-model',
+      };
+      const send = (choice: unknown) =>
+        response.write(`data: ${JSON.stringify({ ...base, choices: [choice] })}\n\n`);
+      send({ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null });
+      for (const text of chunks) send({ index: 0, delta: { content: text }, finish_reason: null });
+      send({ index: 0, delta: {}, finish_reason: 'stop' });
+      response.end('data: [DONE]\n\n');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    baseURL: `http://127.0.0.1:${port}`,
+    requests,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
