@@ -1,0 +1,161 @@
+import { type ContextStore, ValidationError } from '@ctxgraph/fragments-core';
+import { afterAll, beforeAll, describe } from 'vitest';
+import { defineChainTests } from './chain-tests';
+import { defineChatTests } from './chat-tests';
+import { defineConcurrencyTests } from './concurrency-tests';
+import { defineInputTests } from './input-tests';
+import { defineLifecycleTests } from './lifecycle-tests';
+import { defineMessageTests } from './message-tests';
+import { definePointerTests } from './pointer-tests';
+import type { StoreKit } from './store-test-kit';
+
+/** Options of {@link defineStoreConformance}. */
+export interface StoreConformanceOptions {
+  /** Shown in the suite's title: `ContextStore conformance: <name>`. */
+  readonly name: string;
+  /**
+   * Returns a store over fresh, isolated data: a new file, a new schema, a new instance. Called
+   * once for the shared store of the suite and once more for each test that needs a store of
+   * its own (closing and reopening).
+   */
+  readonly createStore: () => ContextStore | Promise<ContextStore>;
+  /**
+   * Removes the data behind a store `createStore` returned (delete the file, drop the schema).
+   * The kit has already called `store.close()` when it calls this.
+   * @default nothing beyond `store.close()`
+   */
+  readonly destroyStore?: (store: ContextStore) => void | Promise<void>;
+  /**
+   * Returns a second store over the SAME data as `store` (the same file, schema or server), as
+   * another process would open it. The persistence and cross-instance tests use it; it is
+   * required when the store declares `capabilities.persistent`. The kit closes the returned
+   * store (never destroys it).
+   */
+  readonly reopenStore?: (store: ContextStore) => ContextStore | Promise<ContextStore>;
+  /**
+   * Timeout of each test and hook, in milliseconds: raise it for slow servers. The heavy tests
+   * (long chains, large payloads, many concurrent writers) get six times as long.
+   * @default vitest's testTimeout / hookTimeout (5000 / 10000 unless configured)
+   */
+  readonly timeoutMs?: number;
+}
+
+/**
+ * Defines the vitest suites every `ContextStore` must pass: chats and ownership, message nodes
+ * (every `UIMessage` part kind round-trips), chains and paging, branches and checkpoints, the
+ * atomic head-moving write under concurrent callers, unicode and large payloads, bad input
+ * refused with nothing changed, and persistence across reopening when the store declares it.
+ *
+ * Call it at the top level of a `*.test.ts` file. Tests that need an ability the store does not
+ * declare in `capabilities` (or a `reopenStore` that was not given) are skipped, never anything
+ * else; every test uses its own random chat ids, so the data may be shared with other runs.
+ *
+ * @example
+ * ```ts
+ * // my-store.test.ts
+ * import { defineStoreConformance } from '@ctxgraph/conformance';
+ * import { MyStore } from './my-store';
+ *
+ * defineStoreConformance({
+ *   name: 'MyStore',
+ *   createStore: () => new MyStore({ file: tempFile() }),
+ *   reopenStore: (store) => new MyStore({ file: (store as MyStore).file }),
+ *   destroyStore: (store) => removeFile((store as MyStore).file),
+ * });
+ * ```
+ */
+export function defineStoreConformance(options: StoreConformanceOptions): void {
+  checkOptions(options);
+  const timeout = options.timeoutMs;
+  const slowTimeout = (timeout ?? 5_000) * 6;
+
+  describe(`ContextStore conformance: ${options.name}`, () => {
+    let shared: ContextStore | undefined;
+
+    beforeAll(async () => {
+      shared = await options.createStore();
+    }, timeout);
+
+    afterAll(async () => {
+      if (shared === undefined) return;
+      await disposeStore(options, shared);
+    }, timeout);
+
+    const kit: StoreKit = {
+      store: () => {
+        if (shared === undefined)
+          throw new Error('defineStoreConformance: createStore() did not produce a store.');
+        return shared;
+      },
+      options,
+      timeout,
+      slowTimeout,
+      withOwnStore: async (body) => {
+        const store = await options.createStore();
+        try {
+          await body(store);
+        } finally {
+          await disposeStore(options, store);
+        }
+      },
+      withReopened: async (store, body) => {
+        if (options.reopenStore === undefined)
+          throw new Error('defineStoreConformance: reopenStore was not given.');
+        const reopened = await options.reopenStore(store);
+        try {
+          await body(reopened);
+        } finally {
+          await reopened.close();
+        }
+      },
+    };
+
+    defineChatTests(kit);
+    defineMessageTests(kit);
+    defineChainTests(kit);
+    definePointerTests(kit);
+    defineConcurrencyTests(kit);
+    defineInputTests(kit);
+    defineLifecycleTests(kit);
+  });
+}
+
+async function disposeStore(options: StoreConformanceOptions, store: ContextStore): Promise<void> {
+  try {
+    await store.close();
+  } finally {
+    await options.destroyStore?.(store);
+  }
+}
+
+function checkOptions(options: StoreConformanceOptions): void {
+  const method = 'defineStoreConformance(options)';
+  if (typeof options !== 'object' || options === null) {
+    throw new ValidationError(`${method}: options must be an object.`, {
+      issues: [{ path: 'options', message: 'expected an object' }],
+    });
+  }
+  const problems: { path: string; message: string }[] = [];
+  if (typeof options.name !== 'string' || options.name === '')
+    problems.push({ path: 'name', message: 'expected a non-empty string' });
+  if (typeof options.createStore !== 'function')
+    problems.push({ path: 'createStore', message: 'expected a function' });
+  for (const field of ['destroyStore', 'reopenStore'] as const) {
+    if (options[field] !== undefined && typeof options[field] !== 'function')
+      problems.push({ path: field, message: 'expected a function' });
+  }
+  if (
+    options.timeoutMs !== undefined &&
+    (!Number.isInteger(options.timeoutMs) || options.timeoutMs < 1)
+  ) {
+    problems.push({ path: 'timeoutMs', message: 'expected a positive integer' });
+  }
+  if (problems.length > 0) {
+    throw new ValidationError(
+      `${method}: ${problems.map((problem) => `${problem.path}: ${problem.message}`).join('; ')}.`,
+      {
+        issues: problems,
+      },
+    );
+  }
+}

@@ -1,0 +1,1 @@
+export { InMemoryContextStore } from './in-memory-context-store';
