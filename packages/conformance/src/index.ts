@@ -3,3 +3,8 @@ export {
   type RendererConformanceOptions,
 } from './renderer/define-renderer-conformance';
 export { rendererSampleFragments } from './renderer/renderer-sample';
+export {
+  defineStoreConformance,
+  type StoreConformanceOptions,
+} from './store/define-store-conformance';
+export { uiMessageFixtures } from './store/ui-message-fixtures';
