@@ -59,14 +59,7 @@ export async function checkMessages(
   messages: readonly unknown[],
   schemas: MessageSchemas = {},
 ): Promise<MessageCheck[]> {
-  if (!Array.isArray(messages)) {
-    throw new ValidationError(
-      `checkMessages(messages): messages must be an array, received ${typeof messages}.`,
-      {
-        issues: [{ path: 'messages', message: 'expected an array' }],
-      },
-    );
-  }
+  assertList('checkMessages', messages);
   return Promise.all(
     messages.map(async (candidate, index): Promise<MessageCheck> => {
       const result = await safeValidateUIMessages({ ...schemas, messages: [candidate] });
@@ -85,14 +78,7 @@ export async function validateMessages(
   messages: readonly unknown[],
   schemas: MessageSchemas = {},
 ): Promise<UIMessage[]> {
-  if (!Array.isArray(messages)) {
-    throw new ValidationError(
-      `validateMessages(messages): messages must be an array, received ${typeof messages}.`,
-      {
-        issues: [{ path: 'messages', message: 'expected an array' }],
-      },
-    );
-  }
+  assertList('validateMessages', messages);
   if (messages.length === 0) return [];
   // One call for the common, valid case; per-message checks only to explain a failure.
   const result = await safeValidateUIMessages({ ...schemas, messages });
@@ -110,6 +96,17 @@ export async function validateMessage(
 ): Promise<UIMessage> {
   const [validated] = await validateMessages([candidate], schemas);
   return validated as UIMessage;
+}
+
+function assertList(method: string, messages: unknown): asserts messages is readonly unknown[] {
+  if (!Array.isArray(messages)) {
+    throw new ValidationError(
+      `${method}(messages): messages must be an array, received ${typeof messages}.`,
+      {
+        issues: [{ path: 'messages', message: 'expected an array' }],
+      },
+    );
+  }
 }
 
 interface ZodLikeIssue {
@@ -161,9 +158,9 @@ function collectIssues(
       typeof value === 'object' && value !== null ? (value as { type?: unknown }).type : undefined;
     // The part union failed: explain it with the branch meant for this part's type, if any.
     const matching = issue.errors.find(
-      (branch) =>
+      (branch: readonly ZodLikeIssue[]) =>
         !branch.some(
-          (inner) =>
+          (inner: ZodLikeIssue) =>
             inner.code === 'invalid_value' && inner.path?.length === 1 && inner.path[0] === 'type',
         ),
     );
