@@ -1,0 +1,95 @@
+import { ValidationError } from '@ctxgraph/fragments-core';
+
+/** PostgreSQL truncates identifiers longer than this many bytes, so we refuse them instead. */
+const MAX_POSTGRES_IDENTIFIER_BYTES = 63;
+
+/**
+ * The longest name the schema derives from the table prefix is `<prefix>checkpoints_message_fkey`
+ * (25 characters after the prefix); the prefix limit keeps every derived name within 63 bytes.
+ */
+export const MAX_TABLE_PREFIX_LENGTH = 32;
+
+const IDENTIFIER_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** Where the store's tables live and what they are called. */
+export interface TableNameOptions {
+  /** The PostgreSQL schema. @default 'public' */
+  readonly schema?: string;
+  /** Prepended to every table, index and constraint name. @default 'ctxgraph_' */
+  readonly tablePrefix?: string;
+}
+
+/** The quoted, schema-qualified names every statement of the store uses. */
+export interface TableNames {
+  /** The schema, unquoted (validated). */
+  readonly schema: string;
+  /** The table prefix, unquoted (validated). */
+  readonly tablePrefix: string;
+  /** The schema, quoted. */
+  readonly quotedSchema: string;
+  /** `"schema"."<prefix>migrations"`. */
+  readonly migrations: string;
+  /** `"schema"."<prefix>chats"`. */
+  readonly chats: string;
+  /** `"schema"."<prefix>messages"`. */
+  readonly messages: string;
+  /** `"schema"."<prefix>branches"`. */
+  readonly branches: string;
+  /** `"schema"."<prefix>checkpoints"`. */
+  readonly checkpoints: string;
+  /** Quotes `<prefix><suffix>` for an index or constraint name (never schema-qualified). */
+  readonly local: (suffix: string) => string;
+}
+
+/** The default schema. */
+export const DEFAULT_SCHEMA = 'public';
+/** The default table prefix. */
+export const DEFAULT_TABLE_PREFIX = 'ctxgraph_';
+
+function quote(identifier: string): string {
+  // The pattern already excludes quotes; doubling them keeps this safe on its own as well.
+  return `"${identifier.replaceAll('"', '""')}"`;
+}
+
+/**
+ * Validates `schema` and `tablePrefix` (letters, digits and underscores, not starting with a
+ * digit; the schema at most 63 bytes, the prefix at most {@link MAX_TABLE_PREFIX_LENGTH}, and
+ * may be empty) and derives the quoted names. Throws `ValidationError` naming the option.
+ */
+export function resolveTableNames(method: string, options: TableNameOptions = {}): TableNames {
+  const schema = options.schema ?? DEFAULT_SCHEMA;
+  const tablePrefix = options.tablePrefix ?? DEFAULT_TABLE_PREFIX;
+  if (
+    typeof schema !== 'string' ||
+    !IDENTIFIER_PATTERN.test(schema) ||
+    schema.length > MAX_POSTGRES_IDENTIFIER_BYTES
+  ) {
+    const message = `expected letters, digits or underscores, not starting with a digit, at most ${MAX_POSTGRES_IDENTIFIER_BYTES} characters; received ${JSON.stringify(schema)}`;
+    throw new ValidationError(`${method}: schema ${message}.`, {
+      issues: [{ path: 'schema', message }],
+    });
+  }
+  if (
+    typeof tablePrefix !== 'string' ||
+    (tablePrefix !== '' && !IDENTIFIER_PATTERN.test(tablePrefix)) ||
+    tablePrefix.length > MAX_TABLE_PREFIX_LENGTH
+  ) {
+    const message = `expected an empty string or letters, digits or underscores, not starting with a digit, at most ${MAX_TABLE_PREFIX_LENGTH} characters; received ${JSON.stringify(tablePrefix)}`;
+    throw new ValidationError(`${method}: tablePrefix ${message}.`, {
+      issues: [{ path: 'tablePrefix', message }],
+    });
+  }
+  const quotedSchema = quote(schema);
+  const table = (name: string): string => `${quotedSchema}.${quote(`${tablePrefix}${name}`)}`;
+  return {
+    schema,
+    tablePrefix,
+    quotedSchema,
+    migrations: table('migrations'),
+    chats: table('chats'),
+    messages: table('messages'),
+    branches: table('branches'),
+    checkpoints: table('checkpoints'),
+    local: (suffix) => quote(`${tablePrefix}${suffix}`),
+  };
+}
