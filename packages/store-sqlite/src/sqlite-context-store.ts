@@ -341,7 +341,10 @@ export class SqliteContextStore implements ContextStore {
     this.capabilities = { persistent: !memory, multiProcess: !memory };
     if (resolved.migrate !== false) {
       try {
-        migrateSqliteDatabase(this.#database, { tablePrefix: this.tablePrefix });
+        // A read-only database cannot be migrated: check its version instead, so the error says
+        // what is missing rather than that a write failed.
+        if (this.#database.readonly) this.#checkSchema();
+        else migrateSqliteDatabase(this.#database, { tablePrefix: this.tablePrefix });
         this.#schemaChecked = true;
       } catch (error) {
         if (this.#ownsDatabase) this.#database.close();
@@ -875,7 +878,7 @@ export class SqliteContextStore implements ContextStore {
     }
   }
 
-  // With `migrate: false` the schema is checked once, on first use, with a clear message.
+  // With `migrate: false` (or a read-only database) the schema is checked once, with a clear message.
   #checkSchema(): void {
     if (this.#schemaChecked) return;
     const version = readSqliteSchemaVersion(this.#database, { tablePrefix: this.tablePrefix });
@@ -886,8 +889,14 @@ export class SqliteContextStore implements ContextStore {
           : version > SQLITE_SCHEMA_VERSION
             ? `has "${this.tablePrefix}" tables at schema version ${version}, newer than this @ctxgraph/store-sqlite understands (${SQLITE_SCHEMA_VERSION}); upgrade it`
             : `has "${this.tablePrefix}" tables at schema version ${version}, older than ${SQLITE_SCHEMA_VERSION}`;
+      const advice =
+        version > SQLITE_SCHEMA_VERSION
+          ? ''
+          : this.#database.readonly
+            ? 'It is open read-only, so the store cannot migrate it: open it writable once, or migrate it elsewhere. '
+            : 'Run store.migrate() or migrateSqliteDatabase(), apply sqliteMigrationSql(), or construct the store without migrate: false. ';
       throw new SchemaVersionError(
-        `SqliteContextStore at "${this.path}" ${state}. ${version > SQLITE_SCHEMA_VERSION ? '' : 'Run store.migrate() or migrateSqliteDatabase(), or apply sqliteMigrationSql(), or construct the store without migrate: false. '}Nothing was changed.`,
+        `SqliteContextStore at "${this.path}" ${state}. ${advice}Nothing was changed.`,
       );
     }
     this.#schemaChecked = true;

@@ -1,4 +1,4 @@
-import { SchemaVersionError } from '@ctxgraph/fragments-core';
+import { SchemaVersionError, ValidationError } from '@ctxgraph/fragments-core';
 import type Database from 'better-sqlite3';
 import { type TableNames, tableNames } from '../schema/table-names';
 
@@ -185,6 +185,19 @@ export function migrateSqliteDatabase(
 export function sqliteMigrationSql(options: SqliteMigrationSqlOptions = {}): string {
   const tables = tableNames(options.tablePrefix);
   const fromVersion = options.fromVersion ?? 0;
+  if (!Number.isInteger(fromVersion) || fromVersion < 0 || fromVersion > SQLITE_SCHEMA_VERSION) {
+    throw new ValidationError(
+      `sqliteMigrationSql(options): fromVersion must be an integer from 0 to ${SQLITE_SCHEMA_VERSION}, received ${String(fromVersion)}.`,
+      {
+        issues: [
+          {
+            path: 'fromVersion',
+            message: `expected an integer from 0 to ${SQLITE_SCHEMA_VERSION}`,
+          },
+        ],
+      },
+    );
+  }
   const parts = ['BEGIN IMMEDIATE;', migrationsTableSql(tables)];
   SQLITE_MIGRATIONS.slice(fromVersion).forEach((step, index) => {
     const version = fromVersion + index + 1;
