@@ -60,6 +60,10 @@ function collect(issue: ZodIssue, base: string, result: ValidationIssue[]): void
       result.push({ path, message: `${issue.message}, received ${describeValue(issue.input)}` });
       return;
     }
+    case 'invalid_key':
+      // A record key that failed its own schema: report that schema's problems at the key.
+      for (const inner of issue.issues) collect(inner, path, result);
+      return;
     default:
       result.push({ path, message: issue.message });
   }
