@@ -1,5 +1,5 @@
 import { defineRendererConformance, rendererSampleFragments } from '@ctxgraph/conformance';
-import { type ContextFragment, RenderError } from '@ctxgraph/fragments-core';
+import { type ContextFragment, RenderError, ValidationError } from '@ctxgraph/fragments-core';
 import { type Node, Parser } from 'commonmark';
 import { describe, expect, it } from 'vitest';
 import { expectGolden } from './__fixtures__/golden';
@@ -141,6 +141,7 @@ describe('MarkdownRenderer', () => {
       '### a\nx',
     );
     for (const headingLevel of [0, 7, 1.5, Number.NaN]) {
+      expect(() => new MarkdownRenderer({ headingLevel })).toThrow(ValidationError);
       expect(() => new MarkdownRenderer({ headingLevel })).toThrow(
         /headingLevel must be an integer from 1 to 6/,
       );

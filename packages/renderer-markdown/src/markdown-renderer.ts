@@ -1,4 +1,9 @@
-import { type RenderNode, TreeRenderer, type TreeRendererOptions } from '@ctxgraph/fragments-core';
+import {
+  type RenderNode,
+  TreeRenderer,
+  type TreeRendererOptions,
+  ValidationError,
+} from '@ctxgraph/fragments-core';
 import { escapeMarkdownName, escapeMarkdownText } from './markdown-escape';
 
 /** Options of {@link MarkdownRenderer}. */
@@ -96,8 +101,9 @@ function item(node: RenderNode, indent: string, lines: string[]): void {
 function headingLevel(level: number | undefined): number {
   if (level === undefined) return 1;
   if (!Number.isInteger(level) || level < 1 || level > 6) {
-    throw new RangeError(
+    throw new ValidationError(
       `MarkdownRenderer options.headingLevel must be an integer from 1 to 6, received ${String(level)}.`,
+      { issues: [{ path: 'options.headingLevel', message: 'expected an integer from 1 to 6' }] },
     );
   }
   return level;

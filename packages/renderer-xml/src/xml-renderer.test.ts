@@ -1,5 +1,5 @@
 import { defineRendererConformance, rendererSampleFragments } from '@ctxgraph/conformance';
-import { type ContextFragment, RenderError } from '@ctxgraph/fragments-core';
+import { type ContextFragment, RenderError, ValidationError } from '@ctxgraph/fragments-core';
 import { DOMParser, type Element } from '@xmldom/xmldom';
 import { describe, expect, it } from 'vitest';
 import { expectGolden } from './__fixtures__/golden';
@@ -100,6 +100,15 @@ describe('XmlRenderer', () => {
     expect(new XmlRenderer({ indent: 2 }).render([{ name: 'a', data: { b: { c: 'x' } } }])).toBe(
       '<a>\n  <b>\n    <c>x</c>\n  </b>\n</a>',
     );
+  });
+
+  it('refuses an indent that is not an integer from 0 to 8 with a ValidationError', () => {
+    for (const indent of [-1, 9, 1.5, Number.NaN]) {
+      expect(() => new XmlRenderer({ indent })).toThrow(ValidationError);
+      expect(() => new XmlRenderer({ indent })).toThrow(
+        /options.indent must be an integer from 0 to 8/,
+      );
+    }
   });
 
   it('refuses trees deeper than maxDepth with a RenderError naming the limit', () => {

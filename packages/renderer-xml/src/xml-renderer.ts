@@ -1,10 +1,15 @@
-import { type RenderNode, TreeRenderer, type TreeRendererOptions } from '@ctxgraph/fragments-core';
+import {
+  type RenderNode,
+  TreeRenderer,
+  type TreeRendererOptions,
+  ValidationError,
+} from '@ctxgraph/fragments-core';
 import { toXmlName } from './xml-name';
 
 /** Options of {@link XmlRenderer}. */
 export interface XmlRendererOptions extends TreeRendererOptions {
   /**
-   * Spaces added per nesting level. `0` puts every tag at the start of its line: the tags already
+   * Spaces added per nesting level (0–8). `0` puts every tag at the start of its line: the tags already
    * carry the nesting, and indentation only costs tokens.
    * @default 0
    */
@@ -89,7 +94,16 @@ export class XmlRenderer extends TreeRenderer {
 
   constructor(options: XmlRendererOptions = {}) {
     super(options);
-    this.#indent = options.indent ?? 0;
+    const indent = options.indent ?? 0;
+    if (!Number.isInteger(indent) || indent < 0 || indent > 8) {
+      throw new ValidationError(
+        `XmlRenderer options.indent must be an integer from 0 to 8, received ${String(indent)}.`,
+        {
+          issues: [{ path: 'options.indent', message: 'expected an integer from 0 to 8' }],
+        },
+      );
+    }
+    this.#indent = indent;
   }
 
   protected renderNodes(nodes: readonly RenderNode[]): string {

@@ -1,0 +1,7 @@
+export {
+  ToonRenderer,
+  type ToonRendererOptions,
+  type ToonValue,
+  toObject,
+  toToonValue,
+} from './toon-renderer';
