@@ -213,6 +213,22 @@ function messageRecord(chatId: string, row: MessageRow): MessageNodeRecord {
   };
 }
 
+function assertTitle(method: string, title: unknown, nullable: boolean): void {
+  if (title === undefined || (nullable && title === null)) return;
+  const expected = nullable ? 'a string or null' : 'a string';
+  const problem =
+    typeof title !== 'string'
+      ? `expected ${expected}, received ${title === null ? 'null' : typeof title}`
+      : title.includes('\u0000')
+        ? 'must not contain the NUL character'
+        : undefined;
+  if (problem !== undefined) {
+    throw new ValidationError(`${method}: title ${problem}.`, {
+      issues: [{ path: 'title', message: problem }],
+    });
+  }
+}
+
 function optionsProblem(message: string, path: string): ValidationError {
   return new ValidationError(`SqliteContextStore: ${message}`, { issues: [{ path, message }] });
 }
@@ -403,11 +419,8 @@ export class SqliteContextStore implements ContextStore {
     const method = 'openChat(input)';
     assertIdentifier(method, 'chatId', input?.chatId);
     assertIdentifier(method, 'userId', input.userId);
-    if (input.title !== undefined && typeof input.title !== 'string') {
-      throw new ValidationError(`${method}: title must be a string when given.`, {
-        issues: [{ path: 'title', message: 'expected a string' }],
-      });
-    }
+    assertTitle(method, input.title, false);
+    if (typeof input.title === 'string') this.#checkSize(method, 'title', input.title);
     let metadataText: string | undefined;
     if (input.metadata !== undefined) {
       assertJsonObject(method, 'metadata', input.metadata);
@@ -478,11 +491,8 @@ export class SqliteContextStore implements ContextStore {
   async updateChat(input: UpdateChatInput): Promise<ChatRecord> {
     const method = 'updateChat(input)';
     assertIdentifier(method, 'chatId', input?.chatId);
-    if (input.title !== undefined && input.title !== null && typeof input.title !== 'string') {
-      throw new ValidationError(`${method}: title must be a string or null.`, {
-        issues: [{ path: 'title', message: 'expected a string or null' }],
-      });
-    }
+    assertTitle(method, input.title, true);
+    if (typeof input.title === 'string') this.#checkSize(method, 'title', input.title);
     if (input.metadata !== undefined) {
       assertJsonObject(method, 'metadata', input.metadata);
       this.#checkSize(method, 'metadata', toJsonText(method, 'metadata', input.metadata));
