@@ -1,0 +1,153 @@
+import {
+  HeadConflictError,
+  type JsonObject,
+  StoreError,
+  ValidationError,
+} from '@ctxgraph/fragments-core';
+import { describe, expect, it } from 'vitest';
+import { InMemoryContextStore } from './in-memory-context-store';
+
+function text(id: string, body: string = id) {
+  return { id, message: { id, role: 'user', parts: [{ type: 'text', text: body }] } };
+}
+
+describe('InMemoryContextStore', () => {
+  it('declares v1, no persistence, single process', () => {
+    const store = new InMemoryContextStore();
+    expect(store.specificationVersion).toBe('v1');
+    expect(store.capabilities).toEqual({ persistent: false, multiProcess: false });
+    expect(Object.isFrozen(store.capabilities)).toBe(true);
+  });
+
+  it('serializes to a label, never to its data', async () => {
+    const store = new InMemoryContextStore();
+    await store.openChat({
+      chatId: 'secret-chat',
+      userId: 'secret-user',
+      metadata: { apiKey: 'x' },
+    });
+    expect(store.toJSON()).toBe('[InMemoryContextStore]');
+    expect(JSON.stringify({ store })).toBe('{"store":"[InMemoryContextStore]"}');
+  });
+
+  it('keeps each instance to itself', async () => {
+    const first = new InMemoryContextStore();
+    const second = new InMemoryContextStore();
+    await first.openChat({ chatId: 'c', userId: 'u' });
+    expect(await second.getChat('c')).toBeNull();
+    expect((await second.openChat({ chatId: 'c', userId: 'someone-else' })).created).toBe(true);
+  });
+
+  it('close() and Symbol.asyncDispose release the data; later calls fail with StoreError', async () => {
+    const store = new InMemoryContextStore();
+    await store.openChat({ chatId: 'c', userId: 'u' });
+    await store[Symbol.asyncDispose]();
+    await store.close();
+    const error = await store.getChat('c').catch((caught: unknown) => caught);
+    expect(StoreError.isInstance(error)).toBe(true);
+    expect((error as Error).message).toBe('getChat(chatId): this InMemoryContextStore is closed.');
+    await expect(store.openChat({ chatId: 'c', userId: 'u' })).rejects.toThrow(/closed/);
+  });
+
+  it('copies metadata on the way in and out', async () => {
+    const store = new InMemoryContextStore();
+    const metadata: JsonObject = { nested: { list: [1] } };
+    const opened = await store.openChat({ chatId: 'c', userId: 'u', metadata });
+    ((metadata.nested as JsonObject).list as number[]).push(2);
+    ((opened.chat.metadata.nested as JsonObject).list as number[]).push(3);
+    const patch: JsonObject = { added: { deep: true } };
+    const updated = await store.updateChat({ chatId: 'c', metadata: patch });
+    (patch.added as JsonObject).deep = false;
+    (updated.metadata.added as JsonObject).deep = 'changed';
+    expect((await store.getChat('c'))?.metadata).toEqual({
+      nested: { list: [1] },
+      added: { deep: true },
+    });
+  });
+
+  it('commits started in the same tick see one another: exactly one wins', async () => {
+    const store = new InMemoryContextStore();
+    await store.openChat({ chatId: 'c', userId: 'u' });
+    const pending = ['a', 'b', 'c'].map((id) =>
+      store.commit({ chatId: 'c', branch: 'main', expectedHeadId: null, messages: [text(id)] }),
+    );
+    const settled = await Promise.allSettled(pending);
+    expect(settled.map((result) => result.status)).toEqual(['fulfilled', 'rejected', 'rejected']);
+    for (const result of settled.slice(1)) {
+      const reason = (result as PromiseRejectedResult).reason as HeadConflictError;
+      expect(HeadConflictError.isInstance(reason)).toBe(true);
+      expect(reason.currentHeadId).toBe('a');
+    }
+    expect((await store.getGraph('c')).nodes.map((node) => node.id)).toEqual(['a']);
+  });
+
+  it('refuses non-boolean activate and replace flags and a non-object input', async () => {
+    const store = new InMemoryContextStore();
+    await store.openChat({ chatId: 'c', userId: 'u' });
+    await store.commit({
+      chatId: 'c',
+      branch: 'main',
+      expectedHeadId: null,
+      messages: [text('a')],
+    });
+    await expect(
+      store.createBranch({ chatId: 'c', name: 'b', headMessageId: 'a', activate: 'yes' as never }),
+    ).rejects.toThrow('createBranch(input): activate must be a boolean, received string.');
+    await expect(
+      store.createCheckpoint({ chatId: 'c', name: 'p', messageId: 'a', replace: 1 as never }),
+    ).rejects.toThrow('createCheckpoint(input): replace must be a boolean, received number.');
+    const error = await store.getHead(null as never).catch((caught: unknown) => caught);
+    expect(ValidationError.isInstance(error)).toBe(true);
+    expect((error as Error).message).toBe('getHead(input): input must be an object.');
+    expect(await store.listBranches('c')).toHaveLength(1);
+    expect(await store.listCheckpoints('c')).toEqual([]);
+  });
+
+  it('a moved checkpoint lists as the newest', async () => {
+    const store = new InMemoryContextStore();
+    await store.openChat({ chatId: 'c', userId: 'u' });
+    await store.commit({
+      chatId: 'c',
+      branch: 'main',
+      expectedHeadId: null,
+      messages: [text('a'), text('b')],
+    });
+    await store.createCheckpoint({ chatId: 'c', name: 'first', messageId: 'a' });
+    await store.createCheckpoint({ chatId: 'c', name: 'second', messageId: 'a' });
+    await store.createCheckpoint({ chatId: 'c', name: 'first', messageId: 'b', replace: true });
+    expect(
+      (await store.listCheckpoints('c')).map((checkpoint) => [
+        checkpoint.name,
+        checkpoint.messageId,
+      ]),
+    ).toEqual([
+      ['second', 'a'],
+      ['first', 'b'],
+    ]);
+  });
+
+  it('walks a 20,000-node chain page by page from any point', async () => {
+    const store = new InMemoryContextStore();
+    await store.openChat({ chatId: 'c', userId: 'u' });
+    const ids = Array.from({ length: 20_000 }, (_, index) => `n${index}`);
+    let head: string | null = null;
+    for (let start = 0; start < ids.length; start += 2_000) {
+      const result = await store.commit({
+        chatId: 'c',
+        branch: 'main',
+        expectedHeadId: head,
+        messages: ids.slice(start, start + 2_000).map((id) => text(id)),
+      });
+      head = result.headMessageId;
+    }
+    const newest = await store.getChain({ chatId: 'c', headMessageId: 'n19999', limit: 2 });
+    expect(newest.nodes.map((node) => node.id)).toEqual(['n19998', 'n19999']);
+    expect(newest.nextCursor).toBe('n19997');
+    const middle = await store.getChain({ chatId: 'c', headMessageId: 'n10000', until: 'n9997' });
+    expect(middle.nodes.map((node) => node.id)).toEqual(['n9998', 'n9999', 'n10000']);
+    expect(middle.reachedUntil).toBe(true);
+    const whole = await store.getChain({ chatId: 'c', headMessageId: head as string });
+    expect(whole.nodes).toHaveLength(20_000);
+    expect(whole.nodes[0]?.sequence).toBeLessThan(whole.nodes[1]?.sequence as number);
+  });
+});
