@@ -395,7 +395,7 @@ describe('toFragment errors', () => {
       description: 'd',
       policies: [{ type: 'policy', rule: 'r' }],
     };
-    const before = structuredClone(flat);
+    const before = JSON.parse(JSON.stringify(flat)) as unknown;
     toFragment(flat);
     expect(flat).toEqual(before);
   });
