@@ -22,6 +22,9 @@ const forbiddenCharacters =
   // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point.
   /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 const textSpecials = /[&<\r]|]]>/g;
+// Anything escapeXmlText might change: the specials, C0 controls, U+FFFE/U+FFFF, any surrogate.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point.
+const needsTextEscape = /[&<\u0000-\u0008\u000B-\u001F\uFFFE\uFFFF\uD800-\uDFFF]|]]>/;
 const attributeSpecials = /[&<"\t\n\r]/g;
 
 const textReplacements: Record<string, string> = {
@@ -45,6 +48,8 @@ const attributeReplacements: Record<string, string> = {
  * `\n`), and characters XML forbids become U+FFFD.
  */
 export function escapeXmlText(text: string): string {
+  // Most text needs nothing: one scan decides, and the replacements run only when needed.
+  if (!needsTextEscape.test(text)) return text;
   return text
     .replace(forbiddenCharacters, '\uFFFD')
     .replace(textSpecials, (match) => textReplacements[match] ?? match);

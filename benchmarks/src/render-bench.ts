@@ -1,0 +1,115 @@
+// Renders the shared 200-fragment context with each renderer and prints bytes, o200k tokens and
+// median render time. It prints figures; it asserts nothing.
+import { existsSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { ContextFragment, ContextRenderer, RenderNode } from '@ctxgraph/fragments-core';
+import { walkFragments } from '@ctxgraph/fragments-core';
+import { MarkdownRenderer } from '@ctxgraph/renderer-markdown';
+import { ToonRenderer } from '@ctxgraph/renderer-toon';
+import { XmlRenderer } from '@ctxgraph/renderer-xml';
+import { encode } from 'gpt-tokenizer/encoding/o200k_base';
+
+// The `shared` folder sits beside the repository checkout (/work/shared next to /work/main).
+const fixtureUrl = new URL('../../../shared/fixtures/context-200.json', import.meta.url);
+const fixturePath = fileURLToPath(fixtureUrl);
+
+/** Token counts of the most widely used library of this kind on this exact context. */
+const reference: Record<string, number> = {
+  xml: 7795,
+  markdown: 6528,
+  toon: 5774,
+  'bare text': 4311,
+};
+
+const runs = 1000;
+const warmup = 300;
+
+function loadContext(): ContextFragment[] | undefined {
+  if (!existsSync(fixturePath)) {
+    console.error(`render-bench: fixture not found at ${fixturePath}.`);
+    console.error(
+      'It lives in the shared folder beside the checkout (shared/fixtures/context-200.json); nothing to measure.',
+    );
+    return undefined;
+  }
+  return JSON.parse(readFileSync(fixturePath, 'utf8')) as ContextFragment[];
+}
+
+function leaves(nodes: readonly RenderNode[], into: string[] = []): string[] {
+  for (const node of nodes) {
+    if (node.kind === 'scalar') into.push(String(node.value));
+    else leaves(node.children, into);
+  }
+  return into;
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+}
+
+function measure(
+  renderer: ContextRenderer,
+  context: ContextFragment[],
+): { output: string; medianMs: number } {
+  let output = '';
+  for (let index = 0; index < warmup; index++) output = renderer.render(context);
+  const times: number[] = [];
+  for (let index = 0; index < runs; index++) {
+    const start = performance.now();
+    output = renderer.render(context);
+    times.push(performance.now() - start);
+  }
+  return { output, medianMs: median(times) };
+}
+
+function row(cells: string[]): string {
+  const widths = [10, 9, 8, 10, 9, 11];
+  return cells
+    .map((cell, index) =>
+      index === 0 ? cell.padEnd(widths[index]!) : cell.padStart(widths[index]!),
+    )
+    .join(' ');
+}
+
+const context = loadContext();
+if (context) {
+  const bare = leaves(walkFragments(context)).join('\n');
+  console.log(
+    `context-200.json: ${context.length} top-level fragments, ${leaves(walkFragments(context)).length} leaf values; ${runs} timed runs each\n`,
+  );
+  console.log(row(['format', 'bytes', 'tokens', 'reference', 'vs ref', 'median ms']));
+  const bareTokens = encode(bare).length;
+  console.log(
+    row([
+      'bare text',
+      String(Buffer.byteLength(bare)),
+      String(bareTokens),
+      String(reference['bare text']),
+      '',
+      '',
+    ]),
+  );
+  const renderers: ContextRenderer[] = [
+    new XmlRenderer(),
+    new MarkdownRenderer(),
+    new ToonRenderer(),
+  ];
+  for (const renderer of renderers) {
+    const { output, medianMs } = measure(renderer, context);
+    const tokens = encode(output).length;
+    const referenceTokens = reference[renderer.format]!;
+    const change = `${(((tokens - referenceTokens) / referenceTokens) * 100).toFixed(1)}%`;
+    console.log(
+      row([
+        renderer.format,
+        String(Buffer.byteLength(output)),
+        String(tokens),
+        String(referenceTokens),
+        change,
+        medianMs.toFixed(3),
+      ]),
+    );
+  }
+}
