@@ -64,8 +64,14 @@ function measure(
   return { output, medianMs: median(times) };
 }
 
+// Structure check for the table: how many leaf texts appear verbatim. The fixture's texts hold no
+// character any of the three formats escapes, so each must be found as it is.
+function leavesFound(output: string, texts: readonly string[]): string {
+  return `${texts.filter((text) => output.includes(text)).length}/${texts.length}`;
+}
+
 function row(cells: string[]): string {
-  const widths = [10, 9, 8, 10, 9, 11];
+  const widths = [10, 9, 8, 10, 9, 11, 9];
   return cells
     .map((cell, index) =>
       index === 0 ? cell.padEnd(widths[index]!) : cell.padStart(widths[index]!),
@@ -75,11 +81,12 @@ function row(cells: string[]): string {
 
 const context = loadContext();
 if (context) {
-  const bare = leaves(walkFragments(context)).join('\n');
+  const leafTexts = leaves(walkFragments(context));
+  const bare = leafTexts.join('\n');
   console.log(
-    `context-200.json: ${context.length} top-level fragments, ${leaves(walkFragments(context)).length} leaf values; ${runs} timed runs each\n`,
+    `context-200.json: ${context.length} top-level fragments, ${leafTexts.length} leaf values; ${runs} timed runs each\n`,
   );
-  console.log(row(['format', 'bytes', 'tokens', 'reference', 'vs ref', 'median ms']));
+  console.log(row(['format', 'bytes', 'tokens', 'reference', 'vs ref', 'median ms', 'leaves']));
   const bareTokens = encode(bare).length;
   console.log(
     row([
@@ -87,6 +94,7 @@ if (context) {
       String(Buffer.byteLength(bare)),
       String(bareTokens),
       String(reference['bare text']),
+      '',
       '',
       '',
     ]),
@@ -109,7 +117,11 @@ if (context) {
         String(referenceTokens),
         change,
         medianMs.toFixed(3),
+        leavesFound(output, leafTexts),
       ]),
     );
   }
+  console.log(
+    '\nTimes are medians on a shared machine: compare them with each other, not across machines.',
+  );
 }
