@@ -1,7 +1,43 @@
 import { defineStoreConformance } from '@ctxgraph/conformance';
+import { type ContextStore, StoreError } from '@ctxgraph/fragments-core';
 import { InMemoryContextStore } from './in-memory-context-store';
 
 defineStoreConformance({
   name: 'InMemoryContextStore',
   createStore: () => new InMemoryContextStore(),
+});
+
+// The kit's persistence and cross-object tests only run for stores that declare those abilities.
+// Handles over one shared InMemoryContextStore (closing a handle leaves the data, like closing a
+// database connection) let them run here too, so the kit's own reopen paths are exercised
+// against the reference implementation before a database store depends on them.
+const backingOf = new WeakMap<ContextStore, InMemoryContextStore>();
+
+function handleOver(backing: InMemoryContextStore): ContextStore {
+  let closed = false;
+  const handle = new Proxy(backing, {
+    get(target, property) {
+      if (property === 'capabilities') return { persistent: true, multiProcess: true };
+      if (property === 'close') {
+        return async () => {
+          closed = true;
+        };
+      }
+      const value: unknown = Reflect.get(target, property, target);
+      if (typeof value !== 'function') return value;
+      return (...args: unknown[]) => {
+        if (closed) throw new StoreError(`${String(property)}: this handle is closed.`);
+        return (value as (...parameters: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+  backingOf.set(handle, backing);
+  return handle;
+}
+
+defineStoreConformance({
+  name: 'handles over one InMemoryContextStore',
+  createStore: () => handleOver(new InMemoryContextStore()),
+  reopenStore: (store) => handleOver(backingOf.get(store) as InMemoryContextStore),
+  destroyStore: (store) => backingOf.get(store)?.close(),
 });

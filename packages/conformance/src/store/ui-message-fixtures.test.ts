@@ -64,11 +64,11 @@ describe('uiMessageFixtures', () => {
   });
 
   it('are frozen all the way down', () => {
-    const message = uiMessageFixtures[1];
+    const parts = uiMessageFixtures[1]?.parts as unknown[];
     expect(Object.isFrozen(uiMessageFixtures)).toBe(true);
-    expect(Object.isFrozen(message?.parts[0])).toBe(true);
+    expect(Object.isFrozen(parts[0])).toBe(true);
     expect(() => {
-      (message?.parts as unknown[]).push({ type: 'text', text: 'x' });
+      parts.push({ type: 'text', text: 'x' });
     }).toThrow(TypeError);
   });
 });
