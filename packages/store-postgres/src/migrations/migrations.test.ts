@@ -1,0 +1,238 @@
+import { SchemaVersionError, ValidationError } from '@ctxgraph/fragments-core';
+import { afterAll, describe, expect, it } from 'vitest';
+import { adminClient, databaseUrl, dropSchema, randomSchema } from '../__fixtures__/test-database';
+import { PostgresContextStore } from '../postgres-context-store';
+import { getMigrationSql, MIGRATIONS, SCHEMA_VERSION } from './migrations';
+
+const admin = adminClient();
+const schemas: string[] = [];
+afterAll(async () => {
+  for (const schema of schemas) await dropSchema(admin, schema);
+  await admin.end();
+});
+
+function freshSchema(): string {
+  const schema = randomSchema();
+  schemas.push(schema);
+  return schema;
+}
+
+async function recordedVersions(schema: string, prefix = 'ctxgraph_'): Promise<number[]> {
+  const rows = await admin.unsafe(
+    `SELECT version FROM "${schema}"."${prefix}migrations" ORDER BY version`,
+  );
+  return rows.map((row) => Number(row.version));
+}
+
+async function tablesOf(schema: string): Promise<string[]> {
+  const rows =
+    await admin`SELECT table_name FROM information_schema.tables WHERE table_schema = ${schema} ORDER BY table_name`;
+  return rows.map((row) => String(row.table_name));
+}
+
+describe('migrations', () => {
+  it('the version is the number of steps', () => {
+    expect(SCHEMA_VERSION).toBe(MIGRATIONS.length);
+    expect(SCHEMA_VERSION).toBeGreaterThanOrEqual(1);
+  });
+
+  it('8 stores starting at once on a fresh schema migrate it exactly once and all work', async () => {
+    const schema = freshSchema();
+    const stores = Array.from(
+      { length: 8 },
+      () =>
+        new PostgresContextStore({
+          connectionString: databaseUrl(),
+          schema,
+          connection: { max: 1 },
+        }),
+    );
+    try {
+      const results = await Promise.all(stores.map((store) => store.migrate()));
+      expect(results.filter((result) => result.from === 0).length).toBeGreaterThanOrEqual(1);
+      for (const result of results) expect(result.to).toBe(SCHEMA_VERSION);
+      expect(await recordedVersions(schema)).toEqual(MIGRATIONS.map((_, index) => index + 1));
+      expect(await tablesOf(schema)).toEqual([
+        'ctxgraph_branches',
+        'ctxgraph_chats',
+        'ctxgraph_checkpoints',
+        'ctxgraph_messages',
+        'ctxgraph_migrations',
+      ]);
+      // Every store can use the schema right away, and sees the others' chats.
+      await Promise.all(
+        stores.map((store, index) => store.openChat({ chatId: `chat-${index}`, userId: 'user' })),
+      );
+      const listed = await stores[0]?.listChats({ userId: 'user' });
+      expect(listed?.items).toHaveLength(8);
+    } finally {
+      await Promise.all(stores.map((store) => store.close()));
+    }
+  });
+
+  it('8 stores migrating lazily on their first call at once also work', async () => {
+    const schema = freshSchema();
+    const stores = Array.from(
+      { length: 8 },
+      () =>
+        new PostgresContextStore({
+          connectionString: databaseUrl(),
+          schema,
+          connection: { max: 1 },
+        }),
+    );
+    try {
+      const opened = await Promise.all(
+        stores.map((store) => store.openChat({ chatId: 'shared', userId: 'user' })),
+      );
+      expect(opened.filter((result) => result.created)).toHaveLength(1);
+      expect(await recordedVersions(schema)).toEqual([1]);
+    } finally {
+      await Promise.all(stores.map((store) => store.close()));
+    }
+  });
+
+  it('migrate() a second time changes nothing', async () => {
+    const store = new PostgresContextStore({
+      connectionString: databaseUrl(),
+      schema: freshSchema(),
+    });
+    try {
+      expect(await store.migrate()).toEqual({ from: 0, to: SCHEMA_VERSION });
+      expect(await store.migrate()).toEqual({ from: SCHEMA_VERSION, to: SCHEMA_VERSION });
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('migrate: false refuses a schema without tables with SchemaVersionError, and works after migrate()', async () => {
+    const schema = freshSchema();
+    const store = new PostgresContextStore({
+      connectionString: databaseUrl(),
+      schema,
+      migrate: false,
+    });
+    try {
+      const error = await store
+        .openChat({ chatId: 'c', userId: 'u' })
+        .catch((caught: unknown) => caught);
+      expect(SchemaVersionError.isInstance(error)).toBe(true);
+      expect((error as Error).message).toContain('migrate: false');
+      expect((error as Error).message).toContain('getMigrationSql');
+      // Nothing was created by the refused call.
+      expect(await tablesOf(schema)).toEqual([]);
+      await store.migrate();
+      expect((await store.openChat({ chatId: 'c', userId: 'u' })).created).toBe(true);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('refuses a database whose schema is newer than this code with SchemaVersionError, changing nothing', async () => {
+    const schema = freshSchema();
+    const first = new PostgresContextStore({ connectionString: databaseUrl(), schema });
+    await first.migrate();
+    await first.close();
+    await admin.unsafe(
+      `INSERT INTO "${schema}".ctxgraph_migrations (version, name) VALUES (${SCHEMA_VERSION + 1}, 'from the future')`,
+    );
+    for (const migrate of [true, false]) {
+      const store = new PostgresContextStore({ connectionString: databaseUrl(), schema, migrate });
+      try {
+        const error = await store.getChat('c').catch((caught: unknown) => caught);
+        expect(SchemaVersionError.isInstance(error), String(error)).toBe(true);
+        expect((error as Error).message).toContain(
+          `schema version ${SCHEMA_VERSION + 1}, newer than version ${SCHEMA_VERSION}`,
+        );
+        const explicit = await store.migrate().catch((caught: unknown) => caught);
+        expect(SchemaVersionError.isInstance(explicit)).toBe(true);
+      } finally {
+        await store.close();
+      }
+    }
+    expect(await recordedVersions(schema)).toEqual([1, SCHEMA_VERSION + 1]);
+  });
+
+  it('getMigrationSql exports a script that runs twice without harm and serves a migrate: false store', async () => {
+    const schema = freshSchema();
+    const script = getMigrationSql({ schema, tablePrefix: 'app_' });
+    expect(script).toContain(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
+    expect(script).toContain(`"${schema}"."app_messages"`);
+    expect(script).toContain('pg_advisory_xact_lock');
+    // The script holds its own BEGIN/COMMIT, as psql would run it: one connection, simple protocol.
+    const connection = await admin.reserve();
+    try {
+      await connection.unsafe(script);
+      await connection.unsafe(script);
+    } finally {
+      connection.release();
+    }
+    expect(await recordedVersions(schema, 'app_')).toEqual([1]);
+    const store = new PostgresContextStore({
+      connectionString: databaseUrl(),
+      schema,
+      tablePrefix: 'app_',
+      migrate: false,
+    });
+    try {
+      expect((await store.openChat({ chatId: 'c', userId: 'u' })).created).toBe(true);
+    } finally {
+      await store.close();
+    }
+    expect(
+      getMigrationSql({ schema, tablePrefix: 'app_', fromVersion: SCHEMA_VERSION }),
+    ).not.toContain('BEGIN;');
+  });
+
+  it('getMigrationSql refuses identifiers it would have to trust', () => {
+    expect(() => getMigrationSql({ schema: 'bad"; DROP TABLE x; --' })).toThrow(ValidationError);
+    expect(() => getMigrationSql({ schema: 'bad"; DROP TABLE x; --' })).toThrow(
+      'getMigrationSql(options): schema expected letters',
+    );
+    expect(() => getMigrationSql({ tablePrefix: '1abc' })).toThrow('tablePrefix');
+    expect(() => getMigrationSql({ tablePrefix: 'x'.repeat(33) })).toThrow('at most 32 characters');
+    expect(() => getMigrationSql({ schema: 's'.repeat(64) })).toThrow('at most 63 characters');
+  });
+
+  it('stores with different prefixes share a schema without touching each other', async () => {
+    const schema = freshSchema();
+    const left = new PostgresContextStore({
+      connectionString: databaseUrl(),
+      schema,
+      tablePrefix: 'left_',
+    });
+    const right = new PostgresContextStore({
+      connectionString: databaseUrl(),
+      schema,
+      tablePrefix: 'right_',
+    });
+    try {
+      await Promise.all([
+        left.openChat({ chatId: 'c', userId: 'left-user' }),
+        right.openChat({ chatId: 'c', userId: 'right-user' }),
+      ]);
+      expect((await left.getChat('c'))?.userId).toBe('left-user');
+      expect((await right.getChat('c'))?.userId).toBe('right-user');
+      expect(await recordedVersions(schema, 'left_')).toEqual([1]);
+      expect(await recordedVersions(schema, 'right_')).toEqual([1]);
+    } finally {
+      await Promise.all([left.close(), right.close()]);
+    }
+  });
+
+  it('a quoted mixed-case schema and an empty prefix work', async () => {
+    const schema = `T_Mixed_${randomSchema()}`;
+    schemas.push(schema);
+    const store = new PostgresContextStore({
+      connectionString: databaseUrl(),
+      schema,
+      tablePrefix: '',
+    });
+    try {
+      await store.openChat({ chatId: 'c', userId: 'u' });
+      expect(await tablesOf(schema)).toContain('chats');
+    } finally {
+      await store.close();
+    }
+  });
+});
