@@ -93,6 +93,8 @@ export function defineConcurrencyTests(kit: StoreKit): void {
         }
         const versions = results.slice(0, names.length).map((result) => result.version);
         expect(new Set(versions).size).toBe(names.length);
+        const sequences = (await store.getGraph(chatId)).nodes.map((node) => node.sequence);
+        expect(new Set(sequences).size).toBe(sequences.length);
       },
       slowTimeout,
     );

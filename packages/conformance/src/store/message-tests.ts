@@ -1,7 +1,12 @@
-import type { MessageNodeRecord, StoredMessage } from '@ctxgraph/fragments-core';
+import {
+  HeadConflictError,
+  type MessageNodeRecord,
+  type StoredMessage,
+} from '@ctxgraph/fragments-core';
 import { describe, expect, it, vi } from 'vitest';
 import {
   appendMessages,
+  expectRejection,
   openFreshChat,
   type StoreKit,
   snapshot,
@@ -209,6 +214,58 @@ export function defineMessageTests(kit: StoreKit): void {
         expect((await store.getMessage({ chatId, messageId: b }))?.message).toEqual(
           textMessage(b, 'edited from side'),
         );
+      },
+      timeout,
+    );
+
+    it(
+      'a stale expected head refuses the whole commit, replacements included, and reports the head',
+      async () => {
+        const store = kit.store();
+        const { chatId } = await openFreshChat(store);
+        const [a, b, c] = [uniqueId('m'), uniqueId('m'), uniqueId('m')];
+        await appendMessages(store, chatId, [a, b]);
+        await store.createBranch({ chatId, name: 'empty', headMessageId: null });
+        const before = await snapshot(store, chatId);
+        const stale = await expectRejection(
+          store.commit({
+            chatId,
+            branch: 'main',
+            expectedHeadId: a,
+            messages: [
+              { id: b, message: textMessage(b, 'rewrite') },
+              { id: c, message: textMessage(c) },
+            ],
+          }),
+          HeadConflictError,
+        );
+        expect(stale).toMatchObject({
+          chatId,
+          branch: 'main',
+          expectedHeadId: a,
+          currentHeadId: b,
+        });
+        const fromNull = await expectRejection(
+          store.commit({
+            chatId,
+            branch: 'main',
+            expectedHeadId: null,
+            messages: [{ id: c, message: textMessage(c) }],
+          }),
+          HeadConflictError,
+        );
+        expect(fromNull).toMatchObject({ expectedHeadId: null, currentHeadId: b });
+        const onEmpty = await expectRejection(
+          store.commit({
+            chatId,
+            branch: 'empty',
+            expectedHeadId: b,
+            messages: [{ id: c, message: textMessage(c) }],
+          }),
+          HeadConflictError,
+        );
+        expect(onEmpty).toMatchObject({ branch: 'empty', expectedHeadId: b, currentHeadId: null });
+        expect(await snapshot(store, chatId)).toEqual(before);
       },
       timeout,
     );

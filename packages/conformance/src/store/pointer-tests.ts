@@ -309,12 +309,12 @@ export function definePointerTests(kit: StoreKit): void {
     );
 
     it(
-      'branch and checkpoint names are separate namespaces',
+      'branch and checkpoint names are separate namespaces; pointer writes leave the version',
       async () => {
         const store = kit.store();
         const { chatId } = await openFreshChat(store);
         const a = uniqueId('m');
-        await appendMessages(store, chatId, [a]);
+        const { version } = await appendMessages(store, chatId, [a]);
         await store.createCheckpoint({ chatId, name: 'main', messageId: a });
         await store.createCheckpoint({ chatId, name: 'shared', messageId: a });
         await store.createBranch({ chatId, name: 'shared', headMessageId: a });
@@ -322,6 +322,10 @@ export function definePointerTests(kit: StoreKit): void {
         expect((await store.getBranch({ chatId, name: 'shared' }))?.headMessageId).toBe(a);
         expect(await store.deleteCheckpoint({ chatId, name: 'shared' })).toBe(true);
         expect(await store.getBranch({ chatId, name: 'shared' })).not.toBeNull();
+        await store.setActiveBranch({ chatId, name: 'shared' });
+        await store.createCheckpoint({ chatId, name: 'main', messageId: a, replace: true });
+        expect((await store.getChat(chatId))?.version).toBe(version);
+        expect((await store.getHead({ chatId, branch: 'shared' })).version).toBe(version);
       },
       timeout,
     );
