@@ -137,7 +137,7 @@ function encodeChild(child: unknown, path: string): JsonValue {
 
 function encodeFragment(value: ContextFragment, path: string): JsonValue {
   try {
-    return fromFragment(value) as JsonValue;
+    return fromFragment(value) as unknown as JsonValue;
   } catch (error) {
     // Not a type serialization knows: a named group made by fragment(name, ...children).
     const data = value.data;

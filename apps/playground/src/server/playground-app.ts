@@ -317,7 +317,15 @@ export function createPlaygroundApp(options: PlaygroundAppOptions): Hono {
       const send = (value: unknown) => output.write(`${JSON.stringify(value)}\n`);
       let reply = '';
       try {
-        const result = streamText({ model: languageModel, system: systemPrompt, messages });
+        const result = streamText({
+          model: languageModel,
+          system: systemPrompt,
+          messages,
+          // One retry keeps a person waiting seconds, not the SDK's default minute of back-off.
+          maxRetries: 1,
+          // Errors arrive as stream parts and are reported below; this only stops the SDK's own console print.
+          onError: () => {},
+        });
         for await (const part of result.fullStream) {
           if (part.type === 'text-delta') {
             reply += part.text;

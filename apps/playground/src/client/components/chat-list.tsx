@@ -1,5 +1,6 @@
 import type { ChatRecord } from '@ctxgraph/fragments-core';
 import { type ReactElement, useState } from 'react';
+import { BranchIcon, TrashIcon } from './icons';
 
 /** Props of {@link ChatList}. */
 export interface ChatListProps {
@@ -72,7 +73,7 @@ export function ChatList(props: ChatListProps): ReactElement {
               <button type="button" className="chat-open" onClick={() => props.onOpen(chat.id)}>
                 <span className="chat-title">{chat.title ?? 'Untitled chat'}</span>
                 <span className="chat-meta">
-                  {when(chat.updatedAt)} · ⑂ {chat.activeBranch}
+                  {when(chat.updatedAt)} · <BranchIcon /> {chat.activeBranch}
                 </span>
               </button>
             )}
@@ -95,7 +96,7 @@ export function ChatList(props: ChatListProps): ReactElement {
                       props.onDelete(chat.id);
                   }}
                 >
-                  🗑
+                  <TrashIcon />
                 </button>
               </span>
             ) : null}

@@ -1,5 +1,5 @@
 import type { JsonValue } from '@ctxgraph/fragments-core';
-import { type ReactElement, useEffect, useRef, useState } from 'react';
+import { type MouseEvent, type ReactElement, useEffect, useRef, useState } from 'react';
 import { ApiError, api, type ChatView, type FlatFragment } from '../api';
 import {
   cleanFragment,
@@ -36,6 +36,11 @@ function download(name: string, text: string): void {
   link.download = name;
   link.click();
   URL.revokeObjectURL(url);
+}
+
+/** Closes the ⋯ menu (a <details>) once one of its items was chosen. */
+function closeMenu(event: MouseEvent<HTMLElement>): void {
+  event.currentTarget.closest('details')?.removeAttribute('open');
 }
 
 function messageOf(error: unknown): string {
@@ -200,28 +205,39 @@ export function ContextPane(props: ContextPaneProps): ReactElement {
           <div className="menu-items">
             <button
               type="button"
-              onClick={() =>
-                setImporting({ text: JSON.stringify(fragments, null, 2), error: null })
-              }
+              onClick={(event) => {
+                closeMenu(event);
+                setImporting({ text: JSON.stringify(fragments, null, 2), error: null });
+              }}
             >
               Load JSON…
             </button>
             <button
               type="button"
-              onClick={() =>
-                download(`context-${props.view.chat.id}.json`, JSON.stringify(fragments, null, 2))
-              }
+              onClick={(event) => {
+                closeMenu(event);
+                download(`context-${props.view.chat.id}.json`, JSON.stringify(fragments, null, 2));
+              }}
             >
               Save JSON file
             </button>
-            <button type="button" onClick={() => void change([...fragments, ...EXAMPLE_CONTEXT])}>
+            <button
+              type="button"
+              onClick={(event) => {
+                closeMenu(event);
+                void change([...fragments, ...EXAMPLE_CONTEXT]);
+              }}
+            >
               Add example fragments
             </button>
             <button
               type="button"
               className="danger"
               disabled={fragments.length === 0}
-              onClick={() => void change([])}
+              onClick={(event) => {
+                closeMenu(event);
+                void change([]);
+              }}
             >
               Remove all
             </button>

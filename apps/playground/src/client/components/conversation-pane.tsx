@@ -1,5 +1,6 @@
 import { type ReactElement, useEffect, useRef, useState } from 'react';
 import type { ChatView, PlaygroundInfo } from '../api';
+import { BranchIcon } from './icons';
 
 /** Props of {@link ConversationPane}. */
 export interface ConversationPaneProps {
@@ -50,7 +51,7 @@ export function ConversationPane(props: ConversationPaneProps): ReactElement {
       <header className="panel-header">
         <h2>Conversation</h2>
         <span className="pill branch-pill" title="The active branch">
-          ⑂ {props.view.branch}
+          <BranchIcon /> {props.view.branch}
         </span>
         <span className="grow" />
         <span className="muted small">

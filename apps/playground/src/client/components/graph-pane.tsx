@@ -2,6 +2,7 @@ import { Graph, layout } from '@dagrejs/dagre';
 import { Background, Controls, type Edge, type Node, ReactFlow } from '@xyflow/react';
 import { type ReactElement, useMemo, useState } from 'react';
 import type { ChatView } from '../api';
+import { BranchIcon } from './icons';
 
 /** Props of {@link GraphPane}. */
 export interface GraphPaneProps {
@@ -65,7 +66,7 @@ function layoutGraph(view: ChatView): Layout {
             <div className="graph-node-tags">
               {branchNames.map((name) => (
                 <span key={name} className={name === view.branch ? 'tag head active' : 'tag head'}>
-                  ⑂ {name}
+                  <BranchIcon /> {name}
                 </span>
               ))}
               {checkpointNames.map((name) => (
@@ -150,7 +151,7 @@ export function GraphPane(props: GraphPaneProps): ReactElement {
         >
           <input
             aria-label="Checkpoint name"
-            placeholder="checkpoint name"
+            placeholder="name"
             value={checkpointName}
             onChange={(event) => setCheckpointName(event.target.value)}
           />

@@ -1,0 +1,28 @@
+import type { ReactElement } from 'react';
+
+/** A small branch glyph (drawn, so it does not depend on the fonts installed). */
+export function BranchIcon(): ReactElement {
+  return (
+    <svg className="glyph" viewBox="0 0 16 16" width="11" height="11" aria-hidden="true">
+      <circle cx="4" cy="3" r="1.8" fill="none" stroke="currentColor" strokeWidth="1.5" />
+      <circle cx="4" cy="13" r="1.8" fill="none" stroke="currentColor" strokeWidth="1.5" />
+      <circle cx="12" cy="5" r="1.8" fill="none" stroke="currentColor" strokeWidth="1.5" />
+      <path d="M4 5v6M12 7c0 3-8 2-8 4" fill="none" stroke="currentColor" strokeWidth="1.5" />
+    </svg>
+  );
+}
+
+/** A small trash-can glyph. */
+export function TrashIcon(): ReactElement {
+  return (
+    <svg className="glyph" viewBox="0 0 16 16" width="12" height="12" aria-hidden="true">
+      <path
+        d="M3 4h10M6.5 4V2.5h3V4M4.5 4l.7 9.5h5.6l.7-9.5"
+        fill="none"
+        stroke="currentColor"
+        strokeWidth="1.4"
+        strokeLinejoin="round"
+      />
+    </svg>
+  );
+}
