@@ -1,0 +1,98 @@
+import type { ContextFragment } from '@ctxgraph/fragments-core';
+import {
+  hint,
+  identity,
+  policy,
+  preference,
+  principle,
+  walkFragments,
+} from '@ctxgraph/fragments-core';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import {
+  createSerializer,
+  defineFragmentType,
+  encodeSerializedValue,
+  fromFragment,
+  toFragment,
+} from './index';
+
+// The README's examples, run as written.
+
+describe('README examples', () => {
+  it('database round trip', () => {
+    const originals = [
+      identity({ name: 'Sarah', role: 'Finance manager' }),
+      preference('date format', 'YYYY-MM-DD'),
+      hint('Always exclude test accounts'),
+      principle({
+        title: 'Execution order',
+        description: 'Preserve prerequisites',
+        policies: [
+          policy({
+            rule: 'Validate schema first',
+            policies: [policy({ rule: 'Check table names' })],
+          }),
+        ],
+      }),
+    ];
+    const rows = originals.map((fragment) => JSON.stringify(fromFragment(fragment)));
+    expect(rows[1]).toBe('{"type":"preference","aspect":"date format","value":"YYYY-MM-DD"}');
+    const fragments = rows.map((row) => toFragment(JSON.parse(row)));
+    expect(fragments).toEqual(originals);
+    expect(walkFragments(fragments)).toEqual(walkFragments(originals));
+    expect(JSON.parse(rows[3] ?? '')).toEqual({
+      type: 'principle',
+      title: 'Execution order',
+      description: 'Preserve prerequisites',
+      policies: [
+        {
+          type: 'policy',
+          rule: 'Validate schema first',
+          policies: [{ type: 'policy', rule: 'Check table names' }],
+        },
+      ],
+    });
+  });
+
+  it('custom fragment type', () => {
+    function metric(name: string, sql: string): ContextFragment<{ name: string; sql: string }> {
+      return { name: 'metric', data: { name, sql } };
+    }
+    const metricType = defineFragmentType({
+      type: 'metric',
+      schema: z.strictObject({
+        type: z.literal('metric'),
+        name: z.string().min(1),
+        sql: z.string().min(1),
+      }),
+      fromFragment: (fragment) => ({ ...(fragment.data as { name: string; sql: string }) }),
+      toFragment: ({ name, sql }) => metric(name, sql),
+    });
+    const serializer = createSerializer({ types: [metricType] });
+    const stored = serializer.fromFragment(
+      metric('ARR', 'SELECT sum(amount) * 12 FROM subscriptions'),
+    );
+    expect(stored).toEqual({
+      type: 'metric',
+      name: 'ARR',
+      sql: 'SELECT sum(amount) * 12 FROM subscriptions',
+    });
+    expect(serializer.toFragment(stored)).toEqual(
+      metric('ARR', 'SELECT sum(amount) * 12 FROM subscriptions'),
+    );
+  });
+
+  it('encoding nested values', () => {
+    expect(
+      encodeSerializedValue({
+        policies: ['Prefer low-risk actions first', hint('Validate assumptions first')],
+      }),
+    ).toEqual({
+      policies: [
+        'Prefer low-risk actions first',
+        { type: 'hint', text: 'Validate assumptions first' },
+      ],
+    });
+  });
+});
