@@ -100,6 +100,7 @@ export function defineRendererConformance(options: RendererConformanceOptions): 
 
       it('renders the golden sample the same way twice', () => {
         expect(render(rendererSampleFragments())).toBe(render(rendererSampleFragments()));
+        expect(render(rendererSampleFragments())).not.toContain('[object Object]');
       });
 
       it('does not change its input', () => {
@@ -119,6 +120,7 @@ export function defineRendererConformance(options: RendererConformanceOptions): 
             expect(output, `seed ${seed}: leaf ${text}`).toContain(text);
           for (const name of tree.names)
             expect(output, `seed ${seed}: name ${name}`).toContain(name);
+          expect(output, `seed ${seed}`).not.toContain('[object Object]');
         }
       });
 
