@@ -328,6 +328,9 @@ export class SqliteContextStore implements ContextStore {
   readonly #tables: TableNames;
   readonly #maxMessageBytes: number;
   readonly #statements = new Map<string, Database.Statement>();
+  // One transaction wrapper for the store's life, running whatever body it is given: building a
+  // wrapper per call costs more than the statements of a small commit.
+  readonly #transaction: Database.Transaction<(body: () => unknown) => unknown>;
   #schemaChecked = false;
   #closed = false;
 
@@ -353,6 +356,7 @@ export class SqliteContextStore implements ContextStore {
       this.#database = SqliteContextStore.#open(pathOptions);
       this.#ownsDatabase = true;
     }
+    this.#transaction = this.#database.transaction((body: () => unknown) => body());
     const memory = this.#database.memory;
     this.capabilities = { persistent: !memory, multiProcess: !memory };
     if (resolved.migrate !== false) {
@@ -589,7 +593,7 @@ export class SqliteContextStore implements ContextStore {
           `INSERT INTO ${this.#tables.messages} (chat_id, id, parent_id, sequence, role, payload, created_at, updated_at)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
            ON CONFLICT (chat_id, id) DO UPDATE SET role = excluded.role, payload = excluded.payload, updated_at = excluded.updated_at
-           RETURNING id, parent_id, sequence, payload, created_at, updated_at`,
+           RETURNING parent_id, sequence, created_at`,
         );
         let head = state.head;
         let replaced = false;
@@ -605,14 +609,23 @@ export class SqliteContextStore implements ContextStore {
             message.json,
             now,
             now,
-          ) as MessageRow;
+          ) as Pick<MessageRow, 'parent_id' | 'sequence' | 'created_at'>;
           if (row.sequence === nextSequence) {
             head = message.id;
             nextSequence += 1;
           } else {
             replaced = true;
           }
-          nodes.push(messageRecord(chatId, row));
+          nodes.push({
+            chatId,
+            id: message.id,
+            parentId: row.parent_id,
+            sequence: row.sequence,
+            // The JSON just written, parsed: the node exactly as a later read returns it.
+            message: JSON.parse(message.json) as StoredMessage,
+            createdAt: row.created_at,
+            updatedAt: now,
+          });
         }
         if (head !== state.head) {
           this.#statement(
@@ -925,12 +938,12 @@ export class SqliteContextStore implements ContextStore {
   // better-sqlite3 transactions: `immediate` takes the write lock before the first read, so what a
   // write decides from its reads (the head it compares, the next sequence) cannot go stale.
   #write<T>(body: () => T): T {
-    return this.#database.transaction(body).immediate();
+    return this.#transaction.immediate(body) as T;
   }
 
   // A deferred transaction: several reads see one snapshot, without taking the write lock.
   #read<T>(body: () => T): T {
-    return this.#database.transaction(body).deferred();
+    return this.#transaction.deferred(body) as T;
   }
 
   #statement(sql: string): Database.Statement {
