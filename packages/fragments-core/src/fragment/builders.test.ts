@@ -159,6 +159,17 @@ describe('domain builders: valid input', () => {
     });
   });
 
+  it('keeps a glossary term named __proto__ (as JSON.parse can produce)', () => {
+    const entries = JSON.parse('{"__proto__":"the prototype","ARR":"annual"}') as Record<
+      string,
+      string
+    >;
+    const built = glossary(entries);
+    expect(Object.keys(built.data)).toEqual(['__proto__', 'ARR']);
+    expect(Object.getPrototypeOf(built.data)).toBe(Object.prototype);
+    expect(JSON.stringify(built.data)).toBe('{"__proto__":"the prototype","ARR":"annual"}');
+  });
+
   it('keeps unicode as given', () => {
     expect(term('Umsatz 📈', 'Einnahmen — مجموع')).toEqual({
       name: 'term',

@@ -327,7 +327,13 @@ export function glossary(entries: GlossaryData): ContextFragment<GlossaryData> {
   if (keys.length === 0) check.problem('entries', 'expected at least one entry');
   for (const key of keys) {
     if (key.trim() === '') check.problem('entries', 'a term must not be blank');
-    data[key] = check.text(`entries[${JSON.stringify(key)}]`, value[key]);
+    // defineProperty, not assignment: a term named "__proto__" must be kept as a term.
+    Object.defineProperty(data, key, {
+      value: check.text(`entries[${JSON.stringify(key)}]`, value[key]),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
   }
   check.done();
   return { name: 'glossary', data };
