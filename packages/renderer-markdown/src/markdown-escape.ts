@@ -51,12 +51,15 @@ export function escapeMarkdownText(text: string, indent: string, firstLineInline
 
 /**
  * Escapes a name (fragment name or object key) shown as `name:` in a list item or as a heading:
- * line breaks become spaces (a name is one line), `:` becomes `\:` so the first unescaped `: `
- * always ends the name, a leading block marker is escaped, and a trailing `#` is escaped so a
- * heading keeps it.
+ * line breaks become spaces (a name is one line); a backslash that would escape what follows it
+ * (ASCII punctuation, or the end of the name, which the `:` separator follows) is doubled; `:`
+ * becomes `\:` so the first unescaped `: ` always ends the name; a leading block marker is
+ * escaped, and so is a trailing `#`, so a heading keeps it.
  */
 export function escapeMarkdownName(name: string): string {
-  let escaped = escapeMarkdownLine(name.replace(/\r\n|\r|\n/g, ' ').replace(/:/g, '\\:'));
+  const oneLine = name.replace(/\r\n|\r|\n/g, ' ');
+  const backslashes = oneLine.replace(/\\(?=[!-/:-@[-`{-~]|$)/g, '\\\\');
+  let escaped = escapeMarkdownLine(backslashes.replace(/:/g, '\\:'));
   if (escaped.endsWith('#') && !escaped.endsWith('\\#')) escaped = `${escaped.slice(0, -1)}\\#`;
   return escaped;
 }

@@ -206,6 +206,8 @@ describe('Markdown escaping', () => {
     expect(escapeMarkdownName('new\nline')).toBe('new line');
     expect(escapeMarkdownName('# tag #')).toBe('\\# tag \\#');
     expect(escapeMarkdownName('- dash')).toBe('\\- dash');
+    expect(escapeMarkdownName('ends\\')).toBe('ends\\\\');
+    expect(escapeMarkdownName('a\\*b\\c')).toBe('a\\\\*b\\c');
   });
 
   const hostile = [
@@ -246,6 +248,14 @@ describe('Markdown escaping', () => {
       expect(items).toHaveLength(2);
       expect(textOf(items[1]!)).toMatch(/sentinel$/);
     }
+  });
+
+  it('shows escaped names as the original to a Markdown reader', () => {
+    const names = ['a:b', 'ends\\', 'back\\:slash', '# hash #', '1. one', '- dash', 'x\\*y'];
+    const data: Record<string, string> = {};
+    for (const name of names) data[name] = 'v';
+    const items = children(children(validate(render([{ name: 'names', data }])))[1]!);
+    expect(items.map((item) => textOf(item))).toStrictEqual(names.map((name) => `${name}: v`));
   });
 
   it('shows escaped text as the original to a Markdown reader', () => {
