@@ -89,18 +89,19 @@ interface ChatState {
 
 const MAIN_BRANCH = 'main';
 
+/** A title: a string without NUL, or (where `nullable`: `updateChat` clears with it) null. */
 function assertOptionalTitle(
   method: string,
   title: unknown,
+  nullable: boolean,
 ): asserts title is string | null | undefined {
-  if (title === undefined || title === null) return;
+  if (title === undefined || (nullable && title === null)) return;
+  const expected = nullable ? 'a string or null' : 'a string';
   if (typeof title !== 'string') {
-    throw new ValidationError(
-      `${method}: title must be a string or null, received ${typeof title}.`,
-      {
-        issues: [{ path: 'title', message: 'expected a string or null' }],
-      },
-    );
+    const received = title === null ? 'null' : typeof title;
+    throw new ValidationError(`${method}: title must be ${expected}, received ${received}.`, {
+      issues: [{ path: 'title', message: `expected ${expected}` }],
+    });
   }
   if (title.includes('\u0000')) {
     throw new ValidationError(`${method}: title must not contain the NUL character.`, {
@@ -168,7 +169,7 @@ export class InMemoryContextStore implements ContextStore {
     assertIdentifier(method, 'chatId', input.chatId);
     assertIdentifier(method, 'userId', input.userId);
     if (input.metadata !== undefined) assertJsonObject(method, 'metadata', input.metadata);
-    assertOptionalTitle(method, input.title);
+    assertOptionalTitle(method, input.title, false);
     const existing = this.#chats.get(input.chatId);
     if (existing !== undefined) {
       if (existing.userId !== input.userId) throw new OwnershipError(input.chatId, input.userId);
@@ -232,7 +233,7 @@ export class InMemoryContextStore implements ContextStore {
     this.#assertOpen(method);
     assertInputObject(method, input);
     assertIdentifier(method, 'chatId', input.chatId);
-    assertOptionalTitle(method, input.title);
+    assertOptionalTitle(method, input.title, true);
     if (input.metadata !== undefined) assertJsonObject(method, 'metadata', input.metadata);
     const chat = this.#chat(input.chatId);
     const metadataJson =

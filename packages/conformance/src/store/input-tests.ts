@@ -372,6 +372,18 @@ export function defineInputTests(kit: StoreKit): void {
             store.updateChat({ chatId, title: title as never }),
           );
         }
+        // openChat takes a string title only (null is for clearing one with updateChat).
+        for (const [what, title] of [
+          ['a number', 7],
+          ['null', null],
+          ['a NUL', 'a\u0000b'],
+        ] as const) {
+          const id = uniqueId('chat');
+          await expectRefused(store, chatId, `openChat title ${what}`, 'title', () =>
+            store.openChat({ chatId: id, userId, title: title as never }),
+          );
+          expect(await store.getChat(id)).toBeNull();
+        }
         // A refused openChat for a new id creates nothing.
         const newId = uniqueId('chat');
         await expectRejection(

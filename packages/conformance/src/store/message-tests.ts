@@ -118,6 +118,30 @@ export function defineMessageTests(kit: StoreKit): void {
     );
 
     it(
+      'keys beyond id, role, parts and metadata are kept as given',
+      async () => {
+        const store = kit.store();
+        const { chatId } = await openFreshChat(store);
+        const id = uniqueId('m');
+        const message = {
+          ...textMessage(id, 'with extras', 'assistant'),
+          createdAt: '2031-01-01T00:00:00.000Z',
+          annotations: [{ kind: 'cached', hits: 3 }],
+          experimental: { nested: [null, true, 'x'] },
+        };
+        const result = await store.commit({
+          chatId,
+          branch: 'main',
+          expectedHeadId: null,
+          messages: [{ id, message }],
+        });
+        expect(result.nodes[0]?.message).toEqual(message);
+        expect((await store.getMessage({ chatId, messageId: id }))?.message).toEqual(message);
+      },
+      timeout,
+    );
+
+    it(
       'an id that exists replaces the content in place, keeping parent, sequence and head',
       async () => {
         const store = kit.store();
