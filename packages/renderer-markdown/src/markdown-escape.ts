@@ -8,6 +8,8 @@ const blockStarts: readonly RegExp[] = [
   /^(?:=+|-+)[ \t]*$/, // setext heading underline
   /^(?:`{3,}|~{3,})/, // code fence
 ];
+// The first non-blank character of every line that can open a block (a cheap pre-check).
+const mayOpenBlock = /^[ \t]*[>|<#\-+*_=`~0-9]/;
 const orderedListStart = /^(\d{1,9})([.)])(?:[ \t]|$)/;
 const lineBreak = /\r\n|\r|\n/;
 
@@ -21,6 +23,8 @@ const lineBreak = /\r\n|\r|\n/;
  * character; text that opens no block (`-42`, `#hashtag`, `**bold**`) is left as it is.
  */
 export function escapeMarkdownLine(line: string): string {
+  // Fast path: most lines start with a letter, which opens no block.
+  if (!mayOpenBlock.test(line)) return line;
   const start = line.length - line.trimStart().length;
   const rest = line.slice(start);
   if (rest === '') return line;
@@ -49,6 +53,9 @@ export function escapeMarkdownText(text: string, indent: string, firstLineInline
   return output;
 }
 
+// Characters escapeMarkdownName may change wherever they are in the name.
+const nameSpecials = /[\r\n:\\]|#$/;
+
 /**
  * Escapes a name (fragment name or object key) shown as `name:` in a list item or as a heading:
  * line breaks become spaces (a name is one line); a backslash that would escape what follows it
@@ -57,6 +64,7 @@ export function escapeMarkdownText(text: string, indent: string, firstLineInline
  * escaped, and so is a trailing `#`, so a heading keeps it.
  */
 export function escapeMarkdownName(name: string): string {
+  if (!nameSpecials.test(name) && !mayOpenBlock.test(name)) return name;
   const oneLine = name.replace(/\r\n|\r|\n/g, ' ');
   const backslashes = oneLine.replace(/\\(?=[!-/:-@[-`{-~]|$)/g, '\\\\');
   let escaped = escapeMarkdownLine(backslashes.replace(/:/g, '\\:'));
