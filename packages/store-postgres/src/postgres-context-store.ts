@@ -547,8 +547,8 @@ export class PostgresContextStore implements ContextStore {
           if (raced && attempt < MAX_ATTEMPTS) continue;
           throw error;
         }
-        const first = rows[0];
-        if (first !== undefined) {
+        const first = rows[0] as Row;
+        if (first[0] !== null) {
           const stored = new Map<string, Row>();
           for (const row of rows) if (row[3] !== null) stored.set(text(row[3]), row);
           const nodes = prepared.map((message): MessageNodeRecord => {
@@ -574,7 +574,15 @@ export class PostgresContextStore implements ContextStore {
             nodes,
           };
         }
-        // Nothing was written. A new statement sees what the failed one could not: why.
+        // Nothing was written. The locked branch row says which head won.
+        if (first[8] !== null) {
+          const currentHeadId = optionalText(first[9]);
+          if (currentHeadId !== expectedHeadId || attempt >= MAX_ATTEMPTS) {
+            throw new HeadConflictError({ chatId, branch, expectedHeadId, currentHeadId });
+          }
+          continue;
+        }
+        // No branch row: a new statement tells a missing chat from a missing branch.
         const state = await this.#query(
           sql,
           `SELECT b.name, b.head_message_id FROM ${names.chats} c
@@ -603,6 +611,9 @@ export class PostgresContextStore implements ContextStore {
     // Data-modifying CTEs all run against one snapshot and see each other only through
     // RETURNING, so the chain of dependencies (gate → chat → inserted/replaced) is what makes
     // them all-or-nothing: with no gate row, no other CTE has a row to act on.
+    // `locked` takes the branch row lock first: under READ COMMITTED a locking read that had to
+    // wait for another writer returns the row as that writer committed it, so the head compared
+    // (and reported back on a conflict) is the current one, not the statement's snapshot.
     this.#commitStatement = `WITH input AS (
   SELECT t.id, t.role, t.body, t.ordinal
   FROM unnest($4::text[], $5::text[], $6::text[]) WITH ORDINALITY AS t(id, role, body, ordinal)
@@ -616,12 +627,16 @@ export class PostgresContextStore implements ContextStore {
   WHERE NOT EXISTS (SELECT 1 FROM existing e WHERE e.message_id = i.id)
 ), fresh_summary AS (
   SELECT count(*)::bigint AS n, (SELECT f.id FROM fresh f ORDER BY f.rank DESC LIMIT 1) AS last_id FROM fresh
+), locked AS (
+  SELECT b.head_message_id FROM ${names.branches} b
+  WHERE b.chat_id = $1::text AND b.name = $2::text
+  FOR NO KEY UPDATE
 ), gate AS (
   UPDATE ${names.branches} b SET
     head_message_id = coalesce(s.last_id, b.head_message_id),
     updated_at = CASE WHEN s.n > 0 THEN greatest(b.updated_at, $7::bigint) ELSE b.updated_at END
-  FROM fresh_summary s
-  WHERE b.chat_id = $1::text AND b.name = $2::text AND b.head_message_id IS NOT DISTINCT FROM $3::text
+  FROM fresh_summary s, locked l
+  WHERE b.chat_id = $1::text AND b.name = $2::text AND l.head_message_id IS NOT DISTINCT FROM $3::text
   RETURNING b.head_message_id, s.n
 ), chat AS (
   UPDATE ${names.chats} c SET
@@ -644,8 +659,12 @@ export class PostgresContextStore implements ContextStore {
   WHERE m.chat_id = $1::text AND m.message_id = i.id AND EXISTS (SELECT 1 FROM existing e WHERE e.message_id = i.id)
   RETURNING m.message_id, m.parent_id, m.sequence, m.created_at, m.updated_at
 )
-SELECT ch.version, ch.rewritten_at, ch.head_message_id, r.message_id, r.parent_id, r.sequence, r.created_at, r.updated_at
-FROM chat ch LEFT JOIN (SELECT * FROM inserted UNION ALL SELECT * FROM replaced) r ON true`;
+SELECT ch.version, ch.rewritten_at, ch.head_message_id, r.message_id, r.parent_id, r.sequence, r.created_at, r.updated_at,
+  l.found, l.head_message_id
+FROM (SELECT 1) AS one
+LEFT JOIN (SELECT true AS found, head_message_id FROM locked) l ON true
+LEFT JOIN chat ch ON true
+LEFT JOIN (SELECT * FROM inserted UNION ALL SELECT * FROM replaced) r ON ch.version IS NOT NULL`;
     return this.#commitStatement;
   }
 
