@@ -526,7 +526,9 @@ export class SqliteContextStore implements ContextStore {
               `SELECT * FROM ${chats} WHERE user_id = ? ORDER BY updated_at DESC, id ASC LIMIT ?`,
             ).all(query.userId, query.limit + 1)
           : this.#statement(
-              `SELECT * FROM ${chats} WHERE user_id = ? AND (updated_at < ? OR (updated_at = ? AND id > ?))
+              // `updated_at <= ?` lets the index seek straight to the cursor; the OR then drops
+              // the chats of the same millisecond that the previous page already listed.
+              `SELECT * FROM ${chats} WHERE user_id = ? AND updated_at <= ? AND (updated_at < ? OR id > ?)
                ORDER BY updated_at DESC, id ASC LIMIT ?`,
             ).all(
               query.userId,
