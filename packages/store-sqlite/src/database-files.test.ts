@@ -1,5 +1,6 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { SchemaVersionError, StoreError } from '@ctxgraph/fragments-core';
+import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { tempDirectory, textMessage } from './__fixtures__/temp-files';
 import { SqliteContextStore } from './sqlite-context-store';
@@ -123,5 +124,31 @@ describe('read-only databases', () => {
       StoreError.isInstance(thrown(() => new SqliteContextStore({ path: absent, readonly: true }))),
     ).toBe(true);
     expect(existsSync(absent)).toBe(false);
+  });
+});
+
+describe('locks held by another connection', () => {
+  it('gives up after busyTimeout with StoreError, writing nothing', async () => {
+    const path = await seededFile();
+    const store = new SqliteContextStore({ path, busyTimeout: 50 });
+    const other = new Database(path);
+    other.exec('BEGIN IMMEDIATE');
+    const error = await rejection(
+      store.commit({
+        chatId: 'kept',
+        branch: 'main',
+        expectedHeadId: 'a',
+        messages: [{ id: 'b', message: textMessage('b') }],
+      }),
+    );
+    expect(StoreError.isInstance(error)).toBe(true);
+    expect((error as Error).message).toContain('busyTimeout');
+    expect((error as Error).message).toContain(path);
+    // Reads are not blocked by a writer in WAL mode.
+    expect((await store.getHead({ chatId: 'kept', branch: 'main' })).headMessageId).toBe('a');
+    other.exec('ROLLBACK');
+    other.close();
+    expect((await store.getGraph('kept')).nodes.map((node) => node.id)).toEqual(['a']);
+    await store.close();
   });
 });
