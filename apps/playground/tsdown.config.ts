@@ -1,8 +1,7 @@
 import { defineConfig, type UserConfig } from 'tsdown';
 
 /**
- * Bundles the playground's server (the client is built by Vite into dist/client). Dependencies
- * stay external: they are installed beside the app.
+ * Bundles the playground's server (the client is built by Vite into dist/client).
  */
 const config: UserConfig = defineConfig({
   entry: { main: 'src/server/main.ts' },
@@ -14,6 +13,9 @@ const config: UserConfig = defineConfig({
   dts: false,
   sourcemap: true,
   clean: true,
+  // Everything from node_modules stays an import: dependencies are installed beside the app, and
+  // Vite (a dev dependency) is only loaded by the --dev server.
+  deps: { skipNodeModulesBundle: true },
 });
 
 export default config;

