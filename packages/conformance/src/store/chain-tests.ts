@@ -157,7 +157,7 @@ export function defineChainTests(kit: StoreKit): void {
         await appendMessages(store, other.chatId, [elsewhere]);
         for (const headMessageId of [uniqueId('absent'), elsewhere]) {
           const error = await expectRejection(
-            store.getChain({ chatId, headMessageId }),
+            () => store.getChain({ chatId, headMessageId }),
             MessageNotFoundError,
           );
           expect(error).toMatchObject({ chatId, messageId: headMessageId });

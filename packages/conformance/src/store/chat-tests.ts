@@ -136,12 +136,13 @@ export function defineChatTests(kit: StoreKit): void {
         const before = await snapshot(store, chatId);
         const intruder = uniqueId('intruder');
         const error = await expectRejection(
-          store.openChat({
-            chatId,
-            userId: intruder,
-            title: 'Theirs',
-            metadata: { owner: 'them' },
-          }),
+          () =>
+            store.openChat({
+              chatId,
+              userId: intruder,
+              title: 'Theirs',
+              metadata: { owner: 'them' },
+            }),
           OwnershipError,
         );
         expect(error.chatId).toBe(chatId);
@@ -296,8 +297,11 @@ export function defineChatTests(kit: StoreKit): void {
         expect(await store.deleteChat(chatId)).toBe(true);
         expect(await store.getChat(chatId)).toBeNull();
         expect(await store.deleteChat(chatId)).toBe(false);
-        await expectRejection(store.getGraph(chatId), ChatNotFoundError);
-        await expectRejection(store.getMessage({ chatId, messageId: first }), ChatNotFoundError);
+        await expectRejection(() => store.getGraph(chatId), ChatNotFoundError);
+        await expectRejection(
+          () => store.getMessage({ chatId, messageId: first }),
+          ChatNotFoundError,
+        );
         expect((await store.listChats({ userId })).items).toEqual([]);
         // The id is free again: a new chat starts empty, with nothing left of the old one.
         const reborn = await store.openChat({ chatId, userId });
@@ -379,13 +383,11 @@ export function defineChatTests(kit: StoreKit): void {
           ['getGraph', () => store.getGraph(chatId)],
         ];
         for (const [method, call] of calls) {
-          const error = await expectRejection(call(), ChatNotFoundError).catch(
-            (failure: unknown) => {
-              throw new Error(
-                `${method}: ${failure instanceof Error ? failure.message : String(failure)}`,
-              );
-            },
-          );
+          const error = await expectRejection(call, ChatNotFoundError).catch((failure: unknown) => {
+            throw new Error(
+              `${method}: ${failure instanceof Error ? failure.message : String(failure)}`,
+            );
+          });
           expect(error.chatId, method).toBe(chatId);
         }
         // Nothing above may have created the chat as a side effect.

@@ -54,7 +54,7 @@ export function defineInputTests(kit: StoreKit): void {
     call: () => Promise<unknown>,
   ): Promise<void> {
     const before = await snapshot(store, chatId);
-    const error = await expectRejection(call(), ValidationError).catch((failure: unknown) => {
+    const error = await expectRejection(call, ValidationError).catch((failure: unknown) => {
       throw new Error(`${label}: ${failure instanceof Error ? failure.message : String(failure)}`);
     });
     const mentioned =
@@ -387,7 +387,7 @@ export function defineInputTests(kit: StoreKit): void {
         // A refused openChat for a new id creates nothing.
         const newId = uniqueId('chat');
         await expectRejection(
-          store.openChat({ chatId: newId, userId, metadata: [1] as never }),
+          () => store.openChat({ chatId: newId, userId, metadata: [1] as never }),
           ValidationError,
         );
         expect(await store.getChat(newId)).toBeNull();

@@ -143,7 +143,7 @@ export function defineLifecycleTests(kit: StoreKit): void {
             rewrittenAt: 0,
           });
           await expectRejection(
-            other.openChat({ chatId, userId: uniqueId('intruder') }),
+            () => other.openChat({ chatId, userId: uniqueId('intruder') }),
             OwnershipError,
           );
           const b = uniqueId('x');
@@ -156,12 +156,13 @@ export function defineLifecycleTests(kit: StoreKit): void {
           // The first object must not answer from a stale view: its commit on the old head conflicts.
           const c = uniqueId('x');
           const conflict = await expectRejection(
-            store.commit({
-              chatId,
-              branch: 'main',
-              expectedHeadId: a,
-              messages: [{ id: c, message: textMessage(c) }],
-            }),
+            () =>
+              store.commit({
+                chatId,
+                branch: 'main',
+                expectedHeadId: a,
+                messages: [{ id: c, message: textMessage(c) }],
+              }),
             HeadConflictError,
           );
           expect(conflict.currentHeadId).toBe(b);

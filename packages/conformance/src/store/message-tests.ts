@@ -252,15 +252,16 @@ export function defineMessageTests(kit: StoreKit): void {
         await store.createBranch({ chatId, name: 'empty', headMessageId: null });
         const before = await snapshot(store, chatId);
         const stale = await expectRejection(
-          store.commit({
-            chatId,
-            branch: 'main',
-            expectedHeadId: a,
-            messages: [
-              { id: b, message: textMessage(b, 'rewrite') },
-              { id: c, message: textMessage(c) },
-            ],
-          }),
+          () =>
+            store.commit({
+              chatId,
+              branch: 'main',
+              expectedHeadId: a,
+              messages: [
+                { id: b, message: textMessage(b, 'rewrite') },
+                { id: c, message: textMessage(c) },
+              ],
+            }),
           HeadConflictError,
         );
         expect(stale).toMatchObject({
@@ -270,22 +271,24 @@ export function defineMessageTests(kit: StoreKit): void {
           currentHeadId: b,
         });
         const fromNull = await expectRejection(
-          store.commit({
-            chatId,
-            branch: 'main',
-            expectedHeadId: null,
-            messages: [{ id: c, message: textMessage(c) }],
-          }),
+          () =>
+            store.commit({
+              chatId,
+              branch: 'main',
+              expectedHeadId: null,
+              messages: [{ id: c, message: textMessage(c) }],
+            }),
           HeadConflictError,
         );
         expect(fromNull).toMatchObject({ expectedHeadId: null, currentHeadId: b });
         const onEmpty = await expectRejection(
-          store.commit({
-            chatId,
-            branch: 'empty',
-            expectedHeadId: b,
-            messages: [{ id: c, message: textMessage(c) }],
-          }),
+          () =>
+            store.commit({
+              chatId,
+              branch: 'empty',
+              expectedHeadId: b,
+              messages: [{ id: c, message: textMessage(c) }],
+            }),
           HeadConflictError,
         );
         expect(onEmpty).toMatchObject({ branch: 'empty', expectedHeadId: b, currentHeadId: null });

@@ -116,7 +116,7 @@ export function definePointerTests(kit: StoreKit): void {
         const before = await snapshot(store, chatId);
         for (const name of ['main', 'taken']) {
           const error = await expectRejection(
-            store.createBranch({ chatId, name, headMessageId: a, activate: true }),
+            () => store.createBranch({ chatId, name, headMessageId: a, activate: true }),
             BranchExistsError,
           );
           expect(error).toMatchObject({ chatId, branch: name });
@@ -138,7 +138,7 @@ export function definePointerTests(kit: StoreKit): void {
         const before = await snapshot(store, chatId);
         for (const headMessageId of [foreign, uniqueId('absent')]) {
           const error = await expectRejection(
-            store.createBranch({ chatId, name: 'b', headMessageId, activate: true }),
+            () => store.createBranch({ chatId, name: 'b', headMessageId, activate: true }),
             MessageNotFoundError,
           );
           expect(error).toMatchObject({ chatId, messageId: headMessageId });
@@ -163,7 +163,7 @@ export function definePointerTests(kit: StoreKit): void {
         const before = await snapshot(store, chatId);
         const unknown = uniqueId('unknown');
         const error = await expectRejection(
-          store.setActiveBranch({ chatId, name: unknown }),
+          () => store.setActiveBranch({ chatId, name: unknown }),
           BranchNotFoundError,
         );
         expect(error).toMatchObject({ chatId, branch: unknown });
@@ -180,15 +180,19 @@ export function definePointerTests(kit: StoreKit): void {
         await appendMessages(store, chatId, [uniqueId('m')]);
         const before = await snapshot(store, chatId);
         const unknown = uniqueId('unknown');
-        await expectRejection(store.getHead({ chatId, branch: unknown }), BranchNotFoundError);
+        await expectRejection(
+          () => store.getHead({ chatId, branch: unknown }),
+          BranchNotFoundError,
+        );
         const id = uniqueId('m');
         const error = await expectRejection(
-          store.commit({
-            chatId,
-            branch: unknown,
-            expectedHeadId: null,
-            messages: [{ id, message: textMessage(id) }],
-          }),
+          () =>
+            store.commit({
+              chatId,
+              branch: unknown,
+              expectedHeadId: null,
+              messages: [{ id, message: textMessage(id) }],
+            }),
           BranchNotFoundError,
         );
         expect(error).toMatchObject({ chatId, branch: unknown });
@@ -231,12 +235,13 @@ export function definePointerTests(kit: StoreKit): void {
         const before = await snapshot(store, chatId);
         for (const replace of [undefined, false]) {
           const error = await expectRejection(
-            store.createCheckpoint({
-              chatId,
-              name: 'mark',
-              messageId: b,
-              ...(replace === undefined ? {} : { replace }),
-            }),
+            () =>
+              store.createCheckpoint({
+                chatId,
+                name: 'mark',
+                messageId: b,
+                ...(replace === undefined ? {} : { replace }),
+              }),
             CheckpointExistsError,
           );
           expect(error).toMatchObject({ chatId, checkpoint: 'mark' });
@@ -275,7 +280,7 @@ export function definePointerTests(kit: StoreKit): void {
         const absent = uniqueId('absent');
         for (const replace of [false, true]) {
           const error = await expectRejection(
-            store.createCheckpoint({ chatId, name: 'kept', messageId: absent, replace }),
+            () => store.createCheckpoint({ chatId, name: 'kept', messageId: absent, replace }),
             MessageNotFoundError,
           );
           expect(error).toMatchObject({ chatId, messageId: absent });

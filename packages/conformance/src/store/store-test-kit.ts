@@ -110,13 +110,22 @@ export interface ErrorClass<T> {
 }
 
 /**
- * Awaits `promise`, expects it to reject with `errorClass` (checked by marker, so a store built
- * against another copy of fragments-core passes), and returns the error.
+ * Calls `action`, expects the promise it returns to reject with `errorClass` (checked by marker,
+ * so a store built against another copy of fragments-core passes), and returns the error.
  */
 export async function expectRejection<T extends Error>(
-  promise: Promise<unknown>,
+  action: () => Promise<unknown>,
   errorClass: ErrorClass<T>,
 ): Promise<T> {
+  let promise: Promise<unknown>;
+  try {
+    promise = action();
+  } catch (error) {
+    // A store method that throws instead of rejecting breaks callers that chain .catch().
+    return expect.fail(
+      `expected a promise rejected with ${errorClass.errorName}, but the method threw synchronously (${describeError(error)}); ContextStore methods must return promises`,
+    );
+  }
   let outcome: { readonly value: unknown } | { readonly error: unknown };
   try {
     outcome = { value: await promise };
@@ -130,12 +139,17 @@ export async function expectRejection<T extends Error>(
   }
   const error = outcome.error;
   if (!errorClass.isInstance(error)) {
-    const name = error instanceof Error ? `${error.name}: ${error.message}` : preview(error);
-    expect.fail(`expected ${errorClass.errorName}, but the call rejected with ${name}`);
+    expect.fail(
+      `expected ${errorClass.errorName}, but the call rejected with ${describeError(error)}`,
+    );
   }
   const typed = error as T;
   expect(typed.message.length).toBeGreaterThan(0);
   return typed;
+}
+
+function describeError(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : preview(error);
 }
 
 function preview(value: unknown): string {
