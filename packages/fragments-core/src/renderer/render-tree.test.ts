@@ -124,6 +124,38 @@ describe('walkFragments', () => {
     );
   });
 
+  it('refuses a class instance held directly as fragment data', () => {
+    expect(() => walkFragments([{ name: 'm', data: new Map([['a', 1]]) as never }])).toThrow(
+      'Cannot render the value at m: an instance of Map',
+    );
+  });
+
+  it('keeps the object key of a fragment held under it', () => {
+    expect(
+      walkFragments([{ name: 'settings', data: { primary: hint('use the replica') } }]),
+    ).toEqual([
+      {
+        kind: 'fragment',
+        key: 'settings',
+        children: [
+          {
+            kind: 'object',
+            key: 'primary',
+            children: [{ kind: 'scalar', key: 'hint', value: 'use the replica' }],
+          },
+        ],
+      },
+    ]);
+  });
+
+  it('refuses a maxDepth that is not a positive integer', () => {
+    for (const maxDepth of [0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY]) {
+      expect(() => walkFragments([hint('x')], { maxDepth })).toThrow(
+        'maxDepth must be a positive integer',
+      );
+    }
+  });
+
   it('refuses cycles instead of looping', () => {
     const data: Record<string, unknown> = { a: 1 };
     data.self = data;
@@ -176,6 +208,12 @@ describe('TreeRenderer', () => {
   it('hands the normalized tree to the format', () => {
     expect(new LinesRenderer().render([hint('a'), fragment('g', hint('b'), hint('c'))])).toBe(
       'hint=a\ng[2]',
+    );
+  });
+
+  it('refuses a bad maxDepth when constructed', () => {
+    expect(() => new LinesRenderer({ maxDepth: Number.NaN })).toThrow(
+      'LinesRenderer(options): maxDepth must be a positive integer, received NaN.',
     );
   });
 

@@ -60,6 +60,9 @@ export function walkFragments(
   options: WalkOptions = {},
 ): RenderNode[] {
   const maxDepth = options.maxDepth ?? DEFAULT_MAX_DEPTH;
+  if (!Number.isInteger(maxDepth) || maxDepth < 1) {
+    throw new RenderError(`maxDepth must be a positive integer, received ${String(maxDepth)}.`);
+  }
   const walker = new Walker(maxDepth);
   const nodes: RenderNode[] = [];
   fragments.forEach((fragment, index) => {
@@ -95,8 +98,10 @@ class Walker {
         children = child ? [child] : [];
       } else if (Array.isArray(data)) {
         children = this.#items(data, path, depth + 1);
+      } else if (isFragmentObject(data)) {
+        children = this.#entries(data, path, depth + 1);
       } else {
-        children = this.#entries(data as Record<string, unknown>, path, depth + 1);
+        throw notFragmentData(data, path);
       }
       return { kind: 'fragment', key: fragment.name, children };
     });
@@ -107,8 +112,12 @@ class Walker {
     const scalar = toScalar(value, path);
     if (scalar !== undefined) return { kind: 'scalar', key, value: scalar };
     if (isFragment(value)) {
-      // A fragment inside a list or object keeps its own name.
-      return this.fragment(value, path, depth);
+      // A fragment in a list keeps its own name; under an object key it is grouped under the
+      // key, so the key is not lost.
+      if (key === null) return this.fragment(value, path, depth);
+      this.#checkDepth(path, depth);
+      const child = this.fragment(value, `${path}.${value.name}`, depth + 1);
+      return child ? { kind: 'object', key, children: [child] } : null;
     }
     this.#checkDepth(path, depth);
     if (Array.isArray(value)) {
@@ -125,9 +134,7 @@ class Walker {
         children: this.#entries(value, path, depth + 1),
       }));
     }
-    throw new RenderError(
-      `Cannot render the value at ${path}: ${describe(value)} is not fragment data (use strings, numbers, booleans, lists, plain objects or fragments).`,
-    );
+    throw notFragmentData(value, path);
   }
 
   #items(items: readonly unknown[], path: string, depth: number): RenderNode[] {
@@ -194,6 +201,12 @@ function toScalar(value: unknown, path: string): string | number | boolean | und
       }
       return undefined;
   }
+}
+
+function notFragmentData(value: unknown, path: string): RenderError {
+  return new RenderError(
+    `Cannot render the value at ${path}: ${describe(value)} is not fragment data (use strings, numbers, booleans, lists, plain objects or fragments).`,
+  );
 }
 
 function describe(value: unknown): string {

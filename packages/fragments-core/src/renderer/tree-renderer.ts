@@ -1,6 +1,7 @@
+import { ValidationError } from '../errors/errors';
 import type { ContextFragment } from '../fragment/context-fragment';
 import type { ContextRenderer } from './context-renderer';
-import { type RenderNode, type WalkOptions, walkFragments } from './render-tree';
+import { DEFAULT_MAX_DEPTH, type RenderNode, type WalkOptions, walkFragments } from './render-tree';
 
 /** Options every {@link TreeRenderer} accepts. */
 export interface TreeRendererOptions extends WalkOptions {}
@@ -28,7 +29,16 @@ export abstract class TreeRenderer implements ContextRenderer {
   protected readonly walkOptions: WalkOptions;
 
   constructor(options: TreeRendererOptions = {}) {
-    this.walkOptions = { maxDepth: options.maxDepth };
+    const maxDepth = options.maxDepth ?? DEFAULT_MAX_DEPTH;
+    if (!Number.isInteger(maxDepth) || maxDepth < 1) {
+      throw new ValidationError(
+        `${new.target.name}(options): maxDepth must be a positive integer, received ${String(maxDepth)}.`,
+        {
+          issues: [{ path: 'maxDepth', message: 'expected a positive integer' }],
+        },
+      );
+    }
+    this.walkOptions = { maxDepth };
   }
 
   render(fragments: readonly ContextFragment[]): string {
