@@ -1,15 +1,13 @@
-import { defineConfig, type ViteUserConfig } from 'vitest/config';
+import type { ViteUserConfig } from 'vitest/config';
+import { packageTests } from '../../tooling/vitest.base.ts';
 
 /** Server tests and the browser suite (src/e2e), which starts its own server and Chromium. */
-const config: ViteUserConfig = defineConfig({
-  test: {
-    include: ['src/**/*.test.ts'],
-    testTimeout: 30_000,
-    hookTimeout: 120_000,
-    // The browser suite and the server tests each hold a SQLite file and a port; running the
-    // files one after another keeps the shared 2-core machine responsive.
-    fileParallelism: false,
-  },
+const config: ViteUserConfig = packageTests({
+  testTimeout: 30_000,
+  hookTimeout: 120_000,
+  // The browser suite, the embedded Postgres and the server tests each hold files and ports;
+  // running the files one after another keeps the shared 2-core machine responsive.
+  fileParallelism: false,
 });
 
 export default config;
