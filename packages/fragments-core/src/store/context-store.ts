@@ -215,20 +215,33 @@ export interface ContextStore {
   getChat(chatId: string): Promise<ChatRecord | null>;
   /** Sets the title and merges metadata; returns the chat as stored. */
   updateChat(input: UpdateChatInput): Promise<ChatRecord>;
-  /** A user's chats, most recently updated first (ties by id), by cursor. */
+  /**
+   * A user's chats, most recently updated first, ties by id in binary (code unit, "C" collation)
+   * order, by cursor. Never returns an empty page before the last one.
+   */
   listChats(input: ListChatsInput): Promise<Page<ChatRecord>>;
   /** Deletes the chat and everything it owns. False when there was no such chat. */
   deleteChat(chatId: string): Promise<boolean>;
 
-  /** The chat's version and one branch's head: the one read a warm `resolve()` makes. */
+  /**
+   * The chat's version and one branch's head: the one read a warm `resolve()` makes.
+   * `BranchNotFoundError` for an unknown branch.
+   */
   getHead(input: GetHeadInput): Promise<HeadState>;
   /**
    * The only write of messages: inserts / replaces the nodes, moves the head, bumps the version,
    * all in one transaction, or (when the head is not `expectedHeadId`) writes nothing and throws
-   * `HeadConflictError` with the current head.
+   * `HeadConflictError` with the current head. The version goes up by exactly one per commit
+   * (and by nothing else: `updateChat` and branch or checkpoint writes leave it as it is).
+   * `BranchNotFoundError` for an unknown branch.
    */
   commit(input: CommitInput): Promise<CommitResult>;
-  /** The chain from a node back toward the root, oldest first, in one query. */
+  /**
+   * The chain from a node back toward the root, oldest first, in one query.
+   * `MessageNotFoundError` when `headMessageId` is not in the chat; an `until` that is not in the
+   * chat is not an error (the walk goes to the root). When a page ends right before `until`,
+   * `reachedUntil` is true and `nextCursor` null.
+   */
   getChain(input: GetChainInput): Promise<ChainPage>;
   /** One node, or null. */
   getMessage(input: GetMessageInput): Promise<MessageNodeRecord | null>;
@@ -242,7 +255,10 @@ export interface ContextStore {
   /** Makes an existing branch the chat's active one; `BranchNotFoundError` otherwise. */
   setActiveBranch(input: ChatPointerInput): Promise<BranchRecord>;
 
-  /** Names a node; refuses a taken name with `CheckpointExistsError` unless `replace`. */
+  /**
+   * Names a node; refuses a taken name with `CheckpointExistsError` unless `replace`, which
+   * moves it (its `createdAt` becomes the time of the move).
+   */
   createCheckpoint(input: CreateCheckpointInput): Promise<CheckpointRecord>;
   /** A checkpoint, or null. */
   getCheckpoint(input: ChatPointerInput): Promise<CheckpointRecord | null>;

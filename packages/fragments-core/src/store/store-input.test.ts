@@ -34,6 +34,7 @@ describe('assertIdentifier', () => {
     ['x'.repeat(513), 'expected at most 512 characters, received 513'],
     ['a\u0000b', 'must not contain the NUL character'],
     [42, 'expected a string, received number'],
+    ['bad\uD800', 'must not contain a lone UTF-16 surrogate'],
     [null, 'expected a string, received null'],
   ])('refuses %j', (value, message) => {
     expect(() => assertIdentifier('openChat(input)', 'chatId', value)).toThrow(
@@ -86,6 +87,13 @@ describe('prepareCommit', () => {
   ])('refuses %s', (_label, messages, text) => {
     expect(() => prepareCommit(commit(messages))).toThrow(ValidationError);
     expect(() => prepareCommit(commit(messages))).toThrow(text);
+  });
+
+  it('refuses lone surrogates in content but keeps real emoji', () => {
+    expect(() => prepareCommit(commit([message('a', 'half \uDE00 of a pair')]))).toThrow(
+      'messages[0].message.parts[0].text: string contains a lone UTF-16 surrogate',
+    );
+    expect(prepareCommit(commit([message('a', 'whole 😀 pair')]))[0]?.json).toContain('😀');
   });
 
   it('refuses cycles and class instances', () => {

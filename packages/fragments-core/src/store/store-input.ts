@@ -5,6 +5,10 @@ import type { CommitInput, ListChatsInput } from './context-store';
 // Shared input checks for ContextStore implementations, so that every store refuses the same bad
 // input with the same clear error before it touches its database. Third-party stores may use them.
 
+// A high surrogate not followed by a low one, or a low one not preceded by a high one. Such
+// strings are not valid Unicode: PostgreSQL refuses them and JSON encoders disagree on them.
+const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
 /** The longest id or name a store accepts, in UTF-16 code units. */
 export const MAX_IDENTIFIER_LENGTH = 512;
 
@@ -22,6 +26,9 @@ function identifierProblem(value: unknown): string | undefined {
     return `expected at most ${MAX_IDENTIFIER_LENGTH} characters, received ${value.length}`;
   // NUL cannot be stored by PostgreSQL text and truncates C strings elsewhere.
   if (value.includes('\u0000')) return 'must not contain the NUL character';
+  if (loneSurrogate.test(value)) {
+    return 'must not contain a lone UTF-16 surrogate (not valid Unicode text)';
+  }
   return undefined;
 }
 
@@ -88,8 +95,14 @@ function collectJsonIssues(
   if (issues.length >= 50) return;
   switch (typeof value) {
     case 'string':
-      if (value.includes('\u0000'))
+      if (value.includes('\u0000')) {
         issues.push({ path, message: 'string contains the NUL character' });
+      } else if (loneSurrogate.test(value)) {
+        issues.push({
+          path,
+          message: 'string contains a lone UTF-16 surrogate (not valid Unicode text)',
+        });
+      }
       return;
     case 'boolean':
       return;
@@ -120,8 +133,9 @@ function collectJsonIssues(
         });
       } else {
         for (const [key, entry] of Object.entries(value)) {
-          if (key.includes('\u0000'))
-            issues.push({ path, message: 'a key contains the NUL character' });
+          if (key.includes('\u0000') || loneSurrogate.test(key)) {
+            issues.push({ path, message: 'a key contains the NUL character or a lone surrogate' });
+          }
           collectJsonIssues(entry, `${path}.${key}`, issues, ancestors);
         }
       }
