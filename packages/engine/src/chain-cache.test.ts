@@ -1,7 +1,7 @@
 import { ValidationError } from '@ctxgraph/fragments-core';
 import type { UIMessage } from 'ai';
 import { describe, expect, it } from 'vitest';
-import { type ChainEntry, ChainCache } from './chain-cache';
+import { ChainCache, type ChainEntry } from './chain-cache';
 
 function entry(id: string, role = 'user', valid = true): ChainEntry {
   const message = { id, role, parts: [{ type: 'text', text: id }] } as UIMessage;
