@@ -67,7 +67,7 @@ describe('PostgresContextStore construction', () => {
     expect(() => new PostgresContextStore(options)).toThrow(message);
   });
 
-  it('declares the v1 contract, persistence and multi-process safety', () => {
+  it('declares the v1 contract, persistence and multi-process safety', async () => {
     const store = new PostgresContextStore({
       connectionString: databaseUrl(),
       schema: freshSchema(),
@@ -76,6 +76,7 @@ describe('PostgresContextStore construction', () => {
     expect(store.capabilities).toEqual({ persistent: true, multiProcess: true });
     expect(store.schema).toMatch(/^t_/);
     expect(store.tablePrefix).toBe('ctxgraph_');
+    await store.close();
   });
 
   it('accepts a bare connection string (schema public by default) and serializes without the URL', async () => {
