@@ -57,6 +57,8 @@ export function App(): ReactElement {
   const [renderer, setRenderer] = useState<RendererName>(storedRenderer);
   const [preview, setPreview] = useState<ChatView['prompts'] | null>(null);
   const [snapshot, setSnapshot] = useState<Record<string, unknown> | null>(null);
+  const [chatError, setChatError] = useState<string | null>(null);
+  const [pendingUser, setPendingUser] = useState<string | null>(null);
 
   useEffect(() => {
     api
@@ -95,20 +97,26 @@ export function App(): ReactElement {
       return;
     }
     setView(null);
+    setChatError(null);
     api
       .chat(chatId)
       .then(setView)
-      .catch((error: unknown) => setNotice(noticeFor(error)));
+      .catch((error: unknown) => {
+        setChatError(error instanceof Error ? error.message : String(error));
+        setNotice(noticeFor(error));
+      });
   }, [chatId, userId]);
 
   /** Runs an action, shows its error, refreshes the chat list's order; true when it worked. */
   const run = useCallback(
     async (action: () => Promise<ChatView | null>, success?: string): Promise<boolean> => {
       setBusy(true);
+      // Cleared before, not after: an action may set a notice of its own (which branch it made).
+      setNotice(null);
       try {
         const next = await action();
         if (next) setView(next);
-        setNotice(success ? { kind: 'info', title: 'Done', message: success } : null);
+        if (success) setNotice({ kind: 'info', title: 'Done', message: success });
         await refreshChats();
         return true;
       } catch (error) {
@@ -131,23 +139,13 @@ export function App(): ReactElement {
     window.localStorage.setItem('ctxgraph.user', next);
     setApiUser(next);
     setUserId(next);
+    // The open chat is reloaded as the new user (the effect on userId): another user's chat is
+    // refused by the store, and the page shows its message.
     setNotice({
       kind: 'info',
       title: `Now acting as “${next}”`,
-      message: chatId
-        ? 'The open chat is reloaded as this user: another user’s chat is refused.'
-        : 'Your chats are listed on the left.',
+      message: 'Your chats are listed on the left.',
     });
-    // Reload the open chat as the new user: a chat of another user is refused with a clear message.
-    if (chatId) {
-      api
-        .chat(chatId)
-        .then(setView)
-        .catch((error: unknown) => {
-          setView(null);
-          setNotice(noticeFor(error));
-        });
-    }
   };
 
   const chooseRenderer = (name: RendererName) => {
@@ -159,6 +157,7 @@ export function App(): ReactElement {
   const ask = async (text: string): Promise<boolean> => {
     if (!active) return false;
     setStreaming('');
+    setPendingUser(text);
     try {
       return await run(() =>
         streamReply(active.chat.id, text, renderer, (delta) =>
@@ -167,6 +166,7 @@ export function App(): ReactElement {
       );
     } finally {
       setStreaming(null);
+      setPendingUser(null);
       // The user message is saved even when the model fails: show it.
       api.chat(active.chat.id).then(setView, () => {});
     }
@@ -292,6 +292,7 @@ export function App(): ReactElement {
                 view={active}
                 model={info?.model ?? null}
                 streaming={streaming}
+                pendingUser={pendingUser}
                 busy={busy}
                 onSend={(role, text) => run(() => api.say(active.chat.id, role, text))}
                 onAsk={ask}
@@ -353,7 +354,14 @@ export function App(): ReactElement {
                 each renderer; send messages; click any node of the graph to rewind there;
                 checkpoint and restore; inspect what the engine would send.
               </p>
-              {chatId && !view ? <p className="muted">Loading chat…</p> : null}
+              {chatId && !view && chatError === null ? (
+                <p className="muted">Loading chat…</p>
+              ) : null}
+              {chatId && chatError !== null ? (
+                <p className="inline-error" data-testid="chat-error">
+                  This chat could not be opened: {chatError}
+                </p>
+              ) : null}
             </div>
           </div>
         )}

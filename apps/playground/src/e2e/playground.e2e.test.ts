@@ -1,9 +1,10 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningPlayground, startPlayground } from '../server/start-server';
+import { type FakeOpenAI, startFakeOpenAI } from '../server/testing/start-fake-openai';
 import { buildClient, CHROMIUM_PATH, chromiumInstalled, launchBrowser } from './browser-harness';
 
 const installed = chromiumInstalled();
@@ -18,173 +19,264 @@ if (!installed) {
   );
 }
 
+async function openPage(browser: BrowserContext, url: string): Promise<Page> {
+  const page = await browser.newPage();
+  page.setDefaultTimeout(10_000);
+  await page.goto(url);
+  return page;
+}
+
 describe.skipIf(!installed)('playground in a browser', () => {
   const directory = mkdtempSync(join(tmpdir(), 'ctxgraph-playground-e2e-'));
-  const databasePath = join(directory, 'e2e.db');
-  let running: RunningPlayground;
+  const clientDirectory = join(directory, 'client');
   let browser: BrowserContext;
-  let page: Page;
 
   beforeAll(async () => {
-    const clientDirectory = join(directory, 'client');
     await buildClient(clientDirectory);
-    running = await startPlayground(
-      {
-        port: 0,
-        host: '127.0.0.1',
-        store: { kind: 'sqlite', path: databasePath },
-        model: null,
-        defaultUserId: 'e2e-user',
-      },
-      { clientDirectory },
-    );
     browser = await launchBrowser();
-    page = await browser.newPage();
-    page.setDefaultTimeout(10_000);
-    await page.goto(running.url);
   });
 
   afterAll(async () => {
     await browser?.close();
-    await running?.close();
     rmSync(directory, { recursive: true, force: true });
   });
 
-  const prompt = () => page.getByTestId('system-prompt');
-  const messages = () => page.locator('.messages .message');
-  const notice = () => page.locator('.notice-bar');
+  describe('with replies written by hand, on SQLite', () => {
+    const databasePath = join(directory, 'e2e.db');
+    let running: RunningPlayground;
+    let page: Page;
 
-  it('shows the store it uses', async () => {
-    await expect.poll(() => page.getByTestId('store-info').textContent()).toContain('sqlite');
-    expect(await page.getByTestId('store-info').textContent()).toContain(databasePath);
-  });
-
-  it('creates a chat', async () => {
-    await page.getByLabel('New chat title').fill('Browser chat');
-    await page.getByRole('button', { name: 'New chat' }).click();
-    await page.getByRole('region', { name: 'Context' }).waitFor();
-    await expect
-      .poll(() => page.locator('.chat-list li.selected').textContent())
-      .toContain('Browser chat');
-  });
-
-  it('adds a role and a nested group and sees the prompt', async () => {
-    await page.getByLabel('Add fragment').selectOption('role');
-    await page.getByLabel('Role Text').fill('You are a careful test pilot.');
-    await page.getByRole('button', { name: 'Add to context' }).click();
-    await expect
-      .poll(() => prompt().textContent())
-      .toContain('<role>You are a careful test pilot.</role>');
-
-    await page.getByLabel('Add fragment').selectOption('fragment');
-    await page.getByLabel('Group (nested) Name').fill('database');
-    await page.getByLabel('Add a child fragment').selectOption('hint');
-    await page.getByLabel('Hint Text').fill('PostgreSQL 16');
-    await page.getByLabel('Add a child fragment').last().selectOption('fragment');
-    await page.getByLabel('Group (nested) Name').last().fill('constraints');
-    await page.getByLabel('Add a child fragment').last().selectOption('guardrail');
-    await page.getByLabel('Guardrail Rule').fill('Never DELETE rows');
-    await page.getByRole('button', { name: 'Add to context' }).click();
-    await expect.poll(() => page.locator('.fragment-list li').count()).toBe(2);
-    const xml = await prompt().textContent();
-    expect(xml).toContain('<database>');
-    expect(xml).toContain('PostgreSQL 16');
-    expect(xml).toContain('Never DELETE rows');
-  });
-
-  it('refuses a bad fragment JSON with a clear message', async () => {
-    await page.getByLabel('Context menu').click();
-    await page.getByRole('button', { name: 'Load JSON…' }).click();
-    await page
-      .getByRole('textbox', { name: 'Context JSON' })
-      .fill('[{"type":"term","name":"MRR"}]');
-    await page.getByRole('button', { name: 'Replace context' }).click();
-    await expect
-      .poll(() => page.locator('.editor .inline-error').textContent())
-      .toContain('fragments[0]');
-    await page
-      .getByRole('region', { name: 'Load context JSON' })
-      .getByRole('button', { name: 'Cancel' })
-      .click();
-    expect(await page.locator('.fragment-list li').count()).toBe(2);
-  });
-
-  it('switches renderers and sees the prompt change, with token counts for each', async () => {
-    const xml = await prompt().textContent();
-    await page.getByRole('tab', { name: /Markdown/ }).click();
-    await expect.poll(() => prompt().textContent()).not.toBe(xml);
-    const markdown = await prompt().textContent();
-    expect(markdown).not.toContain('<role>');
-    expect(markdown).toContain('PostgreSQL 16');
-    await page.getByRole('tab', { name: /TOON/ }).click();
-    await expect.poll(() => prompt().textContent()).not.toBe(markdown);
-    for (const renderer of ['xml', 'markdown', 'toon']) {
-      expect(await page.locator(`.tab-tokens[data-renderer="${renderer}"]`).textContent()).toMatch(
-        /\d+ tokens/,
+    beforeAll(async () => {
+      running = await startPlayground(
+        {
+          port: 0,
+          host: '127.0.0.1',
+          store: { kind: 'sqlite', path: databasePath },
+          model: null,
+          defaultUserId: 'e2e-user',
+        },
+        { clientDirectory },
       );
-    }
-    await page.getByRole('tab', { name: /XML/ }).click();
+      page = await openPage(browser, running.url);
+    });
+
+    afterAll(async () => {
+      await page?.close();
+      await running?.close();
+    });
+
+    const prompt = () => page.getByTestId('system-prompt');
+    const messages = () => page.locator('.messages .message');
+    const notice = () => page.locator('.notice-bar');
+
+    it('shows the store it uses', async () => {
+      await expect.poll(() => page.getByTestId('store-info').textContent()).toContain('sqlite');
+      expect(await page.getByTestId('store-info').textContent()).toContain(databasePath);
+    });
+
+    it('creates a chat', async () => {
+      await page.getByLabel('New chat title').fill('Browser chat');
+      await page.getByRole('button', { name: 'New chat' }).click();
+      await page.getByRole('region', { name: 'Context' }).waitFor();
+      await expect
+        .poll(() => page.locator('.chat-list li.selected').textContent())
+        .toContain('Browser chat');
+    });
+
+    it('adds a role and a nested group and sees the prompt', async () => {
+      await page.getByLabel('Add fragment').selectOption('role');
+      await page.getByLabel('Role Text').fill('You are a careful test pilot.');
+      await page.getByRole('button', { name: 'Add to context' }).click();
+      await expect
+        .poll(() => prompt().textContent())
+        .toContain('<role>You are a careful test pilot.</role>');
+
+      await page.getByLabel('Add fragment').selectOption('fragment');
+      await page.getByLabel('Group (nested) Name').fill('database');
+      await page.getByLabel('Add a child fragment').selectOption('hint');
+      await page.getByLabel('Hint Text').fill('PostgreSQL 16');
+      await page.getByLabel('Add a child fragment').last().selectOption('fragment');
+      await page.getByLabel('Group (nested) Name').last().fill('constraints');
+      await page.getByLabel('Add a child fragment').last().selectOption('guardrail');
+      await page.getByLabel('Guardrail Rule').fill('Never DELETE rows');
+      await page.getByRole('button', { name: 'Add to context' }).click();
+      await expect.poll(() => page.locator('.fragment-list li').count()).toBe(2);
+      const xml = await prompt().textContent();
+      expect(xml).toContain('<database>');
+      expect(xml).toContain('PostgreSQL 16');
+      expect(xml).toContain('Never DELETE rows');
+    });
+
+    it('refuses a bad fragment JSON with a clear message', async () => {
+      await page.getByLabel('Context menu').click();
+      await page.getByRole('button', { name: 'Load JSON…' }).click();
+      await page
+        .getByRole('textbox', { name: 'Context JSON' })
+        .fill('[{"type":"term","name":"MRR"}]');
+      await page.getByRole('button', { name: 'Replace context' }).click();
+      await expect
+        .poll(() => page.locator('.editor .inline-error').textContent())
+        .toContain('fragments[0]');
+      await page
+        .getByRole('region', { name: 'Load context JSON' })
+        .getByRole('button', { name: 'Cancel' })
+        .click();
+      expect(await page.locator('.fragment-list li').count()).toBe(2);
+    });
+
+    it('switches renderers and sees the prompt change, with token counts for each', async () => {
+      const xml = await prompt().textContent();
+      await page.getByRole('tab', { name: /Markdown/ }).click();
+      await expect.poll(() => prompt().textContent()).not.toBe(xml);
+      const markdown = await prompt().textContent();
+      expect(markdown).not.toContain('<role>');
+      expect(markdown).toContain('PostgreSQL 16');
+      await page.getByRole('tab', { name: /TOON/ }).click();
+      await expect.poll(() => prompt().textContent()).not.toBe(markdown);
+      for (const renderer of ['xml', 'markdown', 'toon']) {
+        expect(
+          await page.locator(`.tab-tokens[data-renderer="${renderer}"]`).textContent(),
+        ).toMatch(/\d+ tokens/);
+      }
+      await page.getByRole('tab', { name: /XML/ }).click();
+    });
+
+    it('sends a message and writes the reply by hand', async () => {
+      expect(await page.locator('.composer .notice').textContent()).toContain(
+        'No model is configured',
+      );
+      await page.getByLabel('User message').fill('What is 2+2?');
+      await page.getByRole('button', { name: 'Send' }).click();
+      await expect.poll(() => messages().count()).toBe(1);
+      await page.getByLabel('Assistant reply').fill('It is 5.');
+      await page.getByRole('button', { name: 'Add reply' }).click();
+      await expect.poll(() => messages().count()).toBe(2);
+      await expect.poll(() => page.locator('.react-flow__node').count()).toBe(2);
+    });
+
+    it('rewinds from an earlier node onto a new branch', async () => {
+      await page.locator('.react-flow__node', { hasText: 'What is 2+2?' }).click();
+      await expect.poll(() => page.locator('.branch-pill').textContent()).toContain('main-v2');
+      expect(await messages().count()).toBe(1);
+      await page.getByLabel('Assistant reply').fill('It is 4.');
+      await page.getByRole('button', { name: 'Add reply' }).click();
+      await expect.poll(() => page.locator('.react-flow__node').count()).toBe(3);
+      expect(await page.getByLabel('Switch branch').locator('option').allTextContents()).toEqual([
+        'main',
+        'main-v2',
+      ]);
+      expect(await page.locator('.tag.head.active').textContent()).toContain('main-v2');
+    });
+
+    it('checkpoints and restores', async () => {
+      await page.getByLabel('Checkpoint name').fill('answered');
+      await page.getByRole('button', { name: 'Checkpoint', exact: true }).click();
+      await expect.poll(() => page.locator('.tag.checkpoint').textContent()).toContain('answered');
+      await page.getByLabel('User message').fill('Thanks!');
+      await page.getByRole('button', { name: 'Send' }).click();
+      await expect.poll(() => messages().count()).toBe(3);
+      await page.getByRole('button', { name: 'Restore' }).click();
+      await expect.poll(() => page.locator('.branch-pill').textContent()).toContain('main-v3');
+      expect(await messages().allTextContents()).toEqual([
+        expect.stringContaining('What is 2+2?'),
+        expect.stringContaining('It is 4.'),
+      ]);
+    });
+
+    it('finds everything again after a reload (kept in the SQLite file)', async () => {
+      await page.reload();
+      await page.getByRole('region', { name: 'Context' }).waitFor();
+      expect(await page.locator('.fragment-list li').count()).toBe(2);
+      expect(await prompt().textContent()).toContain('Never DELETE rows');
+      expect(await page.locator('.branch-pill').textContent()).toContain('main-v3');
+      expect(await messages().count()).toBe(2);
+      await expect.poll(() => page.locator('.react-flow__node').count()).toBe(4);
+      expect(await page.locator('.tag.checkpoint').textContent()).toContain('answered');
+      expect(await page.locator('.chat-list').textContent()).toContain('Browser chat');
+    });
+
+    it('forks a btw branch without leaving, then switches to it', async () => {
+      await page.getByRole('button', { name: 'btw' }).click();
+      await expect.poll(() => notice().textContent()).toContain('main-v4');
+      expect(await page.locator('.branch-pill').textContent()).toContain('main-v3');
+      await page.getByLabel('Switch branch').selectOption('main-v4');
+      await expect.poll(() => page.locator('.branch-pill').textContent()).toContain('main-v4');
+      expect(await messages().count()).toBe(2);
+    });
+
+    it('shows the inspect snapshot and downloads it as JSON', async () => {
+      await page.getByRole('button', { name: 'Inspect' }).click();
+      const dialog = page.getByRole('dialog', { name: 'Inspect' });
+      await dialog.waitFor();
+      expect(await dialog.locator('.figures').textContent()).toMatch(/Tokens\d+/);
+      const [download] = await Promise.all([
+        page.waitForEvent('download'),
+        dialog.getByRole('button', { name: 'Download JSON' }).click(),
+      ]);
+      const path = join(directory, 'inspect.json');
+      await download.saveAs(path);
+      const snapshot = JSON.parse(readFileSync(path, 'utf8'));
+      expect(snapshot.meta.branch).toBe('main-v4');
+      expect(snapshot.fragments.context).toHaveLength(2);
+      expect(snapshot.estimate.tokens).toBeGreaterThan(0);
+      await dialog.getByRole('button', { name: 'Close' }).click();
+      expect(await dialog.count()).toBe(0);
+    });
+
+    it('refuses another user with a clear message', async () => {
+      await page.getByLabel('User id').fill('intruder');
+      await page.getByRole('button', { name: 'Switch user' }).click();
+      await expect.poll(() => notice().textContent()).toContain('belongs to another user');
+      expect(await notice().textContent()).toContain('OwnershipError');
+      expect(await page.locator('.chat-list li').count()).toBe(0);
+      expect(await page.getByTestId('chat-error').textContent()).toContain(
+        'belongs to another user',
+      );
+    });
   });
 
-  it('sends a message and writes the reply by hand', async () => {
-    expect(await page.locator('.composer .notice').textContent()).toContain(
-      'No model is configured',
-    );
-    await page.getByLabel('User message').fill('What is 2+2?');
-    await page.getByRole('button', { name: 'Send' }).click();
-    await expect.poll(() => messages().count()).toBe(1);
-    await page.getByLabel('Assistant reply').fill('It is 5.');
-    await page.getByRole('button', { name: 'Add reply' }).click();
-    await expect.poll(() => messages().count()).toBe(2);
-    await expect.poll(() => page.locator('.react-flow__node').count()).toBe(2);
-  });
+  describe('with a model behind OPENAI_BASE_URL', () => {
+    let fake: FakeOpenAI;
+    let running: RunningPlayground;
+    let page: Page;
 
-  it('rewinds from an earlier node onto a new branch', async () => {
-    await page.locator('.react-flow__node', { hasText: 'What is 2+2?' }).click();
-    await expect.poll(() => page.locator('.branch-pill').textContent()).toContain('main-v2');
-    expect(await messages().count()).toBe(1);
-    await page.getByLabel('Assistant reply').fill('It is 4.');
-    await page.getByRole('button', { name: 'Add reply' }).click();
-    await expect.poll(() => page.locator('.react-flow__node').count()).toBe(3);
-    expect(await page.getByLabel('Switch branch').locator('option').allTextContents()).toEqual([
-      'main',
-      'main-v2',
-    ]);
-    expect(await page.locator('.tag.head.active').textContent()).toContain('main-v2');
-  });
+    beforeAll(async () => {
+      fake = await startFakeOpenAI(['Recursion ', 'is a function ', 'calling itself.']);
+      running = await startPlayground(
+        {
+          port: 0,
+          host: '127.0.0.1',
+          store: { kind: 'memory' },
+          model: { modelId: 'fake-model', apiKey: 'test', baseURL: fake.baseURL },
+          defaultUserId: 'model-user',
+        },
+        { clientDirectory },
+      );
+      page = await openPage(browser, running.url);
+    });
 
-  it('checkpoints and restores', async () => {
-    await page.getByLabel('Checkpoint name').fill('answered');
-    await page.getByRole('button', { name: 'Checkpoint', exact: true }).click();
-    await expect.poll(() => page.locator('.tag.checkpoint').textContent()).toContain('answered');
-    await page.getByLabel('User message').fill('Thanks!');
-    await page.getByRole('button', { name: 'Send' }).click();
-    await expect.poll(() => messages().count()).toBe(3);
-    await page.getByRole('button', { name: 'Restore' }).click();
-    await expect.poll(() => page.locator('.branch-pill').textContent()).toContain('main-v3');
-    expect(await messages().allTextContents()).toEqual([
-      expect.stringContaining('What is 2+2?'),
-      expect.stringContaining('It is 4.'),
-    ]);
-  });
+    afterAll(async () => {
+      await page?.close();
+      await running?.close();
+      await fake?.close();
+    });
 
-  it('finds everything again after a reload (kept in the SQLite file)', async () => {
-    await page.reload();
-    await page.getByRole('region', { name: 'Context' }).waitFor();
-    expect(await page.locator('.fragment-list li').count()).toBe(2);
-    expect(await prompt().textContent()).toContain('Never DELETE rows');
-    expect(await page.locator('.branch-pill').textContent()).toContain('main-v3');
-    expect(await messages().count()).toBe(2);
-    await expect.poll(() => page.locator('.react-flow__node').count()).toBe(4);
-    expect(await page.locator('.tag.checkpoint').textContent()).toContain('answered');
-    expect(await page.locator('.chat-list').textContent()).toContain('Browser chat');
-  });
-
-  it('refuses another user with a clear message', async () => {
-    await page.getByLabel('User id').fill('intruder');
-    await page.getByRole('button', { name: 'Switch user' }).click();
-    await expect.poll(() => notice().textContent()).toContain('belongs to another user');
-    expect(await notice().textContent()).toContain('OwnershipError');
-    expect(await page.locator('.chat-list li').count()).toBe(0);
+    it('streams the model reply into the conversation and saves both messages', async () => {
+      await expect.poll(() => page.getByTestId('store-info').textContent()).toContain('memory');
+      await page.getByLabel('New chat title').fill('Model chat');
+      await page.getByRole('button', { name: 'New chat' }).click();
+      await page.getByRole('region', { name: 'Context' }).waitFor();
+      expect(await page.locator('.conversation-panel .panel-header').textContent()).toContain(
+        'model: fake-model',
+      );
+      await page.getByLabel('User message').fill('Explain recursion');
+      await page.getByRole('button', { name: 'Send' }).click();
+      await expect.poll(() => page.locator('.react-flow__node').count()).toBe(2);
+      expect(await page.locator('.messages .message').allTextContents()).toEqual([
+        expect.stringContaining('Explain recursion'),
+        expect.stringContaining('Recursion is a function calling itself.'),
+      ]);
+      expect(fake.requests).toHaveLength(1);
+    });
   });
 });

@@ -8,6 +8,8 @@ export interface ConversationPaneProps {
   model: PlaygroundInfo['model'];
   /** The model's reply as it streams in, or null. */
   streaming: string | null;
+  /** The user message sent to the model, shown until the saved chat comes back. */
+  pendingUser: string | null;
   busy: boolean;
   onSend: (role: 'user' | 'assistant', text: string) => Promise<boolean>;
   onAsk: (text: string) => Promise<boolean>;
@@ -68,6 +70,12 @@ export function ConversationPane(props: ConversationPaneProps): ReactElement {
             <div className="message-text">{textOf(message.parts)}</div>
           </div>
         ))}
+        {props.pendingUser !== null ? (
+          <div className="message user">
+            <div className="message-role">user</div>
+            <div className="message-text">{props.pendingUser}</div>
+          </div>
+        ) : null}
         {props.streaming !== null ? (
           <div className="message assistant streaming">
             <div className="message-role">assistant</div>
