@@ -54,6 +54,13 @@ export function ContextPane(props: ContextPaneProps): ReactElement {
   const [importing, setImporting] = useState<{ text: string; error: string | null } | null>(null);
   const [listError, setListError] = useState<string | null>(null);
   const previewSequence = useRef(0);
+  const editorRef = useRef<HTMLElement>(null);
+  const openEditor = draft === null ? null : `${draft.index}:${draft.value.type}`;
+
+  // Bring the editor into view when one opens (it sits below a possibly long list).
+  useEffect(() => {
+    if (openEditor !== null) editorRef.current?.scrollIntoView({ block: 'nearest' });
+  }, [openEditor]);
   const { onPreview } = props;
 
   // Preview the list as it would be with the draft, a moment after the last keystroke.
@@ -181,7 +188,10 @@ export function ContextPane(props: ContextPaneProps): ReactElement {
   };
 
   return (
-    <section className="panel context-panel" aria-label="Context">
+    <section
+      className={draft || importing ? 'panel context-panel drafting' : 'panel context-panel'}
+      aria-label="Context"
+    >
       <header className="panel-header">
         <h2>Context</h2>
         <span className="count">{fragments.length}</span>
@@ -312,7 +322,7 @@ export function ContextPane(props: ContextPaneProps): ReactElement {
           })}
         </ol>
         {draft ? (
-          <section className="editor" aria-label="Fragment editor">
+          <section className="editor" aria-label="Fragment editor" ref={editorRef}>
             <div className="editor-head">
               <strong>
                 {draft.index === null ? 'New' : 'Edit'}{' '}

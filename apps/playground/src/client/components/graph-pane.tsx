@@ -96,6 +96,10 @@ function layoutGraph(view: ChatView): Layout {
   return { nodes, edges };
 }
 
+function plural(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? '' : noun.endsWith('h') ? 'es' : 's'}`;
+}
+
 /** The chat's message graph with branch and checkpoint controls. */
 export function GraphPane(props: GraphPaneProps): ReactElement {
   const { view } = props;
@@ -110,13 +114,13 @@ export function GraphPane(props: GraphPaneProps): ReactElement {
       <header className="panel-header">
         <h2>Graph</h2>
         <span className="muted small">
-          {view.graph.nodes.length} nodes · {view.graph.branches.length} branches · click a node to
-          rewind there
+          {plural(view.graph.nodes.length, 'node')} · {plural(view.graph.branches.length, 'branch')}{' '}
+          · click a node to rewind there
         </span>
       </header>
       <div className="graph-toolbar">
         <label className="inline">
-          <span className="muted small">Branch</span>
+          <BranchIcon />
           <select
             aria-label="Switch branch"
             value={view.branch}
