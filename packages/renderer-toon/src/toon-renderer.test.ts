@@ -25,6 +25,16 @@ defineRendererConformance({
 });
 
 describe('ToonRenderer', () => {
+  it('renders again after the fragments change, even when the same objects are mutated', () => {
+    const renderer = new ToonRenderer();
+    const fragments = [{ name: 'hint', data: 'first' }];
+    const first = renderer.render(fragments);
+    expect(renderer.render(fragments)).toBe(first);
+    fragments[0]!.data = 'second';
+    expect(renderer.render(fragments)).toBe('hint: second');
+    expect(renderer.render([{ name: 'hint', data: 'first' }])).toBe(first);
+  });
+
   it("has format 'toon'", () => {
     expect(new ToonRenderer().format).toBe('toon');
   });

@@ -149,7 +149,19 @@ export class ToonRenderer extends TreeRenderer {
     this.#indentSize = indentSize;
   }
 
+  // The last value encoded, as JSON text, and its TOON output. A conversation renders the same
+  // context on every turn, and the encoder costs far more than building the value; JSON text of
+  // the value is an exact key because the output depends on nothing else.
+  #lastValue: string | undefined;
+  #lastOutput = '';
+
   protected renderNodes(nodes: readonly RenderNode[]): string {
-    return encode(toObject(nodes), { delimiter: this.#delimiter, indentSize: this.#indentSize });
+    const value = toObject(nodes);
+    const key = JSON.stringify(value);
+    if (key === this.#lastValue) return this.#lastOutput;
+    const output = encode(value, { delimiter: this.#delimiter, indentSize: this.#indentSize });
+    this.#lastValue = key;
+    this.#lastOutput = output;
+    return output;
   }
 }
