@@ -1,8 +1,13 @@
+/// <reference types="node" />
 import { defineRendererConformance, rendererSampleFragments } from '@ctxgraph/conformance';
+import { expectGolden as compareGolden } from '@ctxgraph/conformance/golden';
 import { type ContextFragment, RenderError, ValidationError } from '@ctxgraph/fragments-core';
 import { type Node, Parser } from 'commonmark';
 import { describe, expect, it } from 'vitest';
-import { expectGolden } from './__fixtures__/golden';
+
+const expectGolden = (file: string, output: string): void =>
+  compareGolden(new URL(`./__fixtures__/${file}`, import.meta.url), output);
+
 import { escapeMarkdownLine, escapeMarkdownName, escapeMarkdownText } from './markdown-escape';
 import { MarkdownRenderer } from './markdown-renderer';
 

@@ -1,4 +1,6 @@
+/// <reference types="node" />
 import { defineRendererConformance, rendererSampleFragments } from '@ctxgraph/conformance';
+import { expectGolden as compareGolden } from '@ctxgraph/conformance/golden';
 import {
   type ContextFragment,
   RenderError,
@@ -7,7 +9,10 @@ import {
 } from '@ctxgraph/fragments-core';
 import { decode } from '@toon-format/toon';
 import { describe, expect, it } from 'vitest';
-import { expectGolden } from './__fixtures__/golden';
+
+const expectGolden = (file: string, output: string): void =>
+  compareGolden(new URL(`./__fixtures__/${file}`, import.meta.url), output);
+
 import { ToonRenderer, toObject } from './toon-renderer';
 
 const render = (fragments: ContextFragment[]): string => new ToonRenderer().render(fragments);

@@ -1,0 +1,1 @@
+export { expectGolden } from './expect-golden';
