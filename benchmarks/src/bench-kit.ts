@@ -55,3 +55,42 @@ export async function seedChat(
     head = result.headMessageId;
   }
 }
+
+/** One turn as a commit batch: a user message and an assistant reply, ids derived from `tag`. */
+export function turn(
+  tag: string,
+): Array<{
+  id: string;
+  message: { id: string; role: string; parts: Array<{ type: 'text'; text: string }> };
+}> {
+  const userId = `${tag}-user`;
+  const replyId = `${tag}-reply`;
+  return [
+    {
+      id: userId,
+      message: { id: userId, role: 'user', parts: [{ type: 'text', text: `question ${tag}` }] },
+    },
+    {
+      id: replyId,
+      message: {
+        id: replyId,
+        role: 'assistant',
+        parts: [{ type: 'text', text: `answer ${tag}, a few words long` }],
+      },
+    },
+  ];
+}
+
+/** The median time of `runs` sequential runs of `task`, in milliseconds. */
+export async function timeAsync(
+  runs: number,
+  task: (run: number) => Promise<unknown>,
+): Promise<number> {
+  const times: number[] = [];
+  for (let run = 0; run < runs; run += 1) {
+    const started = performance.now();
+    await task(run);
+    times.push(performance.now() - started);
+  }
+  return median(times);
+}

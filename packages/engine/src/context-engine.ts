@@ -311,7 +311,15 @@ export class ContextEngine {
       const batch = this.#pending.slice();
       if (batch.length === 0) return { headMessageId: this.headMessageId };
       for (let attempt = 1; attempt <= this.#maxSaveAttempts; attempt += 1) {
-        await this.#syncChain();
+        // Optimistic: commit against the head this engine knows; the store's compare-and-set
+        // refuses a stale one, and only then is the head re-read. A lazy fragment needs the
+        // chain, so a cold engine reads it first.
+        if (
+          attempt > 1 ||
+          (!this.#chainLoaded && batch.some((fragment) => isLazyFragment(fragment)))
+        ) {
+          await this.#syncChain();
+        }
         const messages = await this.#encode(batch);
         const expectedHeadId = this.#headMessageId;
         try {
@@ -667,15 +675,14 @@ export class ContextEngine {
     },
   ): void {
     this.#headMessageId = result.headMessageId;
-    const onlyWriter =
-      this.#chainLoaded &&
-      result.version === this.#seenVersion + 1 &&
-      this.#chainHead === expectedHeadId;
-    if (!onlyWriter) {
-      // Someone else wrote in between (elsewhere in the chat): let the next read decide.
+    if (!this.#chainLoaded || this.#chainHead !== expectedHeadId) {
       this.#chainLoaded = false;
       return;
     }
+    // The commit built on the cached head, so its new nodes extend the cached chain. When other
+    // commits happened in between (elsewhere in the chat), the version is left behind so that
+    // the next read checks whether they rewrote anything cached.
+    const onlyWriter = result.version === this.#seenVersion + 1;
     for (const node of result.nodes) {
       // These messages were validated before the commit.
       const entry: ChainEntry = {
@@ -688,7 +695,7 @@ export class ContextEngine {
       // Otherwise: a replaced node that is not on this branch; nothing cached changes.
     }
     this.#chainHead = result.headMessageId;
-    this.#seenVersion = result.version;
+    if (onlyWriter) this.#seenVersion = result.version;
   }
 
   async #rewind(messageId: string, method: string): Promise<BranchRecord> {
