@@ -57,9 +57,7 @@ export async function seedChat(
 }
 
 /** One turn as a commit batch: a user message and an assistant reply, ids derived from `tag`. */
-export function turn(
-  tag: string,
-): Array<{
+export function turn(tag: string): Array<{
   id: string;
   message: { id: string; role: string; parts: Array<{ type: 'text'; text: string }> };
 }> {
