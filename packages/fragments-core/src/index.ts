@@ -111,7 +111,10 @@ export type {
 export {
   assertChainLimit,
   assertIdentifier,
+  assertInputObject,
   assertJsonObject,
+  assertOptionalBoolean,
+  assertTitle,
   CHAT_PAGE_SIZE,
   type ChatListQuery,
   chatCursor,

@@ -1,7 +1,10 @@
 import {
   assertChainLimit,
   assertIdentifier,
+  assertInputObject,
   assertJsonObject,
+  assertOptionalBoolean,
+  assertTitle,
   BranchExistsError,
   BranchNotFoundError,
   type BranchRecord,
@@ -39,7 +42,6 @@ import {
   StoreError,
   toJsonText,
   type UpdateChatInput,
-  ValidationError,
 } from '@ctxgraph/fragments-core';
 
 // Everything the store keeps is plain data plus JSON text: message content and metadata are held
@@ -89,43 +91,6 @@ interface ChatState {
 
 const MAIN_BRANCH = 'main';
 
-/** A title: a string without NUL, or (where `nullable`: `updateChat` clears with it) null. */
-function assertOptionalTitle(
-  method: string,
-  title: unknown,
-  nullable: boolean,
-): asserts title is string | null | undefined {
-  if (title === undefined || (nullable && title === null)) return;
-  const expected = nullable ? 'a string or null' : 'a string';
-  if (typeof title !== 'string') {
-    const received = title === null ? 'null' : typeof title;
-    throw new ValidationError(`${method}: title must be ${expected}, received ${received}.`, {
-      issues: [{ path: 'title', message: `expected ${expected}` }],
-    });
-  }
-  if (title.includes('\u0000')) {
-    throw new ValidationError(`${method}: title must not contain the NUL character.`, {
-      issues: [{ path: 'title', message: 'must not contain the NUL character' }],
-    });
-  }
-}
-
-function assertInputObject(method: string, input: unknown): void {
-  if (typeof input !== 'object' || input === null) {
-    throw new ValidationError(`${method}: input must be an object.`, {
-      issues: [{ path: 'input', message: 'expected an object' }],
-    });
-  }
-}
-
-function assertOptionalBoolean(method: string, field: string, value: unknown): void {
-  if (value !== undefined && typeof value !== 'boolean') {
-    throw new ValidationError(`${method}: ${field} must be a boolean, received ${typeof value}.`, {
-      issues: [{ path: field, message: 'expected a boolean' }],
-    });
-  }
-}
-
 /**
  * A `ContextStore` that keeps every chat in memory: the reference implementation of the v1
  * contract, for tests, demos and apps that need no persistence. Data lives as long as the
@@ -169,7 +134,7 @@ export class InMemoryContextStore implements ContextStore {
     assertIdentifier(method, 'chatId', input.chatId);
     assertIdentifier(method, 'userId', input.userId);
     if (input.metadata !== undefined) assertJsonObject(method, 'metadata', input.metadata);
-    assertOptionalTitle(method, input.title, false);
+    assertTitle(method, input.title, false);
     const existing = this.#chats.get(input.chatId);
     if (existing !== undefined) {
       if (existing.userId !== input.userId) throw new OwnershipError(input.chatId, input.userId);
@@ -233,7 +198,7 @@ export class InMemoryContextStore implements ContextStore {
     this.#assertOpen(method);
     assertInputObject(method, input);
     assertIdentifier(method, 'chatId', input.chatId);
-    assertOptionalTitle(method, input.title, true);
+    assertTitle(method, input.title, true);
     if (input.metadata !== undefined) assertJsonObject(method, 'metadata', input.metadata);
     const chat = this.#chat(input.chatId);
     const metadataJson =

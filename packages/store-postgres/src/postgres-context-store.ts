@@ -1,7 +1,10 @@
 import {
   assertChainLimit,
   assertIdentifier,
+  assertInputObject,
   assertJsonObject,
+  assertOptionalBoolean,
+  assertTitle,
   BranchExistsError,
   BranchNotFoundError,
   type BranchRecord,
@@ -154,47 +157,6 @@ function checkpointFrom(row: Row, offset = 0): CheckpointRecord {
     messageId: text(row[offset + 2]),
     createdAt: integer(row[offset + 3]),
   };
-}
-
-function assertInputObject(method: string, input: unknown): void {
-  if (typeof input !== 'object' || input === null) {
-    throw new ValidationError(`${method}: input must be an object.`, {
-      issues: [{ path: 'input', message: 'expected an object' }],
-    });
-  }
-}
-
-function assertTitle(
-  method: string,
-  title: unknown,
-  allowNull: boolean,
-): asserts title is string | null | undefined {
-  if (title === undefined || (allowNull && title === null)) return;
-  if (typeof title !== 'string') {
-    const expected = allowNull ? 'a string or null' : 'a string';
-    throw new ValidationError(
-      `${method}: title must be ${expected}, received ${title === null ? 'null' : typeof title}.`,
-      {
-        issues: [{ path: 'title', message: `expected ${expected}` }],
-      },
-    );
-  }
-  if (title.includes('\u0000')) {
-    throw new ValidationError(`${method}: title must not contain the NUL character.`, {
-      issues: [{ path: 'title', message: 'must not contain the NUL character' }],
-    });
-  }
-}
-
-function assertOptionalBoolean(method: string, field: string, value: unknown): void {
-  if (value !== undefined && typeof value !== 'boolean') {
-    throw new ValidationError(
-      `${method}: ${field} must be a boolean, received ${value === null ? 'null' : typeof value}.`,
-      {
-        issues: [{ path: field, message: 'expected a boolean' }],
-      },
-    );
-  }
 }
 
 function isUniqueViolationOf(error: unknown, constraint: string): boolean {

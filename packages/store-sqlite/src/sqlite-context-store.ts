@@ -2,6 +2,7 @@ import {
   assertChainLimit,
   assertIdentifier,
   assertJsonObject,
+  assertTitle,
   BranchExistsError,
   BranchNotFoundError,
   type BranchRecord,
@@ -211,22 +212,6 @@ function messageRecord(chatId: string, row: MessageRow): MessageNodeRecord {
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
-}
-
-function assertTitle(method: string, title: unknown, nullable: boolean): void {
-  if (title === undefined || (nullable && title === null)) return;
-  const expected = nullable ? 'a string or null' : 'a string';
-  const problem =
-    typeof title !== 'string'
-      ? `expected ${expected}, received ${title === null ? 'null' : typeof title}`
-      : title.includes('\u0000')
-        ? 'must not contain the NUL character'
-        : undefined;
-  if (problem !== undefined) {
-    throw new ValidationError(`${method}: title ${problem}.`, {
-      issues: [{ path: 'title', message: problem }],
-    });
-  }
 }
 
 function optionsProblem(message: string, path: string): ValidationError {

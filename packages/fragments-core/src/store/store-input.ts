@@ -292,3 +292,52 @@ export function assertChainLimit(limit: unknown): asserts limit is number | unde
 export function mergeMetadata(current: JsonObject, patch: JsonObject | undefined): JsonObject {
   return patch === undefined ? current : { ...current, ...patch };
 }
+
+/** Checks that a method's input is an object (before its fields are read). */
+export function assertInputObject(method: string, input: unknown): asserts input is object {
+  if (typeof input !== 'object' || input === null) {
+    throw new ValidationError(`${method}: input must be an object.`, {
+      issues: [{ path: 'input', message: 'expected an object' }],
+    });
+  }
+}
+
+/** Checks an optional boolean flag (`activate`, `replace`). */
+export function assertOptionalBoolean(
+  method: string,
+  field: string,
+  value: unknown,
+): asserts value is boolean | undefined {
+  if (value !== undefined && typeof value !== 'boolean') {
+    const received = value === null ? 'null' : typeof value;
+    throw new ValidationError(`${method}: ${field} must be a boolean, received ${received}.`, {
+      issues: [{ path: field, message: 'expected a boolean' }],
+    });
+  }
+}
+
+/**
+ * Checks a chat title: undefined (left as is), a string without NUL or lone surrogates, or —
+ * where `nullable`, as in `updateChat`, which clears the title with it — null.
+ */
+export function assertTitle(
+  method: string,
+  title: unknown,
+  nullable: boolean,
+): asserts title is string | null | undefined {
+  if (title === undefined || (nullable && title === null)) return;
+  const expected = nullable ? 'a string or null' : 'a string';
+  const problem =
+    typeof title !== 'string'
+      ? `expected ${expected}, received ${title === null ? 'null' : typeof title}`
+      : title.includes('\u0000')
+        ? 'must not contain the NUL character'
+        : loneSurrogate.test(title)
+          ? 'must not contain a lone UTF-16 surrogate (not valid Unicode text)'
+          : undefined;
+  if (problem !== undefined) {
+    throw new ValidationError(`${method}: title ${problem}.`, {
+      issues: [{ path: 'title', message: problem }],
+    });
+  }
+}
