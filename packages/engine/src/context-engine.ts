@@ -28,12 +28,12 @@ import {
   type LazyFragment,
   type MessageNodeRecord,
   MessageNotFoundError,
+  nextBranchName,
   type StoredMessage,
   UnsupportedSpecificationError,
   ValidationError,
 } from '@ctxgraph/fragments-core';
 import type { ModelMessage, UIMessage } from 'ai';
-import { nextBranchName } from './branch-names';
 import { ChainCache, type ChainEntry } from './chain-cache';
 import { buildSnapshot, type InspectOptions, type InspectSnapshot } from './inspect';
 import type { ModelPrices } from './model-prices';

@@ -1,4 +1,3 @@
-export { nextBranchName } from './branch-names';
 export {
   type ChatUpdate,
   type CheckpointOptions,

@@ -8,6 +8,7 @@ export {
   ConflictError,
   EngineError,
   HeadConflictError,
+  MessageIdConflictError,
   MessageNotFoundError,
   NotFoundError,
   OwnershipError,
@@ -80,7 +81,10 @@ export {
 } from './renderer/render-tree';
 export { TreeRenderer, type TreeRendererOptions } from './renderer/tree-renderer';
 
+export { nextBranchName } from './store/branch-names';
 export type {
+  AppendInput,
+  AppendResult,
   ChainPage,
   ChatPointerInput,
   CommitInput,
@@ -90,6 +94,7 @@ export type {
   ContextStoreCapabilities,
   CreateBranchInput,
   CreateCheckpointInput,
+  ForkBranchInput,
   GetChainInput,
   GetHeadInput,
   GetMessageInput,
@@ -110,6 +115,7 @@ export type {
 } from './store/records';
 export {
   assertChainLimit,
+  assertForkBranchInput,
   assertIdentifier,
   assertInputObject,
   assertJsonObject,
@@ -118,9 +124,13 @@ export {
   CHAT_PAGE_SIZE,
   type ChatListQuery,
   chatCursor,
+  jsonIssues,
+  MAX_IDENTIFIER_BYTES,
   MAX_IDENTIFIER_LENGTH,
+  MAX_JSON_DEPTH,
   mergeMetadata,
   type PreparedCommitMessage,
+  prepareAppend,
   prepareChatList,
   prepareCommit,
   toJsonText,

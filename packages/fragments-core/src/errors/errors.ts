@@ -133,6 +133,34 @@ export class HeadConflictError extends ConflictError {
   }
 }
 
+/**
+ * A commit carried a message whose id already exists in the chat but not on the branch being
+ * written (on another branch's history). Replacing it would change that other branch silently,
+ * so nothing was written. Message ids are unique within a chat: give the message a new id.
+ */
+export class MessageIdConflictError extends ConflictError {
+  static override readonly errorName: string = 'MessageIdConflictError';
+  /** The chat. */
+  readonly chatId: string;
+  /** The branch the commit was for. */
+  readonly branch: string;
+  /** The id that exists elsewhere in the chat. */
+  readonly messageId: string;
+
+  constructor(
+    details: { chatId: string; branch: string; messageId: string },
+    options: CtxGraphErrorOptions = {},
+  ) {
+    super(
+      `Message "${details.messageId}" already exists in chat "${details.chatId}", but not on branch "${details.branch}": saving it would change another branch's history. Nothing was written; give the message a new id.`,
+      options,
+    );
+    this.chatId = details.chatId;
+    this.branch = details.branch;
+    this.messageId = details.messageId;
+  }
+}
+
 /** A branch with this name already exists in the chat. */
 export class BranchExistsError extends ConflictError {
   static override readonly errorName: string = 'BranchExistsError';

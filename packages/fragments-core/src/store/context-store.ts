@@ -18,6 +18,18 @@ export interface ContextStoreCapabilities {
    * write still holds across them.
    */
   readonly multiProcess: boolean;
+  /**
+   * The store implements {@link ContextStore.append}: appenders to one branch are serialized by
+   * the store (a row lock, a write transaction) instead of racing a compare-and-set. Optional:
+   * an engine falls back to `commit` when it is absent or false.
+   */
+  readonly append?: boolean;
+  /**
+   * The store implements {@link ContextStore.forkBranch}: it picks the fork's name itself, in the
+   * same atomic write that creates the branch, so concurrent forks never fail for want of a name.
+   * Optional: an engine falls back to `listBranches` + `createBranch` when it is absent or false.
+   */
+  readonly forkBranch?: boolean;
 }
 
 /** Input of {@link ContextStore.openChat}. */
@@ -82,10 +94,38 @@ export interface CommitInput {
   /**
    * The messages, oldest first (at least one, no id twice). A message whose id is new to the chat
    * becomes a node whose parent is the head before it (the expected head for the first); the
-   * head moves to the last new node. A message whose id already exists in the chat replaces that
-   * node's content in place (keeping its parent and sequence) and does not move the head.
+   * head moves to the last new node. A message whose id already exists **on the branch** (the
+   * head or one of its ancestors) replaces that node's content in place (keeping its parent and
+   * sequence) and does not move the head. A message whose id exists in the chat but not on the
+   * branch is refused with `MessageIdConflictError` and nothing is written: a save never changes
+   * another branch's history.
    */
   readonly messages: readonly CommitMessage[];
+}
+
+/** Input of {@link ContextStore.append}. */
+export interface AppendInput {
+  /** The chat. */
+  readonly chatId: string;
+  /** The branch to append to, at whatever its head is when the store takes the write. */
+  readonly branch: string;
+  /** The messages, with the same rules as {@link CommitInput.messages}. */
+  readonly messages: readonly CommitMessage[];
+}
+
+/** Input of {@link ContextStore.forkBranch}. */
+export interface ForkBranchInput {
+  /** The chat. */
+  readonly chatId: string;
+  /**
+   * The branch the fork is named after: the new name is `nextBranchName(from, names in the chat)`
+   * (`main` → `main-v2`; `main-v2` with `main-v3` taken → `main-v4`). Need not exist.
+   */
+  readonly from: string;
+  /** The node the branch starts at (must exist in the chat), or null for an empty branch. */
+  readonly headMessageId: string | null;
+  /** Make it the chat's active branch in the same write. @default false */
+  readonly activate?: boolean;
 }
 
 /** What {@link ContextStore.commit} returns. */
@@ -98,6 +138,12 @@ export interface CommitResult {
   readonly rewrittenAt: number;
   /** The nodes as stored, in input order (inserted and replaced ones). */
   readonly nodes: readonly MessageNodeRecord[];
+}
+
+/** What {@link ContextStore.append} returns. */
+export interface AppendResult extends CommitResult {
+  /** The head the messages were attached to: the branch head when the store took the write. */
+  readonly previousHeadId: string | null;
 }
 
 /** Input of {@link ContextStore.getChain}. */
@@ -237,6 +283,15 @@ export interface ContextStore {
    */
   commit(input: CommitInput): Promise<CommitResult>;
   /**
+   * Optional (declare `capabilities.append`): the same write as `commit`, attached at the branch
+   * head the store finds instead of one the caller expects. The store serializes appenders on the
+   * branch (its row lock or write transaction), so this never fails because another writer moved
+   * the head: it is for batches that do not depend on what they attach to. Same validation, same
+   * replace-in-place rule (against the head it finds), same +1 version, one round trip.
+   * `BranchNotFoundError` for an unknown branch.
+   */
+  append?(input: AppendInput): Promise<AppendResult>;
+  /**
    * The chain from a node back toward the root, oldest first, in one query.
    * `MessageNotFoundError` when `headMessageId` is not in the chat; an `until` that is not in the
    * chat is not an error (the walk goes to the root). When a page ends right before `until`,
@@ -248,6 +303,13 @@ export interface ContextStore {
 
   /** Creates a branch (optionally making it active in the same write). */
   createBranch(input: CreateBranchInput): Promise<BranchRecord>;
+  /**
+   * Optional (declare `capabilities.forkBranch`): creates a branch whose name the store picks with
+   * `nextBranchName(from, every branch name of the chat)` inside the same atomic write, so two
+   * concurrent forks get two names and neither fails. `MessageNotFoundError` when
+   * `headMessageId` is not in the chat.
+   */
+  forkBranch?(input: ForkBranchInput): Promise<BranchRecord>;
   /** A branch, or null. */
   getBranch(input: ChatPointerInput): Promise<BranchRecord | null>;
   /** Every branch of the chat, oldest first. */

@@ -1,14 +1,19 @@
 import { describe, expect, it } from 'vitest';
 import { ValidationError } from '../errors/errors';
+import { nextBranchName } from './branch-names';
 import type { CommitInput } from './context-store';
 import {
+  assertForkBranchInput,
   assertIdentifier,
   assertInputObject,
   assertJsonObject,
   assertOptionalBoolean,
   assertTitle,
   chatCursor,
+  jsonIssues,
+  MAX_JSON_DEPTH,
   mergeMetadata,
+  prepareAppend,
   prepareChatList,
   prepareCommit,
   toJsonText,
@@ -35,6 +40,9 @@ describe('assertIdentifier', () => {
   it.each([
     ['', 'chatId expected a non-empty string'],
     ['x'.repeat(513), 'expected at most 512 characters, received 513'],
+    // 171 CJK characters are 513 bytes of UTF-8: within the character limit, over the byte one.
+    ['漢'.repeat(171), 'expected at most 512 bytes of UTF-8, received 513'],
+    ['😀'.repeat(129), 'expected at most 512 bytes of UTF-8, received 516'],
     ['a\u0000b', 'must not contain the NUL character'],
     [42, 'expected a string, received number'],
     ['bad\uD800', 'must not contain a lone UTF-16 surrogate'],
@@ -43,6 +51,81 @@ describe('assertIdentifier', () => {
     expect(() => assertIdentifier('openChat(input)', 'chatId', value)).toThrow(
       `openChat(input): ${message.startsWith('chatId') ? message : `chatId ${message}`}`,
     );
+  });
+});
+
+describe('identifier byte limit', () => {
+  it('accepts exactly 512 bytes of UTF-8', () => {
+    expect(() => assertIdentifier('m', 'id', `${'漢'.repeat(170)}ab`)).not.toThrow();
+    expect(() => assertIdentifier('m', 'id', '😀'.repeat(128))).not.toThrow();
+  });
+});
+
+describe('JSON depth limit', () => {
+  const nest = (depth: number): unknown => {
+    let value: unknown = 'leaf';
+    for (let level = 0; level < depth; level += 1) value = { child: value };
+    return value;
+  };
+
+  it('accepts values nested up to the limit and refuses deeper ones with a path', () => {
+    expect(jsonIssues(nest(MAX_JSON_DEPTH), 'v')).toEqual([]);
+    const issues = jsonIssues(nest(MAX_JSON_DEPTH + 1), 'v');
+    expect(issues).toHaveLength(1);
+    expect(issues[0]?.message).toBe(`nested deeper than ${MAX_JSON_DEPTH} levels`);
+    expect(issues[0]?.path.startsWith('v.child.child')).toBe(true);
+  });
+
+  it('refuses 5,000 levels with a ValidationError, not a stack overflow', () => {
+    expect(() => toJsonText('m', 'value', nest(5000))).toThrow(ValidationError);
+    const deep = message('deep');
+    (deep.message.parts[0] as Record<string, unknown>).providerMetadata = nest(5000);
+    expect(() => prepareCommit(commit([deep]))).toThrow(/nested deeper than 128 levels/);
+  });
+});
+
+describe('prepareAppend and assertForkBranchInput', () => {
+  it('checks an append like a commit, without an expected head', () => {
+    expect(
+      prepareAppend({ chatId: 'c', branch: 'main', messages: [message('m1')] }).map((m) => m.id),
+    ).toEqual(['m1']);
+    expect(() => prepareAppend({ chatId: 'c', branch: '', messages: [message('m1')] })).toThrow(
+      'append(input): branch expected a non-empty string.',
+    );
+    expect(() =>
+      prepareAppend({ chatId: 'c', branch: 'main', messages: [message('m1'), message('m1')] }),
+    ).toThrow('appears twice in one commit');
+    expect(() => prepareAppend(null as never)).toThrow('append(input): input must be an object.');
+  });
+
+  it('checks a fork input', () => {
+    expect(() =>
+      assertForkBranchInput({ chatId: 'c', from: 'main', headMessageId: null }),
+    ).not.toThrow();
+    expect(() => assertForkBranchInput({ chatId: 'c', from: '', headMessageId: 'm1' })).toThrow(
+      'forkBranch(input): from expected a non-empty string.',
+    );
+    expect(() =>
+      assertForkBranchInput({
+        chatId: 'c',
+        from: 'main',
+        headMessageId: 'm1',
+        activate: 'yes' as never,
+      }),
+    ).toThrow('forkBranch(input): activate must be a boolean, received string.');
+  });
+});
+
+describe('nextBranchName', () => {
+  it.each([
+    ['main', [], 'main-v2'],
+    ['main', ['main', 'main-v2'], 'main-v3'],
+    ['main-v2', ['main', 'main-v2', 'main-v3'], 'main-v4'],
+    ['main-v9', ['main-v10'], 'main-v11'],
+    ['topic', ['main', 'main-v2', 'topic-v01'], 'topic-v2'],
+    ['-v2', [], '-v2-v2'],
+  ])('from %j with %j takes %j', (from, taken, expected) => {
+    expect(nextBranchName(from, taken)).toBe(expected);
   });
 });
 

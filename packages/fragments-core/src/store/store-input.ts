@@ -1,6 +1,6 @@
 import { ValidationError, type ValidationIssue } from '../errors/errors';
 import type { JsonObject } from '../json';
-import type { CommitInput, ListChatsInput } from './context-store';
+import type { AppendInput, CommitInput, ForkBranchInput, ListChatsInput } from './context-store';
 
 // Shared input checks for ContextStore implementations, so that every store refuses the same bad
 // input with the same clear error before it touches its database. Third-party stores may use them.
@@ -11,6 +11,34 @@ const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\
 
 /** The longest id or name a store accepts, in UTF-16 code units. */
 export const MAX_IDENTIFIER_LENGTH = 512;
+
+/**
+ * The longest id or name a store accepts, in UTF-8 bytes (512 ASCII characters, 170 CJK ones).
+ * Keys made of two or three identifiers must fit one B-tree index entry (PostgreSQL's limit is
+ * about 2,700 bytes), so every store accepts exactly this and nothing longer.
+ */
+export const MAX_IDENTIFIER_BYTES = 512;
+
+/**
+ * The deepest nesting of arrays and objects a stored message or metadata value may have. Deeper
+ * values are refused with a `ValidationError` instead of overflowing a stack somewhere later.
+ */
+export const MAX_JSON_DEPTH = 128;
+
+/** UTF-8 length of a string (a surrogate pair is 4 bytes; lone surrogates are refused earlier). */
+function utf8Length(value: string): number {
+  let bytes = 0;
+  for (let index = 0; index < value.length; index += 1) {
+    const code = value.charCodeAt(index);
+    if (code < 0x80) bytes += 1;
+    else if (code < 0x800) bytes += 2;
+    else if (code >= 0xd800 && code <= 0xdbff) {
+      bytes += 4;
+      index += 1;
+    } else bytes += 3;
+  }
+  return bytes;
+}
 
 /** The default and the largest page size of `listChats`. */
 export const CHAT_PAGE_SIZE: { readonly default: number; readonly max: number } = {
@@ -24,6 +52,9 @@ function identifierProblem(value: unknown): string | undefined {
   if (value.length === 0) return 'expected a non-empty string';
   if (value.length > MAX_IDENTIFIER_LENGTH)
     return `expected at most ${MAX_IDENTIFIER_LENGTH} characters, received ${value.length}`;
+  const bytes = utf8Length(value);
+  if (bytes > MAX_IDENTIFIER_BYTES)
+    return `expected at most ${MAX_IDENTIFIER_BYTES} bytes of UTF-8, received ${bytes}`;
   // NUL cannot be stored by PostgreSQL text and truncates C strings elsewhere.
   if (value.includes('\u0000')) return 'must not contain the NUL character';
   if (loneSurrogate.test(value)) {
@@ -34,7 +65,8 @@ function identifierProblem(value: unknown): string | undefined {
 
 /**
  * Checks an id or name (chat id, user id, message id, branch or checkpoint name): a non-empty
- * string of at most {@link MAX_IDENTIFIER_LENGTH} characters without NUL. Any other character,
+ * string of at most {@link MAX_IDENTIFIER_LENGTH} characters and {@link MAX_IDENTIFIER_BYTES}
+ * bytes of UTF-8, without NUL or lone surrogates. Any other character,
  * unicode included, is fine. Throws `ValidationError` naming the method and field.
  */
 export function assertIdentifier(
@@ -64,6 +96,16 @@ export function assertJsonObject(
   const issues: ValidationIssue[] = [];
   collectJsonIssues(value, field, issues, new Set());
   if (issues.length > 0) throw jsonError(method, issues);
+}
+
+/**
+ * The problems that keep `value` from being stored as JSON (see {@link toJsonText}), each with
+ * its path under `field`; empty when it is storable. At most 50 are listed.
+ */
+export function jsonIssues(value: unknown, field: string): ValidationIssue[] {
+  const issues: ValidationIssue[] = [];
+  collectJsonIssues(value, field, issues, new Set());
+  return issues;
 }
 
 /**
@@ -118,6 +160,10 @@ function collectJsonIssues(
         issues.push({ path, message: 'cycle (the value contains itself)' });
         return;
       }
+      if (ancestors.size >= MAX_JSON_DEPTH) {
+        issues.push({ path, message: `nested deeper than ${MAX_JSON_DEPTH} levels` });
+        return;
+      }
       const prototype = Object.getPrototypeOf(value);
       if (!Array.isArray(value) && prototype !== Object.prototype && prototype !== null) {
         const name = (value as { constructor?: { name?: string } }).constructor?.name ?? 'object';
@@ -164,16 +210,34 @@ export interface PreparedCommitMessage {
  */
 export function prepareCommit(input: CommitInput): PreparedCommitMessage[] {
   const method = 'commit(input)';
-  if (typeof input !== 'object' || input === null) {
-    throw new ValidationError(`${method}: input must be an object.`, {
-      issues: [{ path: 'input', message: 'expected an object' }],
-    });
-  }
+  assertInputObject(method, input);
   assertIdentifier(method, 'chatId', input.chatId);
   assertIdentifier(method, 'branch', input.branch);
   if (input.expectedHeadId !== null)
     assertIdentifier(method, 'expectedHeadId', input.expectedHeadId);
-  const messages: unknown = input.messages;
+  return prepareMessages(method, input.messages);
+}
+
+/** Checks an `append` input and serializes its messages, with the rules of {@link prepareCommit}. */
+export function prepareAppend(input: AppendInput): PreparedCommitMessage[] {
+  const method = 'append(input)';
+  assertInputObject(method, input);
+  assertIdentifier(method, 'chatId', input.chatId);
+  assertIdentifier(method, 'branch', input.branch);
+  return prepareMessages(method, input.messages);
+}
+
+/** Checks a `forkBranch` input: chat id, the name to fork from, the head (or null), `activate`. */
+export function assertForkBranchInput(input: ForkBranchInput): void {
+  const method = 'forkBranch(input)';
+  assertInputObject(method, input);
+  assertIdentifier(method, 'chatId', input.chatId);
+  assertIdentifier(method, 'from', input.from);
+  if (input.headMessageId !== null) assertIdentifier(method, 'headMessageId', input.headMessageId);
+  assertOptionalBoolean(method, 'activate', input.activate);
+}
+
+function prepareMessages(method: string, messages: unknown): PreparedCommitMessage[] {
   if (!Array.isArray(messages) || messages.length === 0) {
     throw new ValidationError(`${method}: messages must be a non-empty array.`, {
       issues: [{ path: 'messages', message: 'expected a non-empty array' }],
