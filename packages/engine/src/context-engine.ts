@@ -1,11 +1,4 @@
-import {
-  assistantText,
-  checkMessages,
-  type MessageCheck,
-  type MessageSchemas,
-  toModelMessages,
-  validateMessages,
-} from '@ctxgraph/codecs';
+import { type MessageSchemas, toModelMessages } from '@ctxgraph/codecs';
 import {
   assertIdentifier,
   assertJsonObject,
@@ -24,19 +17,18 @@ import {
   isLazyFragment,
   isMessageFragment,
   type JsonObject,
-  LAZY_ID,
-  type LazyFragment,
-  type MessageNodeRecord,
+  MessageIdConflictError,
   MessageNotFoundError,
   nextBranchName,
-  type StoredMessage,
   UnsupportedSpecificationError,
   ValidationError,
 } from '@ctxgraph/fragments-core';
 import type { ModelMessage, UIMessage } from 'ai';
-import { ChainCache, type ChainEntry } from './chain-cache';
+import { BranchView } from './branch-view';
 import { buildSnapshot, type InspectOptions, type InspectSnapshot } from './inspect';
+import { MessageValidator } from './message-validator';
 import type { ModelPrices } from './model-prices';
+import { PendingLane } from './pending-lane';
 
 /** Options of {@link ContextEngine}. */
 export interface ContextEngineOptions {
@@ -123,8 +115,12 @@ export interface ChatUpdate {
  * conversation persisted in a {@link ContextStore}.
  *
  * It opens the chat lazily on the first `resolve()` / `save()` (creating it, with a `main`
- * branch, when new), caches the active branch's chain and re-reads only what changed. All of its
- * async methods run one at a time, in call order.
+ * branch, when new), caches the active branch's chain and re-reads only what changed. Every
+ * method applies in call order: an async method sees exactly the fragments set before it was
+ * called, even when earlier calls are still running, and they run one at a time.
+ *
+ * What it hands out (messages from `resolve()` and `inspect()`) is frozen: copy a message
+ * (`structuredClone`) to change it.
  *
  * @example
  * ```ts
@@ -141,22 +137,16 @@ export class ContextEngine {
   readonly #userId: string;
   readonly #metadata: JsonObject | undefined;
   readonly #renderer: ContextRenderer | undefined;
-  readonly #messageSchemas: MessageSchemas;
   readonly #onInvalidMessage: 'throw' | 'skip';
   readonly #maxSaveAttempts: number;
   readonly #prices: ModelPrices | undefined;
+  readonly #validator: MessageValidator;
 
+  /** The context lane: only grows, so "the fragments set before a call" is a count. */
   readonly #fragments: ContextFragment[] = [];
-  readonly #pending: ContextFragment[] = [];
-
+  readonly #pending = new PendingLane();
+  readonly #view: BranchView;
   #chat: ChatRecord | null = null;
-  #branch = 'main';
-  #headMessageId: string | null = null;
-  /** Cached chain of the active branch, oldest first; valid for `#chainHead` at `#seenVersion`. */
-  readonly #chain = new ChainCache();
-  #chainLoaded = false;
-  #chainHead: string | null = null;
-  #seenVersion = -1;
   #queue: Promise<unknown> = Promise.resolve();
 
   constructor(options: ContextEngineOptions) {
@@ -202,10 +192,11 @@ export class ContextEngine {
     this.#userId = options.userId;
     this.#metadata = options.metadata;
     this.#renderer = options.renderer;
-    this.#messageSchemas = options.messageSchemas ?? {};
     this.#onInvalidMessage = onInvalidMessage;
     this.#maxSaveAttempts = maxSaveAttempts;
     this.#prices = options.prices;
+    this.#validator = new MessageValidator(options.messageSchemas ?? {});
+    this.#view = new BranchView(options.store, options.chatId, this.#validator);
   }
 
   /** The chat id. */
@@ -220,24 +211,38 @@ export class ContextEngine {
 
   /** The active branch (`main` until the chat is opened, then the chat's active branch). */
   get branch(): string {
-    return this.#branch;
+    return this.#view.branch;
   }
 
   /** The head of the active branch as last seen, or undefined when it has no message. */
   get headMessageId(): string | undefined {
-    return this.#headMessageId ?? undefined;
+    return this.#view.headMessageId ?? undefined;
   }
 
-  /** The chat as last read or written, or null before the engine opened it. */
+  /**
+   * The chat as last read or written (its `version` and `rewrittenAt` follow every save and read
+   * of this engine), or null before the engine opened it.
+   */
   get chat(): ChatRecord | null {
+    const chat = this.#chat;
+    if (
+      chat !== null &&
+      (chat.version !== this.#view.version || chat.rewrittenAt !== this.#view.rewrittenAt)
+    ) {
+      this.#chat = { ...chat, version: this.#view.version, rewrittenAt: this.#view.rewrittenAt };
+    }
     return this.#chat;
   }
 
   /**
    * Adds fragments: message fragments are queued (pending) for `save()`, all others join the
-   * system context, each in the order given. Chainable.
+   * system context, each in the order given. Chainable. A message is checked here with the rules
+   * every store applies (id, NUL, lone surrogates, JSON-storable content, depth), so what
+   * `resolve()` shows can always be saved; a bad fragment throws and none of them is added.
    */
   set(...fragments: ContextFragment[]): this {
+    const messages: Array<{ fragment: ContextFragment; index: number }> = [];
+    const context: ContextFragment[] = [];
     fragments.forEach((fragment, index) => {
       if (!isFragment(fragment)) {
         throw new ValidationError(
@@ -247,11 +252,11 @@ export class ContextEngine {
           },
         );
       }
-      if (
-        isMessageFragment(fragment) &&
-        !isLazyFragment(fragment) &&
-        typeof fragment.codec?.encode !== 'function'
-      ) {
+      if (!isMessageFragment(fragment)) {
+        context.push(fragment);
+        return;
+      }
+      if (!isLazyFragment(fragment) && typeof fragment.codec?.encode !== 'function') {
         throw new ValidationError(
           `set(...fragments): message fragment "${fragment.name}" at fragments[${index}] has no codec; build messages with user(), assistant(), assistantText() or message().`,
           {
@@ -261,10 +266,17 @@ export class ContextEngine {
           },
         );
       }
+      messages.push({ fragment, index });
     });
-    for (const fragment of fragments) {
-      if (isMessageFragment(fragment)) this.#pending.push(fragment);
-      else this.#fragments.push(fragment);
+    this.#pending.add(messages);
+    this.#fragments.push(...context);
+    if (messages.some(({ fragment }) => isLazyFragment(fragment))) {
+      // A lazy correction targets what the caller was looking at: bind it after the calls before
+      // it have run, from the view they left (or, with no view yet, when first used).
+      const ticket = this.#pending.ticket;
+      this.#exclusive(async () => {
+        if (this.#view.loaded) this.#bindLazy(ticket);
+      });
     }
     return this;
   }
@@ -276,70 +288,70 @@ export class ContextEngine {
 
   /**
    * The system prompt and the conversation, ready for the AI SDK: the branch's saved messages,
-   * oldest first, then the pending ones (lazy ones resolved in place), all validated.
+   * oldest first, then the pending ones (lazy ones resolved in place), all validated. The
+   * messages are frozen.
    */
   resolve(options?: ResolveOptions & { format?: 'ui' }): Promise<ResolveResult>;
   resolve(options: ResolveOptions & { format: 'model' }): Promise<ModelResolveResult>;
-  resolve(options: ResolveOptions = {}): Promise<ResolveResult | ModelResolveResult> {
-    if (options.format !== undefined && options.format !== 'ui' && options.format !== 'model') {
+  resolve(options?: ResolveOptions): Promise<ResolveResult | ModelResolveResult> {
+    const problem = optionsProblem('resolve(options)', options);
+    if (problem) return Promise.reject(problem);
+    const format = options?.format;
+    if (format !== undefined && format !== 'ui' && format !== 'model') {
       return Promise.reject(
         new ValidationError(
-          `resolve(options): format must be 'ui' or 'model', received ${JSON.stringify(options.format)}.`,
+          `resolve(options): format must be 'ui' or 'model', received ${JSON.stringify(format)}.`,
         ),
       );
     }
+    const ticket = this.#pending.ticket;
+    const contextCount = this.#fragments.length;
     return this.#exclusive(async () => {
-      const renderer = this.#pickRenderer(options.renderer, 'resolve(options)');
+      const renderer = this.#pickRenderer(options?.renderer, 'resolve(options)');
       await this.#open();
-      const systemPrompt = renderer.render(this.#fragments);
-      const messages = await this.#conversation();
-      if (options.format === 'model')
-        return { systemPrompt, messages: await toModelMessages(messages) };
+      const systemPrompt = renderer.render(this.#contextBefore(contextCount));
+      const messages = await this.#conversation(ticket);
+      if (format === 'model') return { systemPrompt, messages: await toModelMessages(messages) };
       return { systemPrompt, messages };
     });
   }
 
   /**
-   * Persists the pending messages as nodes after the branch head, in one atomic store call, and
-   * moves the head to the last of them. When another writer moved the head first, it re-reads the
-   * head and attaches the messages on top of it: a turn is never dropped. If saving fails, nothing
-   * was written and the messages stay pending.
+   * Persists the messages set before this call as nodes after the branch head, in one atomic
+   * store call, and moves the head to the last of them. A store that declares `append` attaches
+   * them at whatever the head is, serializing concurrent writers itself; with any other store
+   * the engine compares-and-sets and, when another writer moved the head first, attaches on top
+   * of the new head. A turn is never dropped. If saving fails, nothing was written and the
+   * messages stay pending.
    */
   save(): Promise<SaveResult> {
+    const ticket = this.#pending.ticket;
     return this.#exclusive(async () => {
       await this.#open();
-      const batch = this.#pending.slice();
-      if (batch.length === 0) return { headMessageId: this.headMessageId };
-      for (let attempt = 1; attempt <= this.#maxSaveAttempts; attempt += 1) {
-        // Optimistic: commit against the head this engine knows; the store's compare-and-set
-        // refuses a stale one, and only then is the head re-read. A lazy fragment needs the
-        // chain, so a cold engine reads it first.
-        if (
-          attempt > 1 ||
-          (!this.#chainLoaded && batch.some((fragment) => isLazyFragment(fragment)))
-        ) {
-          await this.#syncChain();
-        }
-        const messages = await this.#encode(batch);
-        const expectedHeadId = this.#headMessageId;
-        try {
-          const result = await this.#store.commit({
-            chatId: this.#chatId,
-            branch: this.#branch,
-            expectedHeadId,
-            messages: dedupe(messages),
-          });
-          this.#pending.splice(0, batch.length);
-          this.#applyCommit(expectedHeadId, result);
-          return { headMessageId: this.headMessageId };
-        } catch (error) {
-          if (!HeadConflictError.isInstance(error)) throw error;
-          // Another writer moved the head: re-read it on the next attempt and build on top.
-        }
+      if (this.#pending.before(ticket).length === 0) return { headMessageId: this.headMessageId };
+      if (this.#pending.hasUnbound(ticket)) {
+        await this.#view.sync();
+        this.#bindLazy(ticket);
       }
-      throw new EngineError(
-        `save(): gave up after ${this.#maxSaveAttempts} attempts because other writers kept moving the head of branch "${this.#branch}". Nothing was written; the messages are still pending.`,
-      );
+      const messages = await this.#pending.messages(ticket, this.#validator);
+      const byId = new Map(messages.map((message) => [message.id, message]));
+      const batch: CommitMessage[] = messages.map((message) => ({ id: message.id, message }));
+      try {
+        if (this.#store.capabilities.append === true && typeof this.#store.append === 'function') {
+          const result = await this.#store.append({
+            chatId: this.#chatId,
+            branch: this.#view.branch,
+            messages: batch,
+          });
+          this.#view.applyWrite(result.previousHeadId, result, byId);
+        } else {
+          await this.#commitOnTop(batch, byId);
+        }
+      } catch (error) {
+        throw this.#explainSaveError(error);
+      }
+      this.#pending.drop(ticket);
+      return { headMessageId: this.headMessageId };
     });
   }
 
@@ -348,28 +360,34 @@ export class ContextEngine {
    * were on is kept. Pending messages stay pending and will be saved on the new branch.
    */
   rewind(messageId: string): Promise<BranchRecord> {
-    return this.#exclusive(() => this.#rewind(messageId, 'rewind(messageId)'));
+    return this.#exclusive(async () => {
+      assertIdentifier('rewind(messageId)', 'messageId', messageId);
+      await this.#open();
+      return this.#fork(messageId, true);
+    });
   }
 
   /** Names the current branch head, to come back to with `restore()`. */
-  checkpoint(name: string, options: CheckpointOptions = {}): Promise<CheckpointRecord> {
+  checkpoint(name: string, options?: CheckpointOptions): Promise<CheckpointRecord> {
+    const problem = optionsProblem('checkpoint(name, options)', options);
+    if (problem) return Promise.reject(problem);
     return this.#exclusive(async () => {
       assertIdentifier('checkpoint(name)', 'name', name);
       await this.#open();
       const { headMessageId } = await this.#store.getHead({
         chatId: this.#chatId,
-        branch: this.#branch,
+        branch: this.#view.branch,
       });
       if (headMessageId === null) {
         throw new EngineError(
-          `checkpoint("${name}"): branch "${this.#branch}" has no saved message yet; save() before taking a checkpoint.`,
+          `checkpoint("${name}"): branch "${this.#view.branch}" has no saved message yet; save() before taking a checkpoint.`,
         );
       }
       return this.#store.createCheckpoint({
         chatId: this.#chatId,
         name,
         messageId: headMessageId,
-        replace: options.replace === true,
+        replace: options?.replace === true,
       });
     });
   }
@@ -381,18 +399,22 @@ export class ContextEngine {
       await this.#open();
       const checkpoint = await this.#store.getCheckpoint({ chatId: this.#chatId, name });
       if (checkpoint === null) throw new CheckpointNotFoundError(this.#chatId, name);
-      return this.#rewind(checkpoint.messageId, `restore("${name}")`);
+      return this.#fork(checkpoint.messageId, true);
     });
   }
 
-  /** Switches to an existing branch and makes it the chat's active one. Clears pending messages. */
+  /**
+   * Switches to an existing branch and makes it the chat's active one. Drops the messages set
+   * before this call (they belonged to the branch being left); messages set after it stay.
+   */
   switchBranch(name: string): Promise<BranchRecord> {
+    const ticket = this.#pending.ticket;
     return this.#exclusive(async () => {
       assertIdentifier('switchBranch(name)', 'name', name);
       await this.#open();
       const branch = await this.#store.setActiveBranch({ chatId: this.#chatId, name });
-      this.#pending.length = 0;
-      this.#moveTo(branch);
+      this.#pending.drop(ticket);
+      this.#view.moveTo(branch);
       return branch;
     });
   }
@@ -406,9 +428,22 @@ export class ContextEngine {
       await this.#open();
       const { headMessageId } = await this.#store.getHead({
         chatId: this.#chatId,
-        branch: this.#branch,
+        branch: this.#view.branch,
       });
-      return this.#createFork(headMessageId, false);
+      return this.#fork(headMessageId, false);
+    });
+  }
+
+  /**
+   * Drops the messages set before this call without saving them (a message `save()` refused, for
+   * example one whose id belongs to another branch). Resolves to how many were dropped.
+   */
+  discardPending(): Promise<number> {
+    const ticket = this.#pending.ticket;
+    return this.#exclusive(async () => {
+      const count = this.#pending.before(ticket).length;
+      this.#pending.drop(ticket);
+      return count;
     });
   }
 
@@ -427,7 +462,7 @@ export class ContextEngine {
         ...(update.metadata === undefined ? {} : { metadata: update.metadata }),
       });
       this.#chat = chat;
-      return chat;
+      return this.chat as ChatRecord;
     });
   }
 
@@ -435,28 +470,34 @@ export class ContextEngine {
    * A JSON-safe snapshot for debugging: token estimate (and cost when the model's price is known),
    * the rendered prompt, the context / pending / persisted lanes, the chat's graph, and metadata.
    */
-  inspect(options: InspectOptions = {}): Promise<InspectSnapshot> {
+  inspect(options?: InspectOptions): Promise<InspectSnapshot> {
+    const problem = optionsProblem('inspect(options)', options);
+    if (problem) return Promise.reject(problem);
+    const ticket = this.#pending.ticket;
+    const contextCount = this.#fragments.length;
     return this.#exclusive(async () => {
-      const renderer = this.#pickRenderer(options.renderer, 'inspect(options)');
+      const renderer = this.#pickRenderer(options?.renderer, 'inspect(options)');
       await this.#open();
-      const rendered = renderer.render(this.#fragments);
-      await this.#syncChain();
-      const pending = await this.#encode(this.#pending.slice());
+      const context = this.#contextBefore(contextCount);
+      const rendered = renderer.render(context);
+      await this.#view.sync();
+      this.#bindLazy(ticket);
+      const pending = await this.#pending.messages(ticket, this.#validator);
       const graph = await this.#store.getGraph(this.#chatId);
       this.#chat = graph.chat;
       return buildSnapshot({
-        options,
+        options: options ?? {},
         prices: this.#prices,
         rendererFormat: renderer.format,
         rendered,
-        context: this.#fragments,
-        pending: pending.map((entry) => entry.message),
-        persisted: this.#chain.entries,
+        context,
+        pending,
+        persisted: this.#view.chain.entries,
         graph,
         chatId: this.#chatId,
         userId: this.#userId,
-        branch: this.#branch,
-        headMessageId: this.#headMessageId,
+        branch: this.#view.branch,
+        headMessageId: this.#view.headMessageId,
       });
     });
   }
@@ -467,6 +508,10 @@ export class ContextEngine {
     const run = this.#queue.then(task, task);
     this.#queue = run.catch(() => undefined);
     return run;
+  }
+
+  #contextBefore(count: number): readonly ContextFragment[] {
+    return count === this.#fragments.length ? this.#fragments : this.#fragments.slice(0, count);
   }
 
   #pickRenderer(renderer: ContextRenderer | undefined, method: string): ContextRenderer {
@@ -489,119 +534,30 @@ export class ContextEngine {
       ...(this.#metadata === undefined ? {} : { metadata: this.#metadata }),
     });
     this.#chat = opened.chat;
-    this.#branch = opened.branch.name;
-    this.#headMessageId = opened.branch.headMessageId;
+    this.#view.open(opened.branch, opened.chat);
   }
 
-  /**
-   * Brings the cached chain up to date with the store: one small read when nothing changed, only
-   * the new nodes when the head moved forward, the whole chain otherwise.
-   */
-  async #syncChain(): Promise<void> {
-    const state = await this.#store.getHead({ chatId: this.#chatId, branch: this.#branch });
-    this.#headMessageId = state.headMessageId;
-    const cacheCurrent =
-      this.#chainLoaded &&
-      state.version === this.#seenVersion &&
-      state.headMessageId === this.#chainHead;
-    if (cacheCurrent) return;
-    const canAppend =
-      this.#chainLoaded &&
-      this.#chainHead !== null &&
-      state.rewrittenAt <= this.#seenVersion &&
-      state.headMessageId !== null;
-    if (state.headMessageId === null) {
-      this.#chain.reset([]);
-    } else if (canAppend && state.headMessageId === this.#chainHead) {
-      // Only other branches changed: the cached chain is still exact.
-    } else if (canAppend) {
-      const page = await this.#store.getChain({
-        chatId: this.#chatId,
-        headMessageId: state.headMessageId,
-        until: this.#chainHead as string,
-      });
-      if (page.reachedUntil) this.#chain.append(await this.#entries(page.nodes));
-      else
-        this.#chain.reset(
-          await this.#entries(await this.#readWholeChain(state.headMessageId, page)),
-        );
-    } else {
-      const page = await this.#store.getChain({
-        chatId: this.#chatId,
-        headMessageId: state.headMessageId,
-      });
-      this.#chain.reset(await this.#entries(await this.#readWholeChain(state.headMessageId, page)));
-    }
-    this.#chainLoaded = true;
-    this.#chainHead = state.headMessageId;
-    this.#seenVersion = state.version;
-  }
-
-  async #readWholeChain(
-    head: string,
-    first: {
-      nodes: readonly MessageNodeRecord[];
-      nextCursor: string | null;
-      reachedUntil: boolean;
-    },
-  ): Promise<MessageNodeRecord[]> {
-    // A store may page long chains even without a limit; follow its cursor to the root.
-    let nodes = first.nodes.slice();
-    let cursor = first.reachedUntil ? null : first.nextCursor;
-    while (cursor !== null) {
-      const page = await this.#store.getChain({ chatId: this.#chatId, headMessageId: cursor });
-      nodes = page.nodes.concat(nodes);
-      cursor = page.nextCursor;
-    }
-    if (nodes.length > 0 && nodes.at(-1)?.id !== head) {
-      throw new EngineError(
-        `The store returned a chain that does not end at head "${head}" of chat "${this.#chatId}".`,
-      );
-    }
-    return nodes;
-  }
-
-  async #entries(nodes: readonly MessageNodeRecord[]): Promise<ChainEntry[]> {
-    if (nodes.length === 0) return [];
-    const checks = await this.#check(nodes.map((node) => node.message));
-    return nodes.map((node, index) => {
-      const check = checks[index];
-      if (check?.success) return { node, message: check.message, error: null };
-      const error =
-        check && !check.success
-          ? check.error
-          : new ValidationError(`Message "${node.id}" did not validate.`);
-      return { node, message: null, error };
-    });
-  }
-
-  /** Validates a list in one call; only when it fails, message by message to say which. */
-  async #check(candidates: readonly unknown[]): Promise<MessageCheck[]> {
-    try {
-      const messages = await validateMessages(candidates, this.#messageSchemas);
-      return messages.map((message, index): MessageCheck => ({ index, success: true, message }));
-    } catch (error) {
-      if (!ValidationError.isInstance(error)) throw error;
-      return checkMessages(candidates, this.#messageSchemas);
-    }
+  #bindLazy(ticket: number): void {
+    this.#pending.bind(ticket, () => this.#view.chain.lastIdWithRole('assistant'));
   }
 
   /** The saved chain followed by the pending messages, validated, lazy ones resolved in place. */
-  async #conversation(): Promise<UIMessage[]> {
-    await this.#syncChain();
-    if (this.#chain.invalidCount > 0 && this.#onInvalidMessage === 'throw') {
-      const entry = this.#chain.entries.find((candidate) => candidate.message === null);
+  async #conversation(ticket: number): Promise<UIMessage[]> {
+    await this.#view.sync();
+    this.#bindLazy(ticket);
+    const chain = this.#view.chain;
+    if (chain.invalidCount > 0 && this.#onInvalidMessage === 'throw') {
+      const entry = chain.entries.find((candidate) => candidate.message === null);
       throw new ValidationError(
         `Stored message "${entry?.node.id}" of chat "${this.#chatId}" no longer validates: ${entry?.error?.message ?? 'invalid'} Pass onInvalidMessage: 'skip' to leave such messages out.`,
         { cause: entry?.error },
       );
     }
-    // A copy of the cached list: callers may change the array, never the cache.
-    const messages = this.#chain.messages.slice();
-    if (this.#pending.length === 0) return messages;
+    // A copy of the cached list (its messages are frozen): callers may change the array.
+    const messages = chain.messages.slice();
     const added = new Map<string, number>();
-    for (const { message } of dedupe(await this.#encode(this.#pending.slice()))) {
-      const index = this.#chain.messagePosition(message.id) ?? added.get(message.id);
+    for (const message of await this.#pending.messages(ticket, this.#validator)) {
+      const index = chain.messagePosition(message.id) ?? added.get(message.id);
       if (index === undefined) {
         added.set(message.id, messages.length);
         messages.push(message);
@@ -613,153 +569,109 @@ export class ContextEngine {
   }
 
   /**
-   * Encodes pending fragments into validated messages. A lazy "last assistant" fragment takes the
-   * id of the newest assistant message before it among the pending ones, else on the branch,
-   * else a new id.
+   * The compare-and-set path, for stores without `append`: commit against the head the engine
+   * knows; when another writer moved it, the conflict names the new head and the batch is
+   * attached on top of it (a lazy correction is already bound, so it does not depend on where it
+   * lands). Backs off a little after the first few conflicts.
    */
-  async #encode(
-    batch: readonly ContextFragment[],
-  ): Promise<Array<CommitMessage & { message: UIMessage }>> {
-    const encoded: UIMessage[] = [];
-    for (const fragment of batch) {
-      if (isLazyFragment(fragment)) {
-        encoded.push(this.#resolveLazy(fragment, encoded));
-        continue;
-      }
-      const value = fragment.codec?.encode();
-      encoded.push(value as UIMessage);
-    }
-    const checks = await this.#check(encoded);
-    const failed = checks.find((check) => !check.success);
-    if (failed && !failed.success) {
-      throw new ValidationError(
-        `Pending message ${failed.error.message.replace(/^Invalid UIMessage /, '')} Nothing was saved.`,
-        {
-          issues: failed.error.issues,
-          cause: failed.error,
-        },
-      );
-    }
-    return encoded.map((message) => ({
-      id: message.id,
-      message: message as StoredMessage & UIMessage,
-    }));
-  }
-
-  #resolveLazy(fragment: LazyFragment, before: readonly UIMessage[]): UIMessage {
-    const config = fragment[LAZY_ID];
-    if (config.type !== 'last-assistant') {
-      throw new EngineError(
-        `Unknown lazy fragment type ${JSON.stringify((config as { type: unknown }).type)}.`,
-      );
-    }
-    let targetId: string | undefined;
-    for (let index = before.length - 1; index >= 0 && targetId === undefined; index -= 1) {
-      if (before[index]?.role === 'assistant') targetId = before[index]?.id;
-    }
-    targetId ??= this.#chain.lastIdWithRole('assistant');
-    const resolved =
-      targetId === undefined
-        ? assistantText(config.content)
-        : assistantText(config.content, { id: targetId });
-    return resolved.codec.encode();
-  }
-
-  #applyCommit(
-    expectedHeadId: string | null,
-    result: {
-      headMessageId: string | null;
-      version: number;
-      rewrittenAt: number;
-      nodes: readonly MessageNodeRecord[];
-    },
-  ): void {
-    this.#headMessageId = result.headMessageId;
-    if (!this.#chainLoaded || this.#chainHead !== expectedHeadId) {
-      this.#chainLoaded = false;
-      return;
-    }
-    // The commit built on the cached head, so its new nodes extend the cached chain. When other
-    // commits happened in between (elsewhere in the chat), the version is left behind so that
-    // the next read checks whether they rewrote anything cached.
-    const onlyWriter = result.version === this.#seenVersion + 1;
-    for (const node of result.nodes) {
-      // These messages were validated before the commit.
-      const entry: ChainEntry = {
-        node,
-        message: node.message as unknown as UIMessage,
-        error: null,
-      };
-      if (this.#chain.replace(entry)) continue;
-      if (node.parentId === this.#chain.lastId) this.#chain.append([entry]);
-      // Otherwise: a replaced node that is not on this branch; nothing cached changes.
-    }
-    this.#chainHead = result.headMessageId;
-    if (onlyWriter) this.#seenVersion = result.version;
-  }
-
-  async #rewind(messageId: string, method: string): Promise<BranchRecord> {
-    assertIdentifier(method, 'messageId', messageId);
-    await this.#open();
-    const node = await this.#store.getMessage({ chatId: this.#chatId, messageId });
-    if (node === null) throw new MessageNotFoundError(this.#chatId, messageId);
-    return this.#createFork(messageId, true);
-  }
-
-  async #createFork(headMessageId: string | null, activate: boolean): Promise<BranchRecord> {
-    // Two engines may fork at once and pick the same name: the store refuses the second, which
-    // then takes the next free name.
-    for (let attempt = 0; attempt < 20; attempt += 1) {
-      const names = (await this.#store.listBranches(this.#chatId)).map((branch) => branch.name);
-      const name = nextBranchName(this.#branch, names);
+  async #commitOnTop(
+    batch: readonly CommitMessage[],
+    byId: ReadonlyMap<string, UIMessage>,
+  ): Promise<void> {
+    let expectedHeadId = this.#view.headMessageId;
+    for (let attempt = 1; attempt <= this.#maxSaveAttempts; attempt += 1) {
       try {
-        const branch = await this.#store.createBranch({
+        const result = await this.#store.commit({
           chatId: this.#chatId,
-          name,
-          headMessageId,
-          activate,
+          branch: this.#view.branch,
+          expectedHeadId,
+          messages: batch,
         });
-        if (activate) this.#moveTo(branch);
-        return branch;
+        this.#view.applyWrite(expectedHeadId, result, byId);
+        return;
       } catch (error) {
-        if (!BranchExistsError.isInstance(error)) throw error;
+        if (!HeadConflictError.isInstance(error)) throw error;
+        expectedHeadId = error.currentHeadId;
+        if (attempt > 3) await pause(Math.random() * Math.min(2 ** attempt, 100));
       }
     }
     throw new EngineError(
-      `Could not find a free branch name after "${this.#branch}" in chat "${this.#chatId}".`,
+      `save(): gave up after ${this.#maxSaveAttempts} attempts because other writers kept moving the head of branch "${this.#view.branch}". Nothing was written; the messages are still pending.`,
     );
   }
 
-  /** Points the engine at another branch, keeping whatever part of the cached chain still holds. */
-  #moveTo(branch: BranchRecord): void {
-    this.#branch = branch.name;
-    this.#headMessageId = branch.headMessageId;
-    if (branch.headMessageId === null) {
-      this.#chain.reset([]);
-      this.#chainHead = null;
-    } else if (this.#chainLoaded && this.#chain.truncateAfter(branch.headMessageId)) {
-      // Rewinding within the cached chain: its prefix is the new branch's chain; no read needed.
-      this.#chainHead = branch.headMessageId;
-    } else {
-      this.#chainLoaded = false;
+  #explainSaveError(error: unknown): unknown {
+    if (MessageIdConflictError.isInstance(error) && this.#pending.isLazyTarget(error.messageId)) {
+      return new EngineError(
+        `save(): lastAssistantMessage() corrects message "${error.messageId}", which is not on branch "${this.#view.branch}" (the engine moved to another branch after the correction was set). Nothing was written; the messages are still pending (discardPending() drops them).`,
+        { cause: error },
+      );
     }
+    return error;
+  }
+
+  /**
+   * Creates a fork of the current branch at `headMessageId`, switching to it when `activate`.
+   * A store that declares `forkBranch` names it atomically; otherwise the engine picks the next
+   * free name and, when a concurrent fork took it, the next one.
+   */
+  async #fork(headMessageId: string | null, activate: boolean): Promise<BranchRecord> {
+    const input = { chatId: this.#chatId, headMessageId, activate };
+    let branch: BranchRecord | undefined;
+    if (
+      this.#store.capabilities.forkBranch === true &&
+      typeof this.#store.forkBranch === 'function'
+    ) {
+      branch = await this.#store.forkBranch({ ...input, from: this.#view.branch });
+    } else {
+      if (headMessageId !== null) {
+        const node = await this.#store.getMessage({
+          chatId: this.#chatId,
+          messageId: headMessageId,
+        });
+        if (node === null) throw new MessageNotFoundError(this.#chatId, headMessageId);
+      }
+      for (let attempt = 1; attempt <= 100 && branch === undefined; attempt += 1) {
+        const names = (await this.#store.listBranches(this.#chatId)).map((entry) => entry.name);
+        try {
+          branch = await this.#store.createBranch({
+            ...input,
+            name: nextBranchName(this.#view.branch, names),
+          });
+        } catch (error) {
+          if (!BranchExistsError.isInstance(error)) throw error;
+          if (attempt > 3) await pause(Math.random() * Math.min(2 ** attempt, 100));
+        }
+      }
+      if (branch === undefined) {
+        throw new EngineError(
+          `Could not find a free branch name after "${this.#view.branch}" in chat "${this.#chatId}": other writers kept taking them.`,
+        );
+      }
+    }
+    if (activate) this.#view.moveTo(branch);
+    return branch;
   }
 }
 
-/** Later messages with the same id replace earlier ones, at the earlier one's position. */
-function dedupe<T extends { id: string }>(messages: readonly T[]): T[] {
-  const positions = new Map<string, number>();
-  const result: T[] = [];
-  for (const entry of messages) {
-    const index = positions.get(entry.id);
-    if (index === undefined) {
-      positions.set(entry.id, result.length);
-      result.push(entry);
-    } else {
-      result[index] = entry;
-    }
-  }
-  return result;
+/** Every runtime the engine targets has a timer; the package's types name no runtime. */
+const timers = globalThis as unknown as {
+  setTimeout(callback: () => void, milliseconds: number): unknown;
+};
+
+function pause(milliseconds: number): Promise<void> {
+  return new Promise((resolve) => timers.setTimeout(resolve, milliseconds));
+}
+
+/** A rejected-promise error for an options argument that is neither omitted nor an object. */
+function optionsProblem(method: string, options: unknown): ValidationError | undefined {
+  if (options === undefined) return undefined;
+  if (typeof options === 'object' && options !== null && !Array.isArray(options)) return undefined;
+  const received = options === null ? 'null' : Array.isArray(options) ? 'an array' : typeof options;
+  return new ValidationError(
+    `${method}: options must be an object or omitted, received ${received}.`,
+    { issues: [{ path: 'options', message: 'expected an object' }] },
+  );
 }
 
 function checkRenderer(renderer: ContextRenderer, method: string): void {

@@ -71,3 +71,19 @@ export function scriptedModel(...replies: string[]): MockLanguageModelV3 {
     },
   });
 }
+
+/**
+ * The store as a third-party v1 store without the optional extensions would be: no `append`,
+ * no `forkBranch`, neither declared. The engine must work through compare-and-set and
+ * `listBranches` + `createBranch` then.
+ */
+export function withoutExtensions(store: ContextStore): ContextStore {
+  return overrideStore(store, {
+    capabilities: {
+      persistent: store.capabilities.persistent,
+      multiProcess: store.capabilities.multiProcess,
+    },
+    append: undefined,
+    forkBranch: undefined,
+  });
+}

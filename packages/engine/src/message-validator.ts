@@ -1,0 +1,83 @@
+import {
+  checkMessages,
+  type MessageCheck,
+  type MessageSchemas,
+  validateMessages,
+} from '@ctxgraph/codecs';
+import { type MessageNodeRecord, ValidationError } from '@ctxgraph/fragments-core';
+import type { UIMessage } from 'ai';
+import type { ChainEntry } from './chain-cache';
+
+/**
+ * Validates messages with the AI SDK against the engine's schemas, and returns them in the one
+ * shape the engine hands out: the AI SDK's parsed copy, made JSON-exact (what a store gives back
+ * after a round trip) and deeply frozen, so a warm engine shows byte for byte what a fresh one
+ * reads, and no caller can change the engine's state through what it was given.
+ */
+export class MessageValidator {
+  readonly #schemas: MessageSchemas;
+
+  constructor(schemas: MessageSchemas) {
+    this.#schemas = schemas;
+  }
+
+  /** Validates a list in one AI SDK call; only when it fails, message by message to say which. */
+  async check(candidates: readonly unknown[]): Promise<MessageCheck[]> {
+    if (candidates.length === 0) return [];
+    try {
+      const messages = await validateMessages(candidates, this.#schemas);
+      return messages.map(
+        (message, index): MessageCheck => ({ index, success: true, message: settle(message) }),
+      );
+    } catch (error) {
+      if (!ValidationError.isInstance(error)) throw error;
+      return (await checkMessages(candidates, this.#schemas)).map((check) =>
+        check.success ? { ...check, message: settle(check.message) } : check,
+      );
+    }
+  }
+
+  /** Stored nodes as chain entries: each with its settled message, or why it does not validate. */
+  async entries(nodes: readonly MessageNodeRecord[]): Promise<ChainEntry[]> {
+    if (nodes.length === 0) return [];
+    const checks = await this.check(nodes.map((node) => node.message));
+    return nodes.map((node, index) => {
+      const check = checks[index];
+      if (check?.success) return { node, message: check.message, error: null };
+      const error =
+        check && !check.success
+          ? check.error
+          : new ValidationError(`Message "${node.id}" did not validate.`);
+      return { node, message: null, error };
+    });
+  }
+}
+
+/**
+ * The JSON-exact, deeply frozen copy of a validated message: keys holding `undefined` are gone
+ * (as after any store round trip), and nothing in it can be changed.
+ */
+function settle(message: UIMessage): UIMessage {
+  return deepFreeze(message, true);
+}
+
+/**
+ * Freezes a value and everything in it, without recursion (the depth of stored values is bounded
+ * elsewhere). With `dropUndefined`, object keys holding `undefined` are deleted first, as a JSON
+ * round trip would. The AI SDK's parsed copies are fresh objects, so this never touches input.
+ */
+export function deepFreeze<T>(value: T, dropUndefined = false): T {
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const current = stack.pop();
+    if (typeof current !== 'object' || current === null || Object.isFrozen(current)) continue;
+    const record = current as Record<string, unknown>;
+    for (const key of Object.keys(record)) {
+      const entry = record[key];
+      if (entry === undefined && dropUndefined && !Array.isArray(record)) delete record[key];
+      else if (typeof entry === 'object' && entry !== null) stack.push(entry);
+    }
+    Object.freeze(record);
+  }
+  return value;
+}

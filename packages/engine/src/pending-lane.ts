@@ -1,0 +1,191 @@
+import { assistantText } from '@ctxgraph/codecs';
+import {
+  assertIdentifier,
+  type ContextFragment,
+  EngineError,
+  isLazyFragment,
+  jsonIssues,
+  LAZY_ID,
+  type LazyFragment,
+  ValidationError,
+  type ValidationIssue,
+} from '@ctxgraph/fragments-core';
+import type { UIMessage } from 'ai';
+import type { MessageValidator } from './message-validator';
+
+/** One message waiting for `save()`. */
+interface PendingEntry {
+  /** Position in call order: operations see only entries set before they were called. */
+  readonly seq: number;
+  /** The encoded message; for a lazy fragment, set once its target is bound. */
+  encoded: UIMessage | null;
+  /** The lazy fragment this entry came from, if any. */
+  readonly lazy: LazyFragment | null;
+  /** The AI SDK's validated, frozen copy, once validated (a message is validated once). */
+  validated: UIMessage | null;
+}
+
+/**
+ * The pending lane: messages set but not yet saved, in call order. Each is encoded and checked
+ * for storability when it is set (so `resolve()` never hands the model a turn `save()` would
+ * refuse), validated by the AI SDK once, and a lazy "last assistant" fragment is bound to the
+ * assistant message the caller was looking at, once, so a retry never retargets it.
+ */
+export class PendingLane {
+  #entries: PendingEntry[] = [];
+  #nextSeq = 0;
+
+  /** The position the next entry gets: an operation called now sees entries below it. */
+  get ticket(): number {
+    return this.#nextSeq;
+  }
+
+  /** True when nothing is pending. */
+  get empty(): boolean {
+    return this.#entries.length === 0;
+  }
+
+  /**
+   * Encodes and checks message fragments (all or nothing: a bad one adds none) and queues them.
+   * Returns the lazy entries added, which the caller binds in call order.
+   */
+  add(fragments: ReadonlyArray<{ fragment: ContextFragment; index: number }>): void {
+    const added: PendingEntry[] = [];
+    for (const { fragment, index } of fragments) {
+      const where = `set(...fragments): fragments[${index}]`;
+      if (isLazyFragment(fragment)) {
+        assertStorable(where, { content: fragment[LAZY_ID].content }, 'content');
+        added.push({ seq: 0, encoded: null, lazy: fragment, validated: null });
+        continue;
+      }
+      const encoded = fragment.codec?.encode() as UIMessage;
+      assertStorableMessage(where, encoded);
+      added.push({ seq: 0, encoded, lazy: null, validated: null });
+    }
+    for (const entry of added) this.#entries.push({ ...entry, seq: this.#nextSeq++ });
+  }
+
+  /** The entries set before `ticket`, oldest first. */
+  before(ticket: number): PendingEntry[] {
+    return this.#entries.filter((entry) => entry.seq < ticket);
+  }
+
+  /** True when an entry set before `ticket` is a lazy fragment not bound yet. */
+  hasUnbound(ticket: number): boolean {
+    return this.#entries.some((entry) => entry.seq < ticket && entry.encoded === null);
+  }
+
+  /**
+   * Binds every unbound lazy entry set before `ticket` to its target: the newest assistant
+   * message before it in the lane, else `lastSavedAssistant()`, else a new message. Called in
+   * call order, when the engine's view of the branch is what the caller last saw.
+   */
+  bind(ticket: number, lastSavedAssistant: () => string | undefined): void {
+    for (const [position, entry] of this.#entries.entries()) {
+      if (entry.seq >= ticket) break;
+      if (entry.encoded !== null || entry.lazy === null) continue;
+      let targetId: string | undefined;
+      for (let index = position - 1; index >= 0 && targetId === undefined; index -= 1) {
+        const earlier = this.#entries[index]?.encoded;
+        if (earlier?.role === 'assistant') targetId = earlier.id;
+      }
+      targetId ??= lastSavedAssistant();
+      const content = entry.lazy[LAZY_ID].content;
+      entry.encoded = (
+        targetId === undefined ? assistantText(content) : assistantText(content, { id: targetId })
+      ).codec.encode();
+    }
+  }
+
+  /** Whether `id` is the target of a lazy entry (for a clearer error when it is gone). */
+  isLazyTarget(id: string): boolean {
+    return this.#entries.some((entry) => entry.lazy !== null && entry.encoded?.id === id);
+  }
+
+  /**
+   * The messages set before `ticket`, validated by the AI SDK (each once) and deduplicated by
+   * id (a later message with the same id replaces the earlier one at its position). Throws a
+   * `ValidationError` naming the first invalid message; nothing changes then.
+   */
+  async messages(ticket: number, validator: MessageValidator): Promise<UIMessage[]> {
+    const entries = this.before(ticket);
+    const unbound = entries.find((entry) => entry.encoded === null);
+    if (unbound) throw new EngineError('A lazy fragment was not bound before use.');
+    const unchecked = entries.filter((entry) => entry.validated === null);
+    const checks = await validator.check(unchecked.map((entry) => entry.encoded));
+    const failed = checks.find((check) => !check.success);
+    if (failed && !failed.success) {
+      throw new ValidationError(
+        `Pending message ${failed.error.message.replace(/^Invalid UIMessage /, '')} Nothing was saved.`,
+        { issues: failed.error.issues, cause: failed.error },
+      );
+    }
+    unchecked.forEach((entry, index) => {
+      const check = checks[index];
+      if (check?.success) entry.validated = check.message;
+    });
+    return dedupe(entries.map((entry) => entry.validated as UIMessage));
+  }
+
+  /** Drops the entries set before `ticket` (after they were saved, or on a branch switch). */
+  drop(ticket: number): void {
+    this.#entries = this.#entries.filter((entry) => entry.seq >= ticket);
+  }
+
+  /** Drops every pending entry; returns how many there were. */
+  clear(): number {
+    const count = this.#entries.length;
+    this.#entries = [];
+    return count;
+  }
+}
+
+/** Later messages with the same id replace earlier ones, at the earlier one's position. */
+export function dedupe<T extends { id: string }>(messages: readonly T[]): T[] {
+  const positions = new Map<string, number>();
+  const result: T[] = [];
+  for (const entry of messages) {
+    const index = positions.get(entry.id);
+    if (index === undefined) {
+      positions.set(entry.id, result.length);
+      result.push(entry);
+    } else {
+      result[index] = entry;
+    }
+  }
+  return result;
+}
+
+/**
+ * The checks every store applies to a message (id, role, parts, JSON-storable content), applied
+ * when it is set: a message `resolve()` shows is one `save()` can store.
+ */
+function assertStorableMessage(where: string, message: unknown): void {
+  if (typeof message !== 'object' || message === null || Array.isArray(message)) {
+    throw new ValidationError(`${where}: its codec did not encode a message object.`, {
+      issues: [{ path: where, message: 'expected a message object' }],
+    });
+  }
+  const record = message as Record<string, unknown>;
+  assertIdentifier(where, 'message id', record.id);
+  const issues: ValidationIssue[] = [];
+  if (typeof record.role !== 'string' || record.role === '')
+    issues.push({ path: 'role', message: 'expected a non-empty string' });
+  if (!Array.isArray(record.parts)) issues.push({ path: 'parts', message: 'expected an array' });
+  if (issues.length === 0) issues.push(...jsonIssues(message, 'message'));
+  if (issues.length > 0) {
+    const shown = issues.slice(0, 5).map((issue) => `${issue.path}: ${issue.message}`);
+    throw new ValidationError(
+      `${where}: message "${record.id}" cannot be stored: ${shown.join('; ')}. Nothing was queued.`,
+      { issues },
+    );
+  }
+}
+
+function assertStorable(where: string, value: unknown, field: string): void {
+  const issues = jsonIssues(value, field);
+  if (issues.length > 0) {
+    const shown = issues.slice(0, 5).map((issue) => `${issue.path}: ${issue.message}`);
+    throw new ValidationError(`${where}: cannot be stored: ${shown.join('; ')}.`, { issues });
+  }
+}
