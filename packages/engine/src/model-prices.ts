@@ -40,8 +40,10 @@ export function findModelPrice(
     withoutSlash.replace(/-(\d{4}-\d{2}-\d{2}|\d{8}|latest)$/, ''),
   ];
   for (const candidate of candidates) {
+    // Only the table's own entries: "toString" must not find Object.prototype.toString.
+    if (!Object.hasOwn(prices, candidate)) continue;
     const price = prices[candidate];
-    if (price !== undefined) return { model: candidate, price };
+    if (typeof price === 'number' && Number.isFinite(price)) return { model: candidate, price };
   }
   return undefined;
 }

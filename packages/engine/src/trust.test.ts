@@ -1,0 +1,284 @@
+import { assistantText, user } from '@ctxgraph/codecs';
+import {
+  type ContextFragment,
+  type ContextStore,
+  EngineError,
+  hint,
+  lastAssistantMessage,
+  MessageIdConflictError,
+  ValidationError,
+} from '@ctxgraph/fragments-core';
+import { InMemoryContextStore } from '@ctxgraph/store-memory';
+import type { UIMessage } from 'ai';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { LineRenderer, withoutExtensions } from './__fixtures__/test-kit';
+import { ContextEngine } from './context-engine';
+
+// The promises of the "Trust" issue: a saved turn is never lost, changed or hidden, a warm engine
+// shows what a fresh one shows, and calls apply in call order. Each runs against a store with the
+// optional extensions (append, forkBranch) and against one without them (compare-and-set).
+
+const renderer = new LineRenderer();
+let chatCounter = 0;
+const newChatId = (): string => `trust-${Date.now()}-${(chatCounter += 1)}`;
+const texts = (messages: readonly UIMessage[]): string[] =>
+  messages.map((entry) =>
+    entry.parts.map((part) => (part.type === 'text' ? part.text : part.type)).join(''),
+  );
+
+const stores: Array<[string, () => ContextStore]> = [
+  ['with append and forkBranch', () => new InMemoryContextStore()],
+  ['compare-and-set only', () => withoutExtensions(new InMemoryContextStore())],
+];
+
+describe.each(stores)('store %s', (_label, makeStore) => {
+  let store: ContextStore;
+  const engine = (chatId: string): ContextEngine =>
+    new ContextEngine({ store, chatId, userId: 'u', renderer });
+  const fresh = async (chatId: string): Promise<UIMessage[]> =>
+    (await engine(chatId).resolve()).messages;
+
+  beforeEach(() => {
+    store = makeStore();
+  });
+
+  describe('a lazy correction targets the reply the caller was looking at', () => {
+    it("never overwrites another writer's newer reply", async () => {
+      const chatId = newChatId();
+      const a = engine(chatId);
+      await a.set(user('q1', { id: 'q1' }), assistantText('a1', { id: 'a1' })).save();
+      await a.resolve();
+      await engine(chatId)
+        .set(user('q2', { id: 'q2' }), assistantText('a2', { id: 'a2' }))
+        .save();
+      a.set(lastAssistantMessage('fix'));
+      await a.save();
+      expect(texts(await fresh(chatId))).toEqual(['q1', 'fix', 'q2', 'a2']);
+      expect(texts((await a.resolve()).messages)).toEqual(['q1', 'fix', 'q2', 'a2']);
+    });
+
+    it('fails clearly when that reply is no longer on the branch, and writes nothing', async () => {
+      const chatId = newChatId();
+      const a = engine(chatId);
+      await a.set(user('q1', { id: 'q1' }), assistantText('a1', { id: 'a1' })).save();
+      await a.resolve();
+      a.set(lastAssistantMessage('fix'));
+      await a.rewind('q1');
+      const before = await store.getGraph(chatId);
+      const error = await a.save().catch((caught: unknown) => caught);
+      expect(EngineError.isInstance(error)).toBe(true);
+      expect((error as Error).message).toContain('lastAssistantMessage() corrects message "a1"');
+      expect(await store.getGraph(chatId)).toEqual(before);
+      expect(await a.discardPending()).toBe(1);
+    });
+
+    it('binds once: what resolve() showed is what save() writes', async () => {
+      const chatId = newChatId();
+      const a = engine(chatId).set(user('q1', { id: 'q1' }));
+      a.set(lastAssistantMessage('new reply'));
+      const shown = (await a.resolve()).messages;
+      await a.save();
+      const saved = await fresh(chatId);
+      expect(saved.map((message) => message.id)).toEqual(shown.map((message) => message.id));
+    });
+  });
+
+  describe('a warm engine shows what a fresh engine shows', () => {
+    it('after a save whose id lives on another branch is refused', async () => {
+      const chatId = newChatId();
+      const warm = engine(chatId);
+      await warm.set(user('q1', { id: 'msg-1' }), assistantText('a1', { id: 'msg-2' })).save();
+      await warm.resolve();
+      await warm.rewind('msg-1');
+      warm.set(assistantText('a1, second try', { id: 'msg-2' }));
+      const refused = await warm.save().catch((caught: unknown) => caught);
+      expect(MessageIdConflictError.isInstance(refused)).toBe(true);
+      // main's reply is untouched.
+      const main = await store.getMessage({ chatId, messageId: 'msg-2' });
+      expect(texts([main?.message as UIMessage])).toEqual(['a1']);
+      expect(await warm.discardPending()).toBe(1);
+      await warm.set(user('q2', { id: 'msg-3' })).save();
+      const warmView = (await warm.resolve()).messages;
+      expect(texts(warmView)).toEqual(['q1', 'q2']);
+      expect(warmView).toStrictEqual(await fresh(chatId));
+    });
+
+    it('in shape too: the same keys, order and values as a fresh read', async () => {
+      const chatId = newChatId();
+      const warm = engine(chatId);
+      await warm
+        .set(
+          user('hello', { id: 'm1', metadata: { b: 1, a: { nested: true } } }),
+          assistantText('hi', { id: 'm2' }),
+        )
+        .save();
+      const warmView = (await warm.resolve()).messages;
+      expect(warmView).toStrictEqual(await fresh(chatId));
+      expect(JSON.stringify(warmView)).toBe(JSON.stringify(await fresh(chatId)));
+    });
+  });
+
+  it('what resolve() and inspect() hand out cannot change the engine', async () => {
+    const chatId = newChatId();
+    const warm = engine(chatId);
+    await warm.set(user('q', { id: 'q' }), assistantText('a', { id: 'a' })).save();
+    const first = (await warm.resolve()).messages;
+    expect(Object.isFrozen(first[0])).toBe(true);
+    expect(Object.isFrozen(first[0]?.parts[0])).toBe(true);
+    expect(() => {
+      (first[0]?.parts as unknown[]).pop();
+    }).toThrow(TypeError);
+    first.pop(); // the array itself is the caller's
+    const snapshot = await warm.inspect();
+    expect(() => {
+      (snapshot.fragments.persisted[1] as { id: string }).id = 'changed';
+    }).toThrow(TypeError);
+    expect(texts((await warm.resolve()).messages)).toEqual(['q', 'a']);
+  });
+
+  describe('calls apply in call order', () => {
+    it('a message set right after an un-awaited switchBranch() is saved on the new branch', async () => {
+      const chatId = newChatId();
+      const a = engine(chatId);
+      await a.set(user('q', { id: 'q' })).save();
+      const side = await a.btw();
+      a.set(user('dropped with the branch switch'));
+      void a.switchBranch(side.name);
+      a.set(user('after the switch'));
+      await a.save();
+      expect(a.branch).toBe(side.name);
+      expect(texts((await a.resolve()).messages)).toEqual(['q', 'after the switch']);
+      expect(texts(await fresh(chatId))).toEqual(['q', 'after the switch']);
+    });
+
+    it('save(), resolve() and inspect() see only what was set before they were called', async () => {
+      const chatId = newChatId();
+      const a = engine(chatId);
+      a.set(hint('first hint'), user('one'));
+      const saving = a.save();
+      const resolving = a.resolve();
+      const inspecting = a.inspect();
+      a.set(hint('second hint'), user('two'));
+      await saving;
+      const resolved = await resolving;
+      expect(resolved.systemPrompt).toContain('first hint');
+      expect(resolved.systemPrompt).not.toContain('second hint');
+      expect(texts(resolved.messages)).toEqual(['one']);
+      expect(texts((await inspecting).fragments.pending)).toEqual([]);
+      expect(texts(await fresh(chatId))).toEqual(['one']);
+      await a.save();
+      expect(texts(await fresh(chatId))).toEqual(['one', 'two']);
+    });
+  });
+
+  describe('one check at set() for what resolve() shows and save() stores', () => {
+    const custom = (encoded: unknown): ContextFragment =>
+      ({
+        name: 'user',
+        type: 'message',
+        persist: true,
+        data: 'custom',
+        codec: { encode: () => encoded, decode: () => encoded },
+      }) as unknown as ContextFragment;
+
+    it.each([
+      ['a NUL character', { id: 'm', role: 'user', parts: [{ type: 'text', text: 'a\u0000b' }] }],
+      [
+        'a lone surrogate',
+        { id: 'm', role: 'user', parts: [{ type: 'text', text: '😀'.slice(0, 1) }] },
+      ],
+      ['an over-long id', { id: 'x'.repeat(513), role: 'user', parts: [] }],
+      ['an id over 512 bytes', { id: '漢'.repeat(171), role: 'user', parts: [] }],
+      ['a bigint', { id: 'm', role: 'user', parts: [{ type: 'data-x', data: 10n }] }],
+      ['no parts', { id: 'm', role: 'user' }],
+    ])('refuses %s at set(), adds nothing, and the engine goes on', async (_label, encoded) => {
+      const chatId = newChatId();
+      const a = engine(chatId);
+      expect(() => a.set(hint('kept out too'), custom(encoded))).toThrow(ValidationError);
+      const { systemPrompt, messages } = await a.resolve();
+      expect(messages).toEqual([]);
+      expect(systemPrompt).toBe('');
+      await a.set(user('fine')).save();
+      expect(texts(await fresh(chatId))).toEqual(['fine']);
+    });
+
+    it('refuses a lazy correction whose text cannot be stored', () => {
+      expect(() => engine(newChatId()).set(lastAssistantMessage('bad\u0000'))).toThrow(
+        /content: string contains the NUL character/,
+      );
+    });
+  });
+
+  describe('concurrent writers in one process', () => {
+    it('30 engines saving to one branch at once: none fails, none is lost', async () => {
+      const chatId = newChatId();
+      await engine(chatId)
+        .set(user('root', { id: 'root' }))
+        .save();
+      const engines = Array.from({ length: 30 }, () => engine(chatId));
+      await Promise.all(engines.map((each) => each.resolve()));
+      const results = await Promise.allSettled(
+        engines.map((each, index) => each.set(user(`turn ${index}`, { id: `t${index}` })).save()),
+      );
+      expect(results.filter((result) => result.status === 'rejected')).toEqual([]);
+      const saved = await fresh(chatId);
+      expect(saved).toHaveLength(31);
+      expect(new Set(saved.map((message) => message.id)).size).toBe(31);
+    });
+
+    it('25 engines forking at once all get a branch, each its own name', async () => {
+      const chatId = newChatId();
+      await engine(chatId)
+        .set(user('root', { id: 'root' }))
+        .save();
+      const engines = Array.from({ length: 25 }, () => engine(chatId));
+      const results = await Promise.allSettled(engines.map((each) => each.btw()));
+      expect(results.filter((result) => result.status === 'rejected')).toEqual([]);
+      const names = results.map((result) =>
+        result.status === 'fulfilled' ? result.value.name : '',
+      );
+      expect(new Set(names).size).toBe(25);
+      expect((await store.listBranches(chatId)).length).toBe(26);
+    });
+  });
+});
+
+describe('bad arguments and small promises', () => {
+  const store = new InMemoryContextStore();
+  const engine = (): ContextEngine =>
+    new ContextEngine({ store, chatId: newChatId(), userId: 'u', renderer });
+
+  it.each([
+    ['resolve', (e: ContextEngine) => e.resolve(null as never)],
+    ['inspect', (e: ContextEngine) => e.inspect(null as never)],
+    ['checkpoint', (e: ContextEngine) => e.checkpoint('x', null as never)],
+    ['resolve with an array', (e: ContextEngine) => e.resolve([] as never)],
+  ])('%s(null) rejects with a ValidationError, not a TypeError', async (_label, call) => {
+    const error = await call(engine()).catch((caught: unknown) => caught);
+    expect(ValidationError.isInstance(error)).toBe(true);
+    expect((error as Error).message).toMatch(/options must be an object or omitted, received/);
+  });
+
+  it('prices only real price-table entries (no Object.prototype members)', async () => {
+    const e = engine();
+    for (const modelId of ['toString', 'constructor', '__proto__', 'hasOwnProperty']) {
+      const snapshot = await e.inspect({ modelId });
+      expect(snapshot.estimate.cost).toBeNull();
+      expect(snapshot.estimate.note).toContain('is not known');
+      expect(JSON.parse(JSON.stringify(snapshot)).estimate.pricePerMillionInputTokens).toBeNull();
+    }
+  });
+
+  it('engine.chat.version follows saves', async () => {
+    const e = engine();
+    await e.resolve();
+    expect(e.chat?.version).toBe(0);
+    await e.set(user('one')).save();
+    await e.set(user('two')).save();
+    expect(e.chat?.version).toBe(2);
+    const other = new ContextEngine({ store, chatId: e.chatId, userId: 'u', renderer });
+    await other.set(user('three')).save();
+    await e.resolve();
+    expect(e.chat?.version).toBe(3);
+  });
+});
