@@ -6,6 +6,7 @@ export {
   CheckpointExistsError,
   CheckpointNotFoundError,
   ConflictError,
+  ContextConflictError,
   EngineError,
   HeadConflictError,
   MessageIdConflictError,
@@ -90,6 +91,7 @@ export type {
   CommitInput,
   CommitMessage,
   CommitResult,
+  ContextLaneRecord,
   ContextStore,
   ContextStoreCapabilities,
   CreateBranchInput,
@@ -102,6 +104,7 @@ export type {
   ListChatsInput,
   OpenChatInput,
   OpenChatResult,
+  SaveContextInput,
   UpdateChatInput,
 } from './store/context-store';
 export type {
@@ -133,6 +136,7 @@ export {
   prepareAppend,
   prepareChatList,
   prepareCommit,
+  prepareSaveContext,
   toJsonText,
 } from './store/store-input';
 

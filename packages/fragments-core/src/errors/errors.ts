@@ -161,6 +161,33 @@ export class MessageIdConflictError extends ConflictError {
   }
 }
 
+/**
+ * `saveContext` was refused because the chat's context lane is no longer at the revision the
+ * caller read (another writer saved it first). Nothing was written.
+ */
+export class ContextConflictError extends ConflictError {
+  static override readonly errorName: string = 'ContextConflictError';
+  /** The chat. */
+  readonly chatId: string;
+  /** The revision the caller expected. */
+  readonly expectedRevision: number;
+  /** The revision stored now. */
+  readonly currentRevision: number;
+
+  constructor(
+    details: { chatId: string; expectedRevision: number; currentRevision: number },
+    options: CtxGraphErrorOptions = {},
+  ) {
+    super(
+      `The context of chat "${details.chatId}" is at revision ${details.currentRevision}, not ${details.expectedRevision}: another writer saved it first. Nothing was written; load it again and retry.`,
+      options,
+    );
+    this.chatId = details.chatId;
+    this.expectedRevision = details.expectedRevision;
+    this.currentRevision = details.currentRevision;
+  }
+}
+
 /** A branch with this name already exists in the chat. */
 export class BranchExistsError extends ConflictError {
   static override readonly errorName: string = 'BranchExistsError';

@@ -1,4 +1,4 @@
-import type { JsonObject } from '../json';
+import type { JsonObject, JsonValue } from '../json';
 import type {
   BranchRecord,
   ChatGraph,
@@ -30,6 +30,12 @@ export interface ContextStoreCapabilities {
    * Optional: an engine falls back to `listBranches` + `createBranch` when it is absent or false.
    */
   readonly forkBranch?: boolean;
+  /**
+   * The store implements {@link ContextStore.getContext} and {@link ContextStore.saveContext}:
+   * it keeps each chat's context lane (its serialized system-context fragments) with the chat.
+   * Optional: without it, an app keeps its context fragments itself.
+   */
+  readonly contextLane?: boolean;
 }
 
 /** Input of {@link ContextStore.openChat}. */
@@ -138,6 +144,35 @@ export interface CommitResult {
   readonly rewrittenAt: number;
   /** The nodes as stored, in input order (inserted and replaced ones). */
   readonly nodes: readonly MessageNodeRecord[];
+}
+
+/** A chat's context lane as stored: its system-context fragments, serialized. */
+export interface ContextLaneRecord {
+  /** The chat. */
+  readonly chatId: string;
+  /**
+   * The fragments, in order, as JSON (what `@ctxgraph/serialization`'s `fromFragment` makes).
+   * The store keeps each value byte-for-byte as opaque JSON.
+   */
+  readonly fragments: readonly JsonValue[];
+  /** 0 while nothing was ever saved; goes up by exactly one with every `saveContext`. */
+  readonly revision: number;
+  /** Milliseconds since the epoch of the last save, or null while nothing was ever saved. */
+  readonly updatedAt: number | null;
+}
+
+/** Input of {@link ContextStore.saveContext}. */
+export interface SaveContextInput {
+  /** The chat. */
+  readonly chatId: string;
+  /** The whole lane, in order (it replaces what was stored); JSON-storable values. */
+  readonly fragments: readonly JsonValue[];
+  /**
+   * The revision the caller last read. When given and the stored revision is another one,
+   * nothing is written and a `ContextConflictError` reports the stored revision. Omit it for
+   * last-writer-wins.
+   */
+  readonly expectedRevision?: number;
 }
 
 /** What {@link ContextStore.append} returns. */
@@ -328,6 +363,19 @@ export interface ContextStore {
   listCheckpoints(chatId: string): Promise<CheckpointRecord[]>;
   /** Deletes a checkpoint (never the node). False when there was none. */
   deleteCheckpoint(input: ChatPointerInput): Promise<boolean>;
+
+  /**
+   * Optional (declare `capabilities.contextLane`): the chat's context lane; revision 0 and no
+   * fragments while none was saved. `ChatNotFoundError` for an unknown chat.
+   */
+  getContext?(chatId: string): Promise<ContextLaneRecord>;
+  /**
+   * Optional (declare `capabilities.contextLane`): replaces the chat's context lane in one write
+   * and returns it with its new revision (+1). `ContextConflictError` when `expectedRevision` is
+   * given and stale; `ChatNotFoundError` for an unknown chat. Does not change the chat's
+   * `version` (that counts message commits).
+   */
+  saveContext?(input: SaveContextInput): Promise<ContextLaneRecord>;
 
   /** The whole graph of a chat, for inspection. */
   getGraph(chatId: string): Promise<ChatGraph>;

@@ -16,6 +16,7 @@ import {
   prepareAppend,
   prepareChatList,
   prepareCommit,
+  prepareSaveContext,
   toJsonText,
 } from './store-input';
 
@@ -113,6 +114,35 @@ describe('prepareAppend and assertForkBranchInput', () => {
         activate: 'yes' as never,
       }),
     ).toThrow('forkBranch(input): activate must be a boolean, received string.');
+  });
+});
+
+describe('prepareSaveContext', () => {
+  it('serializes the lane and checks the revision', () => {
+    expect(prepareSaveContext({ chatId: 'c', fragments: [{ type: 'hint', text: 'x' }] })).toBe(
+      '[{"type":"hint","text":"x"}]',
+    );
+    expect(prepareSaveContext({ chatId: 'c', fragments: [], expectedRevision: 0 })).toBe('[]');
+  });
+
+  it.each([
+    [{ chatId: 'c', fragments: {} }, 'fragments must be an array of JSON values'],
+    [
+      { chatId: 'c', fragments: [], expectedRevision: -1 },
+      'expectedRevision must be a non-negative integer',
+    ],
+    [
+      { chatId: 'c', fragments: [], expectedRevision: 1.5 },
+      'expectedRevision must be a non-negative integer',
+    ],
+    [
+      { chatId: 'c', fragments: [{ text: 'a\u0000' }] },
+      'fragments[0].text: string contains the NUL character',
+    ],
+    [{ chatId: '', fragments: [] }, 'chatId expected a non-empty string'],
+    [null, 'input must be an object'],
+  ])('refuses %j', (input, message) => {
+    expect(() => prepareSaveContext(input as never)).toThrow(message);
   });
 });
 

@@ -1,6 +1,12 @@
 import { ValidationError, type ValidationIssue } from '../errors/errors';
 import type { JsonObject } from '../json';
-import type { AppendInput, CommitInput, ForkBranchInput, ListChatsInput } from './context-store';
+import type {
+  AppendInput,
+  CommitInput,
+  ForkBranchInput,
+  ListChatsInput,
+  SaveContextInput,
+} from './context-store';
 
 // Shared input checks for ContextStore implementations, so that every store refuses the same bad
 // input with the same clear error before it touches its database. Third-party stores may use them.
@@ -225,6 +231,30 @@ export function prepareAppend(input: AppendInput): PreparedCommitMessage[] {
   assertIdentifier(method, 'chatId', input.chatId);
   assertIdentifier(method, 'branch', input.branch);
   return prepareMessages(method, input.messages);
+}
+
+/**
+ * Checks a `saveContext` input and serializes the lane: chat id, an array of JSON-storable
+ * values, and `expectedRevision` (omitted, or a non-negative integer). Returns the JSON text of
+ * the array.
+ */
+export function prepareSaveContext(input: SaveContextInput): string {
+  const method = 'saveContext(input)';
+  assertInputObject(method, input);
+  assertIdentifier(method, 'chatId', input.chatId);
+  if (!Array.isArray(input.fragments)) {
+    throw new ValidationError(`${method}: fragments must be an array of JSON values.`, {
+      issues: [{ path: 'fragments', message: 'expected an array' }],
+    });
+  }
+  const revision = input.expectedRevision;
+  if (revision !== undefined && (!Number.isSafeInteger(revision) || revision < 0)) {
+    throw new ValidationError(
+      `${method}: expectedRevision must be a non-negative integer or omitted, received ${String(revision)}.`,
+      { issues: [{ path: 'expectedRevision', message: 'expected a non-negative integer' }] },
+    );
+  }
+  return toJsonText(method, 'fragments', input.fragments);
 }
 
 /** Checks a `forkBranch` input: chat id, the name to fork from, the head (or null), `activate`. */
