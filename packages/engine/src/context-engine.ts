@@ -9,6 +9,7 @@ import {
   type CheckpointRecord,
   type CommitMessage,
   type ContextFragment,
+  type ContextLaneRecord,
   type ContextRenderer,
   type ContextStore,
   EngineError,
@@ -17,12 +18,15 @@ import {
   isLazyFragment,
   isMessageFragment,
   type JsonObject,
+  type JsonValue,
   MessageIdConflictError,
   MessageNotFoundError,
   nextBranchName,
+  UnsupportedCapabilityError,
   UnsupportedSpecificationError,
   ValidationError,
 } from '@ctxgraph/fragments-core';
+import { defaultSerializer } from '@ctxgraph/serialization';
 import type { ModelMessage, UIMessage } from 'ai';
 import { BranchView } from './branch-view';
 import { buildSnapshot, type InspectOptions, type InspectSnapshot } from './inspect';
@@ -60,6 +64,23 @@ export interface ContextEngineOptions {
   maxSaveAttempts?: number;
   /** Prices used by `inspect()` (USD per million input tokens), merged over the built-in table. */
   prices?: ModelPrices;
+  /**
+   * How `loadContext()` / `saveContext()` turn context fragments into stored JSON and back.
+   * @default `defaultSerializer` of `@ctxgraph/serialization` (every built-in fragment type)
+   */
+  contextSerializer?: ContextSerializer;
+}
+
+/**
+ * Turns context fragments into JSON and back, for the stored context lane. A
+ * `FragmentSerializer` of `@ctxgraph/serialization` is one (`createSerializer({ types })` adds
+ * your own fragment types).
+ */
+export interface ContextSerializer {
+  /** The fragment as JSON; throws when the fragment has no serialized form. */
+  fromFragment(fragment: ContextFragment): unknown;
+  /** The fragment back from its JSON; throws a `ValidationError` for JSON it does not accept. */
+  toFragment(json: unknown): ContextFragment;
 }
 
 /** Options of {@link ContextEngine.resolve}. */
@@ -142,8 +163,18 @@ export class ContextEngine {
   readonly #prices: ModelPrices | undefined;
   readonly #validator: MessageValidator;
 
-  /** The context lane: only grows, so "the fragments set before a call" is a count. */
-  readonly #fragments: ContextFragment[] = [];
+  readonly #serializer: ContextSerializer;
+  /**
+   * The context lane. Never changed in place (every change makes a new array), so an operation
+   * keeps exactly the lane it was called with.
+   */
+  #fragments: readonly ContextFragment[] = [];
+  /** Changes whenever the lane is replaced (not when `set()` appends to it). */
+  #contextOrigin: object = {};
+  /** `loadContext()` calls not finished yet: operations called meanwhile read the lane late. */
+  #contextLoads = 0;
+  /** The context revision last loaded or saved, or undefined when never. */
+  #contextRevision: number | undefined;
   readonly #pending = new PendingLane();
   readonly #view: BranchView;
   #chat: ChatRecord | null = null;
@@ -196,6 +227,7 @@ export class ContextEngine {
     this.#maxSaveAttempts = maxSaveAttempts;
     this.#prices = options.prices;
     this.#validator = new MessageValidator(options.messageSchemas ?? {});
+    this.#serializer = options.contextSerializer ?? defaultSerializer;
     this.#view = new BranchView(options.store, options.chatId, this.#validator);
   }
 
@@ -269,7 +301,7 @@ export class ContextEngine {
       messages.push({ fragment, index });
     });
     this.#pending.add(messages);
-    this.#fragments.push(...context);
+    if (context.length > 0) this.#fragments = [...this.#fragments, ...context];
     if (messages.some(({ fragment }) => isLazyFragment(fragment))) {
       // A lazy correction targets what the caller was looking at: bind it after the calls before
       // it have run, from the view they left (or, with no view yet, when first used).
@@ -305,11 +337,11 @@ export class ContextEngine {
       );
     }
     const ticket = this.#pending.ticket;
-    const contextCount = this.#fragments.length;
+    const context = this.#contextAtCall();
     return this.#exclusive(async () => {
       const renderer = this.#pickRenderer(options?.renderer, 'resolve(options)');
       await this.#open();
-      const systemPrompt = renderer.render(this.#contextBefore(contextCount));
+      const systemPrompt = renderer.render(context ?? this.#fragments);
       const messages = await this.#conversation(ticket);
       if (format === 'model') return { systemPrompt, messages: await toModelMessages(messages) };
       return { systemPrompt, messages };
@@ -466,6 +498,99 @@ export class ContextEngine {
     });
   }
 
+  /** The context fragments (the system-context lane), in order. */
+  get context(): readonly ContextFragment[] {
+    return this.#fragments;
+  }
+
+  /**
+   * Replaces the whole context lane (every non-message fragment) with `fragments`. Operations
+   * called before keep the lane they were called with. Chainable.
+   */
+  replaceContext(fragments: readonly ContextFragment[]): this {
+    if (!Array.isArray(fragments)) {
+      throw new ValidationError('replaceContext(fragments): fragments must be an array.', {
+        issues: [{ path: 'fragments', message: 'expected an array' }],
+      });
+    }
+    fragments.forEach((fragment, index) => {
+      if (!isFragment(fragment) || isMessageFragment(fragment)) {
+        throw new ValidationError(
+          `replaceContext(fragments): fragments[${index}] is not a context fragment (messages go through set()).`,
+          { issues: [{ path: `fragments[${index}]`, message: 'expected a non-message fragment' }] },
+        );
+      }
+    });
+    this.#fragments = fragments.slice();
+    this.#contextOrigin = {};
+    return this;
+  }
+
+  /**
+   * Loads the chat's stored context lane (the store must declare `capabilities.contextLane`)
+   * and makes it this engine's context, replacing what was set. Resolves to the fragments.
+   */
+  loadContext(): Promise<readonly ContextFragment[]> {
+    const origin = this.#contextOrigin;
+    const setBefore = this.#fragments.length;
+    this.#contextLoads += 1;
+    return this.#exclusive(async () => {
+      const store = this.#contextStore('loadContext()');
+      await this.#open();
+      const lane = await store.getContext(this.#chatId);
+      const fragments = lane.fragments.map((json, index) => {
+        try {
+          return this.#serializer.toFragment(json);
+        } catch (error) {
+          throw new ValidationError(
+            `loadContext(): stored context fragment ${index} of chat "${this.#chatId}" cannot be read: ${(error as Error).message}`,
+            { cause: error },
+          );
+        }
+      });
+      // In call order: fragments set after this call stay on top; a replaceContext() after it wins.
+      if (this.#contextOrigin === origin) {
+        this.#fragments = [...fragments, ...this.#fragments.slice(setBefore)];
+        this.#contextOrigin = {};
+      }
+      this.#contextRevision = lane.revision;
+      return fragments;
+    }).finally(() => {
+      this.#contextLoads -= 1;
+    });
+  }
+
+  /**
+   * Stores the context lane as it is when called (the store must declare
+   * `capabilities.contextLane`). After a `loadContext()` or an earlier save it only writes over
+   * the revision it knows: when another writer saved in between, it fails with a
+   * `ContextConflictError` and writes nothing.
+   */
+  saveContext(): Promise<ContextLaneRecord> {
+    const contextAtCall = this.#contextAtCall();
+    return this.#exclusive(async () => {
+      const store = this.#contextStore('saveContext()');
+      const fragments = (contextAtCall ?? this.#fragments).map((fragment, index) => {
+        try {
+          return this.#serializer.fromFragment(fragment) as JsonValue;
+        } catch (error) {
+          throw new ValidationError(
+            `saveContext(): context fragment ${index} ("${fragment.name}") cannot be serialized: ${(error as Error).message}`,
+            { cause: error },
+          );
+        }
+      });
+      await this.#open();
+      const saved = await store.saveContext({
+        chatId: this.#chatId,
+        fragments,
+        ...(this.#contextRevision === undefined ? {} : { expectedRevision: this.#contextRevision }),
+      });
+      this.#contextRevision = saved.revision;
+      return saved;
+    });
+  }
+
   /**
    * A JSON-safe snapshot for debugging: token estimate (and cost when the model's price is known),
    * the rendered prompt, the context / pending / persisted lanes, the chat's graph, and metadata.
@@ -474,11 +599,11 @@ export class ContextEngine {
     const problem = optionsProblem('inspect(options)', options);
     if (problem) return Promise.reject(problem);
     const ticket = this.#pending.ticket;
-    const contextCount = this.#fragments.length;
+    const contextAtCall = this.#contextAtCall();
     return this.#exclusive(async () => {
       const renderer = this.#pickRenderer(options?.renderer, 'inspect(options)');
       await this.#open();
-      const context = this.#contextBefore(contextCount);
+      const context = contextAtCall ?? this.#fragments;
       const rendered = renderer.render(context);
       await this.#view.sync();
       this.#bindLazy(ticket);
@@ -510,8 +635,21 @@ export class ContextEngine {
     return run;
   }
 
-  #contextBefore(count: number): readonly ContextFragment[] {
-    return count === this.#fragments.length ? this.#fragments : this.#fragments.slice(0, count);
+  /** The lane as an operation called now must see it; null while a load will change it first. */
+  #contextAtCall(): readonly ContextFragment[] | null {
+    return this.#contextLoads > 0 ? null : this.#fragments;
+  }
+
+  #contextStore(method: string): Required<Pick<ContextStore, 'getContext' | 'saveContext'>> {
+    const store = this.#store;
+    if (
+      store.capabilities.contextLane !== true ||
+      typeof store.getContext !== 'function' ||
+      typeof store.saveContext !== 'function'
+    ) {
+      throw new UnsupportedCapabilityError(method, 'contextLane');
+    }
+    return store as Required<Pick<ContextStore, 'getContext' | 'saveContext'>>;
   }
 
   #pickRenderer(renderer: ContextRenderer | undefined, method: string): ContextRenderer {

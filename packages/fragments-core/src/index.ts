@@ -16,6 +16,7 @@ export {
   RenderError,
   SchemaVersionError,
   StoreError,
+  UnsupportedCapabilityError,
   UnsupportedSpecificationError,
   ValidationError,
   type ValidationErrorOptions,

@@ -249,6 +249,24 @@ export class RenderError extends CtxGraphError {
   static override readonly errorName: string = 'RenderError';
 }
 
+/**
+ * The store does not offer an optional ability the call needs (it does not declare it in
+ * `capabilities`). Nothing was read or written.
+ */
+export class UnsupportedCapabilityError extends CtxGraphError {
+  static override readonly errorName: string = 'UnsupportedCapabilityError';
+  /** The missing ability, as named in `ContextStoreCapabilities`. */
+  readonly capability: string;
+
+  constructor(method: string, capability: string, options: CtxGraphErrorOptions = {}) {
+    super(
+      `${method}: the store does not support "${capability}" (capabilities.${capability} is not true). Use a store that declares it, such as the memory, SQLite or PostgreSQL store.`,
+      options,
+    );
+    this.capability = capability;
+  }
+}
+
 /** A store could not do what was asked: the database refused, the connection dropped, … */
 export class StoreError extends CtxGraphError {
   static override readonly errorName: string = 'StoreError';
