@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { HeadConflictError } from '@ctxgraph/fragments-core';
+import { HeadConflictError, MessageIdConflictError } from '@ctxgraph/fragments-core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { adminClient, databaseUrl, dropSchema, randomSchema } from './__fixtures__/test-database';
 import { PostgresContextStore } from './postgres-context-store';
@@ -169,7 +169,7 @@ describe('concurrent writers on one chat never lose a turn', () => {
     }
   });
 
-  it('commits racing with the same new id on two branches: one inserts, the other replaces', async () => {
+  it('commits racing with the same new id on two branches: one inserts it, the other is refused', async () => {
     const schema = randomSchema();
     schemas.push(schema);
     const store = new PostgresContextStore({
@@ -190,27 +190,28 @@ describe('concurrent writers on one chat never lose a turn', () => {
         id: 'same',
         message: { id: 'same', role: 'assistant', parts: [{ type: 'text', text }] },
       });
-      const [left, right] = await Promise.all([
+      const outcomes = await Promise.allSettled([
         store.commit({
           chatId: 'c',
           branch: 'main',
           expectedHeadId: 'root',
           messages: [message('left')],
         }),
-        store.commit({
-          chatId: 'c',
-          branch: 'other',
-          expectedHeadId: 'root',
-          messages: [message('right')],
-        }),
+        store.append({ chatId: 'c', branch: 'other', messages: [message('right')] }),
       ]);
       const graph = await store.getGraph('c');
       expect(graph.nodes.map((node) => node.id)).toEqual(['root', 'same']);
-      // Exactly one of the two moved its head; the other replaced the node in place.
-      const moved = [left, right].filter((result) => result.headMessageId === 'same');
-      expect(moved).toHaveLength(1);
-      expect([left.rewrittenAt, right.rewrittenAt].filter((value) => value > 0)).toHaveLength(1);
-      expect(graph.chat.version).toBe(3);
+      // Exactly one of the two wrote the node; the other was refused and wrote nothing (the id
+      // is on the winner's branch, not its own), whichever statement saw the row first.
+      const written = outcomes.filter((outcome) => outcome.status === 'fulfilled');
+      const refused = outcomes.filter((outcome) => outcome.status === 'rejected');
+      expect(written).toHaveLength(1);
+      expect(refused).toHaveLength(1);
+      expect(MessageIdConflictError.isInstance((refused[0] as PromiseRejectedResult).reason)).toBe(
+        true,
+      );
+      expect(graph.chat.version).toBe(2);
+      expect(graph.chat.rewrittenAt).toBe(0);
     } finally {
       await store.close();
     }

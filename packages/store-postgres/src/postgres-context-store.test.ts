@@ -67,13 +67,18 @@ describe('PostgresContextStore construction', () => {
     expect(() => new PostgresContextStore(options)).toThrow(message);
   });
 
-  it('declares the v1 contract, persistence and multi-process safety', async () => {
+  it('declares the v1 contract, persistence, multi-process safety, append and forkBranch', async () => {
     const store = new PostgresContextStore({
       connectionString: databaseUrl(),
       schema: freshSchema(),
     });
     expect(store.specificationVersion).toBe('v1');
-    expect(store.capabilities).toEqual({ persistent: true, multiProcess: true });
+    expect(store.capabilities).toEqual({
+      persistent: true,
+      multiProcess: true,
+      append: true,
+      forkBranch: true,
+    });
     expect(store.schema).toMatch(/^t_/);
     expect(store.tablePrefix).toBe('ctxgraph_');
     await store.close();

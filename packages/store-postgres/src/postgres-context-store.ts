@@ -1,5 +1,8 @@
 import {
+  type AppendInput,
+  type AppendResult,
   assertChainLimit,
+  assertForkBranchInput,
   assertIdentifier,
   assertInputObject,
   assertJsonObject,
@@ -22,6 +25,7 @@ import {
   type CreateBranchInput,
   type CreateCheckpointInput,
   chatCursor,
+  type ForkBranchInput,
   type GetChainInput,
   type GetHeadInput,
   type GetMessageInput,
@@ -29,13 +33,17 @@ import {
   type HeadState,
   type JsonObject,
   type ListChatsInput,
+  MessageIdConflictError,
   type MessageNodeRecord,
   MessageNotFoundError,
   mergeMetadata,
+  nextBranchName,
   type OpenChatInput,
   type OpenChatResult,
   OwnershipError,
   type Page,
+  type PreparedCommitMessage,
+  prepareAppend,
   prepareChatList,
   prepareCommit,
   type StoredMessage,
@@ -159,6 +167,38 @@ function checkpointFrom(row: Row, offset = 0): CheckpointRecord {
   };
 }
 
+/** The result of a write statement that wrote: its rows carry the head, version and nodes. */
+function writeResult(
+  chatId: string,
+  prepared: readonly PreparedCommitMessage[],
+  rows: readonly Row[],
+): AppendResult {
+  const first = rows[0] as Row;
+  const stored = new Map<string, Row>();
+  for (const row of rows) if (row[3] !== null) stored.set(text(row[3]), row);
+  const nodes = prepared.map((message): MessageNodeRecord => {
+    const row = stored.get(message.id);
+    if (row === undefined)
+      throw new StoreError(`commit: PostgreSQL did not report message "${message.id}" as stored.`);
+    return {
+      chatId,
+      id: message.id,
+      parentId: optionalText(row[4]),
+      sequence: integer(row[5]),
+      message: JSON.parse(message.json) as StoredMessage,
+      createdAt: integer(row[6]),
+      updatedAt: integer(row[7]),
+    };
+  });
+  return {
+    headMessageId: optionalText(first[2]),
+    version: integer(first[0]),
+    rewrittenAt: integer(first[1]),
+    nodes,
+    previousHeadId: optionalText(first[9]),
+  };
+}
+
 function isUniqueViolationOf(error: unknown, constraint: string): boolean {
   const shape = error as { code?: unknown; constraint_name?: unknown } | null;
   return (
@@ -202,6 +242,8 @@ export class PostgresContextStore implements ContextStore {
   readonly capabilities: ContextStoreCapabilities = Object.freeze({
     persistent: true,
     multiProcess: true,
+    append: true,
+    forkBranch: true,
   });
   /** The schema the tables live in. */
   readonly schema: string;
@@ -486,101 +528,175 @@ export class PostgresContextStore implements ContextStore {
     const prepared = prepareCommit(input);
     const { chatId, branch, expectedHeadId } = input;
     return this.#run('commit', true, async (sql) => {
-      const names = this.#names;
-      const parameters: Parameter[] = [
-        chatId,
-        branch,
-        expectedHeadId,
-        prepared.map((message) => message.id),
-        prepared.map((message) => message.role),
-        prepared.map((message) => message.json),
-        Date.now(),
-      ];
-      for (let attempt = 1; ; attempt += 1) {
-        let rows: Row[];
-        try {
-          rows = await this.#query(sql, this.#commitSql(), parameters);
-        } catch (error) {
-          // The existing-id check reads the snapshot the statement started with; a writer on
-          // another branch may insert the same id meanwhile. Running again sees it and replaces.
-          const raced =
-            isUniqueViolationOf(error, `${names.tablePrefix}messages_pkey`) ||
-            isRetryableRace(error);
-          if (raced && attempt < MAX_ATTEMPTS) continue;
-          throw error;
-        }
-        const first = rows[0] as Row;
-        if (first[0] !== null) {
-          const stored = new Map<string, Row>();
-          for (const row of rows) if (row[3] !== null) stored.set(text(row[3]), row);
-          const nodes = prepared.map((message): MessageNodeRecord => {
-            const row = stored.get(message.id);
-            if (row === undefined)
-              throw new StoreError(
-                `commit: PostgreSQL did not report message "${message.id}" as stored.`,
-              );
-            return {
-              chatId,
-              id: message.id,
-              parentId: optionalText(row[4]),
-              sequence: integer(row[5]),
-              message: JSON.parse(message.json) as StoredMessage,
-              createdAt: integer(row[6]),
-              updatedAt: integer(row[7]),
-            };
-          });
-          return {
-            headMessageId: optionalText(first[2]),
-            version: integer(first[0]),
-            rewrittenAt: integer(first[1]),
-            nodes,
-          };
-        }
-        // Nothing was written. The locked branch row says which head won.
-        if (first[8] !== null) {
-          const currentHeadId = optionalText(first[9]);
-          if (currentHeadId !== expectedHeadId || attempt >= MAX_ATTEMPTS) {
-            throw new HeadConflictError({ chatId, branch, expectedHeadId, currentHeadId });
-          }
-          continue;
-        }
-        // No branch row: a new statement tells a missing chat from a missing branch.
-        const state = await this.#query(
-          sql,
-          `SELECT b.name, b.head_message_id FROM ${names.chats} c
-           LEFT JOIN ${names.branches} b ON b.chat_id = c.chat_id AND b.name = $2
-           WHERE c.chat_id = $1`,
-          [chatId, branch],
-        );
-        const row = state[0];
-        if (row === undefined) throw new ChatNotFoundError(chatId);
-        if (row[0] === null) throw new BranchNotFoundError(chatId, branch);
-        const currentHeadId = optionalText(row[1]);
-        if (currentHeadId !== expectedHeadId || attempt >= MAX_ATTEMPTS) {
-          throw new HeadConflictError({ chatId, branch, expectedHeadId, currentHeadId });
-        }
-        // The head is back where the caller expected (the chat was recreated meanwhile): try again.
-      }
+      const outcome = await this.#write(sql, 'commit', chatId, branch, expectedHeadId, prepared);
+      const { previousHeadId: _previous, ...result } = outcome;
+      return result;
     });
   }
 
-  #commitStatement: string | undefined;
+  /**
+   * The write of `commit`, attached at whatever the branch head is when PostgreSQL takes the
+   * branch row lock, in ONE statement: appenders to a branch queue on that lock instead of
+   * racing, so this never reports a conflict. Same validation, same replace-in-place rule
+   * (against the head it finds), same +1 version.
+   */
+  async append(input: AppendInput): Promise<AppendResult> {
+    const prepared = prepareAppend(input);
+    const { chatId, branch } = input;
+    return this.#run('append', true, (sql) =>
+      this.#write(sql, 'append', chatId, branch, null, prepared),
+    );
+  }
 
-  #commitSql(): string {
-    if (this.#commitStatement !== undefined) return this.#commitStatement;
+  async #write(
+    sql: Queryable,
+    mode: 'commit' | 'append',
+    chatId: string,
+    branch: string,
+    expectedHeadId: string | null,
+    prepared: readonly PreparedCommitMessage[],
+  ): Promise<AppendResult> {
     const names = this.#names;
-    // $1 chat, $2 branch, $3 expected head, $4 ids, $5 roles, $6 message JSON, $7 now (ms).
-    // Data-modifying CTEs all run against one snapshot and see each other only through
-    // RETURNING, so the chain of dependencies (gate → chat → inserted/replaced) is what makes
-    // them all-or-nothing: with no gate row, no other CTE has a row to act on.
+    const statement = this.#writeSql(mode);
+    const parameters: Parameter[] = [
+      chatId,
+      branch,
+      prepared.map((message) => message.id),
+      prepared.map((message) => message.role),
+      prepared.map((message) => message.json),
+      Date.now(),
+    ];
+    if (mode === 'commit') parameters.push(expectedHeadId);
+    // Taking the branch lock in a statement of its own first gives the write statement a
+    // snapshot that already holds everything committed before the lock was granted.
+    let lockFirst = false;
+    for (let attempt = 1; ; attempt += 1) {
+      let rows: Row[];
+      try {
+        rows = lockFirst
+          ? await this.#transaction(async (transaction) => {
+              await this.#query(
+                transaction,
+                `SELECT 1 FROM ${names.branches} WHERE chat_id = $1 AND name = $2 FOR NO KEY UPDATE`,
+                [chatId, branch],
+              );
+              return this.#query(transaction, statement, parameters);
+            })
+          : await this.#query(sql, statement, parameters);
+      } catch (error) {
+        // The existing-id check reads the snapshot the statement started with; another writer
+        // may insert the same id meanwhile. Running again sees it and replaces it, or refuses it.
+        const raced =
+          isUniqueViolationOf(error, `${names.tablePrefix}messages_pkey`) || isRetryableRace(error);
+        if (raced && attempt < MAX_ATTEMPTS) continue;
+        throw error;
+      }
+      const first = rows[0] as Row;
+      if (first[0] !== null) return writeResult(chatId, prepared, rows);
+      // Nothing was written. The locked branch row says which head won.
+      if (first[8] !== null) {
+        const currentHeadId = optionalText(first[9]);
+        if (mode === 'commit' && currentHeadId !== expectedHeadId) {
+          throw new HeadConflictError({ chatId, branch, expectedHeadId, currentHeadId });
+        }
+        if (first[11] === true) {
+          // The head was committed after the statement's snapshot was taken, so the walk that
+          // places the ids being replaced could not see it: run again, lock first.
+          if (attempt >= MAX_ATTEMPTS)
+            throw new StoreError(
+              `${mode}: the head of branch "${branch}" in chat "${chatId}" kept moving while replacing messages; nothing was written, try again.`,
+            );
+          lockFirst = mode === 'append';
+          continue;
+        }
+        if (first[10] !== null) {
+          throw new MessageIdConflictError({ chatId, branch, messageId: text(first[10]) });
+        }
+        throw new StoreError(
+          `${mode}: PostgreSQL wrote nothing to branch "${branch}" of chat "${chatId}" and did not say why; nothing was written.`,
+        );
+      }
+      // No branch row: a new statement tells a missing chat from a missing branch.
+      const state = await this.#query(
+        sql,
+        `SELECT b.name, b.head_message_id FROM ${names.chats} c
+         LEFT JOIN ${names.branches} b ON b.chat_id = c.chat_id AND b.name = $2
+         WHERE c.chat_id = $1`,
+        [chatId, branch],
+      );
+      const row = state[0];
+      if (row === undefined) throw new ChatNotFoundError(chatId);
+      if (row[0] === null) throw new BranchNotFoundError(chatId, branch);
+      const currentHeadId = optionalText(row[1]);
+      if (attempt >= MAX_ATTEMPTS || (mode === 'commit' && currentHeadId !== expectedHeadId)) {
+        if (mode === 'commit')
+          throw new HeadConflictError({ chatId, branch, expectedHeadId, currentHeadId });
+        throw new StoreError(
+          `append: branch "${branch}" of chat "${chatId}" kept disappearing and reappearing; nothing was written, try again.`,
+        );
+      }
+      // The branch is there again (the chat was recreated meanwhile): try again.
+    }
+  }
+
+  readonly #writeStatements = new Map<'commit' | 'append', string>();
+
+  #writeSql(mode: 'commit' | 'append'): string {
+    const cached = this.#writeStatements.get(mode);
+    if (cached !== undefined) return cached;
+    const names = this.#names;
+    const headMatches =
+      mode === 'commit' ? 'AND l.head_message_id IS NOT DISTINCT FROM $7::text' : '';
+    // $1 chat, $2 branch, $3 ids, $4 roles, $5 message JSON, $6 now (ms), $7 the expected head
+    // (commit only). Data-modifying CTEs all run against one snapshot and see each other only
+    // through RETURNING, so the chain of dependencies (gate → chat → inserted/replaced) is what
+    // makes them all-or-nothing: with no gate row, no other CTE has a row to act on.
+    //
     // `locked` takes the branch row lock first: under READ COMMITTED a locking read that had to
     // wait for another writer returns the row as that writer committed it, so the head compared
-    // (and reported back on a conflict) is the current one, not the statement's snapshot.
-    this.#commitStatement = `WITH input AS (
+    // (commit), attached to (append) and reported back is the current one, not the snapshot's.
+    // The chat row is updated the same way, so version and sequence numbers are current too.
+    //
+    // `walk` places the ids that already exist: it goes up from the head only while a node's
+    // sequence is above the smallest sequence among them (a parent's sequence is always below
+    // its child's), so correcting the last reply reads one node, not the whole chain. An existing
+    // id that is not met is on another branch: `problem.off_branch` names it and nothing is
+    // written. When the head itself is newer than the snapshot (another writer committed it
+    // while this one waited for the lock), the walk cannot see it: `problem.stale` asks the
+    // caller to run again. Each step is a LATERAL lookup with LIMIT 1, so it is an index probe on
+    // the primary key whatever the planner knows about the table.
+    const statement = `WITH RECURSIVE input AS (
   SELECT t.id, t.role, t.body, t.ordinal
-  FROM unnest($4::text[], $5::text[], $6::text[]) WITH ORDINALITY AS t(id, role, body, ordinal)
+  FROM unnest($3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS t(id, role, body, ordinal)
+), locked AS (
+  SELECT b.head_message_id FROM ${names.branches} b
+  WHERE b.chat_id = $1::text AND b.name = $2::text
+  FOR NO KEY UPDATE
 ), existing AS (
-  SELECT m.message_id FROM ${names.messages} m WHERE m.chat_id = $1::text AND m.message_id = ANY ($4::text[])
+  SELECT m.message_id, m.sequence FROM ${names.messages} m
+  WHERE m.chat_id = $1::text AND m.message_id = ANY ($3::text[])
+), walk AS (
+  SELECT h.message_id, h.parent_id, h.sequence
+  FROM locked l CROSS JOIN LATERAL (
+    SELECT m.message_id, m.parent_id, m.sequence FROM ${names.messages} m
+    WHERE m.chat_id = $1::text AND m.message_id = l.head_message_id LIMIT 1
+  ) h
+  WHERE EXISTS (SELECT 1 FROM existing)
+  UNION ALL
+  SELECT p.message_id, p.parent_id, p.sequence
+  FROM walk w CROSS JOIN LATERAL (
+    SELECT m.message_id, m.parent_id, m.sequence FROM ${names.messages} m
+    WHERE m.chat_id = $1::text AND m.message_id = w.parent_id LIMIT 1
+  ) p
+  WHERE w.sequence > (SELECT min(e.sequence) FROM existing e)
+), problem AS (
+  SELECT
+    (SELECT i.id FROM input i JOIN existing e ON e.message_id = i.id
+     WHERE NOT EXISTS (SELECT 1 FROM walk w WHERE w.message_id = i.id)
+     ORDER BY i.ordinal LIMIT 1) AS off_branch,
+    (EXISTS (SELECT 1 FROM existing) AND l.head_message_id IS NOT NULL
+     AND NOT EXISTS (SELECT 1 FROM walk w WHERE w.message_id = l.head_message_id)) AS stale
+  FROM locked l
 ), fresh AS (
   SELECT i.id, i.role, i.body,
     row_number() OVER (ORDER BY i.ordinal) AS rank,
@@ -589,45 +705,44 @@ export class PostgresContextStore implements ContextStore {
   WHERE NOT EXISTS (SELECT 1 FROM existing e WHERE e.message_id = i.id)
 ), fresh_summary AS (
   SELECT count(*)::bigint AS n, (SELECT f.id FROM fresh f ORDER BY f.rank DESC LIMIT 1) AS last_id FROM fresh
-), locked AS (
-  SELECT b.head_message_id FROM ${names.branches} b
-  WHERE b.chat_id = $1::text AND b.name = $2::text
-  FOR NO KEY UPDATE
 ), gate AS (
   UPDATE ${names.branches} b SET
     head_message_id = coalesce(s.last_id, b.head_message_id),
-    updated_at = CASE WHEN s.n > 0 THEN greatest(b.updated_at, $7::bigint) ELSE b.updated_at END
-  FROM fresh_summary s, locked l
-  WHERE b.chat_id = $1::text AND b.name = $2::text AND l.head_message_id IS NOT DISTINCT FROM $3::text
-  RETURNING b.head_message_id, s.n
+    updated_at = CASE WHEN s.n > 0 THEN greatest(b.updated_at, $6::bigint) ELSE b.updated_at END
+  FROM fresh_summary s, locked l, problem p
+  WHERE b.chat_id = $1::text AND b.name = $2::text ${headMatches}
+    AND p.off_branch IS NULL AND NOT p.stale
+  RETURNING b.head_message_id, s.n, l.head_message_id AS previous_head
 ), chat AS (
   UPDATE ${names.chats} c SET
     version = c.version + 1,
     rewritten_at = CASE WHEN EXISTS (SELECT 1 FROM existing) THEN c.version + 1 ELSE c.rewritten_at END,
     last_sequence = c.last_sequence + g.n,
-    updated_at = greatest(c.updated_at, $7::bigint)
+    updated_at = greatest(c.updated_at, $6::bigint)
   FROM gate g
   WHERE c.chat_id = $1::text
-  RETURNING c.version, c.rewritten_at, c.last_sequence, g.n, g.head_message_id
+  RETURNING c.version, c.rewritten_at, c.last_sequence, g.n, g.head_message_id, g.previous_head
 ), inserted AS (
   INSERT INTO ${names.messages} (chat_id, message_id, parent_id, sequence, role, message, created_at, updated_at)
-  SELECT $1::text, f.id, CASE WHEN f.rank = 1 THEN $3::text ELSE f.previous_id END,
-    ch.last_sequence - ch.n + f.rank, f.role, f.body::json, $7::bigint, $7::bigint
+  SELECT $1::text, f.id, CASE WHEN f.rank = 1 THEN ch.previous_head ELSE f.previous_id END,
+    ch.last_sequence - ch.n + f.rank, f.role, f.body::json, $6::bigint, $6::bigint
   FROM fresh f CROSS JOIN chat ch
   RETURNING message_id, parent_id, sequence, created_at, updated_at
 ), replaced AS (
-  UPDATE ${names.messages} m SET role = i.role, message = i.body::json, updated_at = greatest(m.updated_at, $7::bigint)
+  UPDATE ${names.messages} m SET role = i.role, message = i.body::json, updated_at = greatest(m.updated_at, $6::bigint)
   FROM input i CROSS JOIN chat ch
   WHERE m.chat_id = $1::text AND m.message_id = i.id AND EXISTS (SELECT 1 FROM existing e WHERE e.message_id = i.id)
   RETURNING m.message_id, m.parent_id, m.sequence, m.created_at, m.updated_at
 )
 SELECT ch.version, ch.rewritten_at, ch.head_message_id, r.message_id, r.parent_id, r.sequence, r.created_at, r.updated_at,
-  l.found, l.head_message_id
+  l.found, coalesce(ch.previous_head, l.head_message_id), p.off_branch, p.stale
 FROM (SELECT 1) AS one
 LEFT JOIN (SELECT true AS found, head_message_id FROM locked) l ON true
+LEFT JOIN problem p ON true
 LEFT JOIN chat ch ON true
 LEFT JOIN (SELECT * FROM inserted UNION ALL SELECT * FROM replaced) r ON ch.version IS NOT NULL`;
-    return this.#commitStatement;
+    this.#writeStatements.set(mode, statement);
+    return statement;
   }
 
   /**
@@ -644,19 +759,34 @@ LEFT JOIN (SELECT * FROM inserted UNION ALL SELECT * FROM replaced) r ON ch.vers
     const { chatId, headMessageId, until, limit } = input;
     return this.#run('getChain', false, async (sql) => {
       const names = this.#names;
+      // Each step is a LATERAL primary-key probe with LIMIT 1: the planner cannot turn it into
+      // a hash join that scans every row of the chat per step (what it picks for a plain join
+      // before ANALYZE has run, and for a chat that fills most of the table even after).
       const rows = await this.#query(
         sql,
         `WITH RECURSIVE chain AS (
-           SELECT m.chat_id, m.message_id, m.parent_id, m.sequence, m.message, m.created_at, m.updated_at, 1 AS depth
+           SELECT m.message_id, m.parent_id, m.sequence, m.message, m.created_at, m.updated_at, 1::bigint AS depth
            FROM ${names.messages} m
            WHERE m.chat_id = $1::text AND m.message_id = $2::text AND m.message_id IS DISTINCT FROM $3::text
            UNION ALL
-           SELECT m.chat_id, m.message_id, m.parent_id, m.sequence, m.message, m.created_at, m.updated_at, chain.depth + 1
-           FROM chain JOIN ${names.messages} m ON m.chat_id = $1::text AND m.message_id = chain.parent_id
-           WHERE m.message_id IS DISTINCT FROM $3::text AND ($4::integer IS NULL OR chain.depth < $4::integer)
+           SELECT p.message_id, p.parent_id, p.sequence, p.message, p.created_at, p.updated_at, chain.depth + 1
+           FROM chain CROSS JOIN LATERAL (
+             SELECT m.message_id, m.parent_id, m.sequence, m.message, m.created_at, m.updated_at
+             FROM ${names.messages} m
+             WHERE m.chat_id = $1::text AND m.message_id = chain.parent_id
+             LIMIT 1
+           ) p
+           WHERE chain.parent_id IS DISTINCT FROM $3::text AND ($4::bigint IS NULL OR chain.depth < $4::bigint)
          )
-         SELECT ${MESSAGE_COLUMNS} FROM chain m ORDER BY m.depth DESC`,
-        [chatId, headMessageId, until ?? null, limit ?? null],
+         SELECT $1::text, m.message_id, m.parent_id, m.sequence, m.message::text, m.created_at, m.updated_at
+         FROM chain m ORDER BY m.depth DESC`,
+        // Any limit beyond the largest safe integer is "unlimited"; as text it always fits bigint.
+        [
+          chatId,
+          headMessageId,
+          until ?? null,
+          limit === undefined ? null : String(Math.min(limit, Number.MAX_SAFE_INTEGER)),
+        ],
       );
       const nodes = rows.map((row) => messageFrom(row));
       const oldest = nodes[0];
@@ -726,6 +856,58 @@ LEFT JOIN (SELECT * FROM inserted UNION ALL SELECT * FROM replaced) r ON ch.vers
         );
         if (rows[0] === undefined) throw new BranchExistsError(chatId, name);
         return branchFrom(rows[0]);
+      }),
+    );
+  }
+
+  /**
+   * Creates a fork named `nextBranchName(from, every branch name of the chat)` in one
+   * transaction that holds the chat row lock while it reads the names and inserts the branch,
+   * so concurrent forks queue and each gets its own name. `MessageNotFoundError` when the head
+   * is not in the chat.
+   */
+  async forkBranch(input: ForkBranchInput): Promise<BranchRecord> {
+    assertForkBranchInput(input);
+    const { chatId, from, headMessageId } = input;
+    return this.#run('forkBranch', true, () =>
+      this.#transaction(async (sql) => {
+        const names = this.#names;
+        const now = Date.now();
+        // Every branch is created under this lock (openChat creates `main` with the chat row),
+        // and the next statement's snapshot is taken after it is granted: the names are complete.
+        await this.#lockChat(sql, chatId, now, null);
+        const found = await this.#query(
+          sql,
+          `SELECT (SELECT array_agg(b.name) FROM ${names.branches} b WHERE b.chat_id = $1),
+             $2::text IS NULL OR EXISTS (SELECT 1 FROM ${names.messages} m WHERE m.chat_id = $1 AND m.message_id = $2::text)`,
+          [chatId, headMessageId],
+        );
+        const row = found[0] as Row;
+        if (row[1] !== true) throw new MessageNotFoundError(chatId, headMessageId as string);
+        const name = nextBranchName(from, (row[0] as string[] | null) ?? []);
+        try {
+          assertIdentifier('forkBranch(input)', 'from', name);
+        } catch (error) {
+          throw new ValidationError(
+            `forkBranch(input): the next fork of "${from}" would be named "${name}", which is not a valid branch name (${(error as Error).message}). Nothing was created; fork from a shorter name or use createBranch with a name of your own.`,
+            { issues: [{ path: 'from', message: 'the derived branch name is too long' }] },
+          );
+        }
+        const rows = await this.#query(
+          sql,
+          `WITH created AS (
+             INSERT INTO ${names.branches} AS b (chat_id, name, head_message_id, created_at, updated_at)
+             VALUES ($1, $2, $3, $4, $4)
+             RETURNING ${BRANCH_COLUMNS}
+           ), activated AS (
+             UPDATE ${names.chats} c SET active_branch = $2
+             WHERE c.chat_id = $1 AND $5 AND EXISTS (SELECT 1 FROM created)
+             RETURNING 1
+           )
+           SELECT * FROM created`,
+          [chatId, name, headMessageId, now, input.activate === true],
+        );
+        return branchFrom(rows[0] as Row);
       }),
     );
   }
