@@ -17,7 +17,8 @@ function handleOver(backing: InMemoryContextStore): ContextStore {
   let closed = false;
   const handle = new Proxy(backing, {
     get(target, property) {
-      if (property === 'capabilities') return { persistent: true, multiProcess: true };
+      if (property === 'capabilities')
+        return { ...target.capabilities, persistent: true, multiProcess: true };
       if (property === 'close') {
         return async () => {
           closed = true;

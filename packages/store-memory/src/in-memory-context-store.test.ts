@@ -12,10 +12,15 @@ function text(id: string, body: string = id) {
 }
 
 describe('InMemoryContextStore', () => {
-  it('declares v1, no persistence, single process', () => {
+  it('declares v1, no persistence, single process, append and forkBranch', () => {
     const store = new InMemoryContextStore();
     expect(store.specificationVersion).toBe('v1');
-    expect(store.capabilities).toEqual({ persistent: false, multiProcess: false });
+    expect(store.capabilities).toEqual({
+      persistent: false,
+      multiProcess: false,
+      append: true,
+      forkBranch: true,
+    });
     expect(Object.isFrozen(store.capabilities)).toBe(true);
   });
 

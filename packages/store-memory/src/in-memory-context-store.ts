@@ -1,5 +1,8 @@
 import {
+  type AppendInput,
+  type AppendResult,
   assertChainLimit,
+  assertForkBranchInput,
   assertIdentifier,
   assertInputObject,
   assertJsonObject,
@@ -22,6 +25,7 @@ import {
   type CreateBranchInput,
   type CreateCheckpointInput,
   chatCursor,
+  type ForkBranchInput,
   type GetChainInput,
   type GetHeadInput,
   type GetMessageInput,
@@ -29,19 +33,24 @@ import {
   type HeadState,
   type JsonObject,
   type ListChatsInput,
+  MessageIdConflictError,
   type MessageNodeRecord,
   MessageNotFoundError,
   mergeMetadata,
+  nextBranchName,
   type OpenChatInput,
   type OpenChatResult,
   OwnershipError,
   type Page,
+  type PreparedCommitMessage,
+  prepareAppend,
   prepareChatList,
   prepareCommit,
   type StoredMessage,
   StoreError,
   toJsonText,
   type UpdateChatInput,
+  ValidationError,
 } from '@ctxgraph/fragments-core';
 
 // Everything the store keeps is plain data plus JSON text: message content and metadata are held
@@ -117,10 +126,15 @@ const MAIN_BRANCH = 'main';
 export class InMemoryContextStore implements ContextStore {
   /** The contract version this store implements. */
   readonly specificationVersion: 'v1' = 'v1';
-  /** Data lives in this object only, and only this process can reach it. */
+  /**
+   * Data lives in this object only, and only this process can reach it. `append` and
+   * `forkBranch` are served: each runs in one synchronous stretch, which serializes its callers.
+   */
   readonly capabilities: ContextStoreCapabilities = Object.freeze({
     persistent: false,
     multiProcess: false,
+    append: true,
+    forkBranch: true,
   });
 
   readonly #chats = new Map<string, ChatState>();
@@ -269,7 +283,10 @@ export class InMemoryContextStore implements ContextStore {
     };
   }
 
-  /** Inserts / replaces nodes and moves the head, or throws `HeadConflictError` having written nothing. */
+  /**
+   * Inserts / replaces nodes and moves the head, or throws `HeadConflictError` (the head moved) or
+   * `MessageIdConflictError` (an id of another branch) having written nothing.
+   */
   async commit(input: CommitInput): Promise<CommitResult> {
     const method = 'commit(input)';
     this.#assertOpen(method);
@@ -284,6 +301,27 @@ export class InMemoryContextStore implements ContextStore {
         currentHeadId: branch.headMessageId,
       });
     }
+    return this.#write(chat, branch, prepared);
+  }
+
+  /**
+   * The write of `commit`, attached at the head the branch has now. No `await` separates reading
+   * the head from moving it, so concurrent appenders are serialized and none can fail for a moved
+   * head; `MessageIdConflictError` for an id of another branch, having written nothing.
+   */
+  async append(input: AppendInput): Promise<AppendResult> {
+    const method = 'append(input)';
+    this.#assertOpen(method);
+    const prepared = prepareAppend(input);
+    const chat = this.#chat(input.chatId);
+    const branch = this.#branch(chat, input.branch);
+    const previousHeadId = branch.headMessageId;
+    return { ...this.#write(chat, branch, prepared), previousHeadId };
+  }
+
+  /** Checks that every existing id is on the branch, then writes; nothing is written on a refusal. */
+  #write(chat: ChatState, branch: BranchState, prepared: PreparedCommitMessage[]): CommitResult {
+    this.#assertOnBranch(chat, branch, prepared);
     // Nothing below can throw: every check is done, so the write is all-or-nothing.
     const now = this.#now(chat.updatedAt);
     const version = chat.version + 1;
@@ -325,6 +363,30 @@ export class InMemoryContextStore implements ContextStore {
       rewrittenAt: chat.rewrittenAt,
       nodes: written.map((node) => nodeRecord(chat.id, node)),
     };
+  }
+
+  /**
+   * A message whose id exists in the chat may only replace a node on the branch (the head or an
+   * ancestor): walks parent pointers from the head until every such id is found, or throws
+   * `MessageIdConflictError` for the first one (in batch order) that is not. O(1) when the batch
+   * holds only new ids.
+   */
+  #assertOnBranch(chat: ChatState, branch: BranchState, prepared: PreparedCommitMessage[]): void {
+    const missing = new Set<string>();
+    for (const message of prepared) if (chat.nodes.has(message.id)) missing.add(message.id);
+    let current = branch.headMessageId;
+    while (missing.size > 0 && current !== null) {
+      missing.delete(current);
+      current = chat.nodes.get(current)?.parentId ?? null;
+    }
+    const offBranch = prepared.find((message) => missing.has(message.id));
+    if (offBranch !== undefined) {
+      throw new MessageIdConflictError({
+        chatId: chat.id,
+        branch: branch.name,
+        messageId: offBranch.id,
+      });
+    }
   }
 
   /** Walks from a node back toward the root: O(nodes returned). */
@@ -388,6 +450,43 @@ export class InMemoryContextStore implements ContextStore {
     const now = this.#now(chat.updatedAt);
     const branch: BranchState = {
       name: input.name,
+      headMessageId: input.headMessageId,
+      createdAt: now,
+      updatedAt: now,
+    };
+    chat.branches.set(branch.name, branch);
+    if (input.activate === true) chat.activeBranch = branch.name;
+    chat.updatedAt = now;
+    return branchRecord(chat.id, branch);
+  }
+
+  /**
+   * Creates a branch named `nextBranchName(from, every branch name of the chat)` in the same
+   * synchronous stretch that reads the names, so concurrent forks never pick the same name.
+   */
+  async forkBranch(input: ForkBranchInput): Promise<BranchRecord> {
+    const method = 'forkBranch(input)';
+    this.#assertOpen(method);
+    assertForkBranchInput(input);
+    const chat = this.#chat(input.chatId);
+    if (input.headMessageId !== null && !chat.nodes.has(input.headMessageId)) {
+      throw new MessageNotFoundError(chat.id, input.headMessageId);
+    }
+    const name = nextBranchName(input.from, chat.branches.keys());
+    try {
+      assertIdentifier(method, 'from', name);
+    } catch (error) {
+      // A `from` near the length limit has no valid next name (its `-vN` suffix does not fit).
+      throw new ValidationError(
+        `${method}: the next fork of "${input.from}" would be named "${name}", which is not a valid branch name (${(error as Error).message}). Nothing was created; fork from a shorter name or use createBranch with a name of your own.`,
+        {
+          issues: [{ path: 'from', message: 'the derived branch name is not a valid identifier' }],
+        },
+      );
+    }
+    const now = this.#now(chat.updatedAt);
+    const branch: BranchState = {
+      name,
       headMessageId: input.headMessageId,
       createdAt: now,
       updatedAt: now,

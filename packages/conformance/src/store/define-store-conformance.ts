@@ -1,11 +1,15 @@
 import { type ContextStore, ValidationError } from '@ctxgraph/fragments-core';
 import { afterAll, beforeAll, describe } from 'vitest';
+import { defineAppendTests } from './append-tests';
 import { defineChainTests } from './chain-tests';
 import { defineChatTests } from './chat-tests';
 import { defineConcurrencyTests } from './concurrency-tests';
+import { defineForkTests } from './fork-tests';
 import { defineInputTests } from './input-tests';
 import { defineLifecycleTests } from './lifecycle-tests';
+import { defineLimitTests } from './limit-tests';
 import { defineMessageTests } from './message-tests';
+import { defineOffBranchTests } from './off-branch-tests';
 import { definePointerTests } from './pointer-tests';
 import type { StoreKit } from './store-test-kit';
 
@@ -42,13 +46,17 @@ export interface StoreConformanceOptions {
 
 /**
  * Defines the vitest suites every `ContextStore` must pass: chats and ownership, message nodes
- * (every `UIMessage` part kind round-trips), chains and paging, branches and checkpoints, the
- * atomic head-moving write under concurrent callers, unicode and large payloads, bad input
- * refused with nothing changed, and persistence across reopening when the store declares it.
+ * (every `UIMessage` part kind round-trips), the replace-in-place rule (an id on another branch
+ * refused with `MessageIdConflictError`), chains and paging, branches and checkpoints, the
+ * atomic head-moving write under concurrent callers, `append` and `forkBranch` (when declared,
+ * concurrent callers included), unicode and large payloads, the documented limits (512 bytes of
+ * UTF-8 per id, JSON depth, `getChain` limits up to `MAX_SAFE_INTEGER`), bad input refused with
+ * nothing changed, and persistence across reopening when the store declares it.
  *
  * Call it at the top level of a `*.test.ts` file. Tests that need an ability the store does not
- * declare in `capabilities` (or a `reopenStore` that was not given) are skipped, never anything
- * else; every test uses its own random chat ids, so the data may be shared with other runs.
+ * declare in `capabilities` (`append`, `forkBranch`, `persistent`, `multiProcess`) or a
+ * `reopenStore` that was not given are skipped, never anything else (a declared ability whose
+ * method is missing fails); every test uses its own random chat ids, so the data may be shared with other runs.
  *
  * @example
  * ```ts
@@ -112,10 +120,14 @@ export function defineStoreConformance(options: StoreConformanceOptions): void {
 
     defineChatTests(kit);
     defineMessageTests(kit);
+    defineOffBranchTests(kit);
     defineChainTests(kit);
     definePointerTests(kit);
     defineConcurrencyTests(kit);
+    defineAppendTests(kit);
+    defineForkTests(kit);
     defineInputTests(kit);
+    defineLimitTests(kit);
     defineLifecycleTests(kit);
   });
 }

@@ -1,5 +1,6 @@
 import {
   type ContextStore,
+  MAX_IDENTIFIER_BYTES,
   MAX_IDENTIFIER_LENGTH,
   type StoredMessage,
   ValidationError,
@@ -7,24 +8,16 @@ import {
 import { describe, expect, it } from 'vitest';
 import {
   appendMessages,
+  appendTo,
+  badIdentifiers,
+  expectRefused,
   expectRejection,
+  forkOf,
   openFreshChat,
   type StoreKit,
-  snapshot,
   textMessage,
   uniqueId,
 } from './store-test-kit';
-
-/** Values no id or name may take, with what each is. */
-const badIdentifiers: readonly (readonly [string, unknown])[] = [
-  ['an empty string', ''],
-  ['a number', 42],
-  ['null', null],
-  ['undefined', undefined],
-  ['an object', { id: 'x' }],
-  [`${MAX_IDENTIFIER_LENGTH + 1} characters`, 'x'.repeat(MAX_IDENTIFIER_LENGTH + 1)],
-  ['a NUL character', 'before\u0000after'],
-];
 
 /** Bad input refused with `ValidationError` and nothing changed; unicode; large payloads. */
 export function defineInputTests(kit: StoreKit): void {
@@ -45,29 +38,9 @@ export function defineInputTests(kit: StoreKit): void {
     return { chatId, userId, head, first };
   }
 
-  /** Expects `ValidationError` with an issue about `field`, and the chat exactly as before. */
-  async function expectRefused(
-    store: ContextStore,
-    chatId: string,
-    label: string,
-    field: string,
-    call: () => Promise<unknown>,
-  ): Promise<void> {
-    const before = await snapshot(store, chatId);
-    const error = await expectRejection(call, ValidationError).catch((failure: unknown) => {
-      throw new Error(`${label}: ${failure instanceof Error ? failure.message : String(failure)}`);
-    });
-    const mentioned =
-      error.message.includes(field) || error.issues.some((issue) => issue.path.includes(field));
-    expect(mentioned, `${label}: the error should name ${field}, got "${error.message}"`).toBe(
-      true,
-    );
-    expect(await snapshot(store, chatId), `${label}: nothing may change`).toEqual(before);
-  }
-
   describe('bad input', () => {
     it(
-      'every id and name argument refuses empty, non-string, too long and NUL values',
+      'every id and name argument refuses empty, non-string, too long (characters or bytes) and NUL values',
       async () => {
         const store = kit.store();
         const { chatId, userId, head, first } = await populatedChat(store);
@@ -161,6 +134,54 @@ export function defineInputTests(kit: StoreKit): void {
               'until',
               () => store.getChain({ chatId, headMessageId: head, until: value }),
             ]);
+          }
+          const withId = { id: value, message: { ...textMessage('x'), id: value } };
+          cases.push([
+            'commit message id',
+            'messages[0].id',
+            () =>
+              store.commit({ chatId, branch: 'main', expectedHeadId: head, messages: [withId] }),
+          ]);
+          const { append, forkBranch } = store.capabilities;
+          if (append === true) {
+            cases.push(
+              [
+                'append chatId',
+                'chatId',
+                () => appendTo(store, { chatId: value, branch: 'main', messages: [fresh()] }),
+              ],
+              [
+                'append branch',
+                'branch',
+                () => appendTo(store, { chatId, branch: value, messages: [fresh()] }),
+              ],
+              [
+                'append message id',
+                'messages[0].id',
+                () => appendTo(store, { chatId, branch: 'main', messages: [withId] }),
+              ],
+            );
+          }
+          if (forkBranch === true) {
+            cases.push(
+              [
+                'forkBranch chatId',
+                'chatId',
+                () => forkOf(store, { chatId: value, from: 'main', headMessageId: head }),
+              ],
+              [
+                'forkBranch from',
+                'from',
+                () => forkOf(store, { chatId, from: value, headMessageId: head }),
+              ],
+            );
+            if (bad !== null) {
+              cases.push([
+                'forkBranch headMessageId',
+                'headMessageId',
+                () => forkOf(store, { chatId, from: 'main', headMessageId: value }),
+              ]);
+            }
           }
           for (const [method, field, call] of cases)
             await expectRefused(store, chatId, `${method} with ${what}`, field, call);
@@ -498,8 +519,8 @@ export function defineInputTests(kit: StoreKit): void {
         const chat = await store.getChat(chatId);
         expect(chat).toMatchObject({ id: chatId, userId, title, metadata });
         expect((await store.listChats({ userId })).items.map((item) => item.id)).toEqual([chatId]);
-        // An id of the longest length made of surrogate pairs.
-        const emojiId = '😀'.repeat(MAX_IDENTIFIER_LENGTH / 2);
+        // An id of the largest size made of surrogate pairs: 128 four-byte characters.
+        const emojiId = '😀'.repeat(MAX_IDENTIFIER_BYTES / 4);
         await store.commit({
           chatId,
           branch: 'main',

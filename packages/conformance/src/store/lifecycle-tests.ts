@@ -21,6 +21,12 @@ export function defineLifecycleTests(kit: StoreKit): void {
         expect(store.specificationVersion).toBe('v1');
         expect(typeof store.capabilities.persistent).toBe('boolean');
         expect(typeof store.capabilities.multiProcess).toBe('boolean');
+        // The optional abilities: absent or a boolean, and a declared one comes with its method.
+        for (const ability of ['append', 'forkBranch'] as const) {
+          const declared: unknown = store.capabilities[ability];
+          expect([undefined, true, false], `capabilities.${ability}`).toContain(declared);
+          if (declared === true) expect(typeof store[ability], `${ability}()`).toBe('function');
+        }
       },
       timeout,
     );

@@ -219,7 +219,7 @@ export function defineMessageTests(kit: StoreKit): void {
     );
 
     it(
-      'replacing a node of another branch changes its content but no head',
+      'replacing a shared ancestor from a fork changes its content for both branches, and no head',
       async () => {
         const store = kit.store();
         const { chatId } = await openFreshChat(store);
@@ -230,14 +230,13 @@ export function defineMessageTests(kit: StoreKit): void {
           chatId,
           branch: 'side',
           expectedHeadId: a,
-          messages: [{ id: b, message: textMessage(b, 'edited from side') }],
+          messages: [{ id: a, message: textMessage(a, 'edited from side') }],
         });
         expect(result.headMessageId).toBe(a);
         expect((await store.getBranch({ chatId, name: 'side' }))?.headMessageId).toBe(a);
         expect((await store.getBranch({ chatId, name: 'main' }))?.headMessageId).toBe(b);
-        expect((await store.getMessage({ chatId, messageId: b }))?.message).toEqual(
-          textMessage(b, 'edited from side'),
-        );
+        const mainChain = await store.getChain({ chatId, headMessageId: b });
+        expect(mainChain.nodes[0]?.message).toEqual(textMessage(a, 'edited from side'));
       },
       timeout,
     );

@@ -1,11 +1,18 @@
-import type {
-  BranchRecord,
-  ChatGraph,
-  CommitResult,
-  ContextStore,
-  JsonObject,
-  OpenChatResult,
-  StoredMessage,
+import {
+  type AppendInput,
+  type AppendResult,
+  type BranchRecord,
+  type ChatGraph,
+  type CommitMessage,
+  type CommitResult,
+  type ContextStore,
+  type ForkBranchInput,
+  type JsonObject,
+  MAX_IDENTIFIER_BYTES,
+  MAX_IDENTIFIER_LENGTH,
+  type OpenChatResult,
+  type StoredMessage,
+  ValidationError,
 } from '@ctxgraph/fragments-core';
 import { expect } from 'vitest';
 import type { StoreConformanceOptions } from './define-store-conformance';
@@ -196,4 +203,94 @@ export async function readWholeChain(
     if (pages > 100_000) expect.fail('getChain kept returning a cursor');
   }
   return { ids: olderFirstPages.flat(), pages };
+}
+
+/** Values no id or name may take, with what each is. */
+export const badIdentifiers: readonly (readonly [string, unknown])[] = [
+  ['an empty string', ''],
+  ['a number', 42],
+  ['null', null],
+  ['undefined', undefined],
+  ['an object', { id: 'x' }],
+  [`${MAX_IDENTIFIER_LENGTH + 1} characters`, 'x'.repeat(MAX_IDENTIFIER_LENGTH + 1)],
+  // 171 CJK characters: within the character limit, one byte over the UTF-8 one.
+  [`${MAX_IDENTIFIER_BYTES + 1} bytes of UTF-8`, '漢'.repeat((MAX_IDENTIFIER_BYTES + 1) / 3)],
+  ['a NUL character', 'before\u0000after'],
+];
+
+/**
+ * A unique id of exactly `bytes` bytes of UTF-8: {@link uniqueId}`(prefix)`, then three-byte CJK
+ * characters, then ASCII to make up the rest.
+ */
+export function idOfBytes(prefix: string, bytes: number = MAX_IDENTIFIER_BYTES): string {
+  const head = `${uniqueId(prefix)}-`;
+  const room = bytes - head.length;
+  return `${head}${'漢'.repeat(Math.floor(room / 3))}${'x'.repeat(room % 3)}`;
+}
+
+/** `depth` objects nested one in another around a string leaf (`depth` 0 is the leaf alone). */
+export function nestedValue(depth: number): unknown {
+  let value: unknown = 'leaf';
+  for (let level = 0; level < depth; level += 1) value = { child: value };
+  return value;
+}
+
+/**
+ * A message whose deepest object sits `depth` levels down, counting the message itself as level
+ * one (message, `parts`, the part, then its `data` nested to the rest).
+ */
+export function messageOfDepth(id: string, depth: number): StoredMessage {
+  return { id, role: 'user', parts: [{ type: 'data-deep', data: nestedValue(depth - 3) }] };
+}
+
+/**
+ * Expects `call` to reject with `ValidationError` naming `field` (in its message or an issue
+ * path), and the chat to be exactly as before.
+ */
+export async function expectRefused(
+  store: ContextStore,
+  chatId: string,
+  label: string,
+  field: string,
+  call: () => Promise<unknown>,
+): Promise<void> {
+  const before = await snapshot(store, chatId);
+  const error = await expectRejection(call, ValidationError).catch((failure: unknown) => {
+    throw new Error(`${label}: ${failure instanceof Error ? failure.message : String(failure)}`);
+  });
+  const mentioned =
+    error.message.includes(field) || error.issues.some((issue) => issue.path.includes(field));
+  expect(mentioned, `${label}: the error should name ${field}, got "${error.message}"`).toBe(true);
+  expect(await snapshot(store, chatId), `${label}: nothing may change`).toEqual(before);
+}
+
+/** Commit entries for plain text messages with these ids. */
+export function textEntries(ids: readonly string[]): CommitMessage[] {
+  return ids.map((id) => ({ id, message: textMessage(id) }));
+}
+
+/** Why a capability test is skipped, or undefined when it runs (a declared method must exist). */
+export function missingCapability(
+  store: ContextStore,
+  capability: 'append' | 'forkBranch',
+): string | undefined {
+  if (store.capabilities[capability] !== true)
+    return `the store does not declare capabilities.${capability}`;
+  if (typeof store[capability] !== 'function')
+    expect.fail(`capabilities.${capability} is true but the store has no ${capability}() method`);
+  return undefined;
+}
+
+/** `store.append(input)`, for a store that declares it (fails the test when the method is missing). */
+export function appendTo(store: ContextStore, input: AppendInput): Promise<AppendResult> {
+  if (typeof store.append !== 'function')
+    return expect.fail('capabilities.append is true but the store has no append() method');
+  return store.append(input);
+}
+
+/** `store.forkBranch(input)`, for a store that declares it (fails the test when the method is missing). */
+export function forkOf(store: ContextStore, input: ForkBranchInput): Promise<BranchRecord> {
+  if (typeof store.forkBranch !== 'function')
+    return expect.fail('capabilities.forkBranch is true but the store has no forkBranch() method');
+  return store.forkBranch(input);
 }
