@@ -1,6 +1,7 @@
 import {
   HeadConflictError,
   type JsonObject,
+  MessageIdConflictError,
   StoreError,
   ValidationError,
 } from '@ctxgraph/fragments-core';
@@ -154,5 +155,87 @@ describe('InMemoryContextStore', () => {
     const whole = await store.getChain({ chatId: 'c', headMessageId: head as string });
     expect(whole.nodes).toHaveLength(20_000);
     expect(whole.nodes[0]?.sequence).toBeLessThan(whole.nodes[1]?.sequence as number);
+  });
+});
+
+describe('InMemoryContextStore append and forkBranch', () => {
+  async function chatWith(ids: string[]): Promise<InMemoryContextStore> {
+    const store = new InMemoryContextStore();
+    await store.openChat({ chatId: 'c', userId: 'u' });
+    await store.commit({
+      chatId: 'c',
+      branch: 'main',
+      expectedHeadId: null,
+      messages: ids.map((id) => text(id)),
+    });
+    return store;
+  }
+
+  it('appends started in the same tick all land, in call order, each on the one before', async () => {
+    const store = await chatWith(['root']);
+    const results = await Promise.all(
+      ['a', 'b', 'c'].map((id) =>
+        store.append({ chatId: 'c', branch: 'main', messages: [text(id)] }),
+      ),
+    );
+    expect(results.map((result) => [result.previousHeadId, result.headMessageId])).toEqual([
+      ['root', 'a'],
+      ['a', 'b'],
+      ['b', 'c'],
+    ]);
+    expect(results.map((result) => result.version)).toEqual([2, 3, 4]);
+  });
+
+  it('forks started in the same tick get consecutive names in call order', async () => {
+    const store = await chatWith(['root']);
+    const forks = await Promise.all(
+      Array.from({ length: 3 }, () =>
+        store.forkBranch({ chatId: 'c', from: 'main', headMessageId: 'root' }),
+      ),
+    );
+    expect(forks.map((fork) => fork.name)).toEqual(['main-v2', 'main-v3', 'main-v4']);
+  });
+
+  it('names the id and both branches when an id of another branch is refused', async () => {
+    const store = await chatWith(['a', 'b']);
+    await store.createBranch({ chatId: 'c', name: 'side', headMessageId: 'a' });
+    const error = await store
+      .append({ chatId: 'c', branch: 'side', messages: [text('b', 'changed')] })
+      .catch((caught: unknown) => caught);
+    expect(MessageIdConflictError.isInstance(error)).toBe(true);
+    expect((error as Error).message).toBe(
+      'Message "b" already exists in chat "c", but not on branch "side": saving it would change another branch\'s history. Nothing was written; give the message a new id.',
+    );
+    expect((await store.getMessage({ chatId: 'c', messageId: 'b' }))?.message.parts).toEqual([
+      { type: 'text', text: 'b' },
+    ]);
+  });
+
+  it('refuses a fork whose next name would be too long, naming from, and creates nothing', async () => {
+    const store = await chatWith(['a']);
+    const from = 'f'.repeat(510);
+    const error = await store
+      .forkBranch({ chatId: 'c', from, headMessageId: 'a' })
+      .catch((caught: unknown) => caught);
+    expect(ValidationError.isInstance(error)).toBe(true);
+    expect((error as ValidationError).issues).toEqual([
+      { path: 'from', message: 'the derived branch name is not a valid identifier' },
+    ]);
+    expect((error as Error).message).toContain(`would be named "${from}-v2"`);
+    expect(await store.listBranches('c')).toHaveLength(1);
+    // One character shorter fits exactly: 509 + "-v2" is 512.
+    const fits = await store.forkBranch({ chatId: 'c', from: from.slice(1), headMessageId: 'a' });
+    expect(fits.name).toHaveLength(512);
+  });
+
+  it('refuses append and forkBranch once closed', async () => {
+    const store = await chatWith(['a']);
+    await store.close();
+    await expect(
+      store.append({ chatId: 'c', branch: 'main', messages: [text('b')] }),
+    ).rejects.toThrow('append(input): this InMemoryContextStore is closed.');
+    await expect(
+      store.forkBranch({ chatId: 'c', from: 'main', headMessageId: null }),
+    ).rejects.toThrow('forkBranch(input): this InMemoryContextStore is closed.');
   });
 });

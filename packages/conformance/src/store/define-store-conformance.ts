@@ -31,14 +31,16 @@ export interface StoreConformanceOptions {
   readonly destroyStore?: (store: ContextStore) => void | Promise<void>;
   /**
    * Returns a second store over the SAME data as `store` (the same file, schema or server), as
-   * another process would open it. The persistence and cross-instance tests use it; it is
-   * required when the store declares `capabilities.persistent`. The kit closes the returned
-   * store (never destroys it).
+   * another process would open it. The persistence and cross-instance tests use it (with
+   * `capabilities.multiProcess`, the races of `commit`, `append` and `forkBranch` spread over
+   * both objects); it is required when the store declares `capabilities.persistent`. The kit
+   * closes the returned store (never destroys it).
    */
   readonly reopenStore?: (store: ContextStore) => ContextStore | Promise<ContextStore>;
   /**
    * Timeout of each test and hook, in milliseconds: raise it for slow servers. The heavy tests
-   * (long chains, large payloads, many concurrent writers) get six times as long.
+   * (long chains, large payloads, deep JSON, many concurrent writers, appenders or forks) get
+   * six times as long.
    * @default vitest's testTimeout / hookTimeout (5000 / 10000 unless configured)
    */
   readonly timeoutMs?: number;
