@@ -19,7 +19,12 @@ import {
 import { InMemoryContextStore } from '@ctxgraph/store-memory';
 import type { UIMessage } from 'ai';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { countingStore, LineRenderer, overrideStore } from './__fixtures__/test-kit';
+import {
+  countingStore,
+  LineRenderer,
+  overrideStore,
+  withoutExtensions,
+} from './__fixtures__/test-kit';
 import { ContextEngine } from './context-engine';
 
 const renderer = new LineRenderer();
@@ -197,6 +202,7 @@ describe('save', () => {
     const chatId = newChatId();
     const failing = overrideStore(store, {
       commit: () => Promise.reject(new StoreError('disk full')),
+      append: () => Promise.reject(new StoreError('disk full')),
     });
     const engine = new ContextEngine({ store: failing, chatId, userId: 'u', renderer });
     engine.set(user('keep me'));
@@ -471,7 +477,7 @@ describe('reads', () => {
     expect(texts((await engine.resolve()).messages)).toEqual(['q', 'new']);
   });
 
-  it('a warm save makes one store call, the commit', async () => {
+  it('a warm save makes one store call, the append', async () => {
     const counted = countingStore(store);
     const engine = new ContextEngine({
       store: counted.store,
@@ -485,8 +491,20 @@ describe('reads', () => {
     counted.reset();
     engine.set(assistantText('two'));
     await engine.save();
-    expect(Object.fromEntries(counted.calls)).toEqual({ commit: 1 });
+    expect(Object.fromEntries(counted.calls)).toEqual({ append: 1 });
     expect(texts((await engine.resolve()).messages)).toEqual(['one', 'two']);
+    // A store without append: one compare-and-set commit.
+    const plain = countingStore(withoutExtensions(store));
+    const cas = new ContextEngine({
+      store: plain.store,
+      chatId: engine.chatId,
+      userId: 'u',
+      renderer,
+    });
+    await cas.resolve();
+    plain.reset();
+    await cas.set(user('three')).save();
+    expect(Object.fromEntries(plain.calls)).toEqual({ commit: 1 });
   });
 
   it('a stale engine re-reads the head on conflict and saves on top', async () => {
@@ -534,8 +552,8 @@ describe('reads', () => {
     counted.reset();
     await engine.rewind('q10');
     await engine.resolve();
-    expect(counted.calls.get('createBranch')).toBe(1);
-    expect(counted.calls.get('getChain')).toBeUndefined();
+    // One pointer write: the store names the fork (forkBranch), no message read, no chain read.
+    expect(Object.fromEntries(counted.calls)).toEqual({ forkBranch: 1, getHead: 1 });
     expect(texts((await engine.resolve()).messages)).toHaveLength(21);
   });
 

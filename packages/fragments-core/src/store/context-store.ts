@@ -104,7 +104,8 @@ export interface CommitInput {
    * head or one of its ancestors) replaces that node's content in place (keeping its parent and
    * sequence) and does not move the head. A message whose id exists in the chat but not on the
    * branch is refused with `MessageIdConflictError` and nothing is written: a save never changes
-   * another branch's history.
+   * a node the branch does not show (replacing a shared ancestor changes every branch through it,
+   * as it should). When the expected head is stale too, the `HeadConflictError` comes first.
    */
   readonly messages: readonly CommitMessage[];
 }
@@ -125,7 +126,9 @@ export interface ForkBranchInput {
   readonly chatId: string;
   /**
    * The branch the fork is named after: the new name is `nextBranchName(from, names in the chat)`
-   * (`main` → `main-v2`; `main-v2` with `main-v3` taken → `main-v4`). Need not exist.
+   * (`main` → `main-v2`; `main-v2` with `main-v3` taken → `main-v4`). Need not exist. When the
+   * picked name would be longer than an identifier may be, a `ValidationError` naming `from` is
+   * thrown and nothing is created.
    */
   readonly from: string;
   /** The node the branch starts at (must exist in the chat), or null for an empty branch. */

@@ -26,7 +26,8 @@ export const MAX_IDENTIFIER_LENGTH = 512;
 export const MAX_IDENTIFIER_BYTES = 512;
 
 /**
- * The deepest nesting of arrays and objects a stored message or metadata value may have. Deeper
+ * The deepest nesting of arrays and objects a stored message or metadata value may have, counting
+ * the message (or metadata) object itself as level 1: a part's `data` sits at level 3. Deeper
  * values are refused with a `ValidationError` instead of overflowing a stack somewhere later.
  */
 export const MAX_JSON_DEPTH = 128;
@@ -372,9 +373,9 @@ export function chatCursor(chat: { readonly updatedAt: number; readonly id: stri
  */
 export function assertChainLimit(limit: unknown): asserts limit is number | undefined {
   if (limit === undefined) return;
-  if (!Number.isInteger(limit) || (limit as number) < 1) {
+  if (!Number.isSafeInteger(limit) || (limit as number) < 1) {
     throw new ValidationError(
-      `getChain(input): limit must be a positive integer, received ${String(limit)}.`,
+      `getChain(input): limit must be a positive safe integer, received ${String(limit)}.`,
       {
         issues: [{ path: 'limit', message: 'expected a positive integer' }],
       },
