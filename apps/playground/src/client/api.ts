@@ -1,25 +1,22 @@
+import type { BranchRecord, CheckpointRecord } from '@ctxgraph/fragments-core';
 import type {
-  BranchRecord,
-  ChatRecord,
-  CheckpointRecord,
-  JsonValue,
-  Page,
-} from '@ctxgraph/fragments-core';
-import type { ChatView, StoreDescription } from '../server/playground-app';
-import type { RendererName } from '../server/renderers';
+  ChatOperation,
+  ChatPage,
+  ChatView,
+  DeletedChat,
+  ErrorBody,
+  PlaygroundInfo,
+  PreviewResult,
+  RendererName,
+  ReplyEvent,
+  SerializedFragment,
+} from '../shared/wire';
+import { USER_HEADER } from '../shared/wire';
 
-export type { ChatView, RendererName, StoreDescription };
+export type { ChatView, PlaygroundInfo, RendererName };
 
 /** A serialized fragment as the page edits it: `{ type, ...fields }`. */
-export type FlatFragment = { type: string; [field: string]: JsonValue };
-
-/** What GET /api/info answers. */
-export interface PlaygroundInfo {
-  defaultUserId: string;
-  store: StoreDescription;
-  model: { modelId: string; baseURL: string | null } | null;
-  renderers: RendererName[];
-}
+export type FlatFragment = SerializedFragment;
 
 /** A failed API call, with the server's error name and message. */
 export class ApiError extends Error {
@@ -43,7 +40,7 @@ export function setApiUser(userId: string): void {
 async function failure(response: Response): Promise<ApiError> {
   const text = await response.text();
   try {
-    const body = JSON.parse(text) as { error?: { name?: string; message?: string } };
+    const body = JSON.parse(text) as Partial<ErrorBody>;
     return new ApiError(response.status, body.error?.name ?? 'Error', body.error?.message ?? text);
   } catch {
     return new ApiError(response.status, 'Error', text || response.statusText);
@@ -55,7 +52,7 @@ async function request<T>(method: string, path: string, body?: unknown): Promise
   try {
     response = await fetch(path, {
       method,
-      headers: { 'content-type': 'application/json', 'x-ctxgraph-user': currentUser },
+      headers: { 'content-type': 'application/json', [USER_HEADER]: currentUser },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
   } catch (error) {
@@ -69,40 +66,33 @@ async function request<T>(method: string, path: string, body?: unknown): Promise
   return (await response.json()) as T;
 }
 
-interface Operation<T> {
-  result: T;
-  view: ChatView;
-}
-
 /** The playground's HTTP API. */
 export const api = {
   info: (): Promise<PlaygroundInfo> => request('GET', '/api/info'),
-  listChats: (cursor?: string): Promise<Page<ChatRecord>> =>
+  listChats: (cursor?: string): Promise<ChatPage> =>
     request('GET', `/api/chats?limit=20${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`),
   createChat: (title: string): Promise<ChatView> => request('POST', '/api/chats', { title }),
   chat: (chatId: string): Promise<ChatView> =>
     request('GET', `/api/chats/${encodeURIComponent(chatId)}`),
   rename: (chatId: string, title: string): Promise<ChatView> =>
     request('PATCH', `/api/chats/${encodeURIComponent(chatId)}`, { title }),
-  deleteChat: (chatId: string): Promise<{ deleted: string }> =>
+  deleteChat: (chatId: string): Promise<DeletedChat> =>
     request('DELETE', `/api/chats/${encodeURIComponent(chatId)}`),
   saveContext: (chatId: string, fragments: readonly unknown[]): Promise<ChatView> =>
     request('PUT', `/api/chats/${encodeURIComponent(chatId)}/context`, { fragments }),
-  preview: (
-    fragments: readonly unknown[],
-  ): Promise<{ fragments: FlatFragment[]; prompts: ChatView['prompts'] }> =>
+  preview: (fragments: readonly unknown[]): Promise<PreviewResult> =>
     request('POST', '/api/preview', { fragments }),
   say: (chatId: string, role: 'user' | 'assistant', text: string): Promise<ChatView> =>
     request('POST', `/api/chats/${encodeURIComponent(chatId)}/messages`, { role, text }),
-  rewind: (chatId: string, messageId: string): Promise<Operation<BranchRecord>> =>
+  rewind: (chatId: string, messageId: string): Promise<ChatOperation<BranchRecord>> =>
     request('POST', `/api/chats/${encodeURIComponent(chatId)}/rewind`, { messageId }),
-  checkpoint: (chatId: string, name: string): Promise<Operation<CheckpointRecord>> =>
+  checkpoint: (chatId: string, name: string): Promise<ChatOperation<CheckpointRecord>> =>
     request('POST', `/api/chats/${encodeURIComponent(chatId)}/checkpoints`, { name }),
-  restore: (chatId: string, name: string): Promise<Operation<BranchRecord>> =>
+  restore: (chatId: string, name: string): Promise<ChatOperation<BranchRecord>> =>
     request('POST', `/api/chats/${encodeURIComponent(chatId)}/restore`, { name }),
-  btw: (chatId: string): Promise<Operation<BranchRecord>> =>
+  btw: (chatId: string): Promise<ChatOperation<BranchRecord>> =>
     request('POST', `/api/chats/${encodeURIComponent(chatId)}/btw`, {}),
-  switchBranch: (chatId: string, branch: string): Promise<Operation<BranchRecord>> =>
+  switchBranch: (chatId: string, branch: string): Promise<ChatOperation<BranchRecord>> =>
     request('POST', `/api/chats/${encodeURIComponent(chatId)}/switch`, { branch }),
   inspect: (chatId: string, renderer: RendererName): Promise<Record<string, unknown>> =>
     request('GET', `/api/chats/${encodeURIComponent(chatId)}/inspect?renderer=${renderer}`),
@@ -120,7 +110,7 @@ export async function streamReply(
 ): Promise<ChatView> {
   const response = await fetch(`/api/chats/${encodeURIComponent(chatId)}/reply`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-ctxgraph-user': currentUser },
+    headers: { 'content-type': 'application/json', [USER_HEADER]: currentUser },
     body: JSON.stringify({ text, renderer }),
   });
   if (!response.ok || response.body === null) throw await failure(response);
@@ -133,10 +123,7 @@ export async function streamReply(
     buffer = lines.pop() ?? '';
     for (const line of lines) {
       if (line.trim() === '') continue;
-      const event = JSON.parse(line) as
-        | { type: 'delta'; text: string }
-        | { type: 'done'; view: ChatView }
-        | { type: 'error'; message: string };
+      const event = JSON.parse(line) as ReplyEvent;
       if (event.type === 'delta') onDelta(event.text);
       else if (event.type === 'done') return event.view;
       else throw new ApiError(502, 'ModelError', event.message);

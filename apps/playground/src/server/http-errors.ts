@@ -6,21 +6,9 @@ import {
   OwnershipError,
   RenderError,
   ValidationError,
-  type ValidationIssue,
 } from '@ctxgraph/fragments-core';
 import type { z } from 'zod';
-
-/** The JSON body of every error response. */
-export interface ErrorBody {
-  error: {
-    /** The error class name (`ValidationError`, `OwnershipError`, …) or `InternalError`. */
-    name: string;
-    /** What went wrong, for a person. */
-    message: string;
-    /** Each problem with its path, for validation errors. */
-    issues?: readonly ValidationIssue[];
-  };
-}
+import type { ErrorBody } from '../shared/wire';
 
 /** An HTTP status with the body that explains it. */
 export interface ErrorResponse {

@@ -5,13 +5,13 @@ import { InMemoryContextStore } from '@ctxgraph/store-memory';
 import { PostgresContextStore } from '@ctxgraph/store-postgres';
 import { SqliteContextStore } from '@ctxgraph/store-sqlite';
 import postgres from 'postgres';
+import type { StoreDescription } from '../shared/wire';
 import {
   type ContextRepository,
   MemoryContextRepository,
   PostgresContextRepository,
   SqliteContextRepository,
 } from './context-repository';
-import type { StoreDescription } from './playground-app';
 import type { StoreChoice } from './playground-config';
 
 /** A store, the context repository beside it, and how to close both. */

@@ -3,8 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Hono } from 'hono';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { ChatView } from '../shared/wire';
 import { openBackend, type PlaygroundBackend } from './open-backend';
-import { type ChatView, createPlaygroundApp } from './playground-app';
+import { createPlaygroundApp } from './playground-app';
 import type { ModelChoice } from './playground-config';
 import { startFakeOpenAI } from './testing/start-fake-openai';
 

@@ -3,12 +3,7 @@ import { MarkdownRenderer } from '@ctxgraph/renderer-markdown';
 import { ToonRenderer } from '@ctxgraph/renderer-toon';
 import { XmlRenderer } from '@ctxgraph/renderer-xml';
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
-
-/** The renderers the playground offers, by the name the page uses. */
-export const RENDERER_NAMES: readonly ['xml', 'markdown', 'toon'] = ['xml', 'markdown', 'toon'];
-
-/** One of {@link RENDERER_NAMES}. */
-export type RendererName = (typeof RENDERER_NAMES)[number];
+import { type PromptPreview, RENDERER_NAMES, type RendererName } from '../shared/wire';
 
 const renderers: Record<RendererName, ContextRenderer> = {
   xml: new XmlRenderer(),
@@ -19,20 +14,6 @@ const renderers: Record<RendererName, ContextRenderer> = {
 /** The renderer called `name`. */
 export function rendererFor(name: RendererName): ContextRenderer {
   return renderers[name];
-}
-
-/** A system prompt as one renderer writes it, with its size. */
-export interface PromptPreview {
-  /** The renderer. */
-  readonly renderer: RendererName;
-  /** The rendered system prompt ('' when rendering failed). */
-  readonly prompt: string;
-  /** Its length in tokens (OpenAI o200k_base). */
-  readonly tokens: number;
-  /** Characters in the prompt. */
-  readonly characters: number;
-  /** Why rendering failed, or null. */
-  readonly error: string | null;
 }
 
 /**

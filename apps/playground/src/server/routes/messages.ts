@@ -1,0 +1,103 @@
+import { assistantText, user } from '@ctxgraph/codecs';
+import { streamText } from 'ai';
+import { Hono } from 'hono';
+import { stream } from 'hono/streaming';
+import { z } from 'zod';
+import type { ChatView, ReplyEvent } from '../../shared/wire';
+import { buildChatView } from '../chat-view';
+import { PlaygroundRequestError, toErrorResponse } from '../http-errors';
+import { readBody, rendererSchema, userOf } from '../read-request';
+import { rendererFor } from '../renderers';
+import type { RouteDependencies } from './route-dependencies';
+
+const schemas = {
+  message: z
+    .object({ role: z.enum(['user', 'assistant']), text: z.string().min(1, 'must not be empty') })
+    .strict(),
+  reply: z
+    .object({ text: z.string().min(1, 'must not be empty'), renderer: rendererSchema.optional() })
+    .strict(),
+};
+
+/**
+ * `POST /chats/:chatId/messages`: save a message written on the page; `POST
+ * /chats/:chatId/reply`: save the user's message and stream the model's reply (NDJSON of
+ * {@link ReplyEvent}).
+ */
+export function messageRoutes(dependencies: RouteDependencies): Hono {
+  const { store, engines, defaultUserId, languageModel, logError } = dependencies;
+  return new Hono()
+    .post('/chats/:chatId/messages', async (context) => {
+      const userId = userOf(context, defaultUserId);
+      const body = await readBody(context, schemas.message);
+      const view: ChatView = await engines.use(
+        context.req.param('chatId'),
+        userId,
+        async (engine) => {
+          engine.set(body.role === 'user' ? user(body.text) : assistantText(body.text));
+          await engine.save();
+          return buildChatView(engine, store);
+        },
+      );
+      return context.json(view);
+    })
+    .post('/chats/:chatId/reply', async (context) => {
+      const userId = userOf(context, defaultUserId);
+      const body = await readBody(context, schemas.reply);
+      if (languageModel === null) {
+        throw new PlaygroundRequestError(
+          'No model is configured: start the playground with OPENAI_API_KEY, or OPENAI_BASE_URL and OPENAI_MODEL, or write the reply by hand.',
+        );
+      }
+      const chatId = context.req.param('chatId');
+      const renderer = rendererFor(body.renderer ?? 'xml');
+      // The user's message is saved before the model is asked, so a failing model loses nothing.
+      // The chat's lock is held only for that and the resolve: other requests on the chat go on
+      // while the model streams.
+      const { systemPrompt, messages } = await engines.use(chatId, userId, async (engine) => {
+        engine.set(user(body.text));
+        await engine.save();
+        return engine.resolve({ renderer, format: 'model' });
+      });
+      context.header('Content-Type', 'application/x-ndjson; charset=utf-8');
+      return stream(context, async (output) => {
+        const send = (event: ReplyEvent) => output.write(`${JSON.stringify(event)}\n`);
+        let reply = '';
+        try {
+          const result = streamText({
+            model: languageModel,
+            system: systemPrompt,
+            messages,
+            // One retry keeps a person waiting seconds, not the SDK's default minute of back-off.
+            maxRetries: 1,
+            // Errors arrive as stream parts and are reported below; this only stops the SDK's own console print.
+            onError: () => {},
+          });
+          for await (const part of result.fullStream) {
+            if (part.type === 'text-delta') {
+              reply += part.text;
+              await send({ type: 'delta', text: part.text });
+            } else if (part.type === 'error') {
+              throw part.error;
+            }
+          }
+          if (reply === '') throw new Error('the model returned no text');
+          // Locked again to save the reply. It joins the chat's active branch as it is now (the
+          // page cannot switch branches while it waits for a reply).
+          const view = await engines.use(chatId, userId, async (engine) => {
+            engine.set(assistantText(reply));
+            await engine.save();
+            return buildChatView(engine, store);
+          });
+          await send({ type: 'done', view });
+        } catch (error) {
+          const response = toErrorResponse(error);
+          logError('The model reply failed:', error);
+          await send({
+            type: 'error',
+            message: `The model reply failed: ${response.body.error.message}`,
+          });
+        }
+      });
+    });
+}

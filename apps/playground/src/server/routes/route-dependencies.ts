@@ -1,0 +1,26 @@
+import type { ContextStore } from '@ctxgraph/fragments-core';
+import type { LanguageModel } from 'ai';
+import type { StoreDescription } from '../../shared/wire';
+import type { ContextRepository } from '../context-repository';
+import type { EnginePool } from '../engine-pool';
+import type { ModelChoice } from '../playground-config';
+
+/** What the route modules share: the store, the warm engines, the model and the settings. */
+export interface RouteDependencies {
+  /** The conversation store (listing, creating and deleting chats, and the graph). */
+  readonly store: ContextStore;
+  /** Where each chat's context fragments are kept. */
+  readonly contexts: ContextRepository;
+  /** One warm engine per open chat; every chat route goes through it. */
+  readonly engines: EnginePool;
+  /** The user of a request without the `x-ctxgraph-user` header. */
+  readonly defaultUserId: string;
+  /** Shown on the page. */
+  readonly storeDescription: StoreDescription;
+  /** The configured model, shown on the page, or null. */
+  readonly model: ModelChoice | null;
+  /** The model that answers, or null (replies are written by hand). */
+  readonly languageModel: LanguageModel | null;
+  /** Where unexpected errors are reported. */
+  readonly logError: (message: string, error: unknown) => void;
+}

@@ -1,0 +1,137 @@
+/**
+ * What travels between the playground's server and its page: the JSON of every API answer, the
+ * events of the streamed reply and the error body. Both sides import these types from here (the
+ * page imports nothing from `src/server`), so a change to a shape is a compile error on both.
+ * Type imports only, apart from the renderer names: nothing here runs a library.
+ */
+import type {
+  BranchRecord,
+  ChatRecord,
+  CheckpointRecord,
+  JsonValue,
+  Page,
+  ValidationIssue,
+} from '@ctxgraph/fragments-core';
+import type { UIMessage } from 'ai';
+
+/** The renderers the playground offers, by the name the page uses. */
+export const RENDERER_NAMES: readonly ['xml', 'markdown', 'toon'] = ['xml', 'markdown', 'toon'];
+
+/** One of {@link RENDERER_NAMES}. */
+export type RendererName = (typeof RENDERER_NAMES)[number];
+
+/** The header that names the user a request is made for. */
+export const USER_HEADER = 'x-ctxgraph-user';
+
+/** What the page shows about the store in use. */
+export interface StoreDescription {
+  /** `sqlite`, `memory` or `postgres`. */
+  readonly kind: 'sqlite' | 'memory' | 'postgres';
+  /** The file, the database (password hidden), or where memory lives. */
+  readonly location: string;
+}
+
+/** What `GET /api/info` answers. */
+export interface PlaygroundInfo {
+  /** The user the page starts as. */
+  defaultUserId: string;
+  /** The store in use. */
+  store: StoreDescription;
+  /** The model that answers, or null when replies are written by hand. */
+  model: { modelId: string; baseURL: string | null } | null;
+  /** The renderers `renderer` parameters accept. */
+  renderers: RendererName[];
+}
+
+/** A serialized context fragment (the JSON of `fromFragment`, or a named group): `{ type, … }`. */
+export type SerializedFragment = { type: string; [field: string]: JsonValue };
+
+/** A system prompt as one renderer writes it, with its size. */
+export interface PromptPreview {
+  /** The renderer. */
+  readonly renderer: RendererName;
+  /** The rendered system prompt ('' when rendering failed). */
+  readonly prompt: string;
+  /** Its length in tokens (OpenAI o200k_base). */
+  readonly tokens: number;
+  /** Characters in the prompt. */
+  readonly characters: number;
+  /** Why rendering failed, or null. */
+  readonly error: string | null;
+}
+
+/** A message node as the page draws it. */
+export interface GraphNodeView {
+  /** The message id. */
+  id: string;
+  /** The node it follows, or null for a root. */
+  parentId: string | null;
+  /** `user`, `assistant`, … */
+  role: string;
+  /** Its place in the chat (the store's per-chat sequence). */
+  sequence: number;
+  /** Its text parts, joined. */
+  text: string;
+}
+
+/** Everything the page shows about one chat (the answer of most chat routes). */
+export interface ChatView {
+  /** The chat as stored. */
+  chat: ChatRecord;
+  /** The active branch. */
+  branch: string;
+  /** Its head, or null while it has no message. */
+  headMessageId: string | null;
+  /** The active branch's messages, oldest first. */
+  messages: UIMessage[];
+  /** The whole message graph, with every branch and checkpoint. */
+  graph: { nodes: GraphNodeView[]; branches: BranchRecord[]; checkpoints: CheckpointRecord[] };
+  /** The chat's context fragments, serialized. */
+  context: JsonValue[];
+  /** The context rendered by every renderer. */
+  prompts: PromptPreview[];
+}
+
+/** What `GET /api/chats` answers. */
+export type ChatPage = Page<ChatRecord>;
+
+/** What `DELETE /api/chats/:id` answers. */
+export interface DeletedChat {
+  /** The chat that was deleted. */
+  deleted: string;
+}
+
+/** What `POST /api/preview` answers: the draft as the server reads it, and its prompts. */
+export interface PreviewResult {
+  fragments: SerializedFragment[];
+  prompts: PromptPreview[];
+}
+
+/** What a graph operation (rewind, checkpoints, restore, btw, switch) answers. */
+export interface ChatOperation<T> {
+  /** The branch or checkpoint the operation made or moved to. */
+  result: T;
+  /** The chat afterwards. */
+  view: ChatView;
+}
+
+/**
+ * One line of the NDJSON stream `POST /api/chats/:id/reply` answers: pieces of the reply, then
+ * either the chat with both messages saved, or why the reply failed.
+ */
+export type ReplyEvent =
+  | { type: 'delta'; text: string }
+  | { type: 'done'; view: ChatView }
+  | { type: 'error'; message: string };
+
+/** The JSON body of every error response. */
+export interface ErrorBody {
+  error: {
+    /** The error class name (`ValidationError`, `OwnershipError`, …) or `InternalError`. */
+    name: string;
+    /** What went wrong, for a person. */
+    message: string;
+    /** Each problem with its path, for validation errors. */
+    issues?: readonly ValidationIssue[];
+  };
+}
