@@ -11,10 +11,12 @@ export interface FakeOpenAI {
 /**
  * A local stand-in for an OpenAI-compatible server (what OPENAI_BASE_URL points at): answers
  * POST /chat/completions with a streamed reply made of `chunks`, or with HTTP 500 when `fail`.
+ * With `hold`, it sends the first chunk, then waits for `hold` before sending the rest.
  */
 export async function startFakeOpenAI(
   chunks: readonly string[],
   fail = false,
+  hold?: Promise<void>,
 ): Promise<FakeOpenAI> {
   const requests: unknown[] = [];
   const server: Server = createServer((request, response) => {
@@ -40,10 +42,19 @@ export async function startFakeOpenAI(
       };
       const send = (choice: unknown) =>
         response.write(`data: ${JSON.stringify({ ...base, choices: [choice] })}\n\n`);
+      const finish = () => {
+        for (const text of chunks.slice(1)) {
+          send({ index: 0, delta: { content: text }, finish_reason: null });
+        }
+        send({ index: 0, delta: {}, finish_reason: 'stop' });
+        response.end('data: [DONE]\n\n');
+      };
       send({ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null });
-      for (const text of chunks) send({ index: 0, delta: { content: text }, finish_reason: null });
-      send({ index: 0, delta: {}, finish_reason: 'stop' });
-      response.end('data: [DONE]\n\n');
+      if (chunks[0] !== undefined) {
+        send({ index: 0, delta: { content: chunks[0] }, finish_reason: null });
+      }
+      if (hold === undefined) finish();
+      else hold.then(finish);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -1,0 +1,385 @@
+import { user } from '@ctxgraph/codecs';
+import type { ContextEngine } from '@ctxgraph/engine';
+import { ChatNotFoundError, type JsonValue, OwnershipError } from '@ctxgraph/fragments-core';
+import { InMemoryContextStore } from '@ctxgraph/store-memory';
+import type { Hono } from 'hono';
+import { beforeEach, describe, expect, it } from 'vitest';
+import type { ChatView } from '../shared/wire';
+import { MemoryContextRepository } from './context-repository';
+import { EnginePool } from './engine-pool';
+import { createPlaygroundApp } from './playground-app';
+import { type CountingStore, countingStore } from './testing/counting-store';
+import { startFakeOpenAI } from './testing/start-fake-openai';
+
+/** A context repository that counts its loads and saves. */
+class CountingContexts extends MemoryContextRepository {
+  loads = 0;
+  saves = 0;
+
+  override async load(chatId: string): Promise<JsonValue[]> {
+    this.loads += 1;
+    return super.load(chatId);
+  }
+
+  override async save(chatId: string, fragments: readonly JsonValue[]): Promise<void> {
+    this.saves += 1;
+    return super.save(chatId, fragments);
+  }
+}
+
+/** A promise and the function that settles it, to hold a task or a model stream open. */
+function gate(): { promise: Promise<void>; open: () => void } {
+  let open = () => {};
+  const promise = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  return { promise, open };
+}
+
+let counting: CountingStore;
+let contexts: CountingContexts;
+
+beforeEach(() => {
+  counting = countingStore(new InMemoryContextStore());
+  contexts = new CountingContexts();
+});
+
+async function newChat(chatId: string, userId = 'alice'): Promise<void> {
+  await counting.store.openChat({ chatId, userId });
+}
+
+/** The store's write method the engine uses for save(). */
+function writeMethod(): 'append' | 'commit' {
+  return counting.store.capabilities.append === true ? 'append' : 'commit';
+}
+
+describe('EnginePool', () => {
+  it('makes one engine per chat, even for simultaneous first uses, and keeps it warm', async () => {
+    await newChat('chat-warm');
+    const pool = new EnginePool({ store: counting.store, contexts });
+    const [first, second] = await Promise.all([
+      pool.use('chat-warm', 'alice', async (engine) => engine),
+      pool.use('chat-warm', 'alice', async (engine) => engine),
+    ]);
+    expect(first).toBe(second);
+    expect(counting.calls.filter((call) => call === 'getChat')).toHaveLength(1);
+    expect(contexts.loads).toBe(1);
+    await pool.use('chat-warm', 'alice', (engine) => engine.resolve());
+    counting.reset();
+    await pool.use('chat-warm', 'alice', (engine) => engine.resolve());
+    // Warm: one read of the branch head; no getChat, openChat, getChain or context load.
+    expect(counting.calls).toEqual(['getHead']);
+    expect(contexts.loads).toBe(1);
+  });
+
+  it('refuses a missing chat without creating or keeping it', async () => {
+    const pool = new EnginePool({ store: counting.store, contexts });
+    await expect(pool.use('chat-missing', 'alice', async () => 'ran')).rejects.toSatisfy((error) =>
+      ChatNotFoundError.isInstance(error),
+    );
+    expect(await counting.store.getChat('chat-missing')).toBeNull();
+    expect(pool.size).toBe(0);
+  });
+
+  it('refuses another user before the task runs, with a warm engine or a cold one', async () => {
+    await newChat('chat-owned');
+    const pool = new EnginePool({ store: counting.store, contexts });
+    // Cold: the first use of the chat is the intruder's.
+    let ran = 0;
+    const intrude = () =>
+      pool.use('chat-owned', 'mallory', async () => {
+        ran += 1;
+      });
+    await expect(intrude()).rejects.toSatisfy((error) => OwnershipError.isInstance(error));
+    await pool.use('chat-owned', 'alice', async (engine) => {
+      engine.set(user('mine'));
+      await engine.save();
+    });
+    // Warm: the pooled engine is alice's and must not serve mallory.
+    const refused = await intrude().catch((error: unknown) => error);
+    expect(OwnershipError.isInstance(refused)).toBe(true);
+    expect((refused as Error).message).toContain('mallory');
+    expect(ran).toBe(0);
+    const { messages } = await pool.use('chat-owned', 'alice', (engine) => engine.resolve());
+    expect(messages.map((message) => message.role)).toEqual(['user']);
+  });
+
+  it('runs the tasks of one chat one at a time, in order, and other chats meanwhile', async () => {
+    await newChat('chat-a');
+    await newChat('chat-b');
+    const pool = new EnginePool({ store: counting.store, contexts });
+    const events: string[] = [];
+    const held = gate();
+    const first = pool.use('chat-a', 'alice', async () => {
+      events.push('a1 start');
+      await held.promise;
+      events.push('a1 end');
+    });
+    const second = pool.use('chat-a', 'alice', async () => {
+      events.push('a2');
+    });
+    await pool.use('chat-b', 'alice', async () => {
+      events.push('b');
+    });
+    expect(events).toEqual(['a1 start', 'b']);
+    held.open();
+    await Promise.all([first, second]);
+    expect(events).toEqual(['a1 start', 'b', 'a1 end', 'a2']);
+  });
+
+  it('drops the messages a failed save left pending, so the next request saves only its own', async () => {
+    await newChat('chat-refused');
+    const pool = new EnginePool({ store: counting.store, contexts });
+    counting.failNext(writeMethod(), new Error('the disk is full'));
+    await expect(
+      pool.use('chat-refused', 'alice', async (engine) => {
+        engine.set(user('refused'));
+        await engine.save();
+      }),
+    ).rejects.toThrow('the disk is full');
+    const snapshot = await pool.use('chat-refused', 'alice', (engine) => engine.inspect());
+    expect(snapshot.fragments.pending).toEqual([]);
+    const { messages } = await pool.use('chat-refused', 'alice', async (engine) => {
+      engine.set(user('accepted'));
+      await engine.save();
+      return engine.resolve();
+    });
+    expect(messages.map((message) => message.parts)).toEqual([
+      [{ type: 'text', text: 'accepted' }],
+    ]);
+  });
+
+  it('evicts the least recently used idle chat past its capacity, and reloads it on next use', async () => {
+    for (const chatId of ['chat-1', 'chat-2', 'chat-3']) await newChat(chatId);
+    const pool = new EnginePool({ store: counting.store, contexts, capacity: 2 });
+    const touch = (chatId: string) => pool.use(chatId, 'alice', async (engine) => engine);
+    const firstEngine = await touch('chat-1');
+    await touch('chat-2');
+    await touch('chat-1');
+    await touch('chat-3');
+    expect(pool.size).toBe(2);
+    expect([pool.has('chat-1'), pool.has('chat-2'), pool.has('chat-3')]).toEqual([
+      true,
+      false,
+      true,
+    ]);
+    expect(await touch('chat-1')).toBe(firstEngine);
+    counting.reset();
+    await touch('chat-2');
+    expect(counting.calls).toEqual(['getChat']);
+    expect([pool.has('chat-1'), pool.has('chat-2'), pool.has('chat-3')]).toEqual([
+      true,
+      true,
+      false,
+    ]);
+  });
+
+  it('never evicts a chat with a task under way', async () => {
+    await newChat('chat-busy');
+    await newChat('chat-other');
+    const pool = new EnginePool({ store: counting.store, contexts, capacity: 1 });
+    const held = gate();
+    const busy = pool.use('chat-busy', 'alice', () => held.promise);
+    await pool.use('chat-other', 'alice', async () => {});
+    expect(pool.has('chat-busy')).toBe(true);
+    expect(pool.size).toBe(1);
+    held.open();
+    await busy;
+    expect(pool.size).toBe(1);
+  });
+
+  it('makes tasks queued behind a delete start over and find the chat gone', async () => {
+    await newChat('chat-deleted');
+    const pool = new EnginePool({ store: counting.store, contexts });
+    const held = gate();
+    const deleting = pool.use('chat-deleted', 'alice', async () => {
+      await held.promise;
+      await counting.store.deleteChat('chat-deleted');
+      pool.evict('chat-deleted');
+    });
+    let ran = false;
+    const queued = pool.use('chat-deleted', 'alice', async (engine: ContextEngine) => {
+      ran = true;
+      return engine.resolve();
+    });
+    held.open();
+    await deleting;
+    await expect(queued).rejects.toSatisfy((error) => ChatNotFoundError.isInstance(error));
+    expect(ran).toBe(false);
+    expect(pool.has('chat-deleted')).toBe(false);
+    expect(await counting.store.getChat('chat-deleted')).toBeNull();
+  });
+
+  it('refuses a capacity that is not a positive integer', () => {
+    expect(() => new EnginePool({ store: counting.store, contexts, capacity: 0 })).toThrow(
+      'capacity must be a positive integer',
+    );
+  });
+});
+
+describe('the app keeps one warm engine per chat', () => {
+  const context = [{ type: 'role', text: 'You are terse.' }];
+
+  function build(options: { baseURL?: string } = {}): Hono {
+    return createPlaygroundApp({
+      store: counting.store,
+      contexts,
+      storeDescription: { kind: 'memory', location: 'in memory' },
+      model:
+        options.baseURL === undefined
+          ? null
+          : { modelId: 'fake-model', apiKey: 'test', baseURL: options.baseURL },
+      defaultUserId: 'alice',
+      logError: () => {},
+    });
+  }
+
+  async function call(
+    app: Hono,
+    method: string,
+    path: string,
+    body?: unknown,
+    userId = 'alice',
+    // biome-ignore lint/suspicious/noExplicitAny: response bodies are checked field by field
+  ): Promise<{ status: number; body: any }> {
+    const response = await app.request(path, {
+      method,
+      headers: { 'content-type': 'application/json', 'x-ctxgraph-user': userId },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: response.status, body: await response.json() };
+  }
+
+  async function chatWithHistory(app: Hono): Promise<string> {
+    const created = await call(app, 'POST', '/api/chats', { title: 'Warm' });
+    const chatId = (created.body as ChatView).chat.id;
+    await call(app, 'PUT', `/api/chats/${chatId}/context`, { fragments: context });
+    await call(app, 'POST', `/api/chats/${chatId}/messages`, { role: 'user', text: 'Hello' });
+    return chatId;
+  }
+
+  it('serves a second view of a chat from the warm engine: the branch head and the graph', async () => {
+    const app = build();
+    const chatId = await chatWithHistory(app);
+    const loads = contexts.loads;
+    counting.reset();
+    const view = await call(app, 'GET', `/api/chats/${chatId}`);
+    expect(view.status).toBe(200);
+    expect(view.body.messages).toHaveLength(1);
+    expect(view.body.context).toEqual(context);
+    expect(counting.calls).toEqual(['getHead', 'getGraph']);
+    expect(contexts.loads).toBe(loads);
+    // The same view from a cold app opens the chat and reads the chain and the context.
+    counting.reset();
+    const cold = await call(build(), 'GET', `/api/chats/${chatId}`);
+    expect(cold.body).toEqual(view.body);
+    expect(counting.calls).toEqual(
+      expect.arrayContaining(['getChat', 'openChat', 'getHead', 'getChain', 'getGraph']),
+    );
+    expect(contexts.loads).toBe(loads + 1);
+  });
+
+  it('opens the chat once for PUT context and serves the new context warm', async () => {
+    const app = build();
+    const created = await call(app, 'POST', '/api/chats', {});
+    const chatId = created.body.chat.id as string;
+    counting.reset();
+    const coldApp = build();
+    const put = await call(coldApp, 'PUT', `/api/chats/${chatId}/context`, { fragments: context });
+    expect(put.status).toBe(200);
+    expect(put.body.context).toEqual(context);
+    expect(counting.calls.filter((name) => name === 'getChat')).toHaveLength(1);
+    expect(counting.calls.filter((name) => name === 'openChat')).toHaveLength(1);
+    expect(contexts.saves).toBe(1);
+    // The warm app's engine takes a new context in place: no reload from the repository.
+    const loads = contexts.loads;
+    counting.reset();
+    const replaced = [{ type: 'hint', text: 'Prefer tables.' }];
+    await call(app, 'PUT', `/api/chats/${chatId}/context`, { fragments: replaced });
+    const view = await call(app, 'GET', `/api/chats/${chatId}`);
+    expect(view.body.context).toEqual(replaced);
+    expect(view.body.prompts[0].prompt).toContain('Prefer tables.');
+    expect(contexts.loads).toBe(loads);
+    expect(counting.calls).toEqual(['getHead', 'getGraph', 'getHead', 'getGraph']);
+  });
+
+  it('refuses another user on a chat whose engine is warm, and still serves the owner', async () => {
+    const app = build();
+    const chatId = await chatWithHistory(app);
+    for (const [method, path, body] of [
+      ['GET', `/api/chats/${chatId}`, undefined],
+      ['POST', `/api/chats/${chatId}/messages`, { role: 'user', text: 'intrusion' }],
+      ['PUT', `/api/chats/${chatId}/context`, { fragments: [] }],
+    ] as const) {
+      const refused = await call(app, method, path, body, 'mallory');
+      expect(refused.status, `${method} ${path}`).toBe(403);
+      expect(refused.body.error.name).toBe('OwnershipError');
+    }
+    const view = await call(app, 'GET', `/api/chats/${chatId}`);
+    expect(view.body.messages).toHaveLength(1);
+    expect(view.body.context).toEqual(context);
+  });
+
+  it('answers a refused save with an error and keeps nothing of it for the next request', async () => {
+    const app = build();
+    const chatId = await chatWithHistory(app);
+    counting.failNext(writeMethod(), new Error('the disk is full'));
+    const refused = await call(app, 'POST', `/api/chats/${chatId}/messages`, {
+      role: 'user',
+      text: 'lost',
+    });
+    expect(refused.status).toBe(500);
+    expect(refused.body.error.message).toContain('the disk is full');
+    const inspect = await call(app, 'GET', `/api/chats/${chatId}/inspect`);
+    expect(inspect.body.fragments.pending).toEqual([]);
+    const next = await call(app, 'POST', `/api/chats/${chatId}/messages`, {
+      role: 'assistant',
+      text: 'Hi',
+    });
+    expect(next.body.graph.nodes.map((node: { text: string }) => node.text)).toEqual([
+      'Hello',
+      'Hi',
+    ]);
+  });
+
+  it('lets other requests on the chat through while the model streams its reply', async () => {
+    const held = gate();
+    const fake = await startFakeOpenAI(['Hel', 'lo'], false, held.promise);
+    try {
+      const app = build({ baseURL: fake.baseURL });
+      const chatId = await chatWithHistory(app);
+      const response = await app.request(`/api/chats/${chatId}/reply`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-ctxgraph-user': 'alice' },
+        body: JSON.stringify({ text: 'Greet me' }),
+      });
+      const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+      let text = '';
+      while (!text.includes('\n')) text += (await reader.read()).value ?? '';
+      expect(JSON.parse(text.split('\n')[0]!)).toEqual({ type: 'delta', text: 'Hel' });
+      // The model is still streaming: the chat is not locked, and the user message is saved.
+      const during = await call(app, 'GET', `/api/chats/${chatId}`);
+      expect(during.status).toBe(200);
+      expect(during.body.messages.map((message: { role: string }) => message.role)).toEqual([
+        'user',
+        'user',
+      ]);
+      held.open();
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (value) text += value;
+        if (done) break;
+      }
+      const last = JSON.parse(text.trim().split('\n').at(-1)!);
+      expect(last.type).toBe('done');
+      expect(last.view.messages.map((message: { role: string }) => message.role)).toEqual([
+        'user',
+        'user',
+        'assistant',
+      ]);
+    } finally {
+      held.open();
+      await fake.close();
+    }
+  });
+});
