@@ -1,32 +1,34 @@
-// Adds up the vitest JSON reports that CI runs leave in each package and prints one closing line
-// in the "N passed, N failed" form. Exits non-zero when a report is missing for a package that
-// has tests, or when any test failed.
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+// Adds up the vitest JSON reports the test runs leave in each package and prints one closing line
+// in the "N passed, N failed" form. Exits non-zero when any test (or a whole suite) failed, or when a package with a
+// `test` script left no report (unless `--partial`: a filtered run covers only some packages).
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { workspacePackages } from './workspace.mjs';
 
-const root = new URL('..', import.meta.url).pathname;
+const partial = process.argv.includes('--partial');
 let passed = 0;
 let failed = 0;
 let skipped = 0;
 const missing = [];
-for (const group of ['packages', 'apps']) {
-  const folder = join(root, group);
-  if (!existsSync(folder)) continue;
-  for (const name of readdirSync(folder)) {
-    const packageFolder = join(folder, name);
-    if (!existsSync(join(packageFolder, 'package.json'))) continue;
-    const report = join(packageFolder, '.vitest-report.json');
-    if (!existsSync(report)) {
-      missing.push(`${group}/${name}`);
-      continue;
-    }
-    const data = JSON.parse(readFileSync(report, 'utf8'));
-    passed += data.numPassedTests ?? 0;
-    failed += data.numFailedTests ?? 0;
-    skipped += (data.numPendingTests ?? 0) + (data.numTodoTests ?? 0);
-    console.log(`${group}/${name}: ${data.numPassedTests} passed, ${data.numFailedTests} failed`);
+const broken = [];
+for (const { folder, relative, manifest } of workspacePackages()) {
+  if (manifest.scripts?.test === undefined) continue;
+  const report = join(folder, '.vitest-report.json');
+  if (!existsSync(report)) {
+    missing.push(relative);
+    continue;
   }
+  const data = JSON.parse(readFileSync(report, 'utf8'));
+  passed += data.numPassedTests ?? 0;
+  failed += data.numFailedTests ?? 0;
+  skipped += (data.numPendingTests ?? 0) + (data.numTodoTests ?? 0);
+  // A suite that failed to load, or a type test error, fails the run without failing a test.
+  const brokenRun = data.success === false && (data.numFailedTests ?? 0) === 0;
+  if (brokenRun) broken.push(relative);
+  const note = brokenRun ? ' (the run failed: see its output)' : '';
+  console.log(`${relative}: ${data.numPassedTests} passed, ${data.numFailedTests} failed${note}`);
 }
-if (missing.length > 0) console.log(`no test report from: ${missing.join(', ')}`);
+if (missing.length > 0 && !partial) console.log(`no test report from: ${missing.join(', ')}`);
 console.log(`tests: ${passed} passed, ${failed} failed, ${skipped} skipped`);
-process.exitCode = failed > 0 || missing.length > 0 || passed === 0 ? 1 : 0;
+process.exitCode =
+  failed > 0 || broken.length > 0 || (missing.length > 0 && !partial) || passed === 0 ? 1 : 0;

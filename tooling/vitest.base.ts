@@ -1,11 +1,13 @@
 import { defineConfig, type ViteUserConfig } from 'vitest/config';
 
 /**
- * Shared vitest settings: explicit imports (no globals), type tests in `*.test-d.ts`. Under CI a
- * JSON report is written too, so `.ci/run` can print one total for the whole repository.
+ * Shared vitest settings: explicit imports (no globals), type tests in `*.test-d.ts`. Under CI,
+ * and when `pnpm test` (tooling/run-tests.mjs) runs the suites, a JSON report is written too, so
+ * one total line can be printed for the whole repository (tooling/test-summary.mjs).
  */
 export function packageTests(overrides: ViteUserConfig['test'] = {}): ViteUserConfig {
-  const ci = process.env.CI === 'true' || process.env.CI === '1';
+  const ci =
+    process.env.CI === 'true' || process.env.CI === '1' || process.env.CTXGRAPH_TEST_REPORT === '1';
   return defineConfig({
     test: {
       include: ['src/**/*.test.ts'],

@@ -1,0 +1,12 @@
+import type { ViteUserConfig } from 'vitest/config';
+import { packageTests } from './vitest.base.ts';
+
+/** The READMEs' examples, and the PostgreSQL test server the Postgres suites share. */
+const config: ViteUserConfig = packageTests({
+  include: ['*.test.ts'],
+  typecheck: { enabled: false },
+  testTimeout: 120_000,
+  hookTimeout: 120_000,
+});
+
+export default config;
