@@ -1,5 +1,10 @@
 import type { TestProject } from 'vitest/node';
-import { pgbouncerRequested, startPostgresServer } from '../../../../tooling/postgres-server.ts';
+import {
+  type PostgresServer,
+  PostgresServerError,
+  pgbouncerRequested,
+  startPostgresServer,
+} from '../../../../tooling/postgres-server.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -20,7 +25,15 @@ declare module 'vitest' {
 /** Starts (or picks up) the one server every test file of the run shares, and stops it after. */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const throughPgbouncer = pgbouncerRequested();
-  const server = await startPostgresServer({ pgbouncer: throughPgbouncer });
+  let server: PostgresServer;
+  try {
+    server = await startPostgresServer({ pgbouncer: throughPgbouncer });
+  } catch (error) {
+    if (!(error instanceof PostgresServerError)) throw error;
+    // The sentence says what to do; vitest would wrap it as an "Unhandled Error" with a banner.
+    console.error(`\n${error.message}\n`);
+    process.exit(1);
+  }
   console.log(`store-postgres tests use ${server.description}`);
   project.provide('databaseUrl', server.url);
   project.provide('throughPgbouncer', throughPgbouncer);
