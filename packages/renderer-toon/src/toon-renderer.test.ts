@@ -94,6 +94,32 @@ describe('ToonRenderer', () => {
     ]);
   });
 
+  it('numbers 20,000 alternating siblings in order, skipping keys taken by other fragments', () => {
+    // Numbering used to restart from 2 for every run, which made this shape quadratic (seconds);
+    // the keys must stay exactly what they were. No timing here: see the report's script.
+    const count = 20_000;
+    const fragments: ContextFragment[] = Array.from({ length: count }, (_, index) => ({
+      name: index % 2 === 0 ? 'hint' : 'term',
+      data: `v${index}`,
+    }));
+    fragments.push({ name: 'hint (5)', data: 'taken' });
+    const keys = Object.keys(decode(render(fragments)) as Record<string, unknown>);
+    const expectedKeys: string[] = [];
+    let hint = 1;
+    for (let index = 0; index < count; index += 1) {
+      if (index % 2 === 0) {
+        if (hint === 5) hint += 1;
+        expectedKeys.push(hint === 1 ? 'hint' : `hint (${hint})`);
+        hint += 1;
+      } else {
+        expectedKeys.push(index === 1 ? 'term' : `term (${(index + 1) / 2})`);
+      }
+    }
+    expectedKeys.push('hint (5)');
+    expect(keys).toHaveLength(count + 1);
+    expect(keys).toStrictEqual(expectedKeys);
+  });
+
   it('keeps fragment names, lists of fragments and nested data as objects and lists', () => {
     const fragments: ContextFragment[] = [
       {
