@@ -209,20 +209,21 @@ export async function runMigrations(
 
 /**
  * The schema version recorded in the database (0 when the tables were never created). Takes no
- * lock.
+ * lock, and is one round trip: it reads the bookkeeping table straight away and takes "no such
+ * table" as version 0, because a new store handle runs it before its first call.
  */
 export async function readSchemaVersion(sql: Sql, names: TableNames): Promise<number> {
-  // Checked first: a query naming a table that does not exist fails while it is planned.
-  const exists = await sql
-    .unsafe('SELECT to_regclass($1) IS NOT NULL', [
-      `${names.quotedSchema}.${names.local('migrations')}`,
-    ])
-    .values();
-  if (exists[0]?.[0] !== true) return 0;
-  const rows = await sql
-    .unsafe(`SELECT coalesce(max(version), 0) FROM ${names.migrations}`)
-    .values();
-  return Number(rows[0]?.[0] ?? 0);
+  try {
+    const rows = await sql
+      .unsafe(`SELECT coalesce(max(version), 0) FROM ${names.migrations}`)
+      .values();
+    return Number(rows[0]?.[0] ?? 0);
+  } catch (error) {
+    // 42P01 undefined_table, 3F000 invalid_schema_name: nothing was ever migrated here.
+    const code = (error as { code?: unknown } | null)?.code;
+    if (code === '42P01' || code === '3F000') return 0;
+    throw error;
+  }
 }
 
 /** Refuses to run against a schema this code cannot use: missing, older, or newer. */
