@@ -16,7 +16,10 @@ import { ContextEngine } from './context-engine';
 const renderer = new LineRenderer();
 let store: ContextStore;
 let counter = 0;
-const newChatId = (): string => `lane-${Date.now()}-${(counter += 1)}`;
+const newChatId = (): string => {
+  counter += 1;
+  return `lane-${Date.now()}-${counter}`;
+};
 const engine = (chatId: string): ContextEngine =>
   new ContextEngine({ store, chatId, userId: 'u', renderer });
 

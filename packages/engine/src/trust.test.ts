@@ -21,7 +21,10 @@ import { ContextEngine } from './context-engine';
 
 const renderer = new LineRenderer();
 let chatCounter = 0;
-const newChatId = (): string => `trust-${Date.now()}-${(chatCounter += 1)}`;
+const newChatId = (): string => {
+  chatCounter += 1;
+  return `trust-${Date.now()}-${chatCounter}`;
+};
 const texts = (messages: readonly UIMessage[]): string[] =>
   messages.map((entry) =>
     entry.parts.map((part) => (part.type === 'text' ? part.text : part.type)).join(''),
@@ -150,7 +153,7 @@ describe.each(stores)('store %s', (_label, makeStore) => {
     expect(Object.isFrozen(first[0])).toBe(true);
     expect(Object.isFrozen(first[0]?.parts[0])).toBe(true);
     expect(() => {
-      (first[0]?.parts as unknown[]).pop();
+      (first[0]?.parts as unknown[] | undefined)?.pop();
     }).toThrow(TypeError);
     first.pop(); // the array itself is the caller's
     const snapshot = await warm.inspect();
