@@ -50,6 +50,68 @@ describe('validateMessages', () => {
     expect(error.message).toContain(path);
   });
 
+  it.each([
+    [
+      'an unknown part type, listing the known ones',
+      { type: 'bogus' },
+      'messages[0].parts[0].type: unknown part type "bogus" (known: "text", "reasoning", "source-url", "source-document", "file", "step-start", "data-<name>", "dynamic-tool", "tool-<name>")',
+    ],
+    [
+      'an unknown part type that has the fields of a data part',
+      { type: 'bogus', data: 1 },
+      'messages[0].parts[0].type: unknown part type "bogus"',
+    ],
+    [
+      'a part whose type is not a string',
+      { text: 'x' },
+      'messages[0].parts[0].type: expected a string part type (',
+    ],
+    [
+      'a tool part without its toolCallId',
+      { type: 'tool-weather', state: 'output-available', input: {}, output: 1 },
+      'messages[0].parts[0].toolCallId: missing (expected string)',
+    ],
+    [
+      'a dynamic tool part without its toolName',
+      { type: 'dynamic-tool', toolCallId: 'c', state: 'input-available', input: {} },
+      'messages[0].parts[0].toolName: missing (expected string)',
+    ],
+    [
+      'a tool part in a state that does not exist',
+      { type: 'tool-weather', toolCallId: 'c', state: 'done', input: {} },
+      'messages[0].parts[0].state: unknown state "done" (expected one of "input-streaming", "input-available", "approval-requested", "approval-responded", "output-available", "output-error", "output-denied")',
+    ],
+    [
+      'a tool part without a state',
+      { type: 'tool-weather', toolCallId: 'c', input: {} },
+      'messages[0].parts[0].state: missing (expected one of "input-streaming"',
+    ],
+    [
+      'a field a tool state does not allow',
+      { type: 'tool-weather', toolCallId: 'c', state: 'input-available', input: {}, output: 3 },
+      'messages[0].parts[0].output: not allowed when state is "input-available" (received number)',
+    ],
+    [
+      'a text part without its text that has the fields of a data part',
+      { type: 'text', data: 1 },
+      'messages[0].parts[0].text: missing (expected string)',
+    ],
+    [
+      'a data part without data',
+      { type: 'data-chart' },
+      'messages[0].parts[0].data: missing (required)',
+    ],
+  ])('says the real cause for %s', async (_label, part, expected) => {
+    const candidate = { id: 'p', role: 'assistant', parts: [part] };
+    const error = (await validateMessages([candidate]).catch(
+      (caught: unknown) => caught,
+    )) as MessageValidationError;
+    expect(MessageValidationError.isInstance(error)).toBe(true);
+    expect(error.message).toContain(expected);
+    expect(error.message).not.toContain('must start with');
+    expect(error.issues).toHaveLength(1);
+  });
+
   it('validates metadata and data parts against the given schemas', async () => {
     const schemas = { metadataSchema: z.object({ model: z.string() }) };
     const withNumberModel = { ...hello, metadata: { model: 5 } };

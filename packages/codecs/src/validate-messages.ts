@@ -1,9 +1,6 @@
-import {
-  ValidationError,
-  type ValidationErrorOptions,
-  type ValidationIssue,
-} from '@ctxgraph/fragments-core';
+import { ValidationError, type ValidationErrorOptions } from '@ctxgraph/fragments-core';
 import { safeValidateUIMessages, type UIMessage } from 'ai';
+import { explainIssues } from './explain-issues';
 
 /**
  * Schemas the AI SDK validates message content against. Without them, metadata, data parts and
@@ -64,7 +61,11 @@ export async function checkMessages(
     messages.map(async (candidate, index): Promise<MessageCheck> => {
       const result = await safeValidateUIMessages({ ...schemas, messages: [candidate] });
       if (result.success) return { index, success: true, message: result.data[0] as UIMessage };
-      return { index, success: false, error: toMessageError(candidate, index, result.error) };
+      return {
+        index,
+        success: false,
+        error: await toMessageError(candidate, index, result.error),
+      };
     }),
   );
 }
@@ -86,7 +87,7 @@ export async function validateMessages(
   const checks = await checkMessages(messages, schemas);
   const failed = checks.find((check) => !check.success);
   if (failed && !failed.success) throw failed.error;
-  throw toMessageError(messages, 0, result.error);
+  throw await toMessageError(messages, 0, result.error);
 }
 
 /** Validates one message; throws a {@link MessageValidationError} when it fails. */
@@ -109,25 +110,13 @@ function assertList(method: string, messages: unknown): asserts messages is read
   }
 }
 
-interface ZodLikeIssue {
-  readonly code?: string;
-  readonly path?: readonly PropertyKey[];
-  readonly message?: string;
-  readonly errors?: readonly (readonly ZodLikeIssue[])[];
-}
-
-function toMessageError(candidate: unknown, index: number, error: Error): MessageValidationError {
+async function toMessageError(
+  candidate: unknown,
+  index: number,
+  error: Error,
+): Promise<MessageValidationError> {
   const messageId = readableId(candidate);
-  const raw = (error.cause as { issues?: readonly ZodLikeIssue[] } | undefined)?.issues;
-  // Metadata and data-part schema failures say which field they are about; their issue paths are
-  // relative to that field.
-  const field = (error as { context?: { field?: unknown } }).context?.field;
-  const base = typeof field === 'string' ? parsePath(field.replace(/^messages\[\d+\]\.?/, '')) : [];
-  const issues: ValidationIssue[] = [];
-  if (Array.isArray(raw)) {
-    for (const issue of raw) collectIssues(issue, base, candidate, index, issues);
-  }
-  if (issues.length === 0) issues.push({ path: `messages[${index}]`, message: error.message });
+  const issues = await explainIssues(candidate, index, error);
   const who =
     messageId === undefined
       ? `messages[${index}]`
@@ -139,65 +128,6 @@ function toMessageError(candidate: unknown, index: number, error: Error): Messag
     messageId,
     cause: error,
   });
-}
-
-function collectIssues(
-  issue: ZodLikeIssue,
-  prefix: readonly PropertyKey[],
-  candidate: unknown,
-  index: number,
-  out: ValidationIssue[],
-): void {
-  // Paths from a one-message validation start with the position in that list (always 0).
-  const fullPath = [...prefix, ...(issue.path ?? [])];
-  const relative = prefix.length === 0 && fullPath[0] === 0 ? fullPath.slice(1) : fullPath;
-
-  if (issue.code === 'invalid_union' && Array.isArray(issue.errors)) {
-    const value = valueAt(candidate, relative);
-    const type =
-      typeof value === 'object' && value !== null ? (value as { type?: unknown }).type : undefined;
-    // The part union failed: explain it with the branch meant for this part's type, if any.
-    const matching = issue.errors.find(
-      (branch: readonly ZodLikeIssue[]) =>
-        !branch.some(
-          (inner: ZodLikeIssue) =>
-            inner.code === 'invalid_value' && inner.path?.length === 1 && inner.path[0] === 'type',
-        ),
-    );
-    if (typeof type === 'string' && matching) {
-      for (const inner of matching) collectIssues(inner, relative, candidate, index, out);
-      return;
-    }
-    out.push({
-      path: formatPath(index, [...relative, 'type']),
-      message: `unknown part type ${JSON.stringify(type)}`,
-    });
-    return;
-  }
-  out.push({ path: formatPath(index, relative), message: issue.message ?? 'invalid' });
-}
-
-function parsePath(text: string): PropertyKey[] {
-  const keys: PropertyKey[] = [];
-  for (const match of text.matchAll(/([^.[\]]+)|\[(\d+)\]/g)) {
-    keys.push(match[2] === undefined ? (match[1] as string) : Number(match[2]));
-  }
-  return keys;
-}
-
-function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
-  let current = root;
-  for (const key of path) {
-    if (typeof current !== 'object' || current === null) return undefined;
-    current = (current as Record<PropertyKey, unknown>)[key];
-  }
-  return current;
-}
-
-function formatPath(index: number, path: readonly PropertyKey[]): string {
-  let text = `messages[${index}]`;
-  for (const key of path) text += typeof key === 'number' ? `[${key}]` : `.${String(key)}`;
-  return text;
 }
 
 function readableId(candidate: unknown): string | undefined {
