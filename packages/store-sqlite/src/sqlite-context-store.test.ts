@@ -515,10 +515,17 @@ describe('lifecycle and options', () => {
       'store',
       'tablePrefix',
     ]);
-    expect(store.capabilities).toEqual({ persistent: true, multiProcess: true });
+    expect(store.capabilities).toEqual({
+      persistent: true,
+      multiProcess: true,
+      append: true,
+      forkBranch: true,
+    });
     expect(new SqliteContextStore(':memory:').capabilities).toEqual({
       persistent: false,
       multiProcess: false,
+      append: true,
+      forkBranch: true,
     });
   });
 

@@ -1,5 +1,8 @@
 import {
+  type AppendInput,
+  type AppendResult,
   assertChainLimit,
+  assertForkBranchInput,
   assertIdentifier,
   assertJsonObject,
   assertTitle,
@@ -20,6 +23,7 @@ import {
   type CreateBranchInput,
   type CreateCheckpointInput,
   chatCursor,
+  type ForkBranchInput,
   type GetChainInput,
   type GetHeadInput,
   type GetMessageInput,
@@ -27,13 +31,17 @@ import {
   type HeadState,
   type JsonObject,
   type ListChatsInput,
+  MessageIdConflictError,
   type MessageNodeRecord,
   MessageNotFoundError,
   mergeMetadata,
+  nextBranchName,
   type OpenChatInput,
   type OpenChatResult,
   OwnershipError,
   type Page,
+  type PreparedCommitMessage,
+  prepareAppend,
   prepareChatList,
   prepareCommit,
   SchemaVersionError,
@@ -343,7 +351,13 @@ export class SqliteContextStore implements ContextStore {
     }
     this.#transaction = this.#database.transaction((body: () => unknown) => body());
     const memory = this.#database.memory;
-    this.capabilities = { persistent: !memory, multiProcess: !memory };
+    // append and forkBranch are served on any connection: their write transaction serializes them.
+    this.capabilities = {
+      persistent: !memory,
+      multiProcess: !memory,
+      append: true,
+      forkBranch: true,
+    };
     if (resolved.migrate !== false) {
       try {
         // A read-only database cannot be migrated: check its version instead, so the error says
@@ -556,84 +570,175 @@ export class SqliteContextStore implements ContextStore {
     });
   }
 
+  /**
+   * Inserts / replaces the nodes and moves the head in one `BEGIN IMMEDIATE` transaction, or
+   * throws having written nothing: `HeadConflictError` when the head is not `expectedHeadId`,
+   * `MessageIdConflictError` when an id exists in the chat but not on the branch.
+   */
   async commit(input: CommitInput): Promise<CommitResult> {
+    const method = 'commit(input)';
     const prepared = prepareCommit(input);
-    for (const [index, message] of prepared.entries()) {
-      this.#checkSize('commit(input)', `messages[${index}].message`, message.json);
-    }
+    this.#checkMessageSizes(method, prepared);
     const { chatId, branch, expectedHeadId } = input;
-    return this.#run('commit(input)', () =>
+    return this.#run(method, () =>
       this.#write(() => {
-        const state = this.#headState(chatId, branch);
-        if (state.head !== expectedHeadId) {
-          throw new HeadConflictError({
-            chatId,
-            branch,
-            expectedHeadId,
-            currentHeadId: state.head,
-          });
-        }
-        const now = Date.now();
-        // An id new to the chat gets the proposed sequence; an existing one keeps its own, which
-        // is always lower, so the returned sequence tells an insert from a replace.
-        const upsert = this.#statement(
-          `INSERT INTO ${this.#tables.messages} (chat_id, id, parent_id, sequence, role, payload, created_at, updated_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-           ON CONFLICT (chat_id, id) DO UPDATE SET role = excluded.role, payload = excluded.payload, updated_at = excluded.updated_at
-           RETURNING parent_id, sequence, created_at`,
+        const { previousHeadId: _previous, ...result } = this.#writeMessages(
+          chatId,
+          branch,
+          prepared,
+          expectedHeadId,
         );
-        let head = state.head;
-        let replaced = false;
-        let nextSequence = (state.max_sequence ?? 0) + 1;
-        const nodes: MessageNodeRecord[] = [];
-        for (const message of prepared) {
-          const row = upsert.get(
-            chatId,
-            message.id,
-            head,
-            nextSequence,
-            message.role,
-            message.json,
-            now,
-            now,
-          ) as Pick<MessageRow, 'parent_id' | 'sequence' | 'created_at'>;
-          if (row.sequence === nextSequence) {
-            head = message.id;
-            nextSequence += 1;
-          } else {
-            replaced = true;
-          }
-          nodes.push({
-            chatId,
-            id: message.id,
-            parentId: row.parent_id,
-            sequence: row.sequence,
-            // The JSON just written, parsed: the node exactly as a later read returns it.
-            message: JSON.parse(message.json) as StoredMessage,
-            createdAt: row.created_at,
-            updatedAt: now,
-          });
-        }
-        if (head !== state.head) {
-          this.#statement(
-            `UPDATE ${this.#tables.branches} SET head_message_id = ?, updated_at = MAX(updated_at, ?) WHERE chat_id = ? AND name = ?`,
-          ).run(head, now, chatId, branch);
-        }
-        // The right-hand sides see the row as it was, so `version + 1` is the new version.
-        const after = this.#statement(
-          `UPDATE ${this.#tables.chats}
-              SET version = version + 1, rewritten_at = CASE WHEN ? THEN version + 1 ELSE rewritten_at END,
-                  updated_at = MAX(updated_at, ?)
-            WHERE id = ? RETURNING version, rewritten_at`,
-        ).get(replaced ? 1 : 0, now, chatId) as { version: number; rewritten_at: number };
-        return {
-          headMessageId: head,
-          version: after.version,
-          rewrittenAt: after.rewritten_at,
-          nodes,
-        };
+        return result;
       }),
     );
+  }
+
+  /**
+   * The write of `commit`, attached at the branch head found once the write lock is held: the
+   * `BEGIN IMMEDIATE` transaction serializes appenders, in this process and in others, so no
+   * appender fails because another one moved the head. Same checks, same replace-in-place rule
+   * (against the head it finds), same +1 version; `previousHeadId` is the head it attached to.
+   */
+  async append(input: AppendInput): Promise<AppendResult> {
+    const method = 'append(input)';
+    const prepared = prepareAppend(input);
+    this.#checkMessageSizes(method, prepared);
+    const { chatId, branch } = input;
+    return this.#run(method, () =>
+      this.#write(() => this.#writeMessages(chatId, branch, prepared, undefined)),
+    );
+  }
+
+  #checkMessageSizes(method: string, prepared: readonly PreparedCommitMessage[]): void {
+    for (let index = 0; index < prepared.length; index += 1) {
+      this.#checkSize(
+        method,
+        `messages[${index}].message`,
+        (prepared[index] as PreparedCommitMessage).json,
+      );
+    }
+  }
+
+  // The body of commit (with an expected head) and append (without), inside the write
+  // transaction. A throw after the first insert rolls the whole transaction back.
+  #writeMessages(
+    chatId: string,
+    branch: string,
+    prepared: readonly PreparedCommitMessage[],
+    expectedHeadId: string | null | undefined,
+  ): AppendResult {
+    const state = this.#headState(chatId, branch);
+    if (expectedHeadId !== undefined && state.head !== expectedHeadId) {
+      throw new HeadConflictError({
+        chatId,
+        branch,
+        expectedHeadId,
+        currentHeadId: state.head,
+      });
+    }
+    const now = Date.now();
+    // An id new to the chat gets the proposed sequence; an existing one keeps its own, which is
+    // always lower, so the returned sequence tells an insert from a replace.
+    const upsert = this.#statement(
+      `INSERT INTO ${this.#tables.messages} (chat_id, id, parent_id, sequence, role, payload, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (chat_id, id) DO UPDATE SET role = excluded.role, payload = excluded.payload, updated_at = excluded.updated_at
+       RETURNING parent_id, sequence, created_at`,
+    );
+    let head = state.head;
+    let nextSequence = (state.max_sequence ?? 0) + 1;
+    // Replaced ids and the lowest sequence among them, for the on-branch check below.
+    const replacedIds: string[] = [];
+    let oldestReplaced = Number.MAX_SAFE_INTEGER;
+    const nodes: MessageNodeRecord[] = [];
+    for (const message of prepared) {
+      const row = upsert.get(
+        chatId,
+        message.id,
+        head,
+        nextSequence,
+        message.role,
+        message.json,
+        now,
+        now,
+      ) as Pick<MessageRow, 'parent_id' | 'sequence' | 'created_at'>;
+      if (row.sequence === nextSequence) {
+        head = message.id;
+        nextSequence += 1;
+      } else {
+        replacedIds.push(message.id);
+        if (row.sequence < oldestReplaced) oldestReplaced = row.sequence;
+      }
+      nodes.push({
+        chatId,
+        id: message.id,
+        parentId: row.parent_id,
+        sequence: row.sequence,
+        // The JSON just written, parsed: the node exactly as a later read returns it.
+        message: JSON.parse(message.json) as StoredMessage,
+        createdAt: row.created_at,
+        updatedAt: now,
+      });
+    }
+    // Checked after the upserts, so a batch of new ids (the usual save) costs no extra statement;
+    // a refusal throws, and the transaction rolls every row of the batch back.
+    if (replacedIds.length > 0)
+      this.#assertOnBranch(chatId, branch, state.head, replacedIds, oldestReplaced);
+    if (head !== state.head) {
+      this.#statement(
+        `UPDATE ${this.#tables.branches} SET head_message_id = ?, updated_at = MAX(updated_at, ?) WHERE chat_id = ? AND name = ?`,
+      ).run(head, now, chatId, branch);
+    }
+    // The right-hand sides see the row as it was, so `version + 1` is the new version.
+    const after = this.#statement(
+      `UPDATE ${this.#tables.chats}
+          SET version = version + 1, rewritten_at = CASE WHEN ? THEN version + 1 ELSE rewritten_at END,
+              updated_at = MAX(updated_at, ?)
+        WHERE id = ? RETURNING version, rewritten_at`,
+    ).get(replacedIds.length > 0 ? 1 : 0, now, chatId) as {
+      version: number;
+      rewritten_at: number;
+    };
+    return {
+      headMessageId: head,
+      previousHeadId: state.head,
+      version: after.version,
+      rewrittenAt: after.rewritten_at,
+      nodes,
+    };
+  }
+
+  /**
+   * Throws `MessageIdConflictError` for the first of `ids` (existing nodes the batch replaced)
+   * that is not `head` or one of its ancestors. A parent always has a lower sequence than its
+   * child, so the walk from the head stops below the oldest replaced node: it reads only the part
+   * of the chain that could hold them.
+   */
+  #assertOnBranch(
+    chatId: string,
+    branch: string,
+    head: string | null,
+    ids: readonly string[],
+    oldest: number,
+  ): void {
+    const m = this.#tables.messages;
+    const found = new Set(
+      this.#statement(
+        `WITH RECURSIVE walk (id, parent_id) AS (
+           SELECT id, parent_id FROM ${m} WHERE chat_id = @chatId AND id = @head AND sequence >= @oldest
+           UNION ALL
+           SELECT node.id, node.parent_id
+             FROM walk JOIN ${m} AS node ON node.chat_id = @chatId AND node.id = walk.parent_id
+            WHERE node.sequence >= @oldest
+         )
+         SELECT id FROM walk WHERE id IN (SELECT value FROM json_each(@ids))`,
+      )
+        .pluck()
+        .all({ chatId, head, oldest, ids: JSON.stringify(ids) }) as string[],
+    );
+    const offBranch = ids.find((id) => !found.has(id));
+    if (offBranch !== undefined)
+      throw new MessageIdConflictError({ chatId, branch, messageId: offBranch });
   }
 
   async getChain(input: GetChainInput): Promise<ChainPage> {
@@ -705,6 +810,49 @@ export class SqliteContextStore implements ContextStore {
         if (this.#branchRow(chatId, name) !== undefined) throw new BranchExistsError(chatId, name);
         if (headMessageId !== null && this.#messageRow(chatId, headMessageId) === undefined) {
           throw new MessageNotFoundError(chatId, headMessageId);
+        }
+        const now = Date.now();
+        const row = this.#statement(
+          `INSERT INTO ${this.#tables.branches} (chat_id, name, head_message_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?) RETURNING *`,
+        ).get(chatId, name, headMessageId, now, now) as BranchRow;
+        this.#touchChat(chatId, now, input.activate === true ? name : undefined);
+        return branchRecord(row);
+      }),
+    );
+  }
+
+  /**
+   * Creates a branch named `nextBranchName(from, every branch name of the chat)`, reading the
+   * names and inserting the branch in one `BEGIN IMMEDIATE` transaction, so concurrent forks (in
+   * any process) each get their own name and none fails. `MessageNotFoundError` when
+   * `headMessageId` is not a node of the chat.
+   */
+  async forkBranch(input: ForkBranchInput): Promise<BranchRecord> {
+    const method = 'forkBranch(input)';
+    assertForkBranchInput(input);
+    const { chatId, from, headMessageId } = input;
+    return this.#run(method, () =>
+      this.#write(() => {
+        this.#requireChat(chatId);
+        if (headMessageId !== null && this.#messageRow(chatId, headMessageId) === undefined) {
+          throw new MessageNotFoundError(chatId, headMessageId);
+        }
+        const names = this.#statement(`SELECT name FROM ${this.#tables.branches} WHERE chat_id = ?`)
+          .pluck()
+          .all(chatId) as string[];
+        const name = nextBranchName(from, names);
+        try {
+          assertIdentifier(method, 'from', name);
+        } catch (error) {
+          // A `from` near the length limit has no valid next name: its `-vN` suffix does not fit.
+          throw new ValidationError(
+            `${method}: the next fork of "${from}" would be named "${name}", which is not a valid branch name (${(error as Error).message}). Nothing was created; fork from a shorter name or use createBranch with a name of your own.`,
+            {
+              issues: [
+                { path: 'from', message: 'the derived branch name is not a valid identifier' },
+              ],
+            },
+          );
         }
         const now = Date.now();
         const row = this.#statement(

@@ -1,8 +1,13 @@
 // A child process for the multi-process tests. Usage:
 //   node --import tsx append-worker.ts append <file> <chatId> <worker> <turns> <startAt>
+//   node --import tsx append-worker.ts append-at-head <file> <chatId> <worker> <turns> <startAt>
+//   node --import tsx append-worker.ts fork <file> <chatId> <worker> <forks> <startAt>
 //   node --import tsx append-worker.ts open <file> <startAt>
 // `append` commits <turns> turns (a user and an assistant message each) on the chat's main branch,
 // re-reading the head and retrying on every HeadConflictError, then prints a JSON summary.
+// `append-at-head` saves the same turns through store.append (no retry: it must never fail) and
+// prints the head each turn attached to. `fork` forks `main` <forks> times through
+// store.forkBranch and prints the names it got.
 // `open` only constructs the store (which migrates the file) at <startAt>, to race migrations.
 import { HeadConflictError } from '@ctxgraph/fragments-core';
 import { SqliteContextStore } from '../sqlite-context-store';
@@ -28,6 +33,38 @@ async function main(): Promise<void> {
   const turns = Number(turnsText);
   const store = new SqliteContextStore({ path, busyTimeout: 30_000 });
   waitUntil(Number(startAtText));
+  if (mode === 'append-at-head') {
+    const attachedTo: (string | null)[] = [];
+    for (let turn = 0; turn < turns; turn += 1) {
+      const ids = [`w${worker}-t${turn}-user`, `w${worker}-t${turn}-reply`];
+      const result = await store.append({
+        chatId,
+        branch: 'main',
+        messages: ids.map((id, index) => ({
+          id,
+          message: {
+            id,
+            role: index === 0 ? 'user' : 'assistant',
+            parts: [{ type: 'text', text: `${index === 0 ? 'question' : 'answer'} ${turn}` }],
+          },
+        })),
+      });
+      attachedTo.push(result.previousHeadId);
+    }
+    await store.close();
+    process.stdout.write(JSON.stringify({ worker, turns, attachedTo }));
+    return;
+  }
+  if (mode === 'fork') {
+    const names: string[] = [];
+    for (let fork = 0; fork < turns; fork += 1) {
+      const branch = await store.forkBranch({ chatId, from: 'main', headMessageId: null });
+      names.push(branch.name);
+    }
+    await store.close();
+    process.stdout.write(JSON.stringify({ worker, names }));
+    return;
+  }
   let conflicts = 0;
   for (let turn = 0; turn < turns; turn += 1) {
     const userId = `w${worker}-t${turn}-user`;
