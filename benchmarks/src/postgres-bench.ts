@@ -183,7 +183,7 @@ async function captureChainStatement(
     max: 1,
     onnotice: () => {},
     debug: (_connection, statement, parameters) => {
-      if (statement.includes('WITH RECURSIVE chain')) captured = { statement, parameters };
+      if (statement.includes('WITH RECURSIVE target')) captured = { statement, parameters };
     },
   });
   const store = new PostgresContextStore({ sql: client, schema });

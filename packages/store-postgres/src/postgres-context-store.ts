@@ -655,16 +655,21 @@ export class PostgresContextStore implements ContextStore {
     // `locked` takes the branch row lock first: under READ COMMITTED a locking read that had to
     // wait for another writer returns the row as that writer committed it, so the head compared
     // (commit), attached to (append) and reported back is the current one, not the snapshot's.
-    // The chat row is updated the same way, so version and sequence numbers are current too.
+    // The chat row is updated the same way, so version, sequence numbers and the newest node
+    // are current too.
     //
-    // `walk` places the ids that already exist: it goes up from the head only while a node's
-    // sequence is above the smallest sequence among them (a parent's sequence is always below
-    // its child's), so correcting the last reply reads one node, not the whole chain. An existing
-    // id that is not met is on another branch: `problem.off_branch` names it and nothing is
-    // written. When the head itself is newer than the snapshot (another writer committed it
-    // while this one waited for the lock), the walk cannot see it: `problem.stale` asks the
-    // caller to run again. Each step is a LATERAL lookup with LIMIT 1, so it is an index probe on
-    // the primary key whatever the planner knows about the table.
+    // `spans` places the ids that already exist, walking up from the head one run at a time (see
+    // the `chain runs` migration): a node is on the branch when its sequence falls in one of the
+    // spans. The walk stops once a span starts at or below the smallest sequence among those ids
+    // (a parent's sequence is always below its child's), so correcting the last reply reads one
+    // span. An existing id in no span is on another branch: `problem.off_branch` names it and
+    // nothing is written. When the head itself is newer than the snapshot (another writer
+    // committed it while this one waited for the lock), the walk cannot see it: `problem.stale`
+    // asks the caller to run again. Each lookup is a LATERAL probe with LIMIT 1, so it is an index
+    // probe whatever the planner knows about the table.
+    //
+    // The new nodes continue the run of the head they attach to when that head is the newest
+    // node of the chat (`last_message_id`, still at `last_sequence`); otherwise they start one.
     const statement = `WITH RECURSIVE input AS (
   SELECT t.id, t.role, t.body, t.ordinal
   FROM unnest($3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS t(id, role, body, ordinal)
@@ -675,27 +680,33 @@ export class PostgresContextStore implements ContextStore {
 ), existing AS (
   SELECT m.message_id, m.sequence FROM ${names.messages} m
   WHERE m.chat_id = $1::text AND m.message_id = ANY ($3::text[])
-), walk AS (
-  SELECT h.message_id, h.parent_id, h.sequence
+), spans AS (
+  SELECT h.message_id, h.parent_id, h.sequence, coalesce(h.run_start, h.sequence) AS low
   FROM locked l CROSS JOIN LATERAL (
-    SELECT m.message_id, m.parent_id, m.sequence FROM ${names.messages} m
+    SELECT m.message_id, m.parent_id, m.sequence, m.run_start FROM ${names.messages} m
     WHERE m.chat_id = $1::text AND m.message_id = l.head_message_id LIMIT 1
   ) h
   WHERE EXISTS (SELECT 1 FROM existing)
   UNION ALL
-  SELECT p.message_id, p.parent_id, p.sequence
-  FROM walk w CROSS JOIN LATERAL (
-    SELECT m.message_id, m.parent_id, m.sequence FROM ${names.messages} m
-    WHERE m.chat_id = $1::text AND m.message_id = w.parent_id LIMIT 1
-  ) p
-  WHERE w.sequence > (SELECT min(e.sequence) FROM existing e)
+  SELECT q.message_id, q.parent_id, q.sequence, coalesce(q.run_start, q.sequence)
+  FROM spans s
+  CROSS JOIN LATERAL (
+    SELECT CASE WHEN s.low = s.sequence THEN s.parent_id ELSE (
+      SELECT f.parent_id FROM ${names.messages} f WHERE f.chat_id = $1::text AND f.sequence = s.low
+    ) END AS id
+  ) first_parent
+  CROSS JOIN LATERAL (
+    SELECT m.message_id, m.parent_id, m.sequence, m.run_start FROM ${names.messages} m
+    WHERE m.chat_id = $1::text AND m.message_id = first_parent.id LIMIT 1
+  ) q
+  WHERE s.low > (SELECT min(e.sequence) FROM existing e)
 ), problem AS (
   SELECT
     (SELECT i.id FROM input i JOIN existing e ON e.message_id = i.id
-     WHERE NOT EXISTS (SELECT 1 FROM walk w WHERE w.message_id = i.id)
+     WHERE NOT EXISTS (SELECT 1 FROM spans s WHERE e.sequence BETWEEN s.low AND s.sequence)
      ORDER BY i.ordinal LIMIT 1) AS off_branch,
     (EXISTS (SELECT 1 FROM existing) AND l.head_message_id IS NOT NULL
-     AND NOT EXISTS (SELECT 1 FROM walk w WHERE w.message_id = l.head_message_id)) AS stale
+     AND NOT EXISTS (SELECT 1 FROM spans s WHERE s.message_id = l.head_message_id)) AS stale
   FROM locked l
 ), fresh AS (
   SELECT i.id, i.role, i.body,
@@ -718,14 +729,20 @@ export class PostgresContextStore implements ContextStore {
     version = c.version + 1,
     rewritten_at = CASE WHEN EXISTS (SELECT 1 FROM existing) THEN c.version + 1 ELSE c.rewritten_at END,
     last_sequence = c.last_sequence + g.n,
+    last_run_start = CASE
+      WHEN g.n = 0 THEN c.last_run_start
+      WHEN g.previous_head = c.last_message_id AND c.last_message_sequence = c.last_sequence THEN c.last_run_start
+      ELSE c.last_sequence + 1 END,
+    last_message_id = CASE WHEN g.n = 0 THEN c.last_message_id ELSE g.head_message_id END,
+    last_message_sequence = CASE WHEN g.n = 0 THEN c.last_message_sequence ELSE c.last_sequence + g.n END,
     updated_at = greatest(c.updated_at, $6::bigint)
   FROM gate g
   WHERE c.chat_id = $1::text
-  RETURNING c.version, c.rewritten_at, c.last_sequence, g.n, g.head_message_id, g.previous_head
+  RETURNING c.version, c.rewritten_at, c.last_sequence, c.last_run_start, g.n, g.head_message_id, g.previous_head
 ), inserted AS (
-  INSERT INTO ${names.messages} (chat_id, message_id, parent_id, sequence, role, message, created_at, updated_at)
+  INSERT INTO ${names.messages} (chat_id, message_id, parent_id, sequence, run_start, role, message, created_at, updated_at)
   SELECT $1::text, f.id, CASE WHEN f.rank = 1 THEN ch.previous_head ELSE f.previous_id END,
-    ch.last_sequence - ch.n + f.rank, f.role, f.body::json, $6::bigint, $6::bigint
+    ch.last_sequence - ch.n + f.rank, ch.last_run_start, f.role, f.body::json, $6::bigint, $6::bigint
   FROM fresh f CROSS JOIN chat ch
   RETURNING message_id, parent_id, sequence, created_at, updated_at
 ), replaced AS (
@@ -759,35 +776,13 @@ LEFT JOIN (SELECT * FROM inserted UNION ALL SELECT * FROM replaced) r ON ch.vers
     const { chatId, headMessageId, until, limit } = input;
     return this.#run('getChain', false, async (sql) => {
       const names = this.#names;
-      // Each step is a LATERAL primary-key probe with LIMIT 1: the planner cannot turn it into
-      // a hash join that scans every row of the chat per step (what it picks for a plain join
-      // before ANALYZE has run, and for a chat that fills most of the table even after).
-      const rows = await this.#query(
-        sql,
-        `WITH RECURSIVE chain AS (
-           SELECT m.message_id, m.parent_id, m.sequence, m.message, m.created_at, m.updated_at, 1::bigint AS depth
-           FROM ${names.messages} m
-           WHERE m.chat_id = $1::text AND m.message_id = $2::text AND m.message_id IS DISTINCT FROM $3::text
-           UNION ALL
-           SELECT p.message_id, p.parent_id, p.sequence, p.message, p.created_at, p.updated_at, chain.depth + 1
-           FROM chain CROSS JOIN LATERAL (
-             SELECT m.message_id, m.parent_id, m.sequence, m.message, m.created_at, m.updated_at
-             FROM ${names.messages} m
-             WHERE m.chat_id = $1::text AND m.message_id = chain.parent_id
-             LIMIT 1
-           ) p
-           WHERE chain.parent_id IS DISTINCT FROM $3::text AND ($4::bigint IS NULL OR chain.depth < $4::bigint)
-         )
-         SELECT $1::text, m.message_id, m.parent_id, m.sequence, m.message::text, m.created_at, m.updated_at
-         FROM chain m ORDER BY m.depth DESC`,
+      const rows = await this.#query(sql, this.#chainSql(), [
+        chatId,
+        headMessageId,
+        until ?? null,
         // Any limit beyond the largest safe integer is "unlimited"; as text it always fits bigint.
-        [
-          chatId,
-          headMessageId,
-          until ?? null,
-          limit === undefined ? null : String(Math.min(limit, Number.MAX_SAFE_INTEGER)),
-        ],
-      );
+        limit === undefined ? null : String(Math.min(limit, Number.MAX_SAFE_INTEGER)),
+      ]);
       const nodes = rows.map((row) => messageFrom(row));
       const oldest = nodes[0];
       if (oldest === undefined) {
@@ -808,6 +803,71 @@ LEFT JOIN (SELECT * FROM inserted UNION ALL SELECT * FROM replaced) r ON ch.vers
         limit !== undefined && nodes.length === limit && oldest.parentId !== null && !reachedUntil;
       return { nodes, nextCursor: cut ? oldest.parentId : null, reachedUntil };
     });
+  }
+
+  #chainStatement: string | undefined;
+
+  #chainSql(): string {
+    if (this.#chainStatement !== undefined) return this.#chainStatement;
+    const messages = this.#names.messages;
+    // $1 chat, $2 head, $3 until (or null), $4 limit (or null).
+    // The walk goes from the head toward the root one run at a time (see the `chain runs`
+    // migration): each `spans` row is a node q and stands for the chain from q back to the first
+    // node of its run, sequences low..q.sequence. The next span starts at the parent of that
+    // first node. Every lookup is a LATERAL probe with LIMIT 1 or a range of the (chat_id,
+    // sequence) key, so the plan is index probes whatever the planner knows about the table: a
+    // plain recursive join is hash-joined against every row of the chat at every step when
+    // statistics are missing, or when one chat fills most of the table. It stops at the span
+    // that holds `until` (all of a span's sequences are on the chain, so that is the test) and
+    // once `limit` nodes are covered; the nodes are then read span by span with range scans.
+    this.#chainStatement = `WITH RECURSIVE target AS (
+  SELECT (SELECT u.sequence FROM ${messages} u WHERE u.chat_id = $1::text AND u.message_id = $3::text) AS until_sequence
+), spans AS (
+  SELECT h.message_id, h.parent_id, h.sequence, h.message, h.created_at, h.updated_at,
+    coalesce(h.run_start, h.sequence) AS low,
+    h.sequence - coalesce(h.run_start, h.sequence) + 1 AS covered
+  FROM ${messages} h
+  WHERE h.chat_id = $1::text AND h.message_id = $2::text
+  UNION ALL
+  SELECT q.message_id, q.parent_id, q.sequence, q.message, q.created_at, q.updated_at,
+    coalesce(q.run_start, q.sequence),
+    s.covered + q.sequence - coalesce(q.run_start, q.sequence) + 1
+  FROM spans s
+  CROSS JOIN target t
+  CROSS JOIN LATERAL (
+    SELECT CASE WHEN s.low = s.sequence THEN s.parent_id ELSE (
+      SELECT f.parent_id FROM ${messages} f WHERE f.chat_id = $1::text AND f.sequence = s.low
+    ) END AS id
+  ) first_parent
+  CROSS JOIN LATERAL (
+    SELECT m.message_id, m.parent_id, m.sequence, m.message, m.created_at, m.updated_at, m.run_start
+    FROM ${messages} m
+    WHERE m.chat_id = $1::text AND m.message_id = first_parent.id
+    LIMIT 1
+  ) q
+  WHERE (t.until_sequence IS NULL OR t.until_sequence NOT BETWEEN s.low AND s.sequence)
+    AND ($4::bigint IS NULL OR s.covered < $4::bigint)
+), nodes AS (
+  SELECT s.message_id, s.parent_id, s.sequence, s.message, s.created_at, s.updated_at FROM spans s
+  UNION ALL
+  SELECT r.message_id, r.parent_id, r.sequence, r.message, r.created_at, r.updated_at
+  FROM spans s CROSS JOIN LATERAL (
+    SELECT m.message_id, m.parent_id, m.sequence, m.message, m.created_at, m.updated_at
+    FROM ${messages} m
+    WHERE s.low < s.sequence AND m.chat_id = $1::text AND m.sequence >= s.low AND m.sequence < s.sequence
+  ) r
+), wanted AS (
+  SELECT n.* FROM nodes n
+  WHERE n.sequence > coalesce((
+    SELECT t.until_sequence FROM target t
+    WHERE EXISTS (SELECT 1 FROM spans s WHERE t.until_sequence BETWEEN s.low AND s.sequence)
+  ), 0)
+  ORDER BY n.sequence DESC
+  LIMIT $4::bigint
+)
+SELECT $1::text, w.message_id, w.parent_id, w.sequence, w.message::text, w.created_at, w.updated_at
+FROM wanted w ORDER BY w.sequence`;
+    return this.#chainStatement;
   }
 
   /** One node, or null. */

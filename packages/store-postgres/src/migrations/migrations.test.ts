@@ -86,7 +86,7 @@ describe('migrations', () => {
         stores.map((store) => store.openChat({ chatId: 'shared', userId: 'user' })),
       );
       expect(opened.filter((result) => result.created)).toHaveLength(1);
-      expect(await recordedVersions(schema)).toEqual([1]);
+      expect(await recordedVersions(schema)).toEqual(MIGRATIONS.map((_, index) => index + 1));
     } finally {
       await Promise.all(stores.map((store) => store.close()));
     }
@@ -150,7 +150,10 @@ describe('migrations', () => {
         await store.close();
       }
     }
-    expect(await recordedVersions(schema)).toEqual([1, SCHEMA_VERSION + 1]);
+    expect(await recordedVersions(schema)).toEqual([
+      ...MIGRATIONS.map((_, index) => index + 1),
+      SCHEMA_VERSION + 1,
+    ]);
   });
 
   it('getMigrationSql exports a script that runs twice without harm and serves a migrate: false store', async () => {
@@ -167,7 +170,7 @@ describe('migrations', () => {
     } finally {
       connection.release();
     }
-    expect(await recordedVersions(schema, 'app_')).toEqual([1]);
+    expect(await recordedVersions(schema, 'app_')).toEqual(MIGRATIONS.map((_, index) => index + 1));
     const store = new PostgresContextStore({
       connectionString: databaseUrl(),
       schema,
@@ -213,8 +216,12 @@ describe('migrations', () => {
       ]);
       expect((await left.getChat('c'))?.userId).toBe('left-user');
       expect((await right.getChat('c'))?.userId).toBe('right-user');
-      expect(await recordedVersions(schema, 'left_')).toEqual([1]);
-      expect(await recordedVersions(schema, 'right_')).toEqual([1]);
+      expect(await recordedVersions(schema, 'left_')).toEqual(
+        MIGRATIONS.map((_, index) => index + 1),
+      );
+      expect(await recordedVersions(schema, 'right_')).toEqual(
+        MIGRATIONS.map((_, index) => index + 1),
+      );
     } finally {
       await Promise.all([left.close(), right.close()]);
     }

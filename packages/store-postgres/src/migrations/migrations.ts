@@ -78,11 +78,31 @@ CREATE TABLE IF NOT EXISTS ${names.checkpoints} (
 `,
 };
 
+// A run is a stretch of a chain in which every node's parent is the node just before it in
+// sequence order: what a branch that is simply appended to looks like. `run_start` is the
+// sequence of the first node of the run a node ends, so the chain from a node back to that first
+// node is exactly the chat's rows with sequences run_start..sequence, one index range scan. A
+// chain read then takes one step per run instead of one per node. NULL (rows written before this
+// step, or by an older store during a rolling deploy) means a run of one node, which is always
+// true. The chat row remembers the newest node this code inserted, its sequence and its run, so
+// a write knows without reading any message row whether its first node continues that run: only
+// when it attaches to that node and no other node was inserted after it (`last_sequence` still
+// equals `last_message_sequence`). Adding nullable columns rewrites nothing.
+const chainRuns: Migration = {
+  name: 'chain runs',
+  sql: (names) => `
+ALTER TABLE ${names.messages} ADD COLUMN IF NOT EXISTS run_start bigint;
+ALTER TABLE ${names.chats} ADD COLUMN IF NOT EXISTS last_message_id text;
+ALTER TABLE ${names.chats} ADD COLUMN IF NOT EXISTS last_message_sequence bigint;
+ALTER TABLE ${names.chats} ADD COLUMN IF NOT EXISTS last_run_start bigint;
+`,
+};
+
 /**
  * The schema's history, oldest first. Never edit or reorder a released step: append a new one.
  * The version of the schema is the number of steps applied.
  */
-export const MIGRATIONS: readonly Migration[] = [initialSchema];
+export const MIGRATIONS: readonly Migration[] = [initialSchema, chainRuns];
 
 /** The schema version this code creates and understands. */
 export const SCHEMA_VERSION: number = MIGRATIONS.length;
