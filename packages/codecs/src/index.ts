@@ -9,6 +9,7 @@ export {
   user,
 } from './message-fragment';
 export { type ToModelMessagesOptions, toModelMessages } from './model-messages';
+export { assertStorableMessage, storableMessageIssues } from './storable-message';
 export {
   checkMessages,
   type MessageCheck,

@@ -2,9 +2,17 @@ import {
   type ContextFragment,
   type FragmentCodec,
   ValidationError,
-  type ValidationIssue,
 } from '@ctxgraph/fragments-core';
 import { generateId, type UIMessage } from 'ai';
+import {
+  assertStorableMessage,
+  describe,
+  joinPath,
+  messageError,
+  messageIssues,
+  roles,
+  validId,
+} from './storable-message';
 
 /** The roles a conversation message can have. */
 export type MessageRole = UIMessage['role'];
@@ -45,8 +53,6 @@ export interface TextMessageOptions {
   /** Message metadata, stored with the message. */
   metadata?: unknown;
 }
-
-const roles: readonly string[] = ['system', 'user', 'assistant'];
 
 /**
  * A user message.
@@ -110,8 +116,7 @@ export function assistant(
  * ```
  */
 export function message(uiMessage: UIMessage): MessageFragment {
-  const issues = structuralIssues(uiMessage, 'message');
-  if (issues.length > 0) throw invalid('message(uiMessage)', issues);
+  assertStorableMessage(uiMessage, 'message(uiMessage)');
   return toFragment(copyMessage(uiMessage));
 }
 
@@ -121,37 +126,63 @@ function roleMessage(
   content: string | UIMessage,
   options: TextMessageOptions,
 ): MessageFragment {
+  // The argument the content came from, to name it in errors.
+  const argument = builder.slice(builder.indexOf('(') + 1, builder.indexOf(','));
   if (typeof options !== 'object' || options === null) {
-    throw invalid(builder, [
+    throw messageError(builder, undefined, [
       { path: 'options', message: `expected an object, received ${describe(options)}` },
     ]);
   }
-  if (options.id !== undefined && (typeof options.id !== 'string' || options.id === '')) {
-    throw invalid(builder, [{ path: 'options.id', message: 'expected a non-empty string' }]);
+  const contentIsText = typeof content === 'string';
+  if (
+    !contentIsText &&
+    (typeof content !== 'object' || content === null || Array.isArray(content))
+  ) {
+    throw messageError(builder, undefined, [
+      { path: argument, message: `expected a UIMessage object, received ${describe(content)}` },
+    ]);
   }
-  if (typeof content === 'string') {
-    const uiMessage: UIMessage = {
-      id: options.id ?? generateId(),
-      role,
-      parts: [{ type: 'text', text: content }],
-      ...(options.metadata === undefined ? {} : { metadata: options.metadata }),
-    };
-    return toFragment(copyMessage(uiMessage));
+  const uiMessage: UIMessage = contentIsText
+    ? {
+        id: options.id ?? generateId(),
+        role,
+        parts: [{ type: 'text', text: content }],
+        ...(options.metadata === undefined ? {} : { metadata: options.metadata }),
+      }
+    : {
+        ...content,
+        ...(options.id === undefined ? {} : { id: options.id }),
+        ...(options.metadata === undefined ? {} : { metadata: options.metadata }),
+      };
+  // Checked on the message as it will be stored (so the depth of metadata counts from the
+  // message, as a store counts it), each problem named by the argument it came from.
+  const found = messageIssues(uiMessage);
+  if (!contentIsText && roles.includes(uiMessage.role) && uiMessage.role !== role) {
+    found.push({ path: 'role', message: `expected "${role}", received "${uiMessage.role}"` });
   }
-  const issues = structuralIssues(content, 'content');
-  if (issues.length === 0 && content.role !== role) {
-    issues.push({
-      path: 'content.role',
-      message: `expected "${role}", received "${content.role}"`,
-    });
+  if (found.length > 0) {
+    const issues = found.map((issue) => ({
+      path: callerPath(issue.path, argument, contentIsText, options),
+      message: issue.message,
+    }));
+    throw messageError(builder, validId(uiMessage), issues);
   }
-  if (issues.length > 0) throw invalid(builder, issues);
-  const uiMessage: UIMessage = {
-    ...content,
-    ...(options.id === undefined ? {} : { id: options.id }),
-    ...(options.metadata === undefined ? {} : { metadata: options.metadata }),
-  };
   return toFragment(copyMessage(uiMessage));
+}
+
+/** Where a problem found in the built message came from: `options.id`, `content.parts[0]`, … */
+function callerPath(
+  path: string,
+  argument: string,
+  contentIsText: boolean,
+  options: TextMessageOptions,
+): string {
+  const head = /^[^.[]*/.exec(path)?.[0] ?? '';
+  const rest = path.slice(head.length);
+  if (head === 'id' && options.id !== undefined) return `options.id${rest}`;
+  if (head === 'metadata' && options.metadata !== undefined) return `options.metadata${rest}`;
+  if (contentIsText && path === 'parts[0].text') return argument;
+  return joinPath(argument, path);
 }
 
 function toFragment(uiMessage: UIMessage): MessageFragment {
@@ -182,60 +213,6 @@ function textOf(uiMessage: UIMessage): string {
     .join('\n\n');
 }
 
-/**
- * The quick checks a builder can make synchronously: an object with a non-empty string id, a
- * known role and an array of parts that each have a string `type`. The AI SDK's full validation
- * (part fields, tool states, metadata and data schemas) runs in `validateMessages`.
- */
-export function structuralIssues(value: unknown, path: string): ValidationIssue[] {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    return [{ path, message: `expected a UIMessage object, received ${describe(value)}` }];
-  }
-  const record = value as Record<string, unknown>;
-  const issues: ValidationIssue[] = [];
-  if (typeof record.id !== 'string' || record.id === '') {
-    issues.push({
-      path: `${path}.id`,
-      message: `expected a non-empty string, received ${describe(record.id)}`,
-    });
-  }
-  if (typeof record.role !== 'string' || !roles.includes(record.role)) {
-    issues.push({
-      path: `${path}.role`,
-      message: `expected "system", "user" or "assistant", received ${JSON.stringify(record.role) ?? 'undefined'}`,
-    });
-  }
-  if (!Array.isArray(record.parts)) {
-    issues.push({
-      path: `${path}.parts`,
-      message: `expected an array, received ${describe(record.parts)}`,
-    });
-  } else {
-    record.parts.forEach((part: unknown, index) => {
-      const type =
-        typeof part === 'object' && part !== null ? (part as { type?: unknown }).type : undefined;
-      if (typeof type !== 'string' || type === '') {
-        issues.push({
-          path: `${path}.parts[${index}].type`,
-          message: 'expected a part with a string type',
-        });
-      }
-    });
-  }
-  return issues;
-}
-
-function invalid(builder: string, issues: ValidationIssue[]): ValidationError {
-  const list = issues.map((issue) => `${issue.path}: ${issue.message}`).join('; ');
-  return new ValidationError(`${builder}: ${list}.`, { issues });
-}
-
 function copyMessage(uiMessage: UIMessage): UIMessage {
   return JSON.parse(JSON.stringify(uiMessage)) as UIMessage;
-}
-
-function describe(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'array';
-  return typeof value;
 }
