@@ -126,6 +126,11 @@ function lockSql(names: TableNames): string {
   return `SELECT pg_advisory_xact_lock(hashtext('ctxgraph.migrate'), hashtext(${sqlString(`${names.schema}.${names.tablePrefix}`)}))`;
 }
 
+// Taken by everything that may create the PostgreSQL schema, whatever its table prefix.
+function schemaLockSql(names: TableNames): string {
+  return `SELECT pg_advisory_xact_lock(hashtext('ctxgraph.schema'), hashtext(${sqlString(names.schema)}))`;
+}
+
 /** Options of {@link getMigrationSql}. */
 export interface MigrationSqlOptions extends TableNameOptions {
   /**
@@ -161,6 +166,7 @@ export function getMigrationSql(options: MigrationSqlOptions = {}): string {
     parts.push(`-- version ${version}: ${migration.name}
 BEGIN;
 ${lockSql(names)};
+${schemaLockSql(names)};
 CREATE SCHEMA IF NOT EXISTS ${names.quotedSchema};
 ${bookkeepingSql(names)}
 ${migration.sql(names).trim()}
@@ -177,6 +183,26 @@ function newerSchemaError(names: TableNames, found: number): SchemaVersionError 
 }
 
 /**
+ * Creates the PostgreSQL schema when it is missing, in a transaction of its own under a lock
+ * that every store of the schema (whatever its prefix) takes. The decision reads pg_namespace
+ * with the statement's own snapshot, taken after the lock is held, never the backend's name
+ * cache: a backend that looked the name up before another store created it (the version check
+ * does) keeps "no such schema" cached until a new transaction, and `CREATE SCHEMA IF NOT EXISTS`
+ * trusting that cache fails with a unique violation. The migration steps then run in new
+ * transactions, which see the schema.
+ */
+async function ensureSchema(sql: Sql, names: TableNames): Promise<void> {
+  await sql.begin(async (transaction) => {
+    await transaction.unsafe(schemaLockSql(names));
+    const found = await transaction
+      .unsafe('SELECT 1 FROM pg_catalog.pg_namespace WHERE nspname = $1', [names.schema])
+      .values();
+    if (found.length === 0)
+      await transaction.unsafe(`CREATE SCHEMA IF NOT EXISTS ${names.quotedSchema}`);
+  });
+}
+
+/**
  * Brings the schema to {@link SCHEMA_VERSION}. Each missing step runs in its own transaction
  * under a transaction-scoped advisory lock keyed on schema + prefix, re-reading the version once
  * it holds the lock, so any number of servers may call it at once: one applies each step, the
@@ -190,6 +216,7 @@ export async function runMigrations(
   const from = await readSchemaVersion(sql, names);
   if (from > SCHEMA_VERSION) throw newerSchemaError(names, from);
   if (from === SCHEMA_VERSION) return { from, to: from };
+  await ensureSchema(sql, names);
   for (let index = 0; index < MIGRATIONS.length; index += 1) {
     const version = index + 1;
     const migration = MIGRATIONS[index] as Migration;
@@ -197,16 +224,6 @@ export async function runMigrations(
       // Notices such as "relation already exists, skipping" are noise for a shared client.
       await transaction.unsafe('SET LOCAL client_min_messages = warning');
       await transaction.unsafe(lockSql(names));
-      const schemaRows = await transaction
-        .unsafe('SELECT 1 FROM pg_namespace WHERE nspname = $1', [names.schema])
-        .values();
-      if (schemaRows.length === 0) {
-        // Stores with other prefixes in the same schema hold other locks: serialize creating the schema too.
-        await transaction.unsafe(
-          `SELECT pg_advisory_xact_lock(hashtext('ctxgraph.schema'), hashtext(${sqlString(names.schema)}))`,
-        );
-        await transaction.unsafe(`CREATE SCHEMA IF NOT EXISTS ${names.quotedSchema}`);
-      }
       await transaction.unsafe(bookkeepingSql(names));
       const current = Number(
         (
