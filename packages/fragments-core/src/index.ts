@@ -108,6 +108,32 @@ export type {
   SaveContextInput,
   UpdateChatInput,
 } from './store/context-store';
+// Deprecated: the store-input helpers moved to `@ctxgraph/fragments-core/store-kit`.
+export {
+  assertChainLimit,
+  assertForkBranchInput,
+  assertIdentifier,
+  assertInputObject,
+  assertJsonObject,
+  assertOptionalBoolean,
+  assertTitle,
+  type ChatListQuery,
+  chatCursor,
+  jsonIssues,
+  mergeMetadata,
+  type PreparedCommitMessage,
+  prepareAppend,
+  prepareChatList,
+  prepareCommit,
+  prepareSaveContext,
+  toJsonText,
+} from './store/deprecated-store-input';
+export {
+  CHAT_PAGE_SIZE,
+  MAX_IDENTIFIER_BYTES,
+  MAX_IDENTIFIER_LENGTH,
+  MAX_JSON_DEPTH,
+} from './store/kit/store-input';
 export type {
   BranchRecord,
   ChatGraph,
@@ -117,29 +143,6 @@ export type {
   Page,
   StoredMessage,
 } from './store/records';
-export {
-  assertChainLimit,
-  assertForkBranchInput,
-  assertIdentifier,
-  assertInputObject,
-  assertJsonObject,
-  assertOptionalBoolean,
-  assertTitle,
-  CHAT_PAGE_SIZE,
-  type ChatListQuery,
-  chatCursor,
-  jsonIssues,
-  MAX_IDENTIFIER_BYTES,
-  MAX_IDENTIFIER_LENGTH,
-  MAX_JSON_DEPTH,
-  mergeMetadata,
-  type PreparedCommitMessage,
-  prepareAppend,
-  prepareChatList,
-  prepareCommit,
-  prepareSaveContext,
-  toJsonText,
-} from './store/store-input';
 
 /** The contract version this package defines for stores and renderers. */
 export const SPECIFICATION_VERSION: 'v1' = 'v1';

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { ValidationError } from '../errors/errors';
-import { nextBranchName } from './branch-names';
-import type { CommitInput } from './context-store';
+import { ValidationError } from '../../errors/errors';
+import * as root from '../../index';
+import { nextBranchName } from '../branch-names';
+import type { CommitInput } from '../context-store';
 import {
   assertForkBranchInput,
   assertIdentifier,
@@ -10,6 +11,7 @@ import {
   assertOptionalBoolean,
   assertTitle,
   chatCursor,
+  forkBranchName,
   jsonIssues,
   MAX_JSON_DEPTH,
   mergeMetadata,
@@ -156,6 +158,33 @@ describe('nextBranchName', () => {
     ['-v2', [], '-v2-v2'],
   ])('from %j with %j takes %j', (from, taken, expected) => {
     expect(nextBranchName(from, taken)).toBe(expected);
+  });
+});
+
+describe('forkBranchName', () => {
+  it('is nextBranchName, refused with a ValidationError naming from when it would be too long', () => {
+    expect(forkBranchName('main-v2', ['main', 'main-v2', 'main-v3'])).toBe('main-v4');
+    const from = 'f'.repeat(510);
+    expect(() => forkBranchName(from, [])).toThrow(
+      `forkBranch(input): the next fork of "${from}" would be named "${from}-v2", which is not a valid branch name (expected at most 512 characters, received 513). Nothing was created; fork from a shorter name or use createBranch with a name of your own.`,
+    );
+    try {
+      forkBranchName(from, []);
+    } catch (error) {
+      expect((error as ValidationError).issues).toEqual([
+        { path: 'from', message: 'the derived branch name is not a valid identifier' },
+      ]);
+    }
+    expect(forkBranchName(from.slice(1), [])).toHaveLength(512);
+  });
+});
+
+describe('the deprecated root exports', () => {
+  it('are the store kit functions themselves', () => {
+    expect(root.prepareCommit).toBe(prepareCommit);
+    expect(root.assertIdentifier).toBe(assertIdentifier);
+    expect(root.toJsonText).toBe(toJsonText);
+    expect(root.MAX_JSON_DEPTH).toBe(MAX_JSON_DEPTH);
   });
 });
 

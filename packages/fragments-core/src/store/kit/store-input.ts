@@ -1,12 +1,13 @@
-import { ValidationError, type ValidationIssue } from '../errors/errors';
-import type { JsonObject } from '../json';
+import { ValidationError, type ValidationIssue } from '../../errors/errors';
+import type { JsonObject } from '../../json';
+import { nextBranchName } from '../branch-names';
 import type {
   AppendInput,
   CommitInput,
   ForkBranchInput,
   ListChatsInput,
   SaveContextInput,
-} from './context-store';
+} from '../context-store';
 
 // Shared input checks for ContextStore implementations, so that every store refuses the same bad
 // input with the same clear error before it touches its database. Third-party stores may use them.
@@ -33,7 +34,7 @@ export const MAX_IDENTIFIER_BYTES = 512;
 export const MAX_JSON_DEPTH = 128;
 
 /** UTF-8 length of a string (a surrogate pair is 4 bytes; lone surrogates are refused earlier). */
-function utf8Length(value: string): number {
+export function utf8Length(value: string): number {
   let bytes = 0;
   for (let index = 0; index < value.length; index += 1) {
     const code = value.charCodeAt(index);
@@ -266,6 +267,27 @@ export function assertForkBranchInput(input: ForkBranchInput): void {
   assertIdentifier(method, 'from', input.from);
   if (input.headMessageId !== null) assertIdentifier(method, 'headMessageId', input.headMessageId);
   assertOptionalBoolean(method, 'activate', input.activate);
+}
+
+/**
+ * The name a `forkBranch` creates: `nextBranchName(from, existing)`, checked like any branch name.
+ * Call it where the store reads the chat's branch names, inside the write that creates the fork.
+ * Throws a `ValidationError` naming `from` when the name would be too long for an identifier (a
+ * `from` near the limit has no room for its `-vN` suffix).
+ */
+export function forkBranchName(from: string, existing: Iterable<string>): string {
+  const method = 'forkBranch(input)';
+  const name = nextBranchName(from, existing);
+  const problem = identifierProblem(name);
+  if (problem !== undefined) {
+    throw new ValidationError(
+      `${method}: the next fork of "${from}" would be named "${name}", which is not a valid branch name (${problem}). Nothing was created; fork from a shorter name or use createBranch with a name of your own.`,
+      {
+        issues: [{ path: 'from', message: 'the derived branch name is not a valid identifier' }],
+      },
+    );
+  }
+  return name;
 }
 
 function prepareMessages(method: string, messages: unknown): PreparedCommitMessage[] {

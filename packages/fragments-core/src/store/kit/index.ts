@@ -1,0 +1,45 @@
+// `@ctxgraph/fragments-core/store-kit`: what a ContextStore implementer needs beyond the contract.
+// The wrapper (`CheckedContextStore` / `defineContextStore` over a `ContextStoreDriver`) and the
+// shared input checks it is built from, for stores that prefer to call them themselves.
+export {
+  CheckedContextStore,
+  defineContextStore,
+} from './checked-context-store';
+export type {
+  Awaitable,
+  ContextStoreDriver,
+  PreparedAppend,
+  PreparedCommit,
+  PreparedCreateBranch,
+  PreparedCreateCheckpoint,
+  PreparedForkBranch,
+  PreparedGetChain,
+  PreparedOpenChat,
+  PreparedSaveContext,
+  PreparedUpdateChat,
+  StoreCall,
+} from './context-store-driver';
+export {
+  assertChainLimit,
+  assertForkBranchInput,
+  assertIdentifier,
+  assertInputObject,
+  assertJsonObject,
+  assertOptionalBoolean,
+  assertTitle,
+  CHAT_PAGE_SIZE,
+  type ChatListQuery,
+  chatCursor,
+  forkBranchName,
+  jsonIssues,
+  MAX_IDENTIFIER_BYTES,
+  MAX_IDENTIFIER_LENGTH,
+  MAX_JSON_DEPTH,
+  mergeMetadata,
+  type PreparedCommitMessage,
+  prepareAppend,
+  prepareChatList,
+  prepareCommit,
+  prepareSaveContext,
+  toJsonText,
+} from './store-input';
