@@ -13,7 +13,7 @@ function text(id: string, body: string = id) {
 }
 
 describe('InMemoryContextStore', () => {
-  it('declares v1, no persistence, single process, append and forkBranch', () => {
+  it('declares v1, no persistence, single process, append, forkBranch and the context lane', () => {
     const store = new InMemoryContextStore();
     expect(store.specificationVersion).toBe('v1');
     expect(store.capabilities).toEqual({
@@ -21,6 +21,7 @@ describe('InMemoryContextStore', () => {
       multiProcess: false,
       append: true,
       forkBranch: true,
+      contextLane: true,
     });
     expect(Object.isFrozen(store.capabilities)).toBe(true);
   });

@@ -1,0 +1,149 @@
+import {
+  BranchNotFoundError,
+  type BranchRecord,
+  ChatNotFoundError,
+  type ChatRecord,
+  type CheckpointRecord,
+  type JsonObject,
+  type MessageNodeRecord,
+  type StoredMessage,
+} from '@ctxgraph/fragments-core';
+
+// Everything the store keeps is plain data plus JSON text: message content, metadata and the
+// context lane are held as the JSON text the kit's input checks produced, so a caller mutating
+// what it passed in or what it got back can never reach the stored copy (every read parses a
+// fresh object).
+
+/** A message node. */
+export interface NodeState {
+  readonly id: string;
+  readonly parentId: string | null;
+  readonly sequence: number;
+  json: string;
+  readonly createdAt: number;
+  updatedAt: number;
+}
+
+/** A branch pointer. */
+export interface BranchState {
+  readonly name: string;
+  headMessageId: string | null;
+  readonly createdAt: number;
+  updatedAt: number;
+}
+
+/** A checkpoint pointer. */
+export interface CheckpointState {
+  readonly name: string;
+  readonly messageId: string;
+  readonly createdAt: number;
+}
+
+/** A saved context lane (a chat has none until its first `saveContext`). */
+export interface ContextLaneState {
+  /** The JSON text of the fragments array, as the caller's values serialized. */
+  readonly json: string;
+  readonly revision: number;
+  readonly updatedAt: number;
+}
+
+/** A chat and everything it owns. */
+export interface ChatState {
+  readonly id: string;
+  readonly userId: string;
+  title: string | null;
+  metadataJson: string;
+  activeBranch: string;
+  version: number;
+  rewrittenAt: number;
+  readonly createdAt: number;
+  updatedAt: number;
+  nextSequence: number;
+  /** Insertion order is sequence order: a replace mutates a node, it is never re-inserted. */
+  readonly nodes: Map<string, NodeState>;
+  /** Insertion order is creation order (oldest first). */
+  readonly branches: Map<string, BranchState>;
+  /** Insertion order is creation order (oldest first); a replaced checkpoint moves to the end. */
+  readonly checkpoints: Map<string, CheckpointState>;
+  context: ContextLaneState | undefined;
+}
+
+/** Every chat of one store, by id. */
+export type MemoryChats = Map<string, ChatState>;
+
+/** The branch every chat starts with. */
+export const MAIN_BRANCH = 'main';
+
+/** The chat, or `ChatNotFoundError`. */
+export function requireChat(chats: MemoryChats, chatId: string): ChatState {
+  const chat = chats.get(chatId);
+  if (chat === undefined) throw new ChatNotFoundError(chatId);
+  return chat;
+}
+
+/** The branch, or `BranchNotFoundError`. */
+export function requireBranch(chat: ChatState, name: string): BranchState {
+  const branch = chat.branches.get(name);
+  if (branch === undefined) throw new BranchNotFoundError(chat.id, name);
+  return branch;
+}
+
+/** Now, but never before `previous`: `updatedAt` must not go back if the clock does. */
+export function timeAfter(previous: number): number {
+  return Math.max(Date.now(), previous);
+}
+
+/** Code-unit order, the same order the kit's `listChats` cursors compare with. */
+export function compareIds(left: string, right: string): number {
+  if (left === right) return 0;
+  return left < right ? -1 : 1;
+}
+
+/** The chat as the contract returns it. */
+export function chatRecord(chat: ChatState): ChatRecord {
+  return {
+    id: chat.id,
+    userId: chat.userId,
+    title: chat.title,
+    metadata: JSON.parse(chat.metadataJson) as JsonObject,
+    activeBranch: chat.activeBranch,
+    version: chat.version,
+    rewrittenAt: chat.rewrittenAt,
+    createdAt: chat.createdAt,
+    updatedAt: chat.updatedAt,
+  };
+}
+
+/** A node as the contract returns it (a fresh copy of the message). */
+export function nodeRecord(chatId: string, node: NodeState): MessageNodeRecord {
+  return {
+    chatId,
+    id: node.id,
+    parentId: node.parentId,
+    sequence: node.sequence,
+    message: JSON.parse(node.json) as StoredMessage,
+    createdAt: node.createdAt,
+    updatedAt: node.updatedAt,
+  };
+}
+
+/** A branch as the contract returns it. */
+export function branchRecord(chatId: string, branch: BranchState): BranchRecord {
+  return {
+    chatId,
+    name: branch.name,
+    headMessageId: branch.headMessageId,
+    createdAt: branch.createdAt,
+    updatedAt: branch.updatedAt,
+  };
+}
+
+/** A checkpoint as the contract returns it. */
+export function checkpointRecord(chatId: string, checkpoint: CheckpointState): CheckpointRecord {
+  return {
+    chatId,
+    name: checkpoint.name,
+    messageId: checkpoint.messageId,
+    createdAt: checkpoint.createdAt,
+  };
+}

@@ -1,0 +1,175 @@
+import {
+  type CommitResult,
+  HeadConflictError,
+  MessageIdConflictError,
+  type MessageNodeRecord,
+  MessageNotFoundError,
+  StoreError,
+} from '@ctxgraph/fragments-core';
+import type { ContextStoreDriver, PreparedCommitMessage } from '@ctxgraph/fragments-core/store-kit';
+import {
+  type BranchState,
+  type ChatState,
+  type MemoryChats,
+  type NodeState,
+  nodeRecord,
+  requireBranch,
+  requireChat,
+  timeAfter,
+} from './memory-state';
+
+/** The message operations of the memory driver. */
+export type MessageOperations = Required<
+  Pick<ContextStoreDriver, 'getHead' | 'commit' | 'append' | 'getChain' | 'getMessage'>
+>;
+
+/**
+ * Message nodes: the head read, the two head-moving writes, and chain and node reads. Each write
+ * reads the head and moves it with no `await` in between, so interleaved async callers get exactly
+ * the compare-and-set (`commit`) or the serialization (`append`) a database transaction gives.
+ */
+export function messageOperations(chats: MemoryChats): MessageOperations {
+  return {
+    // O(1): the one read a warm resolve makes.
+    getHead(input) {
+      const chat = requireChat(chats, input.chatId);
+      const branch = requireBranch(chat, input.branch);
+      return {
+        version: chat.version,
+        headMessageId: branch.headMessageId,
+        rewrittenAt: chat.rewrittenAt,
+      };
+    },
+
+    commit(input) {
+      const chat = requireChat(chats, input.chatId);
+      const branch = requireBranch(chat, input.branch);
+      if (branch.headMessageId !== input.expectedHeadId) {
+        throw new HeadConflictError({
+          chatId: chat.id,
+          branch: branch.name,
+          expectedHeadId: input.expectedHeadId,
+          currentHeadId: branch.headMessageId,
+        });
+      }
+      return write(chat, branch, input.messages);
+    },
+
+    append(input) {
+      const chat = requireChat(chats, input.chatId);
+      const branch = requireBranch(chat, input.branch);
+      const previousHeadId = branch.headMessageId;
+      return { ...write(chat, branch, input.messages), previousHeadId };
+    },
+
+    // O(nodes returned).
+    getChain(input) {
+      const chat = requireChat(chats, input.chatId);
+      if (!chat.nodes.has(input.headMessageId))
+        throw new MessageNotFoundError(chat.id, input.headMessageId);
+      const limit = input.limit ?? Number.POSITIVE_INFINITY;
+      const newestFirst: MessageNodeRecord[] = [];
+      let current: string | null = input.headMessageId;
+      while (current !== null && current !== input.until && newestFirst.length < limit) {
+        const node = chat.nodes.get(current);
+        // A parent always exists: nodes are only removed with their whole chat.
+        if (node === undefined)
+          throw new StoreError(
+            `getChain(input): node "${current}" of chat "${chat.id}" is missing.`,
+          );
+        newestFirst.push(nodeRecord(chat.id, node));
+        current = node.parentId;
+      }
+      const reachedUntil = current !== null && current === input.until;
+      return {
+        nodes: newestFirst.reverse(),
+        nextCursor: current === null || reachedUntil ? null : current,
+        reachedUntil,
+      };
+    },
+
+    getMessage(input) {
+      const chat = requireChat(chats, input.chatId);
+      const node = chat.nodes.get(input.messageId);
+      return node === undefined ? null : nodeRecord(chat.id, node);
+    },
+  };
+}
+
+/** Checks that every existing id is on the branch, then writes; nothing is written on a refusal. */
+function write(
+  chat: ChatState,
+  branch: BranchState,
+  messages: readonly PreparedCommitMessage[],
+): CommitResult {
+  assertOnBranch(chat, branch, messages);
+  // Nothing below can throw: every check is done, so the write is all-or-nothing.
+  const now = timeAfter(chat.updatedAt);
+  const version = chat.version + 1;
+  let head = branch.headMessageId;
+  let replaced = false;
+  const written: NodeState[] = [];
+  for (const message of messages) {
+    const existing = chat.nodes.get(message.id);
+    if (existing !== undefined) {
+      existing.json = message.json;
+      existing.updatedAt = now;
+      replaced = true;
+      written.push(existing);
+      continue;
+    }
+    const node: NodeState = {
+      id: message.id,
+      parentId: head,
+      sequence: chat.nextSequence,
+      json: message.json,
+      createdAt: now,
+      updatedAt: now,
+    };
+    chat.nextSequence += 1;
+    chat.nodes.set(node.id, node);
+    head = node.id;
+    written.push(node);
+  }
+  if (head !== branch.headMessageId) {
+    branch.headMessageId = head;
+    branch.updatedAt = now;
+  }
+  chat.version = version;
+  if (replaced) chat.rewrittenAt = version;
+  chat.updatedAt = now;
+  return {
+    headMessageId: head,
+    version,
+    rewrittenAt: chat.rewrittenAt,
+    nodes: written.map((node) => nodeRecord(chat.id, node)),
+  };
+}
+
+/**
+ * A message whose id exists in the chat may only replace a node on the branch (the head or an
+ * ancestor): walks parent pointers from the head until every such id is found, or throws
+ * `MessageIdConflictError` for the first one (in batch order) that is not. O(1) when the batch
+ * holds only new ids.
+ */
+function assertOnBranch(
+  chat: ChatState,
+  branch: BranchState,
+  messages: readonly PreparedCommitMessage[],
+): void {
+  const missing = new Set<string>();
+  for (const message of messages) if (chat.nodes.has(message.id)) missing.add(message.id);
+  let current = branch.headMessageId;
+  while (missing.size > 0 && current !== null) {
+    missing.delete(current);
+    current = chat.nodes.get(current)?.parentId ?? null;
+  }
+  const offBranch = messages.find((message) => missing.has(message.id));
+  if (offBranch !== undefined) {
+    throw new MessageIdConflictError({
+      chatId: chat.id,
+      branch: branch.name,
+      messageId: offBranch.id,
+    });
+  }
+}
