@@ -1,9 +1,5 @@
-import {
-  MAX_IDENTIFIER_BYTES,
-  MAX_JSON_DEPTH,
-  prepareCommit,
-  ValidationError,
-} from '@ctxgraph/fragments-core';
+import { MAX_IDENTIFIER_BYTES, MAX_JSON_DEPTH, ValidationError } from '@ctxgraph/fragments-core';
+import { prepareCommit } from '@ctxgraph/fragments-core/store-kit';
 import type { UIMessage } from 'ai';
 import { describe, expect, it } from 'vitest';
 import { everyPartKind } from './__fixtures__/ui-messages';

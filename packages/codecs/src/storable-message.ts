@@ -1,9 +1,5 @@
-import {
-  assertIdentifier,
-  jsonIssues,
-  ValidationError,
-  type ValidationIssue,
-} from '@ctxgraph/fragments-core';
+import { ValidationError, type ValidationIssue } from '@ctxgraph/fragments-core';
+import { assertIdentifier, jsonIssues } from '@ctxgraph/fragments-core/store-kit';
 import type { UIMessage } from 'ai';
 
 export const roles: readonly string[] = ['system', 'user', 'assistant'];
