@@ -1,6 +1,5 @@
-import { assistantText } from '@ctxgraph/codecs';
+import { assertStorableMessage, assistantText } from '@ctxgraph/codecs';
 import {
-  assertIdentifier,
   type ContextFragment,
   EngineError,
   isLazyFragment,
@@ -8,7 +7,6 @@ import {
   LAZY_ID,
   type LazyFragment,
   ValidationError,
-  type ValidationIssue,
 } from '@ctxgraph/fragments-core';
 import type { UIMessage } from 'ai';
 import type { MessageValidator } from './message-validator';
@@ -59,7 +57,8 @@ export class PendingLane {
         continue;
       }
       const encoded = fragment.codec?.encode() as UIMessage;
-      assertStorableMessage(where, encoded);
+      // The checks every store applies, so a message resolve() shows is one save() can store.
+      assertStorableMessage(encoded, where);
       added.push({ seq: 0, encoded, lazy: null, validated: null });
     }
     for (const entry of added) this.#entries.push({ ...entry, seq: this.#nextSeq++ });
@@ -154,32 +153,6 @@ export function dedupe<T extends { id: string }>(messages: readonly T[]): T[] {
     }
   }
   return result;
-}
-
-/**
- * The checks every store applies to a message (id, role, parts, JSON-storable content), applied
- * when it is set: a message `resolve()` shows is one `save()` can store.
- */
-function assertStorableMessage(where: string, message: unknown): void {
-  if (typeof message !== 'object' || message === null || Array.isArray(message)) {
-    throw new ValidationError(`${where}: its codec did not encode a message object.`, {
-      issues: [{ path: where, message: 'expected a message object' }],
-    });
-  }
-  const record = message as Record<string, unknown>;
-  assertIdentifier(where, 'message id', record.id);
-  const issues: ValidationIssue[] = [];
-  if (typeof record.role !== 'string' || record.role === '')
-    issues.push({ path: 'role', message: 'expected a non-empty string' });
-  if (!Array.isArray(record.parts)) issues.push({ path: 'parts', message: 'expected an array' });
-  if (issues.length === 0) issues.push(...jsonIssues(message, 'message'));
-  if (issues.length > 0) {
-    const shown = issues.slice(0, 5).map((issue) => `${issue.path}: ${issue.message}`);
-    throw new ValidationError(
-      `${where}: message "${record.id}" cannot be stored: ${shown.join('; ')}. Nothing was queued.`,
-      { issues },
-    );
-  }
 }
 
 function assertStorable(where: string, value: unknown, field: string): void {
