@@ -7,6 +7,7 @@ import {
   lastAssistantMessage,
   policy,
   principle,
+  DEFAULT_MAX_DEPTH as RENDER_MAX_DEPTH,
   term,
   ValidationError,
   walkFragments,
@@ -14,7 +15,11 @@ import {
 import { describe, expect, it } from 'vitest';
 import { examples } from './__fixtures__/examples';
 import {
+  decodeSerializedValue,
+  defaultSerializer,
+  encodeSerializedValue,
   fromFragment,
+  MAX_SERIALIZED_DEPTH,
   SerializationError,
   type SerializedFragmentType,
   serializedFragmentSchema,
@@ -36,6 +41,22 @@ function serializationError(action: () => unknown): SerializationError {
 }
 
 const allTypes = Object.keys(serializedFragmentSchemas) as SerializedFragmentType[];
+
+/** A serialized policy `{ type, rule, policies: [ … ] }` with `wraps` policies around the leaf. */
+function nestedFlat(wraps: number): Record<string, unknown> {
+  let nested: Record<string, unknown> = { type: 'policy', rule: 'leaf' };
+  for (let depth = 0; depth < wraps; depth += 1)
+    nested = { type: 'policy', rule: `level ${depth}`, policies: [nested] };
+  return nested;
+}
+
+/** The same as fragments, built with `policy()`. */
+function nestedPolicy(wraps: number): ContextFragment {
+  let nested = policy({ rule: 'leaf' });
+  for (let depth = 0; depth < wraps; depth += 1)
+    nested = policy({ rule: `level ${depth}`, policies: [nested] });
+  return nested;
+}
 
 describe('fromFragment / toFragment examples', () => {
   it('covers all 19 built-in types', () => {
@@ -413,10 +434,8 @@ describe('serializedFragmentSchema', () => {
     ).toBe(false);
   });
 
-  it('accepts deep policy nesting', () => {
-    let nested: object = { type: 'policy', rule: 'leaf' };
-    for (let depth = 0; depth < 40; depth += 1)
-      nested = { type: 'policy', rule: `level ${depth}`, policies: [nested] };
+  it('accepts policy nesting up to the depth limit', () => {
+    const nested = nestedFlat(Math.floor((MAX_SERIALIZED_DEPTH - 1) / 2));
     expect(serializedFragmentSchema.safeParse(nested).success).toBe(true);
     const hydrated = toFragment(nested);
     expect(fromFragment(hydrated)).toEqual(nested);
@@ -435,6 +454,88 @@ describe('serializedFragmentSchema', () => {
     });
     expect(walkFragments([toFragment(JSON.parse(JSON.stringify(fromFragment(built))))])).toEqual(
       walkFragments([built]),
+    );
+  });
+});
+
+describe('depth limit', () => {
+  // The leaf is one level; each policy around it adds two (its object and its policies list).
+  const deepest = Math.floor((MAX_SERIALIZED_DEPTH - 1) / 2);
+  const tooDeepPath = `${'policies[0].'.repeat(deepest)}policies[0]`;
+
+  it("is the renderers' default depth, within the stores' JSON depth", () => {
+    expect(MAX_SERIALIZED_DEPTH).toBe(RENDER_MAX_DEPTH);
+    expect(MAX_SERIALIZED_DEPTH).toBe(64);
+  });
+
+  it('round-trips a value exactly at the limit, in all four directions', () => {
+    expect(toFragment(fromFragment(nestedPolicy(deepest)))).toEqual(nestedPolicy(deepest));
+    // A list around the fragment takes one level, and a plain object one more.
+    const value = { list: [nestedPolicy(deepest - 1)] };
+    expect(decodeSerializedValue(encodeSerializedValue(value))).toEqual(value);
+  });
+
+  it.each([
+    ['fromFragment', () => fromFragment(nestedPolicy(deepest + 1)), tooDeepPath],
+    ['toFragment', () => toFragment(nestedFlat(deepest + 1)), tooDeepPath],
+    [
+      'encodeSerializedValue',
+      () => encodeSerializedValue({ list: [nestedPolicy(deepest)] }),
+      `list[0].${'policies[0].'.repeat(deepest - 1)}policies[0]`,
+    ],
+    [
+      'decodeSerializedValue',
+      () => decodeSerializedValue({ list: [nestedFlat(deepest)] }),
+      `list[0].${'policies[0].'.repeat(deepest - 1)}policies[0]`,
+    ],
+  ])(
+    '%s refuses one level more with a SerializationError naming the limit and the path',
+    (operation, action, path) => {
+      const error = serializationError(action);
+      expect(error.message).toContain(`${operation}: `);
+      expect(error.message).toContain(`nested deeper than ${MAX_SERIALIZED_DEPTH} levels`);
+      expect(error.issues).toEqual([{ path, message: expect.stringContaining('nested deeper') }]);
+    },
+  );
+
+  it.each([700, 5_000])('refuses %i nested policies without overflowing the stack', (wraps) => {
+    const flat = nestedFlat(wraps);
+    const built = nestedPolicy(wraps);
+    for (const action of [
+      () => fromFragment(built),
+      () => toFragment(flat),
+      () => encodeSerializedValue([built]),
+      () => decodeSerializedValue([flat]),
+    ]) {
+      expect(serializationError(action).message).toContain(
+        `nested deeper than ${MAX_SERIALIZED_DEPTH} levels`,
+      );
+    }
+    expect(defaultSerializer.isSerializedFragment(flat)).toBe(false);
+  });
+
+  it('refuses JSON that contains itself before a schema walks it', () => {
+    const flat: Record<string, unknown> = { type: 'policy', rule: 'loop', policies: [] };
+    (flat.policies as unknown[]).push(flat);
+    expect(serializationError(() => toFragment(flat)).issues).toEqual([
+      { path: 'policies[0]', message: expect.stringContaining('contains itself') },
+    ]);
+    expect(serializationError(() => decodeSerializedValue({ flat })).issues).toEqual([
+      { path: 'flat.policies[0]', message: expect.stringContaining('contains itself') },
+    ]);
+    expect(defaultSerializer.isSerializedFragment(flat)).toBe(false);
+  });
+
+  it('counts a fragment with a codec as the one object its codec returns', () => {
+    const withCodec = (inner: unknown): ContextFragment => ({
+      name: 'note',
+      data: 'x',
+      codec: { encode: () => inner, decode: () => inner },
+    });
+    const atLimit = nestedFlat(deepest);
+    expect(fromFragment(withCodec(atLimit))).toEqual(atLimit);
+    expect(() => fromFragment(withCodec(nestedFlat(deepest + 1)))).toThrow(
+      /nested deeper than 64 levels/,
     );
   });
 });

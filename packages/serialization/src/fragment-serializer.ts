@@ -1,5 +1,6 @@
 import {
   type ContextFragment,
+  DEFAULT_MAX_DEPTH,
   type FragmentData,
   isFragment,
   isFragmentObject,
@@ -42,10 +43,25 @@ export type SerializedOf<Definition> =
 
 type Operation = 'fromFragment' | 'toFragment' | 'encodeSerializedValue' | 'decodeSerializedValue';
 
-/** State of one top-level call: its name for messages, and the containers being visited. */
+/**
+ * The deepest the serialized form may nest: each object and list is one level, the serialized
+ * fragment (or the value given to `encodeSerializedValue`) being level 1. A nested `policy` takes
+ * two (its object and its `policies` list), so 32 policies can nest. It is the renderers' default
+ * `maxDepth` (`DEFAULT_MAX_DEPTH`), which counts at least as many levels for the same fragments,
+ * so whatever renders with the defaults can be serialized; and a serialized value this deep still
+ * fits the stores' JSON depth limit (`MAX_JSON_DEPTH`, 128) inside a message or the context lane.
+ * Deeper input is refused with a `SerializationError` instead of overflowing the stack.
+ */
+export const MAX_SERIALIZED_DEPTH: number = DEFAULT_MAX_DEPTH;
+
+/**
+ * State of one top-level call: its name for messages, the containers being visited, and how many
+ * levels of the serialized form they make.
+ */
 interface Walk {
   readonly operation: Operation;
   readonly ancestors: Set<object>;
+  depth: number;
 }
 
 /**
@@ -116,8 +132,11 @@ export class FragmentSerializer<Serialized extends SerializedFragmentBase = Seri
    * the schema (every problem listed with its path, e.g. `policies[1].rule`), or a builder that
    * refuses the fields.
    */
-  readonly toFragment: (flat: unknown) => ContextFragment = (flat) =>
-    this.#toFragment(flat, '', newWalk('toFragment'));
+  readonly toFragment: (flat: unknown) => ContextFragment = (flat) => {
+    const walk = newWalk('toFragment');
+    assertShallow(flat, walk);
+    return this.#toFragment(flat, '', walk);
+  };
 
   /**
    * Encodes nested fragment data into JSON: fragments become their flat form (recursively),
@@ -140,8 +159,11 @@ export class FragmentSerializer<Serialized extends SerializedFragmentBase = Seri
    * @throws {SerializationError} for values JSON cannot hold and for serialized fragments that do
    * not match their schema.
    */
-  readonly decodeSerializedValue: (value: unknown) => FragmentData = (value) =>
-    this.#decode(value, '', newWalk('decodeSerializedValue'));
+  readonly decodeSerializedValue: (value: unknown) => FragmentData = (value) => {
+    const walk = newWalk('decodeSerializedValue');
+    assertShallow(value, walk);
+    return this.#decode(value, '', walk);
+  };
 
   /**
    * True when `value` is a serialized fragment this serializer can hydrate (its `type` is
@@ -151,7 +173,9 @@ export class FragmentSerializer<Serialized extends SerializedFragmentBase = Seri
     value,
   ): value is Serialized => {
     if (!isFragmentObject(value) || typeof value.type !== 'string') return false;
-    return this.#byType.get(value.type)?.schema.safeParse(value).success ?? false;
+    const schema = this.#byType.get(value.type)?.schema;
+    if (schema === undefined || shapeProblem(value) !== undefined) return false;
+    return schema.safeParse(value).success;
   };
 
   /** The schema of a registered type's flat form, or `undefined` when it is not registered. */
@@ -190,8 +214,11 @@ export class FragmentSerializer<Serialized extends SerializedFragmentBase = Seri
         },
       ]);
     }
+    if (fragment.codec !== undefined) {
+      // Its level is the object its codec returns, so the fragment itself is not counted.
+      return this.#enter(fragment, path, walk, () => this.#fromCodec(fragment, path, walk), false);
+    }
     return this.#enter(fragment, path, walk, () => {
-      if (fragment.codec !== undefined) return this.#fromCodec(fragment, path, walk);
       const definition = this.#byName.get(fragment.name);
       if (definition === undefined) {
         throw fail(walk, [
@@ -461,18 +488,20 @@ export class FragmentSerializer<Serialized extends SerializedFragmentBase = Seri
     };
   }
 
-  /** Visits a container, refusing one that contains itself. */
-  #enter<T>(container: object, path: string, walk: Walk, visit: () => T): T {
-    if (walk.ancestors.has(container)) {
-      throw fail(walk, [
-        { path, message: 'the value contains itself (a cycle cannot be stored as JSON)' },
-      ]);
-    }
+  /**
+   * Visits a container (a level of the serialized form unless `level` is false), refusing one
+   * that contains itself or that nests deeper than {@link MAX_SERIALIZED_DEPTH}.
+   */
+  #enter<T>(container: object, path: string, walk: Walk, visit: () => T, level = true): T {
+    if (walk.ancestors.has(container)) throw fail(walk, [{ path, message: cycleMessage }]);
+    if (level && walk.depth >= MAX_SERIALIZED_DEPTH) throw fail(walk, [tooDeep(path)]);
     walk.ancestors.add(container);
+    if (level) walk.depth += 1;
     try {
       return visit();
     } finally {
       walk.ancestors.delete(container);
+      if (level) walk.depth -= 1;
     }
   }
 
@@ -505,7 +534,53 @@ export function createSerializer<
 }
 
 function newWalk(operation: Operation): Walk {
-  return { operation, ancestors: new Set() };
+  return { operation, ancestors: new Set(), depth: 0 };
+}
+
+const cycleMessage = 'the value contains itself (a cycle cannot be stored as JSON)';
+
+function tooDeep(path: string): ValidationIssue {
+  return {
+    path,
+    message: `nested deeper than ${MAX_SERIALIZED_DEPTH} levels (each object and list is a level; a nested policy takes two)`,
+  };
+}
+
+/**
+ * Refuses JSON input that nests too deep or contains itself, before any schema sees it: zod
+ * checks a recursive schema (`policy`) by recursion, so a deep enough input would overflow the
+ * stack inside it. One walk, as deep as the limit at most.
+ */
+function assertShallow(value: unknown, walk: Walk): void {
+  const problem = shapeProblem(value);
+  if (problem !== undefined) throw fail(walk, [problem]);
+}
+
+function shapeProblem(
+  value: unknown,
+  path = '',
+  depth = 1,
+  ancestors: Set<object> = new Set(),
+): ValidationIssue | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const isArray = Array.isArray(value);
+  if (!isArray && !isFragmentObject(value)) return undefined;
+  if (ancestors.has(value)) return { path, message: cycleMessage };
+  if (depth > MAX_SERIALIZED_DEPTH) return tooDeep(path);
+  ancestors.add(value);
+  let problem: ValidationIssue | undefined;
+  if (isArray) {
+    for (let index = 0; index < value.length && problem === undefined; index += 1) {
+      problem = shapeProblem(value[index], joinPath(path, index), depth + 1, ancestors);
+    }
+  } else {
+    for (const key of Object.keys(value)) {
+      problem = shapeProblem(value[key], joinPath(path, key), depth + 1, ancestors);
+      if (problem !== undefined) break;
+    }
+  }
+  ancestors.delete(value);
+  return problem;
 }
 
 function fail(

@@ -9,6 +9,7 @@ export {
 export {
   createSerializer,
   FragmentSerializer,
+  MAX_SERIALIZED_DEPTH,
   type SerializedOf,
   type SerializerOptions,
 } from './fragment-serializer';
