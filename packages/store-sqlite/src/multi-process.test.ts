@@ -64,4 +64,29 @@ describe('several processes on one file', () => {
     ]);
     database.close();
   }, 60_000);
+
+  it('two processes opening one new file at once, each under its own prefix, both succeed (6 rounds)', async () => {
+    // Both switch the new file to WAL; SQLite may answer one with SQLITE_BUSY at once (a deadlock:
+    // the busy handler is not called), which the store must retry instead of failing the
+    // constructor. A pair hits it about every other round, so six rounds almost always do.
+    const { default: Database } = await import('better-sqlite3');
+    for (let round = 0; round < 6; round += 1) {
+      const path = temp.file();
+      const startAt = Date.now() + 1200;
+      const prefixes = ['first_', 'second_'];
+      const results = await Promise.allSettled(
+        prefixes.map((prefix) => runWorker(['open', path, String(startAt), prefix])),
+      );
+      expect(
+        results.flatMap((result) => (result.status === 'rejected' ? [String(result.reason)] : [])),
+      ).toEqual([]);
+      const database = new Database(path, { readonly: true });
+      expect(database.pragma('journal_mode', { simple: true })).toBe('wal');
+      for (const prefix of prefixes)
+        expect(database.prepare(`SELECT version FROM ${prefix}migrations`).pluck().all()).toEqual([
+          1,
+        ]);
+      database.close();
+    }
+  }, 60_000);
 });

@@ -1,11 +1,6 @@
 import {
   type AppendInput,
   type AppendResult,
-  assertChainLimit,
-  assertForkBranchInput,
-  assertIdentifier,
-  assertJsonObject,
-  assertTitle,
   BranchExistsError,
   BranchNotFoundError,
   type BranchRecord,
@@ -22,7 +17,6 @@ import {
   type ContextStoreCapabilities,
   type CreateBranchInput,
   type CreateCheckpointInput,
-  chatCursor,
   type ForkBranchInput,
   type GetChainInput,
   type GetHeadInput,
@@ -34,23 +28,31 @@ import {
   MessageIdConflictError,
   type MessageNodeRecord,
   MessageNotFoundError,
-  mergeMetadata,
-  nextBranchName,
   type OpenChatInput,
   type OpenChatResult,
   OwnershipError,
   type Page,
+  SchemaVersionError,
+  type StoredMessage,
+  StoreError,
+  type UpdateChatInput,
+  ValidationError,
+} from '@ctxgraph/fragments-core';
+import {
+  assertChainLimit,
+  assertForkBranchInput,
+  assertIdentifier,
+  assertJsonObject,
+  assertTitle,
+  chatCursor,
+  forkBranchName,
+  mergeMetadata,
   type PreparedCommitMessage,
   prepareAppend,
   prepareChatList,
   prepareCommit,
-  SchemaVersionError,
-  type StoredMessage,
-  StoreError,
   toJsonText,
-  type UpdateChatInput,
-  ValidationError,
-} from '@ctxgraph/fragments-core';
+} from '@ctxgraph/fragments-core/store-kit';
 import Database from 'better-sqlite3';
 import {
   migrateSqliteDatabase,
@@ -381,11 +383,10 @@ export class SqliteContextStore implements ContextStore {
       throw toStoreError(error, options.path, 'opening the database');
     }
     try {
-      // The timeout comes first so that the journal-mode switch below waits for a lock held by
-      // another process opening the same new file.
-      database.pragma(`busy_timeout = ${options.busyTimeout ?? 5000}`);
+      const busyTimeout = options.busyTimeout ?? 5000;
+      database.pragma(`busy_timeout = ${busyTimeout}`);
       if (!readonly && !database.memory) {
-        const mode = database.pragma('journal_mode = WAL', { simple: true });
+        const mode = SqliteContextStore.#switchToWal(database, busyTimeout);
         if (mode !== 'wal')
           throw new StoreError(
             `SqliteContextStore at "${options.path}": could not switch to WAL mode (journal_mode is ${String(mode)}).`,
@@ -400,6 +401,27 @@ export class SqliteContextStore implements ContextStore {
     } catch (error) {
       database.close();
       throw toStoreError(error, options.path, 'opening the database');
+    }
+  }
+
+  // Switching a new file to WAL needs an exclusive lock. When two processes open the same new
+  // file at once, both hold a shared lock and want it: SQLite answers SQLITE_BUSY at once instead
+  // of calling the busy handler (waiting could not help either of them). Once the other one has
+  // switched, the switch is a no-op, so retrying for up to busyTimeout resolves the race.
+  static #switchToWal(database: Database.Database, busyTimeout: number): unknown {
+    const deadline = Date.now() + busyTimeout;
+    const pause = new Int32Array(new SharedArrayBuffer(4));
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        return database.pragma('journal_mode = WAL', { simple: true });
+      } catch (error) {
+        const code = (error as { code?: unknown }).code;
+        const busy = typeof code === 'string' && code.startsWith('SQLITE_BUSY');
+        const remaining = deadline - Date.now();
+        if (!busy || remaining <= 0) throw error;
+        // The constructor is synchronous: block this thread briefly, a little longer each time.
+        Atomics.wait(pause, 0, 0, Math.min(remaining, attempt * 5));
+      }
     }
   }
 
@@ -840,20 +862,8 @@ export class SqliteContextStore implements ContextStore {
         const names = this.#statement(`SELECT name FROM ${this.#tables.branches} WHERE chat_id = ?`)
           .pluck()
           .all(chatId) as string[];
-        const name = nextBranchName(from, names);
-        try {
-          assertIdentifier(method, 'from', name);
-        } catch (error) {
-          // A `from` near the length limit has no valid next name: its `-vN` suffix does not fit.
-          throw new ValidationError(
-            `${method}: the next fork of "${from}" would be named "${name}", which is not a valid branch name (${(error as Error).message}). Nothing was created; fork from a shorter name or use createBranch with a name of your own.`,
-            {
-              issues: [
-                { path: 'from', message: 'the derived branch name is not a valid identifier' },
-              ],
-            },
-          );
-        }
+        // ValidationError when `from` leaves no room for its `-vN` suffix.
+        const name = forkBranchName(from, names);
         const now = Date.now();
         const row = this.#statement(
           `INSERT INTO ${this.#tables.branches} (chat_id, name, head_message_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?) RETURNING *`,

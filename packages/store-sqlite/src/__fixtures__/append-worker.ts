@@ -2,13 +2,14 @@
 //   node --import tsx append-worker.ts append <file> <chatId> <worker> <turns> <startAt>
 //   node --import tsx append-worker.ts append-at-head <file> <chatId> <worker> <turns> <startAt>
 //   node --import tsx append-worker.ts fork <file> <chatId> <worker> <forks> <startAt>
-//   node --import tsx append-worker.ts open <file> <startAt>
+//   node --import tsx append-worker.ts open <file> <startAt> [tablePrefix]
 // `append` commits <turns> turns (a user and an assistant message each) on the chat's main branch,
 // re-reading the head and retrying on every HeadConflictError, then prints a JSON summary.
 // `append-at-head` saves the same turns through store.append (no retry: it must never fail) and
 // prints the head each turn attached to. `fork` forks `main` <forks> times through
 // store.forkBranch and prints the names it got.
 // `open` only constructs the store (which migrates the file) at <startAt>, to race migrations.
+// A failure prints the error's name and message to stderr and exits with 1.
 import { HeadConflictError } from '@ctxgraph/fragments-core';
 import { SqliteContextStore } from '../sqlite-context-store';
 
@@ -22,7 +23,7 @@ async function main(): Promise<void> {
   if (path === undefined) throw new Error('append-worker: missing file path');
   if (mode === 'open') {
     waitUntil(Number(rest[0]));
-    const store = new SqliteContextStore({ path, busyTimeout: 30_000 });
+    const store = new SqliteContextStore({ path, busyTimeout: 30_000, tablePrefix: rest[1] });
     await store.close();
     process.stdout.write(JSON.stringify({ opened: true }));
     return;

@@ -108,19 +108,46 @@ function newerSchemaError(
 }
 
 /**
+ * SQLite compares table names ignoring ASCII case, so two prefixes that differ only by case would
+ * address the same tables while each kept its own migration record. The tables of a prefix are
+ * opened only under the spelling that created them: returns the refusal for any other spelling.
+ */
+function prefixCaseError(
+  location: string,
+  tables: TableNames,
+  existingMigrationsTable: string,
+): ValidationError {
+  const existing = existingMigrationsTable.slice(0, tables.prefix.length);
+  return new ValidationError(
+    `SqliteContextStore: tablePrefix "${tables.prefix}" differs only by case from the prefix "${existing}" whose tables are already in "${location}". SQLite table names ignore case, so both would use the same tables. Use "${existing}" to open those tables, or a prefix that differs in more than case for separate ones; nothing was changed.`,
+    {
+      issues: [
+        {
+          path: 'tablePrefix',
+          message: `differs only by case from the existing prefix "${existing}"`,
+        },
+      ],
+    },
+  );
+}
+
+/**
  * The schema version of one table prefix in a database: 0 when its tables do not exist yet. A
- * read only; never writes.
+ * read only; never writes. Throws `ValidationError` when the database holds the tables of a
+ * prefix that differs from this one only by case (see the README: table prefixes and case).
  */
 export function readSqliteSchemaVersion(
   database: Database.Database,
   options: SqliteMigrationOptions = {},
 ): number {
   const tables = tableNames(options.tablePrefix);
-  const exists = database
-    .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?")
+  // Matched ignoring case, as SQLite resolves names; the stored name keeps its spelling.
+  const existing = database
+    .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name = ? COLLATE NOCASE")
     .pluck()
-    .get(tables.migrations);
-  if (exists === undefined) return 0;
+    .get(tables.migrations) as string | undefined;
+  if (existing === undefined) return 0;
+  if (existing !== tables.migrations) throw prefixCaseError(database.name, tables, existing);
   const version = database.prepare(`SELECT MAX(version) FROM ${tables.migrations}`).pluck().get();
   return typeof version === 'number' ? version : 0;
 }
@@ -134,7 +161,8 @@ export function readSqliteSchemaVersion(
  * The version lives in a `<prefix>migrations` table rather than `PRAGMA user_version`: that
  * pragma is one number per file, and several apps may share a file under different prefixes.
  *
- * Throws `SchemaVersionError` when the tables are newer than this code knows.
+ * Throws `SchemaVersionError` when the tables are newer than this code knows, `ValidationError`
+ * when the database holds the tables of a prefix that differs from this one only by case.
  *
  * @example
  * ```ts
@@ -153,10 +181,11 @@ export function migrateSqliteDatabase(
   if (before === SQLITE_SCHEMA_VERSION)
     return { fromVersion: before, toVersion: before, applied: [] };
   const apply = database.transaction((): SqliteMigrationResult => {
-    database.exec(migrationsTableSql(tables));
-    // Another process may have migrated between the read above and the write lock.
+    // Another process may have migrated between the read above and the write lock (under this
+    // prefix, or under one that differs only by case: then this read throws).
     const current = readSqliteSchemaVersion(database, options);
     if (current > SQLITE_SCHEMA_VERSION) throw newerSchemaError(database.name, tables, current);
+    database.exec(migrationsTableSql(tables));
     const record = database.prepare(
       `INSERT INTO ${tables.migrations} (version, name, applied_at) VALUES (?, ?, ?)`,
     );
