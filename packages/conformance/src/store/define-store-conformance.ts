@@ -3,7 +3,10 @@ import { afterAll, beforeAll, describe } from 'vitest';
 import { defineAppendTests } from './append-tests';
 import { defineChainTests } from './chain-tests';
 import { defineChatTests } from './chat-tests';
+import { defineClosedStoreTests } from './closed-store-tests';
 import { defineConcurrencyTests } from './concurrency-tests';
+import { defineContextLaneInputTests } from './context-lane-input-tests';
+import { defineContextLaneTests } from './context-lane-tests';
 import { defineForkTests } from './fork-tests';
 import { defineInputTests } from './input-tests';
 import { defineLifecycleTests } from './lifecycle-tests';
@@ -50,13 +53,14 @@ export interface StoreConformanceOptions {
  * Defines the vitest suites every `ContextStore` must pass: chats and ownership, message nodes
  * (every `UIMessage` part kind round-trips), the replace-in-place rule (an id on another branch
  * refused with `MessageIdConflictError`), chains and paging, branches and checkpoints, the
- * atomic head-moving write under concurrent callers, `append` and `forkBranch` (when declared,
- * concurrent callers included), unicode and large payloads, the documented limits (512 bytes of
- * UTF-8 per id, JSON depth, `getChain` limits up to `MAX_SAFE_INTEGER`), bad input refused with
- * nothing changed, and persistence across reopening when the store declares it.
+ * atomic head-moving write under concurrent callers, `append`, `forkBranch` and the context lane
+ * (when declared, concurrent callers included), unicode and large payloads, the documented limits
+ * (512 bytes of UTF-8 per id, JSON depth, `getChain` limits up to `MAX_SAFE_INTEGER`), bad input
+ * refused with nothing changed, calls after `close()` refused with a `StoreError`, and
+ * persistence across reopening when the store declares it.
  *
  * Call it at the top level of a `*.test.ts` file. Tests that need an ability the store does not
- * declare in `capabilities` (`append`, `forkBranch`, `persistent`, `multiProcess`) or a
+ * declare in `capabilities` (`append`, `forkBranch`, `contextLane`, `persistent`, `multiProcess`) or a
  * `reopenStore` that was not given are skipped, never anything else (a declared ability whose
  * method is missing fails); every test uses its own random chat ids, so the data may be shared with other runs.
  *
@@ -128,9 +132,12 @@ export function defineStoreConformance(options: StoreConformanceOptions): void {
     defineConcurrencyTests(kit);
     defineAppendTests(kit);
     defineForkTests(kit);
+    defineContextLaneTests(kit);
+    defineContextLaneInputTests(kit);
     defineInputTests(kit);
     defineLimitTests(kit);
     defineLifecycleTests(kit);
+    defineClosedStoreTests(kit);
   });
 }
 

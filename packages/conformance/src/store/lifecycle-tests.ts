@@ -1,6 +1,7 @@
 import { HeadConflictError, OwnershipError } from '@ctxgraph/fragments-core';
 import { describe, expect, it } from 'vitest';
 import {
+  abilityMethods,
   appendMessages,
   expectRejection,
   openFreshChat,
@@ -22,10 +23,12 @@ export function defineLifecycleTests(kit: StoreKit): void {
         expect(typeof store.capabilities.persistent).toBe('boolean');
         expect(typeof store.capabilities.multiProcess).toBe('boolean');
         // The optional abilities: absent or a boolean, and a declared one comes with its method.
-        for (const ability of ['append', 'forkBranch'] as const) {
-          const declared: unknown = store.capabilities[ability];
+        for (const [ability, methods] of Object.entries(abilityMethods)) {
+          const declared: unknown = store.capabilities[ability as keyof typeof abilityMethods];
           expect([undefined, true, false], `capabilities.${ability}`).toContain(declared);
-          if (declared === true) expect(typeof store[ability], `${ability}()`).toBe('function');
+          if (declared !== true) continue;
+          for (const method of methods)
+            expect(typeof store[method], `${ability}: ${method}()`).toBe('function');
         }
       },
       timeout,

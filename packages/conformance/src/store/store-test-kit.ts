@@ -5,12 +5,14 @@ import {
   type ChatGraph,
   type CommitMessage,
   type CommitResult,
+  type ContextLaneRecord,
   type ContextStore,
   type ForkBranchInput,
   type JsonObject,
   MAX_IDENTIFIER_BYTES,
   MAX_IDENTIFIER_LENGTH,
   type OpenChatResult,
+  type SaveContextInput,
   type StoredMessage,
   ValidationError,
 } from '@ctxgraph/fragments-core';
@@ -269,16 +271,48 @@ export function textEntries(ids: readonly string[]): CommitMessage[] {
   return ids.map((id) => ({ id, message: textMessage(id) }));
 }
 
+/** The methods each optional ability of the contract brings. */
+export const abilityMethods: {
+  readonly append: readonly ['append'];
+  readonly forkBranch: readonly ['forkBranch'];
+  readonly contextLane: readonly ['getContext', 'saveContext'];
+} = {
+  append: ['append'],
+  forkBranch: ['forkBranch'],
+  contextLane: ['getContext', 'saveContext'],
+};
+
 /** Why a capability test is skipped, or undefined when it runs (a declared method must exist). */
 export function missingCapability(
   store: ContextStore,
-  capability: 'append' | 'forkBranch',
+  capability: keyof typeof abilityMethods,
 ): string | undefined {
   if (store.capabilities[capability] !== true)
     return `the store does not declare capabilities.${capability}`;
-  if (typeof store[capability] !== 'function')
-    expect.fail(`capabilities.${capability} is true but the store has no ${capability}() method`);
+  for (const method of abilityMethods[capability]) {
+    if (typeof store[method] !== 'function')
+      expect.fail(`capabilities.${capability} is true but the store has no ${method}() method`);
+  }
   return undefined;
+}
+
+/** The context-lane methods of a store that declares them. */
+export interface ContextLane {
+  readonly getContext: (chatId: string) => Promise<ContextLaneRecord>;
+  readonly saveContext: (input: SaveContextInput) => Promise<ContextLaneRecord>;
+}
+
+/** `store.getContext` / `store.saveContext` (fails the test when either is missing). */
+export function laneOf(store: ContextStore): ContextLane {
+  const { getContext, saveContext } = store;
+  if (typeof getContext !== 'function' || typeof saveContext !== 'function')
+    return expect.fail(
+      'capabilities.contextLane is true but getContext() or saveContext() is missing',
+    );
+  return {
+    getContext: (chatId) => getContext.call(store, chatId),
+    saveContext: (input) => saveContext.call(store, input),
+  };
 }
 
 /** `store.append(input)`, for a store that declares it (fails the test when the method is missing). */

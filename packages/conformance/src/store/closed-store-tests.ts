@@ -1,0 +1,169 @@
+import { type ContextStore, StoreError } from '@ctxgraph/fragments-core';
+import { describe, expect, it } from 'vitest';
+import {
+  abilityMethods,
+  appendMessages,
+  openFreshChat,
+  type StoreKit,
+  textEntries,
+  textMessage,
+  uniqueId,
+} from './store-test-kit';
+
+/** One valid call of each method, for a chat with one message `messageId` on `main`. */
+function everyCall(
+  store: ContextStore,
+  chatId: string,
+  userId: string,
+  messageId: string,
+): [string, () => unknown][] {
+  const next = uniqueId('m');
+  const calls: [string, () => unknown][] = [
+    ['openChat', () => store.openChat({ chatId, userId })],
+    ['getChat', () => store.getChat(chatId)],
+    ['updateChat', () => store.updateChat({ chatId, title: 'after close' })],
+    ['listChats', () => store.listChats({ userId })],
+    ['deleteChat', () => store.deleteChat(chatId)],
+    ['getHead', () => store.getHead({ chatId, branch: 'main' })],
+    [
+      'commit',
+      () =>
+        store.commit({
+          chatId,
+          branch: 'main',
+          expectedHeadId: messageId,
+          messages: [{ id: next, message: textMessage(next) }],
+        }),
+    ],
+    ['getChain', () => store.getChain({ chatId, headMessageId: messageId })],
+    ['getMessage', () => store.getMessage({ chatId, messageId })],
+    ['createBranch', () => store.createBranch({ chatId, name: 'late', headMessageId: messageId })],
+    ['getBranch', () => store.getBranch({ chatId, name: 'main' })],
+    ['listBranches', () => store.listBranches(chatId)],
+    ['setActiveBranch', () => store.setActiveBranch({ chatId, name: 'main' })],
+    ['createCheckpoint', () => store.createCheckpoint({ chatId, name: 'late', messageId })],
+    ['getCheckpoint', () => store.getCheckpoint({ chatId, name: 'late' })],
+    ['listCheckpoints', () => store.listCheckpoints(chatId)],
+    ['deleteCheckpoint', () => store.deleteCheckpoint({ chatId, name: 'late' })],
+    ['getGraph', () => store.getGraph(chatId)],
+  ];
+  const { capabilities } = store;
+  if (capabilities.append === true) {
+    calls.push([
+      'append',
+      () => store.append?.({ chatId, branch: 'main', messages: textEntries([uniqueId('m')]) }),
+    ]);
+  }
+  if (capabilities.forkBranch === true) {
+    calls.push([
+      'forkBranch',
+      () => store.forkBranch?.({ chatId, from: 'main', headMessageId: messageId }),
+    ]);
+  }
+  if (capabilities.contextLane === true) {
+    calls.push(['getContext', () => store.getContext?.(chatId)]);
+    calls.push(['saveContext', () => store.saveContext?.({ chatId, fragments: ['late'] })]);
+  }
+  return calls;
+}
+
+/**
+ * What every store promises about `close()`, whatever it stores in: later calls are refused with
+ * a clear `StoreError` (a rejected promise, never a synchronous throw), `close()` may be called
+ * again and concurrently, and a refused call writes nothing. (The store kit of
+ * `@ctxgraph/fragments-core/store-kit` keeps these promises for the stores built on it.)
+ */
+export function defineClosedStoreTests(kit: StoreKit): void {
+  const { timeout } = kit;
+
+  describe('closed store', () => {
+    it(
+      'refuses every method after close() with a StoreError that names the call and says closed',
+      async () => {
+        await kit.withOwnStore(async (store) => {
+          const { chatId, userId } = await openFreshChat(store);
+          const messageId = uniqueId('m');
+          await appendMessages(store, chatId, [messageId]);
+          await store.close();
+          const calls = everyCall(store, chatId, userId, messageId);
+          const declared = Object.values(abilityMethods)
+            .flat()
+            .filter((method) => typeof store[method] === 'function');
+          for (const method of declared)
+            expect(calls.map(([name]) => name)).toContain(method as string);
+          for (const [method, call] of calls) {
+            let result: unknown;
+            try {
+              result = call();
+            } catch (error) {
+              expect.fail(
+                `${method}() threw synchronously after close() (${String(error)}); it must return a rejected promise`,
+              );
+            }
+            expect(result instanceof Promise, `${method}() returns a promise`).toBe(true);
+            const error = await (result as Promise<unknown>).then(
+              () => expect.fail(`${method}() resolved after close()`),
+              (caught: unknown) => caught,
+            );
+            expect(StoreError.isInstance(error), `${method}(): ${String(error)}`).toBe(true);
+            const message = (error as Error).message;
+            expect(message, `${method}() names the call`).toContain(method);
+            expect(message, `${method}() says the store is closed`).toMatch(/close/i);
+          }
+        });
+      },
+      timeout,
+    );
+
+    it(
+      'close() may be called concurrently and again; every call resolves',
+      async () => {
+        await kit.withOwnStore(async (store) => {
+          const { chatId } = await openFreshChat(store);
+          await appendMessages(store, chatId, [uniqueId('m')]);
+          const both = await Promise.all([store.close(), store.close()]);
+          expect(both).toEqual([undefined, undefined]);
+          await expect(store.close()).resolves.toBeUndefined();
+        });
+      },
+      timeout,
+    );
+
+    it(
+      'a write refused after close() leaves the data as it was (seen through a reopened store)',
+      async ({ skip }) => {
+        if (kit.options.reopenStore === undefined) skip('no reopenStore was given');
+        await kit.withOwnStore(async (store) => {
+          const { chatId, userId } = await openFreshChat(store);
+          const messageId = uniqueId('m');
+          await appendMessages(store, chatId, [messageId]);
+          const before = await store.getGraph(chatId);
+          await store.close();
+          const writes = new Set([
+            'openChat',
+            'updateChat',
+            'deleteChat',
+            'commit',
+            'createBranch',
+            'setActiveBranch',
+            'createCheckpoint',
+            'deleteCheckpoint',
+            'append',
+            'forkBranch',
+            'saveContext',
+          ]);
+          for (const [method, call] of everyCall(store, chatId, userId, messageId)) {
+            if (writes.has(method))
+              await Promise.resolve()
+                .then(call)
+                .catch(() => undefined);
+          }
+          await kit.withReopened(store, async (reopened) => {
+            expect(await reopened.getGraph(chatId)).toEqual(before);
+          });
+        });
+      },
+      timeout,
+    );
+  });
+}

@@ -1,0 +1,172 @@
+import {
+  type ContextStore,
+  type JsonValue,
+  MAX_JSON_DEPTH,
+  ValidationError,
+} from '@ctxgraph/fragments-core';
+import { describe, expect, it } from 'vitest';
+import {
+  appendMessages,
+  badIdentifiers,
+  type ContextLane,
+  expectRejection,
+  laneOf,
+  missingCapability,
+  nestedValue,
+  openFreshChat,
+  type StoreKit,
+  snapshot,
+  uniqueId,
+} from './store-test-kit';
+
+/** Bad input to `getContext` / `saveContext`: refused with `ValidationError`, nothing changed. */
+export function defineContextLaneInputTests(kit: StoreKit): void {
+  const { timeout } = kit;
+
+  /**
+   * Expects `call` to reject with `ValidationError` naming `field`, and the chat (its lane and its
+   * graph) to be exactly as before.
+   */
+  async function expectLaneRefused(
+    store: ContextStore,
+    lane: ContextLane,
+    chatId: string,
+    label: string,
+    field: string,
+    call: () => Promise<unknown>,
+  ): Promise<void> {
+    const before = { lane: await lane.getContext(chatId), graph: await snapshot(store, chatId) };
+    const error = await expectRejection(call, ValidationError).catch((failure: unknown) => {
+      throw new Error(`${label}: ${failure instanceof Error ? failure.message : String(failure)}`);
+    });
+    const mentioned =
+      error.message.includes(field) || error.issues.some((issue) => issue.path.includes(field));
+    expect(mentioned, `${label}: the error should name ${field}, got "${error.message}"`).toBe(
+      true,
+    );
+    const after = { lane: await lane.getContext(chatId), graph: await snapshot(store, chatId) };
+    expect(after, `${label}: nothing may change`).toEqual(before);
+  }
+
+  describe('context lane: bad input', () => {
+    it(
+      'refuses bad chat ids, a non-object input, and fragments that are not an array',
+      async ({ skip }) => {
+        const store = kit.store();
+        const reason = missingCapability(store, 'contextLane');
+        if (reason !== undefined) skip(reason);
+        const lane = laneOf(store);
+        const { chatId } = await openFreshChat(store);
+        await appendMessages(store, chatId, [uniqueId('m')]);
+        await lane.saveContext({ chatId, fragments: ['kept'] });
+        const refused = (label: string, field: string, call: () => Promise<unknown>) =>
+          expectLaneRefused(store, lane, chatId, label, field, call);
+        for (const [what, bad] of badIdentifiers) {
+          await refused(`getContext ${what}`, 'chatId', () => lane.getContext(bad as string));
+          await refused(`saveContext chatId ${what}`, 'chatId', () =>
+            lane.saveContext({ chatId: bad as string, fragments: [] }),
+          );
+        }
+        await refused('input null', 'input', () => lane.saveContext(null as never));
+        await refused('input a string', 'input', () => lane.saveContext('x' as never));
+        for (const [what, bad] of [
+          ['an object', { 0: 'x' }],
+          ['a string', '["x"]'],
+          ['null', null],
+          ['undefined', undefined],
+          ['a number', 1],
+        ] as const) {
+          await refused(`fragments ${what}`, 'fragments', () =>
+            lane.saveContext({ chatId, fragments: bad as never }),
+          );
+        }
+      },
+      timeout,
+    );
+
+    it(
+      'refuses fragments that would not come back the same: NUL, lone surrogates, non-JSON values, cycles',
+      async ({ skip }) => {
+        const store = kit.store();
+        const reason = missingCapability(store, 'contextLane');
+        if (reason !== undefined) skip(reason);
+        const lane = laneOf(store);
+        const { chatId } = await openFreshChat(store);
+        await lane.saveContext({ chatId, fragments: [{ type: 'hint', text: 'kept' }] });
+        const cycle: Record<string, unknown> = { type: 'hint' };
+        cycle.self = cycle;
+        const cases: [string, unknown][] = [
+          ['a NUL character', { type: 'hint', text: 'a\u0000b' }],
+          ['a lone high surrogate', { type: 'hint', text: 'x\uD83Dy' }],
+          ['a lone low surrogate', 'x\uDE00'],
+          ['a key with a lone surrogate', { 'k\uD800': 1 }],
+          ['a key with NUL', { 'k\u0000': 1 }],
+          ['NaN', { value: Number.NaN }],
+          ['Infinity', Number.POSITIVE_INFINITY],
+          ['a bigint', { value: 1n }],
+          ['a function', { value: () => 1 }],
+          ['a Date instance', { value: new Date(0) }],
+          ['a Map instance', new Map()],
+          ['undefined in an array', [1, undefined]],
+          ['a cycle', cycle],
+        ];
+        for (const [what, bad] of cases) {
+          await expectLaneRefused(store, lane, chatId, what, 'fragments', () =>
+            lane.saveContext({ chatId, fragments: ['fine', bad as JsonValue] }),
+          );
+        }
+      },
+      timeout,
+    );
+
+    it(
+      `accepts nesting up to ${MAX_JSON_DEPTH} levels (the array counts as one) and refuses deeper`,
+      async ({ skip }) => {
+        const store = kit.store();
+        const reason = missingCapability(store, 'contextLane');
+        if (reason !== undefined) skip(reason);
+        const lane = laneOf(store);
+        const { chatId } = await openFreshChat(store);
+        const deepest = [nestedValue(MAX_JSON_DEPTH - 1) as JsonValue];
+        const saved = await lane.saveContext({ chatId, fragments: deepest });
+        expect(JSON.stringify(saved.fragments)).toBe(JSON.stringify(deepest));
+        await expectLaneRefused(store, lane, chatId, 'too deep', 'fragments', () =>
+          lane.saveContext({ chatId, fragments: [nestedValue(MAX_JSON_DEPTH) as JsonValue] }),
+        );
+      },
+      timeout,
+    );
+
+    it(
+      'refuses an expectedRevision that is not a non-negative safe integer',
+      async ({ skip }) => {
+        const store = kit.store();
+        const reason = missingCapability(store, 'contextLane');
+        if (reason !== undefined) skip(reason);
+        const lane = laneOf(store);
+        const { chatId } = await openFreshChat(store);
+        await lane.saveContext({ chatId, fragments: ['kept'] });
+        for (const bad of [
+          -1,
+          1.5,
+          '1',
+          null,
+          Number.NaN,
+          Number.POSITIVE_INFINITY,
+          Number.MAX_SAFE_INTEGER + 1,
+          true,
+        ]) {
+          await expectLaneRefused(
+            store,
+            lane,
+            chatId,
+            `expectedRevision ${String(bad)}`,
+            'expectedRevision',
+            () => lane.saveContext({ chatId, fragments: [], expectedRevision: bad as never }),
+          );
+        }
+      },
+      timeout,
+    );
+  });
+}
