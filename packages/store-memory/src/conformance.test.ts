@@ -27,7 +27,8 @@ function handleOver(backing: InMemoryContextStore): ContextStore {
       const value: unknown = Reflect.get(target, property, target);
       if (typeof value !== 'function') return value;
       return (...args: unknown[]) => {
-        if (closed) throw new StoreError(`${String(property)}: this handle is closed.`);
+        if (closed)
+          return Promise.reject(new StoreError(`${String(property)}: this handle is closed.`));
         return (value as (...parameters: unknown[]) => unknown).apply(target, args);
       };
     },

@@ -1,4 +1,13 @@
-import type { ContextStore, ContextStoreCapabilities } from '@ctxgraph/fragments-core';
+import type {
+  AppendInput,
+  AppendResult,
+  BranchRecord,
+  ContextLaneRecord,
+  ContextStore,
+  ContextStoreCapabilities,
+  ForkBranchInput,
+  SaveContextInput,
+} from '@ctxgraph/fragments-core';
 import { describe, expectTypeOf, it } from 'vitest';
 import { InMemoryContextStore } from './in-memory-context-store';
 
@@ -9,6 +18,21 @@ describe('InMemoryContextStore types', () => {
     expectTypeOf<InMemoryContextStore['specificationVersion']>().toEqualTypeOf<'v1'>();
     expectTypeOf<InMemoryContextStore['capabilities']>().toEqualTypeOf<ContextStoreCapabilities>();
     expectTypeOf(new InMemoryContextStore().toJSON()).toEqualTypeOf<string>();
+  });
+
+  it('always serves append, forkBranch and the context lane: its type says so', () => {
+    expectTypeOf<InMemoryContextStore['append']>().toEqualTypeOf<
+      (input: AppendInput) => Promise<AppendResult>
+    >();
+    expectTypeOf<InMemoryContextStore['forkBranch']>().toEqualTypeOf<
+      (input: ForkBranchInput) => Promise<BranchRecord>
+    >();
+    expectTypeOf<InMemoryContextStore['getContext']>().toEqualTypeOf<
+      (chatId: string) => Promise<ContextLaneRecord>
+    >();
+    expectTypeOf<InMemoryContextStore['saveContext']>().toEqualTypeOf<
+      (input: SaveContextInput) => Promise<ContextLaneRecord>
+    >();
   });
 
   it('takes no constructor options', () => {
