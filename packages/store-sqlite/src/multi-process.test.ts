@@ -88,5 +88,5 @@ describe('several processes on one file', () => {
         ]);
       database.close();
     }
-  }, 60_000);
+  }, 120_000);
 });

@@ -406,22 +406,26 @@ export class SqliteContextStore implements ContextStore {
 
   // Switching a new file to WAL needs an exclusive lock. When two processes open the same new
   // file at once, both hold a shared lock and want it: SQLite answers SQLITE_BUSY at once instead
-  // of calling the busy handler (waiting could not help either of them). Once the other one has
-  // switched, the switch is a no-op, so retrying for up to busyTimeout resolves the race.
+  // of calling the busy handler (waiting could not help either of them), or reports the old mode
+  // unchanged. Once the other one has switched, the switch is a no-op, so retrying for up to
+  // busyTimeout resolves the race. Returns the journal mode in effect at the end.
   static #switchToWal(database: Database.Database, busyTimeout: number): unknown {
     const deadline = Date.now() + busyTimeout;
     const pause = new Int32Array(new SharedArrayBuffer(4));
     for (let attempt = 1; ; attempt += 1) {
+      let mode: unknown;
       try {
-        return database.pragma('journal_mode = WAL', { simple: true });
+        mode = database.pragma('journal_mode = WAL', { simple: true });
+        if (mode === 'wal') return mode;
       } catch (error) {
         const code = (error as { code?: unknown }).code;
-        const busy = typeof code === 'string' && code.startsWith('SQLITE_BUSY');
-        const remaining = deadline - Date.now();
-        if (!busy || remaining <= 0) throw error;
-        // The constructor is synchronous: block this thread briefly, a little longer each time.
-        Atomics.wait(pause, 0, 0, Math.min(remaining, attempt * 5));
+        if (typeof code !== 'string' || !code.startsWith('SQLITE_BUSY')) throw error;
+        if (Date.now() >= deadline) throw error;
       }
+      const remaining = deadline - Date.now();
+      if (remaining <= 0) return mode;
+      // The constructor is synchronous: block this thread briefly, a little longer each time.
+      Atomics.wait(pause, 0, 0, Math.min(remaining, attempt * 5));
     }
   }
 
