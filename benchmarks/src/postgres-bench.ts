@@ -250,7 +250,7 @@ async function measureReads(url: string, size: number): Promise<Record<string, s
       const captured = await captureChainStatement(url, schema, chatId, head);
       explained.push(
         `  ${size.toLocaleString('en-US')} messages, ${phase} (pg_stats rows for the table: ${String(stats?.n)})`,
-        '    store (LATERAL probe):',
+        '    store (runs, LATERAL probes):',
         ...(await explain(url, captured.statement, captured.parameters)).map(
           (line) => `      ${line}`,
         ),
@@ -529,6 +529,7 @@ async function measureWriters(url: string, schema: string): Promise<Record<strin
           'turns/s': ((writerCount * writerTurns) / (wall / 1000)).toFixed(0),
           'p50 ms': percentile(entry.latencies, 0.5).toFixed(2),
           'p95 ms': p95.toFixed(2),
+          'p99 ms': percentile(entry.latencies, 0.99).toFixed(2),
           'wall / floor': (wall / floorWall).toFixed(2),
           'p95 / floor': (p95 / floorP95).toFixed(2),
           lost: String(entry.lost),
