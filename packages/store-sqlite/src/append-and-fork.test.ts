@@ -83,7 +83,8 @@ describe('append', () => {
       'COMMIT',
     ]);
 
-    // A correction of the head adds one statement: the walk, which stops at once.
+    // A correction of the head: the insert finds the id taken, an update replaces the content in
+    // place, and the on-branch walk (which stops at once) runs before the version bump.
     statements.length = 0;
     await store.append({
       chatId: 'c',
@@ -94,6 +95,7 @@ describe('append', () => {
       'BEGIN IMMEDIATE',
       'SELECT',
       'INSERT',
+      'UPDATE',
       'WITH',
       'UPDATE',
       'COMMIT',
@@ -171,6 +173,38 @@ describe('append', () => {
     expect((await store.getGraph('shared')).nodes).toHaveLength(ids.length);
     await store.close();
   }, 60_000);
+});
+
+describe('the nodes a write returns', () => {
+  it('are the stored nodes, independent of the input, parsed once when first read', async () => {
+    const store = new SqliteContextStore(temp.file());
+    await store.openChat({ chatId: 'c', userId: 'u' });
+    const input = {
+      id: 'a',
+      role: 'user',
+      parts: [{ type: 'text', text: 'before' }],
+      extra: undefined,
+    };
+    const result = await store.append({
+      chatId: 'c',
+      branch: 'main',
+      messages: [{ id: 'a', message: input }],
+    });
+    input.parts[0] = { type: 'text', text: 'changed after the write' };
+    const node = result.nodes[0];
+    // As stored (JSON drops the undefined key), not as the input is now.
+    expect(node?.message).toEqual({
+      id: 'a',
+      role: 'user',
+      parts: [{ type: 'text', text: 'before' }],
+    });
+    expect(Object.keys(node?.message ?? {})).toEqual(['id', 'role', 'parts']);
+    expect(node?.message).toBe(node?.message);
+    expect(await store.getMessage({ chatId: 'c', messageId: 'a' })).toEqual(node);
+    expect(JSON.parse(JSON.stringify(result.nodes))).toEqual((await store.getGraph('c')).nodes);
+    expect({ ...node }).toEqual(node);
+    await store.close();
+  });
 });
 
 describe('the off-branch rule', () => {

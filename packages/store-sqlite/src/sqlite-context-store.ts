@@ -224,6 +224,36 @@ function messageRecord(chatId: string, row: MessageRow): MessageNodeRecord {
   };
 }
 
+/**
+ * A node just written, as a later read returns it. Its `message` is the written JSON, parsed the
+ * first time it is read: callers such as the engine keep their own copy of what they saved, so a
+ * batch of 10,000 messages does not pay 10,000 parses nobody looks at. Each read returns the same
+ * object.
+ */
+function writtenNode(
+  chatId: string,
+  id: string,
+  parentId: string | null,
+  sequence: number,
+  json: string,
+  createdAt: number,
+  updatedAt: number,
+): MessageNodeRecord {
+  let parsed: StoredMessage | undefined;
+  return {
+    chatId,
+    id,
+    parentId,
+    sequence,
+    get message(): StoredMessage {
+      if (parsed === undefined) parsed = JSON.parse(json) as StoredMessage;
+      return parsed;
+    },
+    createdAt,
+    updatedAt,
+  };
+}
+
 function optionsProblem(message: string, path: string): ValidationError {
   return new ValidationError(`SqliteContextStore: ${message}`, { issues: [{ path, message }] });
 }
@@ -663,13 +693,12 @@ export class SqliteContextStore implements ContextStore {
       });
     }
     const now = Date.now();
-    // An id new to the chat gets the proposed sequence; an existing one keeps its own, which is
-    // always lower, so the returned sequence tells an insert from a replace.
-    const upsert = this.#statement(
+    // A plain insert for the usual case (an id new to the chat: nothing to return, the row is what
+    // was passed); only when the id is taken does a second statement replace the content in place
+    // and return what it kept (parent, sequence, creation time).
+    const insert = this.#statement(
       `INSERT INTO ${this.#tables.messages} (chat_id, id, parent_id, sequence, role, payload, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT (chat_id, id) DO UPDATE SET role = excluded.role, payload = excluded.payload, updated_at = excluded.updated_at
-       RETURNING parent_id, sequence, created_at`,
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (chat_id, id) DO NOTHING`,
     );
     let head = state.head;
     let nextSequence = (state.max_sequence ?? 0) + 1;
@@ -678,33 +707,35 @@ export class SqliteContextStore implements ContextStore {
     let oldestReplaced = Number.MAX_SAFE_INTEGER;
     const nodes: MessageNodeRecord[] = [];
     for (const message of prepared) {
-      const row = upsert.get(
-        chatId,
-        message.id,
-        head,
-        nextSequence,
-        message.role,
-        message.json,
-        now,
-        now,
-      ) as Pick<MessageRow, 'parent_id' | 'sequence' | 'created_at'>;
-      if (row.sequence === nextSequence) {
+      const inserted =
+        insert.run(chatId, message.id, head, nextSequence, message.role, message.json, now, now)
+          .changes > 0;
+      if (inserted) {
+        nodes.push(writtenNode(chatId, message.id, head, nextSequence, message.json, now, now));
         head = message.id;
         nextSequence += 1;
-      } else {
-        replacedIds.push(message.id);
-        if (row.sequence < oldestReplaced) oldestReplaced = row.sequence;
+        continue;
       }
-      nodes.push({
-        chatId,
-        id: message.id,
-        parentId: row.parent_id,
-        sequence: row.sequence,
-        // The JSON just written, parsed: the node exactly as a later read returns it.
-        message: JSON.parse(message.json) as StoredMessage,
-        createdAt: row.created_at,
-        updatedAt: now,
-      });
+      const kept = this.#statement(
+        `UPDATE ${this.#tables.messages} SET role = ?, payload = ?, updated_at = ? WHERE chat_id = ? AND id = ?
+         RETURNING parent_id, sequence, created_at`,
+      ).get(message.role, message.json, now, chatId, message.id) as Pick<
+        MessageRow,
+        'parent_id' | 'sequence' | 'created_at'
+      >;
+      replacedIds.push(message.id);
+      if (kept.sequence < oldestReplaced) oldestReplaced = kept.sequence;
+      nodes.push(
+        writtenNode(
+          chatId,
+          message.id,
+          kept.parent_id,
+          kept.sequence,
+          message.json,
+          kept.created_at,
+          now,
+        ),
+      );
     }
     // Checked after the upserts, so a batch of new ids (the usual save) costs no extra statement;
     // a refusal throws, and the transaction rolls every row of the batch back.
