@@ -1,6 +1,6 @@
 import type { ContextFragment, FragmentData, JsonValue } from '@ctxgraph/fragments-core';
 import { createSerializer, type FragmentSerializer } from './fragment-serializer';
-import type { SerializedFragment } from './schemas';
+import type { SerializedFragment, SerializedGroup } from './schemas';
 
 /**
  * The serializer behind the top-level functions: the 19 built-in types and nothing else. It is
@@ -10,7 +10,8 @@ import type { SerializedFragment } from './schemas';
 export const defaultSerializer: FragmentSerializer<SerializedFragment> = createSerializer();
 
 /**
- * The flat JSON form of a built-in, non-message fragment (see {@link FragmentSerializer.fromFragment}).
+ * The flat JSON form of a built-in, non-message fragment, or of a named group made by
+ * `fragment(name, ...children)` (see {@link FragmentSerializer.fromFragment}).
  *
  * @example
  * ```ts
@@ -18,7 +19,7 @@ export const defaultSerializer: FragmentSerializer<SerializedFragment> = createS
  * // { type: 'term', name: 'MRR', definition: 'monthly recurring revenue' }
  * ```
  */
-export function fromFragment(fragment: ContextFragment): SerializedFragment {
+export function fromFragment(fragment: ContextFragment): SerializedFragment | SerializedGroup {
   return defaultSerializer.fromFragment(fragment);
 }
 

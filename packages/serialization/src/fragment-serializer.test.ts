@@ -1,7 +1,6 @@
 import { assistantText, user } from '@ctxgraph/codecs';
 import {
   type ContextFragment,
-  fragment,
   glossary,
   hint,
   lastAssistantMessage,
@@ -139,7 +138,8 @@ describe('fromFragment errors', () => {
   });
 
   it('refuses an unknown fragment name and names it', () => {
-    const error = serializationError(() => fromFragment(fragment('database', hint('PostgreSQL'))));
+    // Object data, so it is not a group (groups hold a list of fragments and text).
+    const error = serializationError(() => fromFragment({ name: 'database', data: { host: 'x' } }));
     expect(error.message).toContain('unknown fragment name "database"');
     expect(error.message).toContain('supported: term, hint');
   });

@@ -16,7 +16,12 @@ import type {
   SerializedFragmentBase,
 } from './fragment-type-definition';
 import { describeValue, joinPath, prefixPath } from './paths';
-import type { SerializedFragment } from './schemas';
+import {
+  type SerializedFragment,
+  type SerializedGroup,
+  type SerializedGroupChild,
+  serializedGroupShellSchema,
+} from './schemas';
 import { SerializationError } from './serialization-error';
 import { issuesFromZod } from './zod-issues';
 
@@ -40,6 +45,12 @@ export interface SerializerOptions<
 /** The serialized form a definition produces. */
 export type SerializedOf<Definition> =
   Definition extends FragmentTypeDefinition<infer Serialized> ? Serialized : never;
+
+/**
+ * The `type` of a serialized named group (`fragment(name, ...children)`), reserved: no registered
+ * type may use it.
+ */
+export const GROUP_TYPE = 'fragment';
 
 type Operation = 'fromFragment' | 'toFragment' | 'encodeSerializedValue' | 'decodeSerializedValue';
 
@@ -90,7 +101,12 @@ export class FragmentSerializer<Serialized extends SerializedFragmentBase = Seri
         continue;
       }
       const fragmentName = definition.fragmentName ?? definition.type;
-      if (this.#byType.has(definition.type)) {
+      if (definition.type === GROUP_TYPE) {
+        issues.push({
+          path: `${path}.type`,
+          message: `type "${GROUP_TYPE}" is reserved for named groups made by fragment(name, ...children)`,
+        });
+      } else if (this.#byType.has(definition.type)) {
         issues.push({
           path: `${path}.type`,
           message: `type "${definition.type}" is already registered`,
@@ -115,14 +131,16 @@ export class FragmentSerializer<Serialized extends SerializedFragmentBase = Seri
   /**
    * The flat JSON form of a non-message fragment. A fragment with a codec is stored as what its
    * `codec.encode()` returns, which must be a supported serialized fragment; any other fragment
-   * is converted by the type registered for its `name`. The result always passes the type's
-   * schema, so `toFragment` accepts it.
+   * is converted by the type registered for its `name`. A fragment whose name no type handles and
+   * whose data is a list of fragments and text (what `fragment(name, ...children)` makes) becomes
+   * a group, `{ type: 'fragment', name, children }`. The result always passes the type's schema,
+   * so `toFragment` accepts it.
    *
    * @throws {SerializationError} for a message fragment, an unregistered name, data that does not
    * fit the type's format, or values JSON cannot hold; `issues` say where.
    */
-  readonly fromFragment: (fragment: ContextFragment) => Serialized = (fragment) =>
-    this.#fromFragment(fragment, '', newWalk('fromFragment')) as Serialized;
+  readonly fromFragment: (fragment: ContextFragment) => Serialized | SerializedGroup = (fragment) =>
+    this.#fromFragment(fragment, '', newWalk('fromFragment')) as Serialized | SerializedGroup;
 
   /**
    * Hydrates flat JSON back into a fragment by calling the type's builder, after checking it
@@ -220,6 +238,9 @@ export class FragmentSerializer<Serialized extends SerializedFragmentBase = Seri
     }
     return this.#enter(fragment, path, walk, () => {
       const definition = this.#byName.get(fragment.name);
+      if (definition === undefined && isGroupData(fragment.data)) {
+        return this.#fromGroup(fragment.name, fragment.data, path, walk);
+      }
       if (definition === undefined) {
         throw fail(walk, [
           {
@@ -294,12 +315,13 @@ export class FragmentSerializer<Serialized extends SerializedFragmentBase = Seri
           : `expected the fragment type as a string, received ${describeValue(type)}`;
       throw fail(walk, [{ path: typePath, message }]);
     }
+    if (type === GROUP_TYPE) return this.#toGroup(flat, path, walk);
     const definition = this.#byType.get(type);
     if (definition === undefined) {
       throw fail(walk, [
         {
           path: typePath,
-          message: `unknown serialized fragment type "${type}" (supported: ${this.types.join(', ')})`,
+          message: `unknown serialized fragment type "${type}" (supported: ${this.types.join(', ')}, and ${GROUP_TYPE} for named groups)`,
         },
       ]);
     }
@@ -317,6 +339,59 @@ export class FragmentSerializer<Serialized extends SerializedFragmentBase = Seri
         ]);
       }
       return hydrated;
+    });
+  }
+
+  /**
+   * A named group: the group object and its `children` list are a level each (as a nested policy
+   * and its `policies`), so groups nest as deep as policies do.
+   */
+  #fromGroup(
+    name: string,
+    data: ReadonlyArray<ContextFragment | string>,
+    path: string,
+    walk: Walk,
+  ): SerializedGroup {
+    if (name.trim() === '') {
+      throw fail(walk, [{ path, message: 'a group needs a non-empty name' }]);
+    }
+    const childrenPath = joinPath(path, 'children');
+    const children = this.#enter(data, childrenPath, walk, () =>
+      data.map(
+        (child, index): SerializedGroupChild =>
+          typeof child === 'string'
+            ? child
+            : (this.#fromFragment(
+                child,
+                joinPath(childrenPath, index),
+                walk,
+              ) as SerializedFragment),
+      ),
+    );
+    return { type: GROUP_TYPE, name, children };
+  }
+
+  #toGroup(flat: Record<string, unknown>, path: string, walk: Walk): ContextFragment {
+    return this.#enter(flat, path, walk, () => {
+      const result = serializedGroupShellSchema.safeParse(flat, { reportInput: true });
+      if (!result.success) {
+        throw fail(
+          walk,
+          issuesFromZod(result.error.issues, path),
+          `invalid serialized "${GROUP_TYPE}" group`,
+        );
+      }
+      const { name, children } = result.data;
+      const childrenPath = joinPath(path, 'children');
+      const data = this.#enter(flat.children as unknown[], childrenPath, walk, () =>
+        children.map((child, index) =>
+          typeof child === 'string'
+            ? child
+            : this.#toFragment(child, joinPath(childrenPath, index), walk),
+        ),
+      );
+      // Always a list, even with one text child, so the group reads back as it was written.
+      return { name, data };
     });
   }
 
@@ -356,6 +431,10 @@ export class FragmentSerializer<Serialized extends SerializedFragmentBase = Seri
       return this.#enter(value, path, walk, () => {
         const fields = this.#encodeFields(value, path, walk);
         // Already in serialized form: check it now, so decoding it later cannot fail.
+        if (value.type === GROUP_TYPE) {
+          this.#toGroup(fields, path, { ...walk, ancestors: new Set() });
+          return fields;
+        }
         if (definition)
           return this.#validate(definition, fields, path, walk) as unknown as JsonValue;
         return fields;
@@ -413,7 +492,10 @@ export class FragmentSerializer<Serialized extends SerializedFragmentBase = Seri
       });
     }
     if (isFragmentObject(value)) {
-      if (typeof value.type === 'string' && this.#byType.has(value.type)) {
+      if (
+        typeof value.type === 'string' &&
+        (value.type === GROUP_TYPE || this.#byType.has(value.type))
+      ) {
         return this.#toFragment(value, path, walk);
       }
       return this.#enter(value, path, walk, () => {
@@ -531,6 +613,13 @@ export function createSerializer<
     ...(builtins ? builtinFragmentTypes : []),
     ...(options.types ?? []),
   ]);
+}
+
+/** Data that `fragment(name, ...children)` makes for a group: a list of fragments and text. */
+function isGroupData(data: unknown): data is Array<ContextFragment | string> {
+  return (
+    Array.isArray(data) && data.every((child) => typeof child === 'string' || isFragment(child))
+  );
 }
 
 function newWalk(operation: Operation): Walk {

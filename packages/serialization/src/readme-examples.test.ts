@@ -1,5 +1,8 @@
 import type { ContextFragment } from '@ctxgraph/fragments-core';
 import {
+  fragment,
+  guardrail,
+  guardrailType,
   hint,
   identity,
   policy,
@@ -94,5 +97,23 @@ describe('README examples', () => {
         { type: 'hint', text: 'Validate assumptions first' },
       ],
     });
+  });
+
+  it('named groups', () => {
+    const group = fragment('database', hint('PostgreSQL 16'), 'Schema: analytics');
+    const stored = fromFragment(group);
+    expect(stored).toEqual({
+      type: 'fragment',
+      name: 'database',
+      children: [{ type: 'hint', text: 'PostgreSQL 16' }, 'Schema: analytics'],
+    });
+    expect(toFragment(stored)).toEqual(group);
+  });
+
+  it('fragments-core: fragment types, one descriptor each', () => {
+    expect(guardrailType.fields.map((field) => field.name)).toEqual(['rule', 'reason', 'action']);
+    expect(guardrailType.build({ rule: 'Never expose PII' })).toEqual(
+      guardrail('Never expose PII'),
+    );
   });
 });

@@ -19,6 +19,7 @@ import {
   fromFragment,
   SerializationError,
   type SerializedFragment,
+  type SerializedGroup,
 } from './index';
 
 // A third-party fragment type: a metric with its SQL, built by the third party's own builder.
@@ -210,6 +211,7 @@ describe('createSerializer with custom types', () => {
   it('types the serialized union with the custom types', () => {
     expectTypeOf(serializer.fromFragment).returns.toEqualTypeOf<
       | SerializedFragment
+      | SerializedGroup
       | { type: 'metric'; name: string; sql: string; unit?: string | undefined }
       | {
           type: 'dashboard';
@@ -217,7 +219,9 @@ describe('createSerializer with custom types', () => {
           items: unknown[];
         }
     >();
-    expectTypeOf(defaultSerializer.fromFragment).returns.toEqualTypeOf<SerializedFragment>();
+    expectTypeOf(defaultSerializer.fromFragment).returns.toEqualTypeOf<
+      SerializedFragment | SerializedGroup
+    >();
   });
 });
 

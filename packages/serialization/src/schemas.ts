@@ -1,6 +1,12 @@
+import {
+  builtinFragmentDescriptors,
+  type FragmentFieldDescriptor,
+  type FragmentTypeDescriptor,
+} from '@ctxgraph/fragments-core';
 import { z } from 'zod';
 
-// One schema per supported fragment type, for the flat JSON form `{ type, ...fields }`.
+// One schema per supported fragment type, for the flat JSON form `{ type, ...fields }`, derived
+// from the type's descriptor in fragments-core (its fields, their kinds, which are required).
 // The schemas are strict (unknown fields are refused) and as demanding as the builders they feed
 // (no blank strings, minimum list lengths), so JSON that passes a schema always hydrates.
 
@@ -226,68 +232,23 @@ export type SerializedFragment =
 /** The `type` of a built-in serialized fragment: `'term'`, `'hint'`, … */
 export type SerializedFragmentType = SerializedFragment['type'];
 
-// The recursion goes through this annotated item schema, so the object schemas below keep their
-// inferred types (which the discriminated union needs) without a circular inference.
-const policyItem: z.ZodType<SerializedPolicyItem> = z.union(
-  [nonBlank, z.lazy(() => policyObject)],
-  { error: 'expected a serialized policy object or a non-empty string' },
-);
-const policyList = z.array(policyItem, { error: 'expected an array' });
+// Object schemas by type, filled as the descriptors are derived; `fragments` fields reach them
+// lazily, so a type may nest itself (policy) or one derived after it.
+const objectSchemas = new Map<string, z.ZodType>();
 
-const termObject = z.strictObject({
-  type: z.literal('term'),
-  name: nonBlank,
-  definition: nonBlank,
-});
-const hintObject = z.strictObject({ type: z.literal('hint'), text: nonBlank });
-const guardrailObject = z.strictObject({
-  type: z.literal('guardrail'),
-  rule: nonBlank,
-  reason: nonBlank.optional(),
-  action: nonBlank.optional(),
-});
-const explainObject = z.strictObject({
-  type: z.literal('explain'),
-  concept: nonBlank,
-  explanation: nonBlank,
-  therefore: nonBlank.optional(),
-});
-const exampleObject = z.strictObject({
-  type: z.literal('example'),
-  question: nonBlank,
-  answer: nonBlank,
-  note: nonBlank.optional(),
-});
-const clarificationObject = z.strictObject({
-  type: z.literal('clarification'),
-  when: nonBlank,
-  ask: nonBlank,
-  reason: nonBlank.optional(),
-});
-const workflowObject = z.strictObject({
-  type: z.literal('workflow'),
-  task: nonBlank,
-  steps: textList(1),
-  triggers: textList(0).optional(),
-  notes: nonBlank.optional(),
-});
-const quirkObject = z.strictObject({
-  type: z.literal('quirk'),
-  issue: nonBlank,
-  workaround: nonBlank,
-});
-const styleGuideObject = z.strictObject({
-  type: z.literal('styleGuide'),
-  prefer: nonBlank,
-  never: nonBlank.optional(),
-  always: nonBlank.optional(),
-});
-const analogyObject = z.strictObject({
-  type: z.literal('analogy'),
-  concepts: textList(2),
-  relationship: nonBlank,
-  insight: nonBlank.optional(),
-});
+function fragmentItemSchema(types: readonly string[]): z.ZodType {
+  const objects = types.map((type) =>
+    z.lazy(() => {
+      const schema = objectSchemas.get(type);
+      if (schema === undefined) throw new Error(`no serialized schema for fragment type "${type}"`);
+      return schema;
+    }),
+  );
+  return z.union([nonBlank, ...objects], {
+    error: `expected a serialized ${types.join(' or ')} object or a non-empty string`,
+  });
+}
+
 const glossaryEntries = z
   .record(
     z.string().refine((key) => key.trim() !== '', { error: 'a term must not be blank' }),
@@ -295,152 +256,154 @@ const glossaryEntries = z
     { error: 'expected an object of term → meaning' },
   )
   .refine((entries) => Object.keys(entries).length > 0, { error: 'expected at least one entry' });
-const glossaryObject = z.strictObject({
-  type: z.literal('glossary'),
-  // `__proto__` cannot be an own key of an ordinary object built by assignment (the glossary
-  // builder would silently lose it, and so would zod's record), so it is refused up front.
-  entries: z.preprocess((value, context) => {
-    if (typeof value === 'object' && value !== null && Object.hasOwn(value, '__proto__')) {
-      context.issues.push({
-        code: 'custom',
-        path: ['__proto__'],
-        message: 'the term "__proto__" cannot be stored in a glossary',
-        input: value,
-      });
-    }
-    return value;
-  }, glossaryEntries),
-});
-const roleObject = z.strictObject({ type: z.literal('role'), text: nonBlank });
-const principleObject = z.strictObject({
-  type: z.literal('principle'),
-  title: nonBlank,
-  description: nonBlank,
-  policies: policyList.optional(),
-});
-const policyObject = z.strictObject({
-  type: z.literal('policy'),
-  rule: nonBlank,
-  policies: policyList.optional(),
-});
-const identityObject = z
-  .strictObject({
-    type: z.literal('identity'),
-    name: nonBlank.optional(),
-    role: nonBlank.optional(),
-  })
-  .refine((value) => value.name !== undefined || value.role !== undefined, {
-    error: 'expected at least one of name or role',
+
+// `__proto__` cannot be an own key of an ordinary object built by assignment (the glossary builder
+// would silently lose it, and so would zod's record), so it is refused up front.
+const entriesSchema = z.preprocess((value, context) => {
+  if (typeof value === 'object' && value !== null && Object.hasOwn(value, '__proto__')) {
+    context.issues.push({
+      code: 'custom',
+      path: ['__proto__'],
+      message: 'the term "__proto__" cannot be stored in a glossary',
+      input: value,
+    });
+  }
+  return value;
+}, glossaryEntries);
+
+function fieldSchema(field: FragmentFieldDescriptor): z.ZodType {
+  const schema = valueSchema(field);
+  return field.required ? schema : schema.optional();
+}
+
+function valueSchema(field: FragmentFieldDescriptor): z.ZodType {
+  switch (field.kind) {
+    case 'text':
+      return nonBlank;
+    case 'textList':
+      return textList(field.minItems ?? (field.required ? 1 : 0));
+    case 'entries':
+      return entriesSchema;
+    case 'fragments':
+      return z.array(fragmentItemSchema(field.fragmentTypes ?? []), { error: 'expected an array' });
+  }
+}
+
+/** The strict object schema of a descriptor's flat form `{ type, ...fields }`. */
+function objectSchema(descriptor: FragmentTypeDescriptor): z.ZodObject {
+  const shape: Record<string, z.ZodType> = { type: z.literal(descriptor.name) };
+  for (const field of descriptor.fields) shape[field.name] = fieldSchema(field);
+  const object = z.strictObject(shape);
+  const oneOf = descriptor.atLeastOneOf;
+  if (oneOf === undefined) return object;
+  return object.refine((value) => oneOf.some((name) => value[name] !== undefined), {
+    error: `expected at least one of ${oneOf.join(' or ')}`,
   });
-const personaObject = z.strictObject({
-  type: z.literal('persona'),
-  name: nonBlank,
-  role: nonBlank.optional(),
-  tone: nonBlank.optional(),
-});
-const aliasObject = z.strictObject({ type: z.literal('alias'), term: nonBlank, meaning: nonBlank });
-const preferenceObject = z.strictObject({
-  type: z.literal('preference'),
-  aspect: nonBlank,
-  value: nonBlank,
-});
-const correctionObject = z.strictObject({
-  type: z.literal('correction'),
-  subject: nonBlank,
-  wrong: nonBlank,
-  right: nonBlank,
-});
+}
+
+for (const descriptor of builtinFragmentDescriptors) {
+  objectSchemas.set(descriptor.name, objectSchema(descriptor));
+}
+
+function derived<Serialized>(type: SerializedFragmentType): z.ZodType<Serialized> {
+  return objectSchemas.get(type) as z.ZodType<Serialized>;
+}
 
 /** Schema of {@link SerializedTerm}. */
-export const termSchema: z.ZodType<SerializedTerm> = termObject;
+export const termSchema: z.ZodType<SerializedTerm> = derived('term');
 /** Schema of {@link SerializedHint}. */
-export const hintSchema: z.ZodType<SerializedHint> = hintObject;
+export const hintSchema: z.ZodType<SerializedHint> = derived('hint');
 /** Schema of {@link SerializedGuardrail}. */
-export const guardrailSchema: z.ZodType<SerializedGuardrail> = guardrailObject;
+export const guardrailSchema: z.ZodType<SerializedGuardrail> = derived('guardrail');
 /** Schema of {@link SerializedExplain}. */
-export const explainSchema: z.ZodType<SerializedExplain> = explainObject;
+export const explainSchema: z.ZodType<SerializedExplain> = derived('explain');
 /** Schema of {@link SerializedExample}. */
-export const exampleSchema: z.ZodType<SerializedExample> = exampleObject;
+export const exampleSchema: z.ZodType<SerializedExample> = derived('example');
 /** Schema of {@link SerializedClarification}. */
-export const clarificationSchema: z.ZodType<SerializedClarification> = clarificationObject;
+export const clarificationSchema: z.ZodType<SerializedClarification> = derived('clarification');
 /** Schema of {@link SerializedWorkflow}. */
-export const workflowSchema: z.ZodType<SerializedWorkflow> = workflowObject;
+export const workflowSchema: z.ZodType<SerializedWorkflow> = derived('workflow');
 /** Schema of {@link SerializedQuirk}. */
-export const quirkSchema: z.ZodType<SerializedQuirk> = quirkObject;
+export const quirkSchema: z.ZodType<SerializedQuirk> = derived('quirk');
 /** Schema of {@link SerializedStyleGuide}. */
-export const styleGuideSchema: z.ZodType<SerializedStyleGuide> = styleGuideObject;
+export const styleGuideSchema: z.ZodType<SerializedStyleGuide> = derived('styleGuide');
 /** Schema of {@link SerializedAnalogy}. */
-export const analogySchema: z.ZodType<SerializedAnalogy> = analogyObject;
+export const analogySchema: z.ZodType<SerializedAnalogy> = derived('analogy');
 /** Schema of {@link SerializedGlossary}. */
-export const glossarySchema: z.ZodType<SerializedGlossary> = glossaryObject;
+export const glossarySchema: z.ZodType<SerializedGlossary> = derived('glossary');
 /** Schema of {@link SerializedRole}. */
-export const roleSchema: z.ZodType<SerializedRole> = roleObject;
+export const roleSchema: z.ZodType<SerializedRole> = derived('role');
 /** Schema of {@link SerializedPrinciple} (nested policies included). */
-export const principleSchema: z.ZodType<SerializedPrinciple> = principleObject;
+export const principleSchema: z.ZodType<SerializedPrinciple> = derived('principle');
 /** Schema of {@link SerializedPolicy} (recursive). */
-export const policySchema: z.ZodType<SerializedPolicy> = policyObject;
+export const policySchema: z.ZodType<SerializedPolicy> = derived('policy');
 /** Schema of {@link SerializedIdentity}. */
-export const identitySchema: z.ZodType<SerializedIdentity> = identityObject;
+export const identitySchema: z.ZodType<SerializedIdentity> = derived('identity');
 /** Schema of {@link SerializedPersona}. */
-export const personaSchema: z.ZodType<SerializedPersona> = personaObject;
+export const personaSchema: z.ZodType<SerializedPersona> = derived('persona');
 /** Schema of {@link SerializedAlias}. */
-export const aliasSchema: z.ZodType<SerializedAlias> = aliasObject;
+export const aliasSchema: z.ZodType<SerializedAlias> = derived('alias');
 /** Schema of {@link SerializedPreference}. */
-export const preferenceSchema: z.ZodType<SerializedPreference> = preferenceObject;
+export const preferenceSchema: z.ZodType<SerializedPreference> = derived('preference');
 /** Schema of {@link SerializedCorrection}. */
-export const correctionSchema: z.ZodType<SerializedCorrection> = correctionObject;
+export const correctionSchema: z.ZodType<SerializedCorrection> = derived('correction');
 
-/** Every built-in type's schema, keyed by its `type`. */
+/** Every built-in type's schema, keyed by its `type` (derived from fragments-core's descriptors). */
 export const serializedFragmentSchemas: {
   readonly [Type in SerializedFragmentType]: z.ZodType<Extract<SerializedFragment, { type: Type }>>;
-} = Object.freeze({
-  term: termSchema,
-  hint: hintSchema,
-  guardrail: guardrailSchema,
-  explain: explainSchema,
-  example: exampleSchema,
-  clarification: clarificationSchema,
-  workflow: workflowSchema,
-  quirk: quirkSchema,
-  styleGuide: styleGuideSchema,
-  analogy: analogySchema,
-  glossary: glossarySchema,
-  role: roleSchema,
-  principle: principleSchema,
-  policy: policySchema,
-  identity: identitySchema,
-  persona: personaSchema,
-  alias: aliasSchema,
-  preference: preferenceSchema,
-  correction: correctionSchema,
-});
+} = Object.freeze(Object.fromEntries(objectSchemas)) as {
+  readonly [Type in SerializedFragmentType]: z.ZodType<Extract<SerializedFragment, { type: Type }>>;
+};
 
 /**
  * Any built-in serialized fragment, discriminated by `type`: validate a stored row with
  * `serializedFragmentSchema.safeParse(row)`. (`toFragment` checks the same rules and gives
- * readable paths; custom types registered on a serializer are not part of this schema.)
+ * readable paths; custom types registered on a serializer and groups are not part of this schema.)
  */
 export const serializedFragmentSchema: z.ZodType<SerializedFragment> = z.discriminatedUnion(
   'type',
-  [
-    termObject,
-    hintObject,
-    guardrailObject,
-    explainObject,
-    exampleObject,
-    clarificationObject,
-    workflowObject,
-    quirkObject,
-    styleGuideObject,
-    analogyObject,
-    glossaryObject,
-    roleObject,
-    principleObject,
-    policyObject,
-    identityObject,
-    personaObject,
-    aliasObject,
-    preferenceObject,
-    correctionObject,
-  ],
-);
+  [...objectSchemas.values()] as unknown as [z.ZodObject, ...z.ZodObject[]],
+) as unknown as z.ZodType<SerializedFragment>;
+
+/** A child of a serialized group: text, a serialized fragment of a registered type, or a group. */
+export type SerializedGroupChild = string | SerializedFragment | SerializedGroup;
+
+/**
+ * `{ type: 'fragment', name, children }`: a named group made by `fragment(name, ...children)`
+ * whose data is a list of fragments and text. Children of custom types registered on a serializer
+ * are allowed too.
+ */
+export interface SerializedGroup {
+  type: 'fragment';
+  /** The group's name (the fragment's `name`). */
+  name: string;
+  /** Its children, in order: text stays text, fragments are serialized (groups nest). */
+  children: SerializedGroupChild[];
+}
+
+/**
+ * The group's own fields; each child is checked by the serializer against its own type, so that
+ * groups can hold custom types too.
+ */
+export const serializedGroupShellSchema: z.ZodType<{
+  type: 'fragment';
+  name: string;
+  children: unknown[];
+}> = z.strictObject({
+  type: z.literal('fragment'),
+  name: nonBlank,
+  children: z.array(z.unknown(), { error: 'expected an array' }),
+});
+
+/**
+ * Schema of {@link SerializedGroup} with built-in children only (recursive). The serializer
+ * accepts children of its registered custom types as well.
+ */
+export const serializedGroupSchema: z.ZodType<SerializedGroup> = z.strictObject({
+  type: z.literal('fragment'),
+  name: nonBlank,
+  children: z.array(
+    z.union([z.string(), serializedFragmentSchema, z.lazy(() => serializedGroupSchema)]),
+    { error: 'expected an array' },
+  ),
+});

@@ -1,4 +1,9 @@
-import type { JsonValue } from '@ctxgraph/fragments-core';
+import {
+  builtinFragmentDescriptors,
+  type FragmentFieldDescriptor,
+  type FragmentTypeDescriptor,
+  type JsonValue,
+} from '@ctxgraph/fragments-core';
 import type { FlatFragment } from './api';
 
 /** How one field of a fragment is edited. */
@@ -16,7 +21,11 @@ export interface FieldSpec {
   label: string;
   kind: FieldKind;
   required: boolean;
-  placeholder?: string;
+  placeholder?: string | undefined;
+  /** One sentence on what goes in the field. */
+  help?: string;
+  /** For lists: the fewest items the builder accepts. */
+  minItems?: number;
 }
 
 /** A fragment type the page can compose. */
@@ -28,195 +37,77 @@ export interface FragmentSpec {
   fields: FieldSpec[];
 }
 
-const field = (
-  key: string,
-  label: string,
-  kind: FieldKind,
-  required: boolean,
-  placeholder?: string,
-): FieldSpec => ({
-  key,
-  label,
-  kind,
-  required,
-  placeholder,
-});
+/** The form kind of a descriptor field. */
+function formKind(field: FragmentFieldDescriptor): FieldKind {
+  switch (field.kind) {
+    case 'text':
+      return field.multiline ? 'longtext' : 'text';
+    case 'textList':
+      return 'list';
+    case 'entries':
+      return 'entries';
+    case 'fragments':
+      return 'policies';
+  }
+}
 
-/** Every builder of @ctxgraph/fragments-core, plus named groups, in the order the menu lists them. */
+/** The form of a built-in type, derived from its descriptor in @ctxgraph/fragments-core. */
+export function specFromDescriptor(descriptor: FragmentTypeDescriptor): FragmentSpec {
+  return {
+    type: descriptor.name,
+    label: descriptor.label,
+    builder: descriptor.signature,
+    fields: descriptor.fields.map((field) => ({
+      key: field.name,
+      label: field.label,
+      kind: formKind(field),
+      required: field.required,
+      placeholder: field.example,
+      help: field.help,
+      ...(field.minItems === undefined ? {} : { minItems: field.minItems }),
+    })),
+  };
+}
+
+/** Named groups: serialized by @ctxgraph/serialization as `{ type: 'fragment', name, children }`. */
+const GROUP_SPEC: FragmentSpec = {
+  type: 'fragment',
+  label: 'Group (nested)',
+  builder: 'fragment(name, ...children)',
+  fields: [
+    {
+      key: 'name',
+      label: 'Name',
+      kind: 'text',
+      required: true,
+      placeholder: 'database',
+      help: 'The group’s name.',
+    },
+    {
+      key: 'children',
+      label: 'Children',
+      kind: 'children',
+      required: false,
+      help: 'Fragments or text inside the group.',
+    },
+  ],
+};
+
+/** The types the menu lists first (the usual start of a system prompt), before groups. */
+const FIRST = ['role', 'hint'];
+
+/**
+ * Every built-in fragment type of @ctxgraph/fragments-core (one form each, derived from its
+ * descriptor), plus named groups, in the order the menu lists them.
+ */
 export const FRAGMENT_SPECS: FragmentSpec[] = [
-  {
-    type: 'role',
-    label: 'Role',
-    builder: 'role(text)',
-    fields: [field('text', 'Text', 'longtext', true, 'You are a senior analytics engineer.')],
-  },
-  {
-    type: 'hint',
-    label: 'Hint',
-    builder: 'hint(text)',
-    fields: [field('text', 'Text', 'longtext', true, 'Always exclude test accounts.')],
-  },
-  {
-    type: 'fragment',
-    label: 'Group (nested)',
-    builder: 'fragment(name, ...children)',
-    fields: [
-      field('name', 'Name', 'text', true, 'database'),
-      field('children', 'Children', 'children', false),
-    ],
-  },
-  {
-    type: 'term',
-    label: 'Term',
-    builder: 'term(name, definition)',
-    fields: [
-      field('name', 'Term', 'text', true, 'MRR'),
-      field('definition', 'Definition', 'longtext', true, 'monthly recurring revenue'),
-    ],
-  },
-  {
-    type: 'guardrail',
-    label: 'Guardrail',
-    builder: 'guardrail({ rule, reason?, action? })',
-    fields: [
-      field('rule', 'Rule', 'longtext', true, 'Never expose PII'),
-      field('reason', 'Reason', 'text', false),
-      field('action', 'Action', 'text', false),
-    ],
-  },
-  {
-    type: 'explain',
-    label: 'Explain',
-    builder: 'explain({ concept, explanation, therefore? })',
-    fields: [
-      field('concept', 'Concept', 'text', true),
-      field('explanation', 'Explanation', 'longtext', true),
-      field('therefore', 'Therefore', 'text', false),
-    ],
-  },
-  {
-    type: 'example',
-    label: 'Example',
-    builder: 'example({ question, answer, note? })',
-    fields: [
-      field('question', 'Question', 'longtext', true),
-      field('answer', 'Answer', 'longtext', true),
-      field('note', 'Note', 'text', false),
-    ],
-  },
-  {
-    type: 'clarification',
-    label: 'Clarification',
-    builder: 'clarification({ when, ask, reason? })',
-    fields: [
-      field('when', 'When', 'text', true),
-      field('ask', 'Ask', 'text', true),
-      field('reason', 'Reason', 'text', false),
-    ],
-  },
-  {
-    type: 'workflow',
-    label: 'Workflow',
-    builder: 'workflow({ task, steps, triggers?, notes? })',
-    fields: [
-      field('task', 'Task', 'text', true),
-      field('steps', 'Steps', 'list', true),
-      field('triggers', 'Triggers', 'list', false),
-      field('notes', 'Notes', 'longtext', false),
-    ],
-  },
-  {
-    type: 'quirk',
-    label: 'Quirk',
-    builder: 'quirk({ issue, workaround })',
-    fields: [
-      field('issue', 'Issue', 'text', true),
-      field('workaround', 'Workaround', 'text', true),
-    ],
-  },
-  {
-    type: 'styleGuide',
-    label: 'Style guide',
-    builder: 'styleGuide({ prefer, never?, always? })',
-    fields: [
-      field('prefer', 'Prefer', 'text', true),
-      field('never', 'Never', 'text', false),
-      field('always', 'Always', 'text', false),
-    ],
-  },
-  {
-    type: 'analogy',
-    label: 'Analogy',
-    builder: 'analogy({ concepts, relationship, insight? })',
-    fields: [
-      field('concepts', 'Concepts (two or more)', 'list', true),
-      field('relationship', 'Relationship', 'text', true),
-      field('insight', 'Insight', 'text', false),
-    ],
-  },
-  {
-    type: 'glossary',
-    label: 'Glossary',
-    builder: 'glossary({ term: meaning })',
-    fields: [field('entries', 'Entries', 'entries', true)],
-  },
-  {
-    type: 'principle',
-    label: 'Principle',
-    builder: 'principle({ title, description, policies? })',
-    fields: [
-      field('title', 'Title', 'text', true),
-      field('description', 'Description', 'longtext', true),
-      field('policies', 'Policies', 'policies', false),
-    ],
-  },
-  {
-    type: 'policy',
-    label: 'Policy',
-    builder: 'policy({ rule, policies? })',
-    fields: [
-      field('rule', 'Rule', 'text', true),
-      field('policies', 'Sub-policies', 'policies', false),
-    ],
-  },
-  {
-    type: 'identity',
-    label: 'Identity',
-    builder: 'identity({ name?, role? })',
-    fields: [field('name', 'Name', 'text', false), field('role', 'Role', 'text', false)],
-  },
-  {
-    type: 'persona',
-    label: 'Persona',
-    builder: 'persona({ name, role?, tone? })',
-    fields: [
-      field('name', 'Name', 'text', true),
-      field('role', 'Role', 'text', false),
-      field('tone', 'Tone', 'text', false),
-    ],
-  },
-  {
-    type: 'alias',
-    label: 'Alias',
-    builder: 'alias(term, meaning)',
-    fields: [field('term', 'Term', 'text', true), field('meaning', 'Meaning', 'text', true)],
-  },
-  {
-    type: 'preference',
-    label: 'Preference',
-    builder: 'preference(aspect, value)',
-    fields: [field('aspect', 'Aspect', 'text', true), field('value', 'Value', 'text', true)],
-  },
-  {
-    type: 'correction',
-    label: 'Correction',
-    builder: 'correction({ subject, wrong, right })',
-    fields: [
-      field('subject', 'Subject', 'text', true),
-      field('wrong', 'Wrong', 'text', true),
-      field('right', 'Right', 'text', true),
-    ],
-  },
+  ...FIRST.flatMap((name) =>
+    builtinFragmentDescriptors.filter((descriptor) => descriptor.name === name),
+  ).map(specFromDescriptor),
+  GROUP_SPEC,
+  ...builtinFragmentDescriptors
+    .filter((descriptor) => !FIRST.includes(descriptor.name))
+    .map(specFromDescriptor),
 ];
 
 /** The spec of a type, or undefined for a type the page does not know (edited as JSON). */
@@ -229,7 +120,8 @@ export function emptyFragment(type: string): FlatFragment {
   const spec = specFor(type);
   const value: FlatFragment = { type };
   for (const item of spec?.fields ?? []) {
-    if (item.kind === 'list') value[item.key] = item.key === 'concepts' ? ['', ''] : [''];
+    if (item.kind === 'list')
+      value[item.key] = Array.from({ length: Math.max(1, item.minItems ?? 0) }, () => '');
     else if (item.kind === 'entries') value[item.key] = { '': '' };
     else if (item.kind === 'policies' || item.kind === 'children') value[item.key] = [];
     else value[item.key] = '';

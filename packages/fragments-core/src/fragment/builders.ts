@@ -1,9 +1,31 @@
-import { BuilderInput, compact } from './builder-input';
 import type { ContextFragment } from './context-fragment';
+import {
+  aliasType,
+  analogyType,
+  buildFromDescriptor,
+  clarificationType,
+  correctionType,
+  exampleType,
+  explainType,
+  glossaryType,
+  guardrailType,
+  hintType,
+  identityType,
+  personaType,
+  policyType,
+  preferenceType,
+  principleType,
+  quirkType,
+  roleType,
+  styleGuideType,
+  termType,
+  workflowType,
+} from './fragment-types';
 
 // Every domain builder returns a fragment named after its type whose data is either a string or a
 // flat object of strings (plus nested policy fragments for principle/policy). That keeps each one
 // renderable by any renderer and serializable to flat JSON by @ctxgraph/serialization.
+// What each builder accepts is defined once, by its type's descriptor in fragment-types.ts.
 
 /** Data of a {@link term} fragment. */
 export interface TermData {
@@ -23,10 +45,7 @@ export interface TermData {
  * ```
  */
 export function term(name: string, definition: string): ContextFragment<TermData> {
-  const input = new BuilderInput('term(name, definition)');
-  const data = { name: input.text('name', name), definition: input.text('definition', definition) };
-  input.done();
-  return { name: 'term', data };
+  return buildFromDescriptor(termType, 'term(name, definition)', { name, definition });
 }
 
 /**
@@ -38,10 +57,7 @@ export function term(name: string, definition: string): ContextFragment<TermData
  * ```
  */
 export function hint(text: string): ContextFragment<string> {
-  const input = new BuilderInput('hint(text)');
-  const data = input.text('text', text);
-  input.done();
-  return { name: 'hint', data };
+  return buildFromDescriptor(hintType, 'hint(text)', { text });
 }
 
 /**
@@ -53,10 +69,7 @@ export function hint(text: string): ContextFragment<string> {
  * ```
  */
 export function role(text: string): ContextFragment<string> {
-  const input = new BuilderInput('role(text)');
-  const data = input.text('text', text);
-  input.done();
-  return { name: 'role', data };
+  return buildFromDescriptor(roleType, 'role(text)', { text });
 }
 
 /** Input and data of a {@link guardrail} fragment. */
@@ -80,15 +93,10 @@ export interface GuardrailData {
  * ```
  */
 export function guardrail(input: GuardrailData | string): ContextFragment<GuardrailData> {
-  const check = new BuilderInput('guardrail(input)');
-  const value = typeof input === 'string' ? { rule: input } : check.object('input', input);
-  const data = compact({
-    rule: check.text('rule', value.rule),
-    reason: check.optionalText('reason', value.reason),
-    action: check.optionalText('action', value.action),
-  });
-  check.done();
-  return { name: 'guardrail', data };
+  if (typeof input === 'string') {
+    return buildFromDescriptor(guardrailType, 'guardrail(input)', { rule: input });
+  }
+  return buildFromDescriptor(guardrailType, 'guardrail(input)', input, 'input');
 }
 
 /** Input and data of an {@link explain} fragment. */
@@ -111,15 +119,7 @@ export interface ExplainData {
  * ```
  */
 export function explain(input: ExplainData): ContextFragment<ExplainData> {
-  const check = new BuilderInput('explain(input)');
-  const value = check.object('input', input);
-  const data = compact({
-    concept: check.text('concept', value.concept),
-    explanation: check.text('explanation', value.explanation),
-    therefore: check.optionalText('therefore', value.therefore),
-  });
-  check.done();
-  return { name: 'explain', data };
+  return buildFromDescriptor(explainType, 'explain(input)', input, 'input');
 }
 
 /** Input and data of an {@link example} fragment. */
@@ -142,15 +142,7 @@ export interface ExampleData {
  * ```
  */
 export function example(input: ExampleData): ContextFragment<ExampleData> {
-  const check = new BuilderInput('example(input)');
-  const value = check.object('input', input);
-  const data = compact({
-    question: check.text('question', value.question),
-    answer: check.text('answer', value.answer),
-    note: check.optionalText('note', value.note),
-  });
-  check.done();
-  return { name: 'example', data };
+  return buildFromDescriptor(exampleType, 'example(input)', input, 'input');
 }
 
 /** Input and data of a {@link clarification} fragment. */
@@ -173,15 +165,7 @@ export interface ClarificationData {
  * ```
  */
 export function clarification(input: ClarificationData): ContextFragment<ClarificationData> {
-  const check = new BuilderInput('clarification(input)');
-  const value = check.object('input', input);
-  const data = compact({
-    when: check.text('when', value.when),
-    ask: check.text('ask', value.ask),
-    reason: check.optionalText('reason', value.reason),
-  });
-  check.done();
-  return { name: 'clarification', data };
+  return buildFromDescriptor(clarificationType, 'clarification(input)', input, 'input');
 }
 
 /** Input and data of a {@link workflow} fragment. */
@@ -206,16 +190,7 @@ export interface WorkflowData {
  * ```
  */
 export function workflow(input: WorkflowData): ContextFragment<WorkflowData> {
-  const check = new BuilderInput('workflow(input)');
-  const value = check.object('input', input);
-  const data = compact({
-    task: check.text('task', value.task),
-    steps: check.textList('steps', value.steps, 1),
-    triggers: check.optionalTextList('triggers', value.triggers),
-    notes: check.optionalText('notes', value.notes),
-  });
-  check.done();
-  return { name: 'workflow', data };
+  return buildFromDescriptor(workflowType, 'workflow(input)', input, 'input');
 }
 
 /** Input and data of a {@link quirk} fragment. */
@@ -236,14 +211,7 @@ export interface QuirkData {
  * ```
  */
 export function quirk(input: QuirkData): ContextFragment<QuirkData> {
-  const check = new BuilderInput('quirk(input)');
-  const value = check.object('input', input);
-  const data = {
-    issue: check.text('issue', value.issue),
-    workaround: check.text('workaround', value.workaround),
-  };
-  check.done();
-  return { name: 'quirk', data };
+  return buildFromDescriptor(quirkType, 'quirk(input)', input, 'input');
 }
 
 /** Input and data of a {@link styleGuide} fragment. */
@@ -266,15 +234,7 @@ export interface StyleGuideData {
  * ```
  */
 export function styleGuide(input: StyleGuideData): ContextFragment<StyleGuideData> {
-  const check = new BuilderInput('styleGuide(input)');
-  const value = check.object('input', input);
-  const data = compact({
-    prefer: check.text('prefer', value.prefer),
-    never: check.optionalText('never', value.never),
-    always: check.optionalText('always', value.always),
-  });
-  check.done();
-  return { name: 'styleGuide', data };
+  return buildFromDescriptor(styleGuideType, 'styleGuide(input)', input, 'input');
 }
 
 /** Input and data of an {@link analogy} fragment. */
@@ -297,15 +257,7 @@ export interface AnalogyData {
  * ```
  */
 export function analogy(input: AnalogyData): ContextFragment<AnalogyData> {
-  const check = new BuilderInput('analogy(input)');
-  const value = check.object('input', input);
-  const data = compact({
-    concepts: check.textList('concepts', value.concepts, 2),
-    relationship: check.text('relationship', value.relationship),
-    insight: check.optionalText('insight', value.insight),
-  });
-  check.done();
-  return { name: 'analogy', data };
+  return buildFromDescriptor(analogyType, 'analogy(input)', input, 'input');
 }
 
 /** Data of a {@link glossary} fragment: term → meaning. */
@@ -320,23 +272,7 @@ export type GlossaryData = Record<string, string>;
  * ```
  */
 export function glossary(entries: GlossaryData): ContextFragment<GlossaryData> {
-  const check = new BuilderInput('glossary(entries)');
-  const value = check.object('entries', entries);
-  const data: GlossaryData = {};
-  const keys = Object.keys(value);
-  if (keys.length === 0) check.problem('entries', 'expected at least one entry');
-  for (const key of keys) {
-    if (key.trim() === '') check.problem('entries', 'a term must not be blank');
-    // defineProperty, not assignment: a term named "__proto__" must be kept as a term.
-    Object.defineProperty(data, key, {
-      value: check.text(`entries[${JSON.stringify(key)}]`, value[key]),
-      enumerable: true,
-      writable: true,
-      configurable: true,
-    });
-  }
-  check.done();
-  return { name: 'glossary', data };
+  return buildFromDescriptor(glossaryType, 'glossary(entries)', { entries });
 }
 
 /** Input and data of a {@link policy} fragment. */
@@ -357,14 +293,7 @@ export interface PolicyData {
  * ```
  */
 export function policy(input: PolicyData): ContextFragment<PolicyData> {
-  const check = new BuilderInput('policy(input)');
-  const value = check.object('input', input);
-  const data = compact({
-    rule: check.text('rule', value.rule),
-    policies: check.fragmentList('policies', value.policies, ['policy']),
-  });
-  check.done();
-  return { name: 'policy', data: data as PolicyData };
+  return buildFromDescriptor(policyType, 'policy(input)', input, 'input');
 }
 
 /** Input and data of a {@link principle} fragment. */
@@ -391,15 +320,7 @@ export interface PrincipleData {
  * ```
  */
 export function principle(input: PrincipleData): ContextFragment<PrincipleData> {
-  const check = new BuilderInput('principle(input)');
-  const value = check.object('input', input);
-  const data = compact({
-    title: check.text('title', value.title),
-    description: check.text('description', value.description),
-    policies: check.fragmentList('policies', value.policies, ['policy']),
-  });
-  check.done();
-  return { name: 'principle', data: data as PrincipleData };
+  return buildFromDescriptor(principleType, 'principle(input)', input, 'input');
 }
 
 /** Input and data of an {@link identity} fragment (at least one field). */
@@ -420,17 +341,7 @@ export interface IdentityData {
  * ```
  */
 export function identity(input: IdentityData): ContextFragment<IdentityData> {
-  const check = new BuilderInput('identity(input)');
-  const value = check.object('input', input);
-  const data = compact({
-    name: check.optionalText('name', value.name),
-    role: check.optionalText('role', value.role),
-  });
-  if (value.name === undefined && value.role === undefined) {
-    check.problem('input', 'expected at least one of name or role');
-  }
-  check.done();
-  return { name: 'identity', data };
+  return buildFromDescriptor(identityType, 'identity(input)', input, 'input');
 }
 
 /** Input and data of a {@link persona} fragment. */
@@ -453,15 +364,7 @@ export interface PersonaData {
  * ```
  */
 export function persona(input: PersonaData): ContextFragment<PersonaData> {
-  const check = new BuilderInput('persona(input)');
-  const value = check.object('input', input);
-  const data = compact({
-    name: check.text('name', value.name),
-    role: check.optionalText('role', value.role),
-    tone: check.optionalText('tone', value.tone),
-  });
-  check.done();
-  return { name: 'persona', data };
+  return buildFromDescriptor(personaType, 'persona(input)', input, 'input');
 }
 
 /** Data of an {@link alias} fragment. */
@@ -482,10 +385,7 @@ export interface AliasData {
  * ```
  */
 export function alias(term: string, meaning: string): ContextFragment<AliasData> {
-  const check = new BuilderInput('alias(term, meaning)');
-  const data = { term: check.text('term', term), meaning: check.text('meaning', meaning) };
-  check.done();
-  return { name: 'alias', data };
+  return buildFromDescriptor(aliasType, 'alias(term, meaning)', { term, meaning });
 }
 
 /** Data of a {@link preference} fragment. */
@@ -506,10 +406,7 @@ export interface PreferenceData {
  * ```
  */
 export function preference(aspect: string, value: string): ContextFragment<PreferenceData> {
-  const check = new BuilderInput('preference(aspect, value)');
-  const data = { aspect: check.text('aspect', aspect), value: check.text('value', value) };
-  check.done();
-  return { name: 'preference', data };
+  return buildFromDescriptor(preferenceType, 'preference(aspect, value)', { aspect, value });
 }
 
 /** Input and data of a {@link correction} fragment. */
@@ -532,13 +429,5 @@ export interface CorrectionData {
  * ```
  */
 export function correction(input: CorrectionData): ContextFragment<CorrectionData> {
-  const check = new BuilderInput('correction(input)');
-  const value = check.object('input', input);
-  const data = {
-    subject: check.text('subject', value.subject),
-    wrong: check.text('wrong', value.wrong),
-    right: check.text('right', value.right),
-  };
-  check.done();
-  return { name: 'correction', data };
+  return buildFromDescriptor(correctionType, 'correction(input)', input, 'input');
 }
