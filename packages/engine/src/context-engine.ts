@@ -1,7 +1,5 @@
 import { type MessageSchemas, toModelMessages } from '@ctxgraph/codecs';
 import {
-  assertIdentifier,
-  assertJsonObject,
   BranchExistsError,
   type BranchRecord,
   type ChatRecord,
@@ -26,6 +24,7 @@ import {
   UnsupportedSpecificationError,
   ValidationError,
 } from '@ctxgraph/fragments-core';
+import { assertIdentifier, assertJsonObject } from '@ctxgraph/fragments-core/store-kit';
 import { defaultSerializer } from '@ctxgraph/serialization';
 import type { ModelMessage, UIMessage } from 'ai';
 import { BranchView } from './branch-view';

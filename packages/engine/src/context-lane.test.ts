@@ -10,7 +10,7 @@ import {
 } from '@ctxgraph/fragments-core';
 import { InMemoryContextStore } from '@ctxgraph/store-memory';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { LineRenderer, withContextLane, withoutExtensions } from './__fixtures__/test-kit';
+import { LineRenderer, withoutExtensions } from './__fixtures__/test-kit';
 import { ContextEngine } from './context-engine';
 
 const renderer = new LineRenderer();
@@ -24,7 +24,7 @@ const engine = (chatId: string): ContextEngine =>
   new ContextEngine({ store, chatId, userId: 'u', renderer });
 
 beforeEach(() => {
-  store = withContextLane(new InMemoryContextStore());
+  store = new InMemoryContextStore();
 });
 
 describe('the context lane', () => {

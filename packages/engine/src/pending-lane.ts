@@ -3,11 +3,11 @@ import {
   type ContextFragment,
   EngineError,
   isLazyFragment,
-  jsonIssues,
   LAZY_ID,
   type LazyFragment,
   ValidationError,
 } from '@ctxgraph/fragments-core';
+import { jsonIssues } from '@ctxgraph/fragments-core/store-kit';
 import type { UIMessage } from 'ai';
 import type { MessageValidator } from './message-validator';
 

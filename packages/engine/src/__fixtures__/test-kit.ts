@@ -1,12 +1,4 @@
-import {
-  ChatNotFoundError,
-  ContextConflictError,
-  type ContextLaneRecord,
-  type ContextStore,
-  prepareSaveContext,
-  type RenderNode,
-  TreeRenderer,
-} from '@ctxgraph/fragments-core';
+import { type ContextStore, type RenderNode, TreeRenderer } from '@ctxgraph/fragments-core';
 import { MockLanguageModelV3 } from 'ai/test';
 
 /** A store wrapper that counts calls per method, to prove what an operation reads and writes. */
@@ -92,40 +84,7 @@ export function withoutExtensions(store: ContextStore): ContextStore {
     },
     append: undefined,
     forkBranch: undefined,
-  });
-}
-
-/**
- * Adds a context lane to a store that lacks one (kept in a map beside it), for engine tests of
- * `loadContext()` / `saveContext()` that must not depend on a store package's implementation.
- */
-export function withContextLane(store: ContextStore): ContextStore {
-  const lanes = new Map<string, ContextLaneRecord>();
-  const getContext = async (chatId: string): Promise<ContextLaneRecord> => {
-    if ((await store.getChat(chatId)) === null) throw new ChatNotFoundError(chatId);
-    return lanes.get(chatId) ?? { chatId, fragments: [], revision: 0, updatedAt: null };
-  };
-  return overrideStore(store, {
-    capabilities: { ...store.capabilities, contextLane: true },
-    getContext,
-    async saveContext(input) {
-      const text = prepareSaveContext(input);
-      const current = await getContext(input.chatId);
-      if (input.expectedRevision !== undefined && input.expectedRevision !== current.revision) {
-        throw new ContextConflictError({
-          chatId: input.chatId,
-          expectedRevision: input.expectedRevision,
-          currentRevision: current.revision,
-        });
-      }
-      const saved = {
-        chatId: input.chatId,
-        fragments: JSON.parse(text),
-        revision: current.revision + 1,
-        updatedAt: Date.now(),
-      };
-      lanes.set(input.chatId, saved);
-      return saved;
-    },
+    getContext: undefined,
+    saveContext: undefined,
   });
 }
