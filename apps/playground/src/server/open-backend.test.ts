@@ -115,8 +115,12 @@ describe('openBackend with Postgres', () => {
     await roundTrip({ kind: 'postgres', url }, true);
     const backend = await openBackend({ kind: 'postgres', url });
     try {
-      expect(backend.description.location).not.toContain(url.split(':')[2]?.split('@')[0] ?? '');
-      expect(backend.description.location).toContain('***');
+      // The password never shows; a URL without one (trust auth) has nothing to hide.
+      const password = new URL(url).password;
+      if (password !== '') {
+        expect(backend.description.location).not.toContain(password);
+        expect(backend.description.location).toContain('***');
+      }
     } finally {
       await backend.close();
     }
