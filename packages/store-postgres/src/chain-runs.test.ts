@@ -145,7 +145,10 @@ describe('chain runs', () => {
       const store = freshStore();
       const chatId = `chat-${seed}`;
       let counter = 0;
-      const fresh = () => `n${(counter += 1)}`;
+      const fresh = () => {
+        counter += 1;
+        return `n${counter}`;
+      };
       try {
         await store.openChat({ chatId, userId: 'u' });
         const branches = ['main'];

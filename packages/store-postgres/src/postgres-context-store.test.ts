@@ -137,8 +137,10 @@ describe('PostgresContextStore construction', () => {
     await store.close();
     const error = await store.getChat('c').catch((caught: unknown) => caught);
     expect(StoreError.isInstance(error)).toBe(true);
-    expect((error as Error).message).toBe('getChat: the store is closed.');
-    await expect(store.migrate()).rejects.toThrow('migrate: the store is closed.');
+    expect((error as Error).message).toBe('getChat(chatId): this PostgresContextStore is closed.');
+    await expect(store.migrate()).rejects.toThrow(
+      'migrate(): this PostgresContextStore is closed.',
+    );
   });
 
   it('keeps message JSON byte for byte (key order, unicode) and metadata key order', async () => {

@@ -1,0 +1,174 @@
+import type {
+  AppendResult,
+  BranchRecord,
+  ChainPage,
+  ChatGraph,
+  ChatPointerInput,
+  ChatRecord,
+  CheckpointRecord,
+  CommitResult,
+  ContextStoreCapabilities,
+  GetHeadInput,
+  GetMessageInput,
+  HeadState,
+  MessageNodeRecord,
+  OpenChatResult,
+} from '@ctxgraph/fragments-core';
+import type {
+  ChatListQuery,
+  ContextStoreDriver,
+  PreparedAppend,
+  PreparedCommit,
+  PreparedCreateBranch,
+  PreparedCreateCheckpoint,
+  PreparedForkBranch,
+  PreparedGetChain,
+  PreparedOpenChat,
+  PreparedUpdateChat,
+  StoreCall,
+} from '@ctxgraph/fragments-core/store-kit';
+import type { PostgresClient } from '../options';
+import { toStoreError } from '../postgres-store-error';
+import type { TableNames } from '../schema/table-names';
+import * as branches from './branch-sql';
+import * as chain from './chain-sql';
+import * as chats from './chat-sql';
+import * as checkpoints from './checkpoint-sql';
+import { PostgresConnection } from './connection';
+import { write } from './write-sql';
+
+/** What the driver needs: the client, whether the store owns it, the tables, the migrate option. */
+export interface PostgresDriverOptions {
+  readonly sql: PostgresClient;
+  readonly ownsClient: boolean;
+  readonly names: TableNames;
+  readonly migrate: boolean;
+}
+
+/**
+ * The storage of `PostgresContextStore`: one method per contract method, each one transaction
+ * (or one statement), over inputs the store kit has already checked. The SQL lives in a module
+ * per use case: chats, the write of `commit`/`append`, the chain, branches, checkpoints.
+ */
+export class PostgresDriver implements ContextStoreDriver {
+  readonly name = 'PostgresContextStore';
+  /** Data lives in the database; any number of processes may share it. */
+  readonly capabilities: ContextStoreCapabilities = {
+    persistent: true,
+    multiProcess: true,
+    append: true,
+    forkBranch: true,
+  };
+  /** True when the store opened the pool (and so closes it). */
+  readonly ownsClient: boolean;
+  readonly #sql: PostgresClient;
+  readonly #db: PostgresConnection;
+
+  constructor(options: PostgresDriverOptions) {
+    this.#sql = options.sql;
+    this.ownsClient = options.ownsClient;
+    this.#db = new PostgresConnection(options.sql, options.names, options.migrate);
+  }
+
+  /** Brings the schema to the version this code needs; the version before and after. */
+  migrate(): Promise<{ readonly from: number; readonly to: number }> {
+    return this.#db.migrate();
+  }
+
+  openChat(input: PreparedOpenChat): Promise<OpenChatResult> {
+    return chats.openChat(this.#db, input);
+  }
+
+  getChat(chatId: string): Promise<ChatRecord | null> {
+    return chats.getChat(this.#db, chatId);
+  }
+
+  updateChat(input: PreparedUpdateChat): Promise<ChatRecord> {
+    return chats.updateChat(this.#db, input);
+  }
+
+  listChats(query: ChatListQuery): Promise<ChatRecord[]> {
+    return chats.listChats(this.#db, query);
+  }
+
+  deleteChat(chatId: string): Promise<boolean> {
+    return chats.deleteChat(this.#db, chatId);
+  }
+
+  getHead(input: GetHeadInput): Promise<HeadState> {
+    return chats.getHead(this.#db, input);
+  }
+
+  /** The compare-and-set write, in one statement (see `write-sql.ts`). */
+  commit(input: PreparedCommit): Promise<CommitResult> {
+    return this.#db.run(async (sql) => {
+      const { previousHeadId: _previous, ...result } = await write(this.#db, sql, 'commit', input);
+      return result;
+    });
+  }
+
+  /** The write of `commit` at the head PostgreSQL finds under the branch row lock: never a conflict. */
+  append(input: PreparedAppend): Promise<AppendResult> {
+    return this.#db.run((sql) =>
+      write(this.#db, sql, 'append', { ...input, expectedHeadId: null }),
+    );
+  }
+
+  getChain(input: PreparedGetChain): Promise<ChainPage> {
+    return chain.getChain(this.#db, input);
+  }
+
+  getMessage(input: GetMessageInput): Promise<MessageNodeRecord | null> {
+    return chain.getMessage(this.#db, input);
+  }
+
+  createBranch(input: PreparedCreateBranch): Promise<BranchRecord> {
+    return branches.createBranch(this.#db, input);
+  }
+
+  forkBranch(input: PreparedForkBranch): Promise<BranchRecord> {
+    return branches.forkBranch(this.#db, input);
+  }
+
+  getBranch(input: ChatPointerInput): Promise<BranchRecord | null> {
+    return branches.getBranch(this.#db, input);
+  }
+
+  listBranches(chatId: string): Promise<BranchRecord[]> {
+    return branches.listBranches(this.#db, chatId);
+  }
+
+  setActiveBranch(input: ChatPointerInput): Promise<BranchRecord> {
+    return branches.setActiveBranch(this.#db, input);
+  }
+
+  createCheckpoint(input: PreparedCreateCheckpoint): Promise<CheckpointRecord> {
+    return checkpoints.createCheckpoint(this.#db, input);
+  }
+
+  getCheckpoint(input: ChatPointerInput): Promise<CheckpointRecord | null> {
+    return checkpoints.getCheckpoint(this.#db, input);
+  }
+
+  listCheckpoints(chatId: string): Promise<CheckpointRecord[]> {
+    return checkpoints.listCheckpoints(this.#db, chatId);
+  }
+
+  deleteCheckpoint(input: ChatPointerInput): Promise<boolean> {
+    return checkpoints.deleteCheckpoint(this.#db, input);
+  }
+
+  getGraph(chatId: string): Promise<ChatGraph> {
+    return checkpoints.getGraph(this.#db, chatId);
+  }
+
+  /** Closes the pool the store opened (never a client it was given). */
+  close(): Promise<void> | undefined {
+    return this.ownsClient ? this.#sql.end({ timeout: 5 }) : undefined;
+  }
+
+  /** Database errors become a `PostgresStoreError` that says what happened and what to do. */
+  mapError(error: unknown, call: StoreCall): Error {
+    return toStoreError(call.method, error, call.writes);
+  }
+}

@@ -1,0 +1,259 @@
+import {
+  type AppendResult,
+  BranchNotFoundError,
+  ChatNotFoundError,
+  HeadConflictError,
+  MessageIdConflictError,
+  StoreError,
+} from '@ctxgraph/fragments-core';
+import type { PreparedCommitMessage } from '@ctxgraph/fragments-core/store-kit';
+import type { TableNames } from '../schema/table-names';
+import type { PostgresConnection, Queryable } from './connection';
+import {
+  isRetryableRace,
+  isUniqueViolationOf,
+  MAX_ATTEMPTS,
+  optionalText,
+  type Parameter,
+  type Row,
+  text,
+  writeResult,
+} from './rows';
+
+/** `commit` checks the head it expects; `append` attaches at the head it finds. */
+export type WriteMode = 'commit' | 'append';
+
+/** What `commit` and `append` write: the chat, the branch, the expected head (commit), the messages. */
+export interface WriteRequest {
+  readonly chatId: string;
+  readonly branch: string;
+  readonly expectedHeadId: string | null;
+  readonly messages: readonly PreparedCommitMessage[];
+}
+
+/**
+ * Writes the messages and moves the head in ONE statement (so one transaction and one round
+ * trip): the branch row is updated only where its head is still `expectedHeadId` (commit) or at
+ * whatever head PostgreSQL finds when it takes the branch row lock (append), and every other
+ * change in the statement hangs off that update, so a lost race writes nothing. Under READ
+ * COMMITTED a writer that waited for the branch row re-checks the head against the committed
+ * row, which makes the commit a compare-and-set, and appenders queue on the lock instead of
+ * racing.
+ */
+export async function write(
+  db: PostgresConnection,
+  sql: Queryable,
+  mode: WriteMode,
+  request: WriteRequest,
+): Promise<AppendResult> {
+  const { chatId, branch, expectedHeadId, messages: prepared } = request;
+  const names = db.names;
+  const statement = writeStatement(names, mode);
+  const parameters: Parameter[] = [
+    chatId,
+    branch,
+    prepared.map((message) => message.id),
+    prepared.map((message) => message.role),
+    prepared.map((message) => message.json),
+    Date.now(),
+  ];
+  if (mode === 'commit') parameters.push(expectedHeadId);
+  // Taking the branch lock in a statement of its own first gives the write statement a
+  // snapshot that already holds everything committed before the lock was granted.
+  let lockFirst = false;
+  for (let attempt = 1; ; attempt += 1) {
+    let rows: Row[];
+    try {
+      rows = lockFirst
+        ? await db.transaction(async (transaction) => {
+            await db.query(
+              transaction,
+              `SELECT 1 FROM ${names.branches} WHERE chat_id = $1 AND name = $2 FOR NO KEY UPDATE`,
+              [chatId, branch],
+            );
+            return db.query(transaction, statement, parameters);
+          })
+        : await db.query(sql, statement, parameters);
+    } catch (error) {
+      // The existing-id check reads the snapshot the statement started with; another writer
+      // may insert the same id meanwhile. Running again sees it and replaces it, or refuses it.
+      const raced =
+        isUniqueViolationOf(error, `${names.tablePrefix}messages_pkey`) || isRetryableRace(error);
+      if (raced && attempt < MAX_ATTEMPTS) continue;
+      throw error;
+    }
+    const first = rows[0] as Row;
+    if (first[0] !== null) return writeResult(chatId, prepared, rows);
+    // Nothing was written. The locked branch row says which head won.
+    if (first[8] !== null) {
+      const currentHeadId = optionalText(first[9]);
+      if (mode === 'commit' && currentHeadId !== expectedHeadId) {
+        throw new HeadConflictError({ chatId, branch, expectedHeadId, currentHeadId });
+      }
+      if (first[11] === true) {
+        // The head was committed after the statement's snapshot was taken, so the walk that
+        // places the ids being replaced could not see it: run again, lock first.
+        if (attempt >= MAX_ATTEMPTS)
+          throw new StoreError(
+            `${mode}: the head of branch "${branch}" in chat "${chatId}" kept moving while replacing messages; nothing was written, try again.`,
+          );
+        lockFirst = mode === 'append';
+        continue;
+      }
+      if (first[10] !== null) {
+        throw new MessageIdConflictError({ chatId, branch, messageId: text(first[10]) });
+      }
+      throw new StoreError(
+        `${mode}: PostgreSQL wrote nothing to branch "${branch}" of chat "${chatId}" and did not say why; nothing was written.`,
+      );
+    }
+    // No branch row: a new statement tells a missing chat from a missing branch.
+    const state = await db.query(
+      sql,
+      `SELECT b.name, b.head_message_id FROM ${names.chats} c
+       LEFT JOIN ${names.branches} b ON b.chat_id = c.chat_id AND b.name = $2
+       WHERE c.chat_id = $1`,
+      [chatId, branch],
+    );
+    const row = state[0];
+    if (row === undefined) throw new ChatNotFoundError(chatId);
+    if (row[0] === null) throw new BranchNotFoundError(chatId, branch);
+    const currentHeadId = optionalText(row[1]);
+    if (attempt >= MAX_ATTEMPTS || (mode === 'commit' && currentHeadId !== expectedHeadId)) {
+      if (mode === 'commit')
+        throw new HeadConflictError({ chatId, branch, expectedHeadId, currentHeadId });
+      throw new StoreError(
+        `append: branch "${branch}" of chat "${chatId}" kept disappearing and reappearing; nothing was written, try again.`,
+      );
+    }
+    // The branch is there again (the chat was recreated meanwhile): try again.
+  }
+}
+
+const statements = new WeakMap<TableNames, Map<WriteMode, string>>();
+
+/** The write statement of `mode` for these tables, built once per store. */
+function writeStatement(names: TableNames, mode: WriteMode): string {
+  let byMode = statements.get(names);
+  if (byMode === undefined) {
+    byMode = new Map();
+    statements.set(names, byMode);
+  }
+  const cached = byMode.get(mode);
+  if (cached !== undefined) return cached;
+  const headMatches =
+    mode === 'commit' ? 'AND l.head_message_id IS NOT DISTINCT FROM $7::text' : '';
+  // $1 chat, $2 branch, $3 ids, $4 roles, $5 message JSON, $6 now (ms), $7 the expected head
+  // (commit only). Data-modifying CTEs all run against one snapshot and see each other only
+  // through RETURNING, so the chain of dependencies (gate → chat → inserted/replaced) is what
+  // makes them all-or-nothing: with no gate row, no other CTE has a row to act on.
+  //
+  // `locked` takes the branch row lock first: under READ COMMITTED a locking read that had to
+  // wait for another writer returns the row as that writer committed it, so the head compared
+  // (commit), attached to (append) and reported back is the current one, not the snapshot's.
+  // The chat row is updated the same way, so version, sequence numbers and the newest node
+  // are current too.
+  //
+  // `spans` places the ids that already exist, walking up from the head one run at a time (see
+  // the `chain runs` migration): a node is on the branch when its sequence falls in one of the
+  // spans. The walk stops once a span starts at or below the smallest sequence among those ids
+  // (a parent's sequence is always below its child's), so correcting the last reply reads one
+  // span. An existing id in no span is on another branch: `problem.off_branch` names it and
+  // nothing is written. When the head itself is newer than the snapshot (another writer
+  // committed it while this one waited for the lock), the walk cannot see it: `problem.stale`
+  // asks the caller to run again. Each lookup is a LATERAL probe with LIMIT 1, so it is an index
+  // probe whatever the planner knows about the table.
+  //
+  // The new nodes continue the run of the head they attach to when that head is the newest
+  // node of the chat (`last_message_id`, still at `last_sequence`); otherwise they start one.
+  const statement = `WITH RECURSIVE input AS (
+  SELECT t.id, t.role, t.body, t.ordinal
+  FROM unnest($3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS t(id, role, body, ordinal)
+), locked AS (
+  SELECT b.head_message_id FROM ${names.branches} b
+  WHERE b.chat_id = $1::text AND b.name = $2::text
+  FOR NO KEY UPDATE
+), existing AS (
+  SELECT m.message_id, m.sequence FROM ${names.messages} m
+  WHERE m.chat_id = $1::text AND m.message_id = ANY ($3::text[])
+), spans AS (
+  SELECT h.message_id, h.parent_id, h.sequence, coalesce(h.run_start, h.sequence) AS low
+  FROM locked l CROSS JOIN LATERAL (
+    SELECT m.message_id, m.parent_id, m.sequence, m.run_start FROM ${names.messages} m
+    WHERE m.chat_id = $1::text AND m.message_id = l.head_message_id LIMIT 1
+  ) h
+  WHERE EXISTS (SELECT 1 FROM existing)
+  UNION ALL
+  SELECT q.message_id, q.parent_id, q.sequence, coalesce(q.run_start, q.sequence)
+  FROM spans s
+  CROSS JOIN LATERAL (
+    SELECT CASE WHEN s.low = s.sequence THEN s.parent_id ELSE (
+      SELECT f.parent_id FROM ${names.messages} f WHERE f.chat_id = $1::text AND f.sequence = s.low
+    ) END AS id
+  ) first_parent
+  CROSS JOIN LATERAL (
+    SELECT m.message_id, m.parent_id, m.sequence, m.run_start FROM ${names.messages} m
+    WHERE m.chat_id = $1::text AND m.message_id = first_parent.id LIMIT 1
+  ) q
+  WHERE s.low > (SELECT min(e.sequence) FROM existing e)
+), problem AS (
+  SELECT
+    (SELECT i.id FROM input i JOIN existing e ON e.message_id = i.id
+     WHERE NOT EXISTS (SELECT 1 FROM spans s WHERE e.sequence BETWEEN s.low AND s.sequence)
+     ORDER BY i.ordinal LIMIT 1) AS off_branch,
+    (EXISTS (SELECT 1 FROM existing) AND l.head_message_id IS NOT NULL
+     AND NOT EXISTS (SELECT 1 FROM spans s WHERE s.message_id = l.head_message_id)) AS stale
+  FROM locked l
+), fresh AS (
+  SELECT i.id, i.role, i.body,
+    row_number() OVER (ORDER BY i.ordinal) AS rank,
+    lag(i.id) OVER (ORDER BY i.ordinal) AS previous_id
+  FROM input i
+  WHERE NOT EXISTS (SELECT 1 FROM existing e WHERE e.message_id = i.id)
+), fresh_summary AS (
+  SELECT count(*)::bigint AS n, (SELECT f.id FROM fresh f ORDER BY f.rank DESC LIMIT 1) AS last_id FROM fresh
+), gate AS (
+  UPDATE ${names.branches} b SET
+    head_message_id = coalesce(s.last_id, b.head_message_id),
+    updated_at = CASE WHEN s.n > 0 THEN greatest(b.updated_at, $6::bigint) ELSE b.updated_at END
+  FROM fresh_summary s, locked l, problem p
+  WHERE b.chat_id = $1::text AND b.name = $2::text ${headMatches}
+    AND p.off_branch IS NULL AND NOT p.stale
+  RETURNING b.head_message_id, s.n, l.head_message_id AS previous_head
+), chat AS (
+  UPDATE ${names.chats} c SET
+    version = c.version + 1,
+    rewritten_at = CASE WHEN EXISTS (SELECT 1 FROM existing) THEN c.version + 1 ELSE c.rewritten_at END,
+    last_sequence = c.last_sequence + g.n,
+    last_run_start = CASE
+      WHEN g.n = 0 THEN c.last_run_start
+      WHEN g.previous_head = c.last_message_id AND c.last_message_sequence = c.last_sequence THEN c.last_run_start
+      ELSE c.last_sequence + 1 END,
+    last_message_id = CASE WHEN g.n = 0 THEN c.last_message_id ELSE g.head_message_id END,
+    last_message_sequence = CASE WHEN g.n = 0 THEN c.last_message_sequence ELSE c.last_sequence + g.n END,
+    updated_at = greatest(c.updated_at, $6::bigint)
+  FROM gate g
+  WHERE c.chat_id = $1::text
+  RETURNING c.version, c.rewritten_at, c.last_sequence, c.last_run_start, g.n, g.head_message_id, g.previous_head
+), inserted AS (
+  INSERT INTO ${names.messages} (chat_id, message_id, parent_id, sequence, run_start, role, message, created_at, updated_at)
+  SELECT $1::text, f.id, CASE WHEN f.rank = 1 THEN ch.previous_head ELSE f.previous_id END,
+    ch.last_sequence - ch.n + f.rank, ch.last_run_start, f.role, f.body::json, $6::bigint, $6::bigint
+  FROM fresh f CROSS JOIN chat ch
+  RETURNING message_id, parent_id, sequence, created_at, updated_at
+), replaced AS (
+  UPDATE ${names.messages} m SET role = i.role, message = i.body::json, updated_at = greatest(m.updated_at, $6::bigint)
+  FROM input i CROSS JOIN chat ch
+  WHERE m.chat_id = $1::text AND m.message_id = i.id AND EXISTS (SELECT 1 FROM existing e WHERE e.message_id = i.id)
+  RETURNING m.message_id, m.parent_id, m.sequence, m.created_at, m.updated_at
+)
+SELECT ch.version, ch.rewritten_at, ch.head_message_id, r.message_id, r.parent_id, r.sequence, r.created_at, r.updated_at,
+  l.found, coalesce(ch.previous_head, l.head_message_id), p.off_branch, p.stale
+FROM (SELECT 1) AS one
+LEFT JOIN (SELECT true AS found, head_message_id FROM locked) l ON true
+LEFT JOIN problem p ON true
+LEFT JOIN chat ch ON true
+LEFT JOIN (SELECT * FROM inserted UNION ALL SELECT * FROM replaced) r ON ch.version IS NOT NULL`;
+  byMode.set(mode, statement);
+  return statement;
+}

@@ -1,0 +1,128 @@
+import { ValidationError } from '@ctxgraph/fragments-core';
+import { assertOptionalBoolean } from '@ctxgraph/fragments-core/store-kit';
+import postgres from 'postgres';
+import { resolveTableNames, type TableNameOptions, type TableNames } from './schema/table-names';
+
+/** A postgres.js client (`postgres(...)`), as the app created it. */
+export type PostgresClient = postgres.Sql<Record<string, unknown>>;
+
+/** postgres.js connection options, for the client the store creates itself. */
+export type PostgresConnectionOptions = postgres.Options<Record<string, postgres.PostgresType>>;
+
+/** Options of {@link PostgresContextStore}. Give exactly one of `sql`, `connectionString` or `connection`. */
+export interface PostgresContextStoreOptions extends TableNameOptions {
+  /**
+   * A ready postgres.js client, shared with the app. The store uses its pool and never closes
+   * it. Its `prepare` setting is respected (turn it off behind PgBouncer in transaction mode).
+   */
+  readonly sql?: PostgresClient;
+  /** A connection URL (`postgres://user:password@host:5432/database`); the store opens its own pool. */
+  readonly connectionString?: string;
+  /**
+   * postgres.js options for the pool the store opens (with `connectionString`, or alone with
+   * `host`, `database`, …). The store's defaults, which these override: `max: 3`,
+   * `idle_timeout: 30`, `connect_timeout: 10`, and notices not printed.
+   */
+  readonly connection?: PostgresConnectionOptions;
+  /**
+   * Bring the schema up to date on first use (under an advisory lock; safe when many servers
+   * start at once). With `false`, the store only checks the schema version on first use and
+   * refuses a missing, older or newer one with `SchemaVersionError`: run {@link PostgresContextStore.migrate}
+   * or the SQL of `getMigrationSql()` in your deploy instead.
+   * @default true
+   */
+  readonly migrate?: boolean;
+}
+
+/** The pool settings the store uses for a pool it opens: small, because an app often runs many servers. */
+export const DEFAULT_POOL_OPTIONS: Readonly<PostgresConnectionOptions> = Object.freeze({
+  max: 3,
+  idle_timeout: 30,
+  connect_timeout: 10,
+});
+
+/** What the constructor makes of its options: the client, whether the store owns it, the tables. */
+export interface ResolvedStoreOptions {
+  readonly sql: PostgresClient;
+  readonly ownsClient: boolean;
+  readonly migrate: boolean;
+  readonly names: TableNames;
+}
+
+/**
+ * Checks the options of `new PostgresContextStore(options)` and opens the pool when the store
+ * owns it (never before every option is checked).
+ */
+export function resolveStoreOptions(
+  options: string | PostgresContextStoreOptions,
+): ResolvedStoreOptions {
+  const method = 'new PostgresContextStore(options)';
+  const resolved: PostgresContextStoreOptions =
+    typeof options === 'string' ? { connectionString: options } : options;
+  if (typeof resolved !== 'object' || resolved === null) {
+    throw new ValidationError(`${method}: options must be a connection string or an object.`, {
+      issues: [{ path: 'options', message: 'expected a string or an object' }],
+    });
+  }
+  const names = resolveTableNames(method, resolved);
+  assertOptionalBoolean(method, 'migrate', resolved.migrate);
+  const migrate = resolved.migrate ?? true;
+  const given = [resolved.sql, resolved.connectionString].filter(
+    (value) => value !== undefined,
+  ).length;
+  if (given > 1) {
+    throw new ValidationError(
+      `${method}: give either sql (a client you own) or connectionString, not both.`,
+      {
+        issues: [{ path: 'sql', message: 'sql and connectionString are exclusive' }],
+      },
+    );
+  }
+  if (resolved.sql !== undefined) {
+    if (
+      typeof resolved.sql !== 'function' ||
+      typeof (resolved.sql as { unsafe?: unknown }).unsafe !== 'function'
+    ) {
+      throw new ValidationError(
+        `${method}: sql must be a postgres.js client (the function postgres() returns).`,
+        {
+          issues: [{ path: 'sql', message: 'expected a postgres.js Sql instance' }],
+        },
+      );
+    }
+    if (resolved.connection !== undefined) {
+      throw new ValidationError(
+        `${method}: connection options apply to a pool the store opens; they cannot change the client given as sql.`,
+        {
+          issues: [{ path: 'connection', message: 'not allowed together with sql' }],
+        },
+      );
+    }
+    return { sql: resolved.sql, ownsClient: false, migrate, names };
+  }
+  if (
+    resolved.connectionString !== undefined &&
+    (typeof resolved.connectionString !== 'string' || resolved.connectionString === '')
+  ) {
+    throw new ValidationError(`${method}: connectionString must be a non-empty string.`, {
+      issues: [{ path: 'connectionString', message: 'expected a non-empty string' }],
+    });
+  }
+  if (resolved.connectionString === undefined && resolved.connection === undefined) {
+    throw new ValidationError(
+      `${method}: give sql (a postgres.js client), connectionString, or connection options.`,
+      {
+        issues: [{ path: 'options', message: 'no way to reach the database' }],
+      },
+    );
+  }
+  const poolOptions: PostgresConnectionOptions = {
+    ...DEFAULT_POOL_OPTIONS,
+    onnotice: () => {},
+    ...resolved.connection,
+  };
+  const sql = (resolved.connectionString === undefined
+    ? postgres(poolOptions)
+    : postgres(resolved.connectionString, poolOptions)) as unknown as PostgresClient;
+  return { sql, ownsClient: true, migrate, names };
+}
