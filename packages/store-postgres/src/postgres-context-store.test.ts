@@ -67,7 +67,7 @@ describe('PostgresContextStore construction', () => {
     expect(() => new PostgresContextStore(options)).toThrow(message);
   });
 
-  it('declares the v1 contract, persistence, multi-process safety, append and forkBranch', async () => {
+  it('declares the v1 contract, persistence, multi-process safety, append, forkBranch and the context lane', async () => {
     const store = new PostgresContextStore({
       connectionString: databaseUrl(),
       schema: freshSchema(),
@@ -78,6 +78,7 @@ describe('PostgresContextStore construction', () => {
       multiProcess: true,
       append: true,
       forkBranch: true,
+      contextLane: true,
     });
     expect(store.schema).toMatch(/^t_/);
     expect(store.tablePrefix).toBe('ctxgraph_');

@@ -2,7 +2,9 @@ import type {
   AppendInput,
   AppendResult,
   BranchRecord,
+  ContextLaneRecord,
   ForkBranchInput,
+  SaveContextInput,
 } from '@ctxgraph/fragments-core';
 import { CheckedContextStore } from '@ctxgraph/fragments-core/store-kit';
 import { PostgresDriver } from './driver/postgres-driver';
@@ -24,6 +26,9 @@ export {
  * Built on the store kit (`@ctxgraph/fragments-core/store-kit`): the kit checks every input,
  * refuses calls after `close()` and keeps the error rules; the driver (`src/driver/`) holds only
  * the storage.
+ *
+ * Serves every optional ability of the contract: `append`, `forkBranch` and the context lane
+ * (`getContext` / `saveContext`).
  *
  * @example
  * ```ts
@@ -52,6 +57,14 @@ export class PostgresContextStore extends CheckedContextStore {
    * transaction holding the chat row lock: concurrent forks queue and each gets its own name.
    */
   declare readonly forkBranch: (input: ForkBranchInput) => Promise<BranchRecord>;
+  /** The chat's context lane: revision 0 and no fragments until the first save. */
+  declare readonly getContext: (chatId: string) => Promise<ContextLaneRecord>;
+  /**
+   * Replaces the chat's context lane (stored as `json`, byte for byte) in one transaction under
+   * the chat row lock: revision + 1, or `ContextConflictError` when `expectedRevision` is stale.
+   * Moves the chat's `updatedAt`, never its `version`.
+   */
+  declare readonly saveContext: (input: SaveContextInput) => Promise<ContextLaneRecord>;
   /** The schema the tables live in. */
   readonly schema: string;
   /** The prefix of every table name. */

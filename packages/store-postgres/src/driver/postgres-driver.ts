@@ -7,6 +7,7 @@ import type {
   ChatRecord,
   CheckpointRecord,
   CommitResult,
+  ContextLaneRecord,
   ContextStoreCapabilities,
   GetHeadInput,
   GetMessageInput,
@@ -24,6 +25,7 @@ import type {
   PreparedForkBranch,
   PreparedGetChain,
   PreparedOpenChat,
+  PreparedSaveContext,
   PreparedUpdateChat,
   StoreCall,
 } from '@ctxgraph/fragments-core/store-kit';
@@ -35,6 +37,7 @@ import * as chain from './chain-sql';
 import * as chats from './chat-sql';
 import * as checkpoints from './checkpoint-sql';
 import { PostgresConnection } from './connection';
+import * as contextLanes from './context-lane-sql';
 import { write } from './write-sql';
 
 /** What the driver needs: the client, whether the store owns it, the tables, the migrate option. */
@@ -48,7 +51,8 @@ export interface PostgresDriverOptions {
 /**
  * The storage of `PostgresContextStore`: one method per contract method, each one transaction
  * (or one statement), over inputs the store kit has already checked. The SQL lives in a module
- * per use case: chats, the write of `commit`/`append`, the chain, branches, checkpoints.
+ * per use case: chats, the write of `commit`/`append`, the chain, branches, checkpoints, the
+ * context lane.
  */
 export class PostgresDriver implements ContextStoreDriver {
   readonly name = 'PostgresContextStore';
@@ -58,6 +62,7 @@ export class PostgresDriver implements ContextStoreDriver {
     multiProcess: true,
     append: true,
     forkBranch: true,
+    contextLane: true,
   };
   /** True when the store opened the pool (and so closes it). */
   readonly ownsClient: boolean;
@@ -160,6 +165,15 @@ export class PostgresDriver implements ContextStoreDriver {
 
   getGraph(chatId: string): Promise<ChatGraph> {
     return checkpoints.getGraph(this.#db, chatId);
+  }
+
+  getContext(chatId: string): Promise<ContextLaneRecord> {
+    return contextLanes.getContext(this.#db, chatId);
+  }
+
+  /** Replaces the lane under the chat row lock: revision + 1, or `ContextConflictError`. */
+  saveContext(input: PreparedSaveContext): Promise<ContextLaneRecord> {
+    return contextLanes.saveContext(this.#db, input);
   }
 
   /** Closes the pool the store opened (never a client it was given). */

@@ -31,6 +31,34 @@ async function tablesOf(schema: string): Promise<string[]> {
 }
 
 describe('migrations', () => {
+  it('version 3 keeps context lanes as json (never jsonb, which reorders keys), deleted with the chat', async () => {
+    const schema = freshSchema();
+    const store = new PostgresContextStore({ connectionString: databaseUrl(), schema });
+    try {
+      await store.migrate();
+      const columns =
+        await admin`SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = ${schema} AND table_name = 'ctxgraph_context_lanes' ORDER BY ordinal_position`;
+      expect(columns.map((row) => [row.column_name, row.data_type])).toEqual([
+        ['chat_id', 'text'],
+        ['fragments', 'json'],
+        ['revision', 'bigint'],
+        ['updated_at', 'bigint'],
+      ]);
+      await store.openChat({ chatId: 'c', userId: 'u' });
+      await store.saveContext({ chatId: 'c', fragments: [{ z: 1, a: 2 }] });
+      const stored = await admin.unsafe(
+        `SELECT fragments::text AS fragments FROM "${schema}".ctxgraph_context_lanes`,
+      );
+      expect(stored.map((row) => row.fragments)).toEqual(['[{"z":1,"a":2}]']);
+      await store.deleteChat('c');
+      expect(await admin.unsafe(`SELECT 1 FROM "${schema}".ctxgraph_context_lanes`)).toHaveLength(
+        0,
+      );
+    } finally {
+      await store.close();
+    }
+  });
+
   it('the version is the number of steps', () => {
     expect(SCHEMA_VERSION).toBe(MIGRATIONS.length);
     expect(SCHEMA_VERSION).toBeGreaterThanOrEqual(1);
@@ -56,6 +84,7 @@ describe('migrations', () => {
         'ctxgraph_branches',
         'ctxgraph_chats',
         'ctxgraph_checkpoints',
+        'ctxgraph_context_lanes',
         'ctxgraph_messages',
         'ctxgraph_migrations',
       ]);

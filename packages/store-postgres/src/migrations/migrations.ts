@@ -98,11 +98,30 @@ ALTER TABLE ${names.chats} ADD COLUMN IF NOT EXISTS last_run_start bigint;
 `,
 };
 
+// Each chat's context lane: its serialized system-context fragments, one row per chat, created by
+// the first saveContext and deleted with the chat. `fragments` is `json`, not `jsonb`, so the lane
+// comes back byte for byte as written (jsonb would reorder keys). `revision` goes up by one per
+// save; a chat without a row is at revision 0.
+const contextLanes: Migration = {
+  name: 'context lanes',
+  sql: (names) => `
+CREATE TABLE IF NOT EXISTS ${names.contextLanes} (
+  chat_id text NOT NULL,
+  fragments json NOT NULL,
+  revision bigint NOT NULL,
+  updated_at bigint NOT NULL,
+  CONSTRAINT ${names.local('context_lanes_pkey')} PRIMARY KEY (chat_id),
+  CONSTRAINT ${names.local('context_lanes_chat_fkey')} FOREIGN KEY (chat_id)
+    REFERENCES ${names.chats} (chat_id) ON DELETE CASCADE
+);
+`,
+};
+
 /**
  * The schema's history, oldest first. Never edit or reorder a released step: append a new one.
  * The version of the schema is the number of steps applied.
  */
-export const MIGRATIONS: readonly Migration[] = [initialSchema, chainRuns];
+export const MIGRATIONS: readonly Migration[] = [initialSchema, chainRuns, contextLanes];
 
 /** The schema version this code creates and understands. */
 export const SCHEMA_VERSION: number = MIGRATIONS.length;

@@ -37,6 +37,8 @@ export interface TableNames {
   readonly branches: string;
   /** `"schema"."<prefix>checkpoints"`. */
   readonly checkpoints: string;
+  /** `"schema"."<prefix>context_lanes"`. */
+  readonly contextLanes: string;
   /** Quotes `<prefix><suffix>` for an index or constraint name (never schema-qualified). */
   readonly local: (suffix: string) => string;
 }
@@ -90,6 +92,7 @@ export function resolveTableNames(method: string, options: TableNameOptions = {}
     messages: table('messages'),
     branches: table('branches'),
     checkpoints: table('checkpoints'),
+    contextLanes: table('context_lanes'),
     local: (suffix) => quote(`${tablePrefix}${suffix}`),
   };
 }
