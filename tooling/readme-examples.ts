@@ -3,7 +3,7 @@
 // the root README, and the packages' own `readme-examples.test.ts`).
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -212,9 +212,4 @@ export async function typecheckReadmeProgram(
   } finally {
     await rm(file, { force: true });
   }
-}
-
-/** Reads a README and returns its programs. */
-export async function readReadmePrograms(path: string): Promise<ReadmeProgram[]> {
-  return readmePrograms(await readFile(path, 'utf8'));
 }

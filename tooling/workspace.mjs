@@ -10,10 +10,11 @@ export const root = fileURLToPath(new URL('..', import.meta.url));
 /**
  * Every workspace package as `{ folder, relative, manifest }`, in the order the workspace file
  * lists them.
+ * @param {string} [workspaceRoot] the folder holding pnpm-workspace.yaml (default: this repository)
  * @returns {{ folder: string, relative: string, manifest: Record<string, any> }[]}
  */
-export function workspacePackages() {
-  const text = readFileSync(join(root, 'pnpm-workspace.yaml'), 'utf8');
+export function workspacePackages(workspaceRoot = root) {
+  const text = readFileSync(join(workspaceRoot, 'pnpm-workspace.yaml'), 'utf8');
   const patterns = [];
   let inPackages = false;
   for (const line of text.split('\n')) {
@@ -28,16 +29,16 @@ export function workspacePackages() {
   const relatives = patterns.flatMap((pattern) => {
     if (!pattern.endsWith('/*')) return [pattern];
     const parent = pattern.slice(0, -2);
-    if (!existsSync(join(root, parent))) return [];
-    return readdirSync(join(root, parent))
+    if (!existsSync(join(workspaceRoot, parent))) return [];
+    return readdirSync(join(workspaceRoot, parent))
       .sort()
       .map((name) => `${parent}/${name}`);
   });
   return relatives
-    .filter((relative) => existsSync(join(root, relative, 'package.json')))
+    .filter((relative) => existsSync(join(workspaceRoot, relative, 'package.json')))
     .map((relative) => ({
-      folder: join(root, relative),
+      folder: join(workspaceRoot, relative),
       relative,
-      manifest: JSON.parse(readFileSync(join(root, relative, 'package.json'), 'utf8')),
+      manifest: JSON.parse(readFileSync(join(workspaceRoot, relative, 'package.json'), 'utf8')),
     }));
 }

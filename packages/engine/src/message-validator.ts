@@ -66,7 +66,7 @@ function settle(message: UIMessage): UIMessage {
  * elsewhere). With `dropUndefined`, object keys holding `undefined` are deleted first, as a JSON
  * round trip would. The AI SDK's parsed copies are fresh objects, so this never touches input.
  */
-export function deepFreeze<T>(value: T, dropUndefined = false): T {
+function deepFreeze<T>(value: T, dropUndefined = false): T {
   const stack: unknown[] = [value];
   while (stack.length > 0) {
     const current = stack.pop();

@@ -140,7 +140,7 @@ export class PendingLane {
 }
 
 /** Later messages with the same id replace earlier ones, at the earlier one's position. */
-export function dedupe<T extends { id: string }>(messages: readonly T[]): T[] {
+function dedupe<T extends { id: string }>(messages: readonly T[]): T[] {
   const positions = new Map<string, number>();
   const result: T[] = [];
   for (const entry of messages) {

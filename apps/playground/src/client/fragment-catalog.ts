@@ -52,7 +52,7 @@ function formKind(field: FragmentFieldDescriptor): FieldKind {
 }
 
 /** The form of a built-in type, derived from its descriptor in @ctxgraph/fragments-core. */
-export function specFromDescriptor(descriptor: FragmentTypeDescriptor): FragmentSpec {
+function specFromDescriptor(descriptor: FragmentTypeDescriptor): FragmentSpec {
   return {
     type: descriptor.name,
     label: descriptor.label,
