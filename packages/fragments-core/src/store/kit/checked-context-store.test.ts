@@ -149,11 +149,24 @@ describe('CheckedContextStore: the driver it accepts', () => {
       getContext: () => ({ chatId: 'c', fragments: [], revision: 0, updatedAt: null }),
       saveContext: () => ({ chatId: 'c', fragments: [], revision: 1, updatedAt: 1 }),
     };
+    const branchAbilities = { searchMessages: () => [], prune: () => ({}) as never };
+    const methods = [
+      'append',
+      'forkBranch',
+      'getContext',
+      'saveContext',
+      'searchMessages',
+      'prune',
+    ] as const;
     const undeclared = new CheckedContextStore(
-      stubDriver({ append: () => ({}) as never, forkBranch: () => branch, ...lane }).driver,
+      stubDriver({
+        append: () => ({}) as never,
+        forkBranch: () => branch,
+        ...lane,
+        ...branchAbilities,
+      }).driver,
     );
-    for (const method of ['append', 'forkBranch', 'getContext', 'saveContext'] as const)
-      expect(typeof undeclared[method], method).toBe('undefined');
+    for (const method of methods) expect(typeof undeclared[method], method).toBe('undefined');
     const declared = new CheckedContextStore(
       stubDriver({
         capabilities: {
@@ -162,14 +175,16 @@ describe('CheckedContextStore: the driver it accepts', () => {
           append: true,
           forkBranch: true,
           contextLane: true,
+          search: true,
+          retention: true,
         },
         append: () => ({}) as never,
         forkBranch: () => branch,
         ...lane,
+        ...branchAbilities,
       }).driver,
     );
-    for (const method of ['append', 'forkBranch', 'getContext', 'saveContext'] as const)
-      expect(typeof declared[method], method).toBe('function');
+    for (const method of methods) expect(typeof declared[method], method).toBe('function');
   });
 
   it('keeps a frozen copy of the capabilities and describes itself by name only', () => {
