@@ -186,7 +186,7 @@ function estimate(
 }
 
 /** The text a message contributes to a prompt: its text parts, and other parts as JSON. */
-function messageText(message: UIMessage): string {
+export function messageText(message: UIMessage): string {
   return message.parts
     .map((part) =>
       part.type === 'text' || part.type === 'reasoning' ? part.text : JSON.stringify(part),
