@@ -520,12 +520,16 @@ describe('lifecycle and options', () => {
       multiProcess: true,
       append: true,
       forkBranch: true,
+      search: true,
+      retention: true,
     });
     expect(new SqliteContextStore(':memory:').capabilities).toEqual({
       persistent: false,
       multiProcess: false,
       append: true,
       forkBranch: true,
+      search: true,
+      retention: true,
     });
   });
 

@@ -230,7 +230,7 @@ export function defineRetentionTests(kit: StoreKit): void {
     );
 
     it(
-      'removes pruned messages from search results',
+      'removes pruned messages, and those of a deleted chat, from search results',
       async ({ skip }) => {
         const store = kit.store();
         const reason = missingCapability(store, 'retention') ?? missingCapability(store, 'search');
@@ -255,6 +255,9 @@ export function defineRetentionTests(kit: StoreKit): void {
         const after = await searchIn(store, { userId, query: 'pangolin' });
         expect(after.items.map((hit) => hit.messageId)).toEqual([kept]);
         expect(after.items[0]?.branches).toEqual(['main']);
+        // A deleted chat takes its messages out of search too.
+        await store.deleteChat(chatId);
+        expect((await searchIn(store, { userId, query: 'pangolin' })).items).toEqual([]);
       },
       timeout,
     );

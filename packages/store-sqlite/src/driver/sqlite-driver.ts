@@ -13,6 +13,7 @@ import type {
   HeadState,
   MessageNodeRecord,
   OpenChatResult,
+  PruneResult,
 } from '@ctxgraph/fragments-core';
 import type {
   ChatListQuery,
@@ -24,7 +25,10 @@ import type {
   PreparedForkBranch,
   PreparedGetChain,
   PreparedOpenChat,
+  PreparedPrune,
+  PreparedSearch,
   PreparedUpdateChat,
+  SearchMatch,
   StoreCall,
 } from '@ctxgraph/fragments-core/store-kit';
 import type { SqliteMigrationResult } from '../migrations/sqlite-migrations';
@@ -35,13 +39,15 @@ import * as chain from './chain-sql';
 import * as chats from './chat-sql';
 import * as checkpoints from './checkpoint-sql';
 import { SqliteConnection } from './connection';
+import * as retention from './retention-sql';
+import * as search from './search-sql';
 import { writeMessages } from './write-sql';
 
 /**
  * The storage of `SqliteContextStore`: one method per contract method, each one statement or one
  * transaction (`BEGIN IMMEDIATE` for writes), over inputs the store kit has already checked. The
  * SQL lives in a module per use case: chats, the write of `commit`/`append`, the chain,
- * branches, checkpoints. Every method answers synchronously, as better-sqlite3 does.
+ * branches, checkpoints, search, retention. Every method answers synchronously, as better-sqlite3 does.
  */
 export class SqliteDriver implements ContextStoreDriver {
   readonly name = 'SqliteContextStore';
@@ -57,12 +63,15 @@ export class SqliteDriver implements ContextStoreDriver {
     this.db = new SqliteConnection(options);
     this.maxJsonBytes = options.maxMessageBytes;
     const memory = this.db.memory;
-    // append and forkBranch are served on any connection: their write transaction serializes them.
+    // append, forkBranch and prune are served on any connection: their write transaction
+    // serializes them. Search reads the FTS5 index the schema keeps.
     this.capabilities = {
       persistent: !memory,
       multiProcess: !memory,
       append: true,
       forkBranch: true,
+      search: true,
+      retention: true,
     };
   }
 
@@ -167,6 +176,16 @@ export class SqliteDriver implements ContextStoreDriver {
 
   getGraph(chatId: string): ChatGraph {
     return checkpoints.getGraph(this.db, chatId);
+  }
+
+  /** Full-text search over the FTS5 index, ranked by BM25 (see `search-sql.ts`). */
+  searchMessages(query: PreparedSearch): SearchMatch[] {
+    return search.searchMessages(this.db, query);
+  }
+
+  /** Deletes branches and the nodes nothing reaches, in one write transaction (`retention-sql.ts`). */
+  prune(input: PreparedPrune): PruneResult {
+    return retention.prune(this.db, input);
   }
 
   /** Closes the database the store opened (never one it was given). */

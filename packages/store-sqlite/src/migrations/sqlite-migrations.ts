@@ -62,7 +62,39 @@ CREATE TABLE ${t.checkpoints} (
 ) STRICT;
 `,
   },
+  {
+    // Full-text search: a contentless FTS5 index (it stores the index, not a second copy of the
+    // text) whose rowid is the message row's, kept in step by triggers, so every insert, replace
+    // and delete of a message (a commit, a prune, a chat deleted with its messages) updates it in
+    // the same transaction. The text is that of the message's `text` and `reasoning` parts, one
+    // per line, as the store kit's `messageSearchText` picks it; unicode61 folds case across
+    // scripts and keeps diacritics (so "cafe" is not "café", as in the other stores). Existing
+    // messages are indexed by this step.
+    name: 'message search',
+    sql: (t) => `
+CREATE VIRTUAL TABLE ${t.messageSearch} USING fts5(
+  body, content = '', contentless_delete = 1, tokenize = 'unicode61 remove_diacritics 0'
+);
+CREATE TRIGGER ${t.messageSearch}_insert AFTER INSERT ON ${t.messages} BEGIN
+  INSERT INTO ${t.messageSearch} (rowid, body) VALUES (new.rowid, ${searchTextSql('new.payload')});
+END;
+CREATE TRIGGER ${t.messageSearch}_update AFTER UPDATE OF payload ON ${t.messages} BEGIN
+  DELETE FROM ${t.messageSearch} WHERE rowid = old.rowid;
+  INSERT INTO ${t.messageSearch} (rowid, body) VALUES (new.rowid, ${searchTextSql('new.payload')});
+END;
+CREATE TRIGGER ${t.messageSearch}_delete AFTER DELETE ON ${t.messages} BEGIN
+  DELETE FROM ${t.messageSearch} WHERE rowid = old.rowid;
+END;
+INSERT INTO ${t.messageSearch} (rowid, body) SELECT rowid, ${searchTextSql('payload')} FROM ${t.messages};
+`,
+  },
 ];
+
+/** The searchable text of a message's JSON (`payload`): its text and reasoning parts, one per line. */
+function searchTextSql(payload: string): string {
+  return `(SELECT group_concat(json_extract(part.value, '$.text'), char(10)) FROM json_each(${payload}, '$.parts') AS part
+    WHERE json_extract(part.value, '$.type') IN ('text', 'reasoning') AND json_type(part.value, '$.text') = 'text')`;
+}
 
 /** The schema version this code writes and understands: the number of {@link SQLITE_MIGRATIONS}. */
 export const SQLITE_SCHEMA_VERSION: number = SQLITE_MIGRATIONS.length;
