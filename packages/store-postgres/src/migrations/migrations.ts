@@ -122,14 +122,19 @@ CREATE TABLE IF NOT EXISTS ${names.contextLanes} (
 // writes the message (so it is always in step with it), behind a GIN index. Existing rows are
 // indexed here, with the store's `searchLanguage`. A row an older store version writes during a
 // rolling deploy has no vector (NULL) and is not found until it is written again.
+// Retention deletes message rows that other rows name as their parent: without an index on
+// (chat_id, parent_id), the parent foreign key's check scans the chat once per deleted row, so
+// pruning (or deleting) a chat of 100,000 nodes took minutes instead of a second.
 const messageSearch: Migration = {
-  name: 'message search',
+  name: 'search and retention',
   sql: (names) => `
 ALTER TABLE ${names.messages} ADD COLUMN IF NOT EXISTS search_vector tsvector;
 UPDATE ${names.messages} SET search_vector = ${searchVectorSql(names, 'message')}
   WHERE search_vector IS NULL;
 CREATE INDEX IF NOT EXISTS ${names.local('messages_search_idx')}
   ON ${names.messages} USING gin (search_vector);
+CREATE INDEX IF NOT EXISTS ${names.local('messages_parent_idx')}
+  ON ${names.messages} (chat_id, parent_id);
 `,
 };
 
