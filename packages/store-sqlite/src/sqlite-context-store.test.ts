@@ -520,12 +520,14 @@ describe('lifecycle and options', () => {
       multiProcess: true,
       append: true,
       forkBranch: true,
+      contextLane: true,
     });
     expect(new SqliteContextStore(':memory:').capabilities).toEqual({
       persistent: false,
       multiProcess: false,
       append: true,
       forkBranch: true,
+      contextLane: true,
     });
   });
 

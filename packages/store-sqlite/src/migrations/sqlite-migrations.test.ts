@@ -31,7 +31,7 @@ describe('migrateSqliteDatabase', () => {
     expect(migrateSqliteDatabase(database)).toEqual({
       fromVersion: 0,
       toVersion: SQLITE_SCHEMA_VERSION,
-      applied: ['initial'],
+      applied: ['initial', 'context lanes'],
     });
     expect(migrateSqliteDatabase(database)).toEqual({
       fromVersion: SQLITE_SCHEMA_VERSION,
@@ -42,6 +42,7 @@ describe('migrateSqliteDatabase', () => {
       'ctxgraph_branches',
       'ctxgraph_chats',
       'ctxgraph_checkpoints',
+      'ctxgraph_context_lanes',
       'ctxgraph_messages',
       'ctxgraph_migrations',
     ]);
@@ -54,7 +55,10 @@ describe('migrateSqliteDatabase', () => {
     migrateSqliteDatabase(database, { tablePrefix: 'one_' });
     expect(readSqliteSchemaVersion(database, { tablePrefix: 'one_' })).toBe(SQLITE_SCHEMA_VERSION);
     expect(readSqliteSchemaVersion(database, { tablePrefix: 'two_' })).toBe(0);
-    expect(migrateSqliteDatabase(database, { tablePrefix: 'two_' }).applied).toEqual(['initial']);
+    expect(migrateSqliteDatabase(database, { tablePrefix: 'two_' }).applied).toEqual([
+      'initial',
+      'context lanes',
+    ]);
     expect(database.pragma('user_version', { simple: true })).toBe(42);
     database.close();
   });
@@ -87,7 +91,10 @@ describe('SqliteContextStore and migrations', () => {
     expect(SchemaVersionError.isInstance(error)).toBe(true);
     expect((error as Error).message).toContain(path);
     expect((error as Error).message).toContain('migrate()');
-    expect(await store.migrate()).toMatchObject({ fromVersion: 0, applied: ['initial'] });
+    expect(await store.migrate()).toMatchObject({
+      fromVersion: 0,
+      applied: ['initial', 'context lanes'],
+    });
     expect((await store.openChat({ chatId: 'c', userId: 'u' })).created).toBe(true);
     expect((await store.migrate()).applied).toEqual([]);
     await store.close();

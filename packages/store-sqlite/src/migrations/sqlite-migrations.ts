@@ -62,6 +62,19 @@ CREATE TABLE ${t.checkpoints} (
 ) STRICT;
 `,
   },
+  {
+    // The context lane of each chat (see ContextStore.getContext): the JSON text of its
+    // fragments, byte for byte as saved, and a revision that goes up by one per save.
+    name: 'context lanes',
+    sql: (t) => `
+CREATE TABLE ${t.contextLanes} (
+  chat_id TEXT NOT NULL PRIMARY KEY REFERENCES ${t.chats} (id) ON DELETE CASCADE,
+  fragments TEXT NOT NULL,
+  revision INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+) STRICT;
+`,
+  },
 ];
 
 /** The schema version this code writes and understands: the number of {@link SQLITE_MIGRATIONS}. */
