@@ -3,10 +3,10 @@ import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { tempDirectory, textMessage } from './__fixtures__/temp-files';
 import {
+  MIGRATIONS,
   migrateSqliteDatabase,
   readSqliteSchemaVersion,
-  SQLITE_MIGRATIONS,
-} from './migrations/sqlite-migrations';
+} from './migrations/migrations';
 import { tableNames } from './schema/table-names';
 import { SqliteContextStore } from './sqlite-context-store';
 
@@ -18,7 +18,7 @@ function fileAtVersionOne(): string {
   const path = temp.file();
   const database = new Database(path);
   const tables = tableNames();
-  const first = SQLITE_MIGRATIONS[0];
+  const first = MIGRATIONS[0];
   if (first === undefined) throw new Error('no first migration');
   database.exec(`CREATE TABLE ${tables.migrations} (
     version INTEGER NOT NULL PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT;`);

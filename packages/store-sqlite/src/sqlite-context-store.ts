@@ -8,7 +8,7 @@ import type {
 } from '@ctxgraph/fragments-core';
 import { CheckedContextStore } from '@ctxgraph/fragments-core/store-kit';
 import { SqliteDriver } from './driver/sqlite-driver';
-import type { SqliteMigrationResult } from './migrations/sqlite-migrations';
+import type { SqliteMigrationResult } from './migrations/migrations';
 import { resolveStoreOptions, type SqliteContextStoreOptions } from './options';
 
 export {

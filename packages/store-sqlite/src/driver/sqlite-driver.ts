@@ -29,7 +29,7 @@ import type {
   PreparedUpdateChat,
   StoreCall,
 } from '@ctxgraph/fragments-core/store-kit';
-import type { SqliteMigrationResult } from '../migrations/sqlite-migrations';
+import type { SqliteMigrationResult } from '../migrations/migrations';
 import type { ResolvedStoreOptions } from '../options';
 import { toStoreError } from '../sqlite-store-error';
 import * as branches from './branch-sql';
