@@ -6,8 +6,8 @@ import { tempDirectory } from './__fixtures__/temp-files';
 import {
   migrateSqliteDatabase,
   readSqliteSchemaVersion,
-  SQLITE_SCHEMA_VERSION,
-} from './migrations/sqlite-migrations';
+  SCHEMA_VERSION,
+} from './migrations/migrations';
 import { SqliteContextStore } from './sqlite-context-store';
 
 // SQLite compares table names ignoring (ASCII) case, so `App_chats` and `app_chats` are one table.
@@ -66,7 +66,7 @@ describe('table prefixes that differ only by case', () => {
     migrateSqliteDatabase(database, { tablePrefix: 'App_' });
     caseError(catchError(() => readSqliteSchemaVersion(database, { tablePrefix: 'app_' })));
     caseError(catchError(() => migrateSqliteDatabase(database, { tablePrefix: 'app_' })));
-    expect(readSqliteSchemaVersion(database, { tablePrefix: 'App_' })).toBe(SQLITE_SCHEMA_VERSION);
+    expect(readSqliteSchemaVersion(database, { tablePrefix: 'App_' })).toBe(SCHEMA_VERSION);
     database.close();
   });
 
@@ -86,8 +86,8 @@ describe('table prefixes that differ only by case', () => {
       .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
       .pluck()
       .all() as string[];
-    // Five tables, and the search index with its four shadow tables.
-    expect(tables).toHaveLength(10);
+    // Six tables, and the search index with its four shadow tables.
+    expect(tables).toHaveLength(11);
     expect(new Set(tables.map((name) => name.slice(0, 4))).size).toBe(1);
     database.close();
   }, 60_000);

@@ -7,6 +7,7 @@ import type {
   ChatRecord,
   CheckpointRecord,
   CommitResult,
+  ContextLaneRecord,
   ContextStoreCapabilities,
   GetHeadInput,
   GetMessageInput,
@@ -26,12 +27,13 @@ import type {
   PreparedGetChain,
   PreparedOpenChat,
   PreparedPrune,
+  PreparedSaveContext,
   PreparedSearch,
   PreparedUpdateChat,
   SearchMatch,
   StoreCall,
 } from '@ctxgraph/fragments-core/store-kit';
-import type { SqliteMigrationResult } from '../migrations/sqlite-migrations';
+import type { SqliteMigrationResult } from '../migrations/migrations';
 import type { ResolvedStoreOptions } from '../options';
 import { toStoreError } from '../sqlite-store-error';
 import * as branches from './branch-sql';
@@ -39,6 +41,7 @@ import * as chain from './chain-sql';
 import * as chats from './chat-sql';
 import * as checkpoints from './checkpoint-sql';
 import { SqliteConnection } from './connection';
+import * as contextLanes from './context-lane-sql';
 import * as retention from './retention-sql';
 import * as search from './search-sql';
 import { writeMessages } from './write-sql';
@@ -47,7 +50,8 @@ import { writeMessages } from './write-sql';
  * The storage of `SqliteContextStore`: one method per contract method, each one statement or one
  * transaction (`BEGIN IMMEDIATE` for writes), over inputs the store kit has already checked. The
  * SQL lives in a module per use case: chats, the write of `commit`/`append`, the chain,
- * branches, checkpoints, search, retention. Every method answers synchronously, as better-sqlite3 does.
+ * branches, checkpoints, the context lane, search, retention. Every method answers synchronously,
+ * as better-sqlite3 does.
  */
 export class SqliteDriver implements ContextStoreDriver {
   readonly name = 'SqliteContextStore';
@@ -63,13 +67,14 @@ export class SqliteDriver implements ContextStoreDriver {
     this.db = new SqliteConnection(options);
     this.maxJsonBytes = options.maxMessageBytes;
     const memory = this.db.memory;
-    // append, forkBranch and prune are served on any connection: their write transaction
-    // serializes them. Search reads the FTS5 index the schema keeps.
+    // append, forkBranch, the context lane and prune are served on any connection: their write
+    // transaction serializes them. Search reads the FTS5 index the schema keeps.
     this.capabilities = {
       persistent: !memory,
       multiProcess: !memory,
       append: true,
       forkBranch: true,
+      contextLane: true,
       search: true,
       retention: true,
     };
@@ -176,6 +181,15 @@ export class SqliteDriver implements ContextStoreDriver {
 
   getGraph(chatId: string): ChatGraph {
     return checkpoints.getGraph(this.db, chatId);
+  }
+
+  getContext(chatId: string): ContextLaneRecord {
+    return contextLanes.getContext(this.db, chatId);
+  }
+
+  /** Replaces the lane under the write lock: revision + 1, or `ContextConflictError`. */
+  saveContext(input: PreparedSaveContext): ContextLaneRecord {
+    return contextLanes.saveContext(this.db, input);
   }
 
   /** Full-text search over the FTS5 index, ranked by BM25 (see `search-sql.ts`). */

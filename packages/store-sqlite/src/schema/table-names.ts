@@ -17,6 +17,8 @@ export interface TableNames {
   readonly branches: string;
   /** Checkpoints. */
   readonly checkpoints: string;
+  /** Context lanes (one row per chat that saved one). */
+  readonly contextLanes: string;
   /** The FTS5 index of message text (contentless: it keeps the index, never the text). */
   readonly messageSearch: string;
 }
@@ -61,6 +63,7 @@ export function tableNames(prefix: string = DEFAULT_TABLE_PREFIX): TableNames {
     messages: `${prefix}messages`,
     branches: `${prefix}branches`,
     checkpoints: `${prefix}checkpoints`,
+    contextLanes: `${prefix}context_lanes`,
     messageSearch: `${prefix}message_search`,
   };
 }

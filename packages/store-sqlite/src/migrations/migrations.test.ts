@@ -4,12 +4,12 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { tempDirectory } from '../__fixtures__/temp-files';
 import { SqliteContextStore } from '../sqlite-context-store';
 import {
+  getMigrationSql,
+  MIGRATIONS,
   migrateSqliteDatabase,
   readSqliteSchemaVersion,
-  SQLITE_MIGRATIONS,
-  SQLITE_SCHEMA_VERSION,
-  sqliteMigrationSql,
-} from './sqlite-migrations';
+  SCHEMA_VERSION,
+} from './migrations';
 
 const temp = tempDirectory('migrations');
 afterAll(() => temp.remove());
@@ -26,22 +26,23 @@ function tableList(database: Database.Database): string[] {
 describe('migrateSqliteDatabase', () => {
   it('creates the schema once, records each step, and does nothing the second time', () => {
     const database = new Database(temp.file());
-    expect(SQLITE_SCHEMA_VERSION).toBe(SQLITE_MIGRATIONS.length);
+    expect(SCHEMA_VERSION).toBe(MIGRATIONS.length);
     expect(readSqliteSchemaVersion(database)).toBe(0);
     expect(migrateSqliteDatabase(database)).toEqual({
       fromVersion: 0,
-      toVersion: SQLITE_SCHEMA_VERSION,
-      applied: ['initial', 'message search'],
+      toVersion: SCHEMA_VERSION,
+      applied: ['initial', 'context lanes', 'message search'],
     });
     expect(migrateSqliteDatabase(database)).toEqual({
-      fromVersion: SQLITE_SCHEMA_VERSION,
-      toVersion: SQLITE_SCHEMA_VERSION,
+      fromVersion: SCHEMA_VERSION,
+      toVersion: SCHEMA_VERSION,
       applied: [],
     });
     expect(tableList(database)).toEqual([
       'ctxgraph_branches',
       'ctxgraph_chats',
       'ctxgraph_checkpoints',
+      'ctxgraph_context_lanes',
       'ctxgraph_message_search',
       'ctxgraph_message_search_config',
       'ctxgraph_message_search_data',
@@ -53,22 +54,21 @@ describe('migrateSqliteDatabase', () => {
     database.close();
   });
 
-  it('version 2 indexes the messages of a version 1 file for search, and keeps the index in step', async () => {
+  it('version 3 indexes the messages of a version 2 file for search, and keeps the index in step', async () => {
     const path = temp.file();
     const database = new Database(path);
-    // The file as version 1 left it, with a chat of two messages.
-    database.exec(sqliteMigrationSql().split('-- ctxgraph_ schema step 2')[0] as string);
+    // The file as version 2 left it, with a chat of two messages.
+    database.exec(getMigrationSql().split('-- ctxgraph_ schema step 3')[0] as string);
     database.exec('COMMIT');
-    expect(readSqliteSchemaVersion(database)).toBe(1);
+    expect(readSqliteSchemaVersion(database)).toBe(2);
     const message = (id: string, text: string) =>
       JSON.stringify({ id, role: 'user', parts: [{ type: 'text', text }, { type: 'step-start' }] });
     database.exec("INSERT INTO ctxgraph_chats VALUES ('old', 'u', NULL, '{}', 'main', 1, 0, 1, 1)");
-    database
-      .prepare('INSERT INTO ctxgraph_messages VALUES (?, ?, ?, ?, ?, ?, 1, 1)')
-      .run('old', 'm1', null, 1, 'user', message('m1', 'Ελληνικά and emus'));
-    database
-      .prepare('INSERT INTO ctxgraph_messages VALUES (?, ?, ?, ?, ?, ?, 1, 1)')
-      .run('old', 'm2', 'm1', 2, 'user', message('m2', 'more emus'));
+    const insert = database.prepare(
+      'INSERT INTO ctxgraph_messages VALUES (?, ?, ?, ?, ?, ?, 1, 1)',
+    );
+    insert.run('old', 'm1', null, 1, 'user', message('m1', 'Ελληνικά and emus'));
+    insert.run('old', 'm2', 'm1', 2, 'user', message('m2', 'more emus'));
     database.exec("INSERT INTO ctxgraph_branches VALUES ('old', 'main', 'm2', 1, 1)");
     database.close();
     const store = new SqliteContextStore({ path });
@@ -78,16 +78,15 @@ describe('migrateSqliteDatabase', () => {
       expect(await find('ελληνικά')).toEqual(['m1']);
       expect((await find('emus')).sort()).toEqual(['m1', 'm2']);
       // Replaced, pruned and deleted messages leave the index in the same write.
+      const text = (id: string, words: string) => ({
+        id,
+        message: { id, role: 'user', parts: [{ type: 'text', text: words }] },
+      });
       await store.commit({
         chatId: 'old',
         branch: 'main',
         expectedHeadId: 'm2',
-        messages: [
-          {
-            id: 'm2',
-            message: { id: 'm2', role: 'user', parts: [{ type: 'text', text: 'now kiwis' }] },
-          },
-        ],
+        messages: [text('m2', 'now kiwis')],
       });
       expect(await find('emus')).toEqual(['m1']);
       expect(await find('kiwis')).toEqual(['m2']);
@@ -96,12 +95,7 @@ describe('migrateSqliteDatabase', () => {
         chatId: 'old',
         branch: 'side',
         expectedHeadId: 'm1',
-        messages: [
-          {
-            id: 'm3',
-            message: { id: 'm3', role: 'user', parts: [{ type: 'text', text: 'side kiwis' }] },
-          },
-        ],
+        messages: [text('m3', 'side kiwis')],
       });
       await store.prune({ chatId: 'old', deleteBranches: ['side'] });
       expect(await find('kiwis')).toEqual(['m2']);
@@ -119,10 +113,11 @@ describe('migrateSqliteDatabase', () => {
     const database = new Database(temp.file());
     database.pragma('user_version = 42');
     migrateSqliteDatabase(database, { tablePrefix: 'one_' });
-    expect(readSqliteSchemaVersion(database, { tablePrefix: 'one_' })).toBe(SQLITE_SCHEMA_VERSION);
+    expect(readSqliteSchemaVersion(database, { tablePrefix: 'one_' })).toBe(SCHEMA_VERSION);
     expect(readSqliteSchemaVersion(database, { tablePrefix: 'two_' })).toBe(0);
     expect(migrateSqliteDatabase(database, { tablePrefix: 'two_' }).applied).toEqual([
       'initial',
+      'context lanes',
       'message search',
     ]);
     expect(database.pragma('user_version', { simple: true })).toBe(42);
@@ -159,7 +154,7 @@ describe('SqliteContextStore and migrations', () => {
     expect((error as Error).message).toContain('migrate()');
     expect(await store.migrate()).toMatchObject({
       fromVersion: 0,
-      applied: ['initial', 'message search'],
+      applied: ['initial', 'context lanes', 'message search'],
     });
     expect((await store.openChat({ chatId: 'c', userId: 'u' })).created).toBe(true);
     expect((await store.migrate()).applied).toEqual([]);
@@ -172,7 +167,7 @@ describe('SqliteContextStore and migrations', () => {
     migrateSqliteDatabase(database);
     database
       .prepare("INSERT INTO ctxgraph_migrations (version, name, applied_at) VALUES (?, 'later', 0)")
-      .run(SQLITE_SCHEMA_VERSION + 1);
+      .run(SCHEMA_VERSION + 1);
     database.close();
     const store = new SqliteContextStore({ path, migrate: false });
     await expect(store.getChat('c')).rejects.toThrow(/newer than this/);
@@ -183,15 +178,15 @@ describe('SqliteContextStore and migrations', () => {
   });
 });
 
-describe('sqliteMigrationSql', () => {
+describe('getMigrationSql', () => {
   it('is a script a team can run itself, after which the store accepts the file with migrate: false', async () => {
     const path = temp.file();
-    const sql = sqliteMigrationSql({ tablePrefix: 'team_' });
+    const sql = getMigrationSql({ tablePrefix: 'team_' });
     expect(sql.startsWith('BEGIN IMMEDIATE;')).toBe(true);
     expect(sql.trimEnd().endsWith('COMMIT;')).toBe(true);
     const database = new Database(path);
     database.exec(sql);
-    expect(readSqliteSchemaVersion(database, { tablePrefix: 'team_' })).toBe(SQLITE_SCHEMA_VERSION);
+    expect(readSqliteSchemaVersion(database, { tablePrefix: 'team_' })).toBe(SCHEMA_VERSION);
     database.close();
     const store = new SqliteContextStore({ path, tablePrefix: 'team_', migrate: false });
     expect((await store.openChat({ chatId: 'c', userId: 'u' })).created).toBe(true);
@@ -199,15 +194,11 @@ describe('sqliteMigrationSql', () => {
   });
 
   it('emits only the steps after fromVersion and refuses an impossible one', () => {
-    expect(sqliteMigrationSql({ fromVersion: SQLITE_SCHEMA_VERSION })).not.toContain(
+    expect(getMigrationSql({ fromVersion: SCHEMA_VERSION })).not.toContain(
       'CREATE TABLE ctxgraph_chats',
     );
-    expect(() => sqliteMigrationSql({ fromVersion: -1 })).toThrow(ValidationError);
-    expect(() => sqliteMigrationSql({ fromVersion: SQLITE_SCHEMA_VERSION + 1 })).toThrow(
-      ValidationError,
-    );
-    expect(() => sqliteMigrationSql({ tablePrefix: 'x"; DROP TABLE y; --' })).toThrow(
-      ValidationError,
-    );
+    expect(() => getMigrationSql({ fromVersion: -1 })).toThrow(ValidationError);
+    expect(() => getMigrationSql({ fromVersion: SCHEMA_VERSION + 1 })).toThrow(ValidationError);
+    expect(() => getMigrationSql({ tablePrefix: 'x"; DROP TABLE y; --' })).toThrow(ValidationError);
   });
 });
