@@ -33,7 +33,12 @@ function batch(prefix: string, from: number, count: number) {
       message: {
         id,
         role: (from + index) % 2 === 0 ? 'user' : 'assistant',
-        parts: [{ type: 'text', text: `message ${from + index} of ${prefix}, with a sentence or two of text to store` }],
+        parts: [
+          {
+            type: 'text',
+            text: `message ${from + index} of ${prefix}, with a sentence or two of text to store`,
+          },
+        ],
       },
     };
   });
@@ -44,13 +49,27 @@ async function seedChat(store: ContextStore, chatId: string): Promise<void> {
   await store.openChat({ chatId, userId: 'u' });
   let head: string | null = null;
   for (let from = 0; from < REACHABLE; from += BATCH) {
-    head = (await store.commit({ chatId, branch: 'main', expectedHeadId: head, messages: batch(`${chatId}-main`, from, BATCH) })).headMessageId;
+    head = (
+      await store.commit({
+        chatId,
+        branch: 'main',
+        expectedHeadId: head,
+        messages: batch(`${chatId}-main`, from, BATCH),
+      })
+    ).headMessageId;
   }
   const forkAt = `${chatId}-main-9`;
   await store.createBranch({ chatId, name: 'dead', headMessageId: forkAt });
   head = forkAt;
   for (let from = 0; from < UNREACHABLE; from += BATCH) {
-    head = (await store.commit({ chatId, branch: 'dead', expectedHeadId: head, messages: batch(`${chatId}-dead`, from, BATCH) })).headMessageId;
+    head = (
+      await store.commit({
+        chatId,
+        branch: 'dead',
+        expectedHeadId: head,
+        messages: batch(`${chatId}-dead`, from, BATCH),
+      })
+    ).headMessageId;
   }
 }
 
@@ -86,7 +105,9 @@ async function measure(
   }
   const left = (await store.getGraph('pruned')).nodes.length;
   if (done.nodes !== UNREACHABLE || dry.nodes !== UNREACHABLE || left !== REACHABLE)
-    throw new Error(`${label}: expected ${UNREACHABLE} pruned and ${REACHABLE} left, got ${done.nodes} / ${dry.nodes} / ${left}`);
+    throw new Error(
+      `${label}: expected ${UNREACHABLE} pruned and ${REACHABLE} left, got ${done.nodes} / ${dry.nodes} / ${left}`,
+    );
   return {
     store: label,
     'seed s': seedSeconds.toFixed(1),
@@ -114,8 +135,12 @@ async function sqlite(): Promise<Record<string, string>> {
   database.pragma('foreign_keys = ON');
   try {
     const deleteRange = database.transaction((chatId: string) => {
-      database.prepare("DELETE FROM ctxgraph_branches WHERE chat_id = ? AND name = 'dead'").run(chatId);
-      database.prepare('DELETE FROM ctxgraph_messages WHERE chat_id = ? AND sequence > ?').run(chatId, REACHABLE);
+      database
+        .prepare("DELETE FROM ctxgraph_branches WHERE chat_id = ? AND name = 'dead'")
+        .run(chatId);
+      database
+        .prepare('DELETE FROM ctxgraph_messages WHERE chat_id = ? AND sequence > ?')
+        .run(chatId, REACHABLE);
     });
     return await measure('SQLite', store, async (chatId) => {
       deleteRange.immediate(chatId);
@@ -135,8 +160,14 @@ async function postgresStore(): Promise<Record<string, string>> {
   try {
     return await measure('PostgreSQL', store, async (chatId) => {
       await admin.begin(async (sql) => {
-        await sql.unsafe(`DELETE FROM "${schema}".ctxgraph_branches WHERE chat_id = $1 AND name = 'dead'`, [chatId]);
-        await sql.unsafe(`DELETE FROM "${schema}".ctxgraph_messages WHERE chat_id = $1 AND sequence > $2`, [chatId, REACHABLE]);
+        await sql.unsafe(
+          `DELETE FROM "${schema}".ctxgraph_branches WHERE chat_id = $1 AND name = 'dead'`,
+          [chatId],
+        );
+        await sql.unsafe(
+          `DELETE FROM "${schema}".ctxgraph_messages WHERE chat_id = $1 AND sequence > $2`,
+          [chatId, REACHABLE],
+        );
       });
     });
   } finally {
