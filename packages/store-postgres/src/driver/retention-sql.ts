@@ -1,6 +1,7 @@
 import { ChatNotFoundError, type PruneResult } from '@ctxgraph/fragments-core';
 import { activeBranchAfterPrune, type PreparedPrune } from '@ctxgraph/fragments-core/store-kit';
 import type { TableNames } from '../schema/table-names';
+import { nextSpan } from './chain-spans';
 import type { PostgresConnection } from './connection';
 import { integer, MAX_ATTEMPTS, text } from './rows';
 
@@ -28,17 +29,7 @@ function pruneStatement(names: TableNames): string {
     WHERE m.chat_id = $1::text AND m.message_id = p.id LIMIT 1
   ) h
   UNION
-  SELECT q.parent_id, q.sequence, coalesce(q.run_start, q.sequence)
-  FROM spans s
-  CROSS JOIN LATERAL (
-    SELECT CASE WHEN s.low = s.sequence THEN s.parent_id ELSE (
-      SELECT f.parent_id FROM ${names.messages} f WHERE f.chat_id = $1::text AND f.sequence = s.low
-    ) END AS id
-  ) first_parent
-  CROSS JOIN LATERAL (
-    SELECT m.parent_id, m.sequence, m.run_start FROM ${names.messages} m
-    WHERE m.chat_id = $1::text AND m.message_id = first_parent.id LIMIT 1
-  ) q
+  SELECT q.parent_id, q.sequence, q.low FROM spans s ${nextSpan(names, '$1::text')}
 ), reachable AS (
   SELECT DISTINCT generate_series(s.low, s.sequence) AS sequence FROM spans s
 ), doomed AS (

@@ -6,25 +6,9 @@ import {
 } from '@ctxgraph/fragments-core';
 import type { PreparedSearch, SearchMatch } from '@ctxgraph/fragments-core/store-kit';
 import type { TableNames } from '../schema/table-names';
+import { nextSpan } from './chain-spans';
 import type { PostgresConnection, Queryable } from './connection';
 import { integer, type Row, text } from './rows';
-
-// One step of a chain walk, one run at a time (see the `chain runs` migration): from span `s`
-// (the nodes low..sequence of one run), the next span starts at the parent of the run's first
-// node. `$chat` is the SQL of the chat id of `s`.
-function nextSpan(names: TableNames, chat: string): string {
-  return `CROSS JOIN LATERAL (
-    SELECT CASE WHEN s.low = s.sequence THEN s.parent_id ELSE (
-      SELECT f.parent_id FROM ${names.messages} f WHERE f.chat_id = ${chat} AND f.sequence = s.low
-    ) END AS id
-  ) first_parent
-  CROSS JOIN LATERAL (
-    SELECT m.parent_id, m.sequence, coalesce(m.run_start, m.sequence) AS low
-    FROM ${names.messages} m
-    WHERE m.chat_id = ${chat} AND m.message_id = first_parent.id
-    LIMIT 1
-  ) q`;
-}
 
 const statements = new WeakMap<TableNames, { search: string; branches: string }>();
 

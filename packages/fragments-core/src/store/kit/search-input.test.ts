@@ -1,12 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { ValidationError } from '../../errors/errors';
-import { CheckedContextStore } from './checked-context-store';
-import type { ContextStoreDriver } from './context-store-driver';
 import {
   messageSearchText,
   prepareSearch,
   SEARCH_PAGE_SIZE,
-  type SearchMatch,
   searchCursor,
   searchSnippet,
   searchTerms,
@@ -96,66 +93,5 @@ describe('search input', () => {
       [{ userId: 'u', query: 'x', cursor: 12 }, 'cursor'],
     ];
     for (const [input, text] of cases) expect(refusal(input).message).toContain(text);
-  });
-
-  it('makes hits with role and snippet, cuts the page and gives the next cursor', async () => {
-    const match = (index: number): SearchMatch => ({
-      chatId: 'c',
-      messageId: `m${index}`,
-      sequence: index,
-      score: 10 - index,
-      message: { id: `m${index}`, role: 'user', parts: [{ type: 'text', text: `hit ${index}` }] },
-      branches: ['main'],
-    });
-    const seen: unknown[] = [];
-    const driver = {
-      name: 'Stub',
-      capabilities: { persistent: false, multiProcess: false, search: true },
-      searchMessages(query: unknown) {
-        seen.push(query);
-        return [match(1), match(2), match(3)];
-      },
-    } as unknown as ContextStoreDriver;
-    for (const method of [
-      'openChat',
-      'getChat',
-      'updateChat',
-      'listChats',
-      'deleteChat',
-      'getHead',
-      'commit',
-      'getChain',
-      'getMessage',
-      'createBranch',
-      'getBranch',
-      'listBranches',
-      'setActiveBranch',
-      'createCheckpoint',
-      'getCheckpoint',
-      'listCheckpoints',
-      'deleteCheckpoint',
-      'getGraph',
-    ])
-      (driver as unknown as Record<string, unknown>)[method] = () => null;
-    const store = new CheckedContextStore(driver);
-    const page = await store.searchMessages?.({ userId: 'u', query: 'hit', limit: 2 });
-    expect(page?.items.map((hit) => [hit.messageId, hit.role, hit.snippet])).toEqual([
-      ['m1', 'user', 'hit 1'],
-      ['m2', 'user', 'hit 2'],
-    ]);
-    expect(seen).toEqual([
-      { userId: 'u', chatId: undefined, branch: undefined, terms: ['hit'], limit: 2, offset: 0 },
-    ]);
-    const next = await store.searchMessages?.({
-      userId: 'u',
-      query: 'hit',
-      limit: 2,
-      cursor: page?.nextCursor as string,
-    });
-    expect(seen[1]).toMatchObject({ offset: 2 });
-    expect(next?.nextCursor).not.toBeNull();
-    await expect(store.searchMessages?.({ userId: 'u', query: '***' })).rejects.toThrow(
-      ValidationError,
-    );
   });
 });
