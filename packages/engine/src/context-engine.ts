@@ -513,9 +513,9 @@ export class ContextEngine {
     if (problem) return Promise.reject(problem);
     return this.#exclusive(async () => {
       const search = searchOf(this.#store, 'search(query)');
-      const input = searchInput(query, options ?? {}, this);
+      // After opening: the engine's branch is the chat's active one only from then on.
       await this.#open();
-      return search(input);
+      return search(searchInput(query, options ?? {}, this));
     });
   }
 

@@ -95,6 +95,14 @@ describe('search', () => {
     expect(page.items[0]).toMatchObject({ messageId: 'q1', branches: ['main', 'main-v2'] });
   });
 
+  it("a fresh engine searches the chat's active branch", async () => {
+    const engine = await forkedEngine();
+    const fresh = engineFor(engine.chatId);
+    const hits = await fresh.search('quokkas');
+    expect(fresh.branch).toBe('main-v2');
+    expect(hits.items.map((hit) => hit.messageId)).toEqual(['q3']);
+  });
+
   it('refuses bad input and says when the store cannot search', async () => {
     const engine = await forkedEngine();
     await expect(engine.search('')).rejects.toThrow(/query is empty/);
