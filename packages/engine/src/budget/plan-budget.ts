@@ -1,0 +1,303 @@
+// The budget planner: a pure function from counted segments and the previous plan to a new plan
+// and its report. No I/O, no engine state: the engine gathers the segments and applies the plan.
+import { BudgetExceededError, type BudgetItem } from '@ctxgraph/fragments-core';
+
+/** A context fragment as the planner sees it. */
+export interface PlanFragment {
+  /** `'#<position>'` in the context lane, or the fragment's own id. */
+  readonly id: string;
+  /** The fragment's name. */
+  readonly name: string;
+  readonly tokens: number;
+  readonly priority: number;
+  readonly required: boolean;
+}
+
+/** A message as the planner sees it (history first, then pending, oldest first). */
+export interface PlanMessage {
+  readonly id: string;
+  readonly role: string;
+  readonly tokens: number;
+  /** Not saved yet: always kept. */
+  readonly pending: boolean;
+}
+
+/** What the planner remembers between calls on one chat and branch. */
+export interface PlanState {
+  /** The oldest history message the last plan kept, or null when it kept none. */
+  readonly firstKeptMessageId: string | null;
+  /** The last message the last plan sent, or null when it sent none. */
+  readonly lastMessageId: string | null;
+}
+
+/** Everything {@link planBudget} needs. */
+export interface PlanInput {
+  readonly maxInputTokens: number;
+  /** The share of the budget freed when history must be cut (hysteresis), 0 to 0.9. */
+  readonly releaseRatio: number;
+  /** Tokens no choice changes (the system prompt's wrapping). */
+  readonly overheadTokens: number;
+  readonly fragments: readonly PlanFragment[];
+  readonly messages: readonly PlanMessage[];
+  readonly previous: PlanState | null;
+  readonly tokenizer: string;
+}
+
+/** Why a part was left out. */
+export type LeftOutRule =
+  /** A fragment below priority 0 goes before any history. */
+  | 'fragment-below-history'
+  /** The oldest history turns go first, in chunks. */
+  | 'history-oldest-first'
+  /** Once no history may go, the lowest-priority fragments go. */
+  | 'fragment-priority';
+
+/** A part left out of the input. */
+export interface LeftOutItem {
+  readonly kind: 'fragment' | 'message';
+  readonly id: string;
+  readonly name: string;
+  readonly tokens: number;
+  readonly rule: LeftOutRule;
+}
+
+/** Where the planner asks for a provider cache breakpoint. */
+export type CacheBreakpoint =
+  | { readonly kind: 'system' }
+  | {
+      readonly kind: 'message';
+      readonly id: string;
+      /** `'previous-input'`: the end of what the last call sent; `'input'`: the end of this one. */
+      readonly role: 'previous-input' | 'input';
+    };
+
+/** The planner's answer. */
+export interface Plan {
+  /** Per fragment, in lane order: kept or not. */
+  readonly keptFragments: readonly boolean[];
+  /** Index in `messages` of the first message kept (messages before it are left out). */
+  readonly firstKeptIndex: number;
+  readonly leftOut: readonly LeftOutItem[];
+  readonly totalTokens: number;
+  /** History tokens left out: what a compaction could summarize instead. */
+  readonly droppedHistoryTokens: number;
+  readonly droppedHistoryMessages: number;
+  readonly breakpoints: readonly CacheBreakpoint[];
+  readonly state: PlanState;
+}
+
+interface Turn {
+  readonly start: number;
+  readonly end: number;
+  readonly tokens: number;
+  readonly protected: boolean;
+}
+
+/**
+ * Groups messages into turns: a turn starts at each user message (a leading run of other roles is
+ * one turn). A UI message keeps a tool call with its result, and a turn keeps every message up to
+ * the next user message, so dropping whole turns never separates a call from its result and the
+ * kept history always starts at a user message. The last turn and every turn holding a pending
+ * message are protected.
+ */
+export function groupTurns(messages: readonly PlanMessage[]): Turn[] {
+  const turns: Turn[] = [];
+  let start = 0;
+  let tokens = 0;
+  let pending = false;
+  for (let index = 0; index < messages.length; index += 1) {
+    const message = messages[index] as PlanMessage;
+    if (message.role === 'user' && index > start) {
+      turns.push({ start, end: index, tokens, protected: pending });
+      start = index;
+      tokens = 0;
+      pending = false;
+    }
+    tokens += message.tokens;
+    if (message.pending) pending = true;
+  }
+  if (messages.length > 0) turns.push({ start, end: messages.length, tokens, protected: true });
+  return turns;
+}
+
+/**
+ * Fits fragments and history to `maxInputTokens`:
+ *
+ * 1. Required fragments, the protected turns (the newest turn, every pending message) and the
+ *    overhead are always kept; when they alone are over the budget, a `BudgetExceededError`.
+ * 2. The history starts where the previous plan started, when that still fits: the prefix stays
+ *    byte-identical from call to call.
+ * 3. Otherwise fragments below priority 0 go first (lowest priority, then the last set, first),
+ *    then the oldest turns, in one chunk: down to `(1 - releaseRatio) × maxInputTokens`, so the
+ *    next calls can grow again on the same prefix.
+ * 4. When no more history may go and it still does not fit, fragments at priority 0 or above go,
+ *    lowest first.
+ *
+ * Breakpoints: the system prompt, the end of what the previous call sent (when it is still the
+ * prefix of this one), and the end of this input.
+ */
+export function planBudget(input: PlanInput): Plan {
+  const { maxInputTokens, fragments, messages } = input;
+  const turns = groupTurns(messages);
+  const firstProtected = turns.findIndex((turn) => turn.protected);
+  const protectedFrom = firstProtected === -1 ? turns.length : firstProtected;
+
+  let requiredTokens = input.overheadTokens;
+  const required: BudgetItem[] = [];
+  for (const fragment of fragments) {
+    if (!fragment.required) continue;
+    requiredTokens += fragment.tokens;
+    required.push({
+      ...itemOf('fragment', fragment.id, fragment.name, fragment.tokens),
+      keptBecause: 'required',
+    });
+  }
+  for (
+    let index = turns[protectedFrom]?.start ?? messages.length;
+    index < messages.length;
+    index += 1
+  ) {
+    const message = messages[index] as PlanMessage;
+    requiredTokens += message.tokens;
+    required.push({
+      ...itemOf('message', message.id, message.role, message.tokens),
+      keptBecause: 'pending',
+    });
+  }
+  if (requiredTokens > maxInputTokens) {
+    throw new BudgetExceededError({
+      maxInputTokens,
+      requiredTokens,
+      required,
+      tokenizer: input.tokenizer,
+    });
+  }
+
+  // Drop orders: fragments below history first, then the others, each lowest priority first and,
+  // among equals, the one set last first.
+  const optional = fragments
+    .map((fragment, index) => ({ fragment, index }))
+    .filter(({ fragment }) => !fragment.required)
+    .sort(
+      (left, right) => left.fragment.priority - right.fragment.priority || right.index - left.index,
+    );
+  const belowHistory = optional.filter(({ fragment }) => fragment.priority < 0);
+  const aboveHistory = optional.filter(({ fragment }) => fragment.priority >= 0);
+
+  const kept = fragments.map(() => true);
+  const leftOut: LeftOutItem[] = [];
+  let fragmentTokens = fragments.reduce((sum, fragment) => sum + fragment.tokens, 0);
+  const historyFrom = (turnIndex: number): number => {
+    let sum = 0;
+    for (let index = turnIndex; index < turns.length; index += 1)
+      sum += (turns[index] as Turn).tokens;
+    return sum;
+  };
+
+  let startTurn = 0;
+  const previousId = input.previous?.firstKeptMessageId ?? null;
+  if (previousId !== null) {
+    const position = messages.findIndex((message) => message.id === previousId);
+    const turn = turns.findIndex((candidate) => candidate.start === position);
+    if (turn !== -1) startTurn = Math.min(turn, protectedFrom);
+  }
+  if (startTurn > 0) {
+    // History was cut before: fragments below history stay out, so the prefix stays the same.
+    for (const { fragment, index } of belowHistory) {
+      kept[index] = false;
+      fragmentTokens -= fragment.tokens;
+      leftOut.push({
+        ...itemOf('fragment', fragment.id, fragment.name, fragment.tokens),
+        rule: 'fragment-below-history',
+      });
+    }
+  }
+  let history = historyFrom(startTurn);
+  const total = (): number => input.overheadTokens + fragmentTokens + history;
+
+  if (total() > maxInputTokens) {
+    for (const { fragment, index } of belowHistory) {
+      if (total() <= maxInputTokens) break;
+      if (!kept[index]) continue;
+      kept[index] = false;
+      fragmentTokens -= fragment.tokens;
+      leftOut.push({
+        ...itemOf('fragment', fragment.id, fragment.name, fragment.tokens),
+        rule: 'fragment-below-history',
+      });
+    }
+  }
+  if (total() > maxInputTokens) {
+    // Cut history in one chunk, down to the low-water mark, so the following calls share a prefix.
+    const lowWater = Math.floor(maxInputTokens * (1 - input.releaseRatio));
+    for (const { fragment, index } of belowHistory) {
+      if (!kept[index]) continue;
+      kept[index] = false;
+      fragmentTokens -= fragment.tokens;
+      leftOut.push({
+        ...itemOf('fragment', fragment.id, fragment.name, fragment.tokens),
+        rule: 'fragment-below-history',
+      });
+    }
+    while (startTurn < protectedFrom && total() > lowWater) {
+      history -= (turns[startTurn] as Turn).tokens;
+      startTurn += 1;
+    }
+  }
+  if (total() > maxInputTokens) {
+    for (const { fragment, index } of aboveHistory) {
+      if (total() <= maxInputTokens) break;
+      kept[index] = false;
+      fragmentTokens -= fragment.tokens;
+      leftOut.push({
+        ...itemOf('fragment', fragment.id, fragment.name, fragment.tokens),
+        rule: 'fragment-priority',
+      });
+    }
+  }
+
+  const firstKeptIndex = turns[startTurn]?.start ?? messages.length;
+  let droppedHistoryTokens = 0;
+  for (let index = 0; index < firstKeptIndex; index += 1) {
+    const message = messages[index] as PlanMessage;
+    droppedHistoryTokens += message.tokens;
+    leftOut.push({
+      ...itemOf('message', message.id, message.role, message.tokens),
+      rule: 'history-oldest-first',
+    });
+  }
+
+  const breakpoints: CacheBreakpoint[] = [{ kind: 'system' }];
+  const last = messages.at(-1);
+  const previousLastId = input.previous?.lastMessageId ?? null;
+  if (previousLastId !== null && previousLastId !== last?.id) {
+    const position = messages.findIndex((message) => message.id === previousLastId);
+    if (position >= firstKeptIndex) {
+      breakpoints.push({ kind: 'message', id: previousLastId, role: 'previous-input' });
+    }
+  }
+  if (last !== undefined) breakpoints.push({ kind: 'message', id: last.id, role: 'input' });
+
+  return {
+    keptFragments: kept,
+    firstKeptIndex,
+    leftOut,
+    totalTokens: total(),
+    droppedHistoryTokens,
+    droppedHistoryMessages: firstKeptIndex,
+    breakpoints,
+    state: {
+      firstKeptMessageId: messages[firstKeptIndex]?.id ?? null,
+      lastMessageId: last?.id ?? null,
+    },
+  };
+}
+
+function itemOf(
+  kind: 'fragment' | 'message',
+  id: string,
+  name: string,
+  tokens: number,
+): { kind: 'fragment' | 'message'; id: string; name: string; tokens: number } {
+  return { kind, id, name, tokens };
+}
