@@ -10,24 +10,38 @@ import {
   type ContextLaneRecord,
   type ContextRenderer,
   type ContextStore,
+  createEstimatorTokenizer,
   EngineError,
   HeadConflictError,
   isFragment,
   isLazyFragment,
   isMessageFragment,
+  isTokenizer,
   type JsonObject,
   type JsonValue,
   MessageIdConflictError,
   MessageNotFoundError,
   nextBranchName,
+  type Tokenizer,
   UnsupportedCapabilityError,
   UnsupportedSpecificationError,
   ValidationError,
 } from '@ctxgraph/fragments-core';
 import { assertIdentifier, assertJsonObject } from '@ctxgraph/fragments-core/store-kit';
 import { defaultSerializer } from '@ctxgraph/serialization';
-import type { ModelMessage, UIMessage } from 'ai';
+import type { ModelMessage, SystemModelMessage, UIMessage } from 'ai';
 import { BranchView } from './branch-view';
+// --- budget (issue #14) ---
+import { toMarkedModelMessages } from './budget/cache-markers';
+import {
+  type BudgetMemory,
+  type BudgetOptions,
+  type BudgetReport,
+  checkBudget,
+  fitToBudget,
+} from './budget/fit-to-budget';
+import { TokenCounter } from './budget/token-counter';
+// --- end budget ---
 import { buildSnapshot, type InspectOptions, type InspectSnapshot } from './inspect';
 import { MessageValidator } from './message-validator';
 import type { ModelPrices } from './model-prices';
@@ -68,6 +82,13 @@ export interface ContextEngineOptions {
    * @default `defaultSerializer` of `@ctxgraph/serialization` (every built-in fragment type)
    */
   contextSerializer?: ContextSerializer;
+  /**
+   * Counts tokens for `resolve({ budget })` and `inspect()`. Install a counter for your model
+   * (`o200kTokenizer` of `@ctxgraph/tokenizer-o200k`, `cl100kTokenizer` of
+   * `@ctxgraph/tokenizer-cl100k`) or pass any `Tokenizer`.
+   * @default `createEstimatorTokenizer()` of `@ctxgraph/fragments-core` (about 4 characters a token)
+   */
+  tokenizer?: Tokenizer;
 }
 
 /**
@@ -92,6 +113,11 @@ export interface ResolveOptions {
    * @default 'ui'
    */
   format?: 'ui' | 'model';
+  /**
+   * Fit the system prompt and the history to a token budget (see `BudgetOptions`); the stored
+   * graph never changes. Without it, nothing is left out and nothing is counted.
+   */
+  budget?: BudgetOptions;
 }
 
 /** What {@link ContextEngine.resolve} returns. */
@@ -100,14 +126,23 @@ export interface ResolveResult {
   systemPrompt: string;
   /** The branch's saved messages, oldest first, then the pending ones, validated. */
   messages: UIMessage[];
+  /** With `budget`: what was counted, kept and left out, the cache plan and prefix reuse. */
+  budget?: BudgetReport;
 }
 
 /** What {@link ContextEngine.resolve} returns with `format: 'model'`. */
 export interface ModelResolveResult {
   /** The context fragments, rendered. */
   systemPrompt: string;
-  /** The same conversation as model messages. */
+  /** The same conversation as model messages (with `budget`, cache breakpoints marked). */
   messages: ModelMessage[];
+  /**
+   * With `budget`: the system prompt as a system message carrying its cache breakpoint, for
+   * `generateText({ system, messages })`.
+   */
+  system?: SystemModelMessage;
+  /** With `budget`: what was counted, kept and left out, the cache plan and prefix reuse. */
+  budget?: BudgetReport;
 }
 
 /** What {@link ContextEngine.save} returns. */
@@ -163,6 +198,12 @@ export class ContextEngine {
   readonly #validator: MessageValidator;
 
   readonly #serializer: ContextSerializer;
+  // --- budget (issue #14) ---
+  readonly #tokenizer: Tokenizer;
+  readonly #counter = new TokenCounter();
+  /** Per branch: the last budgeted call's plan and segment hashes. */
+  readonly #budgetMemory = new Map<string, BudgetMemory>();
+  // --- end budget ---
   /**
    * The context lane. Never changed in place (every change makes a new array), so an operation
    * keeps exactly the lane it was called with.
@@ -224,6 +265,13 @@ export class ContextEngine {
     this.#renderer = options.renderer;
     this.#onInvalidMessage = onInvalidMessage;
     this.#maxSaveAttempts = maxSaveAttempts;
+    if (options.tokenizer !== undefined && !isTokenizer(options.tokenizer)) {
+      throw new ValidationError(
+        'new ContextEngine(options): tokenizer must be a Tokenizer (an object with id and count(text)), such as o200kTokenizer from @ctxgraph/tokenizer-o200k.',
+        { issues: [{ path: 'tokenizer', message: 'expected a Tokenizer' }] },
+      );
+    }
+    this.#tokenizer = options.tokenizer ?? createEstimatorTokenizer();
     this.#prices = options.prices;
     this.#validator = new MessageValidator(options.messageSchemas ?? {});
     this.#serializer = options.contextSerializer ?? defaultSerializer;
@@ -335,11 +383,20 @@ export class ContextEngine {
         ),
       );
     }
+    let budget: ReturnType<typeof checkBudget> | undefined;
+    try {
+      if (options?.budget !== undefined) budget = checkBudget('resolve(options)', options.budget);
+    } catch (error) {
+      return Promise.reject(error);
+    }
     const ticket = this.#pending.ticket;
     const context = this.#contextAtCall();
     return this.#exclusive(async () => {
       const renderer = this.#pickRenderer(options?.renderer, 'resolve(options)');
       await this.#open();
+      if (budget !== undefined) {
+        return this.#resolveWithin(budget, renderer, context ?? this.#fragments, ticket, format);
+      }
       const systemPrompt = renderer.render(context ?? this.#fragments);
       const messages = await this.#conversation(ticket);
       if (format === 'model') return { systemPrompt, messages: await toModelMessages(messages) };
@@ -611,6 +668,7 @@ export class ContextEngine {
       this.#chat = graph.chat;
       return buildSnapshot({
         options: options ?? {},
+        tokenizer: this.#tokenizer,
         prices: this.#prices,
         rendererFormat: renderer.format,
         rendered,
@@ -704,6 +762,50 @@ export class ContextEngine {
     }
     return messages;
   }
+
+  // --- budget (issue #14) ---
+  /** `resolve({ budget })`: plan against the branch's last plan, apply, remember. */
+  async #resolveWithin(
+    budget: ReturnType<typeof checkBudget>,
+    renderer: ContextRenderer,
+    fragments: readonly ContextFragment[],
+    ticket: number,
+    format: 'ui' | 'model' | undefined,
+  ): Promise<ResolveResult | ModelResolveResult> {
+    const conversation = await this.#conversation(ticket);
+    const branch = this.#view.branch;
+    const fitted = fitToBudget({
+      budget,
+      tokenizer: this.#tokenizer,
+      counter: this.#counter,
+      renderer,
+      fragments,
+      messages: conversation,
+      pendingFrom: this.#view.chain.messages.length,
+      previous: this.#budgetMemory.get(branch) ?? null,
+    });
+    this.#budgetMemory.set(branch, fitted.memory);
+    if (format !== 'model') {
+      return {
+        systemPrompt: fitted.systemPrompt,
+        messages: fitted.messages,
+        budget: fitted.report,
+      };
+    }
+    const marked = await toMarkedModelMessages(
+      fitted.systemPrompt,
+      fitted.messages,
+      fitted.report.breakpoints,
+      budget.cacheMarkers,
+    );
+    return {
+      systemPrompt: fitted.systemPrompt,
+      system: marked.system,
+      messages: marked.messages,
+      budget: fitted.report,
+    };
+  }
+  // --- end budget ---
 
   /**
    * The compare-and-set path, for stores without `append`: commit against the head the engine

@@ -8,9 +8,11 @@ import {
   isFragment,
   type JsonValue,
   type MessageNodeRecord,
+  type Tokenizer,
   type ValidationError,
 } from '@ctxgraph/fragments-core';
 import type { UIMessage } from 'ai';
+import { messageText } from './budget/token-counter';
 import { DEFAULT_MODEL_PRICES, findModelPrice, type ModelPrices } from './model-prices';
 
 /** Options of `ContextEngine.inspect`. */
@@ -27,8 +29,11 @@ export interface InspectOptions {
 export interface InspectEstimate {
   /** The model asked about, if any. */
   modelId: string | null;
-  /** The tokenizer used (OpenAI's o200k_base; other vendors' counts differ somewhat). */
-  tokenizer: 'o200k_base';
+  /**
+   * The engine's tokenizer (`Tokenizer.id`: `'o200k_base'`, `'estimate:4.00'` for the default
+   * estimator, …).
+   */
+  tokenizer: string;
   /** Tokens of the system prompt plus every message's text and parts. */
   tokens: number;
   /** The split of `tokens`. */
@@ -85,6 +90,7 @@ export interface InspectSnapshot {
 /** Everything {@link buildSnapshot} needs from the engine. */
 export interface SnapshotInput {
   options: InspectOptions;
+  tokenizer: Tokenizer;
   prices: ModelPrices | undefined;
   rendererFormat: string;
   rendered: string;
@@ -102,9 +108,9 @@ export interface SnapshotInput {
   headMessageId: string | null;
 }
 
-/** Builds the snapshot; loads the tokenizer on first use so `resolve()` never pays for it. */
-export async function buildSnapshot(input: SnapshotInput): Promise<InspectSnapshot> {
-  const { countTokens } = await import('gpt-tokenizer/encoding/o200k_base');
+/** Builds the snapshot, counting with the engine's tokenizer. */
+export function buildSnapshot(input: SnapshotInput): InspectSnapshot {
+  const countTokens = (text: string): number => input.tokenizer.count(text);
   const persisted = input.persisted.flatMap((entry) => (entry.message ? [entry.message] : []));
   const messageTokens = (messages: readonly UIMessage[]): number =>
     messages.reduce((total, message) => total + countTokens(messageText(message)), 0);
@@ -115,7 +121,7 @@ export async function buildSnapshot(input: SnapshotInput): Promise<InspectSnapsh
   };
   const tokens = breakdown.systemPrompt + breakdown.persisted + breakdown.pending;
   return {
-    estimate: estimate(tokens, breakdown, input.options.modelId ?? null, {
+    estimate: estimate(tokens, breakdown, input.tokenizer.id, input.options.modelId ?? null, {
       ...DEFAULT_MODEL_PRICES,
       ...input.prices,
       ...input.options.prices,
@@ -156,10 +162,11 @@ export async function buildSnapshot(input: SnapshotInput): Promise<InspectSnapsh
 function estimate(
   tokens: number,
   breakdown: InspectEstimate['breakdown'],
+  tokenizer: string,
   modelId: string | null,
   prices: ModelPrices,
 ): InspectEstimate {
-  const base = { modelId, tokenizer: 'o200k_base' as const, tokens, breakdown };
+  const base = { modelId, tokenizer, tokens, breakdown };
   if (modelId === null) {
     return {
       ...base,
@@ -183,15 +190,6 @@ function estimate(
     pricePerMillionInputTokens: found.price,
     note: `Input tokens only, at ${found.price} USD per million (${found.model}).`,
   };
-}
-
-/** The text a message contributes to a prompt: its text parts, and other parts as JSON. */
-function messageText(message: UIMessage): string {
-  return message.parts
-    .map((part) =>
-      part.type === 'text' || part.type === 'reasoning' ? part.text : JSON.stringify(part),
-    )
-    .join('\n');
 }
 
 function toJson(value: unknown, depth: number): JsonValue {

@@ -1,5 +1,6 @@
 import { ContextEngine } from '@ctxgraph/engine';
 import { ChatNotFoundError, type ContextStore, OwnershipError } from '@ctxgraph/fragments-core';
+import { o200kTokenizer } from '@ctxgraph/tokenizer-o200k';
 import { decodeContext } from './context-codec';
 import type { ContextRepository } from './context-repository';
 import { rendererFor } from './renderers';
@@ -153,6 +154,7 @@ export class EnginePool {
       chatId,
       userId: chat.userId,
       renderer: rendererFor('xml'),
+      tokenizer: o200kTokenizer,
     });
     engine.replaceContext(fragments);
     return { engine, ownerId: chat.userId };

@@ -9,16 +9,17 @@ import {
 } from './plan-budget';
 
 /** `u10 a20 u5*` → user 10 tokens, assistant 20, pending user 5; ids m0, m1, … */
-function messages(script: string): PlanMessage[] {
-  return script
-    .split(' ')
-    .filter(Boolean)
-    .map((word, index) => ({
+function messages(script: string): { messages: PlanMessage[]; pendingFrom: number } {
+  const words = script.split(' ').filter(Boolean);
+  const pending = words.findIndex((word) => word.endsWith('*'));
+  return {
+    messages: words.map((word, index) => ({
       id: `m${index}`,
       role: word[0] === 'u' ? 'user' : word[0] === 't' ? 'tool' : 'assistant',
       tokens: Number.parseInt(word.slice(1), 10),
-      pending: word.endsWith('*'),
-    }));
+    })),
+    pendingFrom: pending === -1 ? words.length : pending,
+  };
 }
 
 function fragment(id: string, tokens: number, priority = 0, required = false): PlanFragment {
@@ -32,6 +33,7 @@ function plan(overrides: Partial<PlanInput>): ReturnType<typeof planBudget> {
     overheadTokens: 0,
     fragments: [],
     messages: [],
+    pendingFrom: 0,
     previous: null,
     tokenizer: 'test',
     ...overrides,
@@ -71,7 +73,7 @@ describe('groupTurns', () => {
     ['', []],
   ])('%s', (script, expected) => {
     expect(
-      groupTurns(messages(script)).map((turn) => [
+      groupTurns(messages(script).messages, messages(script).pendingFrom).map((turn) => [
         turn.start,
         turn.end,
         turn.tokens,
@@ -83,7 +85,7 @@ describe('groupTurns', () => {
 
 describe('planBudget', () => {
   it('keeps everything that fits and places breakpoints at the system prompt and the end', () => {
-    const result = plan({ fragments: [fragment('#0', 10)], messages: messages('u10 a20 u5*') });
+    const result = plan({ fragments: [fragment('#0', 10)], ...messages('u10 a20 u5*') });
     expect(result).toMatchObject({
       keptFragments: [true],
       firstKeptIndex: 0,
@@ -102,21 +104,34 @@ describe('planBudget', () => {
     ['u30 a30 u30 a30 u5*', 60, 4, 5], // cut as far as it must: only the pending turn is left
     ['u10 a5 t5 a5 u10 a5*', 30, 4, 15], // the tool message stays with its turn
   ])('%s within %i keeps from message %i (%i tokens)', (script, max, first, total) => {
-    const result = plan({ maxInputTokens: max, messages: messages(script) });
+    const result = plan({ maxInputTokens: max, ...messages(script) });
     expect(result.firstKeptIndex).toBe(first);
     expect(result.totalTokens).toBe(total);
     expect(result.totalTokens).toBeLessThanOrEqual(max);
     expect(result.droppedHistoryMessages).toBe(first);
-    expect(result.leftOut.every((item) => item.rule === 'history-oldest-first')).toBe(true);
+    expect(result.leftOut).toEqual(
+      first === 0
+        ? []
+        : [
+            {
+              kind: 'history',
+              fromId: 'm0',
+              toId: `m${first - 1}`,
+              messages: first,
+              tokens: result.droppedHistoryTokens,
+              rule: 'history-oldest-first',
+            },
+          ],
+    );
   });
 
   it('holds the previous start while it fits (hysteresis), then cuts a chunk', () => {
     let script = 'u20 a20 u20 a20 u20 a20 u10*';
-    let result = plan({ messages: messages(script) });
+    let result = plan({ ...messages(script) });
     expect(result.firstKeptIndex).toBe(4);
     // Two more turns: the old start still fits, so the prefix is the same.
     script = 'u20 a20 u20 a20 u20 a20 u10 a10 u10*';
-    result = plan({ messages: messages(script), previous: result.state });
+    result = plan({ ...messages(script), previous: result.state });
     expect(result.firstKeptIndex).toBe(4);
     expect(result.totalTokens).toBe(70);
     expect(result.breakpoints).toEqual([
@@ -125,7 +140,7 @@ describe('planBudget', () => {
       { kind: 'message', id: 'm8', role: 'input' },
     ]);
     script = 'u20 a20 u20 a20 u20 a20 u10 a10 u10 a30 u10*';
-    result = plan({ messages: messages(script), previous: result.state });
+    result = plan({ ...messages(script), previous: result.state });
     // 110 from the old start: one turn goes (40), down to the low-water mark of 70.
     expect(result.firstKeptIndex).toBe(6);
     expect(result.totalTokens).toBe(70);
@@ -133,7 +148,7 @@ describe('planBudget', () => {
 
   it('starts over when the previous start is no longer in the history (another branch)', () => {
     const result = plan({
-      messages: messages('u10 a10 u10*'),
+      ...messages('u10 a10 u10*'),
       previous: { firstKeptMessageId: 'elsewhere', lastMessageId: 'elsewhere' },
     });
     expect(result.firstKeptIndex).toBe(0);
@@ -149,23 +164,25 @@ describe('planBudget', () => {
       fragment('#4', 30, 1),
     ];
     // 110 fragments + 25 messages = 135 > 100: both below-history fragments go (-40 = 95).
-    let result = plan({ fragments, messages: messages('u10 a10 u5*') });
+    let result = plan({ fragments, ...messages('u10 a10 u5*') });
     expect(result.keptFragments).toEqual([true, false, false, true, true]);
-    expect(result.leftOut.map((item) => [item.id, item.rule])).toEqual([
+    expect(result.leftOut.map((item) => [item.kind === 'fragment' && item.id, item.rule])).toEqual([
       ['#2', 'fragment-below-history'],
       ['#1', 'fragment-below-history'],
     ]);
     expect(result.firstKeptIndex).toBe(0);
     expect(result.totalTokens).toBe(95);
     // Tighter: history goes next, then priority 1 before priority 5.
-    result = plan({ fragments, maxInputTokens: 60, messages: messages('u10 a10 u5*') });
-    expect(result.leftOut.map((item) => [item.id, item.rule])).toEqual([
+    result = plan({ fragments, maxInputTokens: 60, ...messages('u10 a10 u5*') });
+    expect(
+      result.leftOut.map((item) => [item.kind === 'fragment' ? item.id : item.toId, item.rule]),
+    ).toEqual([
       ['#2', 'fragment-below-history'],
       ['#1', 'fragment-below-history'],
       ['#4', 'fragment-priority'],
-      ['m0', 'history-oldest-first'],
       ['m1', 'history-oldest-first'],
     ]);
+    expect(result.droppedHistoryTokens).toBe(20);
     expect(result.totalTokens).toBe(45);
   });
 
@@ -175,7 +192,7 @@ describe('planBudget', () => {
         maxInputTokens: 50,
         overheadTokens: 5,
         fragments: [fragment('#0', 30, 0, true), fragment('#1', 100)],
-        messages: messages('u100 a100 u10 a10*'),
+        ...messages('u100 a100 u10 a10*'),
       });
     expect(run).toThrow(BudgetExceededError);
     try {
@@ -195,6 +212,6 @@ describe('planBudget', () => {
   });
 
   it('fits exactly at the budget', () => {
-    expect(plan({ maxInputTokens: 30, messages: messages('u10 a10 u10*') }).firstKeptIndex).toBe(0);
+    expect(plan({ maxInputTokens: 30, ...messages('u10 a10 u10*') }).firstKeptIndex).toBe(0);
   });
 });

@@ -18,8 +18,6 @@ export interface PlanMessage {
   readonly id: string;
   readonly role: string;
   readonly tokens: number;
-  /** Not saved yet: always kept. */
-  readonly pending: boolean;
 }
 
 /** What the planner remembers between calls on one chat and branch. */
@@ -39,6 +37,8 @@ export interface PlanInput {
   readonly overheadTokens: number;
   readonly fragments: readonly PlanFragment[];
   readonly messages: readonly PlanMessage[];
+  /** Index of the first pending (not yet saved) message: it and all after it are kept. */
+  readonly pendingFrom: number;
   readonly previous: PlanState | null;
   readonly tokenizer: string;
 }
@@ -52,14 +52,25 @@ export type LeftOutRule =
   /** Once no history may go, the lowest-priority fragments go. */
   | 'fragment-priority';
 
-/** A part left out of the input. */
-export interface LeftOutItem {
-  readonly kind: 'fragment' | 'message';
-  readonly id: string;
-  readonly name: string;
-  readonly tokens: number;
-  readonly rule: LeftOutRule;
-}
+/** What was left out of the input: a fragment, or the run of oldest history messages. */
+export type LeftOutItem =
+  | {
+      readonly kind: 'fragment';
+      readonly id: string;
+      readonly name: string;
+      readonly tokens: number;
+      readonly rule: 'fragment-below-history' | 'fragment-priority';
+    }
+  | {
+      readonly kind: 'history';
+      /** The oldest message left out. */
+      readonly fromId: string;
+      /** The newest message left out (the one before the first kept). */
+      readonly toId: string;
+      readonly messages: number;
+      readonly tokens: number;
+      readonly rule: 'history-oldest-first';
+    };
 
 /** Where the planner asks for a provider cache breakpoint. */
 export type CacheBreakpoint =
@@ -100,7 +111,7 @@ interface Turn {
  * kept history always starts at a user message. The last turn and every turn holding a pending
  * message are protected.
  */
-export function groupTurns(messages: readonly PlanMessage[]): Turn[] {
+export function groupTurns(messages: readonly PlanMessage[], pendingFrom: number): Turn[] {
   const turns: Turn[] = [];
   let start = 0;
   let tokens = 0;
@@ -114,7 +125,7 @@ export function groupTurns(messages: readonly PlanMessage[]): Turn[] {
       pending = false;
     }
     tokens += message.tokens;
-    if (message.pending) pending = true;
+    if (index >= pendingFrom) pending = true;
   }
   if (messages.length > 0) turns.push({ start, end: messages.length, tokens, protected: true });
   return turns;
@@ -138,7 +149,7 @@ export function groupTurns(messages: readonly PlanMessage[]): Turn[] {
  */
 export function planBudget(input: PlanInput): Plan {
   const { maxInputTokens, fragments, messages } = input;
-  const turns = groupTurns(messages);
+  const turns = groupTurns(messages, input.pendingFrom);
   const firstProtected = turns.findIndex((turn) => turn.protected);
   const protectedFrom = firstProtected === -1 ? turns.length : firstProtected;
 
@@ -189,9 +200,26 @@ export function planBudget(input: PlanInput): Plan {
   let fragmentTokens = fragments.reduce((sum, fragment) => sum + fragment.tokens, 0);
   const historyFrom = (turnIndex: number): number => {
     let sum = 0;
-    for (let index = turnIndex; index < turns.length; index += 1)
+    for (let index = turnIndex; index < turns.length; index += 1) {
       sum += (turns[index] as Turn).tokens;
+    }
     return sum;
+  };
+
+  const leave = (
+    { fragment, index }: { fragment: PlanFragment; index: number },
+    rule: 'fragment-below-history' | 'fragment-priority',
+  ): void => {
+    if (!kept[index]) return;
+    kept[index] = false;
+    fragmentTokens -= fragment.tokens;
+    leftOut.push({
+      kind: 'fragment',
+      id: fragment.id,
+      name: fragment.name,
+      tokens: fragment.tokens,
+      rule,
+    });
   };
 
   let startTurn = 0;
@@ -201,68 +229,40 @@ export function planBudget(input: PlanInput): Plan {
     const turn = turns.findIndex((candidate) => candidate.start === position);
     if (turn !== -1) startTurn = Math.min(turn, protectedFrom);
   }
-  if (startTurn > 0) {
-    // History was cut before: fragments below history stay out, so the prefix stays the same.
-    for (const { fragment, index } of belowHistory) {
-      kept[index] = false;
-      fragmentTokens -= fragment.tokens;
-      leftOut.push({
-        ...itemOf('fragment', fragment.id, fragment.name, fragment.tokens),
-        rule: 'fragment-below-history',
-      });
-    }
-  }
+  // Once history was cut, fragments below history stay out, so the prefix stays the same.
+  if (startTurn > 0) for (const entry of belowHistory) leave(entry, 'fragment-below-history');
   let history = historyFrom(startTurn);
   const total = (): number => input.overheadTokens + fragmentTokens + history;
 
-  if (total() > maxInputTokens) {
-    for (const { fragment, index } of belowHistory) {
-      if (total() <= maxInputTokens) break;
-      if (!kept[index]) continue;
-      kept[index] = false;
-      fragmentTokens -= fragment.tokens;
-      leftOut.push({
-        ...itemOf('fragment', fragment.id, fragment.name, fragment.tokens),
-        rule: 'fragment-below-history',
-      });
-    }
+  for (const entry of belowHistory) {
+    if (total() <= maxInputTokens) break;
+    leave(entry, 'fragment-below-history');
   }
-  if (total() > maxInputTokens) {
+  if (total() > maxInputTokens && startTurn < protectedFrom) {
     // Cut history in one chunk, down to the low-water mark, so the following calls share a prefix.
     const lowWater = Math.floor(maxInputTokens * (1 - input.releaseRatio));
-    for (const { fragment, index } of belowHistory) {
-      if (!kept[index]) continue;
-      kept[index] = false;
-      fragmentTokens -= fragment.tokens;
-      leftOut.push({
-        ...itemOf('fragment', fragment.id, fragment.name, fragment.tokens),
-        rule: 'fragment-below-history',
-      });
-    }
     while (startTurn < protectedFrom && total() > lowWater) {
       history -= (turns[startTurn] as Turn).tokens;
       startTurn += 1;
     }
   }
-  if (total() > maxInputTokens) {
-    for (const { fragment, index } of aboveHistory) {
-      if (total() <= maxInputTokens) break;
-      kept[index] = false;
-      fragmentTokens -= fragment.tokens;
-      leftOut.push({
-        ...itemOf('fragment', fragment.id, fragment.name, fragment.tokens),
-        rule: 'fragment-priority',
-      });
-    }
+  for (const entry of aboveHistory) {
+    if (total() <= maxInputTokens) break;
+    leave(entry, 'fragment-priority');
   }
 
   const firstKeptIndex = turns[startTurn]?.start ?? messages.length;
   let droppedHistoryTokens = 0;
   for (let index = 0; index < firstKeptIndex; index += 1) {
-    const message = messages[index] as PlanMessage;
-    droppedHistoryTokens += message.tokens;
+    droppedHistoryTokens += (messages[index] as PlanMessage).tokens;
+  }
+  if (firstKeptIndex > 0) {
     leftOut.push({
-      ...itemOf('message', message.id, message.role, message.tokens),
+      kind: 'history',
+      fromId: (messages[0] as PlanMessage).id,
+      toId: (messages[firstKeptIndex - 1] as PlanMessage).id,
+      messages: firstKeptIndex,
+      tokens: droppedHistoryTokens,
       rule: 'history-oldest-first',
     });
   }
