@@ -2,6 +2,8 @@ import { type MessageSchemas, toModelMessages } from '@ctxgraph/codecs';
 import {
   BranchExistsError,
   type BranchRecord,
+  BudgetExceededError,
+  type BudgetShortfall,
   type ChatRecord,
   CheckpointNotFoundError,
   type CheckpointRecord,
@@ -44,8 +46,9 @@ import { TokenCounter } from './budget/token-counter';
 // --- end budget ---
 import { buildSnapshot, type InspectOptions, type InspectSnapshot } from './inspect';
 import { MessageValidator } from './message-validator';
-import type { ModelPrices } from './model-prices';
+import { DEFAULT_MODEL_PRICES, type ModelPrices } from './model-prices';
 import { PendingLane } from './pending-lane';
+import { totalUsage, type UsageTotals } from './usage/message-usage';
 
 /** Options of {@link ContextEngine}. */
 export interface ContextEngineOptions {
@@ -75,7 +78,7 @@ export interface ContextEngineOptions {
    * @default 25
    */
   maxSaveAttempts?: number;
-  /** Prices used by `inspect()` (USD per million input tokens), merged over the built-in table. */
+  /** Prices used by `inspect()` and `usage()`, merged over the built-in table. */
   prices?: ModelPrices;
   /**
    * How `loadContext()` / `saveContext()` turn context fragments into stored JSON and back.
@@ -149,6 +152,14 @@ export interface ModelResolveResult {
 export interface SaveResult {
   /** The branch head after saving (undefined while the branch has no message). */
   headMessageId: string | undefined;
+}
+
+/** Options of {@link ContextEngine.usage}. */
+export interface UsageOptions {
+  /** `'branch'`: the active branch's saved messages; `'chat'`: every message of the chat. @default 'branch' */
+  scope?: 'branch' | 'chat';
+  /** Prices for this call, over the engine's and the built-in ones. */
+  prices?: ModelPrices;
 }
 
 /** Options of {@link ContextEngine.checkpoint}. */
@@ -647,6 +658,42 @@ export class ContextEngine {
     });
   }
 
+  // --- usage (issue #14) ---
+  /**
+   * Recorded usage (assistant messages saved through `withUsage`) added up, with its cost from
+   * the price table: over the active branch's saved messages (`scope: 'branch'`, the default) or
+   * every message of the chat, on any branch (`scope: 'chat'`).
+   */
+  usage(options?: UsageOptions): Promise<UsageTotals> {
+    const problem = optionsProblem('usage(options)', options);
+    if (problem) return Promise.reject(problem);
+    const scope = options?.scope ?? 'branch';
+    if (scope !== 'branch' && scope !== 'chat') {
+      return Promise.reject(
+        new ValidationError(
+          `usage(options): scope must be 'branch' or 'chat', received ${JSON.stringify(scope)}.`,
+        ),
+      );
+    }
+    return this.#exclusive(async () => {
+      await this.#open();
+      const prices = { ...DEFAULT_MODEL_PRICES, ...this.#prices, ...options?.prices };
+      if (scope === 'chat') {
+        const graph = await this.#store.getGraph(this.#chatId);
+        return totalUsage(
+          graph.nodes.map((node) => node.message),
+          prices,
+        );
+      }
+      await this.#view.sync();
+      return totalUsage(
+        this.#view.chain.entries.map((entry) => entry.node.message),
+        prices,
+      );
+    });
+  }
+  // --- end usage ---
+
   /**
    * A JSON-safe snapshot for debugging: token estimate (and cost when the model's price is known),
    * the rendered prompt, the context / pending / persisted lanes, the chat's graph, and metadata.
@@ -666,9 +713,33 @@ export class ContextEngine {
       const pending = await this.#pending.messages(ticket, this.#validator);
       const graph = await this.#store.getGraph(this.#chatId);
       this.#chat = graph.chat;
+      // --- budget and usage (issue #14) ---
+      const budget =
+        options?.budget === undefined
+          ? null
+          : this.#planDryRun(
+              checkBudget('inspect(options)', options.budget),
+              renderer,
+              context,
+              pending,
+            );
+      const prices = { ...DEFAULT_MODEL_PRICES, ...this.#prices, ...options?.prices };
+      const usage = {
+        branch: totalUsage(
+          this.#view.chain.entries.map((entry) => entry.node.message),
+          prices,
+        ),
+        chat: totalUsage(
+          graph.nodes.map((node) => node.message),
+          prices,
+        ),
+      };
+      // --- end budget and usage ---
       return buildSnapshot({
         options: options ?? {},
         tokenizer: this.#tokenizer,
+        budget,
+        usage,
         prices: this.#prices,
         rendererFormat: renderer.format,
         rendered,
@@ -764,6 +835,31 @@ export class ContextEngine {
   }
 
   // --- budget (issue #14) ---
+  /** The plan `resolve({ budget })` would make now, remembering nothing (for `inspect()`). */
+  #planDryRun(
+    budget: ReturnType<typeof checkBudget>,
+    renderer: ContextRenderer,
+    fragments: readonly ContextFragment[],
+    pending: readonly UIMessage[],
+  ): BudgetReport | { exceeded: BudgetShortfall } {
+    const history = this.#view.chain.messages;
+    try {
+      return fitToBudget({
+        budget,
+        tokenizer: this.#tokenizer,
+        counter: this.#counter,
+        renderer,
+        fragments,
+        messages: [...history, ...pending],
+        pendingFrom: history.length,
+        previous: this.#budgetMemory.get(this.#view.branch) ?? null,
+      }).report;
+    } catch (error) {
+      if (BudgetExceededError.isInstance(error)) return { exceeded: error.shortfall };
+      throw error;
+    }
+  }
+
   /** `resolve({ budget })`: plan against the branch's last plan, apply, remember. */
   async #resolveWithin(
     budget: ReturnType<typeof checkBudget>,

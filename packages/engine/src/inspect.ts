@@ -1,5 +1,6 @@
 import {
   type BranchRecord,
+  type BudgetShortfall,
   type ChatGraph,
   type ChatRecord,
   type CheckpointRecord,
@@ -12,8 +13,10 @@ import {
   type ValidationError,
 } from '@ctxgraph/fragments-core';
 import type { UIMessage } from 'ai';
+import type { BudgetOptions, BudgetReport } from './budget/fit-to-budget';
 import { messageText } from './budget/token-counter';
 import { DEFAULT_MODEL_PRICES, findModelPrice, type ModelPrices } from './model-prices';
+import type { UsageTotals } from './usage/message-usage';
 
 /** Options of `ContextEngine.inspect`. */
 export interface InspectOptions {
@@ -21,8 +24,27 @@ export interface InspectOptions {
   modelId?: string;
   /** How to render the context fragments; defaults to the engine's renderer. */
   renderer?: ContextRenderer;
-  /** Prices (USD per million input tokens) for this call, over the engine's and the built-in ones. */
+  /** Prices for this call, over the engine's and the built-in ones. */
   prices?: ModelPrices;
+  /**
+   * Plan as `resolve({ budget })` would now, without sending or remembering anything: the
+   * snapshot's `budget` then says what would be kept and left out, and how many leading tokens
+   * the call would share with the last budgeted call on this branch (its cache hit).
+   */
+  budget?: BudgetOptions;
+}
+
+/** The cache-aware cost of the next call, from the budget plan's prefix reuse. */
+export interface InspectNextCall {
+  /** Leading tokens identical to the last budgeted call: read from the provider's cache. */
+  readonly cachedTokens: number;
+  /** The rest of the input: written to the cache (at a breakpoint) or sent uncached. */
+  readonly uncachedTokens: number;
+  /**
+   * USD: cached × cache-read price + the rest × cache-write price (the input price where the
+   * model has no cache-write price). Null when the model's price is not known.
+   */
+  readonly cost: number | null;
 }
 
 /** The token and cost estimate of what `resolve()` would send. */
@@ -60,6 +82,15 @@ export interface InspectNode {
 /** The JSON-safe snapshot `ContextEngine.inspect` returns. */
 export interface InspectSnapshot {
   estimate: InspectEstimate;
+  /**
+   * With `inspect({ budget })`: the plan `resolve({ budget })` would make now (with its prefix
+   * report), or `{ exceeded }` when the required parts do not fit; null without `budget`.
+   */
+  budget: BudgetReport | { exceeded: BudgetShortfall } | null;
+  /** With `budget` and `modelId`: the next call's cache-aware cost. */
+  nextCall: InspectNextCall | null;
+  /** Recorded usage (`withUsage`) added up over the active branch and over the whole chat. */
+  usage: { branch: UsageTotals; chat: UsageTotals };
   /** The rendered system prompt. */
   rendered: string;
   /** The three lanes. */
@@ -91,6 +122,8 @@ export interface InspectSnapshot {
 export interface SnapshotInput {
   options: InspectOptions;
   tokenizer: Tokenizer;
+  budget: BudgetReport | { exceeded: BudgetShortfall } | null;
+  usage: { branch: UsageTotals; chat: UsageTotals };
   prices: ModelPrices | undefined;
   rendererFormat: string;
   rendered: string;
@@ -120,12 +153,13 @@ export function buildSnapshot(input: SnapshotInput): InspectSnapshot {
     pending: messageTokens(input.pending),
   };
   const tokens = breakdown.systemPrompt + breakdown.persisted + breakdown.pending;
+  const prices = { ...DEFAULT_MODEL_PRICES, ...input.prices, ...input.options.prices };
+  const modelId = input.options.modelId ?? null;
   return {
-    estimate: estimate(tokens, breakdown, input.tokenizer.id, input.options.modelId ?? null, {
-      ...DEFAULT_MODEL_PRICES,
-      ...input.prices,
-      ...input.options.prices,
-    }),
+    estimate: estimate(tokens, breakdown, input.tokenizer.id, modelId, prices),
+    budget: input.budget,
+    nextCall: nextCall(input.budget, modelId, prices),
+    usage: input.usage,
     rendered: input.rendered,
     fragments: {
       context: input.context.map((fragment) => toJson(fragment, 0)),
@@ -159,6 +193,22 @@ export function buildSnapshot(input: SnapshotInput): InspectSnapshot {
   };
 }
 
+function nextCall(
+  budget: SnapshotInput['budget'],
+  modelId: string | null,
+  prices: ModelPrices,
+): InspectNextCall | null {
+  if (budget === null || 'exceeded' in budget) return null;
+  const cachedTokens = budget.prefix.reusedTokens;
+  const uncachedTokens = Math.max(0, budget.totalTokens - cachedTokens);
+  const price = modelId === null ? undefined : findModelPrice(modelId, prices);
+  const cost =
+    price === undefined
+      ? null
+      : (cachedTokens * price.cacheRead + uncachedTokens * price.cacheWrite) / 1_000_000;
+  return { cachedTokens, uncachedTokens, cost };
+}
+
 function estimate(
   tokens: number,
   breakdown: InspectEstimate['breakdown'],
@@ -186,9 +236,9 @@ function estimate(
   }
   return {
     ...base,
-    cost: (tokens * found.price) / 1_000_000,
-    pricePerMillionInputTokens: found.price,
-    note: `Input tokens only, at ${found.price} USD per million (${found.model}).`,
+    cost: (tokens * found.input) / 1_000_000,
+    pricePerMillionInputTokens: found.input,
+    note: `Input tokens only, at ${found.input} USD per million (${found.model}).`,
   };
 }
 

@@ -207,4 +207,31 @@ describe('resolve({ budget })', () => {
     expect(plain.system).toEqual({ role: 'system', content: plain.systemPrompt });
     expect(plain.messages.some((message) => message.providerOptions)).toBe(false);
   });
+
+  it('inspect({ budget }) plans as resolve would, prices the next call, and remembers nothing', async () => {
+    const engine = engineFor('inspect');
+    engine.set(role('You help.'));
+    await seed(engine, 2);
+    engine.set(user('q', { id: 'p0' }));
+    const resolved = await engine.resolve({ budget: { maxInputTokens: 1000 } });
+    const snapshot = await engine.inspect({
+      budget: { maxInputTokens: 1000 },
+      modelId: 'claude-sonnet-4',
+    });
+    const budget = snapshot.budget;
+    if (budget === null || 'exceeded' in budget) throw new Error('expected a plan');
+    expect(budget.prefix.reusedTokens).toBe(resolved.budget?.totalTokens);
+    expect(snapshot.nextCall).toEqual({
+      cachedTokens: budget.totalTokens,
+      uncachedTokens: 0,
+      cost: (budget.totalTokens * 0.3) / 1e6,
+    });
+    const tight = await engine.inspect({ budget: { maxInputTokens: 3 } });
+    expect(tight.budget).toMatchObject({ exceeded: { maxInputTokens: 3 } });
+    expect(tight.nextCall).toBeNull();
+    expect((await engine.inspect()).budget).toBeNull();
+    // The dry runs did not replace what the last resolve remembered.
+    const again = await engine.resolve({ budget: { maxInputTokens: 1000 } });
+    expect(again.budget?.prefix.reusedTokens).toBe(resolved.budget?.totalTokens);
+  });
 });
