@@ -20,7 +20,7 @@ export interface CountedFragment {
  * Tokens a message costs beyond its text (role and framing). Providers differ (OpenAI's chat
  * format adds 3–4); the budget errs on the safe side.
  */
-export const MESSAGE_OVERHEAD_TOKENS = 4;
+const MESSAGE_OVERHEAD_TOKENS = 4;
 
 /** The text a message contributes to a prompt: its text parts, and other parts as JSON. */
 export function messageText(message: UIMessage): string {

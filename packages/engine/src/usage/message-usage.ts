@@ -56,7 +56,7 @@ function count(path: string, value: unknown): number | null {
 }
 
 /** Checks the AI SDK usage and turns it into the stored form. */
-export function toMessageUsage(input: UsageInput): MessageUsage {
+function toMessageUsage(input: UsageInput): MessageUsage {
   if (typeof input !== 'object' || input === null) {
     throw new ValidationError(`${where}: the second argument must be { usage, modelId }.`);
   }
