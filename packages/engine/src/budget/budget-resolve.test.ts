@@ -1,4 +1,4 @@
-import { assistantText, user } from '@ctxgraph/codecs';
+import { assistantText, message, user } from '@ctxgraph/codecs';
 import {
   BudgetExceededError,
   hint,
@@ -233,5 +233,39 @@ describe('resolve({ budget })', () => {
     // The dry runs did not replace what the last resolve remembered.
     const again = await engine.resolve({ budget: { maxInputTokens: 1000 } });
     expect(again.budget?.prefix.reusedTokens).toBe(resolved.budget?.totalTokens);
+  });
+
+  it('keeps a tool call with its result and marks the tool message that ends the input', async () => {
+    const engine = engineFor('tools');
+    engine.set(role('You help.'));
+    await seed(engine, 6);
+    engine.set(
+      user('look up order 7', { id: 'q-tool' }),
+      message({
+        id: 'a-tool',
+        role: 'assistant',
+        parts: [
+          {
+            type: 'tool-lookupOrder',
+            toolCallId: 'call-1',
+            state: 'output-available',
+            input: { orderId: 7 },
+            output: { status: 'shipped' },
+          },
+        ],
+      }),
+    );
+    const result = await engine.resolve({ budget: { maxInputTokens: 150 }, format: 'model' });
+    expect(result.budget?.droppedHistory.messages).toBeGreaterThan(0);
+    expect(result.messages[0]?.role).toBe('user');
+    const roles = result.messages.map((entry) => entry.role);
+    expect(roles.slice(-3)).toEqual(['user', 'assistant', 'tool']);
+    expect(result.messages.at(-1)?.providerOptions).toEqual({
+      anthropic: { cacheControl: { type: 'ephemeral' } },
+    });
+    expect(result.messages.at(-2)?.providerOptions).toBeUndefined();
+    const model = scriptedModel('ok');
+    await generateText({ model, system: result.system, messages: result.messages });
+    expect(model.doGenerateCalls).toHaveLength(1);
   });
 });
