@@ -3,7 +3,9 @@ import type { ModelMessage, SystemModelMessage, UIMessage } from 'ai';
 import type { CacheBreakpoint } from './plan-budget';
 
 /** Anthropic's cache breakpoint, as the AI SDK's Anthropic provider reads it from a message. */
-const anthropicBreakpoint = { anthropic: { cacheControl: { type: 'ephemeral' } } } as const;
+function anthropicBreakpoint(): { anthropic: { cacheControl: { type: 'ephemeral' } } } {
+  return { anthropic: { cacheControl: { type: 'ephemeral' } } };
+}
 
 /**
  * The budgeted conversation as model messages, with the planned breakpoints marked: the system
@@ -36,7 +38,7 @@ export async function toMarkedModelMessages(
     if (last !== undefined && marked.has((messages[index] as UIMessage).id)) {
       converted[converted.length - 1] = {
         ...last,
-        providerOptions: { ...last.providerOptions, ...anthropicBreakpoint },
+        providerOptions: { ...last.providerOptions, ...anthropicBreakpoint() },
       } as ModelMessage;
     }
     output.push(...converted);
@@ -44,7 +46,7 @@ export async function toMarkedModelMessages(
   }
   const system: SystemModelMessage = { role: 'system', content: systemPrompt };
   if (breakpoints.some((breakpoint) => breakpoint.kind === 'system') && systemPrompt !== '') {
-    system.providerOptions = anthropicBreakpoint;
+    system.providerOptions = anthropicBreakpoint();
   }
   return { system, messages: output };
 }

@@ -59,7 +59,7 @@ export type LeftOutItem =
       readonly id: string;
       readonly name: string;
       readonly tokens: number;
-      readonly rule: 'fragment-below-history' | 'fragment-priority';
+      readonly rule: Exclude<LeftOutRule, 'history-oldest-first'>;
     }
   | {
       readonly kind: 'history';
@@ -69,7 +69,7 @@ export type LeftOutItem =
       readonly toId: string;
       readonly messages: number;
       readonly tokens: number;
-      readonly rule: 'history-oldest-first';
+      readonly rule: Extract<LeftOutRule, 'history-oldest-first'>;
     };
 
 /** Where the planner asks for a provider cache breakpoint. */
