@@ -85,20 +85,26 @@ function leadingEqualTokens(previous: Input | null, current: Input): number {
 
 const total = (input: Input): number => input.reduce((sum, element) => sum + element.tokens, 0);
 
-async function conversation(): Promise<void> {
+/**
+ * Plays the conversation. `freshEngine`: a new engine per call on the same store (a server that
+ * keeps nothing between requests), so the plan cannot lean on the previous call's.
+ */
+async function conversation(freshEngine: boolean): Promise<void> {
   const next = random(14);
-  const engine = new ContextEngine({
-    store: new InMemoryContextStore(),
-    chatId: 'budget-bench',
-    userId: 'bench',
-    renderer,
-    tokenizer: o200kTokenizer,
-  });
-  engine.set(
-    role('You are the support assistant of an online shop.'),
-    guardrail({ rule: 'Never promise a refund before the order is checked.' }),
-    hint('Orders ship from three warehouses; tracking numbers start with the carrier code.'),
-  );
+  const store = new InMemoryContextStore();
+  const open = (): ContextEngine =>
+    new ContextEngine({
+      store,
+      chatId: 'budget-bench',
+      userId: 'bench',
+      renderer,
+      tokenizer: o200kTokenizer,
+    }).set(
+      role('You are the support assistant of an online shop.'),
+      guardrail({ rule: 'Never promise a refund before the order is checked.' }),
+      hint('Orders ship from three warehouses; tracking numbers start with the carrier code.'),
+    );
+  let engine = open();
   const all: UIMessage[] = [];
   let ours: Input | null = null;
   let naive: Input | null = null;
@@ -108,6 +114,7 @@ async function conversation(): Promise<void> {
   let maxTotal = 0;
   for (let turn = 0; turn < turns; turn += 1) {
     const { question, reply } = scriptedTurn(turn, next);
+    if (freshEngine) engine = open();
     engine.set(message(question));
     const result = await engine.resolve({ budget: { maxInputTokens } });
     const system = {
@@ -159,7 +166,7 @@ async function conversation(): Promise<void> {
     all.push(reply);
   }
   console.log(
-    `Scripted ${turns}-turn conversation, maxInputTokens ${maxInputTokens}, o200k counts (sample rows):`,
+    `\nScripted ${turns}-turn conversation, maxInputTokens ${maxInputTokens}, o200k counts, ${freshEngine ? 'a new engine per call (nothing kept between calls)' : 'one engine for the whole conversation'} (sample rows):`,
   );
   printTable(rows);
   const share = (reused: number, of: number) => `${((100 * reused) / of).toFixed(1)}%`;
@@ -167,7 +174,9 @@ async function conversation(): Promise<void> {
     `\nReusable prefix share of input tokens (calls 2–${turns}): ours ${share(sums.oursReused, sums.oursTotal)}, naive ${share(sums.naiveReused, sums.naiveTotal)}`,
   );
   console.log(
-    `Engine's own prefix report agrees: ${share(engineReport.reused, engineReport.total)} (reusedTokens / totalTokens).`,
+    freshEngine
+      ? "Engine's own prefix report: none (a new engine has no previous call to compare with)."
+      : `Engine's own prefix report agrees: ${share(engineReport.reused, engineReport.total)} (reusedTokens / totalTokens).`,
   );
   console.log(
     `Calls over budget: ${sums.overBudget} of ${turns}; largest input ${maxTotal} tokens (engine count).`,
@@ -232,7 +241,8 @@ async function warmResolveCost(size: number): Promise<Record<string, string>> {
   };
 }
 
-await conversation();
+await conversation(false);
+await conversation(true);
 console.log(
   '\nWarm resolve (median): 200 rounds with nothing changed between calls; 50 rounds each with one new pending message; o200k counts:',
 );

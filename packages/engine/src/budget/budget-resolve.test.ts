@@ -77,7 +77,7 @@ describe('resolve({ budget })', () => {
     engine.set(user('new question here', { id: 'p0' }));
     const first = await engine.resolve({ budget: { maxInputTokens: 200, releaseRatio: 0.3 } });
     expect(first.budget?.totalTokens).toBeLessThanOrEqual(200);
-    // Cut down to the low-water mark of 140: 5 messages of history + the pending one fit.
+    // 490 tokens; chunks of 60: the cut lands on the first boundary (turn 7) from which it fits.
     expect(first.messages[0]?.role).toBe('user');
     const firstKept = first.messages[0]?.id;
     expect(first.budget?.leftOut[0]).toMatchObject({ kind: 'history', fromId: 'q0' });

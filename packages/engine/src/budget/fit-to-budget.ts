@@ -14,10 +14,12 @@ export interface BudgetOptions {
   /** The most input tokens the call may take (system prompt and messages), a positive integer. */
   maxInputTokens: number;
   /**
-   * The share of the budget freed when history must be cut: the oldest turns go until the input
-   * is at `(1 - releaseRatio) × maxInputTokens`, so the following calls grow on the same prefix
-   * (and hit the provider's cache) instead of shifting the window every turn. 0 cuts only what
-   * must go.
+   * The size of the chunks history is cut in, as a share of the budget: a chunk starts at the
+   * first turn after every `releaseRatio × maxInputTokens` tokens of history. When history must
+   * go, whole chunks go, so about that much room is freed and the following calls grow on the
+   * same prefix (and hit the provider's cache) instead of shifting the window every turn. The
+   * boundaries are fixed places in the history, so an engine made per request cuts where a
+   * long-lived one does. 0 cuts only what must go.
    * @default 0.3
    */
   releaseRatio?: number;

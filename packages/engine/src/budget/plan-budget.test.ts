@@ -99,7 +99,8 @@ describe('planBudget', () => {
 
   it.each([
     // [script, max, expected first kept index, total]
-    ['u20 a20 u20 a20 u20 a20 u10*', 100, 4, 50], // 130 > 100: cut to <= 70 at a turn boundary
+    // 130 > 100; chunks of 30 tokens, so every 40-token turn starts one: the first turn goes.
+    ['u20 a20 u20 a20 u20 a20 u10*', 100, 2, 90],
     ['u20 a20 u20 a20 u20 a20 u10*', 130, 0, 130],
     ['u30 a30 u30 a30 u5*', 60, 4, 5], // cut as far as it must: only the pending turn is left
     ['u10 a5 t5 a5 u10 a5*', 30, 4, 15], // the tool message stays with its turn
@@ -125,25 +126,29 @@ describe('planBudget', () => {
     );
   });
 
-  it('holds the previous start while it fits (hysteresis), then cuts a chunk', () => {
+  it('holds the previous start while it fits (hysteresis), then cuts at the next boundary', () => {
+    // Chunks of 50 tokens: boundaries at the turns that start after 50, 100, 150… tokens.
+    const options = { maxInputTokens: 100, releaseRatio: 0.5 };
     let script = 'u20 a20 u20 a20 u20 a20 u10*';
-    let result = plan({ ...messages(script) });
-    expect(result.firstKeptIndex).toBe(4);
+    let result = plan({ ...options, ...messages(script) });
+    // 130: dropping the first turn (offset 40) crosses no boundary; the second (offset 80) does.
+    expect([result.firstKeptIndex, result.totalTokens]).toEqual([4, 50]);
     // Two more turns: the old start still fits, so the prefix is the same.
     script = 'u20 a20 u20 a20 u20 a20 u10 a10 u10*';
-    result = plan({ ...messages(script), previous: result.state });
-    expect(result.firstKeptIndex).toBe(4);
-    expect(result.totalTokens).toBe(70);
+    result = plan({ ...options, ...messages(script), previous: result.state });
+    expect([result.firstKeptIndex, result.totalTokens]).toEqual([4, 70]);
     expect(result.breakpoints).toEqual([
       { kind: 'system' },
       { kind: 'message', id: 'm6', role: 'previous-input' },
       { kind: 'message', id: 'm8', role: 'input' },
     ]);
+    // 110 from the old start: one more chunk goes.
     script = 'u20 a20 u20 a20 u20 a20 u10 a10 u10 a30 u10*';
-    result = plan({ ...messages(script), previous: result.state });
-    // 110 from the old start: one turn goes (40), down to the low-water mark of 70.
-    expect(result.firstKeptIndex).toBe(6);
-    expect(result.totalTokens).toBe(70);
+    const held = plan({ ...options, ...messages(script), previous: result.state });
+    expect([held.firstKeptIndex, held.totalTokens]).toEqual([6, 70]);
+    // Without the previous plan (a new engine), the cut lands at the same boundary.
+    const fresh = plan({ ...options, ...messages(script) });
+    expect(fresh.firstKeptIndex).toBe(6);
   });
 
   it('starts over when the previous start is no longer in the history (another branch)', () => {

@@ -139,8 +139,11 @@ export function groupTurns(messages: readonly PlanMessage[], pendingFrom: number
  * 2. The history starts where the previous plan started, when that still fits: the prefix stays
  *    byte-identical from call to call.
  * 3. Otherwise fragments below priority 0 go first (lowest priority, then the last set, first),
- *    then the oldest turns, in one chunk: down to `(1 - releaseRatio) × maxInputTokens`, so the
- *    next calls can grow again on the same prefix.
+ *    then the oldest turns, whole chunks at a time: a chunk starts at the first turn after every
+ *    `releaseRatio × maxInputTokens` tokens of history, counted from its first message. Chunk
+ *    boundaries do not move as the conversation grows, so a planner without the previous plan
+ *    (a new engine per request) cuts where one with it does, and the following calls grow on
+ *    the same prefix until the budget forces the next boundary.
  * 4. When no more history may go and it still does not fit, fragments at priority 0 or above go,
  *    lowest first.
  *
@@ -239,11 +242,20 @@ export function planBudget(input: PlanInput): Plan {
     leave(entry, 'fragment-below-history');
   }
   if (total() > maxInputTokens && startTurn < protectedFrom) {
-    // Cut history in one chunk, down to the low-water mark, so the following calls share a prefix.
-    const lowWater = Math.floor(maxInputTokens * (1 - input.releaseRatio));
-    while (startTurn < protectedFrom && total() > lowWater) {
+    // Cut at the first chunk boundary from which the rest fits. Boundaries are fixed places in
+    // the history (a chunk starts at the first turn after every `releaseRatio × maxInputTokens`
+    // tokens), so every call, with or without the previous plan, cuts at the same place until
+    // growth forces the next boundary: consecutive calls share their prefix.
+    const chunk = Math.max(1, Math.floor(maxInputTokens * input.releaseRatio));
+    let offset = 0;
+    for (let turn = 0; turn < startTurn; turn += 1) offset += (turns[turn] as Turn).tokens;
+    while (startTurn < protectedFrom) {
+      const before = offset;
+      offset += (turns[startTurn] as Turn).tokens;
       history -= (turns[startTurn] as Turn).tokens;
       startTurn += 1;
+      const boundary = Math.floor(offset / chunk) !== Math.floor(before / chunk);
+      if ((boundary || startTurn === protectedFrom) && total() <= maxInputTokens) break;
     }
   }
   for (const entry of aboveHistory) {
