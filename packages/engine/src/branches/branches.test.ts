@@ -9,6 +9,7 @@ import { InMemoryContextStore } from '@ctxgraph/store-memory';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { LineRenderer, withoutExtensions } from '../__fixtures__/test-kit';
 import { ContextEngine } from '../context-engine';
+import { withUsage } from '../usage/message-usage';
 import { pruneUserChats } from './retention';
 
 const renderer = new LineRenderer();
@@ -48,24 +49,34 @@ async function forkedEngine(chatId = newChatId(), userId = 'u'): Promise<Context
 }
 
 describe('compareBranches', () => {
-  it('gives the common ancestor, each side in order, its tokens and, with a price, its cost', async () => {
+  it('gives the common ancestor, each side in order, its tokens, and its recorded usage and cost', async () => {
     const engine = await forkedEngine();
-    const report = await engine.compareBranches('main', 'main-v2', { modelId: 'gpt-4o' });
+    const report = await engine.compareBranches('main', 'main-v2');
     expect(report.commonAncestor?.id).toBe('a1');
     expect(report.left.messages.map((message) => message.id)).toEqual(['q2', 'a2']);
     expect(report.right.messages.map((message) => message.id)).toEqual(['q3', 'a3']);
     expect(report.left.tokens).toBeGreaterThan(0);
     expect(report.right.tokens).toBeGreaterThan(0);
-    expect(report.pricePerMillionInputTokens).toBe(2.5);
-    expect(report.left.cost).toBeCloseTo((report.left.tokens * 2.5) / 1_000_000, 12);
-    expect(report).toMatchObject({ tokenizer: 'o200k_base', modelId: 'gpt-4o' });
-    const unpriced = await engine.compareBranches('main', 'main-v2');
-    expect([unpriced.left.cost, unpriced.right.cost, unpriced.modelId]).toEqual([null, null, null]);
-    const custom = await engine.compareBranches('main', 'main-v2', {
-      modelId: 'my-model',
-      prices: { 'my-model': 1_000_000 },
+    expect(report.tokenizer).toMatch(/^estimate:/);
+    // No usage recorded yet: no calls, no cost.
+    expect([report.left.usage.calls, report.left.cost]).toEqual([0, null]);
+    engine.set(user('And their diet?', { id: 'q4' }));
+    engine.set(
+      withUsage(assistantText('Leaves and grasses.', { id: 'a4' }), {
+        usage: { inputTokens: 1_000, outputTokens: 100 },
+        modelId: 'my-model',
+      }),
+    );
+    await engine.save();
+    const priced = await engine.compareBranches('main', 'main-v2', {
+      prices: { 'my-model': { input: 2, output: 10 } },
     });
-    expect(custom.right.cost).toBe(custom.right.tokens);
+    expect(priced.right.messages.map((message) => message.id)).toEqual(['q3', 'a3', 'q4', 'a4']);
+    expect(priced.right.usage).toMatchObject({ calls: 1, inputTokens: 1_000, outputTokens: 100 });
+    expect(priced.right.cost).toBeCloseTo((1_000 * 2 + 100 * 10) / 1_000_000, 12);
+    expect(priced.left.cost).toBeNull();
+    const unpriced = await engine.compareBranches('main', 'main-v2');
+    expect(unpriced.right.usage.unpricedModels).toEqual(['my-model']);
   });
 
   it('refuses unknown branches and bad arguments', async () => {

@@ -3,16 +3,16 @@ import {
   compareBranchChains,
   type MessageNodeRecord,
   type StoredMessage,
+  type Tokenizer,
 } from '@ctxgraph/fragments-core';
 import type { UIMessage } from 'ai';
-import { messageText } from '../inspect';
-import { DEFAULT_MODEL_PRICES, findModelPrice, type ModelPrices } from '../model-prices';
+import { messageText } from '../budget/token-counter';
+import { DEFAULT_MODEL_PRICES, type ModelPrices } from '../model-prices';
+import { totalUsage, type UsageTotals } from '../usage/message-usage';
 
 /** Options of `ContextEngine.compareBranches`. */
 export interface CompareBranchesOptions {
-  /** The model whose input price turns each side's tokens into a cost (`'openai:gpt-4o'`). */
-  modelId?: string;
-  /** Prices (USD per million input tokens) for this call, over the engine's and the built-in ones. */
+  /** Prices (USD per million tokens) for this call, over the engine's and the built-in ones. */
   prices?: ModelPrices;
 }
 
@@ -24,9 +24,14 @@ export interface BranchSideReport {
   headMessageId: string | null;
   /** The messages on this branch and not on the other, oldest first, as stored. */
   messages: StoredMessage[];
-  /** Tokens of those messages (o200k_base, like `inspect()`). */
+  /** Tokens of those messages' text, by the engine's tokenizer. */
   tokens: number;
-  /** `tokens` at the model's input price in USD, or null without a known `modelId`. */
+  /**
+   * The model usage recorded on those messages (`withUsage`, in `metadata.ctxgraph.usage`): what
+   * the calls that produced this side's replies consumed, and what they cost.
+   */
+  usage: UsageTotals;
+  /** `usage.cost`: USD spent on this side's recorded calls, or null when none is priced. */
   cost: number | null;
 }
 
@@ -42,58 +47,47 @@ export interface BranchComparisonReport {
   right: BranchSideReport;
   /** Nodes read from the store: the two chains back to their meeting point, never the shared history. */
   nodesRead: number;
-  /** The tokenizer behind `tokens`. */
-  tokenizer: 'o200k_base';
-  /** The model asked about, if any. */
-  modelId: string | null;
-  /** The price used, USD per million input tokens, or null. */
-  pricePerMillionInputTokens: number | null;
+  /** The tokenizer behind `tokens` (`Tokenizer.id`). */
+  tokenizer: string;
 }
 
 /**
  * Compares two branches: `compareBranchChains` (the meeting point and each side's own nodes,
- * read only back to where they part), then the tokens and cost of each side's own messages.
+ * read only back to where they part), then each side's tokens and recorded usage and cost.
  */
 export async function compareBranches(
   store: ContextStore,
   chatId: string,
-  left: string,
-  right: string,
-  options: CompareBranchesOptions,
-  enginePrices: ModelPrices | undefined,
+  names: { readonly left: string; readonly right: string },
+  tokenizer: Tokenizer,
+  prices: ModelPrices,
 ): Promise<BranchComparisonReport> {
-  const comparison = await compareBranchChains(store, { chatId, left, right });
-  const { countTokens } = await import('gpt-tokenizer/encoding/o200k_base');
-  const modelId = options.modelId ?? null;
-  const price =
-    modelId === null
-      ? undefined
-      : findModelPrice(modelId, { ...DEFAULT_MODEL_PRICES, ...enginePrices, ...options.prices });
+  const comparison = await compareBranchChains(store, { chatId, ...names });
   const side = (
     branch: string,
     headMessageId: string | null,
     nodes: readonly MessageNodeRecord[],
   ): BranchSideReport => {
-    const tokens = nodes.reduce(
-      (total, node) => total + countTokens(messageText(node.message as unknown as UIMessage)),
-      0,
-    );
+    const messages = nodes.map((node) => node.message);
+    const usage = totalUsage(messages, { ...DEFAULT_MODEL_PRICES, ...prices });
     return {
       branch,
       headMessageId,
-      messages: nodes.map((node) => node.message),
-      tokens,
-      cost: price === undefined ? null : (tokens * price.price) / 1_000_000,
+      messages,
+      tokens: messages.reduce(
+        (total, message) => total + tokenizer.count(messageText(message as unknown as UIMessage)),
+        0,
+      ),
+      usage,
+      cost: usage.cost,
     };
   };
   return {
     chatId,
     commonAncestor: comparison.commonAncestor?.message ?? null,
-    left: side(left, comparison.left.headMessageId, comparison.left.messages),
-    right: side(right, comparison.right.headMessageId, comparison.right.messages),
+    left: side(names.left, comparison.left.headMessageId, comparison.left.messages),
+    right: side(names.right, comparison.right.headMessageId, comparison.right.messages),
     nodesRead: comparison.nodesRead,
-    tokenizer: 'o200k_base',
-    modelId,
-    pricePerMillionInputTokens: price?.price ?? null,
+    tokenizer: tokenizer.id,
   };
 }
