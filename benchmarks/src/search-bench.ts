@@ -1,8 +1,10 @@
 // searchMessages latency on SQLite and PostgreSQL: 100,000 messages across 1,000 chats (100
 // users with 10 chats each; every chat a main branch of 80 messages and a fork of 20 more),
 // searched scoped to one branch, one chat and one user, against a bare-driver floor measured in
-// the same run: the full-text match alone, ids only, with the same scope filter on chat or user
-// but no branch walk, no JSON, no snippets and no branches per hit. Prints figures; asserts nothing.
+// the same run: the plain full-text match, ids only, filtered by chat or user in SQL (no branch
+// walk, no JSON, no snippets, no branches per hit). On SQLite the store goes under that floor:
+// it ANDs the words with the chat's or user's scope token in the FTS5 index, which the plain
+// match cannot. Prints figures; asserts nothing.
 //   cd benchmarks && node --import tsx src/search-bench.ts [sqlite|postgres]
 // PostgreSQL: DATABASE_URL, or an embedded server (tooling/postgres-server.ts); a random schema,
 // dropped at the end.

@@ -13,7 +13,8 @@ interface HitRow {
 
 /**
  * Full-text search with the FTS5 index: every word as a quoted phrase (so FTS5 reads none of
- * them as an operator), ranked by BM25, joined to the messages of the user's chats (of one chat,
+ * them as an operator) in the text column, ANDed with the scope token of the chat or the user
+ * (so only their messages are walked), ranked by BM25, joined to the messages of the user's chats (of one chat,
  * or of one branch's chain: a recursive walk from its head). Then, for the page's hits, each
  * branch of their chats walked back only as far as the oldest hit, to say which holds which. One
  * read transaction, so all of it sees one snapshot.
@@ -28,7 +29,12 @@ export function searchMessages(db: SqliteConnection, query: PreparedSearch): Sea
         if (query.branch !== undefined && branchRow(db, query.chatId, query.branch) === undefined)
           throw new BranchNotFoundError(query.chatId, query.branch);
       }
-      const match = query.terms.map((term) => `"${term}"`).join(' ');
+      // Every word in the text column, and the chat's (or the user's) scope token.
+      const scope =
+        query.chatId === undefined ? scopeToken('u', query.userId) : scopeToken('c', query.chatId);
+      const match = [...query.terms.map((term) => `body : "${term}"`), `scope : "${scope}"`].join(
+        ' AND ',
+      );
       const rows = db
         .statement(
           `WITH RECURSIVE chain (id, parent_id) AS (
@@ -38,7 +44,7 @@ export function searchMessages(db: SqliteConnection, query: PreparedSearch): Sea
              UNION ALL
              SELECT m.id, m.parent_id FROM chain JOIN ${t.messages} m ON m.chat_id = @chatId AND m.id = chain.parent_id
            )
-           SELECT m.chat_id, m.id, m.sequence, -bm25(${t.messageSearch}) AS score, m.payload
+           SELECT m.chat_id, m.id, m.sequence, -bm25(${t.messageSearch}, 1.0, 0.0) AS score, m.payload
              FROM ${t.messageSearch} s
              JOIN ${t.messages} m ON m.rowid = s.rowid
              JOIN ${t.chats} c ON c.id = m.chat_id
@@ -77,6 +83,14 @@ export function searchMessages(db: SqliteConnection, query: PreparedSearch): Sea
       });
     }),
   );
+}
+
+/**
+ * A scope token as the `message search` step writes it: `c` (chat) or `u` (user) and the hex of
+ * the id's UTF-8 bytes, which is what SQLite's `hex()` gives for text; the tokenizer folds case.
+ */
+function scopeToken(kind: 'c' | 'u', id: string): string {
+  return `${kind}${Buffer.from(id, 'utf8').toString('hex')}`;
 }
 
 /** Each branch of the chat (oldest first) with the ids of its chain down to `lowest` sequence. */
