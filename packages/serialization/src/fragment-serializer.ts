@@ -294,7 +294,12 @@ export class FragmentSerializer<Serialized extends SerializedFragmentBase = Seri
         ]);
       }
       const encoded = this.#encodeFields(fields, path, walk);
-      const serialized = this.#validate(definition, { type: definition.type, ...encoded }, path, walk);
+      const serialized = this.#validate(
+        definition,
+        { type: definition.type, ...encoded },
+        path,
+        walk,
+      );
       return this.#withBudget(serialized, fragment.budget, path, walk);
     });
   }

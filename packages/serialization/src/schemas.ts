@@ -5,6 +5,7 @@ import {
   type FragmentTypeDescriptor,
 } from '@ctxgraph/fragments-core';
 import { z } from 'zod';
+import { describeValue } from './paths';
 
 // One schema per supported fragment type, for the flat JSON form `{ type, ...fields }`, derived
 // from the type's descriptor in fragments-core (its fields, their kinds, which are required).
@@ -25,7 +26,12 @@ const textList = (minimum: number) =>
  */
 export const serializedBudgetSchema: z.ZodType<FragmentBudget> = z.strictObject(
   {
-    priority: z.number({ error: 'expected a finite number' }).optional(),
+    priority: z
+      .custom<number>((value) => typeof value === 'number' && Number.isFinite(value), {
+        error: (issue) =>
+          `expected a finite number, received ${typeof issue.input === 'number' ? String(issue.input) : describeValue(issue.input)}`,
+      })
+      .optional(),
     required: z.boolean({ error: 'expected boolean' }).optional(),
   },
   { error: 'expected an object with priority and/or required' },
