@@ -7,7 +7,6 @@ import {
   policy,
   principle,
   role,
-  ValidationError,
   withBudget,
 } from '@ctxgraph/fragments-core';
 import fc from 'fast-check';
@@ -15,6 +14,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { anyFragment } from './__fixtures__/arbitraries';
 import { examples } from './__fixtures__/examples';
+import { serializationError } from './__fixtures__/serialization-error';
 import {
   createSerializer,
   decodeSerializedValue,
@@ -22,24 +22,11 @@ import {
   encodeSerializedValue,
   fromFragment,
   MAX_SERIALIZED_DEPTH,
-  SerializationError,
   serializedBudgetSchema,
   serializedFragmentSchema,
   serializedGroupSchema,
   toFragment,
 } from './index';
-
-/** Runs `action`, expecting a SerializationError, and returns it. */
-function serializationError(action: () => unknown): SerializationError {
-  try {
-    action();
-  } catch (error) {
-    expect(SerializationError.isInstance(error)).toBe(true);
-    expect(ValidationError.isInstance(error)).toBe(true);
-    return error as SerializationError;
-  }
-  throw new Error('expected a SerializationError, but nothing was thrown');
-}
 
 /** Through JSON text, as a database row would go. */
 function throughJson(value: unknown): unknown {
