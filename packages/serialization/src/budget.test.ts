@@ -154,7 +154,7 @@ describe('budget settings in the serialized form', () => {
         name: 'note',
         data: 'ignored',
         codec: {
-          encode: () => ({ type: 'hint', text: 'From the codec', budget: { priority: 9 } }),
+          encode: () => ({ type: 'hint', budget: { priority: 9 }, text: 'From the codec' }),
           decode: () => 'From the codec',
         },
       },
@@ -162,6 +162,7 @@ describe('budget settings in the serialized form', () => {
     );
     const stored = fromFragment(original);
     expect(stored).toEqual({ type: 'hint', text: 'From the codec', budget: { required: true } });
+    expect(Object.keys(stored)).toEqual(['type', 'text', 'budget']);
     expect(toFragment(stored)).toEqual(withBudget(hint('From the codec'), { required: true }));
   });
 

@@ -321,7 +321,14 @@ export class FragmentSerializer<Serialized extends SerializedFragmentBase = Seri
       throw fail(walk, issuesFromZod(result.error.issues, budgetPath), 'invalid budget settings');
     }
     const settings = result.data;
-    return this.#enter(settings, budgetPath, walk, () => ({ ...serialized, budget: settings }));
+    // A codec's encoding may hold a `budget` of its own: the fragment's replaces it, last.
+    const { budget: _replaced, ...fields } = serialized as T & SerializedBudgetField;
+    return this.#enter(
+      settings,
+      budgetPath,
+      walk,
+      () => ({ ...fields, budget: settings }) as unknown as T,
+    );
   }
 
   #fromCodec(fragment: ContextFragment, path: string, walk: Walk): SerializedFragmentBase {
