@@ -12,6 +12,7 @@ import {
   type ContextStore,
   EngineError,
   HeadConflictError,
+  type HeadState,
   isFragment,
   isLazyFragment,
   isMessageFragment,
@@ -339,9 +340,9 @@ export class ContextEngine {
     const context = this.#contextAtCall();
     return this.#exclusive(async () => {
       const renderer = this.#pickRenderer(options?.renderer, 'resolve(options)');
-      await this.#open();
+      const opened = await this.#open();
       const systemPrompt = renderer.render(context ?? this.#fragments);
-      const messages = await this.#conversation(ticket);
+      const messages = await this.#conversation(ticket, opened);
       if (format === 'model') return { systemPrompt, messages: await toModelMessages(messages) };
       return { systemPrompt, messages };
     });
@@ -358,10 +359,10 @@ export class ContextEngine {
   save(): Promise<SaveResult> {
     const ticket = this.#pending.ticket;
     return this.#exclusive(async () => {
-      await this.#open();
+      const opened = await this.#open();
       if (this.#pending.before(ticket).length === 0) return { headMessageId: this.headMessageId };
       if (this.#pending.hasUnbound(ticket)) {
-        await this.#view.sync();
+        await this.#view.sync(opened);
         this.#bindLazy(ticket);
       }
       const messages = await this.#pending.messages(ticket, this.#validator);
@@ -601,10 +602,10 @@ export class ContextEngine {
     const contextAtCall = this.#contextAtCall();
     return this.#exclusive(async () => {
       const renderer = this.#pickRenderer(options?.renderer, 'inspect(options)');
-      await this.#open();
+      const opened = await this.#open();
       const context = contextAtCall ?? this.#fragments;
       const rendered = renderer.render(context);
-      await this.#view.sync();
+      await this.#view.sync(opened);
       this.#bindLazy(ticket);
       const pending = await this.#pending.messages(ticket, this.#validator);
       const graph = await this.#store.getGraph(this.#chatId);
@@ -662,9 +663,14 @@ export class ContextEngine {
     return chosen;
   }
 
-  /** Opens (or creates) the chat once; the store refuses another owner before anything else. */
-  async #open(): Promise<void> {
-    if (this.#chat !== null) return;
+  /**
+   * Opens (or creates) the chat once; the store refuses another owner before anything else. When
+   * it opened the chat just now, returns the head state `openChat` read (the active branch's head,
+   * the chat's version and `rewrittenAt`, read together), which this operation may use instead of
+   * reading the head again; otherwise undefined.
+   */
+  async #open(): Promise<HeadState | undefined> {
+    if (this.#chat !== null) return undefined;
     const opened = await this.#store.openChat({
       chatId: this.#chatId,
       userId: this.#userId,
@@ -672,6 +678,11 @@ export class ContextEngine {
     });
     this.#chat = opened.chat;
     this.#view.open(opened.branch, opened.chat);
+    return {
+      headMessageId: opened.branch.headMessageId,
+      version: opened.chat.version,
+      rewrittenAt: opened.chat.rewrittenAt,
+    };
   }
 
   #bindLazy(ticket: number): void {
@@ -679,8 +690,8 @@ export class ContextEngine {
   }
 
   /** The saved chain followed by the pending messages, validated, lazy ones resolved in place. */
-  async #conversation(ticket: number): Promise<UIMessage[]> {
-    await this.#view.sync();
+  async #conversation(ticket: number, opened: HeadState | undefined): Promise<UIMessage[]> {
+    await this.#view.sync(opened);
     this.#bindLazy(ticket);
     const chain = this.#view.chain;
     if (chain.invalidCount > 0 && this.#onInvalidMessage === 'throw') {
