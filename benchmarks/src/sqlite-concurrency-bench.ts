@@ -1,6 +1,6 @@
 // SqliteContextStore under many writers, and its write path beside a bare better-sqlite3 floor.
 // Prints figures; asserts nothing.
-//   cd benchmarks && node --import tsx src/sqlite-concurrency-bench.ts [--rounds 3] [--warmup 1000]
+//   cd benchmarks && node --import tsx src/sqlite-concurrency-bench.ts [--rounds 5] [--warmup 1000]
 //     [--only concurrency|per-save|batch]
 // (the same file is the writer process of the concurrency figure: `--worker ...`)
 //
@@ -50,6 +50,8 @@ interface WriterReport {
   readonly inStore: number[];
   readonly failures: string[];
   readonly finishedAt: number;
+  /** CPU time the process used (user + system, all its threads) during its measured turns, in ms. */
+  readonly cpuMs: number;
 }
 
 function percentile(values: readonly number[], fraction: number): number {
@@ -209,6 +211,7 @@ async function writerProcess(
   await opened.get(chatId)?.();
   process.stdout.write('ready\n');
   waitUntil(Number(await readLine()));
+  const cpuBefore = process.cpuUsage();
   for (let index = 0; index < turns; index += 1) {
     const started = performance.now();
     const storeBefore = spentInStore();
@@ -222,8 +225,15 @@ async function writerProcess(
     }
   }
   const finishedAt = Date.now();
+  const cpu = process.cpuUsage(cpuBefore);
   await close();
-  const report: WriterReport = { latencies, inStore, failures, finishedAt };
+  const report: WriterReport = {
+    latencies,
+    inStore,
+    failures,
+    finishedAt,
+    cpuMs: (cpu.user + cpu.system) / 1000,
+  };
   process.stdout.write(`${JSON.stringify(report)}\n`);
 }
 
@@ -283,6 +293,8 @@ interface ConcurrencyRun {
   readonly wallMs: number;
   readonly latencies: number[];
   readonly inStore: number[];
+  /** CPU milliseconds per saved turn, over all writers. */
+  readonly cpuPerSave: number;
   readonly failed: number;
   readonly lost: number;
   readonly duplicates: number;
@@ -352,6 +364,9 @@ async function concurrencyRun(
   return {
     wallMs,
     latencies: reports.flatMap((report) => report.latencies),
+    cpuPerSave:
+      reports.reduce((sum, report) => sum + report.cpuMs, 0) /
+      Math.max(1, processes * turnsPerProcess),
     inStore: reports.flatMap((report) => report.inStore),
     failed: reports.reduce((sum, report) => sum + report.failures.length, 0),
     lost,
@@ -378,6 +393,7 @@ async function measureConcurrency(
       wall: median(list.map((run) => run.wallMs)),
       p50: median(list.map((run) => percentile(run.latencies, 0.5))),
       p95: median(list.map((run) => percentile(run.latencies, 0.95))),
+      cpu: median(list.map((run) => run.cpuPerSave)),
       p95InStore: median(list.map((run) => percentile(run.inStore, 0.95))),
       failed: list.reduce((sum, run) => sum + run.failed, 0),
       lost: list.reduce((sum, run) => sum + run.lost, 0),
@@ -406,8 +422,10 @@ async function measureConcurrency(
         'p50 ms': row.p50.toFixed(2),
         'p95 ms': row.p95.toFixed(2),
         'p95 in store ms': row.p95InStore.toFixed(2),
+        'CPU ms / save': row.cpu.toFixed(3),
         'wall / floor': (row.wall / floor.wall).toFixed(2),
         'p95 / floor': (row.p95 / floor.p95).toFixed(2),
+        'CPU / floor': (row.cpu / floor.cpu).toFixed(2),
       };
     }),
   );
@@ -416,6 +434,9 @@ async function measureConcurrency(
     if (failure !== undefined) console.log(`first failure (${mode}): ${failure}`);
   }
   console.log('targets: 0 lost, 0 failed, 0 duplicates; wall / floor <= 1.5; p95 / floor <= 2');
+  console.log(
+    'CPU ms / save: CPU time of the writer processes (all threads, GC and JIT included) over their measured turns, per turn; it does not depend on how busy the machine is.',
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -628,7 +649,7 @@ function flag(name: string, fallback: string): string {
 }
 
 async function main(): Promise<void> {
-  const rounds = Number(flag('rounds', '3'));
+  const rounds = Number(flag('rounds', '5'));
   const warmupSaves = Number(flag('warmup', '1000'));
   const only = flag('only', 'all');
   const wants = (section: string) => only === 'all' || only === section;
