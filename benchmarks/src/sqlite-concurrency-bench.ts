@@ -33,7 +33,7 @@ import { prepareAppend } from '@ctxgraph/fragments-core/store-kit';
 import { XmlRenderer } from '@ctxgraph/renderer-xml';
 import { migrateSqliteDatabase, SqliteContextStore } from '@ctxgraph/store-sqlite';
 import Database from 'better-sqlite3';
-import { median, printTable, seedChat, turn } from './bench-kit.ts';
+import { childLines, median, printTable, seedChat, turn } from './bench-kit.ts';
 
 type Mode = 'engine' | 'append' | 'floor';
 const modes: readonly Mode[] = ['engine', 'append', 'floor'];
@@ -261,26 +261,7 @@ function spawnWriter(mode: Mode, path: string, writer: number, warmupSaves: numb
     ],
     { stdio: ['pipe', 'pipe', 'inherit'] },
   );
-  const lines: string[] = [];
-  const waiting: Array<(line: string) => void> = [];
-  createInterface({ input: child.stdout }).on('line', (line) => {
-    const next = waiting.shift();
-    if (next) next(line);
-    else lines.push(line);
-  });
-  const exited = new Promise<never>((_, reject) => {
-    child.on('error', reject);
-    child.on('close', (code) => reject(new Error(`${mode} writer ${writer} exited with ${code}`)));
-  });
-  const nextLine = () =>
-    Promise.race([
-      new Promise<string>((resolve) => {
-        const line = lines.shift();
-        if (line !== undefined) resolve(line);
-        else waiting.push(resolve);
-      }),
-      exited,
-    ]);
+  const nextLine = childLines(child, `${mode} writer ${writer}`);
   const ready = nextLine().then(() => undefined);
   return {
     ready,
