@@ -1,4 +1,9 @@
-import { MAX_IDENTIFIER_BYTES, MAX_JSON_DEPTH, ValidationError } from '@ctxgraph/fragments-core';
+import {
+  type ContextFragment,
+  MAX_IDENTIFIER_BYTES,
+  MAX_JSON_DEPTH,
+  ValidationError,
+} from '@ctxgraph/fragments-core';
 import { prepareCommit } from '@ctxgraph/fragments-core/store-kit';
 import type { UIMessage } from 'ai';
 import { describe, expect, it } from 'vitest';
@@ -241,7 +246,7 @@ describe('encodeStorableMessage', () => {
   });
 
   it('checks what any other codec encodes, naming the caller, the message and the path', () => {
-    const custom = {
+    const custom: ContextFragment = {
       name: 'user',
       type: 'message',
       data: '',
