@@ -28,6 +28,16 @@ import { assertIdentifier, assertJsonObject } from '@ctxgraph/fragments-core/sto
 import { defaultSerializer } from '@ctxgraph/serialization';
 import type { ModelMessage, UIMessage } from 'ai';
 import { BranchView } from './branch-view';
+import {
+  type CompactionContext,
+  type CompactionResult,
+  type CompactOptions,
+  carrySummary,
+  checkCompactOptions,
+  compactBranch,
+} from './compaction/compact';
+import { visibleConversation } from './compaction/compacted-view';
+import type { Summarizer } from './compaction/summarizer';
 import { buildSnapshot, type InspectOptions, type InspectSnapshot } from './inspect';
 import { MessageValidator } from './message-validator';
 import type { ModelPrices } from './model-prices';
@@ -120,6 +130,16 @@ export interface SaveResult {
 export interface CheckpointOptions {
   /** Move an existing checkpoint of that name here instead of refusing. @default false */
   replace?: boolean;
+}
+
+/** Options of {@link ContextEngine.switchBranch}. */
+export interface SwitchBranchOptions {
+  /**
+   * Carry a summary of the branch being left to the destination: `summarize` makes it from that
+   * branch's conversation and it is appended as a node on the destination before the switch. A
+   * failing or empty summary writes nothing and does not switch.
+   */
+  carry?: { summarize: Summarizer };
 }
 
 /** Changes for {@link ContextEngine.updateChat}. */
@@ -436,17 +456,58 @@ export class ContextEngine {
 
   /**
    * Switches to an existing branch and makes it the chat's active one. Drops the messages set
-   * before this call (they belonged to the branch being left); messages set after it stay.
+   * before this call (they belonged to the branch being left); messages set after it stay. With
+   * `carry`, a summary of the branch left is appended on the destination first.
    */
-  switchBranch(name: string): Promise<BranchRecord> {
+  switchBranch(name: string, options?: SwitchBranchOptions): Promise<BranchRecord> {
+    const problem = optionsProblem('switchBranch(name, options)', options);
+    if (problem) return Promise.reject(problem);
+    const carry = options?.carry;
+    if (carry !== undefined && typeof carry?.summarize !== 'function') {
+      return Promise.reject(
+        new ValidationError(
+          'switchBranch(name, options): carry must be { summarize } with a summarizer function (for example summarizer({ model })).',
+          { issues: [{ path: 'carry.summarize', message: 'expected a function' }] },
+        ),
+      );
+    }
     const ticket = this.#pending.ticket;
     return this.#exclusive(async () => {
       assertIdentifier('switchBranch(name)', 'name', name);
       await this.#open();
+      // compaction/: the summary of the branch left goes onto the destination before the switch.
+      if (carry !== undefined && name !== this.#view.branch) {
+        await carrySummary(this.#compaction(), {
+          fromBranch: this.#view.branch,
+          toBranch: name,
+          summarize: carry.summarize,
+        });
+      }
       const branch = await this.#store.setActiveBranch({ chatId: this.#chatId, name });
       this.#pending.drop(ticket);
       this.#view.moveTo(branch);
       return branch;
+    });
+  }
+
+  /**
+   * Compacts the active branch: a summary of the conversation up to a boundary (from the root, or
+   * from the previous compaction) is appended as a compaction node at the head. From then on,
+   * `resolve()` on any branch through that node sends the summary in place of the span, then the
+   * kept messages, then what came after; the originals stay in the store (rewind to a node before
+   * the compaction to see them again). Resolves to what was written, or null when there is
+   * nothing to compact. A failing or empty summary writes nothing. Pending messages stay pending.
+   */
+  compact(options: CompactOptions): Promise<CompactionResult | null> {
+    let checked: CompactOptions;
+    try {
+      checked = checkCompactOptions(options);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.#exclusive(async () => {
+      await this.#open();
+      return compactBranch(this.#compaction(), checked);
     });
   }
 
@@ -609,6 +670,7 @@ export class ContextEngine {
       const pending = await this.#pending.messages(ticket, this.#validator);
       const graph = await this.#store.getGraph(this.#chatId);
       this.#chat = graph.chat;
+      const visible = visibleConversation(this.#view.chain);
       return buildSnapshot({
         options: options ?? {},
         prices: this.#prices,
@@ -616,7 +678,8 @@ export class ContextEngine {
         rendered,
         context,
         pending,
-        persisted: this.#view.chain.entries,
+        persisted: visible.entries,
+        appliedCompactionId: visible.compaction?.entry.node.id ?? null,
         graph,
         chatId: this.#chatId,
         userId: this.#userId,
@@ -627,6 +690,16 @@ export class ContextEngine {
   }
 
   // ---------------------------------------------------------------------------------------------
+
+  #compaction(): CompactionContext {
+    return {
+      store: this.#store,
+      chatId: this.#chatId,
+      view: this.#view,
+      validator: this.#validator,
+      maxAttempts: this.#maxSaveAttempts,
+    };
+  }
 
   #exclusive<T>(task: () => Promise<T>): Promise<T> {
     const run = this.#queue.then(task, task);
@@ -682,19 +755,20 @@ export class ContextEngine {
   async #conversation(ticket: number): Promise<UIMessage[]> {
     await this.#view.sync();
     this.#bindLazy(ticket);
-    const chain = this.#view.chain;
-    if (chain.invalidCount > 0 && this.#onInvalidMessage === 'throw') {
-      const entry = chain.entries.find((candidate) => candidate.message === null);
+    // compaction/: what the chain shows (a compaction's summary in place of its span).
+    const visible = visibleConversation(this.#view.chain);
+    if (visible.invalid !== undefined && this.#onInvalidMessage === 'throw') {
+      const entry = visible.invalid;
       throw new ValidationError(
         `Stored message "${entry?.node.id}" of chat "${this.#chatId}" no longer validates: ${entry?.error?.message ?? 'invalid'} Pass onInvalidMessage: 'skip' to leave such messages out.`,
         { cause: entry?.error },
       );
     }
-    // A copy of the cached list (its messages are frozen): callers may change the array.
-    const messages = chain.messages.slice();
+    // A fresh list (its messages are frozen): callers may change the array.
+    const messages = visible.messages;
     const added = new Map<string, number>();
     for (const message of await this.#pending.messages(ticket, this.#validator)) {
-      const index = chain.messagePosition(message.id) ?? added.get(message.id);
+      const index = visible.position(message.id) ?? added.get(message.id);
       if (index === undefined) {
         added.set(message.id, messages.length);
         messages.push(message);

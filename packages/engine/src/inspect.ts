@@ -3,11 +3,13 @@ import {
   type ChatGraph,
   type ChatRecord,
   type CheckpointRecord,
+  type CompactionRecord,
   type ContextFragment,
   type ContextRenderer,
   isFragment,
   type JsonValue,
   type MessageNodeRecord,
+  readCompaction,
   type ValidationError,
 } from '@ctxgraph/fragments-core';
 import type { UIMessage } from 'ai';
@@ -52,6 +54,24 @@ export interface InspectNode {
   createdAt: number;
 }
 
+/** A compaction node of the inspected graph: the span it replaces and what that saved. */
+export interface InspectCompaction {
+  /** The compaction node's id. */
+  id: string;
+  /** The last node the span covers. */
+  boundaryId: string;
+  /** The compaction whose view the span starts with, or null (from the root). */
+  previousCompactionId: string | null;
+  /** How many messages the summary replaces. */
+  coveredMessages: number;
+  /** Tokens of the span, of the summary, and saved (`covered - summary`). */
+  tokens: CompactionRecord['tokens'];
+  /** When it was made. */
+  createdAt: number;
+  /** True when it shapes what the active branch sends now (the newest on its chain). */
+  applied: boolean;
+}
+
 /** The JSON-safe snapshot `ContextEngine.inspect` returns. */
 export interface InspectSnapshot {
   estimate: InspectEstimate;
@@ -70,6 +90,8 @@ export interface InspectSnapshot {
   };
   /** The chat's whole graph. */
   graph: { nodes: InspectNode[]; branches: BranchRecord[]; checkpoints: CheckpointRecord[] };
+  /** Every compaction node of the chat, oldest first. */
+  compactions: InspectCompaction[];
   /** Where the engine stands. */
   meta: {
     chatId: string;
@@ -100,14 +122,14 @@ export interface SnapshotInput {
   userId: string;
   branch: string;
   headMessageId: string | null;
+  /** The compaction node that shapes the active branch's conversation, if any. */
+  appliedCompactionId: string | null;
 }
 
 /** Builds the snapshot; loads the tokenizer on first use so `resolve()` never pays for it. */
 export async function buildSnapshot(input: SnapshotInput): Promise<InspectSnapshot> {
-  const { countTokens } = await import('gpt-tokenizer/encoding/o200k_base');
+  const { countTokens, messageTokens } = await loadTokenCounter();
   const persisted = input.persisted.flatMap((entry) => (entry.message ? [entry.message] : []));
-  const messageTokens = (messages: readonly UIMessage[]): number =>
-    messages.reduce((total, message) => total + countTokens(messageText(message)), 0);
   const breakdown = {
     systemPrompt: input.rendered === '' ? 0 : countTokens(input.rendered),
     persisted: messageTokens(persisted),
@@ -141,6 +163,21 @@ export async function buildSnapshot(input: SnapshotInput): Promise<InspectSnapsh
       branches: input.graph.branches.slice(),
       checkpoints: input.graph.checkpoints.slice(),
     },
+    compactions: input.graph.nodes.flatMap((node) => {
+      const record = readCompaction(node.message);
+      if (record === null) return [];
+      return [
+        {
+          id: node.id,
+          boundaryId: record.boundaryId,
+          previousCompactionId: record.previousCompactionId,
+          coveredMessages: record.coveredMessages,
+          tokens: record.tokens,
+          createdAt: record.createdAt,
+          applied: node.id === input.appliedCompactionId,
+        },
+      ];
+    }),
     meta: {
       chatId: input.chatId,
       userId: input.userId,
@@ -150,6 +187,27 @@ export async function buildSnapshot(input: SnapshotInput): Promise<InspectSnapsh
       timestamp: Date.now(),
       chat: input.graph.chat,
     },
+  };
+}
+
+/** Counts tokens the way `inspect()` estimates them (o200k, loaded on first use). */
+export interface TokenCounter {
+  /** The tokenizer's name. */
+  readonly tokenizer: 'o200k_base';
+  /** Tokens of a text. */
+  countTokens(text: string): number;
+  /** Tokens of messages: their text parts, and other parts as JSON. */
+  messageTokens(messages: readonly UIMessage[]): number;
+}
+
+/** Loads the counter `inspect()` uses; `resolve()` never pays for it. */
+export async function loadTokenCounter(): Promise<TokenCounter> {
+  const { countTokens } = await import('gpt-tokenizer/encoding/o200k_base');
+  return {
+    tokenizer: 'o200k_base',
+    countTokens,
+    messageTokens: (messages) =>
+      messages.reduce((total, message) => total + countTokens(messageText(message)), 0),
   };
 }
 

@@ -109,6 +109,15 @@ export {
 export { TreeRenderer, type TreeRendererOptions } from './renderer/tree-renderer';
 
 export { nextBranchName } from './store/branch-names';
+export {
+  type BranchSummaryRecord,
+  type CompactionMessageInput,
+  type CompactionRecord,
+  CTXGRAPH_METADATA_KEY,
+  compactionMessage,
+  readBranchSummary,
+  readCompaction,
+} from './store/compaction-node';
 export type {
   AppendInput,
   AppendResult,
