@@ -24,7 +24,7 @@ export interface AppliedCompaction {
  * The compaction that shapes what a chain shows: the newest compaction node whose boundary is an
  * earlier node of the same chain. Undefined when none applies (then the chain shows every node).
  */
-export function appliedCompaction(chain: ChainCache): AppliedCompaction | undefined {
+function appliedCompaction(chain: ChainCache): AppliedCompaction | undefined {
   const positions = chain.compactionPositions;
   for (let index = positions.length - 1; index >= 0; index -= 1) {
     const position = positions[index] as number;
