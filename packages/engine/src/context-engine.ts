@@ -36,7 +36,7 @@ import {
   checkCompactOptions,
   compactBranch,
 } from './compaction/compact';
-import { visibleConversation } from './compaction/compacted-view';
+import { lastShownIdWithRole, visibleConversation } from './compaction/compacted-view';
 import type { Summarizer } from './compaction/summarizer';
 import { buildSnapshot, type InspectOptions, type InspectSnapshot } from './inspect';
 import { MessageValidator } from './message-validator';
@@ -748,7 +748,7 @@ export class ContextEngine {
   }
 
   #bindLazy(ticket: number): void {
-    this.#pending.bind(ticket, () => this.#view.chain.lastIdWithRole('assistant'));
+    this.#pending.bind(ticket, () => lastShownIdWithRole(this.#view.chain, 'assistant'));
   }
 
   /** The saved chain followed by the pending messages, validated, lazy ones resolved in place. */

@@ -202,6 +202,7 @@ export async function carrySummary(
     parts: [{ type: 'text', text: `Summary of branch "${input.fromBranch}":\n\n${summary}` }],
     metadata: { [CTXGRAPH_METADATA_KEY]: { branchSummary: record } },
   };
+  await checkedNode(context, message, method);
   const batch = [{ id: message.id, message }];
   // A branch summary replaces nothing, so it can attach to whatever head the branch has.
   if (store.capabilities.append === true && typeof store.append === 'function') {
@@ -238,14 +239,8 @@ async function writeOnTop(
   startVersion: number,
   method: string,
 ): Promise<string> {
-  const { store, chatId, view, validator } = context;
-  const [checked] = await validator.check([message]);
-  if (!checked?.success) {
-    throw new EngineError(
-      `${method}: the compaction node does not validate against the engine's message schemas (${checked?.error.message ?? 'invalid'}); allow a "${CTXGRAPH_METADATA_KEY}" key in metadataSchema. Nothing was written.`,
-    );
-  }
-  const byId = new Map([[message.id, checked.message]]);
+  const { store, chatId, view } = context;
+  const byId = new Map([[message.id, await checkedNode(context, message, method)]]);
   const branch = view.branch;
   let expectedHeadId = startHead;
   for (let attempt = 1; attempt <= context.maxAttempts; attempt += 1) {
@@ -284,6 +279,21 @@ async function writeOnTop(
   throw new EngineError(
     `${method}: gave up after ${context.maxAttempts} attempts because other writers kept moving the head of branch "${branch}". Nothing was written.`,
   );
+}
+
+/** The node as the engine validates it, or an `EngineError` (nothing written) saying why not. */
+async function checkedNode(
+  context: CompactionContext,
+  message: StoredMessage,
+  method: string,
+): Promise<UIMessage> {
+  const [checked] = await context.validator.check([message]);
+  if (!checked?.success) {
+    throw new EngineError(
+      `${method}: the summary node does not validate against the engine's message schemas (${checked?.error.message ?? 'invalid'}); allow a "${CTXGRAPH_METADATA_KEY}" key in metadataSchema. Nothing was written.`,
+    );
+  }
+  return checked.message;
 }
 
 /** True when `ancestor` is on the chain of `head` (reads only the nodes in between). */

@@ -52,6 +52,17 @@ export function holdsConversation(chain: ChainCache): boolean {
   return chain.startsAtRoot || appliedCompaction(chain) !== undefined;
 }
 
+/**
+ * The newest node with `role` among those the chain shows (a message hidden behind a compaction's
+ * summary is never the target of a lazy correction, warm or cold), or undefined.
+ */
+export function lastShownIdWithRole(chain: ChainCache, role: string): string | undefined {
+  const id = chain.lastIdWithRole(role);
+  const compaction = appliedCompaction(chain);
+  if (id === undefined || compaction === undefined) return id;
+  return (chain.position(id) ?? -1) > compaction.boundaryPosition ? id : undefined;
+}
+
 /** The conversation a chain shows, entry by entry. */
 export interface VisibleConversation {
   /** The compaction it is shown through, if any. */

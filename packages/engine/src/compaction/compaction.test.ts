@@ -489,6 +489,37 @@ describe('compact()', () => {
     expect(node?.parentId).toBe(result?.messageId);
   });
 
+  it('a lazy correction never targets a message hidden behind the summary, warm or cold', async () => {
+    const engine = newEngine();
+    await chat(engine, 2);
+    await engine.compact({ summarize: () => 'S', keep: 0 });
+    const cold = newEngine(store, engine.chatId);
+    for (const current of [engine, cold]) {
+      current.set(lastAssistantMessage('fresh reply'));
+      const { messages } = await current.resolve();
+      expect(texts(messages)).toEqual(['Summary of the conversation so far:\n\nS', 'fresh reply']);
+      expect(messages[1]?.id).not.toBe('a2');
+      await current.discardPending();
+    }
+  });
+
+  it('refuses, writing nothing, a node the engine’s metadataSchema would not accept', async () => {
+    const { z } = await import('zod');
+    const engine = new ContextEngine({
+      store,
+      chatId: 'chat-strict-metadata',
+      userId: 'user-1',
+      renderer,
+      messageSchemas: { metadataSchema: z.strictObject({ app: z.string().optional() }).optional() },
+    });
+    await chat(engine, 2);
+    const before = await store.getHead({ chatId: engine.chatId, branch: 'main' });
+    await expect(engine.compact({ summarize: () => 'S', keep: 1 })).rejects.toThrow(
+      /allow a "ctxgraph" key in metadataSchema\. Nothing was written/,
+    );
+    expect(await store.getHead({ chatId: engine.chatId, branch: 'main' })).toEqual(before);
+  });
+
   it('stores the record where any v1 store keeps it: metadata.ctxgraph.compaction', async () => {
     const engine = newEngine();
     await chat(engine, 2);
