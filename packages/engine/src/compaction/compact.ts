@@ -219,9 +219,7 @@ export async function carrySummary(
       expectedHeadId = error.currentHeadId;
     }
   }
-  throw new EngineError(
-    `${method}: gave up after ${context.maxAttempts} attempts because other writers kept moving the head of branch "${input.toBranch}". Nothing was written.`,
-  );
+  throw gaveUp(context, method, input.toBranch);
 }
 
 /**
@@ -276,7 +274,12 @@ async function writeOnTop(
     view.applyWrite(expectedHeadId, result, byId);
     return expectedHeadId;
   }
-  throw new EngineError(
+  throw gaveUp(context, method, branch);
+}
+
+/** The error of a write that other writers kept beating to the head. */
+function gaveUp(context: CompactionContext, method: string, branch: string): EngineError {
+  return new EngineError(
     `${method}: gave up after ${context.maxAttempts} attempts because other writers kept moving the head of branch "${branch}". Nothing was written.`,
   );
 }
