@@ -21,7 +21,7 @@ export interface SqliteStoreCommonOptions {
   /**
    * Create or upgrade the tables when the store is constructed. Pass `false` when the schema is
    * managed elsewhere (`store.migrate()`, `migrateSqliteDatabase()` or the SQL of
-   * `sqliteMigrationSql()`); the store then checks the version on first use.
+   * `getMigrationSql()`); the store then checks the version on first use.
    * @default true
    */
   readonly migrate?: boolean;

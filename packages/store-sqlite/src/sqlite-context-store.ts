@@ -2,11 +2,13 @@ import type {
   AppendInput,
   AppendResult,
   BranchRecord,
+  ContextLaneRecord,
   ForkBranchInput,
+  SaveContextInput,
 } from '@ctxgraph/fragments-core';
 import { CheckedContextStore } from '@ctxgraph/fragments-core/store-kit';
 import { SqliteDriver } from './driver/sqlite-driver';
-import type { SqliteMigrationResult } from './migrations/sqlite-migrations';
+import type { SqliteMigrationResult } from './migrations/migrations';
 import { resolveStoreOptions, type SqliteContextStoreOptions } from './options';
 
 export {
@@ -28,6 +30,9 @@ export {
  * Built on the store kit (`@ctxgraph/fragments-core/store-kit`): the kit checks every input,
  * refuses calls after `close()` and keeps the error rules; the driver (`src/driver/`) holds only
  * the storage.
+ *
+ * Serves every optional ability of the contract: `append`, `forkBranch` and the context lane
+ * (`getContext` / `saveContext`).
  *
  * @example
  * ```ts
@@ -58,6 +63,14 @@ export class SqliteContextStore extends CheckedContextStore {
    * `headMessageId` is not a node of the chat.
    */
   declare readonly forkBranch: (input: ForkBranchInput) => Promise<BranchRecord>;
+  /** The chat's context lane: revision 0 and no fragments until the first save. */
+  declare readonly getContext: (chatId: string) => Promise<ContextLaneRecord>;
+  /**
+   * Replaces the chat's context lane (stored as JSON text, byte for byte) in one `BEGIN
+   * IMMEDIATE` transaction: revision + 1, or `ContextConflictError` when `expectedRevision` is
+   * stale. Moves the chat's `updatedAt`, never its `version`.
+   */
+  declare readonly saveContext: (input: SaveContextInput) => Promise<ContextLaneRecord>;
   /** The database file (better-sqlite3's `name`: the path, or `:memory:`). */
   readonly path: string;
   /** The prefix of every table. */

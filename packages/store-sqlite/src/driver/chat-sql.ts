@@ -144,7 +144,8 @@ export function deleteChat(db: SqliteConnection, chatId: string): boolean {
   return db.run('deleteChat(chatId)', () =>
     db.write(() => {
       const t = db.tables;
-      // Pointers first, then nodes, then the chat, so foreign keys hold after each statement.
+      // The lane and pointers first, then nodes, then the chat, so foreign keys hold after each statement.
+      db.statement(`DELETE FROM ${t.contextLanes} WHERE chat_id = ?`).run(chatId);
       db.statement(`DELETE FROM ${t.checkpoints} WHERE chat_id = ?`).run(chatId);
       db.statement(`DELETE FROM ${t.branches} WHERE chat_id = ?`).run(chatId);
       db.statement(`DELETE FROM ${t.messages} WHERE chat_id = ?`).run(chatId);

@@ -3,9 +3,9 @@ import Database from 'better-sqlite3';
 import {
   migrateSqliteDatabase,
   readSqliteSchemaVersion,
-  SQLITE_SCHEMA_VERSION,
+  SCHEMA_VERSION,
   type SqliteMigrationResult,
-} from '../migrations/sqlite-migrations';
+} from '../migrations/migrations';
 import type { ResolvedStoreOptions, SqliteStorePathOptions } from '../options';
 import type { TableNames } from '../schema/table-names';
 import { toStoreError } from '../sqlite-store-error';
@@ -124,19 +124,19 @@ export class SqliteConnection {
     if (this.#schemaChecked) return;
     const prefix = this.tables.prefix;
     const version = readSqliteSchemaVersion(this.#database, { tablePrefix: prefix });
-    if (version !== SQLITE_SCHEMA_VERSION) {
+    if (version !== SCHEMA_VERSION) {
       const state =
         version === 0
           ? `has no "${prefix}" tables`
-          : version > SQLITE_SCHEMA_VERSION
-            ? `has "${prefix}" tables at schema version ${version}, newer than this @ctxgraph/store-sqlite understands (${SQLITE_SCHEMA_VERSION}); upgrade it`
-            : `has "${prefix}" tables at schema version ${version}, older than ${SQLITE_SCHEMA_VERSION}`;
+          : version > SCHEMA_VERSION
+            ? `has "${prefix}" tables at schema version ${version}, newer than this @ctxgraph/store-sqlite understands (${SCHEMA_VERSION}); upgrade it`
+            : `has "${prefix}" tables at schema version ${version}, older than ${SCHEMA_VERSION}`;
       const advice =
-        version > SQLITE_SCHEMA_VERSION
+        version > SCHEMA_VERSION
           ? ''
           : this.#database.readonly
             ? 'It is open read-only, so the store cannot migrate it: open it writable once, or migrate it elsewhere. '
-            : 'Run store.migrate() or migrateSqliteDatabase(), apply sqliteMigrationSql(), or construct the store without migrate: false. ';
+            : 'Run store.migrate() or migrateSqliteDatabase(), apply getMigrationSql(), or construct the store without migrate: false. ';
       throw new SchemaVersionError(
         `SqliteContextStore at "${this.path}" ${state}. ${advice}Nothing was changed.`,
       );

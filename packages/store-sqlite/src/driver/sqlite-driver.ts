@@ -7,6 +7,7 @@ import type {
   ChatRecord,
   CheckpointRecord,
   CommitResult,
+  ContextLaneRecord,
   ContextStoreCapabilities,
   GetHeadInput,
   GetMessageInput,
@@ -24,10 +25,11 @@ import type {
   PreparedForkBranch,
   PreparedGetChain,
   PreparedOpenChat,
+  PreparedSaveContext,
   PreparedUpdateChat,
   StoreCall,
 } from '@ctxgraph/fragments-core/store-kit';
-import type { SqliteMigrationResult } from '../migrations/sqlite-migrations';
+import type { SqliteMigrationResult } from '../migrations/migrations';
 import type { ResolvedStoreOptions } from '../options';
 import { toStoreError } from '../sqlite-store-error';
 import * as branches from './branch-sql';
@@ -35,13 +37,14 @@ import * as chain from './chain-sql';
 import * as chats from './chat-sql';
 import * as checkpoints from './checkpoint-sql';
 import { SqliteConnection } from './connection';
+import * as contextLanes from './context-lane-sql';
 import { writeMessages } from './write-sql';
 
 /**
  * The storage of `SqliteContextStore`: one method per contract method, each one statement or one
  * transaction (`BEGIN IMMEDIATE` for writes), over inputs the store kit has already checked. The
  * SQL lives in a module per use case: chats, the write of `commit`/`append`, the chain,
- * branches, checkpoints. Every method answers synchronously, as better-sqlite3 does.
+ * branches, checkpoints, the context lane. Every method answers synchronously, as better-sqlite3 does.
  */
 export class SqliteDriver implements ContextStoreDriver {
   readonly name = 'SqliteContextStore';
@@ -57,12 +60,14 @@ export class SqliteDriver implements ContextStoreDriver {
     this.db = new SqliteConnection(options);
     this.maxJsonBytes = options.maxMessageBytes;
     const memory = this.db.memory;
-    // append and forkBranch are served on any connection: their write transaction serializes them.
+    // append, forkBranch and the context lane are served on any connection: their write
+    // transaction serializes them.
     this.capabilities = {
       persistent: !memory,
       multiProcess: !memory,
       append: true,
       forkBranch: true,
+      contextLane: true,
     };
   }
 
@@ -167,6 +172,15 @@ export class SqliteDriver implements ContextStoreDriver {
 
   getGraph(chatId: string): ChatGraph {
     return checkpoints.getGraph(this.db, chatId);
+  }
+
+  getContext(chatId: string): ContextLaneRecord {
+    return contextLanes.getContext(this.db, chatId);
+  }
+
+  /** Replaces the lane under the write lock: revision + 1, or `ContextConflictError`. */
+  saveContext(input: PreparedSaveContext): ContextLaneRecord {
+    return contextLanes.saveContext(this.db, input);
   }
 
   /** Closes the database the store opened (never one it was given). */
