@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 const scripts = [
   'render-bench.ts',
   'engine-bench.ts',
+  'budget-bench.ts',
   'sqlite-bench.ts',
   'postgres-bench.ts',
   'compaction-bench.ts',

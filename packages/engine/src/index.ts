@@ -1,3 +1,11 @@
+export type {
+  BudgetOptions,
+  BudgetReport,
+  BudgetReportFragment,
+  BudgetReportMessage,
+} from './budget/fit-to-budget';
+export type { CacheBreakpoint, LeftOutItem, LeftOutRule } from './budget/plan-budget';
+export type { PrefixReport } from './budget/prefix-report';
 export {
   DEFAULT_BRANCH_SUMMARY_INSTRUCTION,
   DEFAULT_COMPACTION_INSTRUCTION,
@@ -20,12 +28,21 @@ export {
   type ResolveResult,
   type SaveResult,
   type SwitchBranchOptions,
+  type UsageOptions,
 } from './context-engine';
 export type {
   InspectCompaction,
   InspectEstimate,
+  InspectNextCall,
   InspectNode,
   InspectOptions,
   InspectSnapshot,
 } from './inspect';
-export { DEFAULT_MODEL_PRICES, type ModelPrices } from './model-prices';
+export { DEFAULT_MODEL_PRICES, type ModelPrice, type ModelPrices } from './model-prices';
+export {
+  type MessageUsage,
+  type UsageInput,
+  type UsageTotals,
+  usageOf,
+  withUsage,
+} from './usage/message-usage';

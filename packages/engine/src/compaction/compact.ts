@@ -8,13 +8,14 @@ import {
   EngineError,
   HeadConflictError,
   type StoredMessage,
+  type Tokenizer,
   ValidationError,
 } from '@ctxgraph/fragments-core';
 import { assertIdentifier } from '@ctxgraph/fragments-core/store-kit';
 import { generateId, isToolUIPart, type UIMessage } from 'ai';
 import type { BranchView } from '../branch-view';
+import { messageText } from '../budget/token-counter';
 import type { ChainEntry } from '../chain-cache';
-import { loadTokenCounter } from '../inspect';
 import type { MessageValidator } from '../message-validator';
 import { visibleConversation } from './compacted-view';
 import { runSummarizer, type Summarizer } from './summarizer';
@@ -65,6 +66,8 @@ export interface CompactionContext {
   readonly view: BranchView;
   readonly validator: MessageValidator;
   readonly maxAttempts: number;
+  /** The engine's tokenizer: what the record's token counts are in. */
+  readonly tokenizer: Tokenizer;
 }
 
 /** The framing of the text a compaction node sends in place of its span. */
@@ -130,18 +133,21 @@ export async function compactBranch(
     method,
   );
 
-  const counter = await loadTokenCounter();
+  const { tokenizer } = context;
   const id = options.id ?? `compaction-${generateId()}`;
   const text = `${COMPACTION_PREFIX}${summary}`;
-  const covered = counter.messageTokens(spanMessages);
-  const summaryTokens = counter.countTokens(text);
+  const covered = spanMessages.reduce(
+    (total, message) => total + tokenizer.count(messageText(message)),
+    0,
+  );
+  const summaryTokens = tokenizer.count(text);
   const record: CompactionRecord = {
     version: 1,
     boundaryId: boundary.node.id,
     previousCompactionId: visible.compaction?.entry.node.id ?? null,
     coveredMessages: spanMessages.length,
     tokens: {
-      tokenizer: counter.tokenizer,
+      tokenizer: tokenizer.id,
       covered,
       summary: summaryTokens,
       saved: covered - summaryTokens,

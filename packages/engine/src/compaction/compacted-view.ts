@@ -4,6 +4,7 @@ import {
   EngineError,
   type MessageNodeRecord,
   readCompaction,
+  type StoredMessage,
 } from '@ctxgraph/fragments-core';
 import type { UIMessage } from 'ai';
 import type { ChainCache, ChainEntry } from '../chain-cache';
@@ -116,6 +117,38 @@ export function visibleConversation(chain: ChainCache): VisibleConversation {
     messages.push(entry.message);
   }
   return { compaction, entries, messages, position: (id) => positions.get(id), invalid };
+}
+
+/** How many valid messages the chain shows (what `visibleConversation(chain).messages` holds). */
+export function shownMessageCount(chain: ChainCache): number {
+  const compaction = appliedCompaction(chain);
+  if (compaction === undefined) return chain.messages.length;
+  const compactions = new Set(chain.compactionPositions);
+  let count = compaction.entry.message === null ? 0 : 1;
+  for (let index = compaction.boundaryPosition + 1; index < chain.entries.length; index += 1) {
+    if (!compactions.has(index) && chain.entries[index]?.message) count += 1;
+  }
+  return count;
+}
+
+/**
+ * Every stored message of the chain, root first, hidden ones included (for usage totals): the
+ * cache, plus, when a cold read stopped at a boundary, the older part read now.
+ */
+export async function wholeChainMessages(
+  store: ContextStore,
+  chatId: string,
+  chain: ChainCache,
+): Promise<StoredMessage[]> {
+  const cached = chain.entries.map((entry) => entry.node.message);
+  let cursor = chain.startsAtRoot ? null : (chain.entries[0]?.node.parentId ?? null);
+  let older: MessageNodeRecord[] = [];
+  while (cursor !== null) {
+    const page = await store.getChain({ chatId, headMessageId: cursor });
+    older = page.nodes.concat(older);
+    cursor = page.nextCursor;
+  }
+  return older.length === 0 ? cached : [...older.map((node) => node.message), ...cached];
 }
 
 /** Page sizes of a cold read, newest first; after the last, the rest in one read. */

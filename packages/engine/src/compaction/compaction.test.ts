@@ -111,7 +111,7 @@ describe('compact()', () => {
     await chat(engine, 3);
     const result = await engine.compact({ summarize: () => 'short', keep: 1 });
     const tokens = result?.compaction.tokens;
-    expect(tokens?.tokenizer).toBe('o200k_base');
+    expect(tokens?.tokenizer).toMatch(/^estimate:/);
     expect(tokens?.covered).toBeGreaterThan(0);
     expect(tokens?.saved).toBe((tokens?.covered ?? 0) - (tokens?.summary ?? 0));
     const snapshot = await engine.inspect();

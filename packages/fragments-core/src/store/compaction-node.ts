@@ -28,7 +28,7 @@ export interface CompactionRecord {
   readonly coveredMessages: number;
   /** Token counts, by `tokenizer`. */
   readonly tokens: {
-    /** The tokenizer that counted (`'o200k_base'`). */
+    /** The tokenizer that counted (its `Tokenizer.id`: `'o200k_base'`, `'estimate:4.00'`, …). */
     readonly tokenizer: string;
     /** Tokens of the span's messages. */
     readonly covered: number;
