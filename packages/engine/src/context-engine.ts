@@ -45,6 +45,14 @@ import {
 import { TokenCounter } from './budget/token-counter';
 // --- end budget ---
 import {
+  type AutoCompaction,
+  type AutoCompactOptions,
+  type CheckedAutoCompact,
+  checkAutoCompact,
+  compactForBudget,
+  wantsCompaction,
+} from './compaction/auto-compact';
+import {
   type CompactionContext,
   type CompactionResult,
   type CompactOptions,
@@ -107,6 +115,12 @@ export interface ContextEngineOptions {
    * @default `createEstimatorTokenizer()` of `@ctxgraph/fragments-core` (about 4 characters a token)
    */
   tokenizer?: Tokenizer;
+  /**
+   * With `resolve({ budget })`: compact the branch (a summary node, see `compact()`) before the
+   * budget would leave history out, once the input passes `threshold` of the budget. Off unless
+   * given.
+   */
+  autoCompact?: AutoCompactOptions;
 }
 
 /**
@@ -146,6 +160,8 @@ export interface ResolveResult {
   messages: UIMessage[];
   /** With `budget`: what was counted, kept and left out, the cache plan and prefix reuse. */
   budget?: BudgetReport;
+  /** With `budget` and the engine's `autoCompact`, when the input passed the threshold. */
+  compaction?: AutoCompaction;
 }
 
 /** What {@link ContextEngine.resolve} returns with `format: 'model'`. */
@@ -161,6 +177,8 @@ export interface ModelResolveResult {
   system?: SystemModelMessage;
   /** With `budget`: what was counted, kept and left out, the cache plan and prefix reuse. */
   budget?: BudgetReport;
+  /** With `budget` and the engine's `autoCompact`, when the input passed the threshold. */
+  compaction?: AutoCompaction;
 }
 
 /** What {@link ContextEngine.save} returns. */
@@ -234,6 +252,8 @@ export class ContextEngine {
   readonly #validator: MessageValidator;
 
   readonly #serializer: ContextSerializer;
+  /** compaction/: the engine's `autoCompact` option, checked. */
+  readonly #autoCompact: CheckedAutoCompact | undefined;
   // --- budget (issue #14) ---
   readonly #tokenizer: Tokenizer;
   readonly #counter = new TokenCounter();
@@ -311,6 +331,10 @@ export class ContextEngine {
     this.#prices = options.prices;
     this.#validator = new MessageValidator(options.messageSchemas ?? {});
     this.#serializer = options.contextSerializer ?? defaultSerializer;
+    this.#autoCompact =
+      options.autoCompact === undefined
+        ? undefined
+        : checkAutoCompact('new ContextEngine(options)', options.autoCompact);
     this.#view = new BranchView(options.store, options.chatId, this.#validator);
   }
 
@@ -431,7 +455,21 @@ export class ContextEngine {
       const renderer = this.#pickRenderer(options?.renderer, 'resolve(options)');
       await this.#open();
       if (budget !== undefined) {
-        return this.#resolveWithin(budget, renderer, context ?? this.#fragments, ticket, format);
+        // compaction/: compact instead of leaving history out, when the app opted in.
+        const compaction = await this.#compactForBudget(
+          budget,
+          renderer,
+          context ?? this.#fragments,
+          ticket,
+        );
+        const result = await this.#resolveWithin(
+          budget,
+          renderer,
+          context ?? this.#fragments,
+          ticket,
+          format,
+        );
+        return compaction === undefined ? result : { ...result, compaction };
       }
       const systemPrompt = renderer.render(context ?? this.#fragments);
       const messages = await this.#conversation(ticket);
@@ -825,6 +863,28 @@ export class ContextEngine {
   }
 
   // ---------------------------------------------------------------------------------------------
+
+  /**
+   * With `autoCompact`: plans the budget without remembering anything; when the plan would leave
+   * history out or the input passes the threshold, compacts first. Undefined when it did not try.
+   */
+  async #compactForBudget(
+    budget: ReturnType<typeof checkBudget>,
+    renderer: ContextRenderer,
+    fragments: readonly ContextFragment[],
+    ticket: number,
+  ): Promise<AutoCompaction | undefined> {
+    const options = this.#autoCompact;
+    if (options === undefined) return undefined;
+    await this.#view.sync();
+    this.#bindLazy(ticket);
+    const pending = await this.#pending.messages(ticket, this.#validator);
+    const plan = this.#planDryRun(budget, renderer, fragments, pending);
+    if ('exceeded' in plan || !wantsCompaction(plan, options.threshold)) return undefined;
+    return compactForBudget(() =>
+      compactBranch(this.#compaction(), { summarize: options.summarize, keep: options.keep }),
+    );
+  }
 
   #compaction(): CompactionContext {
     return {

@@ -12,6 +12,7 @@ export {
   type SummarizerOptions,
   summarizer,
 } from './compaction/ai-summarizer';
+export type { AutoCompaction, AutoCompactOptions } from './compaction/auto-compact';
 export type {
   CompactionResult,
   CompactKeep,
