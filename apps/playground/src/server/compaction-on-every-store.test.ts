@@ -9,6 +9,7 @@ import { InMemoryContextStore } from '@ctxgraph/store-memory';
 import { PostgresContextStore } from '@ctxgraph/store-postgres';
 import { SqliteContextStore } from '@ctxgraph/store-sqlite';
 import type { UIMessage } from 'ai';
+import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPostgresServer } from '../../../../tooling/postgres-server.ts';
 
@@ -125,5 +126,15 @@ describe('on PostgreSQL', () => {
   afterAll(async () => {
     await stop();
   });
-  compactionScenarios('PostgreSQL', () => new PostgresContextStore(url));
+  // A schema of its own: the test never meets tables another run (or version) left behind.
+  const schema = `compaction_${Date.now()}_${Math.random().toString(36).slice(2, 8)}`;
+  afterAll(async () => {
+    const admin = postgres(url, { max: 1, onnotice: () => {} });
+    await admin.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    await admin.end();
+  });
+  compactionScenarios(
+    'PostgreSQL',
+    () => new PostgresContextStore({ connectionString: url, schema }),
+  );
 });
