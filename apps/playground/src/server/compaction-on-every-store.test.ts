@@ -115,7 +115,9 @@ compactionScenarios(
 );
 
 describe('on PostgreSQL', () => {
-  // DATABASE_URL when given; otherwise a throwaway embedded PostgreSQL.
+  // DATABASE_URL when given; otherwise a throwaway embedded PostgreSQL. A schema of its own, so
+  // the test never meets tables another run (or store version) left behind.
+  const schema = `compaction_${Date.now()}_${Math.random().toString(36).slice(2, 8)}`;
   let url = '';
   let stop = async (): Promise<void> => {};
   beforeAll(async () => {
@@ -124,14 +126,10 @@ describe('on PostgreSQL', () => {
     stop = server.stop;
   });
   afterAll(async () => {
-    await stop();
-  });
-  // A schema of its own: the test never meets tables another run (or version) left behind.
-  const schema = `compaction_${Date.now()}_${Math.random().toString(36).slice(2, 8)}`;
-  afterAll(async () => {
     const admin = postgres(url, { max: 1, onnotice: () => {} });
     await admin.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
     await admin.end();
+    await stop();
   });
   compactionScenarios(
     'PostgreSQL',
