@@ -152,13 +152,14 @@ export async function wholeChainMessages(
 }
 
 /** Page sizes of a cold read, newest first; after the last, the rest in one read. */
-const COLD_PAGES = [256, 4096] as const;
+const COLD_PAGES = [64, 1024, 16_384] as const;
 
 /**
  * Reads what a branch shows, cold: the chain from `head` back to the boundary of the newest
  * compaction node on it, or back to the root when there is none. The newest nodes come first in
- * pages (256, then 4,096, then the rest), so a chain with a recent compaction node costs a read
- * of the kept messages, not of the history.
+ * pages (64, then 1,024, then 16,384, then the rest) until one holds a compaction node; then one
+ * read with `until` takes exactly what lies between it and its boundary. A chain with a recent
+ * compaction node costs a read of the kept messages, not of the history.
  */
 export async function readConversationChain(
   store: ContextStore,

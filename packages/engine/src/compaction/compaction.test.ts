@@ -444,9 +444,29 @@ describe('compact()', () => {
     const cold = newEngine(measured, engine.chatId);
     const { messages } = await cold.resolve();
     expect(messages).toHaveLength(1 + 4 + 2);
-    // One first page of the newest 256 nodes holds the compaction node and its boundary.
-    expect(nodesRead).toBe(256);
+    // One first page of the newest 64 nodes holds the compaction node and its boundary.
+    expect(nodesRead).toBe(64);
     expect(counting.calls.get('getChain')).toBe(1);
+  });
+
+  it('when the boundary lies past the first page, one read with until takes exactly the rest', async () => {
+    const engine = newEngine();
+    await chat(engine, 200);
+    await engine.compact({ summarize: () => 'S', keep: 50 });
+    let nodesRead = 0;
+    let calls = 0;
+    const measured = overrideStore(store, {
+      getChain: async (input) => {
+        const page = await store.getChain(input);
+        nodesRead += page.nodes.length;
+        calls += 1;
+        return page;
+      },
+    });
+    const { messages } = await newEngine(measured, engine.chatId).resolve();
+    expect(messages).toHaveLength(1 + 100);
+    expect(nodesRead).toBe(100 + 1);
+    expect(calls).toBe(2);
   });
 
   it('a compaction older than the first page is still found, and only its span is skipped', async () => {
