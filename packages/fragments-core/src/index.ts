@@ -111,6 +111,12 @@ export {
 } from './renderer/render-tree';
 export { TreeRenderer, type TreeRendererOptions } from './renderer/tree-renderer';
 
+export type {
+  PruneInput,
+  PruneResult,
+  SearchHit,
+  SearchMessagesInput,
+} from './store/branch-extensions';
 export { nextBranchName } from './store/branch-names';
 export {
   type BranchSummaryRecord,
@@ -121,6 +127,12 @@ export {
   readBranchSummary,
   readCompaction,
 } from './store/compaction-node';
+export {
+  type BranchComparison,
+  type BranchSide,
+  type CompareBranchesInput,
+  compareBranchChains,
+} from './store/compare-branches';
 export type {
   AppendInput,
   AppendResult,
