@@ -3,6 +3,7 @@ export type {
   BranchSideReport,
   CompareBranchesOptions,
 } from './branches/compare-branches';
+export type { CompactedDropReport } from './branches/drop-compacted';
 export {
   type PruneUserChatsOptions,
   type PruneUserChatsResult,
@@ -36,6 +37,8 @@ export {
   ContextEngine,
   type ContextEngineOptions,
   type DeleteBranchOptions,
+  type EnginePruneResult,
+  type PruneOptions,
   type ModelResolveResult,
   type ResolveOptions,
   type ResolveResult,

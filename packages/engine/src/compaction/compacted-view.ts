@@ -92,7 +92,9 @@ export function visibleConversation(chain: ChainCache): VisibleConversation {
       messages: chain.messages.slice(),
       position: (id) => chain.messagePosition(id),
       invalid:
-        chain.invalidCount > 0 ? chain.entries.find((entry) => entry.message === null) : undefined,
+        chain.invalidCount > 0
+          ? chain.entries.find((entry) => entry.message === null && entry.error !== null)
+          : undefined,
     };
   }
   const entries: ChainEntry[] = [compaction.entry];
@@ -110,7 +112,7 @@ export function visibleConversation(chain: ChainCache): VisibleConversation {
   let invalid: ChainEntry | undefined;
   for (const entry of entries) {
     if (entry.message === null) {
-      invalid ??= entry;
+      if (entry.error !== null) invalid ??= entry;
       continue;
     }
     positions.set(entry.node.id, messages.length);
