@@ -775,7 +775,7 @@ export class ContextEngine {
       const compacted: CompactedDropReport =
         options?.compacted === 'drop'
           ? await dropCompactedOriginals(this.#store, { chatId: this.#chatId, dryRun })
-          : { nodes: 0, bytes: 0, messageIds: [] };
+          : { nodes: 0, bytes: 0, tombstoneBytes: 0, messageIds: [] };
       return { ...result, compacted };
     });
   }

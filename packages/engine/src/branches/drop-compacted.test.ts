@@ -121,7 +121,7 @@ describe("prune({ compacted: 'drop' })", () => {
     const engine = newEngine();
     await talk(engine, 1, 3);
     await engine.compact({ summarize: () => 'S1', keep: 1 });
-    expect((await engine.prune()).compacted).toEqual({ nodes: 0, bytes: 0, messageIds: [] });
+    expect((await engine.prune()).compacted).toEqual({ nodes: 0, bytes: 0, tombstoneBytes: 0, messageIds: [] });
     expect((await engine.prune({ compacted: 'keep' })).compacted.nodes).toBe(0);
     const node = await store.getMessage({ chatId: engine.chatId, messageId: 'u1' });
     expect(node?.message.parts).toHaveLength(1);
@@ -187,5 +187,30 @@ describe("prune({ compacted: 'drop' })", () => {
     await expect(failure).rejects.toThrow(/moved during each of 5 attempts/);
     const node = await store.getMessage({ chatId: engine.chatId, messageId: 'u1' });
     expect(node?.message.parts).toHaveLength(1);
+  });
+});
+
+describe('dropping behind a compaction of a compaction', () => {
+  it('drops the older summary too, and the newer one still reads', async () => {
+    const engine = newEngine();
+    await talk(engine, 1, 3);
+    const first = await engine.compact({ summarize: () => 'S1', keep: 1 });
+    await talk(engine, 4, 2);
+    await engine.compact({ summarize: () => 'S2', keep: 1 });
+    const result = await engine.prune({ compacted: 'drop' });
+    expect(result.compacted.messageIds).toEqual([
+      'u1',
+      'a1',
+      'u2',
+      'a2',
+      'u3',
+      'a3',
+      first?.messageId,
+      'u4',
+      'a4',
+    ]);
+    const shown = ['Summary of the conversation so far:\n\nS2', 'question 5 quokka', 'answer 5'];
+    expect(texts((await engine.resolve()).messages)).toEqual(shown);
+    expect(texts((await newEngine(store, engine.chatId).resolve()).messages)).toEqual(shown);
   });
 });

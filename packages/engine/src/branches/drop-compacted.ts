@@ -13,8 +13,13 @@ import { utf8Length } from '@ctxgraph/fragments-core/store-kit';
 export interface CompactedDropReport {
   /** The originals replaced by tombstones. */
   nodes: number;
-  /** The UTF-8 bytes of stored message JSON reclaimed (originals minus their tombstones). */
+  /** The UTF-8 bytes of the originals' stored message JSON (what goes). */
   bytes: number;
+  /**
+   * The UTF-8 bytes of the tombstones written in their place (about 120 each): the store shrinks
+   * by `bytes - tombstoneBytes`.
+   */
+  tombstoneBytes: number;
   /** Their ids, oldest first per branch. */
   messageIds: string[];
 }
@@ -140,7 +145,7 @@ export async function dropCompactedOriginals(
   input: DropCompactedInput,
 ): Promise<CompactedDropReport> {
   const ignore = new Set(input.ignoreBranches ?? []);
-  const report: CompactedDropReport = { nodes: 0, bytes: 0, messageIds: [] };
+  const report: CompactedDropReport = { nodes: 0, bytes: 0, tombstoneBytes: 0, messageIds: [] };
   const droppedAt = Date.now();
   for (let attempt = 1; attempt <= ATTEMPTS; attempt += 1) {
     const drops = await planDrop(store, input.chatId, ignore);
@@ -160,10 +165,8 @@ export async function dropCompactedOriginals(
         }
         for (const { original, tombstone } of tombstones) {
           report.nodes += 1;
-          report.bytes += Math.max(
-            0,
-            utf8Length(JSON.stringify(original)) - utf8Length(JSON.stringify(tombstone)),
-          );
+          report.bytes += utf8Length(JSON.stringify(original));
+          report.tombstoneBytes += utf8Length(JSON.stringify(tombstone));
           report.messageIds.push(original.id);
         }
       }
