@@ -16,7 +16,7 @@ export interface CompactedDropReport {
   /** The UTF-8 bytes of the originals' stored message JSON (what goes). */
   bytes: number;
   /**
-   * The UTF-8 bytes of the tombstones written in their place (about 120 each): the store shrinks
+   * The UTF-8 bytes of the tombstones written in their place (about 150 each): the store shrinks
    * by `bytes - tombstoneBytes`.
    */
   tombstoneBytes: number;
