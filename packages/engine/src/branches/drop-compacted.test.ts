@@ -121,7 +121,12 @@ describe("prune({ compacted: 'drop' })", () => {
     const engine = newEngine();
     await talk(engine, 1, 3);
     await engine.compact({ summarize: () => 'S1', keep: 1 });
-    expect((await engine.prune()).compacted).toEqual({ nodes: 0, bytes: 0, tombstoneBytes: 0, messageIds: [] });
+    expect((await engine.prune()).compacted).toEqual({
+      nodes: 0,
+      bytes: 0,
+      tombstoneBytes: 0,
+      messageIds: [],
+    });
     expect((await engine.prune({ compacted: 'keep' })).compacted.nodes).toBe(0);
     const node = await store.getMessage({ chatId: engine.chatId, messageId: 'u1' });
     expect(node?.message.parts).toHaveLength(1);

@@ -90,9 +90,14 @@ describe('dropped messages', () => {
 
   it('readDropped() ignores records of another format', () => {
     const base = { id: 'x', role: 'user', parts: [] };
-    expect(readDropped({ ...base, metadata: { ctxgraph: { dropped: { version: 2 } } } })).toBeNull();
     expect(
-      readDropped({ ...base, metadata: { ctxgraph: { dropped: { version: 1, compactionId: 3 } } } }),
+      readDropped({ ...base, metadata: { ctxgraph: { dropped: { version: 2 } } } }),
+    ).toBeNull();
+    expect(
+      readDropped({
+        ...base,
+        metadata: { ctxgraph: { dropped: { version: 1, compactionId: 3 } } },
+      }),
     ).toBeNull();
     expect(readDropped({ ...base, metadata: 'text' })).toBeNull();
   });
