@@ -8,6 +8,7 @@ import {
   readDropped,
 } from '@ctxgraph/fragments-core';
 import { utf8Length } from '@ctxgraph/fragments-core/store-kit';
+import { readWholeChain } from '../compaction/compacted-view';
 
 /** What `prune({ compacted: 'drop' })` dropped (or, with `dryRun`, would drop). */
 export interface CompactedDropReport {
@@ -36,22 +37,6 @@ export interface DropCompactedInput {
 
 /** How many times the whole pass starts over after another writer moved a branch head. */
 const ATTEMPTS = 5;
-
-/** Every node of the chain from `head` back to the root, oldest first. */
-async function readWholeChain(
-  store: ContextStore,
-  chatId: string,
-  head: string,
-): Promise<MessageNodeRecord[]> {
-  let nodes: MessageNodeRecord[] = [];
-  let cursor: string | null = head;
-  while (cursor !== null) {
-    const page = await store.getChain({ chatId, headMessageId: cursor });
-    nodes = page.nodes.concat(nodes);
-    cursor = page.nextCursor;
-  }
-  return nodes;
-}
 
 /**
  * The position of the boundary of the compaction a chain is shown through (the newest compaction

@@ -133,6 +133,22 @@ export function shownMessageCount(chain: ChainCache): number {
   return count;
 }
 
+/** Every node of the chain from `head` back to the root, oldest first (all pages). */
+export async function readWholeChain(
+  store: ContextStore,
+  chatId: string,
+  head: string,
+): Promise<MessageNodeRecord[]> {
+  let nodes: MessageNodeRecord[] = [];
+  let cursor: string | null = head;
+  while (cursor !== null) {
+    const page = await store.getChain({ chatId, headMessageId: cursor });
+    nodes = page.nodes.concat(nodes);
+    cursor = page.nextCursor;
+  }
+  return nodes;
+}
+
 /**
  * Every stored message of the chain, root first, hidden ones included (for usage totals): the
  * cache, plus, when a cold read stopped at a boundary, the older part read now.
@@ -143,13 +159,8 @@ export async function wholeChainMessages(
   chain: ChainCache,
 ): Promise<StoredMessage[]> {
   const cached = chain.entries.map((entry) => entry.node.message);
-  let cursor = chain.startsAtRoot ? null : (chain.entries[0]?.node.parentId ?? null);
-  let older: MessageNodeRecord[] = [];
-  while (cursor !== null) {
-    const page = await store.getChain({ chatId, headMessageId: cursor });
-    older = page.nodes.concat(older);
-    cursor = page.nextCursor;
-  }
+  const from = chain.startsAtRoot ? null : (chain.entries[0]?.node.parentId ?? null);
+  const older = from === null ? [] : await readWholeChain(store, chatId, from);
   return older.length === 0 ? cached : [...older.map((node) => node.message), ...cached];
 }
 
