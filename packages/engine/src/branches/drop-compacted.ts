@@ -31,8 +31,6 @@ export interface DropCompactedInput {
   readonly chatId: string;
   /** Work out and report, write nothing. */
   readonly dryRun: boolean;
-  /** Branches to leave out of the reckoning (a dry run's `deleteBranches`: they would be gone). */
-  readonly ignoreBranches?: readonly string[];
 }
 
 /** How many times the whole pass starts over after another writer moved a branch head. */
@@ -57,6 +55,16 @@ function coveredSpan(
   return undefined;
 }
 
+/** Every branch head and checkpoint of the chat, as one comparable string. */
+async function pointers(store: ContextStore, chatId: string): Promise<string> {
+  const branches = await store.listBranches(chatId);
+  const checkpoints = await store.listCheckpoints(chatId);
+  return JSON.stringify([
+    branches.map((branch) => [branch.name, branch.headMessageId]),
+    checkpoints.map((checkpoint) => [checkpoint.name, checkpoint.messageId]),
+  ]);
+}
+
 /** One branch's share of the drop: the tombstones to commit on it at the head read. */
 interface BranchDrop {
   readonly branch: string;
@@ -73,12 +81,10 @@ interface BranchDrop {
 async function planDrop(
   store: ContextStore,
   chatId: string,
-  ignoreBranches: ReadonlySet<string>,
-): Promise<BranchDrop[]> {
-  const branches = (await store.listBranches(chatId)).filter(
-    (branch) => branch.headMessageId !== null && !ignoreBranches.has(branch.name),
-  );
+): Promise<{ drops: BranchDrop[]; pointers: string }> {
+  const allBranches = await store.listBranches(chatId);
   const checkpoints = await store.listCheckpoints(chatId);
+  const branches = allBranches.filter((branch) => branch.headMessageId !== null);
   // Per node: the compaction that covers it, or null once some reader shows it in full.
   const cover = new Map<string, string | null>();
   const judge = (chain: readonly MessageNodeRecord[]): void => {
@@ -114,57 +120,71 @@ async function planDrop(
     }
     if (nodes.length > 0) drops.push({ branch, headId, nodes });
   }
-  return drops;
+  return {
+    drops,
+    pointers: JSON.stringify([
+      allBranches.map((branch) => [branch.name, branch.headMessageId]),
+      checkpoints.map((checkpoint) => [checkpoint.name, checkpoint.messageId]),
+    ]),
+  };
 }
 
 /**
  * Replaces, in place, the originals of a chat that every branch and checkpoint reaching them
  * shows only through a compaction's summary with tombstones (same id, parent and sequence; no
  * parts; `metadata.ctxgraph.dropped` naming the compaction). Each branch's share is one `commit`
- * of the existing ids at the head read (the v1 replace-in-place), so a writer that moved the head
- * meanwhile makes the commit fail and the whole pass start over from fresh reads (at most 5
- * times, then an `EngineError`); no turn is ever lost, and tombstones already written stay.
+ * of the existing ids at the head read (the v1 replace-in-place). Right before each commit the
+ * branch heads and checkpoints are listed again: when any changed (a new branch or checkpoint
+ * may need a node in full), or the commit meets a moved head, the whole pass starts over from
+ * fresh reads (at most 5 times, then an `EngineError`); no turn is ever lost, and tombstones
+ * already written stay.
  */
 export async function dropCompactedOriginals(
   store: ContextStore,
   input: DropCompactedInput,
 ): Promise<CompactedDropReport> {
-  const ignore = new Set(input.ignoreBranches ?? []);
-  const report: CompactedDropReport = { nodes: 0, bytes: 0, tombstoneBytes: 0, messageIds: [] };
   const droppedAt = Date.now();
+  // Summed over the attempts: what one attempt committed is a tombstone the next one skips.
+  const report: CompactedDropReport = { nodes: 0, bytes: 0, tombstoneBytes: 0, messageIds: [] };
+  let conflict: unknown;
   for (let attempt = 1; attempt <= ATTEMPTS; attempt += 1) {
-    const drops = await planDrop(store, input.chatId, ignore);
-    try {
-      for (const drop of drops) {
-        const tombstones = drop.nodes.map(({ node, compactionId }) => ({
-          original: node.message,
-          tombstone: droppedMessage(node.message, { version: 1, compactionId, droppedAt }),
-        }));
-        if (!input.dryRun) {
+    const plan = await planDrop(store, input.chatId);
+    let moved = false;
+    for (const drop of plan.drops) {
+      const tombstones = drop.nodes.map(({ node, compactionId }) => ({
+        original: node.message,
+        tombstone: droppedMessage(node.message, { version: 1, compactionId, droppedAt }),
+      }));
+      if (!input.dryRun) {
+        if ((await pointers(store, input.chatId)) !== plan.pointers) {
+          moved = true;
+          break;
+        }
+        try {
           await store.commit({
             chatId: input.chatId,
             branch: drop.branch,
             expectedHeadId: drop.headId,
             messages: tombstones.map(({ tombstone }) => ({ id: tombstone.id, message: tombstone })),
           });
-        }
-        for (const { original, tombstone } of tombstones) {
-          report.nodes += 1;
-          report.bytes += utf8Length(JSON.stringify(original));
-          report.tombstoneBytes += utf8Length(JSON.stringify(tombstone));
-          report.messageIds.push(original.id);
+        } catch (error) {
+          if (!HeadConflictError.isInstance(error)) throw error;
+          conflict = error;
+          moved = true;
+          break;
         }
       }
-      return report;
-    } catch (error) {
-      if (!HeadConflictError.isInstance(error)) throw error;
-      if (attempt === ATTEMPTS) {
-        throw new EngineError(
-          `prune({ compacted: 'drop' }): branch "${error.branch}" of chat "${input.chatId}" moved during each of ${ATTEMPTS} attempts; ${report.nodes} originals were dropped before that, none was lost. Call prune again when writers are quieter.`,
-          { cause: error },
-        );
+      for (const { original, tombstone } of tombstones) {
+        report.nodes += 1;
+        report.bytes += utf8Length(JSON.stringify(original));
+        report.tombstoneBytes += utf8Length(JSON.stringify(tombstone));
+        report.messageIds.push(original.id);
       }
     }
+    if (!moved) return report;
   }
-  return report;
+  throw new EngineError(
+    `prune({ compacted: 'drop' }): the branches or checkpoints of chat "${input.chatId}" changed during each of ${ATTEMPTS} attempts; ${report.nodes} originals were dropped before that, and no message was lost. Call prune again when writers are quieter.`,
+    { cause: conflict },
+  );
 }

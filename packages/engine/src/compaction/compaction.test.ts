@@ -20,6 +20,7 @@ import {
   withoutExtensions,
 } from '../__fixtures__/test-kit';
 import { ContextEngine } from '../context-engine';
+import { withUsage } from '../usage/message-usage';
 import { DEFAULT_COMPACTION_INSTRUCTION, summarizer } from './ai-summarizer';
 import type { Summarizer } from './summarizer';
 
@@ -717,6 +718,24 @@ describe("prune({ compacted: 'drop' })", () => {
     ]);
   });
 
+  it('keeps the recorded usage on the tombstones, so usage totals do not change', async () => {
+    const engine = newEngine();
+    engine.set(
+      user('question 1', { id: 'u1' }),
+      withUsage(assistant('answer 1', { id: 'a1' }), {
+        usage: { inputTokens: 1200, outputTokens: 300 },
+        modelId: 'gpt-4o',
+      }),
+    );
+    await engine.save();
+    await chat(engine, 2, '', 2);
+    await engine.compact({ summarize: () => 'S1', keep: 1 });
+    const before = await engine.usage();
+    expect(before.calls).toBe(1);
+    expect((await engine.prune({ compacted: 'drop' })).compacted.messageIds).toContain('a1');
+    expect(await engine.usage()).toEqual(before);
+  });
+
   it("'keep' (the default) drops nothing", async () => {
     const engine = newEngine();
     await chat(engine, 3);
@@ -768,6 +787,33 @@ describe("prune({ compacted: 'drop' })", () => {
     expect(texts((await dropper.resolve()).messages).slice(-2)).toEqual(['question 5', 'answer 5']);
   });
 
+  it('starts over when a branch is forked inside the span meanwhile, and keeps what it shows', async () => {
+    const engine = newEngine();
+    await chat(engine, 4);
+    await engine.compact({ summarize: () => 'S1', keep: 1 });
+    let forked = false;
+    const racing = overrideStore(store, {
+      commit: async (input) => {
+        if (!forked && input.messages.some((entry) => readDropped(entry.message) !== null))
+          throw new Error('the fork should have been seen before the commit');
+        return store.commit(input);
+      },
+      listCheckpoints: async (chatId) => {
+        const checkpoints = await store.listCheckpoints(chatId);
+        // The first listing is the pass's own read: fork at a2 right after it.
+        if (!forked && (listings += 1) === 1) {
+          forked = true;
+          await store.createBranch({ chatId, name: 'late', headMessageId: 'a2' });
+        }
+        return checkpoints;
+      },
+    });
+    let listings = 0;
+    const result = await newEngine(racing, engine.chatId).prune({ compacted: 'drop' });
+    expect(forked).toBe(true);
+    expect(result.compacted.messageIds).toEqual(['u3', 'a3']);
+  });
+
   it('fails clearly when the head keeps moving', async () => {
     const engine = newEngine();
     await chat(engine, 3);
@@ -786,7 +832,7 @@ describe("prune({ compacted: 'drop' })", () => {
     });
     const failure = newEngine(busy, engine.chatId).prune({ compacted: 'drop' });
     await expect(failure).rejects.toBeInstanceOf(EngineError);
-    await expect(failure).rejects.toThrow(/moved during each of 5 attempts/);
+    await expect(failure).rejects.toThrow(/changed during each of 5 attempts/);
     const node = await store.getMessage({ chatId: engine.chatId, messageId: 'u1' });
     expect(node?.message.parts).toHaveLength(1);
   });

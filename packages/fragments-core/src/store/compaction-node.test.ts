@@ -68,7 +68,7 @@ describe('compaction nodes', () => {
 });
 
 describe('dropped messages', () => {
-  it('droppedMessage() keeps the id and role, no parts, and a record that reads back', () => {
+  it('droppedMessage() keeps the id, the role and the recorded usage, no parts, and a record that reads back', () => {
     const original = {
       id: 'm2',
       role: 'assistant',
@@ -81,7 +81,10 @@ describe('dropped messages', () => {
       id: 'm2',
       role: 'assistant',
       parts: [],
-      metadata: { ctxgraph: { dropped } },
+      metadata: { ctxgraph: { dropped, usage: { inputTokens: 3 } } },
+    });
+    expect(droppedMessage({ id: 'm1', role: 'user', parts: [] }, dropped).metadata).toEqual({
+      ctxgraph: { dropped },
     });
     expect(readDropped(JSON.parse(JSON.stringify(tombstone)))).toEqual(dropped);
     expect(readDropped(original)).toBeNull();

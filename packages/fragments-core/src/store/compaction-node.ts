@@ -159,7 +159,8 @@ export function readDropped(message: StoredMessage): DroppedRecord | null {
 
 /**
  * The tombstone that replaces a dropped message in place: same id and role, no parts, and the
- * record in `metadata.ctxgraph.dropped` (nothing else of the original is kept).
+ * record in `metadata.ctxgraph.dropped`. Of the original, only `metadata.ctxgraph.usage` (the
+ * recorded usage of the model call, so cost totals stay true) is kept, as it was.
  *
  * @example
  * ```ts
@@ -170,10 +171,11 @@ export function readDropped(message: StoredMessage): DroppedRecord | null {
  * ```
  */
 export function droppedMessage(original: StoredMessage, dropped: DroppedRecord): StoredMessage {
+  const usage = ctxgraphMetadata(original)?.usage;
   return {
     id: original.id,
     role: original.role,
     parts: [],
-    metadata: { [CTXGRAPH_METADATA_KEY]: { dropped } },
+    metadata: { [CTXGRAPH_METADATA_KEY]: { dropped, ...(usage === undefined ? {} : { usage }) } },
   };
 }
