@@ -801,7 +801,8 @@ describe("prune({ compacted: 'drop' })", () => {
       listCheckpoints: async (chatId) => {
         const checkpoints = await store.listCheckpoints(chatId);
         // The first listing is the pass's own read: fork at a2 right after it.
-        if (!forked && (listings += 1) === 1) {
+        listings += 1;
+        if (!forked && listings === 1) {
           forked = true;
           await store.createBranch({ chatId, name: 'late', headMessageId: 'a2' });
         }
