@@ -1,4 +1,4 @@
-import type { BranchRecord, CheckpointRecord } from '@ctxgraph/fragments-core';
+import type { BranchRecord, CheckpointRecord, ValidationIssue } from '@ctxgraph/fragments-core';
 import type {
   ChatOperation,
   ChatPage,
@@ -22,11 +22,19 @@ export type FlatFragment = SerializedFragment;
 export class ApiError extends Error {
   readonly errorName: string;
   readonly status: number;
+  /** Each problem with its path, for validation errors. */
+  readonly issues: readonly ValidationIssue[];
 
-  constructor(status: number, errorName: string, message: string) {
+  constructor(
+    status: number,
+    errorName: string,
+    message: string,
+    issues: readonly ValidationIssue[] = [],
+  ) {
     super(message);
     this.status = status;
     this.errorName = errorName;
+    this.issues = issues;
   }
 }
 
@@ -41,7 +49,12 @@ async function failure(response: Response): Promise<ApiError> {
   const text = await response.text();
   try {
     const body = JSON.parse(text) as Partial<ErrorBody>;
-    return new ApiError(response.status, body.error?.name ?? 'Error', body.error?.message ?? text);
+    return new ApiError(
+      response.status,
+      body.error?.name ?? 'Error',
+      body.error?.message ?? text,
+      body.error?.issues ?? [],
+    );
   } catch {
     return new ApiError(response.status, 'Error', text || response.statusText);
   }
@@ -86,8 +99,16 @@ export const api = {
     request('POST', `/api/chats/${encodeURIComponent(chatId)}/messages`, { role, text }),
   rewind: (chatId: string, messageId: string): Promise<ChatOperation<BranchRecord>> =>
     request('POST', `/api/chats/${encodeURIComponent(chatId)}/rewind`, { messageId }),
-  checkpoint: (chatId: string, name: string): Promise<ChatOperation<CheckpointRecord>> =>
-    request('POST', `/api/chats/${encodeURIComponent(chatId)}/checkpoints`, { name }),
+  checkpoint: (
+    chatId: string,
+    name: string,
+    messageId: string | null,
+  ): Promise<ChatOperation<CheckpointRecord>> =>
+    request(
+      'POST',
+      `/api/chats/${encodeURIComponent(chatId)}/checkpoints`,
+      messageId === null ? { name } : { name, messageId },
+    ),
   restore: (chatId: string, name: string): Promise<ChatOperation<BranchRecord>> =>
     request('POST', `/api/chats/${encodeURIComponent(chatId)}/restore`, { name }),
   btw: (chatId: string): Promise<ChatOperation<BranchRecord>> =>

@@ -1,7 +1,6 @@
 import type { ChatRecord, JsonValue } from '@ctxgraph/fragments-core';
 import { type ReactElement, useCallback, useEffect, useState } from 'react';
 import {
-  ApiError,
   api,
   type ChatView,
   type PlaygroundInfo,
@@ -10,11 +9,12 @@ import {
   streamReply,
 } from './api';
 import { ChatList } from './components/chat-list';
-import { ContextPane } from './components/context-pane';
+import { ContextPane, type DraftPreview } from './components/context-pane';
 import { ConversationPane } from './components/conversation-pane';
 import { GraphPane } from './components/graph-pane';
 import { InspectDialog } from './components/inspect-dialog';
 import { PromptPanel } from './components/prompt-panel';
+import { describeError } from './describe-error';
 
 interface Notice {
   kind: 'error' | 'info';
@@ -23,13 +23,7 @@ interface Notice {
 }
 
 function noticeFor(error: unknown): Notice {
-  if (error instanceof ApiError)
-    return { kind: 'error', title: error.errorName, message: error.message };
-  return {
-    kind: 'error',
-    title: 'Error',
-    message: error instanceof Error ? error.message : String(error),
-  };
+  return { kind: 'error', ...describeError(error) };
 }
 
 function chatFromHash(): string | null {
@@ -55,7 +49,7 @@ export function App(): ReactElement {
   const [busy, setBusy] = useState(false);
   const [streaming, setStreaming] = useState<string | null>(null);
   const [renderer, setRenderer] = useState<RendererName>(storedRenderer);
-  const [preview, setPreview] = useState<ChatView['prompts'] | null>(null);
+  const [preview, setPreview] = useState<DraftPreview | null>(null);
   const [snapshot, setSnapshot] = useState<Record<string, unknown> | null>(null);
   const [chatError, setChatError] = useState<string | null>(null);
   const [pendingUser, setPendingUser] = useState<string | null>(null);
@@ -102,8 +96,8 @@ export function App(): ReactElement {
       .chat(chatId)
       .then(setView)
       .catch((error: unknown) => {
-        setChatError(error instanceof Error ? error.message : String(error));
-        setNotice(noticeFor(error));
+        // Told once, where the chat would be (not in the notice bar as well).
+        setChatError(describeError(error).message);
       });
   }, [chatId, userId]);
 
@@ -272,6 +266,7 @@ export function App(): ReactElement {
           <>
             <div className="column middle-column">
               <ContextPane
+                key={active.chat.id}
                 view={active}
                 onPreview={setPreview}
                 onSave={async (fragments: JsonValue[]) => {
@@ -281,8 +276,8 @@ export function App(): ReactElement {
                 }}
               />
               <PromptPanel
-                prompts={preview ?? active.prompts}
-                preview={preview !== null}
+                prompts={active.prompts}
+                draft={preview}
                 renderer={renderer}
                 onRenderer={chooseRenderer}
               />
@@ -305,15 +300,15 @@ export function App(): ReactElement {
                     const { result, view: next } = await api.rewind(active.chat.id, messageId);
                     setNotice({
                       kind: 'info',
-                      title: 'Rewound',
-                      message: `Now on ${result.name}, at that message.`,
+                      title: 'New branch',
+                      message: `Now on ${result.name}, continuing from that message.`,
                     });
                     return next;
                   })
                 }
-                onCheckpoint={(name) =>
+                onCheckpoint={(name, messageId) =>
                   void run(
-                    async () => (await api.checkpoint(active.chat.id, name)).view,
+                    async () => (await api.checkpoint(active.chat.id, name, messageId)).view,
                     `Checkpoint “${name}” saved.`,
                   )
                 }
@@ -333,8 +328,8 @@ export function App(): ReactElement {
                     const { result, view: next } = await api.btw(active.chat.id);
                     setNotice({
                       kind: 'info',
-                      title: 'btw',
-                      message: `Branch ${result.name} forked at the head; you stay on ${next.branch}.`,
+                      title: 'Side branch',
+                      message: `Side branch ${result.name} starts at the current message; you stay on ${next.branch}.`,
                     });
                     return next;
                   })
@@ -351,8 +346,8 @@ export function App(): ReactElement {
               <h1>Compose context, chat, branch, rewind.</h1>
               <p>
                 Create a chat on the left. Add context fragments and watch the system prompt under
-                each renderer; send messages; click any node of the graph to rewind there;
-                checkpoint and restore; inspect what the engine would send.
+                each renderer; send messages; select a message in the graph to branch from it or
+                checkpoint it; restore; inspect what the engine would send.
               </p>
               {chatId && !view && chatError === null ? (
                 <p className="muted">Loading chat…</p>

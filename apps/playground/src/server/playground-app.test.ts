@@ -415,6 +415,34 @@ describe('conversation and graph', () => {
     expect(unknown.body.error.name).toBe('CheckpointNotFoundError');
   });
 
+  it('checkpoints any message of the chat by id, and refuses one that is not in it', async () => {
+    const view = await createChat();
+    const first = await say(view.chat.id, 'user', 'Python or JavaScript?');
+    await say(view.chat.id, 'assistant', 'What do you like?');
+    const firstId = first.headMessageId as string;
+    const named = await call('POST', `/api/chats/${view.chat.id}/checkpoints`, {
+      name: 'question',
+      messageId: firstId,
+    });
+    expect(named.status).toBe(201);
+    expect(named.body.result.messageId).toBe(firstId);
+    // Nothing moved: the branch and its head are where they were.
+    expect(named.body.view.branch).toBe('main');
+    expect(named.body.view.messages).toHaveLength(2);
+    const elsewhere = await createChat('Another');
+    const foreign = await say(elsewhere.chat.id, 'user', 'Hello');
+    const refused = await call('POST', `/api/chats/${view.chat.id}/checkpoints`, {
+      name: 'stolen',
+      messageId: foreign.headMessageId,
+    });
+    expect(refused.status).toBe(404);
+    expect(refused.body.error.name).toBe('MessageNotFoundError');
+    const after = await call('GET', `/api/chats/${view.chat.id}`);
+    expect(after.body.graph.checkpoints.map((item: { name: string }) => item.name)).toEqual([
+      'question',
+    ]);
+  });
+
   it('opens a btw branch without leaving the current one, and switches branches', async () => {
     const view = await createChat();
     await say(view.chat.id, 'user', 'Weather?');

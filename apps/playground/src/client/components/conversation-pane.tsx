@@ -2,6 +2,9 @@ import { type ReactElement, useEffect, useRef, useState } from 'react';
 import type { ChatView, PlaygroundInfo } from '../api';
 import { BranchIcon } from './icons';
 
+/** Where the page remembers that the no-model notice was dismissed. */
+const HINT_KEY = 'ctxgraph.no-model-notice';
+
 /** Props of {@link ConversationPane}. */
 export interface ConversationPaneProps {
   view: ChatView;
@@ -29,6 +32,9 @@ function textOf(parts: readonly unknown[]): string {
 export function ConversationPane(props: ConversationPaneProps): ReactElement {
   const [text, setText] = useState('');
   const [reply, setReply] = useState('');
+  const [hintDismissed, setHintDismissed] = useState(
+    () => window.localStorage.getItem(HINT_KEY) === 'dismissed',
+  );
   const bottom = useRef<HTMLDivElement>(null);
   const last = props.view.messages.at(-1);
   const awaitingReply = props.model === null && last?.role === 'user';
@@ -85,11 +91,25 @@ export function ConversationPane(props: ConversationPaneProps): ReactElement {
         <div ref={bottom} />
       </div>
       <div className="composer">
-        {props.model === null ? (
-          <p className="notice">
-            No model is configured, so you write the assistant’s replies by hand. Start the server
-            with <code>OPENAI_API_KEY</code> (or <code>OPENAI_BASE_URL</code> +{' '}
-            <code>OPENAI_MODEL</code>) to get them from a model.
+        {props.model === null && !hintDismissed ? (
+          <p className="notice" data-testid="no-model-notice">
+            <span>
+              No model: you write the replies.{' '}
+              <span title="Start the server with OPENAI_API_KEY (or OPENAI_BASE_URL and OPENAI_MODEL) to get replies from a model.">
+                Set <code>OPENAI_API_KEY</code> for a model.
+              </span>
+            </span>
+            <button
+              type="button"
+              className="icon"
+              aria-label="Dismiss the no-model notice"
+              onClick={() => {
+                window.localStorage.setItem(HINT_KEY, 'dismissed');
+                setHintDismissed(true);
+              }}
+            >
+              ×
+            </button>
           </p>
         ) : null}
         {awaitingReply ? (
@@ -97,7 +117,7 @@ export function ConversationPane(props: ConversationPaneProps): ReactElement {
             <textarea
               rows={2}
               aria-label="Assistant reply"
-              placeholder="Write the assistant’s reply…"
+              placeholder="Write the assistant’s reply… (Ctrl/⌘ + Enter adds it)"
               value={reply}
               onChange={(event) => setReply(event.target.value)}
               onKeyDown={(event) => {
@@ -118,7 +138,11 @@ export function ConversationPane(props: ConversationPaneProps): ReactElement {
             <textarea
               rows={2}
               aria-label="User message"
-              placeholder={props.model ? 'Ask the model…' : 'Write a user message…'}
+              placeholder={
+                props.model
+                  ? 'Ask the model… (Ctrl/⌘ + Enter sends)'
+                  : 'Write a user message… (Ctrl/⌘ + Enter sends)'
+              }
               value={text}
               onChange={(event) => setText(event.target.value)}
               onKeyDown={(event) => {
@@ -135,7 +159,6 @@ export function ConversationPane(props: ConversationPaneProps): ReactElement {
             </button>
           </div>
         )}
-        <p className="footnote">Ctrl/⌘ + Enter sends.</p>
       </div>
     </section>
   );

@@ -1,7 +1,13 @@
 import type { JsonValue } from '@ctxgraph/fragments-core';
 import type { ReactElement } from 'react';
 import type { FlatFragment } from '../api';
-import { emptyFragment, type FieldSpec, FRAGMENT_SPECS, specFor } from '../fragment-catalog';
+import {
+  emptyFragment,
+  type FieldSpec,
+  FRAGMENT_SPECS,
+  fieldMissing,
+  specFor,
+} from '../fragment-catalog';
 
 /** Props of {@link FragmentForm}. */
 export interface FragmentFormProps {
@@ -201,21 +207,25 @@ export function FragmentForm(props: FragmentFormProps): ReactElement {
       {spec.fields.map((item) => {
         const entry =
           props.value[item.key] ?? (item.kind === 'text' || item.kind === 'longtext' ? '' : []);
+        const missing = fieldMissing(item, props.value[item.key]);
         const label = (
           <span className="field-label">
             {item.label}
             {item.required ? <span className="required">*</span> : null}
+            {missing ? <span className="missing"> required</span> : null}
           </span>
         );
+        const fieldClass = missing ? 'field invalid' : 'field';
         if (item.kind === 'text' || item.kind === 'longtext') {
           return (
-            <div className="field" key={item.key}>
+            <div className={fieldClass} key={item.key}>
               {label}
               {item.kind === 'text' ? (
                 <input
                   value={String(entry)}
                   placeholder={item.placeholder}
                   aria-label={`${spec.label} ${item.label}`}
+                  aria-invalid={missing}
                   onChange={(event) => update(item.key, event.target.value)}
                 />
               ) : (
@@ -224,6 +234,7 @@ export function FragmentForm(props: FragmentFormProps): ReactElement {
                   value={String(entry)}
                   placeholder={item.placeholder}
                   aria-label={`${spec.label} ${item.label}`}
+                  aria-invalid={missing}
                   onChange={(event) => update(item.key, event.target.value)}
                 />
               )}
@@ -231,7 +242,7 @@ export function FragmentForm(props: FragmentFormProps): ReactElement {
           );
         }
         return (
-          <div className="field" key={item.key}>
+          <div className={fieldClass} key={item.key}>
             {label}
             {item.kind === 'list' ? (
               <ListField spec={item} value={entry} onChange={(next) => update(item.key, next)} />

@@ -1,0 +1,90 @@
+import { type ReactElement, type ReactNode, useState } from 'react';
+import type { GraphNodeView } from '../../shared/wire';
+import { BranchIcon } from './icons';
+
+/** Props of {@link NodeCard}. */
+export interface NodeCardProps {
+  node: GraphNodeView;
+  /** The active branch's head (where the conversation continues). */
+  isHead: boolean;
+  /** On the active branch. */
+  onBranch: boolean;
+  /** Branches whose head this message is. */
+  branches: readonly string[];
+  /** Checkpoints on this message. */
+  checkpoints: readonly string[];
+  busy: boolean;
+  onClose: () => void;
+  onRewind: () => void;
+  onCheckpoint: (name: string) => void;
+  extraActions?: ReactNode;
+}
+
+/** The selected message of the graph: its text, where it sits, and what can be done from it. */
+export function NodeCard(props: NodeCardProps): ReactElement {
+  const [name, setName] = useState('');
+  const { node } = props;
+  return (
+    <aside className="node-card" aria-label="Selected message">
+      <header className="node-card-head">
+        <span className={`dot ${node.role}`} />
+        <strong>{node.role}</strong>
+        <span className="muted small">message {node.sequence}</span>
+        {props.isHead ? <span className="pill">current</span> : null}
+        {!props.onBranch ? <span className="pill muted-pill">other branch</span> : null}
+        <span className="grow" />
+        <button type="button" className="icon" aria-label="Close" onClick={props.onClose}>
+          ×
+        </button>
+      </header>
+      {props.branches.length + props.checkpoints.length > 0 ? (
+        <div className="graph-node-tags">
+          {props.branches.map((branch) => (
+            <span key={branch} className="tag head">
+              <BranchIcon /> {branch}
+            </span>
+          ))}
+          {props.checkpoints.map((checkpoint) => (
+            <span key={checkpoint} className="tag checkpoint">
+              ⚑ {checkpoint}
+            </span>
+          ))}
+        </div>
+      ) : null}
+      <div className="node-card-text" data-testid="selected-message-text">
+        {node.text || '(no text)'}
+      </div>
+      <div className="node-card-actions">
+        <button
+          type="button"
+          className="primary"
+          disabled={props.busy}
+          onClick={props.onRewind}
+          title="Start a new branch that continues from this message, and switch to it"
+        >
+          <BranchIcon /> Branch from here
+        </button>
+        {props.extraActions}
+      </div>
+      <form
+        className="inline node-card-checkpoint"
+        onSubmit={(event) => {
+          event.preventDefault();
+          if (name.trim() === '') return;
+          props.onCheckpoint(name.trim());
+          setName('');
+        }}
+      >
+        <input
+          aria-label="Checkpoint name"
+          placeholder="checkpoint name"
+          value={name}
+          onChange={(event) => setName(event.target.value)}
+        />
+        <button type="submit" disabled={props.busy || name.trim() === ''}>
+          Checkpoint here
+        </button>
+      </form>
+    </aside>
+  );
+}
