@@ -115,8 +115,15 @@ export const api = {
     request('POST', `/api/chats/${encodeURIComponent(chatId)}/btw`, {}),
   switchBranch: (chatId: string, branch: string): Promise<ChatOperation<BranchRecord>> =>
     request('POST', `/api/chats/${encodeURIComponent(chatId)}/switch`, { branch }),
-  inspect: (chatId: string, renderer: RendererName): Promise<Record<string, unknown>> =>
-    request('GET', `/api/chats/${encodeURIComponent(chatId)}/inspect?renderer=${renderer}`),
+  inspect: (
+    chatId: string,
+    renderer: RendererName,
+    modelId: string,
+  ): Promise<Record<string, unknown>> =>
+    request(
+      'GET',
+      `/api/chats/${encodeURIComponent(chatId)}/inspect?renderer=${renderer}&modelId=${encodeURIComponent(modelId)}`,
+    ),
 };
 
 /**

@@ -51,6 +51,9 @@ export function App(): ReactElement {
   const [renderer, setRenderer] = useState<RendererName>(storedRenderer);
   const [preview, setPreview] = useState<DraftPreview | null>(null);
   const [snapshot, setSnapshot] = useState<Record<string, unknown> | null>(null);
+  const [costModel, setCostModel] = useState<string | null>(() =>
+    window.localStorage.getItem('ctxgraph.cost-model'),
+  );
   const [chatError, setChatError] = useState<string | null>(null);
   const [pendingUser, setPendingUser] = useState<string | null>(null);
 
@@ -166,10 +169,11 @@ export function App(): ReactElement {
     }
   };
 
-  const showInspect = async () => {
+  const modelId = costModel ?? info?.defaultModelId ?? 'gpt-4o-mini';
+  const showInspect = async (forModel = modelId) => {
     if (!active) return;
     try {
-      setSnapshot(await api.inspect(active.chat.id, renderer));
+      setSnapshot(await api.inspect(active.chat.id, renderer, forModel));
     } catch (error) {
       setNotice(noticeFor(error));
     }
@@ -365,6 +369,13 @@ export function App(): ReactElement {
         <InspectDialog
           snapshot={snapshot}
           fileName={`inspect-${active.chat.id}.json`}
+          modelId={modelId}
+          models={info?.pricedModels ?? []}
+          onModel={(next) => {
+            setCostModel(next);
+            window.localStorage.setItem('ctxgraph.cost-model', next);
+            void showInspect(next);
+          }}
           onClose={() => setSnapshot(null)}
         />
       ) : null}

@@ -125,6 +125,55 @@ describe.skipIf(!installed)('playground in a browser', () => {
       expect(await page.locator('.fragment-list li').count()).toBe(2);
     });
 
+    it('marks an incomplete draft invalid and sends no request for it', async () => {
+      const previews: string[] = [];
+      const listener = (request: { url: () => string }) => {
+        if (request.url().endsWith('/api/preview')) previews.push(request.url());
+      };
+      page.on('request', listener);
+      await page.getByLabel('Add fragment').selectOption('term');
+      const name = page.getByLabel('Term Term', { exact: true });
+      expect(await name.getAttribute('aria-invalid')).toBe('true');
+      await name.pressSequentially('ARR', { delay: 30 });
+      await expect
+        .poll(() => page.getByTestId('draft-state').textContent())
+        .toContain('incomplete');
+      expect(await page.getByTestId('draft-problems').textContent()).toContain(
+        'Definition is required',
+      );
+      expect(await page.getByRole('button', { name: 'Add to context' }).isDisabled()).toBe(true);
+      // The prompt shown is the saved one, and the page says so.
+      expect(await page.locator('.prompt-panel .pill.warn').textContent()).toContain(
+        'saved context',
+      );
+      await page.waitForTimeout(400);
+      expect(previews).toEqual([]);
+      await page.getByLabel('Term Definition').fill('annual recurring revenue');
+      expect(await page.getByLabel('Term Definition').getAttribute('aria-invalid')).toBe('false');
+      await expect.poll(() => prompt().textContent()).toContain('annual recurring revenue');
+      expect(previews.length).toBeGreaterThan(0);
+      page.off('request', listener);
+      await page.getByRole('button', { name: 'Cancel' }).click();
+      expect(await page.locator('.fragment-list li').count()).toBe(2);
+    });
+
+    it('asks before removing every fragment and can undo it', async () => {
+      await page.getByLabel('Context menu').click();
+      await page.getByRole('button', { name: 'Remove all' }).click();
+      const confirm = page.getByRole('alertdialog', { name: 'Confirm removal' });
+      await confirm.waitFor();
+      expect(await page.locator('.fragment-list li').count()).toBe(2);
+      await confirm.getByRole('button', { name: 'Cancel' }).click();
+      expect(await page.locator('.fragment-list li').count()).toBe(2);
+      await page.getByLabel('Context menu').click();
+      await page.getByRole('button', { name: 'Remove all' }).click();
+      await confirm.getByRole('button', { name: 'Remove all' }).click();
+      await expect.poll(() => page.locator('.fragment-list li').count()).toBe(0);
+      await page.getByRole('button', { name: 'Undo' }).click();
+      await expect.poll(() => page.locator('.fragment-list li').count()).toBe(2);
+      expect(await prompt().textContent()).toContain('Never DELETE rows');
+    });
+
     it('switches renderers and sees the prompt change, with token counts for each', async () => {
       const xml = await prompt().textContent();
       await page.getByRole('tab', { name: /Markdown/ }).click();
@@ -143,9 +192,12 @@ describe.skipIf(!installed)('playground in a browser', () => {
     });
 
     it('sends a message and writes the reply by hand', async () => {
-      expect(await page.locator('.composer .notice').textContent()).toContain(
-        'No model: you write the replies',
-      );
+      const hint = page.getByTestId('no-model-notice');
+      expect(await hint.textContent()).toContain('No model: you write the replies');
+      // One line, and it can be put away for good.
+      expect((await hint.boundingBox())?.height).toBeLessThan(30);
+      await page.getByRole('button', { name: 'Dismiss the no-model notice' }).click();
+      expect(await hint.count()).toBe(0);
       await page.getByLabel('User message').fill('What is 2+2?');
       await page.getByRole('button', { name: 'Send' }).click();
       await expect.poll(() => messages().count()).toBe(1);
@@ -238,7 +290,23 @@ describe.skipIf(!installed)('playground in a browser', () => {
       await page.getByRole('button', { name: 'Inspect' }).click();
       const dialog = page.getByRole('dialog', { name: 'Inspect' });
       await dialog.waitFor();
-      expect(await dialog.locator('.figures').textContent()).toMatch(/Tokens\d+/);
+      const figures = dialog.locator('.figures');
+      // Every figure says its unit: tokens for sizes, a count noun for counts.
+      expect(await figures.textContent()).toMatch(/Input in total[\d,]+ tokens/);
+      expect(await figures.textContent()).toMatch(/Saved messages[\d,]+ tokens/);
+      expect(await figures.textContent()).toMatch(/Context2 fragments/);
+      expect(await figures.textContent()).toMatch(/On this branch2 messages/);
+      // The cost is for the default model (gpt-4o-mini), and another can be picked.
+      expect(await dialog.getByLabel('Model for the cost').inputValue()).toBe('gpt-4o-mini');
+      const miniCost = await figures.locator('div', { hasText: 'Input cost' }).textContent();
+      expect(miniCost).toContain('gpt-4o-mini');
+      await dialog.getByLabel('Model for the cost').selectOption('claude-opus-4');
+      await expect
+        .poll(() => figures.locator('div', { hasText: 'Input cost' }).textContent())
+        .toContain('claude-opus-4');
+      expect(await figures.locator('div', { hasText: 'Input cost' }).textContent()).not.toBe(
+        miniCost,
+      );
       const [download] = await Promise.all([
         page.waitForEvent('download'),
         dialog.getByRole('button', { name: 'Download JSON' }).click(),

@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { DEFAULT_MODEL_PRICES } from '@ctxgraph/engine';
 import type { Hono } from 'hono';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ChatView } from '../shared/wire';
@@ -102,6 +103,8 @@ describe('info and chats', () => {
       store: { kind: 'sqlite', location: databasePath },
       model: null,
       renderers: ['xml', 'markdown', 'toon'],
+      pricedModels: Object.keys(DEFAULT_MODEL_PRICES),
+      defaultModelId: 'gpt-4o-mini',
     });
   });
 
@@ -477,6 +480,10 @@ describe('conversation and graph', () => {
     expect(reply.body.fragments.persisted).toHaveLength(1);
     expect(reply.body.graph.nodes).toHaveLength(1);
     expect(reply.body.meta.chatId).toBe(view.chat.id);
+    // Without a model configured nor asked for, the estimate is for the default model.
+    const plain = await call('GET', `/api/chats/${view.chat.id}/inspect`);
+    expect(plain.body.estimate.modelId).toBe('gpt-4o-mini');
+    expect(plain.body.estimate.cost).toBeGreaterThan(0);
     const bad = await call('GET', `/api/chats/${view.chat.id}/inspect?renderer=html`);
     expect(bad.status).toBe(400);
   });

@@ -41,6 +41,10 @@ export interface PlaygroundInfo {
   model: { modelId: string; baseURL: string | null } | null;
   /** The renderers `renderer` parameters accept. */
   renderers: RendererName[];
+  /** Models whose input price the engine knows (for the cost estimates' model picker). */
+  pricedModels: string[];
+  /** The model estimates are for unless the page picks another: the configured one, or gpt-4o-mini. */
+  defaultModelId: string;
 }
 
 /** A serialized context fragment (the JSON of `fromFragment`, or a named group): `{ type, … }`. */

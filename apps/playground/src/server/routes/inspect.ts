@@ -1,5 +1,6 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
+import { DEFAULT_MODEL_ID } from '../playground-config';
 import { readQuery, rendererSchema, userOf } from '../read-request';
 import { rendererFor } from '../renderers';
 import type { RouteDependencies } from './route-dependencies';
@@ -17,7 +18,7 @@ export function inspectRoutes(dependencies: RouteDependencies): Hono {
     const query = readQuery(context, querySchema);
     const snapshot = await engines.use(context.req.param('chatId'), userId, (engine) =>
       engine.inspect({
-        modelId: query.modelId ?? model?.modelId ?? 'gpt-4o',
+        modelId: query.modelId ?? model?.modelId ?? DEFAULT_MODEL_ID,
         renderer: rendererFor(query.renderer ?? 'xml'),
       }),
     );
