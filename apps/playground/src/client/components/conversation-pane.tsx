@@ -5,6 +5,9 @@ import { BranchIcon } from './icons';
 /** Where the page remembers that the no-model notice was dismissed. */
 const HINT_KEY = 'ctxgraph.no-model-notice';
 
+/** How many of the latest messages are drawn at first, and how many more each "earlier" adds. */
+const PAGE = 200;
+
 /** Props of {@link ConversationPane}. */
 export interface ConversationPaneProps {
   view: ChatView;
@@ -32,6 +35,8 @@ function textOf(parts: readonly unknown[]): string {
 export function ConversationPane(props: ConversationPaneProps): ReactElement {
   const [text, setText] = useState('');
   const [reply, setReply] = useState('');
+  const [shown, setShown] = useState(PAGE);
+  const hidden = Math.max(0, props.view.messages.length - shown);
   const [hintDismissed, setHintDismissed] = useState(
     () => window.localStorage.getItem(HINT_KEY) === 'dismissed',
   );
@@ -70,7 +75,13 @@ export function ConversationPane(props: ConversationPaneProps): ReactElement {
         {props.view.messages.length === 0 && props.streaming === null ? (
           <p className="muted center">No messages on this branch yet.</p>
         ) : null}
-        {props.view.messages.map((message) => (
+        {hidden > 0 ? (
+          <button type="button" className="link earlier" onClick={() => setShown(shown + PAGE)}>
+            Show {Math.min(hidden, PAGE).toLocaleString('en-US')} earlier messages (
+            {hidden.toLocaleString('en-US')} not shown)
+          </button>
+        ) : null}
+        {props.view.messages.slice(hidden).map((message) => (
           <div key={message.id} className={`message ${message.role}`} data-message-id={message.id}>
             <div className="message-role">{message.role}</div>
             <div className="message-text">{textOf(message.parts)}</div>

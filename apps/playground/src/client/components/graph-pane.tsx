@@ -347,7 +347,13 @@ export function GraphPane(props: GraphPaneProps): ReactElement {
               position="bottom-right"
               style={{ width: 120, height: 84 }}
               ariaLabel="Minimap of the graph"
-              nodeClassName={(node) => node.className ?? ''}
+              nodeColor={(node) =>
+                node.className?.includes('current-head')
+                  ? '#f59e0b'
+                  : node.className?.includes('on-branch')
+                    ? '#818cf8'
+                    : '#c4c9d4'
+              }
             />
             <LabelScale target={canvas} />
             <CentreOn point={centrePoint} request={request} shift={selected ? CARD_SHIFT : 0} />
