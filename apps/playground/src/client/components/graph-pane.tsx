@@ -48,6 +48,8 @@ const NODE_HEIGHT = 56;
 const RUN_HEIGHT = 34;
 /** How far right of the centre a selected message is drawn, clear of its card on the left. */
 const CARD_SHIFT = 150;
+/** How many messages each end of a long folded run shows per click. */
+const REVEAL_STEP = 10;
 
 interface Placed {
   nodes: Node[];
@@ -178,6 +180,8 @@ export function GraphPane(props: GraphPaneProps): ReactElement {
   const { view, focus } = props;
   const [selectedId, setSelectedId] = useState<string | null>(null);
   const [expanded, setExpanded] = useState<ReadonlySet<string>>(new Set());
+  /** Messages of long runs shown one step at a time (each click on a long run shows 20 more). */
+  const [revealed, setRevealed] = useState<ReadonlySet<string>>(new Set());
   const [restoreName, setRestoreName] = useState('');
   const [centreRequest, setCentreRequest] = useState<{ id: string; nonce: number } | null>(null);
   const canvas = useRef<HTMLDivElement>(null);
@@ -194,6 +198,7 @@ export function GraphPane(props: GraphPaneProps): ReactElement {
   useEffect(() => {
     setSelectedId(null);
     setExpanded(new Set());
+    setRevealed(new Set());
   }, [view.chat.id]);
 
   // A search hit (or any outside request) selects the message and brings it into view.
@@ -213,9 +218,9 @@ export function GraphPane(props: GraphPaneProps): ReactElement {
           activeIds,
           headId,
         },
-        { expanded, pinned: new Set(selectedId ? [selectedId] : []) },
+        { expanded, pinned: selectedId ? new Set([...revealed, selectedId]) : revealed },
       ),
-    [view.graph, activeIds, headId, expanded, selectedId],
+    [view.graph, activeIds, headId, expanded, revealed, selectedId],
   );
   const placed = useMemo(
     () => place(display, view.branch, selectedId),
@@ -234,8 +239,19 @@ export function GraphPane(props: GraphPaneProps): ReactElement {
     : (view.graph.checkpoints.at(-1)?.name ?? '');
 
   const clickItem = (id: string) => {
-    if (id.startsWith('run:')) {
-      setExpanded((old) => new Set([...old, id]));
+    const run = display.items.find((item) => item.id === id);
+    if (run?.kind === 'run') {
+      // A short run unfolds at once; a long one shows its first and last messages, the rest
+      // staying folded between them (one more click shows more).
+      if (run.messageIds.length <= 2 * REVEAL_STEP + 10)
+        setExpanded((old) => new Set([...old, id]));
+      else {
+        const ends = [
+          ...run.messageIds.slice(0, REVEAL_STEP),
+          ...run.messageIds.slice(-REVEAL_STEP),
+        ];
+        setRevealed((old) => new Set([...old, ...ends]));
+      }
       return;
     }
     const next = selectedId === id ? null : id;
