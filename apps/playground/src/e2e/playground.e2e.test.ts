@@ -242,7 +242,8 @@ describe.skipIf(!installed)('playground in a browser', () => {
     });
 
     it('checkpoints and restores', async () => {
-      await page.getByRole('button', { name: 'Checkpoint…' }).click();
+      await page.getByLabel('Checkpoints').click();
+      await page.getByRole('button', { name: 'New checkpoint at the current message…' }).click();
       const card = page.getByRole('complementary', { name: 'Selected message' });
       expect(await card.getByTestId('selected-message-text').textContent()).toBe('It is 4.');
       await card.getByLabel('Checkpoint name').fill('answered');
@@ -253,7 +254,8 @@ describe.skipIf(!installed)('playground in a browser', () => {
       await page.getByLabel('User message').fill('Thanks!');
       await page.getByRole('button', { name: 'Send' }).click();
       await expect.poll(() => messages().count()).toBe(3);
-      await page.getByRole('button', { name: 'Restore' }).click();
+      await page.getByLabel('Checkpoints').click();
+      await page.getByRole('button', { name: 'Restore answered' }).click();
       await expect.poll(() => page.locator('.branch-pill').textContent()).toContain('main-v3');
       expect(await messages().allTextContents()).toEqual([
         expect.stringContaining('What is 2+2?'),
@@ -284,6 +286,45 @@ describe.skipIf(!installed)('playground in a browser', () => {
       await page.getByLabel('Switch branch').selectOption('main-v4');
       await expect.poll(() => page.locator('.branch-pill').textContent()).toContain('main-v4');
       expect(await messages().count()).toBe(2);
+    });
+
+    it('fits a 1440x900 screen: one-row graph toolbar, whole checkpoint names, room to read', async () => {
+      await page.getByLabel('Checkpoints').click();
+      await page.getByRole('button', { name: 'New checkpoint at the current message…' }).click();
+      const card = page.getByRole('complementary', { name: 'Selected message' });
+      const long = 'before-the-long-discussion-about-revenue';
+      await card.getByLabel('Checkpoint name').fill(long);
+      await card.getByRole('button', { name: 'Checkpoint here' }).click();
+      await expect.poll(() => page.locator('.checkpoint-row').count()).toBe(2);
+      await card.getByRole('button', { name: 'Close' }).click();
+      await page.setViewportSize({ width: 1440, height: 900 });
+      try {
+        const toolbar = page.locator('.graph-toolbar');
+        const rows = await toolbar.locator('button, select, summary').evaluateAll((elements) =>
+          elements
+            .filter((element) => element.checkVisibility())
+            .map((element) => element.getBoundingClientRect())
+            .map((box) => Math.round((box.top + box.bottom) / 2)),
+        );
+        // Every control on one row (the same middle line), and none pushed out of sight.
+        expect(Math.max(...rows) - Math.min(...rows)).toBeLessThanOrEqual(2);
+        expect(
+          await toolbar.evaluate((element) => element.scrollWidth <= element.clientWidth),
+        ).toBe(true);
+        // The checkpoint list shows each name whole (nothing cut off).
+        await page.getByLabel('Checkpoints').click();
+        const name = page.locator('.checkpoint-name', { hasText: long });
+        expect(await name.textContent()).toContain(long);
+        expect(await name.evaluate((element) => element.scrollWidth <= element.clientWidth)).toBe(
+          true,
+        );
+        await page.getByLabel('Checkpoints').click();
+        // The conversation keeps most of its pane for messages.
+        const body = await page.locator('.conversation-panel .messages').boundingBox();
+        expect(body?.height ?? 0).toBeGreaterThan(220);
+      } finally {
+        await page.setViewportSize({ width: 1600, height: 1000 });
+      }
     });
 
     it('shows the inspect snapshot and downloads it as JSON', async () => {

@@ -89,6 +89,9 @@ function place(display: DisplayGraph, activeBranch: string, selectedId: string |
         .filter(Boolean)
         .join(' '),
       style: { width: NODE_WIDTH, height },
+      // Known sizes: the minimap and the visible-only rendering need no measuring first.
+      width: NODE_WIDTH,
+      height,
       draggable: false,
       connectable: false,
       selectable: false,
@@ -182,9 +185,9 @@ export function GraphPane(props: GraphPaneProps): ReactElement {
   const [expanded, setExpanded] = useState<ReadonlySet<string>>(new Set());
   /** Messages of long runs shown one step at a time (each click on a long run shows 20 more). */
   const [revealed, setRevealed] = useState<ReadonlySet<string>>(new Set());
-  const [restoreName, setRestoreName] = useState('');
   const [centreRequest, setCentreRequest] = useState<{ id: string; nonce: number } | null>(null);
   const canvas = useRef<HTMLDivElement>(null);
+  const checkpointMenu = useRef<HTMLDetailsElement>(null);
   const activeIds = useMemo(
     () => new Set(view.messages.map((message) => message.id)),
     [view.messages],
@@ -233,10 +236,6 @@ export function GraphPane(props: GraphPaneProps): ReactElement {
   const request = centreRequest
     ? `focus:${centreRequest.id}:${centreRequest.nonce}`
     : `head:${view.chat.id}:${view.branch}:${headId}`;
-
-  const restoreTarget = view.graph.checkpoints.some((checkpoint) => checkpoint.name === restoreName)
-    ? restoreName
-    : (view.graph.checkpoints.at(-1)?.name ?? '');
 
   const clickItem = (id: string) => {
     const run = display.items.find((item) => item.id === id);
@@ -294,40 +293,57 @@ export function GraphPane(props: GraphPaneProps): ReactElement {
         </button>
         {props.toolbarExtras}
         <span className="divider" />
-        <button
-          type="button"
-          disabled={headId === null}
-          onClick={() => {
-            if (headId === null) return;
-            setSelectedId(headId);
-            setCentreRequest({ id: headId, nonce: Date.now() });
-          }}
-          title="Select the current message to checkpoint it"
-        >
-          Checkpoint…
-        </button>
-        <select
-          aria-label="Checkpoint to restore"
-          className="checkpoint-select"
-          value={restoreTarget}
-          disabled={view.graph.checkpoints.length === 0}
-          onChange={(event) => setRestoreName(event.target.value)}
-        >
-          {view.graph.checkpoints.length === 0 ? <option value="">no checkpoints</option> : null}
-          {view.graph.checkpoints.map((checkpoint) => (
-            <option key={checkpoint.name} value={checkpoint.name}>
-              {checkpoint.name}
-            </option>
-          ))}
-        </select>
-        <button
-          type="button"
-          disabled={props.busy || restoreTarget === ''}
-          onClick={() => props.onRestore(restoreTarget)}
-          title="Go back to the checkpoint, on a new branch"
-        >
-          Restore
-        </button>
+        <details className="menu toolbar-menu" ref={checkpointMenu}>
+          <summary aria-label="Checkpoints">
+            ⚑ Checkpoints <span className="count">{view.graph.checkpoints.length}</span> ▾
+          </summary>
+          <div className="menu-items checkpoint-menu">
+            <button
+              type="button"
+              disabled={headId === null}
+              onClick={() => {
+                checkpointMenu.current?.removeAttribute('open');
+                if (headId === null) return;
+                setSelectedId(headId);
+                setCentreRequest({ id: headId, nonce: Date.now() });
+              }}
+              title="Select the current message; name it in its card"
+            >
+              New checkpoint at the current message…
+            </button>
+            {view.graph.checkpoints.length === 0 ? (
+              <p className="muted small menu-note">No checkpoints yet.</p>
+            ) : null}
+            {view.graph.checkpoints.map((checkpoint) => (
+              <div key={checkpoint.name} className="checkpoint-row">
+                <button
+                  type="button"
+                  className="checkpoint-name"
+                  title="Show this checkpoint's message"
+                  onClick={() => {
+                    checkpointMenu.current?.removeAttribute('open');
+                    setSelectedId(checkpoint.messageId);
+                    setCentreRequest({ id: checkpoint.messageId, nonce: Date.now() });
+                  }}
+                >
+                  ⚑ {checkpoint.name}
+                </button>
+                <button
+                  type="button"
+                  disabled={props.busy}
+                  aria-label={`Restore ${checkpoint.name}`}
+                  title="Go back to this checkpoint, on a new branch"
+                  onClick={() => {
+                    checkpointMenu.current?.removeAttribute('open');
+                    props.onRestore(checkpoint.name);
+                  }}
+                >
+                  Restore
+                </button>
+              </div>
+            ))}
+          </div>
+        </details>
       </div>
       <div className="graph-canvas" ref={canvas} data-testid="graph-canvas">
         {view.graph.nodes.length === 0 ? (
