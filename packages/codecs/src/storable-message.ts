@@ -117,7 +117,7 @@ export function validId(value: unknown): string | undefined {
 }
 
 /** Why `value` is not a valid identifier, by the stores' rules, or undefined when it is one. */
-export function identifierProblem(value: unknown): string | undefined {
+function identifierProblem(value: unknown): string | undefined {
   try {
     assertIdentifier('', 'id', value);
     return undefined;

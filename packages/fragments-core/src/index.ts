@@ -133,26 +133,6 @@ export type {
   SaveContextInput,
   UpdateChatInput,
 } from './store/context-store';
-// Deprecated: the store-input helpers moved to `@ctxgraph/fragments-core/store-kit`.
-export {
-  assertChainLimit,
-  assertForkBranchInput,
-  assertIdentifier,
-  assertInputObject,
-  assertJsonObject,
-  assertOptionalBoolean,
-  assertTitle,
-  type ChatListQuery,
-  chatCursor,
-  jsonIssues,
-  mergeMetadata,
-  type PreparedCommitMessage,
-  prepareAppend,
-  prepareChatList,
-  prepareCommit,
-  prepareSaveContext,
-  toJsonText,
-} from './store/deprecated-store-input';
 export {
   CHAT_PAGE_SIZE,
   MAX_IDENTIFIER_BYTES,

@@ -317,10 +317,10 @@ describe('forkBranch', () => {
     await store.close();
     await expect(
       store.forkBranch({ chatId: 'c', from: 'main', headMessageId: null }),
-    ).rejects.toThrow('forkBranch(input) called after close()');
+    ).rejects.toThrow('forkBranch(input): this SqliteContextStore is closed.');
     await expect(
       store.append({ chatId: 'c', branch: 'main', messages: entries(['a']) }),
-    ).rejects.toThrow('append(input) called after close()');
+    ).rejects.toThrow('append(input): this SqliteContextStore is closed.');
   });
 
   it('6 processes × 8 forks from one branch at once: 48 distinct names, main-v2 … main-v49', async () => {

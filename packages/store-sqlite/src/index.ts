@@ -1,14 +1,14 @@
 export {
+  getMigrationSql,
+  MIGRATIONS,
+  type Migration,
+  type MigrationSqlOptions,
   migrateSqliteDatabase,
   readSqliteSchemaVersion,
-  SQLITE_MIGRATIONS,
-  SQLITE_SCHEMA_VERSION,
-  type SqliteMigration,
+  SCHEMA_VERSION,
   type SqliteMigrationOptions,
   type SqliteMigrationResult,
-  type SqliteMigrationSqlOptions,
-  sqliteMigrationSql,
-} from './migrations/sqlite-migrations';
+} from './migrations/migrations';
 export { DEFAULT_TABLE_PREFIX, type TableNames, tableNames } from './schema/table-names';
 export {
   DEFAULT_MAX_MESSAGE_BYTES,

@@ -61,6 +61,7 @@ describe('several processes on one file', () => {
     const database = new Database(path, { readonly: true });
     expect(database.prepare('SELECT version, name FROM ctxgraph_migrations').all()).toEqual([
       { version: 1, name: 'initial' },
+      { version: 2, name: 'context lanes' },
     ]);
     database.close();
   }, 60_000);
@@ -84,7 +85,7 @@ describe('several processes on one file', () => {
       expect(database.pragma('journal_mode', { simple: true })).toBe('wal');
       for (const prefix of prefixes)
         expect(database.prepare(`SELECT version FROM ${prefix}migrations`).pluck().all()).toEqual([
-          1,
+          1, 2,
         ]);
       database.close();
     }

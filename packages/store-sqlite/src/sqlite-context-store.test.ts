@@ -500,6 +500,20 @@ describe('lifecycle and options', () => {
     database.close();
   });
 
+  it('refuses calls on a database its owner closed, saying so, through the kit', async () => {
+    const database = new Database(temp.file());
+    const borrowed = new SqliteContextStore({ database });
+    await borrowed.openChat({ chatId: 'c', userId: 'u' });
+    database.close();
+    const error = await borrowed.getChat('c').catch((caught: unknown) => caught);
+    expect(StoreError.isInstance(error)).toBe(true);
+    expect((error as Error).message).toContain('called after the database was closed by its owner');
+    await expect(borrowed.saveContext({ chatId: 'c', fragments: [] })).rejects.toThrow(
+      'saveContext(input) called after the database was closed by its owner',
+    );
+    await borrowed.close();
+  });
+
   it('serializes to a description without the client', () => {
     const json = JSON.parse(JSON.stringify(store)) as Record<string, unknown>;
     expect(json).toMatchObject({
@@ -520,12 +534,14 @@ describe('lifecycle and options', () => {
       multiProcess: true,
       append: true,
       forkBranch: true,
+      contextLane: true,
     });
     expect(new SqliteContextStore(':memory:').capabilities).toEqual({
       persistent: false,
       multiProcess: false,
       append: true,
       forkBranch: true,
+      contextLane: true,
     });
   });
 

@@ -3,7 +3,11 @@ import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runWorker } from './__fixtures__/run-workers';
 import { tempDirectory } from './__fixtures__/temp-files';
-import { migrateSqliteDatabase, readSqliteSchemaVersion } from './migrations/sqlite-migrations';
+import {
+  migrateSqliteDatabase,
+  readSqliteSchemaVersion,
+  SCHEMA_VERSION,
+} from './migrations/migrations';
 import { SqliteContextStore } from './sqlite-context-store';
 
 // SQLite compares table names ignoring (ASCII) case, so `App_chats` and `app_chats` are one table.
@@ -62,7 +66,7 @@ describe('table prefixes that differ only by case', () => {
     migrateSqliteDatabase(database, { tablePrefix: 'App_' });
     caseError(catchError(() => readSqliteSchemaVersion(database, { tablePrefix: 'app_' })));
     caseError(catchError(() => migrateSqliteDatabase(database, { tablePrefix: 'app_' })));
-    expect(readSqliteSchemaVersion(database, { tablePrefix: 'App_' })).toBe(1);
+    expect(readSqliteSchemaVersion(database, { tablePrefix: 'App_' })).toBe(SCHEMA_VERSION);
     database.close();
   });
 
@@ -82,7 +86,7 @@ describe('table prefixes that differ only by case', () => {
       .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
       .pluck()
       .all() as string[];
-    expect(tables).toHaveLength(5);
+    expect(tables).toHaveLength(6);
     expect(new Set(tables.map((name) => name.slice(0, 4))).size).toBe(1);
     database.close();
   }, 60_000);

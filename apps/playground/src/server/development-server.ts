@@ -19,7 +19,6 @@ export async function startDevelopmentServer(config: PlaygroundConfig): Promise<
   const backend = await openBackend(config.store);
   const app = createPlaygroundApp({
     store: backend.store,
-    contexts: backend.contexts,
     storeDescription: backend.description,
     model: config.model,
     defaultUserId: config.defaultUserId,

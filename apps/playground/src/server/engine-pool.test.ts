@@ -1,30 +1,33 @@
 import { user } from '@ctxgraph/codecs';
 import type { ContextEngine } from '@ctxgraph/engine';
-import { ChatNotFoundError, type JsonValue, OwnershipError } from '@ctxgraph/fragments-core';
+import { ChatNotFoundError, type ContextStore, OwnershipError } from '@ctxgraph/fragments-core';
 import { InMemoryContextStore } from '@ctxgraph/store-memory';
 import type { Hono } from 'hono';
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { ChatView } from '../shared/wire';
-import { MemoryContextRepository } from './context-repository';
 import { EnginePool } from './engine-pool';
 import { createPlaygroundApp } from './playground-app';
 import { type CountingStore, countingStore } from './testing/counting-store';
 import { startFakeOpenAI } from './testing/start-fake-openai';
 
-/** A context repository that counts its loads and saves. */
-class CountingContexts extends MemoryContextRepository {
-  loads = 0;
-  saves = 0;
+/** Counts the loads and saves of the store's context lane (never reset between requests). */
+interface LaneCounts {
+  loads: number;
+  saves: number;
+}
 
-  override async load(chatId: string): Promise<JsonValue[]> {
-    this.loads += 1;
-    return super.load(chatId);
-  }
-
-  override async save(chatId: string, fragments: readonly JsonValue[]): Promise<void> {
-    this.saves += 1;
-    return super.save(chatId, fragments);
-  }
+function countLane(store: ContextStore, counts: LaneCounts): ContextStore {
+  return new Proxy(store, {
+    get(target, property) {
+      const value: unknown = Reflect.get(target, property, target);
+      if (typeof value !== 'function') return value;
+      return (...parameters: unknown[]) => {
+        if (property === 'getContext') counts.loads += 1;
+        if (property === 'saveContext') counts.saves += 1;
+        return (value as (...parameters: unknown[]) => unknown).apply(target, parameters);
+      };
+    },
+  });
 }
 
 /** A promise and the function that settles it, to hold a task or a model stream open. */
@@ -37,11 +40,11 @@ function gate(): { promise: Promise<void>; open: () => void } {
 }
 
 let counting: CountingStore;
-let contexts: CountingContexts;
+let contexts: LaneCounts;
 
 beforeEach(() => {
-  counting = countingStore(new InMemoryContextStore());
-  contexts = new CountingContexts();
+  contexts = { loads: 0, saves: 0 };
+  counting = countingStore(countLane(new InMemoryContextStore(), contexts));
 });
 
 async function newChat(chatId: string, userId = 'alice'): Promise<void> {
@@ -56,7 +59,7 @@ function writeMethod(): 'append' | 'commit' {
 describe('EnginePool', () => {
   it('makes one engine per chat, even for simultaneous first uses, and keeps it warm', async () => {
     await newChat('chat-warm');
-    const pool = new EnginePool({ store: counting.store, contexts });
+    const pool = new EnginePool({ store: counting.store });
     const [first, second] = await Promise.all([
       pool.use('chat-warm', 'alice', async (engine) => engine),
       pool.use('chat-warm', 'alice', async (engine) => engine),
@@ -73,7 +76,7 @@ describe('EnginePool', () => {
   });
 
   it('refuses a missing chat without creating or keeping it', async () => {
-    const pool = new EnginePool({ store: counting.store, contexts });
+    const pool = new EnginePool({ store: counting.store });
     await expect(pool.use('chat-missing', 'alice', async () => 'ran')).rejects.toSatisfy((error) =>
       ChatNotFoundError.isInstance(error),
     );
@@ -83,7 +86,7 @@ describe('EnginePool', () => {
 
   it('refuses another user before the task runs, with a warm engine or a cold one', async () => {
     await newChat('chat-owned');
-    const pool = new EnginePool({ store: counting.store, contexts });
+    const pool = new EnginePool({ store: counting.store });
     // Cold: the first use of the chat is the intruder's.
     let ran = 0;
     const intrude = () =>
@@ -107,7 +110,7 @@ describe('EnginePool', () => {
   it('runs the tasks of one chat one at a time, in order, and other chats meanwhile', async () => {
     await newChat('chat-a');
     await newChat('chat-b');
-    const pool = new EnginePool({ store: counting.store, contexts });
+    const pool = new EnginePool({ store: counting.store });
     const events: string[] = [];
     const held = gate();
     const first = pool.use('chat-a', 'alice', async () => {
@@ -129,7 +132,7 @@ describe('EnginePool', () => {
 
   it('drops the messages a failed save left pending, so the next request saves only its own', async () => {
     await newChat('chat-refused');
-    const pool = new EnginePool({ store: counting.store, contexts });
+    const pool = new EnginePool({ store: counting.store });
     counting.failNext(writeMethod(), new Error('the disk is full'));
     await expect(
       pool.use('chat-refused', 'alice', async (engine) => {
@@ -151,7 +154,7 @@ describe('EnginePool', () => {
 
   it('evicts the least recently used idle chat past its capacity, and reloads it on next use', async () => {
     for (const chatId of ['chat-1', 'chat-2', 'chat-3']) await newChat(chatId);
-    const pool = new EnginePool({ store: counting.store, contexts, capacity: 2 });
+    const pool = new EnginePool({ store: counting.store, capacity: 2 });
     const touch = (chatId: string) => pool.use(chatId, 'alice', async (engine) => engine);
     const firstEngine = await touch('chat-1');
     await touch('chat-2');
@@ -166,7 +169,8 @@ describe('EnginePool', () => {
     expect(await touch('chat-1')).toBe(firstEngine);
     counting.reset();
     await touch('chat-2');
-    expect(counting.calls).toEqual(['getChat']);
+    // A new engine: the chat checked, then opened and its context lane loaded.
+    expect(counting.calls).toEqual(['getChat', 'openChat', 'getContext']);
     expect([pool.has('chat-1'), pool.has('chat-2'), pool.has('chat-3')]).toEqual([
       true,
       true,
@@ -177,7 +181,7 @@ describe('EnginePool', () => {
   it('never evicts a chat with a task under way', async () => {
     await newChat('chat-busy');
     await newChat('chat-other');
-    const pool = new EnginePool({ store: counting.store, contexts, capacity: 1 });
+    const pool = new EnginePool({ store: counting.store, capacity: 1 });
     const held = gate();
     const busy = pool.use('chat-busy', 'alice', () => held.promise);
     await pool.use('chat-other', 'alice', async () => {});
@@ -190,7 +194,7 @@ describe('EnginePool', () => {
 
   it('makes tasks queued behind a delete start over and find the chat gone', async () => {
     await newChat('chat-deleted');
-    const pool = new EnginePool({ store: counting.store, contexts });
+    const pool = new EnginePool({ store: counting.store });
     const held = gate();
     const deleting = pool.use('chat-deleted', 'alice', async () => {
       await held.promise;
@@ -211,7 +215,7 @@ describe('EnginePool', () => {
   });
 
   it('refuses a capacity that is not a positive integer', () => {
-    expect(() => new EnginePool({ store: counting.store, contexts, capacity: 0 })).toThrow(
+    expect(() => new EnginePool({ store: counting.store, capacity: 0 })).toThrow(
       'capacity must be a positive integer',
     );
   });
@@ -223,7 +227,6 @@ describe('the app keeps one warm engine per chat', () => {
   function build(options: { baseURL?: string } = {}): Hono {
     return createPlaygroundApp({
       store: counting.store,
-      contexts,
       storeDescription: { kind: 'memory', location: 'in memory' },
       model:
         options.baseURL === undefined
@@ -291,16 +294,24 @@ describe('the app keeps one warm engine per chat', () => {
     expect(counting.calls.filter((name) => name === 'getChat')).toHaveLength(1);
     expect(counting.calls.filter((name) => name === 'openChat')).toHaveLength(1);
     expect(contexts.saves).toBe(1);
-    // The warm app's engine takes a new context in place: no reload from the repository.
+    // Its engine is now warm and takes a new context in place: saved, never reloaded.
     const loads = contexts.loads;
     counting.reset();
     const replaced = [{ type: 'hint', text: 'Prefer tables.' }];
-    await call(app, 'PUT', `/api/chats/${chatId}/context`, { fragments: replaced });
-    const view = await call(app, 'GET', `/api/chats/${chatId}`);
+    await call(coldApp, 'PUT', `/api/chats/${chatId}/context`, { fragments: replaced });
+    const view = await call(coldApp, 'GET', `/api/chats/${chatId}`);
     expect(view.body.context).toEqual(replaced);
     expect(view.body.prompts[0].prompt).toContain('Prefer tables.');
     expect(contexts.loads).toBe(loads);
-    expect(counting.calls).toEqual(['getHead', 'getGraph', 'getHead', 'getGraph']);
+    expect(counting.calls).toEqual(['saveContext', 'getHead', 'getGraph', 'getHead', 'getGraph']);
+    // The first app's engine read the lane before those saves (like another server): a PUT there
+    // still replaces the whole context, reading the new revision once and saving over it.
+    const last = [{ type: 'hint', text: 'Last writer wins.' }];
+    const put2 = await call(app, 'PUT', `/api/chats/${chatId}/context`, { fragments: last });
+    expect(put2.status).toBe(200);
+    expect(put2.body.context).toEqual(last);
+    expect(contexts.loads).toBe(loads + 1);
+    expect((await counting.store.getContext?.(chatId))?.fragments).toEqual(last);
   });
 
   it('refuses another user on a chat whose engine is warm, and still serves the owner', async () => {

@@ -1,15 +1,14 @@
 import { ContextEngine } from '@ctxgraph/engine';
 import { ChatNotFoundError, type ContextStore, OwnershipError } from '@ctxgraph/fragments-core';
-import { decodeContext } from './context-codec';
-import type { ContextRepository } from './context-repository';
 import { rendererFor } from './renderers';
 
 /** Options of {@link EnginePool}. */
 export interface EnginePoolOptions {
-  /** The conversation store every engine works on. */
+  /**
+   * The conversation store every engine works on. It must serve the context lane
+   * (`capabilities.contextLane`): each engine loads the chat's context from it once, when made.
+   */
   readonly store: ContextStore;
-  /** Where each chat's context fragments are kept (loaded once, when the engine is made). */
-  readonly contexts: ContextRepository;
   /**
    * How many chats keep a warm engine. Past it, the least recently used idle chat is dropped
    * (a chat with a request under way is never dropped, so the pool can briefly hold more).
@@ -44,7 +43,7 @@ const START_OVER: unique symbol = Symbol('start over');
  *
  * @example
  * ```ts
- * const engines = new EnginePool({ store, contexts });
+ * const engines = new EnginePool({ store });
  * const view = await engines.use(chatId, userId, async (engine) => {
  *   engine.set(user('Hello'));
  *   await engine.save();
@@ -54,7 +53,6 @@ const START_OVER: unique symbol = Symbol('start over');
  */
 export class EnginePool {
   readonly #store: ContextStore;
-  readonly #contexts: ContextRepository;
   readonly #capacity: number;
   /** In least-recently-used order: a use moves its chat to the end. */
   readonly #entries = new Map<string, PoolEntry>();
@@ -67,7 +65,6 @@ export class EnginePool {
       );
     }
     this.#store = options.store;
-    this.#contexts = options.contexts;
     this.#capacity = capacity;
   }
 
@@ -147,14 +144,14 @@ export class EnginePool {
     // Read the chat first: the engine would create a missing chat on first use.
     const chat = await this.#store.getChat(chatId);
     if (chat === null) throw new ChatNotFoundError(chatId);
-    const fragments = decodeContext(await this.#contexts.load(chatId));
     const engine = new ContextEngine({
       store: this.#store,
       chatId,
       userId: chat.userId,
       renderer: rendererFor('xml'),
     });
-    engine.replaceContext(fragments);
+    // The chat's context lane becomes the engine's context; the engine then knows its revision.
+    await engine.loadContext();
     return { engine, ownerId: chat.userId };
   }
 

@@ -22,7 +22,6 @@ async function roundTrip(choice: StoreChoice, reopen: boolean): Promise<void> {
   const appFor = (current: PlaygroundBackend) =>
     createPlaygroundApp({
       store: current.store,
-      contexts: current.contexts,
       storeDescription: current.description,
       model: null,
       defaultUserId: 'tester',

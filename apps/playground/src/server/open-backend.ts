@@ -4,20 +4,17 @@ import type { ContextStore } from '@ctxgraph/fragments-core';
 import { InMemoryContextStore } from '@ctxgraph/store-memory';
 import { PostgresContextStore } from '@ctxgraph/store-postgres';
 import { SqliteContextStore } from '@ctxgraph/store-sqlite';
-import postgres from 'postgres';
 import type { StoreDescription } from '../shared/wire';
-import {
-  type ContextRepository,
-  MemoryContextRepository,
-  PostgresContextRepository,
-  SqliteContextRepository,
-} from './context-repository';
+import { importLegacyPostgresContexts, importLegacySqliteContexts } from './legacy-contexts';
 import type { StoreChoice } from './playground-config';
 
-/** A store, the context repository beside it, and how to close both. */
+/**
+ * A store and how to close it. Chats and their contexts both live in the store: the context of a
+ * chat is the store's context lane (`getContext` / `saveContext`), which every store the
+ * playground opens serves.
+ */
 export interface PlaygroundBackend {
   readonly store: ContextStore;
-  readonly contexts: ContextRepository;
   readonly description: StoreDescription;
   close(): Promise<void>;
 }
@@ -34,8 +31,9 @@ export function hidePassword(url: string): string {
 }
 
 /**
- * Opens the chosen store and its context repository: a SQLite file (its folder created when
- * missing), memory, or Postgres.
+ * Opens the chosen store: a SQLite file (its folder created when missing), memory, or Postgres.
+ * Contexts an older playground kept in its own `playground_context` table are moved into the
+ * store's context lane once, here (see `legacy-contexts.ts`).
  *
  * @example
  * ```ts
@@ -45,43 +43,36 @@ export function hidePassword(url: string): string {
 export async function openBackend(choice: StoreChoice): Promise<PlaygroundBackend> {
   if (choice.kind === 'memory') {
     const store = new InMemoryContextStore();
-    const contexts = new MemoryContextRepository();
     return {
       store,
-      contexts,
       description: { kind: 'memory', location: 'in memory (gone when the server stops)' },
-      close: async () => {
-        await store.close();
-        await contexts.close();
-      },
+      close: () => store.close(),
     };
   }
   if (choice.kind === 'sqlite') {
     mkdirSync(dirname(choice.path), { recursive: true });
     const store = new SqliteContextStore({ path: choice.path });
-    // The store creates its tables on first use; the side table has its own connection.
-    const contexts = new SqliteContextRepository(choice.path);
+    await closeOnFailure(store, importLegacySqliteContexts(choice.path, store));
     return {
       store,
-      contexts,
       description: { kind: 'sqlite', location: choice.path },
-      close: async () => {
-        await store.close();
-        await contexts.close();
-      },
+      close: () => store.close(),
     };
   }
   const store = new PostgresContextStore(choice.url);
-  const contexts = new PostgresContextRepository(
-    postgres(choice.url, { max: 2, onnotice: () => {} }),
-  );
+  await closeOnFailure(store, importLegacyPostgresContexts(choice.url, store));
   return {
     store,
-    contexts,
     description: { kind: 'postgres', location: hidePassword(choice.url) },
-    close: async () => {
-      await store.close();
-      await contexts.close();
-    },
+    close: () => store.close(),
   };
+}
+
+async function closeOnFailure(store: ContextStore, work: Promise<unknown>): Promise<void> {
+  try {
+    await work;
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
 }

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DEFAULT_MODEL_PRICES } from '@ctxgraph/engine';
+import { ChatNotFoundError } from '@ctxgraph/fragments-core';
 import type { Hono } from 'hono';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ChatView } from '../shared/wire';
@@ -22,7 +23,6 @@ const logged: unknown[] = [];
 function build(model: ModelChoice | null = null): Hono {
   return createPlaygroundApp({
     store: backend.store,
-    contexts: backend.contexts,
     storeDescription: backend.description,
     model,
     defaultUserId: 'demo-user',
@@ -215,7 +215,15 @@ describe('info and chats', () => {
     const deleted = await call('DELETE', `/api/chats/${view.chat.id}`);
     expect(deleted.status).toBe(200);
     expect((await call('GET', `/api/chats/${view.chat.id}`)).status).toBe(404);
-    expect(await backend.contexts.load(view.chat.id)).toEqual([]);
+    // The store deleted the chat's context lane with it: a new chat of that id starts empty.
+    await expect(backend.store.getContext?.(view.chat.id)).rejects.toSatisfy((error) =>
+      ChatNotFoundError.isInstance(error),
+    );
+    await backend.store.openChat({ chatId: view.chat.id, userId: 'demo-user' });
+    expect(await backend.store.getContext?.(view.chat.id)).toMatchObject({
+      fragments: [],
+      revision: 0,
+    });
   });
 
   it('answers unknown API routes with a JSON 404', async () => {

@@ -6,7 +6,6 @@ import { serveStatic } from '@hono/node-server/serve-static';
 import type { LanguageModel } from 'ai';
 import { Hono } from 'hono';
 import type { ErrorBody, StoreDescription } from '../shared/wire';
-import type { ContextRepository } from './context-repository';
 import { EnginePool } from './engine-pool';
 import { toErrorResponse } from './http-errors';
 import type { ModelChoice } from './playground-config';
@@ -20,10 +19,8 @@ import type { RouteDependencies } from './routes/route-dependencies';
 
 /** Options of {@link createPlaygroundApp}. */
 export interface PlaygroundAppOptions {
-  /** The conversation store. */
+  /** The conversation store; each chat's context lives in its context lane. */
   readonly store: ContextStore;
-  /** Where each chat's context fragments are kept. */
-  readonly contexts: ContextRepository;
   /** Shown on the page. */
   readonly storeDescription: StoreDescription;
   /** The model that answers, or null (replies are written by hand). */
@@ -51,17 +48,15 @@ export interface PlaygroundAppOptions {
  *
  * @example
  * ```ts
- * const app = createPlaygroundApp({ store, contexts, storeDescription, model: null, defaultUserId: 'demo-user' });
+ * const app = createPlaygroundApp({ store, storeDescription, model: null, defaultUserId: 'demo-user' });
  * serve({ fetch: app.fetch, port: 5173 });
  * ```
  */
 export function createPlaygroundApp(options: PlaygroundAppOptions): Hono {
   const dependencies: RouteDependencies = {
     store: options.store,
-    contexts: options.contexts,
     engines: new EnginePool({
       store: options.store,
-      contexts: options.contexts,
       capacity: options.maxOpenChats,
     }),
     defaultUserId: options.defaultUserId,

@@ -39,7 +39,6 @@ export async function startPlayground(
   const backend = await openBackend(config.store);
   const app = createPlaygroundApp({
     store: backend.store,
-    contexts: backend.contexts,
     storeDescription: backend.description,
     model: config.model,
     defaultUserId: config.defaultUserId,

@@ -399,7 +399,7 @@ export function defineChatTests(kit: StoreKit): void {
 }
 
 /** The fields every chat record has, with sane types. */
-export function expectChatShape(chat: ChatRecord): void {
+function expectChatShape(chat: ChatRecord): void {
   expect(typeof chat.id).toBe('string');
   expect(typeof chat.userId).toBe('string');
   expect(chat.title === null || typeof chat.title === 'string').toBe(true);

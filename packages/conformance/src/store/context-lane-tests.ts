@@ -22,7 +22,7 @@ import {
  * values (astral characters, combining marks, RTL, line and paragraph separators), escapes,
  * numbers of every shape JSON has, empty containers, nulls and nesting.
  */
-export const laneFixture: readonly JsonValue[] = [
+const laneFixture: readonly JsonValue[] = [
   { type: 'role', text: 'You are terse.' },
   { type: 'hint', text: 'Cite sources: 漢字, émoji 🎉👩🏽‍💻, עברית, e\u0301, a\u2028b\u2029c' },
   {

@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import postgres from 'postgres';
 import { inject } from 'vitest';
-import { PostgresContextStore, type PostgresContextStoreOptions } from '../index';
 
 /** The server URL the global setup provided. */
 export function databaseUrl(): string {
@@ -21,17 +20,6 @@ export function adminClient(): postgres.Sql {
 /** Drops a test schema and everything in it. */
 export async function dropSchema(admin: postgres.Sql, schema: string): Promise<void> {
   await admin.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-}
-
-/** A store over a fresh schema of its own. */
-export function storeInFreshSchema(
-  options: Partial<PostgresContextStoreOptions> = {},
-): PostgresContextStore {
-  return new PostgresContextStore({
-    connectionString: databaseUrl(),
-    schema: randomSchema(),
-    ...options,
-  });
 }
 
 /** A user message node for a commit. */

@@ -268,7 +268,7 @@ export async function runMigrations(
  * lock, and is one round trip: it reads the bookkeeping table straight away and takes "no such
  * table" as version 0, because a new store handle runs it before its first call.
  */
-export async function readSchemaVersion(sql: Sql, names: TableNames): Promise<number> {
+async function readSchemaVersion(sql: Sql, names: TableNames): Promise<number> {
   try {
     const rows = await sql
       .unsafe(`SELECT coalesce(max(version), 0) FROM ${names.migrations}`)

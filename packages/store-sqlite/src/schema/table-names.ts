@@ -17,6 +17,8 @@ export interface TableNames {
   readonly branches: string;
   /** Checkpoints. */
   readonly checkpoints: string;
+  /** Context lanes (one row per chat that saved one). */
+  readonly contextLanes: string;
 }
 
 // A prefix is pasted into SQL as part of identifiers, so it is limited to characters that never
@@ -59,5 +61,6 @@ export function tableNames(prefix: string = DEFAULT_TABLE_PREFIX): TableNames {
     messages: `${prefix}messages`,
     branches: `${prefix}branches`,
     checkpoints: `${prefix}checkpoints`,
+    contextLanes: `${prefix}context_lanes`,
   };
 }

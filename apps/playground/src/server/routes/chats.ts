@@ -17,7 +17,7 @@ const schemas = {
 
 /** `/chats`: list and create; `/chats/:chatId`: view, rename, delete. */
 export function chatRoutes(dependencies: RouteDependencies): Hono {
-  const { store, contexts, engines, defaultUserId } = dependencies;
+  const { store, engines, defaultUserId } = dependencies;
   return new Hono()
     .get('/chats', async (context) => {
       const userId = userOf(context, defaultUserId);
@@ -63,8 +63,8 @@ export function chatRoutes(dependencies: RouteDependencies): Hono {
     .delete('/chats/:chatId', async (context) => {
       const chatId = context.req.param('chatId');
       await engines.use(chatId, userOf(context, defaultUserId), async () => {
+        // Deletes the chat's context lane with it.
         await store.deleteChat(chatId);
-        await contexts.remove(chatId);
         // Requests queued behind this one start over and find no chat.
         engines.evict(chatId);
       });

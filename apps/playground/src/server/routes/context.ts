@@ -1,3 +1,5 @@
+import type { ContextEngine } from '@ctxgraph/engine';
+import { ContextConflictError, type ContextFragment } from '@ctxgraph/fragments-core';
 import { Hono } from 'hono';
 import { z } from 'zod';
 import type { ChatView, PreviewResult, SerializedFragment } from '../../shared/wire';
@@ -9,9 +11,29 @@ import type { RouteDependencies } from './route-dependencies';
 
 const contextSchema = z.object({ fragments: z.array(z.unknown()) }).strict();
 
+/**
+ * Makes `fragments` the engine's context and saves it to the store's context lane. A PUT replaces
+ * the whole context, so when another server saved the lane since this engine read it
+ * (`ContextConflictError`), the engine reads the new revision and saves over it once.
+ */
+async function storeContext(
+  engine: ContextEngine,
+  fragments: readonly ContextFragment[],
+): Promise<void> {
+  engine.replaceContext(fragments);
+  try {
+    await engine.saveContext();
+  } catch (error) {
+    if (!ContextConflictError.isInstance(error)) throw error;
+    await engine.loadContext();
+    engine.replaceContext(fragments);
+    await engine.saveContext();
+  }
+}
+
 /** `PUT /chats/:chatId/context`: replace a chat's context; `POST /preview`: render a draft. */
 export function contextRoutes(dependencies: RouteDependencies): Hono {
-  const { store, contexts, engines, defaultUserId } = dependencies;
+  const { store, engines, defaultUserId } = dependencies;
   return new Hono()
     .put('/chats/:chatId/context', async (context) => {
       const userId = userOf(context, defaultUserId);
@@ -20,9 +42,13 @@ export function contextRoutes(dependencies: RouteDependencies): Hono {
       const view: ChatView = await engines.use(chatId, userId, async (engine) => {
         // Decode first: a bad fragment is refused before anything is stored.
         const fragments = decodeContext(body.fragments);
-        await contexts.save(chatId, encodeContext(fragments));
-        // The warm engine takes the new context as it is stored: no reload.
-        engine.replaceContext(fragments);
+        try {
+          await storeContext(engine, fragments);
+        } catch (error) {
+          // The engine holds a context the store may not: the next request loads it afresh.
+          engines.evict(chatId);
+          throw error;
+        }
         return buildChatView(engine, store);
       });
       return context.json(view);

@@ -1,16 +1,13 @@
 import type { ContextStore } from '@ctxgraph/fragments-core';
 import type { LanguageModel } from 'ai';
 import type { StoreDescription } from '../../shared/wire';
-import type { ContextRepository } from '../context-repository';
 import type { EnginePool } from '../engine-pool';
 import type { ModelChoice } from '../playground-config';
 
 /** What the route modules share: the store, the warm engines, the model and the settings. */
 export interface RouteDependencies {
-  /** The conversation store (listing, creating and deleting chats, and the graph). */
+  /** The conversation store (listing, creating and deleting chats, the graph, the context lane). */
   readonly store: ContextStore;
-  /** Where each chat's context fragments are kept. */
-  readonly contexts: ContextRepository;
   /** One warm engine per open chat; every chat route goes through it. */
   readonly engines: EnginePool;
   /** The user of a request without the `x-ctxgraph-user` header. */

@@ -179,12 +179,11 @@ describe('forkBranchName', () => {
   });
 });
 
-describe('the deprecated root exports', () => {
-  it('are the store kit functions themselves', () => {
-    expect(root.prepareCommit).toBe(prepareCommit);
-    expect(root.assertIdentifier).toBe(assertIdentifier);
-    expect(root.toJsonText).toBe(toJsonText);
+describe('the package root', () => {
+  it('keeps the contract limits and no longer exports the store-input helpers', () => {
     expect(root.MAX_JSON_DEPTH).toBe(MAX_JSON_DEPTH);
+    for (const name of ['prepareCommit', 'assertIdentifier', 'toJsonText', 'mergeMetadata'])
+      expect(name in root, name).toBe(false);
   });
 });
 

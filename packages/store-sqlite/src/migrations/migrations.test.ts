@@ -4,12 +4,12 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { tempDirectory } from '../__fixtures__/temp-files';
 import { SqliteContextStore } from '../sqlite-context-store';
 import {
+  getMigrationSql,
+  MIGRATIONS,
   migrateSqliteDatabase,
   readSqliteSchemaVersion,
-  SQLITE_MIGRATIONS,
-  SQLITE_SCHEMA_VERSION,
-  sqliteMigrationSql,
-} from './sqlite-migrations';
+  SCHEMA_VERSION,
+} from './migrations';
 
 const temp = tempDirectory('migrations');
 afterAll(() => temp.remove());
@@ -26,22 +26,23 @@ function tableList(database: Database.Database): string[] {
 describe('migrateSqliteDatabase', () => {
   it('creates the schema once, records each step, and does nothing the second time', () => {
     const database = new Database(temp.file());
-    expect(SQLITE_SCHEMA_VERSION).toBe(SQLITE_MIGRATIONS.length);
+    expect(SCHEMA_VERSION).toBe(MIGRATIONS.length);
     expect(readSqliteSchemaVersion(database)).toBe(0);
     expect(migrateSqliteDatabase(database)).toEqual({
       fromVersion: 0,
-      toVersion: SQLITE_SCHEMA_VERSION,
-      applied: ['initial'],
+      toVersion: SCHEMA_VERSION,
+      applied: ['initial', 'context lanes'],
     });
     expect(migrateSqliteDatabase(database)).toEqual({
-      fromVersion: SQLITE_SCHEMA_VERSION,
-      toVersion: SQLITE_SCHEMA_VERSION,
+      fromVersion: SCHEMA_VERSION,
+      toVersion: SCHEMA_VERSION,
       applied: [],
     });
     expect(tableList(database)).toEqual([
       'ctxgraph_branches',
       'ctxgraph_chats',
       'ctxgraph_checkpoints',
+      'ctxgraph_context_lanes',
       'ctxgraph_messages',
       'ctxgraph_migrations',
     ]);
@@ -52,9 +53,12 @@ describe('migrateSqliteDatabase', () => {
     const database = new Database(temp.file());
     database.pragma('user_version = 42');
     migrateSqliteDatabase(database, { tablePrefix: 'one_' });
-    expect(readSqliteSchemaVersion(database, { tablePrefix: 'one_' })).toBe(SQLITE_SCHEMA_VERSION);
+    expect(readSqliteSchemaVersion(database, { tablePrefix: 'one_' })).toBe(SCHEMA_VERSION);
     expect(readSqliteSchemaVersion(database, { tablePrefix: 'two_' })).toBe(0);
-    expect(migrateSqliteDatabase(database, { tablePrefix: 'two_' }).applied).toEqual(['initial']);
+    expect(migrateSqliteDatabase(database, { tablePrefix: 'two_' }).applied).toEqual([
+      'initial',
+      'context lanes',
+    ]);
     expect(database.pragma('user_version', { simple: true })).toBe(42);
     database.close();
   });
@@ -87,7 +91,10 @@ describe('SqliteContextStore and migrations', () => {
     expect(SchemaVersionError.isInstance(error)).toBe(true);
     expect((error as Error).message).toContain(path);
     expect((error as Error).message).toContain('migrate()');
-    expect(await store.migrate()).toMatchObject({ fromVersion: 0, applied: ['initial'] });
+    expect(await store.migrate()).toMatchObject({
+      fromVersion: 0,
+      applied: ['initial', 'context lanes'],
+    });
     expect((await store.openChat({ chatId: 'c', userId: 'u' })).created).toBe(true);
     expect((await store.migrate()).applied).toEqual([]);
     await store.close();
@@ -99,7 +106,7 @@ describe('SqliteContextStore and migrations', () => {
     migrateSqliteDatabase(database);
     database
       .prepare("INSERT INTO ctxgraph_migrations (version, name, applied_at) VALUES (?, 'later', 0)")
-      .run(SQLITE_SCHEMA_VERSION + 1);
+      .run(SCHEMA_VERSION + 1);
     database.close();
     const store = new SqliteContextStore({ path, migrate: false });
     await expect(store.getChat('c')).rejects.toThrow(/newer than this/);
@@ -110,15 +117,15 @@ describe('SqliteContextStore and migrations', () => {
   });
 });
 
-describe('sqliteMigrationSql', () => {
+describe('getMigrationSql', () => {
   it('is a script a team can run itself, after which the store accepts the file with migrate: false', async () => {
     const path = temp.file();
-    const sql = sqliteMigrationSql({ tablePrefix: 'team_' });
+    const sql = getMigrationSql({ tablePrefix: 'team_' });
     expect(sql.startsWith('BEGIN IMMEDIATE;')).toBe(true);
     expect(sql.trimEnd().endsWith('COMMIT;')).toBe(true);
     const database = new Database(path);
     database.exec(sql);
-    expect(readSqliteSchemaVersion(database, { tablePrefix: 'team_' })).toBe(SQLITE_SCHEMA_VERSION);
+    expect(readSqliteSchemaVersion(database, { tablePrefix: 'team_' })).toBe(SCHEMA_VERSION);
     database.close();
     const store = new SqliteContextStore({ path, tablePrefix: 'team_', migrate: false });
     expect((await store.openChat({ chatId: 'c', userId: 'u' })).created).toBe(true);
@@ -126,15 +133,11 @@ describe('sqliteMigrationSql', () => {
   });
 
   it('emits only the steps after fromVersion and refuses an impossible one', () => {
-    expect(sqliteMigrationSql({ fromVersion: SQLITE_SCHEMA_VERSION })).not.toContain(
+    expect(getMigrationSql({ fromVersion: SCHEMA_VERSION })).not.toContain(
       'CREATE TABLE ctxgraph_chats',
     );
-    expect(() => sqliteMigrationSql({ fromVersion: -1 })).toThrow(ValidationError);
-    expect(() => sqliteMigrationSql({ fromVersion: SQLITE_SCHEMA_VERSION + 1 })).toThrow(
-      ValidationError,
-    );
-    expect(() => sqliteMigrationSql({ tablePrefix: 'x"; DROP TABLE y; --' })).toThrow(
-      ValidationError,
-    );
+    expect(() => getMigrationSql({ fromVersion: -1 })).toThrow(ValidationError);
+    expect(() => getMigrationSql({ fromVersion: SCHEMA_VERSION + 1 })).toThrow(ValidationError);
+    expect(() => getMigrationSql({ tablePrefix: 'x"; DROP TABLE y; --' })).toThrow(ValidationError);
   });
 });

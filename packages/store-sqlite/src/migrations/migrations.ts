@@ -2,8 +2,8 @@ import { SchemaVersionError, ValidationError } from '@ctxgraph/fragments-core';
 import type Database from 'better-sqlite3';
 import { type TableNames, tableNames } from '../schema/table-names';
 
-/** One step of the schema. Its position in {@link SQLITE_MIGRATIONS} (from 1) is its version. */
-export interface SqliteMigration {
+/** One step of the schema. Its position in {@link MIGRATIONS} (from 1) is its version. */
+export interface Migration {
   /** A short name, recorded in the `<prefix>migrations` table. */
   readonly name: string;
   /** The DDL of the step for one set of table names. */
@@ -12,7 +12,7 @@ export interface SqliteMigration {
 
 // Never edit a step that has shipped: add a new one at the end. A step's version is its position.
 /** Every schema step, oldest first. The schema version is the number of steps applied. */
-export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
+export const MIGRATIONS: readonly Migration[] = [
   {
     name: 'initial',
     sql: (t) => `
@@ -62,19 +62,32 @@ CREATE TABLE ${t.checkpoints} (
 ) STRICT;
 `,
   },
+  {
+    // The context lane of each chat (see ContextStore.getContext): the JSON text of its
+    // fragments, byte for byte as saved, and a revision that goes up by one per save.
+    name: 'context lanes',
+    sql: (t) => `
+CREATE TABLE ${t.contextLanes} (
+  chat_id TEXT NOT NULL PRIMARY KEY REFERENCES ${t.chats} (id) ON DELETE CASCADE,
+  fragments TEXT NOT NULL,
+  revision INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+) STRICT;
+`,
+  },
 ];
 
-/** The schema version this code writes and understands: the number of {@link SQLITE_MIGRATIONS}. */
-export const SQLITE_SCHEMA_VERSION: number = SQLITE_MIGRATIONS.length;
+/** The schema version this code writes and understands: the number of {@link MIGRATIONS}. */
+export const SCHEMA_VERSION: number = MIGRATIONS.length;
 
-/** Options of {@link migrateSqliteDatabase}, {@link readSqliteSchemaVersion} and {@link sqliteMigrationSql}. */
+/** Options of {@link migrateSqliteDatabase}, {@link readSqliteSchemaVersion} and {@link getMigrationSql}. */
 export interface SqliteMigrationOptions {
   /** The prefix of every table. @default 'ctxgraph_' */
   readonly tablePrefix?: string;
 }
 
-/** Options of {@link sqliteMigrationSql}. */
-export interface SqliteMigrationSqlOptions extends SqliteMigrationOptions {
+/** Options of {@link getMigrationSql}. */
+export interface MigrationSqlOptions extends SqliteMigrationOptions {
   /** Emit only the steps after this version (the version the database has now). @default 0 */
   readonly fromVersion?: number;
 }
@@ -83,7 +96,7 @@ export interface SqliteMigrationSqlOptions extends SqliteMigrationOptions {
 export interface SqliteMigrationResult {
   /** The schema version before. */
   readonly fromVersion: number;
-  /** The schema version after (always {@link SQLITE_SCHEMA_VERSION}). */
+  /** The schema version after (always {@link SCHEMA_VERSION}). */
   readonly toVersion: number;
   /** Names of the steps applied by this call (empty when the schema was already current). */
   readonly applied: readonly string[];
@@ -103,7 +116,7 @@ function newerSchemaError(
   version: number,
 ): SchemaVersionError {
   return new SchemaVersionError(
-    `SqliteContextStore at "${location}": the "${tables.prefix}" tables are at schema version ${version}, newer than this @ctxgraph/store-sqlite understands (${SQLITE_SCHEMA_VERSION}). Upgrade @ctxgraph/store-sqlite; nothing was changed.`,
+    `SqliteContextStore at "${location}": the "${tables.prefix}" tables are at schema version ${version}, newer than this @ctxgraph/store-sqlite understands (${SCHEMA_VERSION}). Upgrade @ctxgraph/store-sqlite; nothing was changed.`,
   );
 }
 
@@ -153,7 +166,7 @@ export function readSqliteSchemaVersion(
 }
 
 /**
- * Brings the tables of one prefix to {@link SQLITE_SCHEMA_VERSION}. Safe to call from several
+ * Brings the tables of one prefix to {@link SCHEMA_VERSION}. Safe to call from several
  * processes at once and any number of times: the current version is read first (no lock when
  * nothing is to do), and pending steps run in one `BEGIN IMMEDIATE` transaction that re-reads the
  * version, so exactly one process applies each step and the others wait and find nothing to do.
@@ -177,25 +190,24 @@ export function migrateSqliteDatabase(
 ): SqliteMigrationResult {
   const tables = tableNames(options.tablePrefix);
   const before = readSqliteSchemaVersion(database, options);
-  if (before > SQLITE_SCHEMA_VERSION) throw newerSchemaError(database.name, tables, before);
-  if (before === SQLITE_SCHEMA_VERSION)
-    return { fromVersion: before, toVersion: before, applied: [] };
+  if (before > SCHEMA_VERSION) throw newerSchemaError(database.name, tables, before);
+  if (before === SCHEMA_VERSION) return { fromVersion: before, toVersion: before, applied: [] };
   const apply = database.transaction((): SqliteMigrationResult => {
     // Another process may have migrated between the read above and the write lock (under this
     // prefix, or under one that differs only by case: then this read throws).
     const current = readSqliteSchemaVersion(database, options);
-    if (current > SQLITE_SCHEMA_VERSION) throw newerSchemaError(database.name, tables, current);
+    if (current > SCHEMA_VERSION) throw newerSchemaError(database.name, tables, current);
     database.exec(migrationsTableSql(tables));
     const record = database.prepare(
       `INSERT INTO ${tables.migrations} (version, name, applied_at) VALUES (?, ?, ?)`,
     );
     const applied: string[] = [];
-    SQLITE_MIGRATIONS.slice(current).forEach((step, index) => {
+    MIGRATIONS.slice(current).forEach((step, index) => {
       database.exec(step.sql(tables));
       record.run(current + index + 1, step.name, Date.now());
       applied.push(step.name);
     });
-    return { fromVersion: current, toVersion: SQLITE_SCHEMA_VERSION, applied };
+    return { fromVersion: current, toVersion: SCHEMA_VERSION, applied };
   });
   return apply.immediate();
 }
@@ -207,28 +219,28 @@ export function migrateSqliteDatabase(
  *
  * @example
  * ```ts
- * writeFileSync('ctxgraph.sql', sqliteMigrationSql({ tablePrefix: 'support_' }));
+ * writeFileSync('ctxgraph.sql', getMigrationSql({ tablePrefix: 'support_' }));
  * // sqlite3 app.db < ctxgraph.sql
  * ```
  */
-export function sqliteMigrationSql(options: SqliteMigrationSqlOptions = {}): string {
+export function getMigrationSql(options: MigrationSqlOptions = {}): string {
   const tables = tableNames(options.tablePrefix);
   const fromVersion = options.fromVersion ?? 0;
-  if (!Number.isInteger(fromVersion) || fromVersion < 0 || fromVersion > SQLITE_SCHEMA_VERSION) {
+  if (!Number.isInteger(fromVersion) || fromVersion < 0 || fromVersion > SCHEMA_VERSION) {
     throw new ValidationError(
-      `sqliteMigrationSql(options): fromVersion must be an integer from 0 to ${SQLITE_SCHEMA_VERSION}, received ${String(fromVersion)}.`,
+      `getMigrationSql(options): fromVersion must be an integer from 0 to ${SCHEMA_VERSION}, received ${String(fromVersion)}.`,
       {
         issues: [
           {
             path: 'fromVersion',
-            message: `expected an integer from 0 to ${SQLITE_SCHEMA_VERSION}`,
+            message: `expected an integer from 0 to ${SCHEMA_VERSION}`,
           },
         ],
       },
     );
   }
   const parts = ['BEGIN IMMEDIATE;', migrationsTableSql(tables)];
-  SQLITE_MIGRATIONS.slice(fromVersion).forEach((step, index) => {
+  MIGRATIONS.slice(fromVersion).forEach((step, index) => {
     const version = fromVersion + index + 1;
     parts.push(`-- ${tables.prefix} schema step ${version}: ${step.name}`, step.sql(tables).trim());
     // julianday() rather than unixepoch(): it works on every sqlite3 shell a team might use.

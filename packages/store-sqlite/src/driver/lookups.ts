@@ -1,0 +1,122 @@
+import {
+  BranchNotFoundError,
+  type BranchRecord,
+  ChatNotFoundError,
+  StoreError,
+} from '@ctxgraph/fragments-core';
+import type { SqliteConnection } from './connection';
+import {
+  type BranchRow,
+  branchRecord,
+  type ChatRow,
+  type CheckpointRow,
+  MESSAGE_COLUMNS,
+  type MessageRow,
+} from './rows';
+
+// The row lookups several use cases share, each one prepared statement.
+
+/** The chat's row, or undefined. */
+export function chatRow(db: SqliteConnection, chatId: string): ChatRow | undefined {
+  return db.statement(`SELECT * FROM ${db.tables.chats} WHERE id = ?`).get(chatId) as
+    | ChatRow
+    | undefined;
+}
+
+/** The chat's row; `ChatNotFoundError` when there is none. */
+export function requireChat(db: SqliteConnection, chatId: string): ChatRow {
+  const row = chatRow(db, chatId);
+  if (row === undefined) throw new ChatNotFoundError(chatId);
+  return row;
+}
+
+/** A branch's row, or undefined. */
+export function branchRow(
+  db: SqliteConnection,
+  chatId: string,
+  name: string,
+): BranchRow | undefined {
+  return db
+    .statement(`SELECT * FROM ${db.tables.branches} WHERE chat_id = ? AND name = ?`)
+    .get(chatId, name) as BranchRow | undefined;
+}
+
+/** The chat's active branch; a `StoreError` when the chat names one that does not exist. */
+export function activeBranch(db: SqliteConnection, chat: ChatRow): BranchRecord {
+  const row = branchRow(db, chat.id, chat.active_branch);
+  if (row === undefined) {
+    throw new StoreError(
+      `SqliteContextStore at "${db.path}": chat "${chat.id}" names active branch "${chat.active_branch}", which does not exist.`,
+    );
+  }
+  return branchRecord(row);
+}
+
+/** A checkpoint's row, or undefined. */
+export function checkpointRow(
+  db: SqliteConnection,
+  chatId: string,
+  name: string,
+): CheckpointRow | undefined {
+  return db
+    .statement(`SELECT * FROM ${db.tables.checkpoints} WHERE chat_id = ? AND name = ?`)
+    .get(chatId, name) as CheckpointRow | undefined;
+}
+
+/** A node's row, or undefined. */
+export function messageRow(
+  db: SqliteConnection,
+  chatId: string,
+  id: string,
+): MessageRow | undefined {
+  return db
+    .statement(`SELECT ${MESSAGE_COLUMNS} FROM ${db.tables.messages} WHERE chat_id = ? AND id = ?`)
+    .get(chatId, id) as MessageRow | undefined;
+}
+
+/** The state a write of messages starts from. */
+export interface HeadStateRow {
+  version: number;
+  rewritten_at: number;
+  branch_name: string | null;
+  head: string | null;
+  max_sequence: number | null;
+}
+
+/**
+ * The chat's version, one branch's head and the chat's highest sequence, in one lookup.
+ * `ChatNotFoundError` / `BranchNotFoundError` when either is missing.
+ */
+export function headState(db: SqliteConnection, chatId: string, branch: string): HeadStateRow {
+  const t = db.tables;
+  const state = db
+    .statement(
+      `SELECT chat.version AS version, chat.rewritten_at AS rewritten_at, branch.name AS branch_name, branch.head_message_id AS head,
+              (SELECT MAX(sequence) FROM ${t.messages} WHERE chat_id = chat.id) AS max_sequence
+         FROM ${t.chats} AS chat LEFT JOIN ${t.branches} AS branch ON branch.chat_id = chat.id AND branch.name = ?
+        WHERE chat.id = ?`,
+    )
+    .get(branch, chatId) as HeadStateRow | undefined;
+  if (state === undefined) throw new ChatNotFoundError(chatId);
+  if (state.branch_name === null) throw new BranchNotFoundError(chatId, branch);
+  return state;
+}
+
+/** Moves the chat's `updated_at` (never back), and its active branch when given. */
+export function touchChat(
+  db: SqliteConnection,
+  chatId: string,
+  now: number,
+  activeBranchName?: string,
+): void {
+  if (activeBranchName === undefined) {
+    db.statement(`UPDATE ${db.tables.chats} SET updated_at = MAX(updated_at, ?) WHERE id = ?`).run(
+      now,
+      chatId,
+    );
+  } else {
+    db.statement(
+      `UPDATE ${db.tables.chats} SET active_branch = ?, updated_at = MAX(updated_at, ?) WHERE id = ?`,
+    ).run(activeBranchName, now, chatId);
+  }
+}

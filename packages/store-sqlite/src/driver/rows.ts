@@ -1,0 +1,135 @@
+import type {
+  BranchRecord,
+  ChatRecord,
+  CheckpointRecord,
+  JsonObject,
+  MessageNodeRecord,
+  StoredMessage,
+} from '@ctxgraph/fragments-core';
+
+// The rows the store's statements return, by column name, and the records made of them.
+
+/** The branch every new chat starts on. */
+export const MAIN_BRANCH = 'main';
+
+/** A row of `<prefix>chats`. */
+export interface ChatRow {
+  id: string;
+  user_id: string;
+  title: string | null;
+  metadata: string;
+  active_branch: string;
+  version: number;
+  rewritten_at: number;
+  created_at: number;
+  updated_at: number;
+}
+
+/** A row of `<prefix>branches`. */
+export interface BranchRow {
+  chat_id: string;
+  name: string;
+  head_message_id: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+/** A row of `<prefix>checkpoints`. */
+export interface CheckpointRow {
+  chat_id: string;
+  name: string;
+  message_id: string;
+  created_at: number;
+}
+
+/** The columns of `<prefix>messages` a record is made of. */
+export interface MessageRow {
+  id: string;
+  parent_id: string | null;
+  sequence: number;
+  payload: string;
+  created_at: number;
+  updated_at: number;
+}
+
+/** The columns of `messages` read from a row in the statement that selects them all. */
+export const MESSAGE_COLUMNS = 'id, parent_id, sequence, payload, created_at, updated_at';
+
+/** A chat record of its row. */
+export function chatRecord(row: ChatRow): ChatRecord {
+  return {
+    id: row.id,
+    userId: row.user_id,
+    title: row.title,
+    metadata: JSON.parse(row.metadata) as JsonObject,
+    activeBranch: row.active_branch,
+    version: row.version,
+    rewrittenAt: row.rewritten_at,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+/** A branch record of its row. */
+export function branchRecord(row: BranchRow): BranchRecord {
+  return {
+    chatId: row.chat_id,
+    name: row.name,
+    headMessageId: row.head_message_id,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+/** A checkpoint record of its row. */
+export function checkpointRecord(row: CheckpointRow): CheckpointRecord {
+  return {
+    chatId: row.chat_id,
+    name: row.name,
+    messageId: row.message_id,
+    createdAt: row.created_at,
+  };
+}
+
+/** A message node record of its row (the payload parsed now). */
+export function messageRecord(chatId: string, row: MessageRow): MessageNodeRecord {
+  return {
+    chatId,
+    id: row.id,
+    parentId: row.parent_id,
+    sequence: row.sequence,
+    message: JSON.parse(row.payload) as StoredMessage,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+/**
+ * A node just written, as a later read returns it. Its `message` is the written JSON, parsed the
+ * first time it is read: callers such as the engine keep their own copy of what they saved, so a
+ * batch of 10,000 messages does not pay 10,000 parses nobody looks at. Each read returns the same
+ * object.
+ */
+export function writtenNode(
+  chatId: string,
+  id: string,
+  parentId: string | null,
+  sequence: number,
+  json: string,
+  createdAt: number,
+  updatedAt: number,
+): MessageNodeRecord {
+  let parsed: StoredMessage | undefined;
+  return {
+    chatId,
+    id,
+    parentId,
+    sequence,
+    get message(): StoredMessage {
+      if (parsed === undefined) parsed = JSON.parse(json) as StoredMessage;
+      return parsed;
+    },
+    createdAt,
+    updatedAt,
+  };
+}

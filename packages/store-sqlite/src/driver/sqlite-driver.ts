@@ -1,0 +1,195 @@
+import type {
+  AppendResult,
+  BranchRecord,
+  ChainPage,
+  ChatGraph,
+  ChatPointerInput,
+  ChatRecord,
+  CheckpointRecord,
+  CommitResult,
+  ContextLaneRecord,
+  ContextStoreCapabilities,
+  GetHeadInput,
+  GetMessageInput,
+  HeadState,
+  MessageNodeRecord,
+  OpenChatResult,
+} from '@ctxgraph/fragments-core';
+import type {
+  ChatListQuery,
+  ContextStoreDriver,
+  PreparedAppend,
+  PreparedCommit,
+  PreparedCreateBranch,
+  PreparedCreateCheckpoint,
+  PreparedForkBranch,
+  PreparedGetChain,
+  PreparedOpenChat,
+  PreparedSaveContext,
+  PreparedUpdateChat,
+  StoreCall,
+} from '@ctxgraph/fragments-core/store-kit';
+import type { SqliteMigrationResult } from '../migrations/migrations';
+import type { ResolvedStoreOptions } from '../options';
+import { toStoreError } from '../sqlite-store-error';
+import * as branches from './branch-sql';
+import * as chain from './chain-sql';
+import * as chats from './chat-sql';
+import * as checkpoints from './checkpoint-sql';
+import { SqliteConnection } from './connection';
+import * as contextLanes from './context-lane-sql';
+import { writeMessages } from './write-sql';
+
+/**
+ * The storage of `SqliteContextStore`: one method per contract method, each one statement or one
+ * transaction (`BEGIN IMMEDIATE` for writes), over inputs the store kit has already checked. The
+ * SQL lives in a module per use case: chats, the write of `commit`/`append`, the chain,
+ * branches, checkpoints, the context lane. Every method answers synchronously, as better-sqlite3 does.
+ */
+export class SqliteDriver implements ContextStoreDriver {
+  readonly name = 'SqliteContextStore';
+  /** A file is persistent and shared safely between processes; `:memory:` is neither. */
+  readonly capabilities: ContextStoreCapabilities;
+  /** The size limit of JSON texts and titles (`maxMessageBytes`). */
+  readonly maxJsonBytes: number;
+  /** The connection, with the table names and the path. */
+  readonly db: SqliteConnection;
+
+  /** Opens (or takes) the database and migrates it unless told not to. */
+  constructor(options: ResolvedStoreOptions) {
+    this.db = new SqliteConnection(options);
+    this.maxJsonBytes = options.maxMessageBytes;
+    const memory = this.db.memory;
+    // append, forkBranch and the context lane are served on any connection: their write
+    // transaction serializes them.
+    this.capabilities = {
+      persistent: !memory,
+      multiProcess: !memory,
+      append: true,
+      forkBranch: true,
+      contextLane: true,
+    };
+  }
+
+  /** Creates or upgrades the tables now. */
+  migrate(): SqliteMigrationResult {
+    return this.db.migrate();
+  }
+
+  openChat(input: PreparedOpenChat): OpenChatResult {
+    return chats.openChat(this.db, input);
+  }
+
+  getChat(chatId: string): ChatRecord | null {
+    return chats.getChat(this.db, chatId);
+  }
+
+  updateChat(input: PreparedUpdateChat): ChatRecord {
+    return chats.updateChat(this.db, input, this.maxJsonBytes);
+  }
+
+  listChats(query: ChatListQuery): ChatRecord[] {
+    return chats.listChats(this.db, query);
+  }
+
+  deleteChat(chatId: string): boolean {
+    return chats.deleteChat(this.db, chatId);
+  }
+
+  getHead(input: GetHeadInput): HeadState {
+    return chats.getHead(this.db, input);
+  }
+
+  /**
+   * Inserts / replaces the nodes and moves the head in one `BEGIN IMMEDIATE` transaction, or
+   * throws having written nothing (`HeadConflictError` when the head is not `expectedHeadId`).
+   */
+  commit(input: PreparedCommit): CommitResult {
+    const db = this.db;
+    return db.run('commit(input)', () =>
+      db.write(() => {
+        const { previousHeadId: _previous, ...result } = writeMessages(db, input);
+        return result;
+      }),
+    );
+  }
+
+  /**
+   * The write of `commit` at the head found once the write lock is held: the transaction
+   * serializes appenders, in this process and in others, so none fails because another one
+   * moved the head.
+   */
+  append(input: PreparedAppend): AppendResult {
+    const db = this.db;
+    return db.run('append(input)', () =>
+      db.write(() => writeMessages(db, { ...input, expectedHeadId: undefined })),
+    );
+  }
+
+  getChain(input: PreparedGetChain): ChainPage {
+    return chain.getChain(this.db, input);
+  }
+
+  getMessage(input: GetMessageInput): MessageNodeRecord | null {
+    return chain.getMessage(this.db, input);
+  }
+
+  createBranch(input: PreparedCreateBranch): BranchRecord {
+    return branches.createBranch(this.db, input);
+  }
+
+  forkBranch(input: PreparedForkBranch): BranchRecord {
+    return branches.forkBranch(this.db, input);
+  }
+
+  getBranch(input: ChatPointerInput): BranchRecord | null {
+    return branches.getBranch(this.db, input);
+  }
+
+  listBranches(chatId: string): BranchRecord[] {
+    return branches.listBranches(this.db, chatId);
+  }
+
+  setActiveBranch(input: ChatPointerInput): BranchRecord {
+    return branches.setActiveBranch(this.db, input);
+  }
+
+  createCheckpoint(input: PreparedCreateCheckpoint): CheckpointRecord {
+    return checkpoints.createCheckpoint(this.db, input);
+  }
+
+  getCheckpoint(input: ChatPointerInput): CheckpointRecord | null {
+    return checkpoints.getCheckpoint(this.db, input);
+  }
+
+  listCheckpoints(chatId: string): CheckpointRecord[] {
+    return checkpoints.listCheckpoints(this.db, chatId);
+  }
+
+  deleteCheckpoint(input: ChatPointerInput): boolean {
+    return checkpoints.deleteCheckpoint(this.db, input);
+  }
+
+  getGraph(chatId: string): ChatGraph {
+    return checkpoints.getGraph(this.db, chatId);
+  }
+
+  getContext(chatId: string): ContextLaneRecord {
+    return contextLanes.getContext(this.db, chatId);
+  }
+
+  /** Replaces the lane under the write lock: revision + 1, or `ContextConflictError`. */
+  saveContext(input: PreparedSaveContext): ContextLaneRecord {
+    return contextLanes.saveContext(this.db, input);
+  }
+
+  /** Closes the database the store opened (never one it was given). */
+  close(): void {
+    this.db.close();
+  }
+
+  /** SQLite errors become a `StoreError` naming the file and saying what to do. */
+  mapError(error: unknown, call: StoreCall): Error {
+    return toStoreError(error, this.db.path, call.label);
+  }
+}

@@ -1,0 +1,142 @@
+import {
+  type AppendResult,
+  HeadConflictError,
+  MessageIdConflictError,
+  type MessageNodeRecord,
+} from '@ctxgraph/fragments-core';
+import type { PreparedCommitMessage } from '@ctxgraph/fragments-core/store-kit';
+import type { SqliteConnection } from './connection';
+import { headState } from './lookups';
+import { type MessageRow, writtenNode } from './rows';
+
+/** What {@link writeMessages} writes: a `commit` (with `expectedHeadId`) or an `append` (without). */
+export interface MessageWrite {
+  readonly chatId: string;
+  readonly branch: string;
+  readonly messages: readonly PreparedCommitMessage[];
+  /** The head the caller expects, or undefined to attach at the head found (`append`). */
+  readonly expectedHeadId: string | null | undefined;
+}
+
+/**
+ * The body of `commit` and `append`, to run inside the write transaction: inserts the new nodes,
+ * replaces the content of ids the branch already holds (keeping their place), moves the head and
+ * bumps the chat's version. A throw after the first insert rolls the whole transaction back.
+ * `HeadConflictError` when `expectedHeadId` is given and is not the head, `MessageIdConflictError`
+ * when an id exists in the chat but not on the branch.
+ */
+export function writeMessages(db: SqliteConnection, input: MessageWrite): AppendResult {
+  const { chatId, branch, expectedHeadId } = input;
+  const state = headState(db, chatId, branch);
+  if (expectedHeadId !== undefined && state.head !== expectedHeadId) {
+    throw new HeadConflictError({ chatId, branch, expectedHeadId, currentHeadId: state.head });
+  }
+  const t = db.tables;
+  const now = Date.now();
+  // A plain insert for the usual case (an id new to the chat: nothing to return, the row is what
+  // was passed); only when the id is taken does a second statement replace the content in place
+  // and return what it kept (parent, sequence, creation time).
+  const insert = db.statement(
+    `INSERT INTO ${t.messages} (chat_id, id, parent_id, sequence, role, payload, created_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (chat_id, id) DO NOTHING`,
+  );
+  let head = state.head;
+  let nextSequence = (state.max_sequence ?? 0) + 1;
+  // Replaced ids and the lowest sequence among them, for the on-branch check below.
+  const replacedIds: string[] = [];
+  let oldestReplaced = Number.MAX_SAFE_INTEGER;
+  const nodes: MessageNodeRecord[] = [];
+  for (const message of input.messages) {
+    const inserted =
+      insert.run(chatId, message.id, head, nextSequence, message.role, message.json, now, now)
+        .changes > 0;
+    if (inserted) {
+      nodes.push(writtenNode(chatId, message.id, head, nextSequence, message.json, now, now));
+      head = message.id;
+      nextSequence += 1;
+      continue;
+    }
+    const kept = db
+      .statement(
+        `UPDATE ${t.messages} SET role = ?, payload = ?, updated_at = ? WHERE chat_id = ? AND id = ?
+         RETURNING parent_id, sequence, created_at`,
+      )
+      .get(message.role, message.json, now, chatId, message.id) as Pick<
+      MessageRow,
+      'parent_id' | 'sequence' | 'created_at'
+    >;
+    replacedIds.push(message.id);
+    if (kept.sequence < oldestReplaced) oldestReplaced = kept.sequence;
+    nodes.push(
+      writtenNode(
+        chatId,
+        message.id,
+        kept.parent_id,
+        kept.sequence,
+        message.json,
+        kept.created_at,
+        now,
+      ),
+    );
+  }
+  // Checked after the upserts, so a batch of new ids (the usual save) costs no extra statement;
+  // a refusal throws, and the transaction rolls every row of the batch back.
+  if (replacedIds.length > 0)
+    assertOnBranch(db, chatId, branch, state.head, replacedIds, oldestReplaced);
+  if (head !== state.head) {
+    db.statement(
+      `UPDATE ${t.branches} SET head_message_id = ?, updated_at = MAX(updated_at, ?) WHERE chat_id = ? AND name = ?`,
+    ).run(head, now, chatId, branch);
+  }
+  // The right-hand sides see the row as it was, so `version + 1` is the new version.
+  const after = db
+    .statement(
+      `UPDATE ${t.chats}
+          SET version = version + 1, rewritten_at = CASE WHEN ? THEN version + 1 ELSE rewritten_at END,
+              updated_at = MAX(updated_at, ?)
+        WHERE id = ? RETURNING version, rewritten_at`,
+    )
+    .get(replacedIds.length > 0 ? 1 : 0, now, chatId) as { version: number; rewritten_at: number };
+  return {
+    headMessageId: head,
+    previousHeadId: state.head,
+    version: after.version,
+    rewrittenAt: after.rewritten_at,
+    nodes,
+  };
+}
+
+/**
+ * Throws `MessageIdConflictError` for the first of `ids` (existing nodes the batch replaced)
+ * that is not `head` or one of its ancestors. A parent always has a lower sequence than its
+ * child, so the walk from the head stops below the oldest replaced node: it reads only the part
+ * of the chain that could hold them.
+ */
+function assertOnBranch(
+  db: SqliteConnection,
+  chatId: string,
+  branch: string,
+  head: string | null,
+  ids: readonly string[],
+  oldest: number,
+): void {
+  const m = db.tables.messages;
+  const found = new Set(
+    db
+      .statement(
+        `WITH RECURSIVE walk (id, parent_id) AS (
+           SELECT id, parent_id FROM ${m} WHERE chat_id = @chatId AND id = @head AND sequence >= @oldest
+           UNION ALL
+           SELECT node.id, node.parent_id
+             FROM walk JOIN ${m} AS node ON node.chat_id = @chatId AND node.id = walk.parent_id
+            WHERE node.sequence >= @oldest
+         )
+         SELECT id FROM walk WHERE id IN (SELECT value FROM json_each(@ids))`,
+      )
+      .pluck()
+      .all({ chatId, head, oldest, ids: JSON.stringify(ids) }) as string[],
+  );
+  const offBranch = ids.find((id) => !found.has(id));
+  if (offBranch !== undefined)
+    throw new MessageIdConflictError({ chatId, branch, messageId: offBranch });
+}
