@@ -44,11 +44,23 @@ export const layerMap = {
     external: ['@toon-format/toon'],
     runtimeNeutral: true,
   },
+  '@ctxgraph/tokenizer-o200k': {
+    layer: 1,
+    uses: [core],
+    external: ['gpt-tokenizer'],
+    runtimeNeutral: true,
+  },
+  '@ctxgraph/tokenizer-cl100k': {
+    layer: 1,
+    uses: [core],
+    external: ['gpt-tokenizer'],
+    runtimeNeutral: true,
+  },
   '@ctxgraph/engine': {
     layer: 2,
     uses: ['@ctxgraph/codecs', '@ctxgraph/serialization', core],
     // zod: a peer because serialization's schemas are zod schemas.
-    external: ['ai', 'zod', 'gpt-tokenizer'],
+    external: ['ai', 'zod'],
     runtimeNeutral: true,
   },
   // vitest: the kits are vitest suites; node:fs only in the `./golden` subpath's helper.

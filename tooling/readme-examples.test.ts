@@ -24,6 +24,8 @@ const declared = Object.keys(
 const readmes = [
   { path: 'README.md', checkInstallLine: false },
   { path: 'packages/engine/README.md', checkInstallLine: true },
+  { path: 'packages/tokenizer-o200k/README.md', checkInstallLine: true },
+  { path: 'packages/tokenizer-cl100k/README.md', checkInstallLine: true },
 ];
 
 for (const { path, checkInstallLine } of readmes) {

@@ -3,7 +3,13 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-const scripts = ['render-bench.ts', 'engine-bench.ts', 'sqlite-bench.ts', 'postgres-bench.ts'];
+const scripts = [
+  'render-bench.ts',
+  'engine-bench.ts',
+  'budget-bench.ts',
+  'sqlite-bench.ts',
+  'postgres-bench.ts',
+];
 let failed = false;
 for (const script of scripts) {
   const path = fileURLToPath(new URL(script, import.meta.url));

@@ -2,6 +2,8 @@ import { type MessageSchemas, toModelMessages } from '@ctxgraph/codecs';
 import {
   BranchExistsError,
   type BranchRecord,
+  BudgetExceededError,
+  type BudgetShortfall,
   type ChatRecord,
   CheckpointNotFoundError,
   type CheckpointRecord,
@@ -10,28 +12,43 @@ import {
   type ContextLaneRecord,
   type ContextRenderer,
   type ContextStore,
+  createEstimatorTokenizer,
   EngineError,
   HeadConflictError,
   isFragment,
   isLazyFragment,
   isMessageFragment,
+  isTokenizer,
   type JsonObject,
   type JsonValue,
   MessageIdConflictError,
   MessageNotFoundError,
   nextBranchName,
+  type Tokenizer,
   UnsupportedCapabilityError,
   UnsupportedSpecificationError,
   ValidationError,
 } from '@ctxgraph/fragments-core';
 import { assertIdentifier, assertJsonObject } from '@ctxgraph/fragments-core/store-kit';
 import { defaultSerializer } from '@ctxgraph/serialization';
-import type { ModelMessage, UIMessage } from 'ai';
+import type { ModelMessage, SystemModelMessage, UIMessage } from 'ai';
 import { BranchView } from './branch-view';
+// --- budget (issue #14) ---
+import { toMarkedModelMessages } from './budget/cache-markers';
+import {
+  type BudgetMemory,
+  type BudgetOptions,
+  type BudgetReport,
+  checkBudget,
+  fitToBudget,
+} from './budget/fit-to-budget';
+import { TokenCounter } from './budget/token-counter';
+// --- end budget ---
 import { buildSnapshot, type InspectOptions, type InspectSnapshot } from './inspect';
 import { MessageValidator } from './message-validator';
-import type { ModelPrices } from './model-prices';
+import { DEFAULT_MODEL_PRICES, type ModelPrices } from './model-prices';
 import { PendingLane } from './pending-lane';
+import { totalUsage, type UsageTotals } from './usage/message-usage';
 
 /** Options of {@link ContextEngine}. */
 export interface ContextEngineOptions {
@@ -61,13 +78,20 @@ export interface ContextEngineOptions {
    * @default 25
    */
   maxSaveAttempts?: number;
-  /** Prices used by `inspect()` (USD per million input tokens), merged over the built-in table. */
+  /** Prices used by `inspect()` and `usage()`, merged over the built-in table. */
   prices?: ModelPrices;
   /**
    * How `loadContext()` / `saveContext()` turn context fragments into stored JSON and back.
    * @default `defaultSerializer` of `@ctxgraph/serialization` (every built-in fragment type)
    */
   contextSerializer?: ContextSerializer;
+  /**
+   * Counts tokens for `resolve({ budget })` and `inspect()`. Install a counter for your model
+   * (`o200kTokenizer` of `@ctxgraph/tokenizer-o200k`, `cl100kTokenizer` of
+   * `@ctxgraph/tokenizer-cl100k`) or pass any `Tokenizer`.
+   * @default `createEstimatorTokenizer()` of `@ctxgraph/fragments-core` (about 4 characters a token)
+   */
+  tokenizer?: Tokenizer;
 }
 
 /**
@@ -92,6 +116,11 @@ export interface ResolveOptions {
    * @default 'ui'
    */
   format?: 'ui' | 'model';
+  /**
+   * Fit the system prompt and the history to a token budget (see `BudgetOptions`); the stored
+   * graph never changes. Without it, nothing is left out and nothing is counted.
+   */
+  budget?: BudgetOptions;
 }
 
 /** What {@link ContextEngine.resolve} returns. */
@@ -100,20 +129,37 @@ export interface ResolveResult {
   systemPrompt: string;
   /** The branch's saved messages, oldest first, then the pending ones, validated. */
   messages: UIMessage[];
+  /** With `budget`: what was counted, kept and left out, the cache plan and prefix reuse. */
+  budget?: BudgetReport;
 }
 
 /** What {@link ContextEngine.resolve} returns with `format: 'model'`. */
 export interface ModelResolveResult {
   /** The context fragments, rendered. */
   systemPrompt: string;
-  /** The same conversation as model messages. */
+  /** The same conversation as model messages (with `budget`, cache breakpoints marked). */
   messages: ModelMessage[];
+  /**
+   * With `budget`: the system prompt as a system message carrying its cache breakpoint, for
+   * `generateText({ system, messages })`.
+   */
+  system?: SystemModelMessage;
+  /** With `budget`: what was counted, kept and left out, the cache plan and prefix reuse. */
+  budget?: BudgetReport;
 }
 
 /** What {@link ContextEngine.save} returns. */
 export interface SaveResult {
   /** The branch head after saving (undefined while the branch has no message). */
   headMessageId: string | undefined;
+}
+
+/** Options of {@link ContextEngine.usage}. */
+export interface UsageOptions {
+  /** `'branch'`: the active branch's saved messages; `'chat'`: every message of the chat. @default 'branch' */
+  scope?: 'branch' | 'chat';
+  /** Prices for this call, over the engine's and the built-in ones. */
+  prices?: ModelPrices;
 }
 
 /** Options of {@link ContextEngine.checkpoint}. */
@@ -163,6 +209,12 @@ export class ContextEngine {
   readonly #validator: MessageValidator;
 
   readonly #serializer: ContextSerializer;
+  // --- budget (issue #14) ---
+  readonly #tokenizer: Tokenizer;
+  readonly #counter = new TokenCounter();
+  /** Per branch: the last budgeted call's plan and segment hashes. */
+  readonly #budgetMemory = new Map<string, BudgetMemory>();
+  // --- end budget ---
   /**
    * The context lane. Never changed in place (every change makes a new array), so an operation
    * keeps exactly the lane it was called with.
@@ -224,6 +276,13 @@ export class ContextEngine {
     this.#renderer = options.renderer;
     this.#onInvalidMessage = onInvalidMessage;
     this.#maxSaveAttempts = maxSaveAttempts;
+    if (options.tokenizer !== undefined && !isTokenizer(options.tokenizer)) {
+      throw new ValidationError(
+        'new ContextEngine(options): tokenizer must be a Tokenizer (an object with id and count(text)), such as o200kTokenizer from @ctxgraph/tokenizer-o200k.',
+        { issues: [{ path: 'tokenizer', message: 'expected a Tokenizer' }] },
+      );
+    }
+    this.#tokenizer = options.tokenizer ?? createEstimatorTokenizer();
     this.#prices = options.prices;
     this.#validator = new MessageValidator(options.messageSchemas ?? {});
     this.#serializer = options.contextSerializer ?? defaultSerializer;
@@ -335,11 +394,20 @@ export class ContextEngine {
         ),
       );
     }
+    let budget: ReturnType<typeof checkBudget> | undefined;
+    try {
+      if (options?.budget !== undefined) budget = checkBudget('resolve(options)', options.budget);
+    } catch (error) {
+      return Promise.reject(error);
+    }
     const ticket = this.#pending.ticket;
     const context = this.#contextAtCall();
     return this.#exclusive(async () => {
       const renderer = this.#pickRenderer(options?.renderer, 'resolve(options)');
       await this.#open();
+      if (budget !== undefined) {
+        return this.#resolveWithin(budget, renderer, context ?? this.#fragments, ticket, format);
+      }
       const systemPrompt = renderer.render(context ?? this.#fragments);
       const messages = await this.#conversation(ticket);
       if (format === 'model') return { systemPrompt, messages: await toModelMessages(messages) };
@@ -590,6 +658,42 @@ export class ContextEngine {
     });
   }
 
+  // --- usage (issue #14) ---
+  /**
+   * Recorded usage (assistant messages saved through `withUsage`) added up, with its cost from
+   * the price table: over the active branch's saved messages (`scope: 'branch'`, the default) or
+   * every message of the chat, on any branch (`scope: 'chat'`).
+   */
+  usage(options?: UsageOptions): Promise<UsageTotals> {
+    const problem = optionsProblem('usage(options)', options);
+    if (problem) return Promise.reject(problem);
+    const scope = options?.scope ?? 'branch';
+    if (scope !== 'branch' && scope !== 'chat') {
+      return Promise.reject(
+        new ValidationError(
+          `usage(options): scope must be 'branch' or 'chat', received ${JSON.stringify(scope)}.`,
+        ),
+      );
+    }
+    return this.#exclusive(async () => {
+      await this.#open();
+      const prices = { ...DEFAULT_MODEL_PRICES, ...this.#prices, ...options?.prices };
+      if (scope === 'chat') {
+        const graph = await this.#store.getGraph(this.#chatId);
+        return totalUsage(
+          graph.nodes.map((node) => node.message),
+          prices,
+        );
+      }
+      await this.#view.sync();
+      return totalUsage(
+        this.#view.chain.entries.map((entry) => entry.node.message),
+        prices,
+      );
+    });
+  }
+  // --- end usage ---
+
   /**
    * A JSON-safe snapshot for debugging: token estimate (and cost when the model's price is known),
    * the rendered prompt, the context / pending / persisted lanes, the chat's graph, and metadata.
@@ -609,8 +713,33 @@ export class ContextEngine {
       const pending = await this.#pending.messages(ticket, this.#validator);
       const graph = await this.#store.getGraph(this.#chatId);
       this.#chat = graph.chat;
+      // --- budget and usage (issue #14) ---
+      const budget =
+        options?.budget === undefined
+          ? null
+          : this.#planDryRun(
+              checkBudget('inspect(options)', options.budget),
+              renderer,
+              context,
+              pending,
+            );
+      const prices = { ...DEFAULT_MODEL_PRICES, ...this.#prices, ...options?.prices };
+      const usage = {
+        branch: totalUsage(
+          this.#view.chain.entries.map((entry) => entry.node.message),
+          prices,
+        ),
+        chat: totalUsage(
+          graph.nodes.map((node) => node.message),
+          prices,
+        ),
+      };
+      // --- end budget and usage ---
       return buildSnapshot({
         options: options ?? {},
+        tokenizer: this.#tokenizer,
+        budget,
+        usage,
         prices: this.#prices,
         rendererFormat: renderer.format,
         rendered,
@@ -704,6 +833,75 @@ export class ContextEngine {
     }
     return messages;
   }
+
+  // --- budget (issue #14) ---
+  /** The plan `resolve({ budget })` would make now, remembering nothing (for `inspect()`). */
+  #planDryRun(
+    budget: ReturnType<typeof checkBudget>,
+    renderer: ContextRenderer,
+    fragments: readonly ContextFragment[],
+    pending: readonly UIMessage[],
+  ): BudgetReport | { exceeded: BudgetShortfall } {
+    const history = this.#view.chain.messages;
+    try {
+      return fitToBudget({
+        budget,
+        tokenizer: this.#tokenizer,
+        counter: this.#counter,
+        renderer,
+        fragments,
+        messages: [...history, ...pending],
+        pendingFrom: history.length,
+        previous: this.#budgetMemory.get(this.#view.branch) ?? null,
+      }).report;
+    } catch (error) {
+      if (BudgetExceededError.isInstance(error)) return { exceeded: error.shortfall };
+      throw error;
+    }
+  }
+
+  /** `resolve({ budget })`: plan against the branch's last plan, apply, remember. */
+  async #resolveWithin(
+    budget: ReturnType<typeof checkBudget>,
+    renderer: ContextRenderer,
+    fragments: readonly ContextFragment[],
+    ticket: number,
+    format: 'ui' | 'model' | undefined,
+  ): Promise<ResolveResult | ModelResolveResult> {
+    const conversation = await this.#conversation(ticket);
+    const branch = this.#view.branch;
+    const fitted = fitToBudget({
+      budget,
+      tokenizer: this.#tokenizer,
+      counter: this.#counter,
+      renderer,
+      fragments,
+      messages: conversation,
+      pendingFrom: this.#view.chain.messages.length,
+      previous: this.#budgetMemory.get(branch) ?? null,
+    });
+    this.#budgetMemory.set(branch, fitted.memory);
+    if (format !== 'model') {
+      return {
+        systemPrompt: fitted.systemPrompt,
+        messages: fitted.messages,
+        budget: fitted.report,
+      };
+    }
+    const marked = await toMarkedModelMessages(
+      fitted.systemPrompt,
+      fitted.messages,
+      fitted.report.breakpoints,
+      budget.cacheMarkers,
+    );
+    return {
+      systemPrompt: fitted.systemPrompt,
+      system: marked.system,
+      messages: marked.messages,
+      budget: fitted.report,
+    };
+  }
+  // --- end budget ---
 
   /**
    * The compare-and-set path, for stores without `append`: commit against the head the engine

@@ -1,3 +1,11 @@
+export type {
+  BudgetOptions,
+  BudgetReport,
+  BudgetReportFragment,
+  BudgetReportMessage,
+} from './budget/fit-to-budget';
+export type { CacheBreakpoint, LeftOutItem, LeftOutRule } from './budget/plan-budget';
+export type { PrefixReport } from './budget/prefix-report';
 export {
   type ChatUpdate,
   type CheckpointOptions,
@@ -7,6 +15,20 @@ export {
   type ResolveOptions,
   type ResolveResult,
   type SaveResult,
+  type UsageOptions,
 } from './context-engine';
-export type { InspectEstimate, InspectNode, InspectOptions, InspectSnapshot } from './inspect';
-export { DEFAULT_MODEL_PRICES, type ModelPrices } from './model-prices';
+export type {
+  InspectEstimate,
+  InspectNextCall,
+  InspectNode,
+  InspectOptions,
+  InspectSnapshot,
+} from './inspect';
+export { DEFAULT_MODEL_PRICES, type ModelPrice, type ModelPrices } from './model-prices';
+export {
+  type MessageUsage,
+  type UsageInput,
+  type UsageTotals,
+  usageOf,
+  withUsage,
+} from './usage/message-usage';

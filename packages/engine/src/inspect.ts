@@ -1,5 +1,6 @@
 import {
   type BranchRecord,
+  type BudgetShortfall,
   type ChatGraph,
   type ChatRecord,
   type CheckpointRecord,
@@ -8,10 +9,14 @@ import {
   isFragment,
   type JsonValue,
   type MessageNodeRecord,
+  type Tokenizer,
   type ValidationError,
 } from '@ctxgraph/fragments-core';
 import type { UIMessage } from 'ai';
+import type { BudgetOptions, BudgetReport } from './budget/fit-to-budget';
+import { messageText } from './budget/token-counter';
 import { DEFAULT_MODEL_PRICES, findModelPrice, type ModelPrices } from './model-prices';
+import type { UsageTotals } from './usage/message-usage';
 
 /** Options of `ContextEngine.inspect`. */
 export interface InspectOptions {
@@ -19,16 +24,38 @@ export interface InspectOptions {
   modelId?: string;
   /** How to render the context fragments; defaults to the engine's renderer. */
   renderer?: ContextRenderer;
-  /** Prices (USD per million input tokens) for this call, over the engine's and the built-in ones. */
+  /** Prices for this call, over the engine's and the built-in ones. */
   prices?: ModelPrices;
+  /**
+   * Plan as `resolve({ budget })` would now, without sending or remembering anything: the
+   * snapshot's `budget` then says what would be kept and left out, and how many leading tokens
+   * the call would share with the last budgeted call on this branch (its cache hit).
+   */
+  budget?: BudgetOptions;
+}
+
+/** The cache-aware cost of the next call, from the budget plan's prefix reuse. */
+export interface InspectNextCall {
+  /** Leading tokens identical to the last budgeted call: read from the provider's cache. */
+  readonly cachedTokens: number;
+  /** The rest of the input: written to the cache (at a breakpoint) or sent uncached. */
+  readonly uncachedTokens: number;
+  /**
+   * USD: cached × cache-read price + the rest × cache-write price (the input price where the
+   * model has no cache-write price). Null when the model's price is not known.
+   */
+  readonly cost: number | null;
 }
 
 /** The token and cost estimate of what `resolve()` would send. */
 export interface InspectEstimate {
   /** The model asked about, if any. */
   modelId: string | null;
-  /** The tokenizer used (OpenAI's o200k_base; other vendors' counts differ somewhat). */
-  tokenizer: 'o200k_base';
+  /**
+   * The engine's tokenizer (`Tokenizer.id`: `'o200k_base'`, `'estimate:4.00'` for the default
+   * estimator, …).
+   */
+  tokenizer: string;
   /** Tokens of the system prompt plus every message's text and parts. */
   tokens: number;
   /** The split of `tokens`. */
@@ -55,6 +82,15 @@ export interface InspectNode {
 /** The JSON-safe snapshot `ContextEngine.inspect` returns. */
 export interface InspectSnapshot {
   estimate: InspectEstimate;
+  /**
+   * With `inspect({ budget })`: the plan `resolve({ budget })` would make now (with its prefix
+   * report), or `{ exceeded }` when the required parts do not fit; null without `budget`.
+   */
+  budget: BudgetReport | { exceeded: BudgetShortfall } | null;
+  /** With `budget` and `modelId`: the next call's cache-aware cost. */
+  nextCall: InspectNextCall | null;
+  /** Recorded usage (`withUsage`) added up over the active branch and over the whole chat. */
+  usage: { branch: UsageTotals; chat: UsageTotals };
   /** The rendered system prompt. */
   rendered: string;
   /** The three lanes. */
@@ -85,6 +121,9 @@ export interface InspectSnapshot {
 /** Everything {@link buildSnapshot} needs from the engine. */
 export interface SnapshotInput {
   options: InspectOptions;
+  tokenizer: Tokenizer;
+  budget: BudgetReport | { exceeded: BudgetShortfall } | null;
+  usage: { branch: UsageTotals; chat: UsageTotals };
   prices: ModelPrices | undefined;
   rendererFormat: string;
   rendered: string;
@@ -102,9 +141,9 @@ export interface SnapshotInput {
   headMessageId: string | null;
 }
 
-/** Builds the snapshot; loads the tokenizer on first use so `resolve()` never pays for it. */
-export async function buildSnapshot(input: SnapshotInput): Promise<InspectSnapshot> {
-  const { countTokens } = await import('gpt-tokenizer/encoding/o200k_base');
+/** Builds the snapshot, counting with the engine's tokenizer. */
+export function buildSnapshot(input: SnapshotInput): InspectSnapshot {
+  const countTokens = (text: string): number => input.tokenizer.count(text);
   const persisted = input.persisted.flatMap((entry) => (entry.message ? [entry.message] : []));
   const messageTokens = (messages: readonly UIMessage[]): number =>
     messages.reduce((total, message) => total + countTokens(messageText(message)), 0);
@@ -114,12 +153,13 @@ export async function buildSnapshot(input: SnapshotInput): Promise<InspectSnapsh
     pending: messageTokens(input.pending),
   };
   const tokens = breakdown.systemPrompt + breakdown.persisted + breakdown.pending;
+  const prices = { ...DEFAULT_MODEL_PRICES, ...input.prices, ...input.options.prices };
+  const modelId = input.options.modelId ?? null;
   return {
-    estimate: estimate(tokens, breakdown, input.options.modelId ?? null, {
-      ...DEFAULT_MODEL_PRICES,
-      ...input.prices,
-      ...input.options.prices,
-    }),
+    estimate: estimate(tokens, breakdown, input.tokenizer.id, modelId, prices),
+    budget: input.budget,
+    nextCall: nextCall(input.budget, modelId, prices),
+    usage: input.usage,
     rendered: input.rendered,
     fragments: {
       context: input.context.map((fragment) => toJson(fragment, 0)),
@@ -153,13 +193,30 @@ export async function buildSnapshot(input: SnapshotInput): Promise<InspectSnapsh
   };
 }
 
+function nextCall(
+  budget: SnapshotInput['budget'],
+  modelId: string | null,
+  prices: ModelPrices,
+): InspectNextCall | null {
+  if (budget === null || 'exceeded' in budget) return null;
+  const cachedTokens = budget.prefix.reusedTokens;
+  const uncachedTokens = Math.max(0, budget.totalTokens - cachedTokens);
+  const price = modelId === null ? undefined : findModelPrice(modelId, prices);
+  const cost =
+    price === undefined
+      ? null
+      : (cachedTokens * price.cacheRead + uncachedTokens * price.cacheWrite) / 1_000_000;
+  return { cachedTokens, uncachedTokens, cost };
+}
+
 function estimate(
   tokens: number,
   breakdown: InspectEstimate['breakdown'],
+  tokenizer: string,
   modelId: string | null,
   prices: ModelPrices,
 ): InspectEstimate {
-  const base = { modelId, tokenizer: 'o200k_base' as const, tokens, breakdown };
+  const base = { modelId, tokenizer, tokens, breakdown };
   if (modelId === null) {
     return {
       ...base,
@@ -179,19 +236,10 @@ function estimate(
   }
   return {
     ...base,
-    cost: (tokens * found.price) / 1_000_000,
-    pricePerMillionInputTokens: found.price,
-    note: `Input tokens only, at ${found.price} USD per million (${found.model}).`,
+    cost: (tokens * found.input) / 1_000_000,
+    pricePerMillionInputTokens: found.input,
+    note: `Input tokens only, at ${found.input} USD per million (${found.model}).`,
   };
-}
-
-/** The text a message contributes to a prompt: its text parts, and other parts as JSON. */
-function messageText(message: UIMessage): string {
-  return message.parts
-    .map((part) =>
-      part.type === 'text' || part.type === 'reasoning' ? part.text : JSON.stringify(part),
-    )
-    .join('\n');
 }
 
 function toJson(value: unknown, depth: number): JsonValue {

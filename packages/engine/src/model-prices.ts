@@ -1,34 +1,68 @@
-/** What one million input tokens cost, in US dollars. */
-export type ModelPrices = Readonly<Record<string, number>>;
+/**
+ * One model's prices, in US dollars per million tokens. Cache prices are optional: without
+ * `cacheRead`, cached input costs `input`; without `cacheWrite`, written input costs `input`
+ * (OpenAI and Gemini charge nothing extra to write; Anthropic charges 1.25×).
+ */
+export interface ModelPrice {
+  /** Uncached input. */
+  readonly input: number;
+  /** Input read from the provider's prompt cache. */
+  readonly cacheRead?: number;
+  /** Input written to the provider's prompt cache. */
+  readonly cacheWrite?: number;
+  /** Output. Without it, output is not priced (the total says so). */
+  readonly output?: number;
+}
 
 /**
- * List prices (USD per million input tokens) of common models, used by `inspect()` to estimate
- * cost. Prices change: pass `prices` to the engine or to `inspect()` to use your own. Keys are
- * model ids without a provider prefix; `openai:gpt-4o` and `gpt-4o-2024-08-06` both find `gpt-4o`.
+ * Prices by model id: a {@link ModelPrice}, or a number (USD per million input tokens, the same
+ * for cached and written input).
+ */
+export type ModelPrices = Readonly<Record<string, number | ModelPrice>>;
+
+/**
+ * List prices of common models (USD per million tokens), used by `inspect()` and `usage()` to
+ * estimate cost. Prices change: pass `prices` to the engine or to the call to use your own. Keys
+ * are model ids without a provider prefix; `openai:gpt-4o`, `anthropic/claude-sonnet-4` and
+ * `gpt-4o-2024-08-06` all find theirs.
  */
 export const DEFAULT_MODEL_PRICES: ModelPrices = {
-  'gpt-4o': 2.5,
-  'gpt-4o-mini': 0.15,
-  'gpt-4.1': 2,
-  'gpt-4.1-mini': 0.4,
-  'gpt-4.1-nano': 0.1,
-  'gpt-5': 1.25,
-  'gpt-5-mini': 0.25,
-  'gpt-5-nano': 0.05,
-  o3: 2,
-  'o4-mini': 1.1,
-  'claude-opus-4': 15,
-  'claude-sonnet-4': 3,
-  'claude-3-5-haiku': 0.8,
-  'gemini-2.5-pro': 1.25,
-  'gemini-2.5-flash': 0.3,
+  'gpt-4o': { input: 2.5, cacheRead: 1.25, output: 10 },
+  'gpt-4o-mini': { input: 0.15, cacheRead: 0.075, output: 0.6 },
+  'gpt-4.1': { input: 2, cacheRead: 0.5, output: 8 },
+  'gpt-4.1-mini': { input: 0.4, cacheRead: 0.1, output: 1.6 },
+  'gpt-4.1-nano': { input: 0.1, cacheRead: 0.025, output: 0.4 },
+  'gpt-5': { input: 1.25, cacheRead: 0.125, output: 10 },
+  'gpt-5-mini': { input: 0.25, cacheRead: 0.025, output: 2 },
+  'gpt-5-nano': { input: 0.05, cacheRead: 0.005, output: 0.4 },
+  o3: { input: 2, cacheRead: 0.5, output: 8 },
+  'o4-mini': { input: 1.1, cacheRead: 0.275, output: 4.4 },
+  'claude-opus-4': { input: 15, cacheRead: 1.5, cacheWrite: 18.75, output: 75 },
+  'claude-sonnet-4': { input: 3, cacheRead: 0.3, cacheWrite: 3.75, output: 15 },
+  'claude-3-5-haiku': { input: 0.8, cacheRead: 0.08, cacheWrite: 1, output: 4 },
+  'gemini-2.5-pro': { input: 1.25, cacheRead: 0.31, output: 10 },
+  'gemini-2.5-flash': { input: 0.3, cacheRead: 0.075, output: 2.5 },
 };
+
+/** A price found in a table, with every field filled in. */
+export interface ResolvedModelPrice {
+  /** The table key that matched. */
+  readonly model: string;
+  readonly input: number;
+  readonly cacheRead: number;
+  readonly cacheWrite: number;
+  /** Null when the table gives no output price. */
+  readonly output: number | null;
+}
+
+const finite = (value: unknown): value is number =>
+  typeof value === 'number' && Number.isFinite(value) && value >= 0;
 
 /** The price of `modelId`, trying the exact id, then without provider prefix and date suffix. */
 export function findModelPrice(
   modelId: string,
   prices: ModelPrices,
-): { model: string; price: number } | undefined {
+): ResolvedModelPrice | undefined {
   const withoutProvider = modelId.includes(':') ? modelId.slice(modelId.indexOf(':') + 1) : modelId;
   const withoutSlash = withoutProvider.includes('/')
     ? withoutProvider.slice(withoutProvider.lastIndexOf('/') + 1)
@@ -43,7 +77,18 @@ export function findModelPrice(
     // Only the table's own entries: "toString" must not find Object.prototype.toString.
     if (!Object.hasOwn(prices, candidate)) continue;
     const price = prices[candidate];
-    if (typeof price === 'number' && Number.isFinite(price)) return { model: candidate, price };
+    if (finite(price)) {
+      return { model: candidate, input: price, cacheRead: price, cacheWrite: price, output: null };
+    }
+    if (typeof price === 'object' && price !== null && finite(price.input)) {
+      return {
+        model: candidate,
+        input: price.input,
+        cacheRead: finite(price.cacheRead) ? price.cacheRead : price.input,
+        cacheWrite: finite(price.cacheWrite) ? price.cacheWrite : price.input,
+        output: finite(price.output) ? price.output : null,
+      };
+    }
   }
   return undefined;
 }

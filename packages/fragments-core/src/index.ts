@@ -2,6 +2,9 @@ export { CtxGraphError, type CtxGraphErrorOptions } from './errors/ctxgraph-erro
 export {
   BranchExistsError,
   BranchNotFoundError,
+  BudgetExceededError,
+  type BudgetItem,
+  type BudgetShortfall,
   ChatNotFoundError,
   CheckpointExistsError,
   CheckpointNotFoundError,
@@ -148,6 +151,15 @@ export type {
   Page,
   StoredMessage,
 } from './store/records';
+
+export {
+  type CalibrationSample,
+  createEstimatorTokenizer,
+  type EstimatorTokenizer,
+  type EstimatorTokenizerOptions,
+} from './tokenizer/estimator-tokenizer';
+export { type FragmentBudget, withBudget } from './tokenizer/fragment-budget';
+export { isTokenizer, type Tokenizer } from './tokenizer/tokenizer';
 
 /** The contract version this package defines for stores and renderers. */
 export const SPECIFICATION_VERSION: 'v1' = 'v1';

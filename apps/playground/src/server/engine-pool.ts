@@ -1,5 +1,6 @@
 import { ContextEngine } from '@ctxgraph/engine';
 import { ChatNotFoundError, type ContextStore, OwnershipError } from '@ctxgraph/fragments-core';
+import { o200kTokenizer } from '@ctxgraph/tokenizer-o200k';
 import { rendererFor } from './renderers';
 
 /** Options of {@link EnginePool}. */
@@ -149,6 +150,7 @@ export class EnginePool {
       chatId,
       userId: chat.userId,
       renderer: rendererFor('xml'),
+      tokenizer: o200kTokenizer,
     });
     // The chat's context lane becomes the engine's context; the engine then knows its revision.
     await engine.loadContext();

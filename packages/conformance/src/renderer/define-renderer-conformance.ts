@@ -1,4 +1,9 @@
-import { type ContextFragment, type ContextRenderer, RenderError } from '@ctxgraph/fragments-core';
+import {
+  type ContextFragment,
+  type ContextRenderer,
+  RenderError,
+  withBudget,
+} from '@ctxgraph/fragments-core';
 import { describe, expect, it } from 'vitest';
 import {
   deepCopy,
@@ -101,6 +106,19 @@ export function defineRendererConformance(options: RendererConformanceOptions): 
       it('renders the golden sample the same way twice', () => {
         expect(render(rendererSampleFragments())).toBe(render(rendererSampleFragments()));
         expect(render(rendererSampleFragments())).not.toContain('[object Object]');
+      });
+
+      it('ignores budget settings: a fragment renders the same with or without withBudget()', () => {
+        // The engine renders fragments one by one to count them for resolve({ budget }), and
+        // the whole kept list to send; neither may depend on priority or required marks.
+        const plain = rendererSampleFragments();
+        const marked = rendererSampleFragments().map((fragment, index) =>
+          withBudget(fragment, { priority: index - 2, required: index % 2 === 0 }),
+        );
+        expect(render(marked)).toBe(render(plain));
+        plain.forEach((fragment, index) => {
+          expect(render([marked[index] as ContextFragment])).toBe(render([fragment]));
+        });
       });
 
       it('does not change its input', () => {

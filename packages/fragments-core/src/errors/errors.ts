@@ -281,3 +281,56 @@ export class SchemaVersionError extends StoreError {
 export class EngineError extends CtxGraphError {
   static override readonly errorName: string = 'EngineError';
 }
+
+/** One part of a budgeted input, as counted: a context fragment, a message, or a fixed overhead. */
+export interface BudgetItem {
+  /** `'fragment'` for a context fragment, `'message'` for a history or pending message. */
+  readonly kind: 'fragment' | 'message';
+  /** The fragment's position in the context lane (`'#3'`) or id, or the message id. */
+  readonly id: string;
+  /** The fragment's name (`'role'`) or the message's role (`'user'`). */
+  readonly name: string;
+  /** Its tokens, counted by the budget's tokenizer. */
+  readonly tokens: number;
+  /** Why it cannot be left out: `'required'` fragment, `'pending'` turn; null when it can. */
+  readonly keptBecause: 'required' | 'pending' | null;
+}
+
+/** What a {@link BudgetExceededError} reports. */
+export interface BudgetShortfall {
+  /** The budget asked for. */
+  readonly maxInputTokens: number;
+  /** The tokens of what cannot be left out (required fragments, the pending turn, overhead). */
+  readonly requiredTokens: number;
+  /** The parts that cannot be left out, each counted. */
+  readonly required: readonly BudgetItem[];
+  /** The tokenizer that counted (`Tokenizer.id`). */
+  readonly tokenizer: string;
+}
+
+/**
+ * `resolve({ budget })` could not fit the input: the required fragments and the pending turn alone
+ * are over `maxInputTokens`. Nothing was sent or stored; `shortfall` lists what was counted.
+ */
+export class BudgetExceededError extends CtxGraphError {
+  static override readonly errorName: string = 'BudgetExceededError';
+  /** The budget, the tokens that could not be left out, and each part of them. */
+  readonly shortfall: BudgetShortfall;
+
+  constructor(shortfall: BudgetShortfall, options: CtxGraphErrorOptions = {}) {
+    const largest = shortfall.required
+      .slice()
+      .sort((left, right) => right.tokens - left.tokens)
+      .slice(0, 3)
+      .map(
+        (item) =>
+          `${item.kind} ${item.id} (${item.name}, ${item.tokens} tokens, ${item.keptBecause})`,
+      )
+      .join(', ');
+    super(
+      `resolve({ budget }): the parts that cannot be left out take ${shortfall.requiredTokens} tokens (${shortfall.tokenizer}), over maxInputTokens ${shortfall.maxInputTokens}. Largest: ${largest || 'none'}. Raise maxInputTokens, drop required marks, or shorten the pending message.`,
+      options,
+    );
+    this.shortfall = shortfall;
+  }
+}

@@ -1,3 +1,5 @@
+import type { FragmentBudget } from '../tokenizer/fragment-budget';
+
 /**
  * What a fragment holds: text, numbers, booleans, nothing, another fragment, or arrays and plain
  * objects of these, nested as deep as needed. `null` and `undefined` are allowed and are skipped
@@ -49,4 +51,9 @@ export interface ContextFragment<T extends FragmentData = FragmentData> {
   codec?: FragmentCodec;
   /** Free-form bookkeeping; never rendered. */
   metadata?: Record<string, unknown>;
+  /**
+   * Priority and required mark for `resolve({ budget })` (set with `withBudget()`); never
+   * rendered.
+   */
+  budget?: FragmentBudget;
 }

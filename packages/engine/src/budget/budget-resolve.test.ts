@@ -1,0 +1,271 @@
+import { assistantText, message, user } from '@ctxgraph/codecs';
+import {
+  BudgetExceededError,
+  hint,
+  role,
+  type Tokenizer,
+  ValidationError,
+  withBudget,
+} from '@ctxgraph/fragments-core';
+import { InMemoryContextStore } from '@ctxgraph/store-memory';
+import { generateText } from 'ai';
+import { describe, expect, it } from 'vitest';
+import { LineRenderer, scriptedModel } from '../__fixtures__/test-kit';
+import { ContextEngine } from '../context-engine';
+
+/** One token per word: counts a test can work out by hand. */
+const words: Tokenizer = {
+  specificationVersion: 'v1',
+  id: 'words',
+  count: (text) => text.split(/\s+/).filter(Boolean).length,
+};
+
+const renderer = new LineRenderer();
+
+function engineFor(chatId: string, store = new InMemoryContextStore()): ContextEngine {
+  return new ContextEngine({ store, chatId, userId: 'u', renderer, tokenizer: words });
+}
+
+/** Saves `turns` exchanges of `size` words each way. */
+async function seed(engine: ContextEngine, turns: number, size = 20): Promise<void> {
+  for (let turn = 0; turn < turns; turn += 1) {
+    engine.set(
+      user(`question ${turn} ${'word '.repeat(size - 2)}`, { id: `q${turn}` }),
+      assistantText(`answer ${turn} ${'word '.repeat(size - 2)}`, { id: `a${turn}` }),
+    );
+  }
+  await engine.save();
+}
+
+describe('resolve({ budget })', () => {
+  it('without budget nothing changes and nothing is counted', async () => {
+    const engine = engineFor('plain');
+    engine.set(role('You help.'));
+    await seed(engine, 3);
+    const result = await engine.resolve();
+    expect(result.messages).toHaveLength(6);
+    expect(result).not.toHaveProperty('budget');
+  });
+
+  it('keeps everything that fits and reports tokens per fragment and per message', async () => {
+    const engine = engineFor('fits');
+    engine.set(role('You help.'), hint('Be brief.'));
+    await seed(engine, 2);
+    engine.set(user('next question please', { id: 'q2' }));
+    const result = await engine.resolve({ budget: { maxInputTokens: 1000 } });
+    expect(result.messages.map((message) => message.id)).toEqual(['q0', 'a0', 'q1', 'a1', 'q2']);
+    const report = result.budget;
+    expect(report?.tokenizer).toBe('words');
+    expect(report?.fragments.map((entry) => [entry.name, entry.tokens, entry.kept])).toEqual([
+      ['role', 3, true],
+      ['hint', 3, true],
+    ]);
+    // 20 words + 4 tokens of message overhead each; the pending question is 3 words + 4.
+    expect(report?.messages.map((entry) => entry.tokens)).toEqual([24, 24, 24, 24, 7]);
+    expect(report?.messages.at(-1)?.pending).toBe(true);
+    expect(report?.totalTokens).toBe((report?.systemPromptTokens ?? 0) + 24 * 4 + 7);
+    expect(report?.leftOut).toEqual([]);
+    expect(report?.prefix).toMatchObject({ compared: false, reusedTokens: 0 });
+  });
+
+  it('drops the oldest turns in a chunk, keeps the prefix while it fits, never changes the graph', async () => {
+    const store = new InMemoryContextStore();
+    const engine = engineFor('chunks', store);
+    engine.set(role('You help.'));
+    await seed(engine, 10); // 20 messages of 24 tokens
+    const before = await store.getGraph('chunks');
+    engine.set(user('new question here', { id: 'p0' }));
+    const first = await engine.resolve({ budget: { maxInputTokens: 200, releaseRatio: 0.3 } });
+    expect(first.budget?.totalTokens).toBeLessThanOrEqual(200);
+    // 490 tokens; chunks of 60: the cut lands on the first boundary (turn 7) from which it fits.
+    expect(first.messages[0]?.role).toBe('user');
+    const firstKept = first.messages[0]?.id;
+    expect(first.budget?.leftOut[0]).toMatchObject({ kind: 'history', fromId: 'q0' });
+    expect(first.budget?.droppedHistory.messages).toBeGreaterThan(0);
+    expect(await store.getGraph('chunks')).toEqual(before);
+
+    // The next turn: same start, so the whole previous input is a reused prefix.
+    engine.set(assistantText('short answer', { id: 'p0a' }));
+    await engine.save();
+    engine.set(user('another one', { id: 'p1' }));
+    const second = await engine.resolve({ budget: { maxInputTokens: 200, releaseRatio: 0.3 } });
+    expect(second.messages[0]?.id).toBe(firstKept);
+    expect(second.budget?.prefix.compared).toBe(true);
+    expect(second.budget?.prefix.firstChange).toBeNull();
+    expect(second.budget?.prefix.reusedTokens).toBe(first.budget?.totalTokens);
+    expect(second.budget?.breakpoints).toEqual([
+      { kind: 'system' },
+      { kind: 'message', id: 'p0', role: 'previous-input' },
+      { kind: 'message', id: 'p1', role: 'input' },
+    ]);
+  });
+
+  it('names the fragment that first changed bytes', async () => {
+    const engine = engineFor('changed');
+    engine.set(role('You help.'), hint('Today is Monday.'), hint('Be brief.'));
+    await seed(engine, 1);
+    await engine.resolve({ budget: { maxInputTokens: 1000 } });
+    engine.replaceContext([role('You help.'), hint('Today is Tuesday.'), hint('Be brief.')]);
+    const result = await engine.resolve({ budget: { maxInputTokens: 1000 } });
+    expect(result.budget?.prefix.firstChange).toEqual({
+      kind: 'fragment',
+      id: '#1',
+      name: 'hint',
+      change: 'changed',
+    });
+    expect(result.budget?.prefix.reusedTokens).toBe(3);
+  });
+
+  it('leaves out low-priority fragments before history and keeps required ones', async () => {
+    const engine = engineFor('priorities');
+    engine.set(
+      withBudget(role('You help with everything you can.'), { required: true }),
+      withBudget(hint(`Catalogue ${'item '.repeat(60)}`), { priority: -1 }),
+    );
+    await seed(engine, 2);
+    engine.set(user('pending question', { id: 'p' }));
+    const result = await engine.resolve({ budget: { maxInputTokens: 120 } });
+    expect(result.systemPrompt).not.toContain('Catalogue');
+    expect(result.messages).toHaveLength(5);
+    expect(result.budget?.leftOut).toEqual([
+      { kind: 'fragment', id: '#1', name: 'hint', tokens: 62, rule: 'fragment-below-history' },
+    ]);
+  });
+
+  it('throws BudgetExceededError with the breakdown when required parts do not fit', async () => {
+    const store = new InMemoryContextStore();
+    const engine = engineFor('exceeded', store);
+    engine.set(withBudget(role(`Rules ${'rule '.repeat(50)}`), { required: true }));
+    engine.set(user('a pending question', { id: 'p' }));
+    const error = await engine
+      .resolve({ budget: { maxInputTokens: 40 } })
+      .catch((caught) => caught);
+    expect(BudgetExceededError.isInstance(error)).toBe(true);
+    expect(error.shortfall).toMatchObject({ maxInputTokens: 40, requiredTokens: 52 + 7 });
+    expect(error.shortfall.required.map((item: { id: string }) => item.id)).toEqual(['#0', 'p']);
+    // Nothing was stored; the message is still pending and resolves without the budget.
+    expect((await store.getGraph('exceeded')).nodes).toEqual([]);
+    expect((await engine.resolve()).messages).toHaveLength(1);
+  });
+
+  it.each([
+    [{ maxInputTokens: -1 }, /maxInputTokens must be a positive integer.*received -1/],
+    [{ maxInputTokens: Number.NaN }, /maxInputTokens must be a positive integer.*received NaN/],
+    [{ maxInputTokens: 0 }, /received 0/],
+    [{ maxInputTokens: 10.5 }, /received 10.5/],
+    [{ maxInputTokens: '8000' }, /received string/],
+    [{ maxInputTokens: 100, releaseRatio: 1 }, /releaseRatio must be a number from 0 to 0.9/],
+    [{ maxInputTokens: 100, cacheMarkers: 'openai' }, /cacheMarkers must be 'anthropic' or 'none'/],
+    [null, /budget must be an object/],
+  ])('refuses budget %j', async (budget, message) => {
+    const engine = engineFor('bad');
+    engine.set(user('hi'));
+    const error = await engine
+      .resolve({ budget: budget as never })
+      .catch((caught: unknown) => caught);
+    expect(ValidationError.isInstance(error)).toBe(true);
+    expect((error as Error).message).toMatch(message);
+  });
+
+  it('refuses a tokenizer that is not one', () => {
+    expect(
+      () =>
+        new ContextEngine({
+          store: new InMemoryContextStore(),
+          chatId: 'c',
+          userId: 'u',
+          tokenizer: { id: 'x' } as unknown as Tokenizer,
+        }),
+    ).toThrow(/tokenizer must be a Tokenizer/);
+  });
+
+  it("marks Anthropic cache breakpoints on model messages, which reach the model's prompt", async () => {
+    const engine = engineFor('markers');
+    engine.set(role('You help.'));
+    await seed(engine, 2);
+    engine.set(user('next', { id: 'q2' }));
+    const first = await engine.resolve({ budget: { maxInputTokens: 1000 }, format: 'model' });
+    const cacheControl = { anthropic: { cacheControl: { type: 'ephemeral' } } };
+    expect(first.system).toEqual({
+      role: 'system',
+      content: first.systemPrompt,
+      providerOptions: cacheControl,
+    });
+    expect(first.messages.at(-1)?.providerOptions).toEqual(cacheControl);
+    expect(first.messages.slice(0, -1).some((message) => message.providerOptions)).toBe(false);
+
+    const model = scriptedModel('ok');
+    await generateText({ model, system: first.system, messages: first.messages });
+    const prompt = model.doGenerateCalls[0]?.prompt ?? [];
+    expect(prompt[0]?.providerOptions).toEqual(cacheControl);
+    expect(prompt.at(-1)?.providerOptions).toEqual(cacheControl);
+
+    const plain = await engine.resolve({
+      budget: { maxInputTokens: 1000, cacheMarkers: 'none' },
+      format: 'model',
+    });
+    expect(plain.system).toEqual({ role: 'system', content: plain.systemPrompt });
+    expect(plain.messages.some((message) => message.providerOptions)).toBe(false);
+  });
+
+  it('inspect({ budget }) plans as resolve would, prices the next call, and remembers nothing', async () => {
+    const engine = engineFor('inspect');
+    engine.set(role('You help.'));
+    await seed(engine, 2);
+    engine.set(user('q', { id: 'p0' }));
+    const resolved = await engine.resolve({ budget: { maxInputTokens: 1000 } });
+    const snapshot = await engine.inspect({
+      budget: { maxInputTokens: 1000 },
+      modelId: 'claude-sonnet-4',
+    });
+    const budget = snapshot.budget;
+    if (budget === null || 'exceeded' in budget) throw new Error('expected a plan');
+    expect(budget.prefix.reusedTokens).toBe(resolved.budget?.totalTokens);
+    expect(snapshot.nextCall).toEqual({
+      cachedTokens: budget.totalTokens,
+      uncachedTokens: 0,
+      cost: (budget.totalTokens * 0.3) / 1e6,
+    });
+    const tight = await engine.inspect({ budget: { maxInputTokens: 3 } });
+    expect(tight.budget).toMatchObject({ exceeded: { maxInputTokens: 3 } });
+    expect(tight.nextCall).toBeNull();
+    expect((await engine.inspect()).budget).toBeNull();
+    // The dry runs did not replace what the last resolve remembered.
+    const again = await engine.resolve({ budget: { maxInputTokens: 1000 } });
+    expect(again.budget?.prefix.reusedTokens).toBe(resolved.budget?.totalTokens);
+  });
+
+  it('keeps a tool call with its result and marks the tool message that ends the input', async () => {
+    const engine = engineFor('tools');
+    engine.set(role('You help.'));
+    await seed(engine, 6);
+    engine.set(
+      user('look up order 7', { id: 'q-tool' }),
+      message({
+        id: 'a-tool',
+        role: 'assistant',
+        parts: [
+          {
+            type: 'tool-lookupOrder',
+            toolCallId: 'call-1',
+            state: 'output-available',
+            input: { orderId: 7 },
+            output: { status: 'shipped' },
+          },
+        ],
+      }),
+    );
+    const result = await engine.resolve({ budget: { maxInputTokens: 150 }, format: 'model' });
+    expect(result.budget?.droppedHistory.messages).toBeGreaterThan(0);
+    expect(result.messages[0]?.role).toBe('user');
+    const roles = result.messages.map((entry) => entry.role);
+    expect(roles.slice(-3)).toEqual(['user', 'assistant', 'tool']);
+    expect(result.messages.at(-1)?.providerOptions).toEqual({
+      anthropic: { cacheControl: { type: 'ephemeral' } },
+    });
+    expect(result.messages.at(-2)?.providerOptions).toBeUndefined();
+    const model = scriptedModel('ok');
+    await generateText({ model, system: result.system, messages: result.messages });
+    expect(model.doGenerateCalls).toHaveLength(1);
+  });
+});

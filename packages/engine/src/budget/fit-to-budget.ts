@@ -1,0 +1,266 @@
+import {
+  type ContextFragment,
+  type ContextRenderer,
+  type Tokenizer,
+  ValidationError,
+} from '@ctxgraph/fragments-core';
+import type { UIMessage } from 'ai';
+import { type CacheBreakpoint, type LeftOutItem, type PlanState, planBudget } from './plan-budget';
+import { comparePrefix, type PrefixReport, type Segment } from './prefix-report';
+import type { CountedMessage, TokenCounter } from './token-counter';
+
+/** `resolve({ budget })`: fit the system prompt and the history to a token budget. */
+export interface BudgetOptions {
+  /** The most input tokens the call may take (system prompt and messages), a positive integer. */
+  maxInputTokens: number;
+  /**
+   * The size of the chunks history is cut in, as a share of the budget: a chunk starts at the
+   * first turn after every `releaseRatio × maxInputTokens` tokens of history. When history must
+   * go, whole chunks go, so about that much room is freed and the following calls grow on the
+   * same prefix (and hit the provider's cache) instead of shifting the window every turn. The
+   * boundaries are fixed places in the history, so an engine made per request cuts where a
+   * long-lived one does. 0 cuts only what must go.
+   * @default 0.3
+   */
+  releaseRatio?: number;
+  /**
+   * With `format: 'model'`: `'anthropic'` marks the planned cache breakpoints with
+   * `providerOptions.anthropic.cacheControl` (other providers ignore it; OpenAI caches prefixes
+   * by itself); `'none'` leaves the messages unmarked.
+   * @default 'anthropic'
+   */
+  cacheMarkers?: 'anthropic' | 'none';
+}
+
+/** A kept part of the input, counted. */
+export interface BudgetReportFragment {
+  /** `'#<position in the context lane>'`, or the fragment's id. */
+  readonly id: string;
+  readonly name: string;
+  /** Tokens of the fragment rendered alone. */
+  readonly tokens: number;
+  readonly priority: number;
+  readonly required: boolean;
+  readonly kept: boolean;
+}
+
+/** A message sent, counted. */
+export interface BudgetReportMessage {
+  readonly id: string;
+  readonly role: string;
+  /** Text tokens plus a per-message overhead. */
+  readonly tokens: number;
+  /** Not saved yet. */
+  readonly pending: boolean;
+}
+
+/** What `resolve({ budget })` did, in `result.budget`. */
+export interface BudgetReport {
+  readonly maxInputTokens: number;
+  /** The input's tokens: system prompt plus messages sent. */
+  readonly totalTokens: number;
+  /** The tokenizer that counted (`Tokenizer.id`). */
+  readonly tokenizer: string;
+  /** The rendered system prompt's tokens. */
+  readonly systemPromptTokens: number;
+  /** Every context fragment, in lane order, kept or not. */
+  readonly fragments: readonly BudgetReportFragment[];
+  /** The messages sent, oldest first. */
+  readonly messages: readonly BudgetReportMessage[];
+  /** What was left out, and by which rule. */
+  readonly leftOut: readonly LeftOutItem[];
+  /**
+   * History left out of this input, in tokens and messages (a compaction could summarize it
+   * instead of dropping it).
+   */
+  readonly droppedHistory: { readonly messages: number; readonly tokens: number };
+  /** Where provider cache breakpoints go (and, with `format: 'model'`, were marked). */
+  readonly breakpoints: readonly CacheBreakpoint[];
+  /** How much of this input repeats the previous budgeted call on this chat and branch. */
+  readonly prefix: PrefixReport;
+}
+
+/** What the engine keeps per chat and branch between budgeted calls. */
+export interface BudgetMemory {
+  readonly plan: PlanState;
+  readonly segments: readonly Segment[];
+  readonly systemPrompt: string;
+  readonly systemPromptTokens: number;
+  readonly overheadTokens: number;
+}
+
+/** The checked budget with its defaults. */
+export type CheckedBudget = Required<BudgetOptions>;
+
+/** Checks `budget` at the boundary; throws a `ValidationError` that says what to pass. */
+export function checkBudget(method: string, budget: unknown): CheckedBudget {
+  if (typeof budget !== 'object' || budget === null || Array.isArray(budget)) {
+    throw new ValidationError(
+      `${method}: budget must be an object such as { maxInputTokens: 8000 }, received ${budget === null ? 'null' : Array.isArray(budget) ? 'an array' : typeof budget}.`,
+      { issues: [{ path: 'budget', message: 'expected an object' }] },
+    );
+  }
+  const {
+    maxInputTokens,
+    releaseRatio = 0.3,
+    cacheMarkers = 'anthropic',
+  } = budget as BudgetOptions;
+  if (
+    typeof maxInputTokens !== 'number' ||
+    !Number.isSafeInteger(maxInputTokens) ||
+    maxInputTokens <= 0
+  ) {
+    throw new ValidationError(
+      `${method}: budget.maxInputTokens must be a positive integer (the most input tokens the call may take), received ${typeof maxInputTokens === 'number' ? String(maxInputTokens) : typeof maxInputTokens}.`,
+      { issues: [{ path: 'budget.maxInputTokens', message: 'expected a positive integer' }] },
+    );
+  }
+  if (typeof releaseRatio !== 'number' || !(releaseRatio >= 0 && releaseRatio <= 0.9)) {
+    throw new ValidationError(
+      `${method}: budget.releaseRatio must be a number from 0 to 0.9, received ${String(releaseRatio)}.`,
+      { issues: [{ path: 'budget.releaseRatio', message: 'expected a number from 0 to 0.9' }] },
+    );
+  }
+  if (cacheMarkers !== 'anthropic' && cacheMarkers !== 'none') {
+    throw new ValidationError(
+      `${method}: budget.cacheMarkers must be 'anthropic' or 'none', received ${JSON.stringify(cacheMarkers)}.`,
+      { issues: [{ path: 'budget.cacheMarkers', message: "expected 'anthropic' or 'none'" }] },
+    );
+  }
+  return { maxInputTokens, releaseRatio, cacheMarkers };
+}
+
+/** Everything {@link fitToBudget} needs. */
+export interface FitInput {
+  readonly budget: CheckedBudget;
+  readonly tokenizer: Tokenizer;
+  readonly counter: TokenCounter;
+  readonly renderer: ContextRenderer;
+  readonly fragments: readonly ContextFragment[];
+  /** History then pending messages, oldest first. */
+  readonly messages: readonly UIMessage[];
+  /** Index of the first pending message in `messages`. */
+  readonly pendingFrom: number;
+  readonly previous: BudgetMemory | null;
+}
+
+/** What {@link fitToBudget} produces. */
+export interface FitResult {
+  readonly systemPrompt: string;
+  readonly messages: UIMessage[];
+  readonly report: BudgetReport;
+  readonly memory: BudgetMemory;
+}
+
+/**
+ * Counts the segments, plans (pure), renders the kept fragments and keeps the planned messages.
+ * The rendered system prompt is counted as a whole; when its wrapping costs more than the planner
+ * assumed, it plans again with the measured overhead (at most three times).
+ */
+export function fitToBudget(input: FitInput): FitResult {
+  const { tokenizer, counter, renderer, fragments, messages, previous } = input;
+  const fragmentCounts = fragments.map((fragment) =>
+    counter.fragment(tokenizer, renderer, fragment),
+  );
+  const planFragments = fragments.map((fragment, index) => ({
+    id: fragment.id ?? `#${index}`,
+    name: fragment.name,
+    tokens: (fragmentCounts[index] as { tokens: number }).tokens,
+    priority: fragment.budget?.priority ?? 0,
+    required: fragment.budget?.required ?? false,
+  }));
+  const counts = counter.messages(tokenizer, messages);
+  // Counted messages are plan messages (id, role, tokens): no copy per resolve.
+  const planMessages = counts;
+  let overheadTokens = previous?.overheadTokens ?? 0;
+  for (let attempt = 1; ; attempt += 1) {
+    const plan = planBudget({
+      maxInputTokens: input.budget.maxInputTokens,
+      releaseRatio: input.budget.releaseRatio,
+      overheadTokens,
+      fragments: planFragments,
+      messages: planMessages,
+      pendingFrom: input.pendingFrom,
+      previous: previous?.plan ?? null,
+      tokenizer: tokenizer.id,
+    });
+    const keptFragments = fragments.filter((_, index) => plan.keptFragments[index]);
+    const systemPrompt = renderer.render(keptFragments);
+    const systemPromptTokens =
+      previous !== null && previous.systemPrompt === systemPrompt
+        ? previous.systemPromptTokens
+        : tokenizer.count(systemPrompt);
+    let fragmentTokens = 0;
+    planFragments.forEach((fragment, index) => {
+      if (plan.keptFragments[index]) fragmentTokens += fragment.tokens;
+    });
+    const measuredOverhead = Math.max(0, systemPromptTokens - fragmentTokens);
+    const totalTokens = plan.totalTokens - overheadTokens + measuredOverhead;
+    if (
+      totalTokens > input.budget.maxInputTokens &&
+      attempt < 3 &&
+      measuredOverhead > overheadTokens
+    ) {
+      overheadTokens = measuredOverhead;
+      continue;
+    }
+    const segments: Segment[] = [];
+    planFragments.forEach((fragment, index) => {
+      if (!plan.keptFragments[index]) return;
+      segments.push({
+        kind: 'fragment',
+        id: fragment.id,
+        name: fragment.name,
+        tokens: fragment.tokens,
+        hash: (fragmentCounts[index] as { hash: string }).hash,
+      });
+    });
+    const reportMessages: BudgetReportMessage[] = [];
+    for (let index = plan.firstKeptIndex; index < messages.length; index += 1) {
+      const message = counts[index] as CountedMessage;
+      segments.push({
+        kind: 'message',
+        id: message.id,
+        name: message.role,
+        tokens: message.tokens,
+        hash: message.hash,
+      });
+      reportMessages.push({
+        id: message.id,
+        role: message.role,
+        tokens: message.tokens,
+        pending: index >= input.pendingFrom,
+      });
+    }
+    const prefix = comparePrefix(previous?.segments ?? null, segments, measuredOverhead);
+    return {
+      systemPrompt,
+      messages: messages.slice(plan.firstKeptIndex),
+      report: {
+        maxInputTokens: input.budget.maxInputTokens,
+        totalTokens,
+        tokenizer: tokenizer.id,
+        systemPromptTokens,
+        fragments: planFragments.map((fragment, index) => ({
+          ...fragment,
+          kept: plan.keptFragments[index] as boolean,
+        })),
+        messages: reportMessages,
+        leftOut: plan.leftOut,
+        droppedHistory: {
+          messages: plan.droppedHistoryMessages,
+          tokens: plan.droppedHistoryTokens,
+        },
+        breakpoints: plan.breakpoints,
+        prefix,
+      },
+      memory: {
+        plan: plan.state,
+        segments,
+        systemPrompt,
+        systemPromptTokens,
+        overheadTokens: measuredOverhead,
+      },
+    };
+  }
+}

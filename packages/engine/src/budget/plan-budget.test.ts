@@ -1,0 +1,222 @@
+import { BudgetExceededError } from '@ctxgraph/fragments-core';
+import { describe, expect, it } from 'vitest';
+import {
+  groupTurns,
+  type PlanFragment,
+  type PlanInput,
+  type PlanMessage,
+  planBudget,
+} from './plan-budget';
+
+/** `u10 a20 u5*` → user 10 tokens, assistant 20, pending user 5; ids m0, m1, … */
+function messages(script: string): { messages: PlanMessage[]; pendingFrom: number } {
+  const words = script.split(' ').filter(Boolean);
+  const pending = words.findIndex((word) => word.endsWith('*'));
+  return {
+    messages: words.map((word, index) => ({
+      id: `m${index}`,
+      role: word[0] === 'u' ? 'user' : word[0] === 't' ? 'tool' : 'assistant',
+      tokens: Number.parseInt(word.slice(1), 10),
+    })),
+    pendingFrom: pending === -1 ? words.length : pending,
+  };
+}
+
+function fragment(id: string, tokens: number, priority = 0, required = false): PlanFragment {
+  return { id, name: id, tokens, priority, required };
+}
+
+function plan(overrides: Partial<PlanInput>): ReturnType<typeof planBudget> {
+  return planBudget({
+    maxInputTokens: 100,
+    releaseRatio: 0.3,
+    overheadTokens: 0,
+    fragments: [],
+    messages: [],
+    pendingFrom: 0,
+    previous: null,
+    tokenizer: 'test',
+    ...overrides,
+  });
+}
+
+describe('groupTurns', () => {
+  it.each([
+    [
+      'u1 a2 u3 a4',
+      [
+        [0, 2, 3, false],
+        [2, 4, 7, true],
+      ],
+    ],
+    [
+      'a1 u2 a3',
+      [
+        [0, 1, 1, false],
+        [1, 3, 5, true],
+      ],
+    ],
+    [
+      'u1 a2 a3 u4*',
+      [
+        [0, 3, 6, false],
+        [3, 4, 4, true],
+      ],
+    ],
+    [
+      'u1* a2* u3*',
+      [
+        [0, 2, 3, true],
+        [2, 3, 3, true],
+      ],
+    ],
+    ['', []],
+  ])('%s', (script, expected) => {
+    expect(
+      groupTurns(messages(script).messages, messages(script).pendingFrom).map((turn) => [
+        turn.start,
+        turn.end,
+        turn.tokens,
+        turn.protected,
+      ]),
+    ).toEqual(expected);
+  });
+});
+
+describe('planBudget', () => {
+  it('keeps everything that fits and places breakpoints at the system prompt and the end', () => {
+    const result = plan({ fragments: [fragment('#0', 10)], ...messages('u10 a20 u5*') });
+    expect(result).toMatchObject({
+      keptFragments: [true],
+      firstKeptIndex: 0,
+      leftOut: [],
+      totalTokens: 45,
+      droppedHistoryTokens: 0,
+      breakpoints: [{ kind: 'system' }, { kind: 'message', id: 'm2', role: 'input' }],
+      state: { firstKeptMessageId: 'm0', lastMessageId: 'm2' },
+    });
+  });
+
+  it.each([
+    // [script, max, expected first kept index, total]
+    // 130 > 100; chunks of 30 tokens, so every 40-token turn starts one: the first turn goes.
+    ['u20 a20 u20 a20 u20 a20 u10*', 100, 2, 90],
+    ['u20 a20 u20 a20 u20 a20 u10*', 130, 0, 130],
+    ['u30 a30 u30 a30 u5*', 60, 4, 5], // cut as far as it must: only the pending turn is left
+    ['u10 a5 t5 a5 u10 a5*', 30, 4, 15], // the tool message stays with its turn
+  ])('%s within %i keeps from message %i (%i tokens)', (script, max, first, total) => {
+    const result = plan({ maxInputTokens: max, ...messages(script) });
+    expect(result.firstKeptIndex).toBe(first);
+    expect(result.totalTokens).toBe(total);
+    expect(result.totalTokens).toBeLessThanOrEqual(max);
+    expect(result.droppedHistoryMessages).toBe(first);
+    expect(result.leftOut).toEqual(
+      first === 0
+        ? []
+        : [
+            {
+              kind: 'history',
+              fromId: 'm0',
+              toId: `m${first - 1}`,
+              messages: first,
+              tokens: result.droppedHistoryTokens,
+              rule: 'history-oldest-first',
+            },
+          ],
+    );
+  });
+
+  it('holds the previous start while it fits (hysteresis), then cuts at the next boundary', () => {
+    // Chunks of 50 tokens: boundaries at the turns that start after 50, 100, 150… tokens.
+    const options = { maxInputTokens: 100, releaseRatio: 0.5 };
+    let script = 'u20 a20 u20 a20 u20 a20 u10*';
+    let result = plan({ ...options, ...messages(script) });
+    // 130: dropping the first turn (offset 40) crosses no boundary; the second (offset 80) does.
+    expect([result.firstKeptIndex, result.totalTokens]).toEqual([4, 50]);
+    // Two more turns: the old start still fits, so the prefix is the same.
+    script = 'u20 a20 u20 a20 u20 a20 u10 a10 u10*';
+    result = plan({ ...options, ...messages(script), previous: result.state });
+    expect([result.firstKeptIndex, result.totalTokens]).toEqual([4, 70]);
+    expect(result.breakpoints).toEqual([
+      { kind: 'system' },
+      { kind: 'message', id: 'm6', role: 'previous-input' },
+      { kind: 'message', id: 'm8', role: 'input' },
+    ]);
+    // 110 from the old start: one more chunk goes.
+    script = 'u20 a20 u20 a20 u20 a20 u10 a10 u10 a30 u10*';
+    const held = plan({ ...options, ...messages(script), previous: result.state });
+    expect([held.firstKeptIndex, held.totalTokens]).toEqual([6, 70]);
+    // Without the previous plan (a new engine), the cut lands at the same boundary.
+    const fresh = plan({ ...options, ...messages(script) });
+    expect(fresh.firstKeptIndex).toBe(6);
+  });
+
+  it('starts over when the previous start is no longer in the history (another branch)', () => {
+    const result = plan({
+      ...messages('u10 a10 u10*'),
+      previous: { firstKeptMessageId: 'elsewhere', lastMessageId: 'elsewhere' },
+    });
+    expect(result.firstKeptIndex).toBe(0);
+    expect(result.breakpoints).toHaveLength(2);
+  });
+
+  it('drops fragments below priority 0 before history, and the rest only after history', () => {
+    const fragments = [
+      fragment('#0', 10, 0, true),
+      fragment('#1', 20, -1),
+      fragment('#2', 20, -1),
+      fragment('#3', 30, 5),
+      fragment('#4', 30, 1),
+    ];
+    // 110 fragments + 25 messages = 135 > 100: both below-history fragments go (-40 = 95).
+    let result = plan({ fragments, ...messages('u10 a10 u5*') });
+    expect(result.keptFragments).toEqual([true, false, false, true, true]);
+    expect(result.leftOut.map((item) => [item.kind === 'fragment' && item.id, item.rule])).toEqual([
+      ['#2', 'fragment-below-history'],
+      ['#1', 'fragment-below-history'],
+    ]);
+    expect(result.firstKeptIndex).toBe(0);
+    expect(result.totalTokens).toBe(95);
+    // Tighter: history goes next, then priority 1 before priority 5.
+    result = plan({ fragments, maxInputTokens: 60, ...messages('u10 a10 u5*') });
+    expect(
+      result.leftOut.map((item) => [item.kind === 'fragment' ? item.id : item.toId, item.rule]),
+    ).toEqual([
+      ['#2', 'fragment-below-history'],
+      ['#1', 'fragment-below-history'],
+      ['#4', 'fragment-priority'],
+      ['m1', 'history-oldest-first'],
+    ]);
+    expect(result.droppedHistoryTokens).toBe(20);
+    expect(result.totalTokens).toBe(45);
+  });
+
+  it('throws BudgetExceededError with the breakdown when the required parts do not fit', () => {
+    const run = () =>
+      plan({
+        maxInputTokens: 50,
+        overheadTokens: 5,
+        fragments: [fragment('#0', 30, 0, true), fragment('#1', 100)],
+        ...messages('u100 a100 u10 a10*'),
+      });
+    expect(run).toThrow(BudgetExceededError);
+    try {
+      run();
+    } catch (error) {
+      expect(BudgetExceededError.isInstance(error) && error.shortfall).toEqual({
+        maxInputTokens: 50,
+        requiredTokens: 55,
+        tokenizer: 'test',
+        required: [
+          { kind: 'fragment', id: '#0', name: '#0', tokens: 30, keptBecause: 'required' },
+          { kind: 'message', id: 'm2', name: 'user', tokens: 10, keptBecause: 'pending' },
+          { kind: 'message', id: 'm3', name: 'assistant', tokens: 10, keptBecause: 'pending' },
+        ],
+      });
+    }
+  });
+
+  it('fits exactly at the budget', () => {
+    expect(plan({ maxInputTokens: 30, ...messages('u10 a10 u10*') }).firstKeptIndex).toBe(0);
+  });
+});

@@ -1,0 +1,315 @@
+// The budget planner: a pure function from counted segments and the previous plan to a new plan
+// and its report. No I/O, no engine state: the engine gathers the segments and applies the plan.
+import { BudgetExceededError, type BudgetItem } from '@ctxgraph/fragments-core';
+
+/** A context fragment as the planner sees it. */
+export interface PlanFragment {
+  /** `'#<position>'` in the context lane, or the fragment's own id. */
+  readonly id: string;
+  /** The fragment's name. */
+  readonly name: string;
+  readonly tokens: number;
+  readonly priority: number;
+  readonly required: boolean;
+}
+
+/** A message as the planner sees it (history first, then pending, oldest first). */
+export interface PlanMessage {
+  readonly id: string;
+  readonly role: string;
+  readonly tokens: number;
+}
+
+/** What the planner remembers between calls on one chat and branch. */
+export interface PlanState {
+  /** The oldest history message the last plan kept, or null when it kept none. */
+  readonly firstKeptMessageId: string | null;
+  /** The last message the last plan sent, or null when it sent none. */
+  readonly lastMessageId: string | null;
+}
+
+/** Everything {@link planBudget} needs. */
+export interface PlanInput {
+  readonly maxInputTokens: number;
+  /** The share of the budget freed when history must be cut (hysteresis), 0 to 0.9. */
+  readonly releaseRatio: number;
+  /** Tokens no choice changes (the system prompt's wrapping). */
+  readonly overheadTokens: number;
+  readonly fragments: readonly PlanFragment[];
+  readonly messages: readonly PlanMessage[];
+  /** Index of the first pending (not yet saved) message: it and all after it are kept. */
+  readonly pendingFrom: number;
+  readonly previous: PlanState | null;
+  readonly tokenizer: string;
+}
+
+/** Why a part was left out. */
+export type LeftOutRule =
+  /** A fragment below priority 0 goes before any history. */
+  | 'fragment-below-history'
+  /** The oldest history turns go first, in chunks. */
+  | 'history-oldest-first'
+  /** Once no history may go, the lowest-priority fragments go. */
+  | 'fragment-priority';
+
+/** What was left out of the input: a fragment, or the run of oldest history messages. */
+export type LeftOutItem =
+  | {
+      readonly kind: 'fragment';
+      readonly id: string;
+      readonly name: string;
+      readonly tokens: number;
+      readonly rule: Exclude<LeftOutRule, 'history-oldest-first'>;
+    }
+  | {
+      readonly kind: 'history';
+      /** The oldest message left out. */
+      readonly fromId: string;
+      /** The newest message left out (the one before the first kept). */
+      readonly toId: string;
+      readonly messages: number;
+      readonly tokens: number;
+      readonly rule: Extract<LeftOutRule, 'history-oldest-first'>;
+    };
+
+/** Where the planner asks for a provider cache breakpoint. */
+export type CacheBreakpoint =
+  | { readonly kind: 'system' }
+  | {
+      readonly kind: 'message';
+      readonly id: string;
+      /** `'previous-input'`: the end of what the last call sent; `'input'`: the end of this one. */
+      readonly role: 'previous-input' | 'input';
+    };
+
+/** The planner's answer. */
+export interface Plan {
+  /** Per fragment, in lane order: kept or not. */
+  readonly keptFragments: readonly boolean[];
+  /** Index in `messages` of the first message kept (messages before it are left out). */
+  readonly firstKeptIndex: number;
+  readonly leftOut: readonly LeftOutItem[];
+  readonly totalTokens: number;
+  /** History tokens left out: what a compaction could summarize instead. */
+  readonly droppedHistoryTokens: number;
+  readonly droppedHistoryMessages: number;
+  readonly breakpoints: readonly CacheBreakpoint[];
+  readonly state: PlanState;
+}
+
+interface Turn {
+  readonly start: number;
+  readonly end: number;
+  readonly tokens: number;
+  readonly protected: boolean;
+}
+
+/**
+ * Groups messages into turns: a turn starts at each user message (a leading run of other roles is
+ * one turn). A UI message keeps a tool call with its result, and a turn keeps every message up to
+ * the next user message, so dropping whole turns never separates a call from its result and the
+ * kept history always starts at a user message. The last turn and every turn holding a pending
+ * message are protected.
+ */
+export function groupTurns(messages: readonly PlanMessage[], pendingFrom: number): Turn[] {
+  const turns: Turn[] = [];
+  let start = 0;
+  let tokens = 0;
+  let pending = false;
+  for (let index = 0; index < messages.length; index += 1) {
+    const message = messages[index] as PlanMessage;
+    if (message.role === 'user' && index > start) {
+      turns.push({ start, end: index, tokens, protected: pending });
+      start = index;
+      tokens = 0;
+      pending = false;
+    }
+    tokens += message.tokens;
+    if (index >= pendingFrom) pending = true;
+  }
+  if (messages.length > 0) turns.push({ start, end: messages.length, tokens, protected: true });
+  return turns;
+}
+
+/**
+ * Fits fragments and history to `maxInputTokens`:
+ *
+ * 1. Required fragments, the protected turns (the newest turn, every pending message) and the
+ *    overhead are always kept; when they alone are over the budget, a `BudgetExceededError`.
+ * 2. The history starts where the previous plan started, when that still fits: the prefix stays
+ *    byte-identical from call to call.
+ * 3. Otherwise fragments below priority 0 go first (lowest priority, then the last set, first),
+ *    then the oldest turns, whole chunks at a time: a chunk starts at the first turn after every
+ *    `releaseRatio × maxInputTokens` tokens of history, counted from its first message. Chunk
+ *    boundaries do not move as the conversation grows, so a planner without the previous plan
+ *    (a new engine per request) cuts where one with it does, and the following calls grow on
+ *    the same prefix until the budget forces the next boundary.
+ * 4. When no more history may go and it still does not fit, fragments at priority 0 or above go,
+ *    lowest first.
+ *
+ * Breakpoints: the system prompt, the end of what the previous call sent (when it is still the
+ * prefix of this one), and the end of this input.
+ */
+export function planBudget(input: PlanInput): Plan {
+  const { maxInputTokens, fragments, messages } = input;
+  const turns = groupTurns(messages, input.pendingFrom);
+  const firstProtected = turns.findIndex((turn) => turn.protected);
+  const protectedFrom = firstProtected === -1 ? turns.length : firstProtected;
+
+  let requiredTokens = input.overheadTokens;
+  const required: BudgetItem[] = [];
+  for (const fragment of fragments) {
+    if (!fragment.required) continue;
+    requiredTokens += fragment.tokens;
+    required.push({
+      ...itemOf('fragment', fragment.id, fragment.name, fragment.tokens),
+      keptBecause: 'required',
+    });
+  }
+  for (
+    let index = turns[protectedFrom]?.start ?? messages.length;
+    index < messages.length;
+    index += 1
+  ) {
+    const message = messages[index] as PlanMessage;
+    requiredTokens += message.tokens;
+    required.push({
+      ...itemOf('message', message.id, message.role, message.tokens),
+      keptBecause: 'pending',
+    });
+  }
+  if (requiredTokens > maxInputTokens) {
+    throw new BudgetExceededError({
+      maxInputTokens,
+      requiredTokens,
+      required,
+      tokenizer: input.tokenizer,
+    });
+  }
+
+  // Drop orders: fragments below history first, then the others, each lowest priority first and,
+  // among equals, the one set last first.
+  const optional = fragments
+    .map((fragment, index) => ({ fragment, index }))
+    .filter(({ fragment }) => !fragment.required)
+    .sort(
+      (left, right) => left.fragment.priority - right.fragment.priority || right.index - left.index,
+    );
+  const belowHistory = optional.filter(({ fragment }) => fragment.priority < 0);
+  const aboveHistory = optional.filter(({ fragment }) => fragment.priority >= 0);
+
+  const kept = fragments.map(() => true);
+  const leftOut: LeftOutItem[] = [];
+  let fragmentTokens = fragments.reduce((sum, fragment) => sum + fragment.tokens, 0);
+  const historyFrom = (turnIndex: number): number => {
+    let sum = 0;
+    for (let index = turnIndex; index < turns.length; index += 1) {
+      sum += (turns[index] as Turn).tokens;
+    }
+    return sum;
+  };
+
+  const leave = (
+    { fragment, index }: { fragment: PlanFragment; index: number },
+    rule: 'fragment-below-history' | 'fragment-priority',
+  ): void => {
+    if (!kept[index]) return;
+    kept[index] = false;
+    fragmentTokens -= fragment.tokens;
+    leftOut.push({
+      kind: 'fragment',
+      id: fragment.id,
+      name: fragment.name,
+      tokens: fragment.tokens,
+      rule,
+    });
+  };
+
+  let startTurn = 0;
+  const previousId = input.previous?.firstKeptMessageId ?? null;
+  if (previousId !== null) {
+    const position = messages.findIndex((message) => message.id === previousId);
+    const turn = turns.findIndex((candidate) => candidate.start === position);
+    if (turn !== -1) startTurn = Math.min(turn, protectedFrom);
+  }
+  // Once history was cut, fragments below history stay out, so the prefix stays the same.
+  if (startTurn > 0) for (const entry of belowHistory) leave(entry, 'fragment-below-history');
+  let history = historyFrom(startTurn);
+  const total = (): number => input.overheadTokens + fragmentTokens + history;
+
+  for (const entry of belowHistory) {
+    if (total() <= maxInputTokens) break;
+    leave(entry, 'fragment-below-history');
+  }
+  if (total() > maxInputTokens && startTurn < protectedFrom) {
+    // Cut at the first chunk boundary from which the rest fits. Boundaries are fixed places in
+    // the history (a chunk starts at the first turn after every `releaseRatio × maxInputTokens`
+    // tokens), so every call, with or without the previous plan, cuts at the same place until
+    // growth forces the next boundary: consecutive calls share their prefix.
+    const chunk = Math.max(1, Math.floor(maxInputTokens * input.releaseRatio));
+    let offset = 0;
+    for (let turn = 0; turn < startTurn; turn += 1) offset += (turns[turn] as Turn).tokens;
+    while (startTurn < protectedFrom) {
+      const before = offset;
+      offset += (turns[startTurn] as Turn).tokens;
+      history -= (turns[startTurn] as Turn).tokens;
+      startTurn += 1;
+      const boundary = Math.floor(offset / chunk) !== Math.floor(before / chunk);
+      if ((boundary || startTurn === protectedFrom) && total() <= maxInputTokens) break;
+    }
+  }
+  for (const entry of aboveHistory) {
+    if (total() <= maxInputTokens) break;
+    leave(entry, 'fragment-priority');
+  }
+
+  const firstKeptIndex = turns[startTurn]?.start ?? messages.length;
+  let droppedHistoryTokens = 0;
+  for (let index = 0; index < firstKeptIndex; index += 1) {
+    droppedHistoryTokens += (messages[index] as PlanMessage).tokens;
+  }
+  if (firstKeptIndex > 0) {
+    leftOut.push({
+      kind: 'history',
+      fromId: (messages[0] as PlanMessage).id,
+      toId: (messages[firstKeptIndex - 1] as PlanMessage).id,
+      messages: firstKeptIndex,
+      tokens: droppedHistoryTokens,
+      rule: 'history-oldest-first',
+    });
+  }
+
+  const breakpoints: CacheBreakpoint[] = [{ kind: 'system' }];
+  const last = messages.at(-1);
+  const previousLastId = input.previous?.lastMessageId ?? null;
+  if (previousLastId !== null && previousLastId !== last?.id) {
+    const position = messages.findIndex((message) => message.id === previousLastId);
+    if (position >= firstKeptIndex) {
+      breakpoints.push({ kind: 'message', id: previousLastId, role: 'previous-input' });
+    }
+  }
+  if (last !== undefined) breakpoints.push({ kind: 'message', id: last.id, role: 'input' });
+
+  return {
+    keptFragments: kept,
+    firstKeptIndex,
+    leftOut,
+    totalTokens: total(),
+    droppedHistoryTokens,
+    droppedHistoryMessages: firstKeptIndex,
+    breakpoints,
+    state: {
+      firstKeptMessageId: messages[firstKeptIndex]?.id ?? null,
+      lastMessageId: last?.id ?? null,
+    },
+  };
+}
+
+function itemOf(
+  kind: 'fragment' | 'message',
+  id: string,
+  name: string,
+  tokens: number,
+): { kind: 'fragment' | 'message'; id: string; name: string; tokens: number } {
+  return { kind, id, name, tokens };
+}

@@ -1,0 +1,140 @@
+import { assistant, assistantText, user } from '@ctxgraph/codecs';
+import { role, ValidationError } from '@ctxgraph/fragments-core';
+import { InMemoryContextStore } from '@ctxgraph/store-memory';
+import { generateText } from 'ai';
+import { MockLanguageModelV3 } from 'ai/test';
+import { describe, expect, it } from 'vitest';
+import { LineRenderer } from '../__fixtures__/test-kit';
+import { ContextEngine } from '../context-engine';
+import { totalUsage, usageOf, withUsage } from './message-usage';
+
+/** A model that reports Anthropic-style usage: 1000 input, 800 of them from cache, 100 written. */
+function cachingModel(): MockLanguageModelV3 {
+  return new MockLanguageModelV3({
+    modelId: 'claude-sonnet-4-20250514',
+    doGenerate: async () => ({
+      content: [{ type: 'text', text: 'Answer.' }],
+      finishReason: { unified: 'stop', raw: undefined },
+      usage: {
+        inputTokens: { total: 1000, noCache: 100, cacheRead: 800, cacheWrite: 100 },
+        outputTokens: { total: 50, text: 50, reasoning: undefined },
+      },
+      warnings: [],
+    }),
+  });
+}
+
+describe('withUsage', () => {
+  it("stores the call's usage in metadata.ctxgraph.usage, keeping the app's metadata", async () => {
+    const store = new InMemoryContextStore();
+    const engine = new ContextEngine({
+      store,
+      chatId: 'usage',
+      userId: 'u',
+      renderer: new LineRenderer(),
+    });
+    engine.set(role('You help.'), user('Question?', { id: 'q' }));
+    const { system, messages } = await engine.resolve({
+      budget: { maxInputTokens: 5000 },
+      format: 'model',
+    });
+    const result = await generateText({ model: cachingModel(), system, messages });
+    engine.set(
+      withUsage(
+        assistant(result.text, { id: 'a', metadata: { app: 1, ctxgraph: { compaction: 'kept' } } }),
+        { usage: result.usage, modelId: result.response.modelId },
+      ),
+    );
+    await engine.save();
+    const node = await store.getMessage({ chatId: 'usage', messageId: 'a' });
+    expect(node?.message.metadata).toEqual({
+      app: 1,
+      ctxgraph: {
+        compaction: 'kept',
+        usage: {
+          modelId: 'claude-sonnet-4-20250514',
+          inputTokens: 1000,
+          cacheReadTokens: 800,
+          cacheWriteTokens: 100,
+          outputTokens: 50,
+        },
+      },
+    });
+    expect(usageOf(node?.message ?? {})?.cacheReadTokens).toBe(800);
+
+    // Sonnet 4: 100 uncached × 3 + 800 read × 0.3 + 100 written × 3.75 + 50 out × 15, per million.
+    const totals = await engine.usage();
+    expect(totals).toMatchObject({
+      calls: 1,
+      inputTokens: 1000,
+      uncachedInputTokens: 100,
+      cacheReadTokens: 800,
+      cacheWriteTokens: 100,
+      outputTokens: 50,
+      unpricedModels: [],
+    });
+    expect(totals.cost).toBeCloseTo((100 * 3 + 800 * 0.3 + 100 * 3.75 + 50 * 15) / 1e6, 12);
+  });
+
+  it('adds up per branch and per chat, and says which models have no price', async () => {
+    const store = new InMemoryContextStore();
+    const engine = new ContextEngine({
+      store,
+      chatId: 'totals',
+      userId: 'u',
+      renderer: new LineRenderer(),
+    });
+    const usage = { inputTokens: 100, outputTokens: 10 };
+    engine.set(
+      user('q1', { id: 'q1' }),
+      withUsage(assistantText('a1', { id: 'a1' }), { usage, modelId: 'openai:gpt-4o' }),
+    );
+    await engine.save();
+    await engine.rewind('q1');
+    engine.set(withUsage(assistantText('a1b', { id: 'a1b' }), { usage, modelId: 'acme-1' }));
+    await engine.save();
+    const branch = await engine.usage();
+    expect(branch.calls).toBe(1);
+    expect(branch.cost).toBeNull();
+    expect(branch.unpricedModels).toEqual(['acme-1']);
+    const chat = await engine.usage({ scope: 'chat' });
+    expect(chat.calls).toBe(2);
+    expect(chat.byModel['openai:gpt-4o']?.cost).toBeCloseTo((100 * 2.5 + 10 * 10) / 1e6, 12);
+    expect(chat.cost).toBeCloseTo((100 * 2.5 + 10 * 10) / 1e6, 12);
+    expect((await engine.usage({ scope: 'chat', prices: { 'acme-1': 1 } })).unpricedModels).toEqual(
+      ['acme-1 (output)'],
+    );
+    const snapshot = await engine.inspect();
+    expect(snapshot.usage.branch.calls).toBe(1);
+    expect(snapshot.usage.chat.calls).toBe(2);
+    await expect(engine.usage({ scope: 'all' as 'chat' })).rejects.toThrow(
+      /scope must be 'branch' or 'chat'/,
+    );
+  });
+
+  it('refuses bad input', () => {
+    const usage = { inputTokens: 1 };
+    expect(() => withUsage(user('q'), { usage, modelId: 'm' })).toThrow(/this is a user message/);
+    expect(() => withUsage(role('r'), { usage, modelId: 'm' })).toThrow(
+      /must be a message fragment/,
+    );
+    expect(() => withUsage(assistantText('a'), { usage, modelId: '' })).toThrow(
+      /modelId must be a non-empty string/,
+    );
+    expect(() =>
+      withUsage(assistantText('a'), { usage: { inputTokens: -3 }, modelId: 'm' }),
+    ).toThrow(/usage.inputTokens must be a non-negative integer or undefined, received -3/);
+    expect(() =>
+      withUsage(assistantText('a'), { usage: null as unknown as typeof usage, modelId: 'm' }),
+    ).toThrow(ValidationError);
+  });
+
+  it('ignores messages without usage and malformed usage', () => {
+    expect(
+      totalUsage(
+        [{}, { metadata: { ctxgraph: { usage: { modelId: 3 } } } }, { metadata: 'x' }],
+        {},
+      ),
+    ).toMatchObject({ calls: 0, cost: null, unpricedModels: [] });
+  });
+});

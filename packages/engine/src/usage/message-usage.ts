@@ -1,0 +1,236 @@
+import {
+  type ContextFragment,
+  isFragment,
+  isLazyFragment,
+  isMessageFragment,
+  ValidationError,
+} from '@ctxgraph/fragments-core';
+import type { UIMessage } from 'ai';
+import { findModelPrice, type ModelPrices } from '../model-prices';
+
+/**
+ * The usage of the model call that produced an assistant message, as stored in the message's
+ * `metadata.ctxgraph.usage`. Counts the provider did not report are null.
+ */
+export interface MessageUsage {
+  /** The model that answered (`'claude-sonnet-4-20250514'`, `'openai:gpt-4o'`). */
+  readonly modelId: string;
+  /** All input tokens: uncached, read from cache and written to cache. */
+  readonly inputTokens: number | null;
+  /** Input tokens read from the provider's prompt cache. */
+  readonly cacheReadTokens: number | null;
+  /** Input tokens written to the provider's prompt cache. */
+  readonly cacheWriteTokens: number | null;
+  readonly outputTokens: number | null;
+}
+
+/**
+ * What {@link withUsage} takes: the AI SDK's `usage` of a call (`LanguageModelUsage`; only the
+ * fields read here) and the model id.
+ */
+export interface UsageInput {
+  readonly usage: {
+    readonly inputTokens?: number | undefined;
+    readonly outputTokens?: number | undefined;
+    readonly inputTokenDetails?: {
+      readonly cacheReadTokens?: number | undefined;
+      readonly cacheWriteTokens?: number | undefined;
+    };
+    /** The AI SDK's older name for `inputTokenDetails.cacheReadTokens`. */
+    readonly cachedInputTokens?: number | undefined;
+  };
+  readonly modelId: string;
+}
+
+const where = 'withUsage(fragment, { usage, modelId })';
+
+function count(path: string, value: unknown): number | null {
+  if (value === undefined || value === null) return null;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
+    throw new ValidationError(
+      `${where}: ${path} must be a non-negative integer or undefined, received ${String(value)}.`,
+      { issues: [{ path, message: 'expected a non-negative integer' }] },
+    );
+  }
+  return value;
+}
+
+/** Checks the AI SDK usage and turns it into the stored form. */
+function toMessageUsage(input: UsageInput): MessageUsage {
+  if (typeof input !== 'object' || input === null) {
+    throw new ValidationError(`${where}: the second argument must be { usage, modelId }.`);
+  }
+  const { usage, modelId } = input;
+  if (typeof modelId !== 'string' || modelId.trim() === '') {
+    throw new ValidationError(
+      `${where}: modelId must be a non-empty string (the model that answered, such as result.response.modelId).`,
+      { issues: [{ path: 'modelId', message: 'expected a non-empty string' }] },
+    );
+  }
+  if (typeof usage !== 'object' || usage === null) {
+    throw new ValidationError(`${where}: usage must be the AI SDK's usage object (result.usage).`, {
+      issues: [{ path: 'usage', message: 'expected an object' }],
+    });
+  }
+  return {
+    modelId,
+    inputTokens: count('usage.inputTokens', usage.inputTokens),
+    cacheReadTokens: count(
+      'usage.inputTokenDetails.cacheReadTokens',
+      usage.inputTokenDetails?.cacheReadTokens ?? usage.cachedInputTokens,
+    ),
+    cacheWriteTokens: count(
+      'usage.inputTokenDetails.cacheWriteTokens',
+      usage.inputTokenDetails?.cacheWriteTokens,
+    ),
+    outputTokens: count('usage.outputTokens', usage.outputTokens),
+  };
+}
+
+/**
+ * An assistant message fragment whose message carries the usage of the call that produced it, in
+ * `metadata.ctxgraph.usage`; the app's own metadata (and other `ctxgraph` keys) stay as they are.
+ * `save()` stores it with the node; `engine.usage()` and `inspect()` add it up per branch and per
+ * chat.
+ *
+ * @example
+ * ```ts
+ * const result = await generateText({ model, system, messages });
+ * engine.set(withUsage(assistant(result.text), { usage: result.usage, modelId: 'claude-sonnet-4' }));
+ * await engine.save();
+ * ```
+ */
+export function withUsage<T extends ContextFragment>(fragment: T, input: UsageInput): T {
+  if (
+    !isFragment(fragment) ||
+    !isMessageFragment(fragment) ||
+    isLazyFragment(fragment) ||
+    typeof fragment.codec?.encode !== 'function'
+  ) {
+    throw new ValidationError(
+      `${where}: fragment must be a message fragment such as assistant(text) or assistantText(text).`,
+      { issues: [{ path: 'fragment', message: 'expected a message fragment with a codec' }] },
+    );
+  }
+  const usage = toMessageUsage(input);
+  const codec = fragment.codec;
+  const original = codec.encode() as UIMessage;
+  if (original.role !== 'assistant') {
+    throw new ValidationError(
+      `${where}: usage belongs to the assistant message a call produced, but this is a ${original.role} message.`,
+      { issues: [{ path: 'fragment', message: 'expected an assistant message' }] },
+    );
+  }
+  const encode = (): UIMessage => {
+    const message = codec.encode() as UIMessage;
+    const metadata = isPlainObject(message.metadata) ? message.metadata : {};
+    const own = isPlainObject(metadata.ctxgraph) ? metadata.ctxgraph : {};
+    return { ...message, metadata: { ...metadata, ctxgraph: { ...own, usage } } };
+  };
+  return { ...(fragment as ContextFragment), codec: { encode, decode: () => codec.decode() } } as T;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** The usage stored on a message, or null when it has none (or it is malformed). */
+export function usageOf(message: { readonly metadata?: unknown }): MessageUsage | null {
+  const metadata = message.metadata;
+  if (!isPlainObject(metadata) || !isPlainObject(metadata.ctxgraph)) return null;
+  const usage = metadata.ctxgraph.usage;
+  if (!isPlainObject(usage) || typeof usage.modelId !== 'string') return null;
+  const read = (value: unknown): number | null =>
+    typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : null;
+  return {
+    modelId: usage.modelId,
+    inputTokens: read(usage.inputTokens),
+    cacheReadTokens: read(usage.cacheReadTokens),
+    cacheWriteTokens: read(usage.cacheWriteTokens),
+    outputTokens: read(usage.outputTokens),
+  };
+}
+
+/** Usage added up over messages, with its cost. */
+export interface UsageTotals {
+  /** Messages that carry usage (model calls recorded). */
+  readonly calls: number;
+  readonly inputTokens: number;
+  readonly cacheReadTokens: number;
+  readonly cacheWriteTokens: number;
+  /** Input neither read from nor written to the cache. */
+  readonly uncachedInputTokens: number;
+  readonly outputTokens: number;
+  /** USD, over the calls whose model has a price; null when none has. */
+  readonly cost: number | null;
+  /** Models with no price in the table: their calls are not in `cost`. */
+  readonly unpricedModels: readonly string[];
+  /** The same figures per model id. */
+  readonly byModel: Readonly<Record<string, Omit<UsageTotals, 'byModel' | 'unpricedModels'>>>;
+}
+
+interface Sums {
+  calls: number;
+  inputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+  uncachedInputTokens: number;
+  outputTokens: number;
+  cost: number | null;
+}
+
+const emptySums = (): Sums => ({
+  calls: 0,
+  inputTokens: 0,
+  cacheReadTokens: 0,
+  cacheWriteTokens: 0,
+  uncachedInputTokens: 0,
+  outputTokens: 0,
+  cost: null,
+});
+
+/**
+ * Adds up the usage of `messages` and prices it: uncached input × input price, cache reads ×
+ * cache-read price, cache writes × cache-write price, output × output price.
+ */
+export function totalUsage(
+  messages: Iterable<{ readonly metadata?: unknown }>,
+  prices: ModelPrices,
+): UsageTotals {
+  const total = emptySums();
+  const byModel: Record<string, Sums> = {};
+  const unpriced = new Set<string>();
+  for (const message of messages) {
+    const usage = usageOf(message);
+    if (usage === null) continue;
+    const cacheRead = usage.cacheReadTokens ?? 0;
+    const cacheWrite = usage.cacheWriteTokens ?? 0;
+    const input = usage.inputTokens ?? 0;
+    const uncached = Math.max(0, input - cacheRead - cacheWrite);
+    const output = usage.outputTokens ?? 0;
+    const price = findModelPrice(usage.modelId, prices);
+    let cost: number | null = null;
+    if (price === undefined) unpriced.add(usage.modelId);
+    else {
+      cost =
+        (uncached * price.input +
+          cacheRead * price.cacheRead +
+          cacheWrite * price.cacheWrite +
+          output * (price.output ?? 0)) /
+        1_000_000;
+      if (price.output === null && output > 0) unpriced.add(`${usage.modelId} (output)`);
+    }
+    const model = byModel[usage.modelId] ?? emptySums();
+    byModel[usage.modelId] = model;
+    for (const sums of [total, model]) {
+      sums.calls += 1;
+      sums.inputTokens += input;
+      sums.cacheReadTokens += cacheRead;
+      sums.cacheWriteTokens += cacheWrite;
+      sums.uncachedInputTokens += uncached;
+      sums.outputTokens += output;
+      if (cost !== null) sums.cost = (sums.cost ?? 0) + cost;
+    }
+  }
+  return { ...total, unpricedModels: [...unpriced].sort(), byModel };
+}
