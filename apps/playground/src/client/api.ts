@@ -1,5 +1,6 @@
 import type { BranchRecord, CheckpointRecord, ValidationIssue } from '@ctxgraph/fragments-core';
 import type {
+  BudgetedCall,
   ChatOperation,
   ChatPage,
   ChatView,
@@ -119,11 +120,25 @@ export const api = {
     chatId: string,
     renderer: RendererName,
     modelId: string,
+    maxInputTokens?: number,
   ): Promise<Record<string, unknown>> =>
     request(
       'GET',
-      `/api/chats/${encodeURIComponent(chatId)}/inspect?renderer=${renderer}&modelId=${encodeURIComponent(modelId)}`,
+      `/api/chats/${encodeURIComponent(chatId)}/inspect?${new URLSearchParams({
+        renderer,
+        modelId,
+        ...(maxInputTokens === undefined ? {} : { maxInputTokens: String(maxInputTokens) }),
+      })}`,
     ),
+  budgetedCall: (
+    chatId: string,
+    maxInputTokens: number,
+    renderer: RendererName,
+  ): Promise<BudgetedCall> =>
+    request('POST', `/api/chats/${encodeURIComponent(chatId)}/budgeted-call`, {
+      maxInputTokens,
+      renderer,
+    }),
 };
 
 /**

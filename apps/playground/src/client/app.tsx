@@ -8,6 +8,7 @@ import {
   setApiUser,
   streamReply,
 } from './api';
+import { BudgetDialog, type RecordedCall } from './components/budget-dialog';
 import { ChatList } from './components/chat-list';
 import { ContextPane, type DraftPreview } from './components/context-pane';
 import { ConversationPane } from './components/conversation-pane';
@@ -51,6 +52,14 @@ export function App(): ReactElement {
   const [renderer, setRenderer] = useState<RendererName>(storedRenderer);
   const [preview, setPreview] = useState<DraftPreview | null>(null);
   const [snapshot, setSnapshot] = useState<Record<string, unknown> | null>(null);
+  const [budgetOpen, setBudgetOpen] = useState(false);
+  const [maxInputTokens, setMaxInputTokens] = useState(
+    () => Number(window.localStorage.getItem('ctxgraph.budget')) || 4000,
+  );
+  const [calls, setCalls] = useState<{ chatId: string; list: RecordedCall[] }>({
+    chatId: '',
+    list: [],
+  });
   const [costModel, setCostModel] = useState<string | null>(() =>
     window.localStorage.getItem('ctxgraph.cost-model'),
   );
@@ -170,6 +179,36 @@ export function App(): ReactElement {
   };
 
   const modelId = costModel ?? info?.defaultModelId ?? 'gpt-4o-mini';
+  const chooseModel = (next: string) => {
+    setCostModel(next);
+    window.localStorage.setItem('ctxgraph.cost-model', next);
+  };
+
+  /** Makes a budgeted call (`resolve({ budget })`) at the current message, for the cache view. */
+  const recordCall = useCallback(
+    async (chatId: string) => {
+      try {
+        const call = await api.budgetedCall(chatId, maxInputTokens, renderer);
+        setCalls((old) => ({
+          chatId,
+          list: old.chatId === chatId ? [...old.list, call] : [call],
+        }));
+      } catch (error) {
+        setNotice(noticeFor(error));
+      }
+    },
+    [maxInputTokens, renderer],
+  );
+
+  // While the budget window is open, the page calls as an app would: once per new message.
+  const headForCalls = budgetOpen && active ? `${active.chat.id}:${active.headMessageId}` : null;
+  // biome-ignore lint/correctness/useExhaustiveDependencies: one call per new head
+  useEffect(() => {
+    if (headForCalls === null || !active) return;
+    const recorded = calls.chatId === active.chat.id ? calls.list : [];
+    if (recorded.at(-1)?.headMessageId === active.headMessageId) return;
+    void recordCall(active.chat.id);
+  }, [headForCalls]);
   const showInspect = async (forModel = modelId) => {
     if (!active) return;
     try {
@@ -211,6 +250,14 @@ export function App(): ReactElement {
             Switch user
           </button>
         </form>
+        <button
+          type="button"
+          disabled={!active}
+          onClick={() => setBudgetOpen(true)}
+          title="Set a token budget: what the model would receive, what is left out and why, and the cache per call"
+        >
+          Budget & cache
+        </button>
         <button type="button" disabled={!active} onClick={() => void showInspect()}>
           Inspect
         </button>
@@ -365,6 +412,23 @@ export function App(): ReactElement {
           </div>
         )}
       </main>
+      {budgetOpen && active ? (
+        <BudgetDialog
+          view={active}
+          renderer={renderer}
+          modelId={modelId}
+          models={info?.pricedModels ?? []}
+          onModel={chooseModel}
+          maxInputTokens={maxInputTokens}
+          onBudget={(next) => {
+            setMaxInputTokens(next);
+            window.localStorage.setItem('ctxgraph.budget', String(next));
+          }}
+          calls={calls.chatId === active.chat.id ? calls.list : []}
+          onRecord={() => recordCall(active.chat.id)}
+          onClose={() => setBudgetOpen(false)}
+        />
+      ) : null}
       {snapshot && active ? (
         <InspectDialog
           snapshot={snapshot}
@@ -372,8 +436,7 @@ export function App(): ReactElement {
           modelId={modelId}
           models={info?.pricedModels ?? []}
           onModel={(next) => {
-            setCostModel(next);
-            window.localStorage.setItem('ctxgraph.cost-model', next);
+            chooseModel(next);
             void showInspect(next);
           }}
           onClose={() => setSnapshot(null)}

@@ -362,6 +362,73 @@ describe.skipIf(!installed)('playground in a browser', () => {
       expect(await dialog.count()).toBe(0);
     });
 
+    it('shows what the model would receive within a budget, what was left out and why', async () => {
+      await page.getByRole('button', { name: 'Budget & cache' }).click();
+      const dialog = page.getByRole('dialog', { name: 'Budget and cache' });
+      const total = dialog.getByTestId('budget-total');
+      await dialog.getByLabel('Token budget').fill('100000');
+      await dialog.getByLabel('Token budget').press('Enter');
+      await expect.poll(() => total.textContent()).toContain('of 100,000 tokens');
+      const sent = Number(
+        /receive ([\d,]+) tokens/.exec((await total.textContent()) ?? '')?.[1]?.replace(/,/g, ''),
+      );
+      expect(sent).toBeGreaterThan(0);
+      const fragments = dialog.getByRole('list', { name: 'Fragments in the budget' });
+      expect(await fragments.locator('li').count()).toBe(2);
+      expect(await fragments.locator('li.kept').count()).toBe(2);
+      expect(
+        await dialog.getByRole('list', { name: 'Messages in the budget' }).locator('li').count(),
+      ).toBe(2);
+      expect(await dialog.getByTestId('budget-view').textContent()).toContain(
+        'Nothing: everything fits.',
+      );
+      // A budget one token short: something goes, and the page says what and by which rule.
+      await dialog.getByLabel('Token budget').fill(String(sent - 1));
+      await dialog.getByLabel('Token budget').press('Enter');
+      await expect
+        .poll(() => dialog.getByTestId('budget-view').textContent())
+        .toMatch(/oldest messages|left out|cannot be left out/);
+      const leftOut = dialog.getByRole('list', { name: 'Left out' });
+      if ((await leftOut.count()) > 0) {
+        expect(await leftOut.textContent()).toMatch(/goes first|goes before|lowest-priority/);
+      }
+      // A budget nothing fits in says so, in words.
+      await dialog.getByLabel('Token budget').fill('1');
+      await dialog.getByLabel('Token budget').press('Enter');
+      await expect
+        .poll(() => dialog.getByTestId('budget-view').textContent())
+        .toContain('cannot be left out');
+      await dialog.getByLabel('Token budget').fill('100000');
+      await dialog.getByLabel('Token budget').press('Enter');
+      await dialog.getByRole('button', { name: 'Close' }).click();
+    });
+
+    it('shows per call how much of the prompt prefix was reused and what broke it', async () => {
+      await page.getByRole('button', { name: 'Budget & cache' }).click();
+      const dialog = page.getByRole('dialog', { name: 'Budget and cache' });
+      await dialog.getByRole('button', { name: 'Cache' }).click();
+      const calls = dialog.getByRole('list', { name: 'Recorded calls' }).locator('li.cache-turn');
+      // Opening the window made a call at the current message.
+      await expect.poll(() => calls.count()).toBeGreaterThan(0);
+      const before = await calls.count();
+      await dialog.getByRole('button', { name: 'Record a call now' }).click();
+      await expect.poll(() => calls.count()).toBe(before + 1);
+      expect(await calls.last().getByTestId('cache-reuse').textContent()).toMatch(
+        /([\d,]+) tokens of \1 tokens reused/,
+      );
+      await dialog.getByRole('button', { name: 'Close' }).click();
+      // Change the first fragment: the next call's prefix breaks there.
+      await page.locator('.fragment-list li').first().getByTitle('Remove').click();
+      await expect.poll(() => page.locator('.fragment-list li').count()).toBe(1);
+      await page.getByRole('button', { name: 'Budget & cache' }).click();
+      await dialog.getByRole('button', { name: 'Cache' }).click();
+      await dialog.getByRole('button', { name: 'Record a call now' }).click();
+      await expect.poll(() => calls.count()).toBe(before + 2);
+      expect(await calls.last().getByTestId('cache-break').textContent()).toContain('fragment');
+      expect(await calls.last().locator('.segment.broke').count()).toBe(1);
+      await dialog.getByRole('button', { name: 'Close' }).click();
+    });
+
     it('refuses another user with a clear message', async () => {
       await page.getByLabel('User id').fill('intruder');
       await page.getByRole('button', { name: 'Switch user' }).click();

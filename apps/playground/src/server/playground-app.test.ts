@@ -497,6 +497,58 @@ describe('conversation and graph', () => {
   });
 });
 
+describe('budget and cache', () => {
+  it('plans within a budget without remembering, and reports what a budgeted call reused', async () => {
+    const view = await createChat();
+    const chatId = view.chat.id;
+    await call('PUT', `/api/chats/${chatId}/context`, { fragments: richContext });
+    for (let turn = 1; turn <= 6; turn += 1) {
+      await say(chatId, 'user', `Question number ${turn} about the quarterly revenue figures?`);
+      await say(chatId, 'assistant', `Answer number ${turn}: revenue grew by ${turn} percent.`);
+    }
+    const roomy = await call('GET', `/api/chats/${chatId}/inspect?maxInputTokens=100000`);
+    expect(roomy.status).toBe(200);
+    expect(roomy.body.budget.leftOut).toEqual([]);
+    expect(roomy.body.budget.messages).toHaveLength(12);
+    const total = roomy.body.budget.totalTokens as number;
+    const tight = await call(
+      'GET',
+      `/api/chats/${chatId}/inspect?maxInputTokens=${Math.floor(total * 0.6)}`,
+    );
+    expect(
+      tight.body.budget.leftOut.some((item: { kind: string }) => item.kind === 'history'),
+    ).toBe(true);
+    expect(tight.body.budget.totalTokens).toBeLessThanOrEqual(Math.floor(total * 0.6));
+    const bad = await call('GET', `/api/chats/${chatId}/inspect?maxInputTokens=-3`);
+    expect(bad.status).toBe(400);
+
+    const first = await call('POST', `/api/chats/${chatId}/budgeted-call`, {
+      maxInputTokens: 100000,
+    });
+    expect(first.status).toBe(200);
+    expect(first.body.budget.prefix.compared).toBe(false);
+    await say(chatId, 'user', 'One more question?');
+    const second = await call('POST', `/api/chats/${chatId}/budgeted-call`, {
+      maxInputTokens: 100000,
+    });
+    expect(second.body.budget.prefix.compared).toBe(true);
+    expect(second.body.budget.prefix.firstChange).toBeNull();
+    expect(second.body.budget.prefix.reusedTokens).toBeGreaterThan(total * 0.8);
+    // A changed fragment breaks the prefix there.
+    await call('PUT', `/api/chats/${chatId}/context`, {
+      fragments: [{ type: 'role', text: 'You are a terse assistant.' }, ...richContext.slice(1)],
+    });
+    const third = await call('POST', `/api/chats/${chatId}/budgeted-call`, {
+      maxInputTokens: 100000,
+    });
+    expect(third.body.budget.prefix.firstChange).toMatchObject({ kind: 'fragment' });
+    const refused = await call('POST', `/api/chats/${chatId}/budgeted-call`, {
+      maxInputTokens: 0,
+    });
+    expect(refused.status).toBe(400);
+  });
+});
+
 describe('model replies', () => {
   it('says no model is configured', async () => {
     const view = await createChat();

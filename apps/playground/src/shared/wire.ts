@@ -4,6 +4,7 @@
  * page imports nothing from `src/server`), so a change to a shape is a compile error on both.
  * Type imports only, apart from the renderer names: nothing here runs a library.
  */
+import type { BudgetReport, InspectSnapshot } from '@ctxgraph/engine';
 import type {
   BranchRecord,
   ChatRecord,
@@ -139,3 +140,17 @@ export interface ErrorBody {
     issues?: readonly ValidationIssue[];
   };
 }
+
+/** What `POST /api/chats/:id/budgeted-call` answers: the report of `resolve({ budget })`. */
+export interface BudgetedCall {
+  /** The head the call was made at (one call per turn). */
+  headMessageId: string | null;
+  /** What was kept, left out, and how much of the prefix repeats the previous budgeted call. */
+  budget: BudgetReport;
+}
+
+/** What `GET /api/chats/:id/inspect` answers: the engine's `inspect()` snapshot. */
+export type InspectView = InspectSnapshot;
+
+/** The report of a budgeted resolve, as the page shows it. */
+export type BudgetView = BudgetReport;
