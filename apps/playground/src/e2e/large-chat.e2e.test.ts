@@ -1,51 +1,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { assistantText, user } from '@ctxgraph/codecs';
-import { ContextEngine } from '@ctxgraph/engine';
 import type { BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openBackend } from '../server/open-backend';
 import { startPlayground } from '../server/start-server';
 import { buildClient, chromiumInstalled, launchBrowser } from './browser-harness';
-
-/**
- * Writes a chat of `count` messages (user and assistant in turn) to the SQLite file, with a side
- * branch a third of the way in and a checkpoint there: the shape a long session leaves.
- */
-async function seedChat(
-  path: string,
-  count: number,
-): Promise<{ chatId: string; lastText: string }> {
-  const backend = await openBackend({ kind: 'sqlite', path });
-  try {
-    const chatId = `long-${count}`;
-    await backend.store.openChat({ chatId, userId: 'demo-user', title: `${count} messages` });
-    const engine = new ContextEngine({ store: backend.store, chatId, userId: 'demo-user' });
-    const text = (index: number) =>
-      index % 2 === 0 ? `Question ${index}: what about case ${index}?` : `Answer ${index}.`;
-    let forkAt: string | undefined;
-    for (let index = 0; index < count; index += 1) {
-      engine.set(index % 2 === 0 ? user(text(index)) : assistantText(text(index)));
-      if (index % 100 === 99 || index === count - 1) await engine.save();
-      if (index === Math.floor(count / 3)) {
-        await engine.save();
-        forkAt = engine.headMessageId;
-      }
-    }
-    if (forkAt !== undefined) {
-      await backend.store.createCheckpoint({ chatId, name: 'a-third-in', messageId: forkAt });
-      const side = new ContextEngine({ store: backend.store, chatId, userId: 'demo-user' });
-      await side.rewind(forkAt);
-      side.set(assistantText('Another answer, on a side branch.'));
-      await side.save();
-      await side.switchBranch('main');
-    }
-    return { chatId, lastText: text(count - 1) };
-  } finally {
-    await backend.close();
-  }
-}
+import { seedLongChat } from './seed-long-chat';
 
 describe.skipIf(!chromiumInstalled())('a long chat in the browser', () => {
   const directory = mkdtempSync(join(tmpdir(), 'ctxgraph-playground-long-'));
@@ -65,7 +25,7 @@ describe.skipIf(!chromiumInstalled())('a long chat in the browser', () => {
   for (const count of [200, 2000]) {
     it(`opens a chat of ${count} messages with the current message in view and the graph usable`, async () => {
       const path = join(directory, `long-${count}.db`);
-      const { chatId, lastText } = await seedChat(path, count);
+      const { chatId, lastText } = await seedLongChat(path, count);
       const running = await startPlayground(
         {
           port: 0,
