@@ -247,7 +247,8 @@ export const EXAMPLE_CONTEXT: FlatFragment[] = [
   { type: 'preference', aspect: 'date format', value: 'YYYY-MM-DD' },
 ];
 
-function isFlatFragment(value: JsonValue): value is FlatFragment {
+/** True for a serialized fragment object (`{ type, … }`), not text or a list. */
+export function isFlatFragment(value: JsonValue): value is FlatFragment {
   return (
     typeof value === 'object' &&
     value !== null &&

@@ -2,6 +2,7 @@ import { type ReactElement, useCallback, useEffect, useState } from 'react';
 import type { BudgetView, InspectView } from '../../shared/wire';
 import { api, type ChatView, type RendererName } from '../api';
 import { describeError } from '../describe-error';
+import { useEscape } from './use-escape';
 
 /** Props of {@link BudgetDialog}. */
 export interface BudgetDialogProps {
@@ -83,13 +84,7 @@ export function BudgetDialog(props: BudgetDialogProps): ReactElement {
     void plan();
   }, [plan, view.headMessageId, view.context]);
 
-  useEffect(() => {
-    const onKey = (event: KeyboardEvent) => {
-      if (event.key === 'Escape') onClose();
-    };
-    window.addEventListener('keydown', onKey);
-    return () => window.removeEventListener('keydown', onKey);
-  }, [onClose]);
+  useEscape(onClose);
 
   const draftValue = Number(draft);
   const draftValid = Number.isInteger(draftValue) && draftValue >= 1 && draftValue <= 10_000_000;

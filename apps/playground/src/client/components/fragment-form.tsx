@@ -6,6 +6,7 @@ import {
   type FieldSpec,
   FRAGMENT_SPECS,
   fieldMissing,
+  isFlatFragment,
   specFor,
 } from '../fragment-catalog';
 
@@ -15,15 +16,6 @@ export interface FragmentFormProps {
   onChange: (value: FlatFragment) => void;
   /** How deep this form is nested (indents and limits the menu). */
   depth?: number;
-}
-
-function isFlat(value: JsonValue): value is FlatFragment {
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    !Array.isArray(value) &&
-    typeof value.type === 'string'
-  );
 }
 
 function ListField(props: {
@@ -132,7 +124,7 @@ function NestedField(props: {
         // biome-ignore lint/suspicious/noArrayIndexKey: children are edited in place, by position
         <div className="nested-item" key={index}>
           <div className="nested-head">
-            <span className="badge">{isFlat(item) ? item.type : 'text'}</span>
+            <span className="badge">{isFlatFragment(item) ? item.type : 'text'}</span>
             <span className="grow" />
             <button
               type="button"
@@ -143,7 +135,7 @@ function NestedField(props: {
               ×
             </button>
           </div>
-          {isFlat(item) ? (
+          {isFlatFragment(item) ? (
             <FragmentForm
               value={item}
               depth={props.depth + 1}

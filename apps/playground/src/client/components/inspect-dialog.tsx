@@ -1,4 +1,5 @@
-import { type ReactElement, useEffect } from 'react';
+import type { ReactElement } from 'react';
+import { useEscape } from './use-escape';
 
 /** Props of {@link InspectDialog}. */
 export interface InspectDialogProps {
@@ -32,13 +33,7 @@ export function InspectDialog(props: InspectDialogProps): ReactElement {
   const graph = (props.snapshot.graph ?? {}) as Record<string, unknown[]>;
   const json = JSON.stringify(props.snapshot, null, 2);
   const { onClose } = props;
-  useEffect(() => {
-    const onKey = (event: KeyboardEvent) => {
-      if (event.key === 'Escape') onClose();
-    };
-    window.addEventListener('keydown', onKey);
-    return () => window.removeEventListener('keydown', onKey);
-  }, [onClose]);
+  useEscape(onClose);
   const download = () => {
     const url = URL.createObjectURL(new Blob([json], { type: 'application/json' }));
     const link = document.createElement('a');
