@@ -188,11 +188,21 @@ export function GraphPane(props: GraphPaneProps): ReactElement {
   const [centreRequest, setCentreRequest] = useState<{ id: string; nonce: number } | null>(null);
   const canvas = useRef<HTMLDivElement>(null);
   const checkpointMenu = useRef<HTMLDetailsElement>(null);
-  const activeIds = useMemo(
-    () => new Set(view.messages.map((message) => message.id)),
-    [view.messages],
-  );
   const headId = view.headMessageId;
+  // The active branch's path: the head and its ancestors (not the resolved messages, which a
+  // compaction shortens).
+  const activeIds = useMemo(() => {
+    const parents = new Map(view.graph.nodes.map((node) => [node.id, node.parentId]));
+    const path = new Set<string>();
+    for (let id = headId; id !== null && !path.has(id); id = parents.get(id) ?? null) path.add(id);
+    return path;
+  }, [view.graph.nodes, headId]);
+
+  // A new head (a message saved, another branch): the view follows it, not an older request.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: reset when the head moves
+  useEffect(() => {
+    setCentreRequest(null);
+  }, [headId, view.branch]);
   const selected =
     selectedId === null ? null : (view.graph.nodes.find((node) => node.id === selectedId) ?? null);
 
