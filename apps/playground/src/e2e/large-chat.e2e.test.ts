@@ -22,7 +22,7 @@ describe.skipIf(!chromiumInstalled())('a long chat in the browser', () => {
     rmSync(directory, { recursive: true, force: true });
   });
 
-  for (const count of [200, 2000]) {
+  for (const count of [200, 2000, 10_000]) {
     it(`opens a chat of ${count} messages with the current message in view and the graph usable`, async () => {
       const path = join(directory, `long-${count}.db`);
       const { chatId, lastText } = await seedLongChat(path, count);
