@@ -19,13 +19,19 @@ function objectFields(data: unknown): Record<string, unknown> {
       issues: [{ path: 'data', message: `expected an object, received ${describeValue(data)}` }],
     });
   }
-  if (Object.hasOwn(data, 'type')) {
-    // `type` names the format in the flat form, so a data field of that name cannot be kept.
-    throw new ValidationError('data.type: the field name "type" is reserved', {
-      issues: [
-        { path: 'data.type', message: 'the field name "type" is reserved by the serialized form' },
-      ],
-    });
+  // `type` names the format in the flat form and `budget` holds the fragment's budget settings,
+  // so a data field of either name cannot be kept.
+  for (const reserved of ['type', 'budget']) {
+    if (Object.hasOwn(data, reserved)) {
+      throw new ValidationError(`data.${reserved}: the field name "${reserved}" is reserved`, {
+        issues: [
+          {
+            path: `data.${reserved}`,
+            message: `the field name "${reserved}" is reserved by the serialized form`,
+          },
+        ],
+      });
+    }
   }
   return data;
 }

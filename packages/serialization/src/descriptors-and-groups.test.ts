@@ -11,6 +11,7 @@ import {
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { examples } from './__fixtures__/examples';
+import { serializationError } from './__fixtures__/serialization-error';
 import {
   builtinFragmentTypes,
   createSerializer,
@@ -24,16 +25,6 @@ import {
   serializedGroupSchema,
   toFragment,
 } from './index';
-
-function serializationError(action: () => unknown): SerializationError {
-  try {
-    action();
-  } catch (error) {
-    expect(SerializationError.isInstance(error)).toBe(true);
-    return error as SerializationError;
-  }
-  throw new Error('expected a SerializationError, but nothing was thrown');
-}
 
 describe('built-in types derived from fragments-core descriptors', () => {
   it('registers exactly one serialized type per descriptor, in the same order', () => {

@@ -8,36 +8,22 @@ import {
   principle,
   DEFAULT_MAX_DEPTH as RENDER_MAX_DEPTH,
   term,
-  ValidationError,
   walkFragments,
 } from '@ctxgraph/fragments-core';
 import { describe, expect, it } from 'vitest';
 import { examples } from './__fixtures__/examples';
+import { serializationError } from './__fixtures__/serialization-error';
 import {
   decodeSerializedValue,
   defaultSerializer,
   encodeSerializedValue,
   fromFragment,
   MAX_SERIALIZED_DEPTH,
-  SerializationError,
   type SerializedFragmentType,
   serializedFragmentSchema,
   serializedFragmentSchemas,
   toFragment,
 } from './index';
-
-/** Runs `action`, expecting a SerializationError, and returns it. */
-function serializationError(action: () => unknown): SerializationError {
-  try {
-    action();
-  } catch (error) {
-    expect(SerializationError.isInstance(error)).toBe(true);
-    expect(ValidationError.isInstance(error)).toBe(true);
-    expect((error as Error).name).toBe('SerializationError');
-    return error as SerializationError;
-  }
-  throw new Error('expected a SerializationError, but nothing was thrown');
-}
 
 const allTypes = Object.keys(serializedFragmentSchemas) as SerializedFragmentType[];
 

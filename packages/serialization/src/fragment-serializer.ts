@@ -1,6 +1,7 @@
 import {
   type ContextFragment,
   DEFAULT_MAX_DEPTH,
+  type FragmentBudget,
   type FragmentData,
   isFragment,
   isFragmentObject,
@@ -17,9 +18,11 @@ import type {
 } from './fragment-type-definition';
 import { describeValue, joinPath, prefixPath } from './paths';
 import {
+  type SerializedBudgetField,
   type SerializedFragment,
   type SerializedGroup,
   type SerializedGroupChild,
+  serializedBudgetSchema,
   serializedGroupShellSchema,
 } from './schemas';
 import { SerializationError } from './serialization-error';
@@ -80,8 +83,9 @@ interface Walk {
  * It is immutable: `extend()` returns a new serializer with more types. Its methods are bound, so
  * `const { fromFragment, toFragment } = serializer` works.
  *
- * The flat form of a fragment is `{ type, ...fields }`; nested fragments become nested flat
- * objects. Identity-only fields (`id`, `metadata`, `persist`) are not part of the form.
+ * The flat form of a fragment is `{ type, ...fields }`, plus `budget` when the fragment has
+ * budget settings (`withBudget()`); nested fragments become nested flat objects. Identity-only
+ * fields (`id`, `metadata`, `persist`) are not part of the form.
  */
 export class FragmentSerializer<Serialized extends SerializedFragmentBase = SerializedFragment> {
   /** The `type` of every supported fragment type, in registration order. */
@@ -133,22 +137,27 @@ export class FragmentSerializer<Serialized extends SerializedFragmentBase = Seri
    * `codec.encode()` returns, which must be a supported serialized fragment; any other fragment
    * is converted by the type registered for its `name`. A fragment whose name no type handles and
    * whose data is a list of fragments and text (what `fragment(name, ...children)` makes) becomes
-   * a group, `{ type: 'fragment', name, children }`. The result always passes the type's schema,
-   * so `toFragment` accepts it.
+   * a group, `{ type: 'fragment', name, children }`. The fragment's `budget` settings, when it has
+   * any, become the last field, `budget: { priority?, required? }`, for every type (the type's own
+   * schema and conversions never see it). The result always passes the type's schema (its
+   * `budget` aside), so `toFragment` accepts it.
    *
    * @throws {SerializationError} for a message fragment, an unregistered name, data that does not
-   * fit the type's format, or values JSON cannot hold; `issues` say where.
+   * fit the type's format, budget settings other than a finite `priority` and a boolean
+   * `required`, or values JSON cannot hold; `issues` say where.
    */
   readonly fromFragment: (fragment: ContextFragment) => Serialized | SerializedGroup = (fragment) =>
     this.#fromFragment(fragment, '', newWalk('fromFragment')) as Serialized | SerializedGroup;
 
   /**
    * Hydrates flat JSON back into a fragment by calling the type's builder, after checking it
-   * against the type's schema.
+   * against the type's schema. A `budget` field becomes the fragment's budget settings, as
+   * `withBudget()` sets them; JSON without one (anything stored before budgets existed) hydrates
+   * a fragment without.
    *
    * @throws {SerializationError} for a non-object, a missing or unknown `type`, JSON that breaks
-   * the schema (every problem listed with its path, e.g. `policies[1].rule`), or a builder that
-   * refuses the fields.
+   * the schema (every problem listed with its path, e.g. `policies[1].rule` or
+   * `budget.priority`), or a builder that refuses the fields.
    */
   readonly toFragment: (flat: unknown) => ContextFragment = (flat) => {
     const walk = newWalk('toFragment');
@@ -193,7 +202,11 @@ export class FragmentSerializer<Serialized extends SerializedFragmentBase = Seri
     if (!isFragmentObject(value) || typeof value.type !== 'string') return false;
     const schema = this.#byType.get(value.type)?.schema;
     if (schema === undefined || shapeProblem(value) !== undefined) return false;
-    return schema.safeParse(value).success;
+    const { fields, budget } = splitBudget(value);
+    return (
+      schema.safeParse(fields).success &&
+      (budget === undefined || serializedBudgetSchema.safeParse(budget).success)
+    );
   };
 
   /** The schema of a registered type's flat form, or `undefined` when it is not registered. */
@@ -234,12 +247,24 @@ export class FragmentSerializer<Serialized extends SerializedFragmentBase = Seri
     }
     if (fragment.codec !== undefined) {
       // Its level is the object its codec returns, so the fragment itself is not counted.
-      return this.#enter(fragment, path, walk, () => this.#fromCodec(fragment, path, walk), false);
+      const encoded = this.#enter(
+        fragment,
+        path,
+        walk,
+        () => this.#fromCodec(fragment, path, walk),
+        false,
+      );
+      if (fragment.budget === undefined) return encoded;
+      // The fragment's own settings win over any `budget` its codec encoded.
+      return this.#enter(encoded, path, walk, () =>
+        this.#withBudget(encoded, fragment.budget, path, walk),
+      );
     }
     return this.#enter(fragment, path, walk, () => {
       const definition = this.#byName.get(fragment.name);
       if (definition === undefined && isGroupData(fragment.data)) {
-        return this.#fromGroup(fragment.name, fragment.data, path, walk);
+        const group = this.#fromGroup(fragment.name, fragment.data, path, walk);
+        return this.#withBudget(group, fragment.budget, path, walk);
       }
       if (definition === undefined) {
         throw fail(walk, [
@@ -260,9 +285,50 @@ export class FragmentSerializer<Serialized extends SerializedFragmentBase = Seri
           },
         ]);
       }
+      if (Object.hasOwn(fields, 'budget')) {
+        throw fail(walk, [
+          {
+            path: joinPath(path, 'budget'),
+            message: `the "${definition.type}" type's fromFragment returned a "budget" field, but the serialized form keeps that name for the fragment's budget settings (rename the field)`,
+          },
+        ]);
+      }
       const encoded = this.#encodeFields(fields, path, walk);
-      return this.#validate(definition, { type: definition.type, ...encoded }, path, walk);
+      const serialized = this.#validate(
+        definition,
+        { type: definition.type, ...encoded },
+        path,
+        walk,
+      );
+      return this.#withBudget(serialized, fragment.budget, path, walk);
     });
+  }
+
+  /**
+   * `serialized` with the fragment's budget settings checked and added as its last field (a level
+   * of the serialized form of its own), or `serialized` itself when the fragment has none.
+   */
+  #withBudget<T extends SerializedFragmentBase>(
+    serialized: T,
+    budget: unknown,
+    path: string,
+    walk: Walk,
+  ): T {
+    if (budget === undefined) return serialized;
+    const budgetPath = joinPath(path, 'budget');
+    const result = serializedBudgetSchema.safeParse(budget, { reportInput: true });
+    if (!result.success) {
+      throw fail(walk, issuesFromZod(result.error.issues, budgetPath), 'invalid budget settings');
+    }
+    const settings = result.data;
+    // A codec's encoding may hold a `budget` of its own: the fragment's replaces it, last.
+    const { budget: _replaced, ...fields } = serialized as T & SerializedBudgetField;
+    return this.#enter(
+      settings,
+      budgetPath,
+      walk,
+      () => ({ ...fields, budget: settings }) as unknown as T,
+    );
   }
 
   #fromCodec(fragment: ContextFragment, path: string, walk: Walk): SerializedFragmentBase {
@@ -326,9 +392,9 @@ export class FragmentSerializer<Serialized extends SerializedFragmentBase = Seri
       ]);
     }
     return this.#enter(flat, path, walk, () => {
-      const parsed = this.#validate(definition, flat, path, walk);
+      const { serialized, budget } = this.#check(definition, flat, path, walk);
       const hydrated = this.#call(walk, path, definition, 'toFragment', () =>
-        definition.toFragment(parsed, this.#context(path, walk)),
+        definition.toFragment(serialized, this.#context(path, walk)),
       );
       if (!isFragment(hydrated)) {
         throw fail(walk, [
@@ -338,7 +404,7 @@ export class FragmentSerializer<Serialized extends SerializedFragmentBase = Seri
           },
         ]);
       }
-      return hydrated;
+      return budget === undefined ? hydrated : { ...hydrated, budget };
     });
   }
 
@@ -381,7 +447,7 @@ export class FragmentSerializer<Serialized extends SerializedFragmentBase = Seri
           `invalid serialized "${GROUP_TYPE}" group`,
         );
       }
-      const { name, children } = result.data;
+      const { name, children, budget } = result.data;
       const childrenPath = joinPath(path, 'children');
       const data = this.#enter(flat.children as unknown[], childrenPath, walk, () =>
         children.map((child, index) =>
@@ -391,7 +457,7 @@ export class FragmentSerializer<Serialized extends SerializedFragmentBase = Seri
         ),
       );
       // Always a list, even with one text child, so the group reads back as it was written.
-      return { name, data };
+      return budget === undefined ? { name, data } : { name, data, budget };
     });
   }
 
@@ -513,19 +579,43 @@ export class FragmentSerializer<Serialized extends SerializedFragmentBase = Seri
     throw fail(walk, [{ path, message: `${received} is not a JSON value` }]);
   }
 
+  /** `candidate` checked, its `budget` (if any) included as the last field. */
   #validate(
     definition: FragmentTypeDefinition,
     candidate: unknown,
     path: string,
     walk: Walk,
-  ): SerializedFragmentBase {
-    const result = definition.schema.safeParse(candidate, { reportInput: true });
-    if (result.success) return result.data;
-    throw fail(
-      walk,
-      issuesFromZod(result.error.issues, path),
-      `invalid serialized "${definition.type}" fragment`,
-    );
+  ): SerializedFragmentBase & SerializedBudgetField {
+    const { serialized, budget } = this.#check(definition, candidate, path, walk);
+    return budget === undefined ? serialized : { ...serialized, budget };
+  }
+
+  /**
+   * Checks a serialized fragment: its fields against the type's schema, its `budget` apart
+   * against the budget schema (so custom schemas need not know it), every problem at once.
+   */
+  #check(
+    definition: FragmentTypeDefinition,
+    candidate: unknown,
+    path: string,
+    walk: Walk,
+  ): { serialized: SerializedFragmentBase; budget: FragmentBudget | undefined } {
+    const { fields, budget } = splitBudget(candidate);
+    const result = definition.schema.safeParse(fields, { reportInput: true });
+    const budgetResult =
+      budget === undefined
+        ? undefined
+        : serializedBudgetSchema.safeParse(budget, { reportInput: true });
+    if (result.success && budgetResult?.success !== false) {
+      return { serialized: result.data, budget: budgetResult?.data };
+    }
+    const issues = [
+      ...(result.success ? [] : issuesFromZod(result.error.issues, path)),
+      ...(budgetResult?.success === false
+        ? issuesFromZod(budgetResult.error.issues, joinPath(path, 'budget'))
+        : []),
+    ];
+    throw fail(walk, issues, `invalid serialized "${definition.type}" fragment`);
   }
 
   /** Runs a definition's conversion, giving its validation errors this fragment's path. */
@@ -620,6 +710,18 @@ function isGroupData(data: unknown): data is Array<ContextFragment | string> {
   return (
     Array.isArray(data) && data.every((child) => typeof child === 'string' || isFragment(child))
   );
+}
+
+/**
+ * A serialized fragment's fields apart from its `budget`, and that budget (`undefined` when the
+ * field is absent or `undefined`). Anything that is not an object is returned as the fields.
+ */
+function splitBudget(candidate: unknown): { fields: unknown; budget: unknown } {
+  if (!isFragmentObject(candidate) || !Object.hasOwn(candidate, 'budget')) {
+    return { fields: candidate, budget: undefined };
+  }
+  const { budget, ...fields } = candidate;
+  return { fields, budget };
 }
 
 function newWalk(operation: Operation): Walk {

@@ -8,7 +8,9 @@ import {
   policy,
   preference,
   principle,
+  role,
   walkFragments,
+  withBudget,
 } from '@ctxgraph/fragments-core';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -55,6 +57,21 @@ describe('README examples', () => {
           policies: [{ type: 'policy', rule: 'Check table names' }],
         },
       ],
+    });
+  });
+
+  it('budget settings', () => {
+    const stored = fromFragment(withBudget(hint('Long product catalogue'), { priority: -1 }));
+    expect(stored).toEqual({
+      type: 'hint',
+      text: 'Long product catalogue',
+      budget: { priority: -1 },
+    });
+    const hydrated = toFragment(stored);
+    expect(hydrated.budget).toEqual({ priority: -1 });
+    expect(fromFragment(role('You are a support agent.'))).toEqual({
+      type: 'role',
+      text: 'You are a support agent.',
     });
   });
 

@@ -9,6 +9,7 @@ import {
 } from '@ctxgraph/fragments-core';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { z } from 'zod';
+import { serializationError } from './__fixtures__/serialization-error';
 import {
   builtinFragmentTypes,
   createSerializer,
@@ -17,7 +18,6 @@ import {
   FragmentSerializer,
   type FragmentTypeDefinition,
   fromFragment,
-  SerializationError,
   type SerializedFragment,
   type SerializedGroup,
 } from './index';
@@ -71,16 +71,6 @@ const dashboardType = defineFragmentType({
 });
 
 const serializer = createSerializer({ types: [metricType, dashboardType] });
-
-function serializationError(action: () => unknown): SerializationError {
-  try {
-    action();
-  } catch (error) {
-    expect(SerializationError.isInstance(error)).toBe(true);
-    return error as SerializationError;
-  }
-  throw new Error('expected a SerializationError, but nothing was thrown');
-}
 
 describe('createSerializer with custom types', () => {
   it('round-trips a custom fragment next to the built-in ones', () => {

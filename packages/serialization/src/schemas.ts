@@ -1,9 +1,11 @@
 import {
   builtinFragmentDescriptors,
+  type FragmentBudget,
   type FragmentFieldDescriptor,
   type FragmentTypeDescriptor,
 } from '@ctxgraph/fragments-core';
 import { z } from 'zod';
+import { describeValue } from './paths';
 
 // One schema per supported fragment type, for the flat JSON form `{ type, ...fields }`, derived
 // from the type's descriptor in fragments-core (its fields, their kinds, which are required).
@@ -17,8 +19,35 @@ const nonBlank = z
 const textList = (minimum: number) =>
   z.array(nonBlank).min(minimum, { error: `expected at least ${minimum} item(s)` });
 
+/**
+ * `{ priority?, required? }`: the budget settings of a fragment (`withBudget()` in fragments-core),
+ * stored as the optional `budget` field of its serialized form, built-in, custom or group alike.
+ * Strict: a finite `priority`, a boolean `required`, nothing else.
+ */
+export const serializedBudgetSchema: z.ZodType<FragmentBudget> = z.strictObject(
+  {
+    priority: z
+      .custom<number>((value) => typeof value === 'number' && Number.isFinite(value), {
+        error: (issue) =>
+          `expected a finite number, received ${typeof issue.input === 'number' ? String(issue.input) : describeValue(issue.input)}`,
+      })
+      .optional(),
+    required: z.boolean({ error: 'expected boolean' }).optional(),
+  },
+  { error: 'expected an object with priority and/or required' },
+);
+
+/**
+ * The optional `budget` field every serialized fragment may carry: the fragment's budget
+ * settings for `resolve({ budget })`, left out when it has none.
+ */
+export interface SerializedBudgetField {
+  /** Priority and required mark (`withBudget()`); absent when the fragment has none. */
+  budget?: FragmentBudget;
+}
+
 /** `{ type: 'term', name, definition }`: a {@link term} fragment. */
-export interface SerializedTerm {
+export interface SerializedTerm extends SerializedBudgetField {
   type: 'term';
   /** The term. */
   name: string;
@@ -27,14 +56,14 @@ export interface SerializedTerm {
 }
 
 /** `{ type: 'hint', text }`: a `hint()` fragment (its data is the text). */
-export interface SerializedHint {
+export interface SerializedHint extends SerializedBudgetField {
   type: 'hint';
   /** The advice. */
   text: string;
 }
 
 /** `{ type: 'guardrail', rule, reason?, action? }`: a `guardrail()` fragment. */
-export interface SerializedGuardrail {
+export interface SerializedGuardrail extends SerializedBudgetField {
   type: 'guardrail';
   /** What must (not) happen. */
   rule: string;
@@ -45,7 +74,7 @@ export interface SerializedGuardrail {
 }
 
 /** `{ type: 'explain', concept, explanation, therefore? }`: an `explain()` fragment. */
-export interface SerializedExplain {
+export interface SerializedExplain extends SerializedBudgetField {
   type: 'explain';
   /** The concept. */
   concept: string;
@@ -56,7 +85,7 @@ export interface SerializedExplain {
 }
 
 /** `{ type: 'example', question, answer, note? }`: an `example()` fragment. */
-export interface SerializedExample {
+export interface SerializedExample extends SerializedBudgetField {
   type: 'example';
   /** The question or input. */
   question: string;
@@ -67,7 +96,7 @@ export interface SerializedExample {
 }
 
 /** `{ type: 'clarification', when, ask, reason? }`: a `clarification()` fragment. */
-export interface SerializedClarification {
+export interface SerializedClarification extends SerializedBudgetField {
   type: 'clarification';
   /** When to ask. */
   when: string;
@@ -78,7 +107,7 @@ export interface SerializedClarification {
 }
 
 /** `{ type: 'workflow', task, steps, triggers?, notes? }`: a `workflow()` fragment. */
-export interface SerializedWorkflow {
+export interface SerializedWorkflow extends SerializedBudgetField {
   type: 'workflow';
   /** What the workflow accomplishes. */
   task: string;
@@ -91,7 +120,7 @@ export interface SerializedWorkflow {
 }
 
 /** `{ type: 'quirk', issue, workaround }`: a `quirk()` fragment. */
-export interface SerializedQuirk {
+export interface SerializedQuirk extends SerializedBudgetField {
   type: 'quirk';
   /** The oddity. */
   issue: string;
@@ -100,7 +129,7 @@ export interface SerializedQuirk {
 }
 
 /** `{ type: 'styleGuide', prefer, never?, always? }`: a `styleGuide()` fragment. */
-export interface SerializedStyleGuide {
+export interface SerializedStyleGuide extends SerializedBudgetField {
   type: 'styleGuide';
   /** What to prefer. */
   prefer: string;
@@ -111,7 +140,7 @@ export interface SerializedStyleGuide {
 }
 
 /** `{ type: 'analogy', concepts, relationship, insight? }`: an `analogy()` fragment. */
-export interface SerializedAnalogy {
+export interface SerializedAnalogy extends SerializedBudgetField {
   type: 'analogy';
   /** The concepts compared (at least two). */
   concepts: string[];
@@ -122,14 +151,14 @@ export interface SerializedAnalogy {
 }
 
 /** `{ type: 'glossary', entries }`: a `glossary()` fragment (its data is the entries map). */
-export interface SerializedGlossary {
+export interface SerializedGlossary extends SerializedBudgetField {
   type: 'glossary';
   /** Term → meaning (at least one entry, no blank terms). */
   entries: Record<string, string>;
 }
 
 /** `{ type: 'role', text }`: a `role()` fragment (its data is the text, as for `hint`). */
-export interface SerializedRole {
+export interface SerializedRole extends SerializedBudgetField {
   type: 'role';
   /** Who the model is. */
   text: string;
@@ -139,7 +168,7 @@ export interface SerializedRole {
 export type SerializedPolicyItem = SerializedPolicy | string;
 
 /** `{ type: 'principle', title, description, policies? }`: a `principle()` fragment. */
-export interface SerializedPrinciple {
+export interface SerializedPrinciple extends SerializedBudgetField {
   type: 'principle';
   /** A short title. */
   title: string;
@@ -150,7 +179,7 @@ export interface SerializedPrinciple {
 }
 
 /** `{ type: 'policy', rule, policies? }`: a `policy()` fragment, nested as deep as needed. */
-export interface SerializedPolicy {
+export interface SerializedPolicy extends SerializedBudgetField {
   type: 'policy';
   /** The rule. */
   rule: string;
@@ -159,7 +188,7 @@ export interface SerializedPolicy {
 }
 
 /** `{ type: 'identity', name?, role? }` (at least one of them): an `identity()` fragment. */
-export interface SerializedIdentity {
+export interface SerializedIdentity extends SerializedBudgetField {
   type: 'identity';
   /** The user's name. */
   name?: string;
@@ -168,7 +197,7 @@ export interface SerializedIdentity {
 }
 
 /** `{ type: 'persona', name, role?, tone? }`: a `persona()` fragment. */
-export interface SerializedPersona {
+export interface SerializedPersona extends SerializedBudgetField {
   type: 'persona';
   /** The persona's name. */
   name: string;
@@ -179,7 +208,7 @@ export interface SerializedPersona {
 }
 
 /** `{ type: 'alias', term, meaning }`: an `alias()` fragment. */
-export interface SerializedAlias {
+export interface SerializedAlias extends SerializedBudgetField {
   type: 'alias';
   /** The word the user says. */
   term: string;
@@ -188,7 +217,7 @@ export interface SerializedAlias {
 }
 
 /** `{ type: 'preference', aspect, value }`: a `preference()` fragment. */
-export interface SerializedPreference {
+export interface SerializedPreference extends SerializedBudgetField {
   type: 'preference';
   /** What the preference is about. */
   aspect: string;
@@ -197,7 +226,7 @@ export interface SerializedPreference {
 }
 
 /** `{ type: 'correction', subject, wrong, right }`: a `correction()` fragment. */
-export interface SerializedCorrection {
+export interface SerializedCorrection extends SerializedBudgetField {
   type: 'correction';
   /** What it is about. */
   subject: string;
@@ -292,7 +321,16 @@ function valueSchema(field: FragmentFieldDescriptor): z.ZodType {
 /** The strict object schema of a descriptor's flat form `{ type, ...fields }`. */
 function objectSchema(descriptor: FragmentTypeDescriptor): z.ZodObject {
   const shape: Record<string, z.ZodType> = { type: z.literal(descriptor.name) };
-  for (const field of descriptor.fields) shape[field.name] = fieldSchema(field);
+  for (const field of descriptor.fields) {
+    if (field.name === 'budget') {
+      // A programming error in a descriptor, caught when this module loads.
+      throw new Error(
+        `fragment type "${descriptor.name}" has a field named "budget", which the serialized form reserves for budget settings`,
+      );
+    }
+    shape[field.name] = fieldSchema(field);
+  }
+  shape.budget = serializedBudgetSchema.optional();
   const object = z.strictObject(shape);
   const oneOf = descriptor.atLeastOneOf;
   if (oneOf === undefined) return object;
@@ -373,7 +411,7 @@ export type SerializedGroupChild = string | SerializedFragment | SerializedGroup
  * whose data is a list of fragments and text. Children of custom types registered on a serializer
  * are allowed too.
  */
-export interface SerializedGroup {
+export interface SerializedGroup extends SerializedBudgetField {
   type: 'fragment';
   /** The group's name (the fragment's `name`). */
   name: string;
@@ -389,10 +427,12 @@ export const serializedGroupShellSchema: z.ZodType<{
   type: 'fragment';
   name: string;
   children: unknown[];
+  budget?: FragmentBudget;
 }> = z.strictObject({
   type: z.literal('fragment'),
   name: nonBlank,
   children: z.array(z.unknown(), { error: 'expected an array' }),
+  budget: serializedBudgetSchema.optional(),
 });
 
 /**
@@ -406,4 +446,5 @@ export const serializedGroupSchema: z.ZodType<SerializedGroup> = z.strictObject(
     z.union([z.string(), serializedFragmentSchema, z.lazy(() => serializedGroupSchema)]),
     { error: 'expected an array' },
   ),
+  budget: serializedBudgetSchema.optional(),
 });

@@ -132,6 +132,64 @@ describe('resolve({ budget })', () => {
     ]);
   });
 
+  it('budget settings survive saveContext() and loadContext() in a fresh engine', async () => {
+    const store = new InMemoryContextStore();
+    const original = engineFor('lane-budget', store);
+    original.set(
+      withBudget(role('You help with everything you can.'), { required: true }),
+      withBudget(hint(`Catalogue ${'item '.repeat(60)}`), { priority: -3 }),
+      withBudget(hint(`Price list ${'price '.repeat(30)}`), { priority: -1 }),
+      withBudget(hint(`Returns policy ${'rule '.repeat(40)}`), { priority: 2 }),
+      hint('Answer in English.'),
+    );
+    await original.saveContext();
+    await seed(original, 2);
+    const budget = { maxInputTokens: 190 };
+    original.set(user('pending question', { id: 'p' }));
+    const before = await original.resolve({ budget });
+
+    const fresh = engineFor('lane-budget', store);
+    const loaded = await fresh.loadContext();
+    expect(loaded.map((fragment) => fragment.budget)).toEqual([
+      { required: true },
+      { priority: -3 },
+      { priority: -1 },
+      { priority: 2 },
+      undefined,
+    ]);
+    fresh.set(user('pending question', { id: 'p' }));
+    const after = await fresh.resolve({ budget });
+
+    // The budget had to choose: the lowest priority (the catalogue) went, the price list at -1
+    // stayed, and so did every history turn, in both engines alike.
+    expect(before.budget?.leftOut).toEqual([
+      { kind: 'fragment', id: '#1', name: 'hint', tokens: 62, rule: 'fragment-below-history' },
+    ]);
+    expect(after.budget?.leftOut).toEqual(before.budget?.leftOut);
+    expect(after.budget?.fragments).toEqual(before.budget?.fragments);
+    expect(after.systemPrompt).toBe(before.systemPrompt);
+    expect(after.systemPrompt).not.toContain('Catalogue');
+    expect(after.messages.map((entry) => entry.id)).toEqual(
+      before.messages.map((entry) => entry.id),
+    );
+  });
+
+  it('saveContext() refuses settings it cannot store, and the stored lane stays', async () => {
+    const store = new InMemoryContextStore();
+    const engine = engineFor('lane-bad-budget', store);
+    engine.set(withBudget(role('r'), { required: true }));
+    await engine.saveContext();
+    engine.set({ ...hint('x'), budget: { priority: Number.NaN } });
+    const error = await engine.saveContext().catch((caught: unknown) => caught);
+    expect(ValidationError.isInstance(error)).toBe(true);
+    expect((error as Error).message).toMatch(
+      /context fragment 1 \("hint"\) cannot be serialized: .*budget\.priority: expected a finite number, received NaN/,
+    );
+    const lane = await store.getContext('lane-bad-budget');
+    expect(lane.revision).toBe(1);
+    expect(lane.fragments).toEqual([{ type: 'role', text: 'r', budget: { required: true } }]);
+  });
+
   it('throws BudgetExceededError with the breakdown when required parts do not fit', async () => {
     const store = new InMemoryContextStore();
     const engine = engineFor('exceeded', store);
