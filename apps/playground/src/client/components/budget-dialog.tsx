@@ -176,7 +176,8 @@ export function BudgetDialog(props: BudgetDialogProps): ReactElement {
                 <p className="budget-total" data-testid="budget-total">
                   The model would receive <strong>{tokens(report.totalTokens)}</strong> of{' '}
                   {tokens(report.maxInputTokens)}: the system prompt (
-                  {tokens(report.systemPromptTokens)}) and {report.messages.length} messages.
+                  {tokens(report.systemPromptTokens)}) and {report.messages.length}{' '}
+                  {report.messages.length === 1 ? 'message' : 'messages'}.
                   {snapshot?.nextCall ? (
                     <>
                       {' '}
