@@ -137,6 +137,14 @@ export function cleanFragment(value: FlatFragment): FlatFragment {
   const spec = specFor(value.type);
   if (spec === undefined) return value;
   const result: FlatFragment = { type: value.type };
+  // The fragment's budget settings (withBudget: priority, required) ride along unchanged.
+  const budget = value.budget;
+  if (typeof budget === 'object' && budget !== null && !Array.isArray(budget)) {
+    const kept = Object.fromEntries(
+      Object.entries(budget).filter(([, setting]) => setting !== null && setting !== ''),
+    );
+    if (Object.keys(kept).length > 0) result.budget = kept;
+  }
   for (const item of spec.fields) {
     const entry = value[item.key];
     if (entry === undefined) continue;

@@ -194,8 +194,58 @@ export function FragmentForm(props: FragmentFormProps): ReactElement {
   }
   const update = (key: string, entry: JsonValue) =>
     props.onChange({ ...props.value, [key]: entry });
+  const budget =
+    typeof props.value.budget === 'object' &&
+    props.value.budget !== null &&
+    !Array.isArray(props.value.budget)
+      ? props.value.budget
+      : {};
+  const setBudget = (key: 'priority' | 'required', setting: JsonValue | undefined) => {
+    const next: Record<string, JsonValue> = { ...budget };
+    if (setting === undefined) delete next[key];
+    else next[key] = setting;
+    const { budget: _old, ...rest } = props.value;
+    props.onChange(
+      Object.keys(next).length > 0 ? { ...rest, budget: next } : (rest as FlatFragment),
+    );
+  };
   return (
     <div className={`fragment-form depth-${Math.min(depth, 3)}`}>
+      {depth === 0 ? (
+        <div
+          className="field budget-field"
+          title="Under a token budget, lower priority goes first (below 0: before any history); a required fragment never goes."
+        >
+          <span className="field-label">Budget</span>
+          <label className="inline">
+            <span className="muted small">priority</span>
+            <input
+              type="number"
+              step="any"
+              aria-label="Budget priority"
+              placeholder="0"
+              value={typeof budget.priority === 'number' ? String(budget.priority) : ''}
+              onChange={(event) =>
+                setBudget(
+                  'priority',
+                  event.target.value === '' || Number.isNaN(Number(event.target.value))
+                    ? undefined
+                    : Number(event.target.value),
+                )
+              }
+            />
+          </label>
+          <label className="inline">
+            <input
+              type="checkbox"
+              aria-label="Required under a budget"
+              checked={budget.required === true}
+              onChange={(event) => setBudget('required', event.target.checked ? true : undefined)}
+            />
+            <span className="muted small">required</span>
+          </label>
+        </div>
+      ) : null}
       {spec.fields.map((item) => {
         const entry =
           props.value[item.key] ?? (item.kind === 'text' || item.kind === 'longtext' ? '' : []);
