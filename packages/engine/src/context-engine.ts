@@ -24,6 +24,9 @@ import {
   MessageIdConflictError,
   MessageNotFoundError,
   nextBranchName,
+  type Page,
+  type PruneResult,
+  type SearchHit,
   type Tokenizer,
   UnsupportedCapabilityError,
   UnsupportedSpecificationError,
@@ -33,6 +36,14 @@ import { assertIdentifier, assertJsonObject } from '@ctxgraph/fragments-core/sto
 import { defaultSerializer } from '@ctxgraph/serialization';
 import type { ModelMessage, SystemModelMessage, UIMessage } from 'ai';
 import { BranchView } from './branch-view';
+// --- end budget ---
+import {
+  type BranchComparisonReport,
+  type CompareBranchesOptions,
+  compareBranches,
+} from './branches/compare-branches';
+import { pruneOf } from './branches/retention';
+import { type SearchOptions, searchInput, searchOf } from './branches/search';
 // --- budget (issue #14) ---
 import { toMarkedModelMessages } from './budget/cache-markers';
 import {
@@ -43,12 +54,19 @@ import {
   fitToBudget,
 } from './budget/fit-to-budget';
 import { TokenCounter } from './budget/token-counter';
-// --- end budget ---
 import { buildSnapshot, type InspectOptions, type InspectSnapshot } from './inspect';
 import { MessageValidator } from './message-validator';
 import { DEFAULT_MODEL_PRICES, type ModelPrices } from './model-prices';
 import { PendingLane } from './pending-lane';
 import { totalUsage, type UsageTotals } from './usage/message-usage';
+
+/** Options of {@link ContextEngine.deleteBranch}. */
+export interface DeleteBranchOptions {
+  /** The branch that becomes active; required when deleting the chat's active branch. */
+  activate?: string;
+  /** Report what would go and change nothing. @default false */
+  dryRun?: boolean;
+}
 
 /** Options of {@link ContextEngine}. */
 export interface ContextEngineOptions {
@@ -530,6 +548,99 @@ export class ContextEngine {
         branch: this.#view.branch,
       });
       return this.#fork(headMessageId, false);
+    });
+  }
+
+  /**
+   * Compares two branches of the chat: where they part and, per side, the messages only it has
+   * (oldest first), their tokens (the engine's tokenizer) and the usage recorded on them
+   * (`withUsage`) with its cost. Reads only the two chains back to their meeting point, never the
+   * shared history.
+   */
+  compareBranches(
+    left: string,
+    right: string,
+    options?: CompareBranchesOptions,
+  ): Promise<BranchComparisonReport> {
+    const problem = optionsProblem('compareBranches(left, right, options)', options);
+    if (problem) return Promise.reject(problem);
+    return this.#exclusive(async () => {
+      assertIdentifier('compareBranches(left, right)', 'left', left);
+      assertIdentifier('compareBranches(left, right)', 'right', right);
+      await this.#open();
+      return compareBranches(this.#store, this.#chatId, { left, right }, this.#tokenizer, {
+        ...this.#prices,
+        ...options?.prices,
+      });
+    });
+  }
+
+  /**
+   * Full-text search, by default over the messages the engine's branch shows (`scope: 'chat'`
+   * for the whole chat, `'user'` for every chat of the engine's user), best first, by cursor.
+   * Needs a store with `capabilities.search` (`UnsupportedCapabilityError` otherwise).
+   */
+  search(query: string, options?: SearchOptions): Promise<Page<SearchHit>> {
+    const problem = optionsProblem('search(query, options)', options);
+    if (problem) return Promise.reject(problem);
+    return this.#exclusive(async () => {
+      const search = searchOf(this.#store, 'search(query)');
+      // After opening: the engine's branch is the chat's active one only from then on.
+      await this.#open();
+      return search(searchInput(query, options ?? {}, this));
+    });
+  }
+
+  /**
+   * Deletes a branch and the messages only it reached (never one another branch or a checkpoint
+   * still reaches). The chat's active branch is deleted only with `activate` naming the branch
+   * that becomes active; when the engine was on the deleted branch, it moves to the active one
+   * and drops the messages set before this call. `dryRun` reports and changes nothing. Needs a
+   * store with `capabilities.retention`.
+   */
+  deleteBranch(name: string, options?: DeleteBranchOptions): Promise<PruneResult> {
+    const problem = optionsProblem('deleteBranch(name, options)', options);
+    if (problem) return Promise.reject(problem);
+    const ticket = this.#pending.ticket;
+    return this.#exclusive(async () => {
+      const prune = pruneOf(this.#store, 'deleteBranch(name)');
+      assertIdentifier('deleteBranch(name)', 'name', name);
+      await this.#open();
+      const result = await prune({
+        chatId: this.#chatId,
+        deleteBranches: [name],
+        ...(options?.activate === undefined ? {} : { activate: options.activate }),
+        ...(options?.dryRun === undefined ? {} : { dryRun: options.dryRun }),
+      });
+      if (!result.dryRun && name === this.#view.branch) {
+        const branch = await this.#store.getBranch({
+          chatId: this.#chatId,
+          name: result.activeBranch,
+        });
+        if (branch !== null) {
+          this.#pending.drop(ticket);
+          this.#view.moveTo(branch);
+        }
+      }
+      return result;
+    });
+  }
+
+  /**
+   * Removes the chat's messages that no branch head and no checkpoint reaches (left behind by
+   * deleted branches), safe while other writers save. `dryRun` reports what would go (nodes,
+   * bytes) and changes nothing. Needs a store with `capabilities.retention`.
+   */
+  prune(options?: { dryRun?: boolean }): Promise<PruneResult> {
+    const problem = optionsProblem('prune(options)', options);
+    if (problem) return Promise.reject(problem);
+    return this.#exclusive(async () => {
+      const prune = pruneOf(this.#store, 'prune(options)');
+      await this.#open();
+      return prune({
+        chatId: this.#chatId,
+        ...(options?.dryRun === undefined ? {} : { dryRun: options.dryRun }),
+      });
     });
   }
 

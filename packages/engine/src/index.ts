@@ -1,4 +1,15 @@
 export type {
+  BranchComparisonReport,
+  BranchSideReport,
+  CompareBranchesOptions,
+} from './branches/compare-branches';
+export {
+  type PruneUserChatsOptions,
+  type PruneUserChatsResult,
+  pruneUserChats,
+} from './branches/retention';
+export type { SearchOptions } from './branches/search';
+export type {
   BudgetOptions,
   BudgetReport,
   BudgetReportFragment,
@@ -11,6 +22,7 @@ export {
   type CheckpointOptions,
   ContextEngine,
   type ContextEngineOptions,
+  type DeleteBranchOptions,
   type ModelResolveResult,
   type ResolveOptions,
   type ResolveResult,

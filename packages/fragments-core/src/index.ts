@@ -111,7 +111,19 @@ export {
 } from './renderer/render-tree';
 export { TreeRenderer, type TreeRendererOptions } from './renderer/tree-renderer';
 
+export type {
+  PruneInput,
+  PruneResult,
+  SearchHit,
+  SearchMessagesInput,
+} from './store/branch-extensions';
 export { nextBranchName } from './store/branch-names';
+export {
+  type BranchComparison,
+  type BranchSide,
+  type CompareBranchesInput,
+  compareBranchChains,
+} from './store/compare-branches';
 export type {
   AppendInput,
   AppendResult,

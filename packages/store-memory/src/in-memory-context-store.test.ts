@@ -13,7 +13,7 @@ function text(id: string, body: string = id) {
 }
 
 describe('InMemoryContextStore', () => {
-  it('declares v1, no persistence, single process, append, forkBranch and the context lane', () => {
+  it('declares v1, no persistence, single process, append, forkBranch, the context lane, search and retention', () => {
     const store = new InMemoryContextStore();
     expect(store.specificationVersion).toBe('v1');
     expect(store.capabilities).toEqual({
@@ -22,6 +22,8 @@ describe('InMemoryContextStore', () => {
       append: true,
       forkBranch: true,
       contextLane: true,
+      search: true,
+      retention: true,
     });
     expect(Object.isFrozen(store.capabilities)).toBe(true);
   });

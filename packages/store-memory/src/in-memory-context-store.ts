@@ -4,9 +4,15 @@ import type {
   BranchRecord,
   ContextLaneRecord,
   ForkBranchInput,
+  Page,
+  PruneInput,
+  PruneResult,
   SaveContextInput,
+  SearchHit,
+  SearchMessagesInput,
 } from '@ctxgraph/fragments-core';
 import { CheckedContextStore, type ContextStoreDriver } from '@ctxgraph/fragments-core/store-kit';
+import { branchOperations } from './driver/branch-operations';
 import { chatOperations } from './driver/chat-operations';
 import { contextLaneOperations } from './driver/context-lane-operations';
 import type { MemoryChats } from './driver/memory-state';
@@ -26,11 +32,14 @@ function memoryDriver(): ContextStoreDriver {
       append: true,
       forkBranch: true,
       contextLane: true,
+      search: true,
+      retention: true,
     },
     ...chatOperations(chats),
     ...messageOperations(chats),
     ...pointerOperations(chats),
     ...contextLaneOperations(chats),
+    ...branchOperations(chats),
     close() {
       chats.clear();
     },
@@ -48,8 +57,8 @@ function memoryDriver(): ContextStoreDriver {
  * between reading the head and moving it), so interleaved async callers get exactly the
  * compare-and-set semantics a database transaction gives.
  *
- * Serves every optional ability of the contract: `append`, `forkBranch` and the context lane
- * (`getContext` / `saveContext`).
+ * Serves every optional ability of the contract: `append`, `forkBranch`, the context lane
+ * (`getContext` / `saveContext`), `search` (a plain scan) and `retention` (`prune`).
  *
  * @example
  * ```ts
@@ -77,6 +86,10 @@ export class InMemoryContextStore extends CheckedContextStore {
   declare readonly getContext: (chatId: string) => Promise<ContextLaneRecord>;
   /** Replaces the chat's context lane (revision + 1), or `ContextConflictError` when stale. */
   declare readonly saveContext: (input: SaveContextInput) => Promise<ContextLaneRecord>;
+  /** Full-text search as a plain scan of the chats in scope (see `ContextStore.searchMessages`). */
+  declare readonly searchMessages: (input: SearchMessagesInput) => Promise<Page<SearchHit>>;
+  /** Deletes branches and the nodes nothing reaches any more, or reports them (see `ContextStore.prune`). */
+  declare readonly prune: (input: PruneInput) => Promise<PruneResult>;
 
   /** An empty store. */
   constructor() {

@@ -15,6 +15,7 @@ export {
 export { PostgresStoreError, type PostgresStoreErrorOptions } from './postgres-store-error';
 export {
   DEFAULT_SCHEMA,
+  DEFAULT_SEARCH_LANGUAGE,
   DEFAULT_TABLE_PREFIX,
   MAX_TABLE_PREFIX_LENGTH,
   type TableNameOptions,

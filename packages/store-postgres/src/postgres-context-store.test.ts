@@ -67,7 +67,7 @@ describe('PostgresContextStore construction', () => {
     expect(() => new PostgresContextStore(options)).toThrow(message);
   });
 
-  it('declares the v1 contract, persistence, multi-process safety, append, forkBranch and the context lane', async () => {
+  it('declares the v1 contract, persistence, multi-process safety, append, forkBranch, the context lane, search and retention', async () => {
     const store = new PostgresContextStore({
       connectionString: databaseUrl(),
       schema: freshSchema(),
@@ -79,6 +79,8 @@ describe('PostgresContextStore construction', () => {
       append: true,
       forkBranch: true,
       contextLane: true,
+      search: true,
+      retention: true,
     });
     expect(store.schema).toMatch(/^t_/);
     expect(store.tablePrefix).toBe('ctxgraph_');

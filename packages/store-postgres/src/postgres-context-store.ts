@@ -4,7 +4,12 @@ import type {
   BranchRecord,
   ContextLaneRecord,
   ForkBranchInput,
+  Page,
+  PruneInput,
+  PruneResult,
   SaveContextInput,
+  SearchHit,
+  SearchMessagesInput,
 } from '@ctxgraph/fragments-core';
 import { CheckedContextStore } from '@ctxgraph/fragments-core/store-kit';
 import { PostgresDriver } from './driver/postgres-driver';
@@ -27,8 +32,9 @@ export {
  * refuses calls after `close()` and keeps the error rules; the driver (`src/driver/`) holds only
  * the storage.
  *
- * Serves every optional ability of the contract: `append`, `forkBranch` and the context lane
- * (`getContext` / `saveContext`).
+ * Serves every optional ability of the contract: `append`, `forkBranch`, the context lane
+ * (`getContext` / `saveContext`), `search` (PostgreSQL full-text search behind a GIN index,
+ * in the `searchLanguage` configuration) and `retention` (`prune`).
  *
  * @example
  * ```ts
@@ -65,6 +71,18 @@ export class PostgresContextStore extends CheckedContextStore {
    * Moves the chat's `updatedAt`, never its `version`.
    */
   declare readonly saveContext: (input: SaveContextInput) => Promise<ContextLaneRecord>;
+  /**
+   * Full-text search: `plainto_tsquery` over each message's `search_vector` (written by the same
+   * statement as the message, GIN-indexed), ranked by `ts_rank`, scoped to the user's chats, a
+   * chat, or a branch's chain.
+   */
+  declare readonly searchMessages: (input: SearchMessagesInput) => Promise<Page<SearchHit>>;
+  /**
+   * Deletes branches and the nodes no branch head or checkpoint reaches, in one transaction that
+   * locks the branches it deletes and the chat row (the order writers lock them), or reports them
+   * with `dryRun`.
+   */
+  declare readonly prune: (input: PruneInput) => Promise<PruneResult>;
   /** The schema the tables live in. */
   readonly schema: string;
   /** The prefix of every table name. */

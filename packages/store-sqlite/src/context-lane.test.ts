@@ -6,6 +6,7 @@ import {
   MIGRATIONS,
   migrateSqliteDatabase,
   readSqliteSchemaVersion,
+  SCHEMA_VERSION,
 } from './migrations/migrations';
 import { tableNames } from './schema/table-names';
 import { SqliteContextStore } from './sqlite-context-store';
@@ -44,8 +45,8 @@ describe('the context lane in SQLite', () => {
     expect(readSqliteSchemaVersion(database)).toBe(1);
     expect(migrateSqliteDatabase(database)).toEqual({
       fromVersion: 1,
-      toVersion: 2,
-      applied: ['context lanes'],
+      toVersion: SCHEMA_VERSION,
+      applied: ['context lanes', 'message search'],
     });
     database.close();
     await using store = new SqliteContextStore(path);
@@ -66,8 +67,11 @@ describe('the context lane in SQLite', () => {
     await using store = new SqliteContextStore({ path, migrate: false });
     const error = await store.getContext('old').catch((caught: unknown) => caught);
     expect(SchemaVersionError.isInstance(error)).toBe(true);
-    expect((error as Error).message).toContain('schema version 1, older than 2');
-    expect(await store.migrate()).toMatchObject({ fromVersion: 1, applied: ['context lanes'] });
+    expect((error as Error).message).toContain(`schema version 1, older than ${SCHEMA_VERSION}`);
+    expect(await store.migrate()).toMatchObject({
+      fromVersion: 1,
+      applied: ['context lanes', 'message search'],
+    });
     expect((await store.getContext('old')).revision).toBe(0);
   });
 

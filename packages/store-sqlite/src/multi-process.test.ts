@@ -62,6 +62,7 @@ describe('several processes on one file', () => {
     expect(database.prepare('SELECT version, name FROM ctxgraph_migrations').all()).toEqual([
       { version: 1, name: 'initial' },
       { version: 2, name: 'context lanes' },
+      { version: 3, name: 'message search' },
     ]);
     database.close();
   }, 60_000);
@@ -85,7 +86,7 @@ describe('several processes on one file', () => {
       expect(database.pragma('journal_mode', { simple: true })).toBe('wal');
       for (const prefix of prefixes)
         expect(database.prepare(`SELECT version FROM ${prefix}migrations`).pluck().all()).toEqual([
-          1, 2,
+          1, 2, 3,
         ]);
       database.close();
     }

@@ -535,6 +535,8 @@ describe('lifecycle and options', () => {
       append: true,
       forkBranch: true,
       contextLane: true,
+      search: true,
+      retention: true,
     });
     expect(new SqliteContextStore(':memory:').capabilities).toEqual({
       persistent: false,
@@ -542,6 +544,8 @@ describe('lifecycle and options', () => {
       append: true,
       forkBranch: true,
       contextLane: true,
+      search: true,
+      retention: true,
     });
   });
 

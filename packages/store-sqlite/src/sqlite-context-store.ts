@@ -4,7 +4,12 @@ import type {
   BranchRecord,
   ContextLaneRecord,
   ForkBranchInput,
+  Page,
+  PruneInput,
+  PruneResult,
   SaveContextInput,
+  SearchHit,
+  SearchMessagesInput,
 } from '@ctxgraph/fragments-core';
 import { CheckedContextStore } from '@ctxgraph/fragments-core/store-kit';
 import { SqliteDriver } from './driver/sqlite-driver';
@@ -71,6 +76,17 @@ export class SqliteContextStore extends CheckedContextStore {
    * stale. Moves the chat's `updatedAt`, never its `version`.
    */
   declare readonly saveContext: (input: SaveContextInput) => Promise<ContextLaneRecord>;
+  /**
+   * Full-text search over a contentless FTS5 index of message text (kept in step with the
+   * messages by triggers, in the same transaction as every write), ranked by BM25, scoped to the
+   * user's chats, a chat, or a branch's chain.
+   */
+  declare readonly searchMessages: (input: SearchMessagesInput) => Promise<Page<SearchHit>>;
+  /**
+   * Deletes branches and the nodes no branch head or checkpoint reaches, in one `BEGIN IMMEDIATE`
+   * transaction serialized with every writer, or reports them with `dryRun`.
+   */
+  declare readonly prune: (input: PruneInput) => Promise<PruneResult>;
   /** The database file (better-sqlite3's `name`: the path, or `:memory:`). */
   readonly path: string;
   /** The prefix of every table. */

@@ -64,6 +64,12 @@ function everyCall(
     calls.push(['getContext', () => store.getContext?.(chatId)]);
     calls.push(['saveContext', () => store.saveContext?.({ chatId, fragments: ['late'] })]);
   }
+  if (capabilities.search === true) {
+    calls.push(['searchMessages', () => store.searchMessages?.({ userId, query: 'late' })]);
+  }
+  if (capabilities.retention === true) {
+    calls.push(['prune', () => store.prune?.({ chatId })]);
+  }
   return calls;
 }
 

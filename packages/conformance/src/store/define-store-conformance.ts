@@ -4,6 +4,7 @@ import { defineAppendTests } from './append-tests';
 import { defineChainTests } from './chain-tests';
 import { defineChatTests } from './chat-tests';
 import { defineClosedStoreTests } from './closed-store-tests';
+import { defineCompareTests } from './compare-tests';
 import { defineConcurrencyTests } from './concurrency-tests';
 import { defineContextLaneInputTests } from './context-lane-input-tests';
 import { defineContextLaneTests } from './context-lane-tests';
@@ -14,6 +15,8 @@ import { defineLimitTests } from './limit-tests';
 import { defineMessageTests } from './message-tests';
 import { defineOffBranchTests } from './off-branch-tests';
 import { definePointerTests } from './pointer-tests';
+import { defineRetentionTests } from './retention-tests';
+import { defineSearchTests } from './search-tests';
 import type { StoreKit } from './store-test-kit';
 
 /** Options of {@link defineStoreConformance}. */
@@ -54,13 +57,16 @@ export interface StoreConformanceOptions {
  * (every `UIMessage` part kind round-trips), the replace-in-place rule (an id on another branch
  * refused with `MessageIdConflictError`), chains and paging, branches and checkpoints, the
  * atomic head-moving write under concurrent callers, `append`, `forkBranch` and the context lane
- * (when declared, concurrent callers included), unicode and large payloads, the documented limits
+ * (when declared, concurrent callers included), comparing branches (over `getChain`), search
+ * (scoping, ownership, paging, relevance, unicode, replaced messages) and retention
+ * (reachability, dry run, the active branch, concurrent writers) when declared, unicode and large payloads, the documented limits
  * (512 bytes of UTF-8 per id, JSON depth, `getChain` limits up to `MAX_SAFE_INTEGER`), bad input
  * refused with nothing changed, calls after `close()` refused with a `StoreError`, and
  * persistence across reopening when the store declares it.
  *
  * Call it at the top level of a `*.test.ts` file. Tests that need an ability the store does not
- * declare in `capabilities` (`append`, `forkBranch`, `contextLane`, `persistent`, `multiProcess`) or a
+ * declare in `capabilities` (`append`, `forkBranch`, `contextLane`, `search`, `retention`,
+ * `persistent`, `multiProcess`) or a
  * `reopenStore` that was not given are skipped, never anything else (a declared ability whose
  * method is missing fails); every test uses its own random chat ids, so the data may be shared with other runs.
  *
@@ -134,6 +140,9 @@ export function defineStoreConformance(options: StoreConformanceOptions): void {
     defineForkTests(kit);
     defineContextLaneTests(kit);
     defineContextLaneInputTests(kit);
+    defineCompareTests(kit);
+    defineSearchTests(kit);
+    defineRetentionTests(kit);
     defineInputTests(kit);
     defineLimitTests(kit);
     defineLifecycleTests(kit);

@@ -12,7 +12,12 @@ import {
   MAX_IDENTIFIER_BYTES,
   MAX_IDENTIFIER_LENGTH,
   type OpenChatResult,
+  type Page,
+  type PruneInput,
+  type PruneResult,
   type SaveContextInput,
+  type SearchHit,
+  type SearchMessagesInput,
   type StoredMessage,
   ValidationError,
 } from '@ctxgraph/fragments-core';
@@ -276,10 +281,14 @@ export const abilityMethods: {
   readonly append: readonly ['append'];
   readonly forkBranch: readonly ['forkBranch'];
   readonly contextLane: readonly ['getContext', 'saveContext'];
+  readonly search: readonly ['searchMessages'];
+  readonly retention: readonly ['prune'];
 } = {
   append: ['append'],
   forkBranch: ['forkBranch'],
   contextLane: ['getContext', 'saveContext'],
+  search: ['searchMessages'],
+  retention: ['prune'],
 };
 
 /** Why a capability test is skipped, or undefined when it runs (a declared method must exist). */
@@ -320,6 +329,23 @@ export function appendTo(store: ContextStore, input: AppendInput): Promise<Appen
   if (typeof store.append !== 'function')
     return expect.fail('capabilities.append is true but the store has no append() method');
   return store.append(input);
+}
+
+/** `store.searchMessages(input)`, for a store that declares it (fails the test when the method is missing). */
+export function searchIn(
+  store: ContextStore,
+  input: SearchMessagesInput,
+): Promise<Page<SearchHit>> {
+  if (typeof store.searchMessages !== 'function')
+    return expect.fail('capabilities.search is true but the store has no searchMessages() method');
+  return store.searchMessages(input);
+}
+
+/** `store.prune(input)`, for a store that declares it (fails the test when the method is missing). */
+export function pruneIn(store: ContextStore, input: PruneInput): Promise<PruneResult> {
+  if (typeof store.prune !== 'function')
+    return expect.fail('capabilities.retention is true but the store has no prune() method');
+  return store.prune(input);
 }
 
 /** `store.forkBranch(input)`, for a store that declares it (fails the test when the method is missing). */

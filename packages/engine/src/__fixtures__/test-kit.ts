@@ -86,5 +86,7 @@ export function withoutExtensions(store: ContextStore): ContextStore {
     forkBranch: undefined,
     getContext: undefined,
     saveContext: undefined,
+    searchMessages: undefined,
+    prune: undefined,
   });
 }

@@ -1,4 +1,5 @@
 import type { JsonObject, JsonValue } from '../json';
+import type { PruneInput, PruneResult, SearchHit, SearchMessagesInput } from './branch-extensions';
 import type {
   BranchRecord,
   ChatGraph,
@@ -36,6 +37,18 @@ export interface ContextStoreCapabilities {
    * Optional: without it, an app keeps its context fragments itself.
    */
   readonly contextLane?: boolean;
+  /**
+   * The store implements {@link ContextStore.searchMessages}: full-text search over message text,
+   * scoped to a branch, a chat or a user's chats. Optional: without it, the engine's `search()`
+   * rejects with `UnsupportedCapabilityError`.
+   */
+  readonly search?: boolean;
+  /**
+   * The store implements {@link ContextStore.prune}: deleting branches and the nodes no branch
+   * head and no checkpoint reaches, with a dry run. Optional: without it, the engine's
+   * `deleteBranch()` and `prune()` reject with `UnsupportedCapabilityError`.
+   */
+  readonly retention?: boolean;
 }
 
 /** Input of {@link ContextStore.openChat}. */
@@ -379,6 +392,25 @@ export interface ContextStore {
    * `version` (that counts message commits).
    */
   saveContext?(input: SaveContextInput): Promise<ContextLaneRecord>;
+
+  /**
+   * Optional (declare `capabilities.search`): the messages of `userId`'s chats (or of one chat,
+   * or of one branch's chain) whose text holds every word of the query, best first (score
+   * descending, then chat id in code-unit order, then sequence), by cursor. A message replaced in
+   * place is found by its new text only. `OwnershipError` when `chatId` belongs to another user,
+   * `ChatNotFoundError` / `BranchNotFoundError` for an unknown chat or branch.
+   */
+  searchMessages?(input: SearchMessagesInput): Promise<Page<SearchHit>>;
+  /**
+   * Optional (declare `capabilities.retention`): deletes the branches asked for, then every node
+   * that no remaining branch head and no checkpoint reaches, in one atomic write that concurrent
+   * commits and appends serialize with (a node a writer attaches to is a branch head, so it is
+   * never removed, and a writer's new nodes are never removed). Does not change the chat's
+   * `version` (no branch's chain changes). With `dryRun`, reports the same and changes nothing.
+   * `BranchNotFoundError` for a branch to delete that does not exist; `ValidationError` when the
+   * active branch is deleted without `activate`, or every branch would go.
+   */
+  prune?(input: PruneInput): Promise<PruneResult>;
 
   /** The whole graph of a chat, for inspection. */
   getGraph(chatId: string): Promise<ChatGraph>;

@@ -72,7 +72,8 @@ export function messageOperations(chats: MemoryChats): MessageOperations {
       let current: string | null = input.headMessageId;
       while (current !== null && current !== input.until && newestFirst.length < limit) {
         const node = chat.nodes.get(current);
-        // A parent always exists: nodes are only removed with their whole chat.
+        // A parent always exists: nodes go with their chat, or through prune, which removes only
+        // nodes nothing reaches (and so every descendant of each).
         if (node === undefined)
           throw new StoreError(
             `getChain(input): node "${current}" of chat "${chat.id}" is missing.`,

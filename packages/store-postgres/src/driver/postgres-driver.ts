@@ -14,6 +14,7 @@ import type {
   HeadState,
   MessageNodeRecord,
   OpenChatResult,
+  PruneResult,
 } from '@ctxgraph/fragments-core';
 import type {
   ChatListQuery,
@@ -25,8 +26,11 @@ import type {
   PreparedForkBranch,
   PreparedGetChain,
   PreparedOpenChat,
+  PreparedPrune,
   PreparedSaveContext,
+  PreparedSearch,
   PreparedUpdateChat,
+  SearchMatch,
   StoreCall,
 } from '@ctxgraph/fragments-core/store-kit';
 import type { PostgresClient } from '../options';
@@ -38,6 +42,8 @@ import * as chats from './chat-sql';
 import * as checkpoints from './checkpoint-sql';
 import { PostgresConnection } from './connection';
 import * as contextLanes from './context-lane-sql';
+import * as retention from './retention-sql';
+import * as search from './search-sql';
 import { write } from './write-sql';
 
 /** What the driver needs: the client, whether the store owns it, the tables, the migrate option. */
@@ -52,7 +58,7 @@ export interface PostgresDriverOptions {
  * The storage of `PostgresContextStore`: one method per contract method, each one transaction
  * (or one statement), over inputs the store kit has already checked. The SQL lives in a module
  * per use case: chats, the write of `commit`/`append`, the chain, branches, checkpoints, the
- * context lane.
+ * context lane, search, retention.
  */
 export class PostgresDriver implements ContextStoreDriver {
   readonly name = 'PostgresContextStore';
@@ -63,6 +69,8 @@ export class PostgresDriver implements ContextStoreDriver {
     append: true,
     forkBranch: true,
     contextLane: true,
+    search: true,
+    retention: true,
   };
   /** True when the store opened the pool (and so closes it). */
   readonly ownsClient: boolean;
@@ -174,6 +182,16 @@ export class PostgresDriver implements ContextStoreDriver {
   /** Replaces the lane under the chat row lock: revision + 1, or `ContextConflictError`. */
   saveContext(input: PreparedSaveContext): Promise<ContextLaneRecord> {
     return contextLanes.saveContext(this.#db, input);
+  }
+
+  /** Full-text search over `search_vector` (GIN index, `ts_rank`), see `search-sql.ts`. */
+  searchMessages(query: PreparedSearch): Promise<SearchMatch[]> {
+    return search.searchMessages(this.#db, query);
+  }
+
+  /** Deletes branches and the nodes nothing reaches, serialized with writers (`retention-sql.ts`). */
+  prune(input: PreparedPrune): Promise<PruneResult> {
+    return retention.prune(this.#db, input);
   }
 
   /** Closes the pool the store opened (never a client it was given). */

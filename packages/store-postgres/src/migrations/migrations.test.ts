@@ -59,6 +59,77 @@ describe('migrations', () => {
     }
   });
 
+  it('version 4 indexes the messages of a version 3 database for search, with the configured language', async () => {
+    const schema = freshSchema();
+    const script = getMigrationSql({ schema });
+    // The database as version 3 left it: the script up to the step that adds search, run as
+    // psql would (one connection, its own BEGIN/COMMIT).
+    const connection = await admin.reserve();
+    try {
+      await connection.unsafe(script.slice(0, script.indexOf('-- version 4')));
+    } finally {
+      connection.release();
+    }
+    expect(await recordedVersions(schema)).toEqual([1, 2, 3]);
+    const message = (id: string, text: string) =>
+      JSON.stringify({ id, role: 'user', parts: [{ type: 'text', text }, { type: 'step-start' }] });
+    await admin.unsafe(
+      `INSERT INTO "${schema}".ctxgraph_chats (chat_id, user_id, active_branch, version, last_sequence, created_at, updated_at)
+       VALUES ('old', 'u', 'main', 1, 2, 1, 1)`,
+    );
+    await admin.unsafe(
+      `INSERT INTO "${schema}".ctxgraph_messages (chat_id, message_id, parent_id, sequence, role, message, created_at, updated_at)
+       VALUES ('old', 'm1', NULL, 1, 'user', $1::text::json, 1, 1), ('old', 'm2', 'm1', 2, 'user', $2::text::json, 1, 1)`,
+      [message('m1', 'Running with the wolves'), message('m2', 'ελληνικά και café')],
+    );
+    await admin.unsafe(
+      `INSERT INTO "${schema}".ctxgraph_branches (chat_id, name, head_message_id, created_at, updated_at)
+       VALUES ('old', 'main', 'm2', 1, 1)`,
+    );
+    const store = new PostgresContextStore({
+      connectionString: databaseUrl(),
+      schema,
+      searchLanguage: 'english',
+    });
+    try {
+      expect(await store.migrate()).toEqual({ from: 3, to: SCHEMA_VERSION });
+      const find = async (query: string) =>
+        (await store.searchMessages({ userId: 'u', query })).items.map((hit) => hit.messageId);
+      // English stems: "run" finds "Running".
+      expect(await find('runs wolves')).toEqual(['m1']);
+      expect(await find('café')).toEqual(['m2']);
+      const hits = (
+        await store.searchMessages({
+          userId: 'u',
+          chatId: 'old',
+          branch: 'main',
+          query: 'ελληνικά',
+        })
+      ).items;
+      expect(hits.map((hit) => [hit.messageId, hit.branches, hit.snippet])).toEqual([
+        ['m2', ['main'], 'ελληνικά και café'],
+      ]);
+      const indexes = await admin.unsafe(
+        `SELECT indexdef FROM pg_indexes WHERE schemaname = $1 AND indexname = 'ctxgraph_messages_search_idx'`,
+        [schema],
+      );
+      expect(String(indexes[0]?.indexdef)).toContain('USING gin (search_vector)');
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('refuses a searchLanguage that is not a configuration name', () => {
+    expect(
+      () =>
+        new PostgresContextStore({
+          connectionString: databaseUrl(),
+          searchLanguage: "english'; DROP",
+        }),
+    ).toThrow(/searchLanguage/);
+    expect(() => getMigrationSql({ searchLanguage: '' })).toThrow(ValidationError);
+  });
+
   it('the version is the number of steps', () => {
     expect(SCHEMA_VERSION).toBe(MIGRATIONS.length);
     expect(SCHEMA_VERSION).toBeGreaterThanOrEqual(1);

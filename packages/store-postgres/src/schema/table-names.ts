@@ -17,6 +17,14 @@ export interface TableNameOptions {
   readonly schema?: string;
   /** Prepended to every table, index and constraint name. @default 'ctxgraph_' */
   readonly tablePrefix?: string;
+  /**
+   * The PostgreSQL text search configuration message search uses (`'english'`, `'german'`,
+   * `'simple'`, …): how words are split, folded and stemmed. `'simple'` lower-cases words and
+   * neither stems nor drops stop words, in any language. Messages are indexed with it when they
+   * are written (and by the migration that adds search), so change it only with a re-index.
+   * @default 'simple'
+   */
+  readonly searchLanguage?: string;
 }
 
 /** The quoted, schema-qualified names every statement of the store uses. */
@@ -41,12 +49,19 @@ export interface TableNames {
   readonly contextLanes: string;
   /** Quotes `<prefix><suffix>` for an index or constraint name (never schema-qualified). */
   readonly local: (suffix: string) => string;
+  /** The text search configuration as a SQL literal: `'simple'::regconfig`. */
+  readonly searchConfig: string;
 }
 
 /** The default schema. */
 export const DEFAULT_SCHEMA = 'public';
 /** The default table prefix. */
 export const DEFAULT_TABLE_PREFIX = 'ctxgraph_';
+/** The default text search configuration. */
+export const DEFAULT_SEARCH_LANGUAGE = 'simple';
+
+// A configuration name, optionally schema-qualified (`pg_catalog.english`).
+const SEARCH_LANGUAGE_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$/;
 
 function quote(identifier: string): string {
   // The pattern already excludes quotes; doubling them keeps this safe on its own as well.
@@ -81,6 +96,17 @@ export function resolveTableNames(method: string, options: TableNameOptions = {}
       issues: [{ path: 'tablePrefix', message }],
     });
   }
+  const searchLanguage = options.searchLanguage ?? DEFAULT_SEARCH_LANGUAGE;
+  if (
+    typeof searchLanguage !== 'string' ||
+    !SEARCH_LANGUAGE_PATTERN.test(searchLanguage) ||
+    searchLanguage.length > MAX_POSTGRES_IDENTIFIER_BYTES * 2 + 1
+  ) {
+    const message = `expected the name of a text search configuration such as 'simple' or 'english' (letters, digits, underscores, optionally schema.name); received ${JSON.stringify(searchLanguage)}`;
+    throw new ValidationError(`${method}: searchLanguage ${message}.`, {
+      issues: [{ path: 'searchLanguage', message }],
+    });
+  }
   const quotedSchema = quote(schema);
   const table = (name: string): string => `${quotedSchema}.${quote(`${tablePrefix}${name}`)}`;
   return {
@@ -94,5 +120,6 @@ export function resolveTableNames(method: string, options: TableNameOptions = {}
     checkpoints: table('checkpoints'),
     contextLanes: table('context_lanes'),
     local: (suffix) => quote(`${tablePrefix}${suffix}`),
+    searchConfig: `'${searchLanguage}'::regconfig`,
   };
 }

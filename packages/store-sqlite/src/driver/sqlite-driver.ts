@@ -14,6 +14,7 @@ import type {
   HeadState,
   MessageNodeRecord,
   OpenChatResult,
+  PruneResult,
 } from '@ctxgraph/fragments-core';
 import type {
   ChatListQuery,
@@ -25,8 +26,11 @@ import type {
   PreparedForkBranch,
   PreparedGetChain,
   PreparedOpenChat,
+  PreparedPrune,
   PreparedSaveContext,
+  PreparedSearch,
   PreparedUpdateChat,
+  SearchMatch,
   StoreCall,
 } from '@ctxgraph/fragments-core/store-kit';
 import type { SqliteMigrationResult } from '../migrations/migrations';
@@ -38,13 +42,16 @@ import * as chats from './chat-sql';
 import * as checkpoints from './checkpoint-sql';
 import { SqliteConnection } from './connection';
 import * as contextLanes from './context-lane-sql';
+import * as retention from './retention-sql';
+import * as search from './search-sql';
 import { writeMessages } from './write-sql';
 
 /**
  * The storage of `SqliteContextStore`: one method per contract method, each one statement or one
  * transaction (`BEGIN IMMEDIATE` for writes), over inputs the store kit has already checked. The
  * SQL lives in a module per use case: chats, the write of `commit`/`append`, the chain,
- * branches, checkpoints, the context lane. Every method answers synchronously, as better-sqlite3 does.
+ * branches, checkpoints, the context lane, search, retention. Every method answers synchronously,
+ * as better-sqlite3 does.
  */
 export class SqliteDriver implements ContextStoreDriver {
   readonly name = 'SqliteContextStore';
@@ -60,14 +67,16 @@ export class SqliteDriver implements ContextStoreDriver {
     this.db = new SqliteConnection(options);
     this.maxJsonBytes = options.maxMessageBytes;
     const memory = this.db.memory;
-    // append, forkBranch and the context lane are served on any connection: their write
-    // transaction serializes them.
+    // append, forkBranch, the context lane and prune are served on any connection: their write
+    // transaction serializes them. Search reads the FTS5 index the schema keeps.
     this.capabilities = {
       persistent: !memory,
       multiProcess: !memory,
       append: true,
       forkBranch: true,
       contextLane: true,
+      search: true,
+      retention: true,
     };
   }
 
@@ -181,6 +190,16 @@ export class SqliteDriver implements ContextStoreDriver {
   /** Replaces the lane under the write lock: revision + 1, or `ContextConflictError`. */
   saveContext(input: PreparedSaveContext): ContextLaneRecord {
     return contextLanes.saveContext(this.db, input);
+  }
+
+  /** Full-text search over the FTS5 index, ranked by BM25 (see `search-sql.ts`). */
+  searchMessages(query: PreparedSearch): SearchMatch[] {
+    return search.searchMessages(this.db, query);
+  }
+
+  /** Deletes branches and the nodes nothing reaches, in one write transaction (`retention-sql.ts`). */
+  prune(input: PreparedPrune): PruneResult {
+    return retention.prune(this.db, input);
   }
 
   /** Closes the database the store opened (never one it was given). */

@@ -31,7 +31,7 @@ describe('migrateSqliteDatabase', () => {
     expect(migrateSqliteDatabase(database)).toEqual({
       fromVersion: 0,
       toVersion: SCHEMA_VERSION,
-      applied: ['initial', 'context lanes'],
+      applied: ['initial', 'context lanes', 'message search'],
     });
     expect(migrateSqliteDatabase(database)).toEqual({
       fromVersion: SCHEMA_VERSION,
@@ -43,10 +43,70 @@ describe('migrateSqliteDatabase', () => {
       'ctxgraph_chats',
       'ctxgraph_checkpoints',
       'ctxgraph_context_lanes',
+      'ctxgraph_message_search',
+      'ctxgraph_message_search_config',
+      'ctxgraph_message_search_data',
+      'ctxgraph_message_search_docsize',
+      'ctxgraph_message_search_idx',
       'ctxgraph_messages',
       'ctxgraph_migrations',
     ]);
     database.close();
+  });
+
+  it('version 3 indexes the messages of a version 2 file for search, and keeps the index in step', async () => {
+    const path = temp.file();
+    const database = new Database(path);
+    // The file as version 2 left it, with a chat of two messages.
+    database.exec(getMigrationSql().split('-- ctxgraph_ schema step 3')[0] as string);
+    database.exec('COMMIT');
+    expect(readSqliteSchemaVersion(database)).toBe(2);
+    const message = (id: string, text: string) =>
+      JSON.stringify({ id, role: 'user', parts: [{ type: 'text', text }, { type: 'step-start' }] });
+    database.exec("INSERT INTO ctxgraph_chats VALUES ('old', 'u', NULL, '{}', 'main', 1, 0, 1, 1)");
+    const insert = database.prepare(
+      'INSERT INTO ctxgraph_messages VALUES (?, ?, ?, ?, ?, ?, 1, 1)',
+    );
+    insert.run('old', 'm1', null, 1, 'user', message('m1', 'Ελληνικά and emus'));
+    insert.run('old', 'm2', 'm1', 2, 'user', message('m2', 'more emus'));
+    database.exec("INSERT INTO ctxgraph_branches VALUES ('old', 'main', 'm2', 1, 1)");
+    database.close();
+    const store = new SqliteContextStore({ path });
+    try {
+      const find = async (query: string) =>
+        (await store.searchMessages({ userId: 'u', query })).items.map((hit) => hit.messageId);
+      expect(await find('ελληνικά')).toEqual(['m1']);
+      expect((await find('emus')).sort()).toEqual(['m1', 'm2']);
+      // Replaced, pruned and deleted messages leave the index in the same write.
+      const text = (id: string, words: string) => ({
+        id,
+        message: { id, role: 'user', parts: [{ type: 'text', text: words }] },
+      });
+      await store.commit({
+        chatId: 'old',
+        branch: 'main',
+        expectedHeadId: 'm2',
+        messages: [text('m2', 'now kiwis')],
+      });
+      expect(await find('emus')).toEqual(['m1']);
+      expect(await find('kiwis')).toEqual(['m2']);
+      await store.createBranch({ chatId: 'old', name: 'side', headMessageId: 'm1' });
+      await store.commit({
+        chatId: 'old',
+        branch: 'side',
+        expectedHeadId: 'm1',
+        messages: [text('m3', 'side kiwis')],
+      });
+      await store.prune({ chatId: 'old', deleteBranches: ['side'] });
+      expect(await find('kiwis')).toEqual(['m2']);
+      await store.deleteChat('old');
+      expect(await find('kiwis')).toEqual([]);
+      const check = new Database(path, { readonly: true });
+      expect(check.prepare('SELECT count(*) FROM ctxgraph_message_search').pluck().get()).toBe(0);
+      check.close();
+    } finally {
+      await store.close();
+    }
   });
 
   it('keeps one version per table prefix and never touches PRAGMA user_version', () => {
@@ -58,6 +118,7 @@ describe('migrateSqliteDatabase', () => {
     expect(migrateSqliteDatabase(database, { tablePrefix: 'two_' }).applied).toEqual([
       'initial',
       'context lanes',
+      'message search',
     ]);
     expect(database.pragma('user_version', { simple: true })).toBe(42);
     database.close();
@@ -93,7 +154,7 @@ describe('SqliteContextStore and migrations', () => {
     expect((error as Error).message).toContain('migrate()');
     expect(await store.migrate()).toMatchObject({
       fromVersion: 0,
-      applied: ['initial', 'context lanes'],
+      applied: ['initial', 'context lanes', 'message search'],
     });
     expect((await store.openChat({ chatId: 'c', userId: 'u' })).created).toBe(true);
     expect((await store.migrate()).applied).toEqual([]);

@@ -75,7 +75,56 @@ CREATE TABLE ${t.contextLanes} (
 ) STRICT;
 `,
   },
+  {
+    // Full-text search: a contentless FTS5 index (it stores the index, not a second copy of the
+    // text) whose rowid is the message row's, kept in step by triggers, so every insert, replace
+    // and delete of a message (a commit, a prune, a chat deleted with its messages) updates it in
+    // the same transaction. The text is that of the message's `text` and `reasoning` parts, one
+    // per line, as the store kit's `messageSearchText` picks it; unicode61 folds case across
+    // scripts and keeps diacritics (so "cafe" is not "café", as in the other stores). Existing
+    // messages are indexed by this step.
+    //
+    // A second column, `scope`, holds two tokens per message: `c` + the hex of its chat id and
+    // `u` + the hex of its owner's id. A search ANDs its words with one of them, so FTS5 walks the
+    // chat's (or the user's) short doclist and skips through the words' long ones, instead of
+    // scoring every message of every chat that holds a common word (5 to 100 times faster on
+    // 100,000 messages); BM25 gives the column no weight.
+    name: 'message search',
+    sql: (t) => `
+CREATE VIRTUAL TABLE ${t.messageSearch} USING fts5(
+  body, scope, content = '', contentless_delete = 1, tokenize = 'unicode61 remove_diacritics 0'
+);
+CREATE TRIGGER ${t.messageSearch}_insert AFTER INSERT ON ${t.messages} BEGIN
+  INSERT INTO ${t.messageSearch} (rowid, body, scope)
+  VALUES (new.rowid, ${searchTextSql('new.payload')}, ${scopeSql(t, 'new.chat_id')});
+END;
+CREATE TRIGGER ${t.messageSearch}_update AFTER UPDATE OF payload ON ${t.messages} BEGIN
+  DELETE FROM ${t.messageSearch} WHERE rowid = old.rowid;
+  INSERT INTO ${t.messageSearch} (rowid, body, scope)
+  VALUES (new.rowid, ${searchTextSql('new.payload')}, ${scopeSql(t, 'new.chat_id')});
+END;
+CREATE TRIGGER ${t.messageSearch}_delete AFTER DELETE ON ${t.messages} BEGIN
+  DELETE FROM ${t.messageSearch} WHERE rowid = old.rowid;
+END;
+INSERT INTO ${t.messageSearch} (rowid, body, scope)
+  SELECT rowid, ${searchTextSql('payload')}, ${scopeSql(t, 'chat_id')} FROM ${t.messages};
+`,
+  },
 ];
+
+/**
+ * The scope tokens of a message of chat `chatId` (SQL): `c<hex of the chat id> u<hex of the
+ * owner's id>` (see `scopeTokens` in the driver, which builds the same in JavaScript).
+ */
+function scopeSql(t: TableNames, chatId: string): string {
+  return `'c' || hex(${chatId}) || ' u' || hex((SELECT user_id FROM ${t.chats} WHERE id = ${chatId}))`;
+}
+
+/** The searchable text of a message's JSON (`payload`): its text and reasoning parts, one per line. */
+function searchTextSql(payload: string): string {
+  return `(SELECT group_concat(json_extract(part.value, '$.text'), char(10)) FROM json_each(${payload}, '$.parts') AS part
+    WHERE json_extract(part.value, '$.type') IN ('text', 'reasoning') AND json_type(part.value, '$.text') = 'text')`;
+}
 
 /** The schema version this code writes and understands: the number of {@link MIGRATIONS}. */
 export const SCHEMA_VERSION: number = MIGRATIONS.length;

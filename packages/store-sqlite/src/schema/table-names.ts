@@ -19,6 +19,8 @@ export interface TableNames {
   readonly checkpoints: string;
   /** Context lanes (one row per chat that saved one). */
   readonly contextLanes: string;
+  /** The FTS5 index of message text (contentless: it keeps the index, never the text). */
+  readonly messageSearch: string;
 }
 
 // A prefix is pasted into SQL as part of identifiers, so it is limited to characters that never
@@ -62,5 +64,6 @@ export function tableNames(prefix: string = DEFAULT_TABLE_PREFIX): TableNames {
     branches: `${prefix}branches`,
     checkpoints: `${prefix}checkpoints`,
     contextLanes: `${prefix}context_lanes`,
+    messageSearch: `${prefix}message_search`,
   };
 }

@@ -9,6 +9,7 @@ import type { ContextStore } from '../context-store';
 import type { BranchRecord, ChatRecord } from '../records';
 import { CheckedContextStore, defineContextStore } from './checked-context-store';
 import type { ContextStoreDriver, StoreCall } from './context-store-driver';
+import type { SearchMatch } from './search-input';
 
 // A driver that records what it was called with and answers with fixed records, so each test is
 // about what the wrapper does around it.
@@ -149,11 +150,24 @@ describe('CheckedContextStore: the driver it accepts', () => {
       getContext: () => ({ chatId: 'c', fragments: [], revision: 0, updatedAt: null }),
       saveContext: () => ({ chatId: 'c', fragments: [], revision: 1, updatedAt: 1 }),
     };
+    const branchAbilities = { searchMessages: () => [], prune: () => ({}) as never };
+    const methods = [
+      'append',
+      'forkBranch',
+      'getContext',
+      'saveContext',
+      'searchMessages',
+      'prune',
+    ] as const;
     const undeclared = new CheckedContextStore(
-      stubDriver({ append: () => ({}) as never, forkBranch: () => branch, ...lane }).driver,
+      stubDriver({
+        append: () => ({}) as never,
+        forkBranch: () => branch,
+        ...lane,
+        ...branchAbilities,
+      }).driver,
     );
-    for (const method of ['append', 'forkBranch', 'getContext', 'saveContext'] as const)
-      expect(typeof undeclared[method], method).toBe('undefined');
+    for (const method of methods) expect(typeof undeclared[method], method).toBe('undefined');
     const declared = new CheckedContextStore(
       stubDriver({
         capabilities: {
@@ -162,14 +176,54 @@ describe('CheckedContextStore: the driver it accepts', () => {
           append: true,
           forkBranch: true,
           contextLane: true,
+          search: true,
+          retention: true,
         },
         append: () => ({}) as never,
         forkBranch: () => branch,
         ...lane,
+        ...branchAbilities,
       }).driver,
     );
-    for (const method of ['append', 'forkBranch', 'getContext', 'saveContext'] as const)
-      expect(typeof declared[method], method).toBe('function');
+    for (const method of methods) expect(typeof declared[method], method).toBe('function');
+  });
+
+  it('searchMessages: hits with role and snippet, the page cut and the next cursor', async () => {
+    const match = (index: number): SearchMatch => ({
+      chatId: 'c',
+      messageId: `m${index}`,
+      sequence: index,
+      score: 10 - index,
+      message: { id: `m${index}`, role: 'user', parts: [{ type: 'text', text: `hit ${index}` }] },
+      branches: ['main'],
+    });
+    const { driver, calls } = stubDriver({
+      capabilities: { persistent: false, multiProcess: false, search: true },
+      searchMessages(query) {
+        calls.push({ method: 'searchMessages', argument: query });
+        return [match(1), match(2), match(3)];
+      },
+    });
+    const store = new CheckedContextStore(driver);
+    const page = await store.searchMessages?.({ userId: 'u', query: 'hit', limit: 2 });
+    expect(page?.items.map((hit) => [hit.messageId, hit.role, hit.snippet])).toEqual([
+      ['m1', 'user', 'hit 1'],
+      ['m2', 'user', 'hit 2'],
+    ]);
+    expect(calls.map((entry) => entry.argument)).toEqual([
+      { userId: 'u', chatId: undefined, branch: undefined, terms: ['hit'], limit: 2, offset: 0 },
+    ]);
+    const next = await store.searchMessages?.({
+      userId: 'u',
+      query: 'hit',
+      limit: 2,
+      cursor: page?.nextCursor as string,
+    });
+    expect(calls[1]?.argument).toMatchObject({ offset: 2 });
+    expect(next?.nextCursor).not.toBeNull();
+    await expect(store.searchMessages?.({ userId: 'u', query: '***' })).rejects.toThrow(
+      ValidationError,
+    );
   });
 
   it('keeps a frozen copy of the capabilities and describes itself by name only', () => {

@@ -1,5 +1,6 @@
 import { CtxGraphError } from '../../errors/ctxgraph-error';
 import { StoreError, ValidationError } from '../../errors/errors';
+import type { PruneInput, PruneResult, SearchHit, SearchMessagesInput } from '../branch-extensions';
 import type {
   AppendInput,
   AppendResult,
@@ -49,6 +50,8 @@ import {
   prepareSaveContextInput,
   prepareUpdateChat,
 } from './prepare-input';
+import { preparePrune } from './retention-input';
+import { prepareSearch, searchCursor, searchHit } from './search-input';
 import { andThen, CALLS, driverIssues, isThenable } from './store-calls';
 import { chatCursor } from './store-input';
 
@@ -95,6 +98,10 @@ export class CheckedContextStore implements ContextStore {
   declare readonly getContext?: (chatId: string) => Promise<ContextLaneRecord>;
   /** Present when `capabilities.contextLane` is true (see `ContextStore.saveContext`). */
   declare readonly saveContext?: (input: SaveContextInput) => Promise<ContextLaneRecord>;
+  /** Present when `capabilities.search` is true (see `ContextStore.searchMessages`). */
+  declare readonly searchMessages?: (input: SearchMessagesInput) => Promise<Page<SearchHit>>;
+  /** Present when `capabilities.retention` is true (see `ContextStore.prune`). */
+  declare readonly prune?: (input: PruneInput) => Promise<PruneResult>;
 
   readonly #driver: ContextStoreDriver;
   readonly #limit: ByteLimit;
@@ -119,7 +126,7 @@ export class CheckedContextStore implements ContextStore {
     this.#driver = driver;
     this.#limit = driver.maxJsonBytes;
     this.capabilities = Object.freeze({ ...driver.capabilities });
-    const { append, forkBranch, getContext, saveContext } = driver;
+    const { append, forkBranch, getContext, saveContext, searchMessages, prune } = driver;
     // Own properties, present only when declared, so `typeof store.append === 'function'` and the
     // capability always agree. Configurable, so proxies over the store may still replace them.
     const define = (name: string, value: unknown): void => {
@@ -149,6 +156,27 @@ export class CheckedContextStore implements ContextStore {
         this.#run(CALLS.saveContext, () =>
           saveContext.call(driver, prepareSaveContextInput(input, this.#limit)),
         ),
+      );
+    }
+    if (this.capabilities.search === true && searchMessages !== undefined) {
+      define('searchMessages', (input: SearchMessagesInput) =>
+        this.#run(CALLS.searchMessages, () => {
+          const query = prepareSearch(input);
+          return andThen(searchMessages.call(driver, query), (matches): Page<SearchHit> => {
+            const items = matches
+              .slice(0, query.limit)
+              .map((match) => searchHit(match, query.terms));
+            return {
+              items,
+              nextCursor: matches.length > query.limit ? searchCursor(query, items.length) : null,
+            };
+          });
+        }),
+      );
+    }
+    if (this.capabilities.retention === true && prune !== undefined) {
+      define('prune', (input: PruneInput) =>
+        this.#run(CALLS.prune, () => prune.call(driver, preparePrune(input))),
       );
     }
   }

@@ -1,4 +1,5 @@
 import type { JsonObject } from '../../json';
+import type { PruneResult } from '../branch-extensions';
 import type {
   AppendResult,
   ChainPage,
@@ -18,6 +19,8 @@ import type {
   CheckpointRecord,
   MessageNodeRecord,
 } from '../records';
+import type { PreparedPrune } from './retention-input';
+import type { PreparedSearch, SearchMatch } from './search-input';
 import type { ChatListQuery, PreparedCommitMessage } from './store-input';
 
 /** A value, or a promise of it: a driver may answer synchronously or asynchronously. */
@@ -221,6 +224,22 @@ export interface ContextStoreDriver {
   getContext?(chatId: string): Awaitable<ContextLaneRecord>;
   /** Optional (`capabilities.contextLane`, with `getContext`): replace the lane, revision + 1. */
   saveContext?(input: PreparedSaveContext): Awaitable<ContextLaneRecord>;
+  /**
+   * Optional (`capabilities.search`): the messages matching every one of `query.terms`, in
+   * ranking order (score descending, then chat id in code-unit order, then sequence), skipping
+   * `query.offset` of them and returning **up to `query.limit + 1`**, so the wrapper can tell
+   * whether another page follows. Ownership first: `OwnershipError` when `query.chatId` belongs
+   * to another user. Tokenize with `searchTokens` semantics (words of letters, digits and marks,
+   * case-insensitive). The wrapper adds role and snippet and makes the cursor.
+   */
+  searchMessages?(query: PreparedSearch): Awaitable<readonly SearchMatch[]>;
+  /**
+   * Optional (`capabilities.retention`): in one atomic write that serializes with commits and
+   * appends, check the plan with `activeBranchAfterPrune`, delete the branches, then every node
+   * no remaining branch head or checkpoint reaches (`unreachableNodes`); with `dryRun`, the same
+   * figures and no change.
+   */
+  prune?(input: PreparedPrune): Awaitable<PruneResult>;
 
   /**
    * Release what the store opened. Called once, by the first `close()`, after the calls already

@@ -20,6 +20,24 @@ export type {
   StoreCall,
 } from './context-store-driver';
 export {
+  activeBranchAfterPrune,
+  type LinkedNode,
+  type PreparedPrune,
+  preparePrune,
+  unreachableNodes,
+} from './retention-input';
+export {
+  messageSearchText,
+  type PreparedSearch,
+  prepareSearch,
+  SEARCH_PAGE_SIZE,
+  SEARCH_QUERY_LIMITS,
+  type SearchMatch,
+  searchSnippet,
+  searchTerms,
+  searchTokens,
+} from './search-input';
+export {
   assertChainLimit,
   assertForkBranchInput,
   assertIdentifier,
@@ -42,4 +60,5 @@ export {
   prepareCommit,
   prepareSaveContext,
   toJsonText,
+  utf8Length,
 } from './store-input';

@@ -32,6 +32,8 @@ export type StoreCallName =
   | 'getGraph'
   | 'getContext'
   | 'saveContext'
+  | 'searchMessages'
+  | 'prune'
   | 'close';
 
 /** How each call is named in errors, and whether it writes (for `mapError`). */
@@ -58,6 +60,8 @@ export const CALLS: Readonly<Record<StoreCallName, StoreCall>> = {
   getGraph: call('getGraph', 'chatId', false),
   getContext: call('getContext', 'chatId', false),
   saveContext: call('saveContext', 'input', true),
+  searchMessages: call('searchMessages', 'input', false),
+  prune: call('prune', 'input', true),
   close: call('close', '', false),
 };
 
@@ -87,6 +91,8 @@ const OPTIONAL_ABILITIES = [
   ['append', ['append']],
   ['forkBranch', ['forkBranch']],
   ['contextLane', ['getContext', 'saveContext']],
+  ['search', ['searchMessages']],
+  ['retention', ['prune']],
 ] as const;
 
 export function isThenable(value: unknown): value is PromiseLike<unknown> {

@@ -1,0 +1,104 @@
+import {
+  type ContextStore,
+  type PruneInput,
+  type PruneResult,
+  UnsupportedCapabilityError,
+  ValidationError,
+} from '@ctxgraph/fragments-core';
+import { assertIdentifier, CHAT_PAGE_SIZE } from '@ctxgraph/fragments-core/store-kit';
+
+/** The store's `prune`, or `UnsupportedCapabilityError` naming `retention`. */
+export function pruneOf(
+  store: ContextStore,
+  method: string,
+): (input: PruneInput) => Promise<PruneResult> {
+  const { prune } = store;
+  if (store.capabilities.retention !== true || typeof prune !== 'function')
+    throw new UnsupportedCapabilityError(method, 'retention');
+  return (input) => prune.call(store, input);
+}
+
+/** Options of {@link pruneUserChats}. */
+export interface PruneUserChatsOptions {
+  /** Whose chats. */
+  userId: string;
+  /** Report what would go and change nothing. @default false */
+  dryRun?: boolean;
+  /** Chats per batch: one `listChats` page, then one `prune` per chat. @default 20 (at most 100) */
+  batchSize?: number;
+}
+
+/** What {@link pruneUserChats} removed (or would remove), in all and per chat. */
+export interface PruneUserChatsResult {
+  /** True when nothing was changed. */
+  dryRun: boolean;
+  /** Chats looked at. */
+  chats: number;
+  /** Nodes removed in all. */
+  nodes: number;
+  /** UTF-8 bytes of their stored JSON in all. */
+  bytes: number;
+  /** Each chat's result, in the order pruned (most recently updated first). */
+  results: PruneResult[];
+}
+
+/**
+ * Prunes every chat of a user, a batch at a time (`listChats` pages of `batchSize`): in each
+ * chat, removes the nodes no branch head and no checkpoint reaches. Each chat is its own atomic
+ * write, safe while writers save to it. Needs a store with `capabilities.retention`.
+ *
+ * @example
+ * ```ts
+ * const report = await pruneUserChats(store, { userId: 'user-1', dryRun: true });
+ * console.log(`${report.nodes} nodes (${report.bytes} bytes) would go`);
+ * ```
+ */
+export async function pruneUserChats(
+  store: ContextStore,
+  options: PruneUserChatsOptions,
+): Promise<PruneUserChatsResult> {
+  const method = 'pruneUserChats(store, options)';
+  if (typeof options !== 'object' || options === null)
+    throw new ValidationError(`${method}: options must be an object with userId.`, {
+      issues: [{ path: 'options', message: 'expected an object' }],
+    });
+  const { userId, dryRun, batchSize } = options;
+  assertIdentifier(method, 'userId', userId);
+  if (dryRun !== undefined && typeof dryRun !== 'boolean')
+    throw new ValidationError(`${method}: dryRun must be a boolean.`, {
+      issues: [{ path: 'dryRun', message: 'expected a boolean' }],
+    });
+  if (
+    batchSize !== undefined &&
+    (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > CHAT_PAGE_SIZE.max)
+  )
+    throw new ValidationError(
+      `${method}: batchSize must be an integer from 1 to ${CHAT_PAGE_SIZE.max}, received ${String(batchSize)}.`,
+      { issues: [{ path: 'batchSize', message: 'expected an integer from 1 to 100' }] },
+    );
+  const prune = pruneOf(store, method);
+  const total: PruneUserChatsResult = {
+    dryRun: dryRun === true,
+    chats: 0,
+    nodes: 0,
+    bytes: 0,
+    results: [],
+  };
+  let cursor: string | undefined;
+  do {
+    const page = await store.listChats({
+      userId,
+      limit: batchSize ?? CHAT_PAGE_SIZE.default,
+      ...(cursor === undefined ? {} : { cursor }),
+    });
+    for (const chat of page.items) {
+      const result = await prune({ chatId: chat.id, dryRun: dryRun === true });
+      total.chats += 1;
+      total.nodes += result.nodes;
+      total.bytes += result.bytes;
+      total.results.push(result);
+    }
+    cursor = page.nextCursor ?? undefined;
+  } while (cursor !== undefined);
+  return total;
+}

@@ -1,0 +1,62 @@
+import {
+  type ContextStore,
+  type Page,
+  type SearchHit,
+  type SearchMessagesInput,
+  UnsupportedCapabilityError,
+  ValidationError,
+} from '@ctxgraph/fragments-core';
+
+/** Options of `ContextEngine.search`. */
+export interface SearchOptions {
+  /**
+   * Where to look: `'branch'` the messages the engine's branch shows (its chain), `'chat'` every
+   * branch of the chat, `'user'` every chat of the engine's user.
+   * @default 'branch'
+   */
+  scope?: 'branch' | 'chat' | 'user';
+  /** With `scope: 'branch'`, another branch of the chat than the engine's. */
+  branch?: string;
+  /** Hits per page. @default 20 (at most 100) */
+  limit?: number;
+  /** `nextCursor` of the previous page of the same search. */
+  cursor?: string;
+}
+
+/** The store input for an engine's search; the store checks the rest. */
+export function searchInput(
+  query: string,
+  options: SearchOptions,
+  engine: { readonly chatId: string; readonly userId: string; readonly branch: string },
+): SearchMessagesInput {
+  const scope = options.scope ?? 'branch';
+  if (scope !== 'branch' && scope !== 'chat' && scope !== 'user')
+    throw new ValidationError(
+      `search(query, options): scope must be 'branch', 'chat' or 'user', received ${JSON.stringify(scope)}.`,
+      { issues: [{ path: 'scope', message: "expected 'branch', 'chat' or 'user'" }] },
+    );
+  if (options.branch !== undefined && scope !== 'branch')
+    throw new ValidationError(
+      `search(query, options): branch is only for scope 'branch' (scope is '${scope}').`,
+      { issues: [{ path: 'branch', message: "only with scope 'branch'" }] },
+    );
+  return {
+    userId: engine.userId,
+    query,
+    ...(scope === 'user' ? {} : { chatId: engine.chatId }),
+    ...(scope === 'branch' ? { branch: options.branch ?? engine.branch } : {}),
+    ...(options.limit === undefined ? {} : { limit: options.limit }),
+    ...(options.cursor === undefined ? {} : { cursor: options.cursor }),
+  };
+}
+
+/** The store's `searchMessages`, or `UnsupportedCapabilityError` naming `search`. */
+export function searchOf(
+  store: ContextStore,
+  method: string,
+): (input: SearchMessagesInput) => Promise<Page<SearchHit>> {
+  const { searchMessages } = store;
+  if (store.capabilities.search !== true || typeof searchMessages !== 'function')
+    throw new UnsupportedCapabilityError(method, 'search');
+  return (input) => searchMessages.call(store, input);
+}
