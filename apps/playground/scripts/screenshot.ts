@@ -1,6 +1,7 @@
 // Takes the README's screenshots in docs/, in headless Chromium at 1440x900: the main screen with
 // a small seeded chat and a message selected (screenshot.png), the budget and cache views
-// (budget.png, cache.png), and a chat of 2,000 messages with its graph folded (long-chat.png).
+// (budget.png, cache.png), two branches compared (compare.png), and a chat of 2,000 messages with
+// its graph folded (long-chat.png).
 // Run with `pnpm --filter @ctxgraph/playground screenshot` (needs `apt-get install chromium`).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -89,6 +90,11 @@ try {
   await shot('screenshot.png');
 
   await page.getByRole('button', { name: 'Close' }).click();
+  await page.getByRole('button', { name: 'Compare…' }).click();
+  const compare = page.getByRole('dialog', { name: 'Compare branches' });
+  await compare.getByTestId('side-figures').first().waitFor();
+  await shot('compare.png');
+  await compare.getByRole('button', { name: 'Close' }).click();
   await page.getByRole('button', { name: 'Budget & cache' }).click();
   const budget = page.getByRole('dialog', { name: 'Budget and cache' });
   await budget.getByLabel('Token budget').fill('280');

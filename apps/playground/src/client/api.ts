@@ -1,5 +1,7 @@
 import type { BranchRecord, CheckpointRecord, ValidationIssue } from '@ctxgraph/fragments-core';
 import type {
+  BranchComparisonView,
+  BranchDeletion,
   BudgetedCall,
   ChatOperation,
   ChatPage,
@@ -10,11 +12,19 @@ import type {
   PreviewResult,
   RendererName,
   ReplyEvent,
+  SearchResults,
   SerializedFragment,
 } from '../shared/wire';
 import { USER_HEADER } from '../shared/wire';
 
-export type { ChatView, PlaygroundInfo, RendererName };
+export type {
+  BranchComparisonView,
+  BranchDeletion,
+  ChatView,
+  PlaygroundInfo,
+  RendererName,
+  SearchResults,
+};
 
 /** A serialized fragment as the page edits it: `{ type, ...fields }`. */
 export type FlatFragment = SerializedFragment;
@@ -116,6 +126,25 @@ export const api = {
     request('POST', `/api/chats/${encodeURIComponent(chatId)}/btw`, {}),
   switchBranch: (chatId: string, branch: string): Promise<ChatOperation<BranchRecord>> =>
     request('POST', `/api/chats/${encodeURIComponent(chatId)}/switch`, { branch }),
+  compare: (chatId: string, left: string, right: string): Promise<BranchComparisonView> =>
+    request(
+      'GET',
+      `/api/chats/${encodeURIComponent(chatId)}/compare?${new URLSearchParams({ left, right })}`,
+    ),
+  search: (chatId: string, q: string, scope: 'branch' | 'chat'): Promise<SearchResults> =>
+    request(
+      'GET',
+      `/api/chats/${encodeURIComponent(chatId)}/search?${new URLSearchParams({ q, scope })}`,
+    ),
+  deleteBranch: (
+    chatId: string,
+    branch: string,
+    options: { activate?: string; dryRun: boolean },
+  ): Promise<BranchDeletion> =>
+    request('POST', `/api/chats/${encodeURIComponent(chatId)}/delete-branch`, {
+      branch,
+      ...options,
+    }),
   inspect: (
     chatId: string,
     renderer: RendererName,

@@ -10,8 +10,10 @@ import {
 } from './api';
 import { BudgetDialog, type RecordedCall } from './components/budget-dialog';
 import { ChatList } from './components/chat-list';
+import { CompareDialog } from './components/compare-dialog';
 import { ContextPane, type DraftPreview } from './components/context-pane';
 import { ConversationPane } from './components/conversation-pane';
+import { DeleteBranchDialog } from './components/delete-branch-dialog';
 import { GraphPane } from './components/graph-pane';
 import { InspectDialog } from './components/inspect-dialog';
 import { PromptPanel } from './components/prompt-panel';
@@ -60,6 +62,8 @@ export function App(): ReactElement {
     chatId: '',
     list: [],
   });
+  const [comparing, setComparing] = useState<{ left: string; right: string } | null>(null);
+  const [deleting, setDeleting] = useState<string | null>(null);
   const [costModel, setCostModel] = useState<string | null>(() =>
     window.localStorage.getItem('ctxgraph.cost-model'),
   );
@@ -388,6 +392,9 @@ export function App(): ReactElement {
                 onSwitch={(branch) =>
                   void run(async () => (await api.switchBranch(active.chat.id, branch)).view)
                 }
+                onCompare={(left, right) => setComparing({ left, right })}
+                onDeleteBranch={(branch) => setDeleting(branch)}
+                onSearch={(query, scope) => api.search(active.chat.id, query, scope)}
               />
             </div>
           </>
@@ -427,6 +434,38 @@ export function App(): ReactElement {
           calls={calls.chatId === active.chat.id ? calls.list : []}
           onRecord={() => recordCall(active.chat.id)}
           onClose={() => setBudgetOpen(false)}
+        />
+      ) : null}
+      {comparing && active ? (
+        <CompareDialog
+          chatId={active.chat.id}
+          branches={active.graph.branches.map((branch) => branch.name)}
+          left={comparing.left}
+          right={comparing.right}
+          onClose={() => setComparing(null)}
+        />
+      ) : null}
+      {deleting !== null && active ? (
+        <DeleteBranchDialog
+          chatId={active.chat.id}
+          branches={active.graph.branches.map((branch) => branch.name)}
+          activeBranch={active.branch}
+          initial={deleting}
+          onClose={() => setDeleting(null)}
+          onDelete={(branch, activate) =>
+            run(async () => {
+              const { result, view: next } = await api.deleteBranch(active.chat.id, branch, {
+                ...(activate ? { activate } : {}),
+                dryRun: false,
+              });
+              setNotice({
+                kind: 'info',
+                title: 'Branch deleted',
+                message: `${branch} is gone, with ${result.nodes} ${result.nodes === 1 ? 'message' : 'messages'} only it reached; you are on ${next.branch}.`,
+              });
+              return next;
+            })
+          }
         />
       ) : null}
       {snapshot && active ? (

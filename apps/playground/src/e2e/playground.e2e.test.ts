@@ -288,6 +288,58 @@ describe.skipIf(!installed)('playground in a browser', () => {
       expect(await messages().count()).toBe(2);
     });
 
+    it('searches the branch or the whole chat and jumps to the hit in the graph', async () => {
+      await page.getByLabel('Search messages').fill('Thanks');
+      await page.getByLabel('Search messages').press('Enter');
+      const results = page.getByRole('listbox', { name: 'Search results' });
+      await expect.poll(() => results.textContent()).toContain('Nothing found on this branch');
+      await page.getByLabel('Search in').selectOption('chat');
+      await expect.poll(() => results.getByRole('option').count()).toBe(1);
+      expect(await results.getByRole('option').textContent()).toContain('main-v2');
+      await results.getByRole('option').click();
+      const card = page.getByRole('complementary', { name: 'Selected message' });
+      expect(await card.getByTestId('selected-message-text').textContent()).toBe('Thanks!');
+      expect(await page.locator('.react-flow__node.selected-node').textContent()).toContain(
+        'Thanks!',
+      );
+      await card.getByRole('button', { name: 'Close' }).click();
+    });
+
+    it('compares two branches side by side from their common ancestor', async () => {
+      await page.getByRole('button', { name: 'Compare…' }).click();
+      const dialog = page.getByRole('dialog', { name: 'Compare branches' });
+      await dialog.getByLabel('Left branch').selectOption('main');
+      await dialog.getByLabel('Right branch').selectOption('main-v2');
+      await expect
+        .poll(() => dialog.getByTestId('common-ancestor').textContent())
+        .toContain('What is 2+2?');
+      const left = dialog.getByRole('region', { name: 'Left side' });
+      const right = dialog.getByRole('region', { name: 'Right side' });
+      await expect
+        .poll(() => left.locator('.message').allTextContents())
+        .toEqual([expect.stringContaining('It is 5.')]);
+      expect(await right.locator('.message').allTextContents()).toEqual([
+        expect.stringContaining('It is 4.'),
+        expect.stringContaining('Thanks!'),
+      ]);
+      // Per branch: its own messages' tokens, and what its model calls cost (none here).
+      expect(await right.getByTestId('side-figures').textContent()).toMatch(
+        /2 messages · \d+ tokens · no model call recorded/,
+      );
+      await dialog.getByRole('button', { name: 'Close' }).click();
+
+      // From a message's card: compare the branch through it with the current one.
+      await page.locator('.react-flow__node', { hasText: 'It is 5.' }).click();
+      await page.getByRole('button', { name: 'Compare with current' }).click();
+      expect(await dialog.getByLabel('Left branch').inputValue()).toBe('main');
+      expect(await dialog.getByLabel('Right branch').inputValue()).toBe('main-v4');
+      await dialog.getByRole('button', { name: 'Close' }).click();
+      await page
+        .getByRole('complementary', { name: 'Selected message' })
+        .getByRole('button', { name: 'Close' })
+        .click();
+    });
+
     it('fits a 1440x900 screen: one-row graph toolbar, whole checkpoint names, room to read', async () => {
       await page.getByLabel('Checkpoints').click();
       await page.getByRole('button', { name: 'New checkpoint at the current message…' }).click();
@@ -439,6 +491,29 @@ describe.skipIf(!installed)('playground in a browser', () => {
       expect(await calls.last().getByTestId('cache-break').textContent()).toContain('fragment');
       expect(await calls.last().locator('.segment.broke').count()).toBe(1);
       await dialog.getByRole('button', { name: 'Close' }).click();
+    });
+
+    it('deletes a branch after showing what would go', async () => {
+      await page.getByRole('button', { name: 'Delete…' }).click();
+      const dialog = page.getByRole('dialog', { name: 'Delete a branch' });
+      await dialog.getByLabel('Branch to delete').selectOption('main');
+      await expect
+        .poll(() => dialog.getByTestId('deletion-preview').textContent())
+        .toContain('removes 1 message that only it reached');
+      expect(await dialog.getByTestId('deletion-preview').textContent()).toContain(
+        'Nothing has changed yet',
+      );
+      // The preview is a dry run: the branch and its message are still there.
+      expect(await page.getByLabel('Switch branch').locator('option').count()).toBe(4);
+      await dialog.getByRole('button', { name: 'Delete main' }).click();
+      await expect.poll(() => dialog.count()).toBe(0);
+      expect(await page.getByLabel('Switch branch').locator('option').allTextContents()).toEqual([
+        'main-v2',
+        'main-v3',
+        'main-v4',
+      ]);
+      expect(await page.locator('.react-flow__node', { hasText: 'It is 5.' }).count()).toBe(0);
+      expect(await notice().textContent()).toContain('main is gone');
     });
 
     it('refuses another user with a clear message', async () => {

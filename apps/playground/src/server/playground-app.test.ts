@@ -549,6 +549,76 @@ describe('budget and cache', () => {
   });
 });
 
+describe('branch tools', () => {
+  /** A chat with main (question, answer A, follow-up) and main-v2 (question, answer B). */
+  async function forked(): Promise<{ chatId: string; questionId: string }> {
+    const view = await createChat();
+    const chatId = view.chat.id;
+    const asked = await say(chatId, 'user', 'Which database for analytics?');
+    await say(chatId, 'assistant', 'PostgreSQL with a columnar extension.');
+    await say(chatId, 'user', 'And for caching?');
+    const questionId = asked.headMessageId as string;
+    await call('POST', `/api/chats/${chatId}/rewind`, { messageId: questionId });
+    await say(chatId, 'assistant', 'DuckDB, embedded in the app.');
+    await call('POST', `/api/chats/${chatId}/switch`, { branch: 'main' });
+    return { chatId, questionId };
+  }
+
+  it('compares two branches from their common ancestor, with tokens and usage per side', async () => {
+    const { chatId, questionId } = await forked();
+    const reply = await call('GET', `/api/chats/${chatId}/compare?left=main&right=main-v2`);
+    expect(reply.status).toBe(200);
+    expect(reply.body.commonAncestor.id).toBe(questionId);
+    expect(reply.body.left.messages).toHaveLength(2);
+    expect(reply.body.right.messages).toHaveLength(1);
+    expect(reply.body.right.tokens).toBeGreaterThan(0);
+    // Written by hand: no model call recorded, so nothing spent.
+    expect(reply.body.right.usage.calls).toBe(0);
+    expect(reply.body.right.cost).toBeNull();
+    const unknown = await call('GET', `/api/chats/${chatId}/compare?left=main&right=nope`);
+    expect(unknown.status).toBe(404);
+    const missing = await call('GET', `/api/chats/${chatId}/compare?left=main`);
+    expect(missing.status).toBe(400);
+  });
+
+  it('searches the active branch or the whole chat', async () => {
+    const { chatId } = await forked();
+    const onBranch = await call('GET', `/api/chats/${chatId}/search?q=DuckDB`);
+    expect(onBranch.status).toBe(200);
+    expect(onBranch.body.items).toEqual([]);
+    const inChat = await call('GET', `/api/chats/${chatId}/search?q=DuckDB&scope=chat`);
+    expect(inChat.body.items).toHaveLength(1);
+    expect(inChat.body.items[0].branches).toEqual(['main-v2']);
+    const empty = await call('GET', `/api/chats/${chatId}/search?q=%20`);
+    expect(empty.status).toBe(400);
+    const wrongScope = await call('GET', `/api/chats/${chatId}/search?q=x&scope=user`);
+    expect(wrongScope.status).toBe(400);
+  });
+
+  it('previews a branch deletion without changing anything, then deletes it', async () => {
+    const { chatId } = await forked();
+    const preview = await call('POST', `/api/chats/${chatId}/delete-branch`, {
+      branch: 'main-v2',
+      dryRun: true,
+    });
+    expect(preview.status).toBe(200);
+    expect(preview.body.result).toMatchObject({ dryRun: true, nodes: 1, branches: ['main-v2'] });
+    expect(preview.body.view.graph.branches).toHaveLength(2);
+    const deleted = await call('POST', `/api/chats/${chatId}/delete-branch`, {
+      branch: 'main-v2',
+    });
+    expect(deleted.body.result).toMatchObject({ dryRun: false, nodes: 1 });
+    expect(deleted.body.view.graph.branches.map((branch: { name: string }) => branch.name)).toEqual(
+      ['main'],
+    );
+    expect(deleted.body.view.graph.nodes).toHaveLength(3);
+    // The active branch goes only with another one named to take its place.
+    const active = await call('POST', `/api/chats/${chatId}/delete-branch`, { branch: 'main' });
+    expect(active.status).toBe(400);
+    expect((await call('GET', `/api/chats/${chatId}`)).body.graph.nodes).toHaveLength(3);
+  });
+});
+
 describe('model replies', () => {
   it('says no model is configured', async () => {
     const view = await createChat();

@@ -4,13 +4,15 @@
  * page imports nothing from `src/server`), so a change to a shape is a compile error on both.
  * Type imports only, apart from the renderer names: nothing here runs a library.
  */
-import type { BudgetReport, InspectSnapshot } from '@ctxgraph/engine';
+import type { BranchComparisonReport, BudgetReport, InspectSnapshot } from '@ctxgraph/engine';
 import type {
   BranchRecord,
   ChatRecord,
   CheckpointRecord,
   JsonValue,
   Page,
+  PruneResult,
+  SearchHit,
   ValidationIssue,
 } from '@ctxgraph/fragments-core';
 import type { UIMessage } from 'ai';
@@ -154,3 +156,16 @@ export type InspectView = InspectSnapshot;
 
 /** The report of a budgeted resolve, as the page shows it. */
 export type BudgetView = BudgetReport;
+/** What `GET /api/chats/:id/compare` answers: the engine's `compareBranches` report. */
+export type BranchComparisonView = BranchComparisonReport;
+
+/** What `GET /api/chats/:id/search` answers: a page of the engine's `search` hits. */
+export type SearchResults = Page<SearchHit>;
+
+/** What `POST /api/chats/:id/delete-branch` answers: what went (or would go), and the chat after. */
+export interface BranchDeletion {
+  /** The engine's `deleteBranch` result (`dryRun: true` when nothing changed). */
+  result: PruneResult;
+  /** The chat afterwards. */
+  view: ChatView;
+}

@@ -10,17 +10,10 @@ import {
   useReactFlow,
   useStore,
 } from '@xyflow/react';
-import {
-  type ReactElement,
-  type ReactNode,
-  type RefObject,
-  useEffect,
-  useMemo,
-  useRef,
-  useState,
-} from 'react';
-import type { ChatView } from '../api';
+import { type ReactElement, type RefObject, useEffect, useMemo, useRef, useState } from 'react';
+import type { ChatView, SearchResults } from '../api';
 import { collapseGraph, type DisplayGraph, type GraphItem } from '../graph-model';
+import { GraphSearch } from './graph-search';
 import { BranchIcon, TargetIcon } from './icons';
 import { NodeCard } from './node-card';
 
@@ -35,12 +28,12 @@ export interface GraphPaneProps {
   onRestore: (name: string) => void;
   onBtw: () => void;
   onSwitch: (branch: string) => void;
-  /** Extra actions for the selected message (compare, …), drawn in its card. */
-  renderNodeActions?: (messageId: string) => ReactNode;
-  /** A message to select and bring into view (a search hit); `nonce` repeats a request. */
-  focus?: { messageId: string; nonce: number } | null;
-  /** Extra controls for the toolbar (branch deletion, …). */
-  toolbarExtras?: ReactNode;
+  /** Opens the comparison of two branches. */
+  onCompare: (left: string, right: string) => void;
+  /** Opens the branch deletion (with its dry-run preview), offering `branch` first. */
+  onDeleteBranch: (branch: string) => void;
+  /** Runs the engine's search over the active branch or the whole chat. */
+  onSearch: (query: string, scope: 'branch' | 'chat') => Promise<SearchResults>;
 }
 
 const NODE_WIDTH = 200;
@@ -170,6 +163,21 @@ function CentreOn(props: {
   return null;
 }
 
+/**
+ * A branch other than the active one whose history holds the message (for "compare with the
+ * current branch"), or null. Walks up from each branch head; the graph is already on the page.
+ */
+function otherBranchThrough(view: ChatView, messageId: string): string | null {
+  const parents = new Map(view.graph.nodes.map((node) => [node.id, node.parentId]));
+  for (const branch of view.graph.branches) {
+    if (branch.name === view.branch) continue;
+    for (let id = branch.headMessageId; id !== null; id = parents.get(id) ?? null) {
+      if (id === messageId) return branch.name;
+    }
+  }
+  return null;
+}
+
 function plural(count: number, noun: string): string {
   return `${count} ${noun}${count === 1 ? '' : noun.endsWith('h') ? 'es' : 's'}`;
 }
@@ -180,7 +188,7 @@ function plural(count: number, noun: string): string {
  * actions); clicking a folded run unfolds it. Nothing changes in the store on a click.
  */
 export function GraphPane(props: GraphPaneProps): ReactElement {
-  const { view, focus } = props;
+  const { view } = props;
   const [selectedId, setSelectedId] = useState<string | null>(null);
   const [expanded, setExpanded] = useState<ReadonlySet<string>>(new Set());
   /** Messages of long runs shown one step at a time (each click on a long run shows 20 more). */
@@ -213,13 +221,6 @@ export function GraphPane(props: GraphPaneProps): ReactElement {
     setExpanded(new Set());
     setRevealed(new Set());
   }, [view.chat.id]);
-
-  // A search hit (or any outside request) selects the message and brings it into view.
-  useEffect(() => {
-    if (!focus) return;
-    setSelectedId(focus.messageId);
-    setCentreRequest({ id: focus.messageId, nonce: focus.nonce });
-  }, [focus]);
 
   const display = useMemo(
     () =>
@@ -272,10 +273,18 @@ export function GraphPane(props: GraphPaneProps): ReactElement {
     <section className="panel graph-panel" aria-label="Graph">
       <header className="panel-header">
         <h2>Graph</h2>
-        <span className="muted small">
+        <span className="muted small" title="Select a message for its actions">
           {plural(view.graph.nodes.length, 'message')} ·{' '}
-          {plural(view.graph.branches.length, 'branch')} · select a message for its actions
+          {plural(view.graph.branches.length, 'branch')}
         </span>
+        <span className="grow" />
+        <GraphSearch
+          onSearch={props.onSearch}
+          onPick={(messageId) => {
+            setSelectedId(messageId);
+            setCentreRequest({ id: messageId, nonce: Date.now() });
+          }}
+        />
       </header>
       <div className="graph-toolbar">
         <label className="inline" title="The branch you are on">
@@ -301,7 +310,28 @@ export function GraphPane(props: GraphPaneProps): ReactElement {
         >
           Side branch
         </button>
-        {props.toolbarExtras}
+        <button
+          type="button"
+          disabled={view.graph.branches.length < 2}
+          title="Two branches side by side, from the message they share"
+          onClick={() =>
+            props.onCompare(
+              view.branch,
+              view.graph.branches.find((branch) => branch.name !== view.branch)?.name ??
+                view.branch,
+            )
+          }
+        >
+          Compare…
+        </button>
+        <button
+          type="button"
+          disabled={props.busy || view.graph.branches.length < 2}
+          title="Delete a branch and the messages only it reached (shows what would go first)"
+          onClick={() => props.onDeleteBranch(view.branch)}
+        >
+          Delete…
+        </button>
         <span className="divider" />
         <details className="menu toolbar-menu" ref={checkpointMenu}>
           <summary aria-label="Checkpoints">
@@ -416,7 +446,8 @@ export function GraphPane(props: GraphPaneProps): ReactElement {
             onClose={() => setSelectedId(null)}
             onRewind={() => props.onRewind(selected.id)}
             onCheckpoint={(name) => props.onCheckpoint(name, selected.id)}
-            extraActions={props.renderNodeActions?.(selected.id)}
+            compareWith={otherBranchThrough(view, selected.id)}
+            onCompare={(branch) => props.onCompare(branch, view.branch)}
           />
         ) : null}
       </div>

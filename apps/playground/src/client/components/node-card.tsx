@@ -1,4 +1,4 @@
-import { type ReactElement, type ReactNode, useState } from 'react';
+import { type ReactElement, useState } from 'react';
 import type { GraphNodeView } from '../../shared/wire';
 import { BranchIcon } from './icons';
 
@@ -17,7 +17,9 @@ export interface NodeCardProps {
   onClose: () => void;
   onRewind: () => void;
   onCheckpoint: (name: string) => void;
-  extraActions?: ReactNode;
+  /** A branch other than the current one through this message, to compare with, or null. */
+  compareWith: string | null;
+  onCompare: (branch: string) => void;
 }
 
 /** The selected message of the graph: its text, where it sits, and what can be done from it. */
@@ -64,7 +66,15 @@ export function NodeCard(props: NodeCardProps): ReactElement {
         >
           <BranchIcon /> Branch from here
         </button>
-        {props.extraActions}
+        {props.compareWith !== null ? (
+          <button
+            type="button"
+            onClick={() => props.onCompare(props.compareWith as string)}
+            title={`Compare ${props.compareWith} with the branch you are on, from the message they share`}
+          >
+            Compare with current
+          </button>
+        ) : null}
       </div>
       <form
         className="inline node-card-checkpoint"
