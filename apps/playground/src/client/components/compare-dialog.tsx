@@ -1,6 +1,7 @@
 import { type ReactElement, useEffect, useState } from 'react';
 import { api, type BranchComparisonView } from '../api';
 import { describeError } from '../describe-error';
+import { textOf } from '../message-text';
 import { BranchIcon } from './icons';
 import { useEscape } from './use-escape';
 
@@ -12,16 +13,6 @@ export interface CompareDialogProps {
   left: string;
   right: string;
   onClose: () => void;
-}
-
-function textOf(parts: readonly unknown[]): string {
-  return parts
-    .map((part) =>
-      typeof part === 'object' && part !== null && (part as { type?: string }).type === 'text'
-        ? String((part as { text?: unknown }).text ?? '')
-        : '',
-    )
-    .join('');
 }
 
 /** What a side's recorded model calls cost (usage recorded with `withUsage`). */

@@ -1,5 +1,6 @@
 import { type ReactElement, useEffect, useRef, useState } from 'react';
 import type { ChatView, PlaygroundInfo } from '../api';
+import { textOf } from '../message-text';
 import { BranchIcon } from './icons';
 
 /** Where the page remembers that the no-model notice was dismissed. */
@@ -19,16 +20,6 @@ export interface ConversationPaneProps {
   busy: boolean;
   onSend: (role: 'user' | 'assistant', text: string) => Promise<boolean>;
   onAsk: (text: string) => Promise<boolean>;
-}
-
-function textOf(parts: readonly unknown[]): string {
-  return parts
-    .map((part) =>
-      typeof part === 'object' && part !== null && (part as { type?: string }).type === 'text'
-        ? String((part as { text?: unknown }).text ?? '')
-        : '',
-    )
-    .join('');
 }
 
 /** The active branch's messages and the composer. */
