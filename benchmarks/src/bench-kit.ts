@@ -1,4 +1,6 @@
 // Small helpers shared by the benchmark scripts.
+import type { ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
 import type { ContextStore } from '@ctxgraph/fragments-core';
 
 /** The median of a list of numbers. */
@@ -110,4 +112,34 @@ export function saveRow(
     'commit / floor': (commitMs / floorMs).toFixed(2),
     'save / floor': (engineSaveMs / floorMs).toFixed(2),
   };
+}
+
+/**
+ * Reads a child process's stdout line by line: each call resolves to its next line, or rejects
+ * once the process has ended without writing one (`name` says which process in the error).
+ */
+export function childLines(child: ChildProcess, name: string): () => Promise<string> {
+  const queue: string[] = [];
+  const waiting: Array<(line: string) => void> = [];
+  if (child.stdout === null) throw new Error(`${name}: its stdout must be a pipe`);
+  createInterface({ input: child.stdout }).on('line', (line) => {
+    const next = waiting.shift();
+    if (next) next(line);
+    else queue.push(line);
+  });
+  const ended = new Promise<never>((_, reject) => {
+    child.on('error', reject);
+    child.on('close', (code) => reject(new Error(`${name} ended (exit code ${code})`)));
+  });
+  // Handled here too, so an ending nobody waits for is not an unhandled rejection.
+  ended.catch(() => undefined);
+  return () =>
+    Promise.race([
+      new Promise<string>((resolve) => {
+        const line = queue.shift();
+        if (line !== undefined) resolve(line);
+        else waiting.push(resolve);
+      }),
+      ended,
+    ]);
 }

@@ -2,7 +2,8 @@
 //   node --import tsx postgres-bench-writer.ts <mode> <url> <schema> <chatId> <writer> <turns>
 // mode: `engine` (ContextEngine.save(), which uses store.append), `engine-cas` (the same engine
 // over a store that hides append, so it compares-and-sets and retries), or `floor` (a bare
-// postgres.js transaction per turn: lock the branch row, insert the two rows, move the head).
+// postgres.js transaction per turn: lock the branch row, insert the two rows, move the head and
+// bump the chat's version, as every save must).
 // It connects and warms up, prints `ready`, waits for a line on stdin, saves <turns> turns (a user
 // and an assistant message each, ids `<writer>-<turn>-user` / `-reply`), then prints one JSON line:
 // { latencies: number[] (ms per saved turn), failed: number, errors: string[] }.
@@ -91,10 +92,17 @@ async function engineWriter(): Promise<WriterResult> {
   return { latencies, failed, errors: errors.slice(0, 3), close: () => store.close() };
 }
 
+/**
+ * The floor writes what the store writes and no more: the two message rows, the branch head, and
+ * the chat's version and `updated_at` (the contract requires both of every save; folded into the
+ * head's UPDATE, so no extra round trip), the JSON serialized before the transaction begins (as
+ * the store does), in one transaction that locks the branch row first.
+ */
 async function floorWriter(): Promise<WriterResult> {
   const sql = postgres(url, { max: 1, onnotice: () => {} });
   const messages = sql(`${schema}.ctxgraph_messages`);
   const branches = sql(`${schema}.ctxgraph_branches`);
+  const chats = sql(`${schema}.ctxgraph_chats`);
   await sql`SELECT 1`;
   process.stdout.write('ready\n');
   await started();
@@ -103,8 +111,20 @@ async function floorWriter(): Promise<WriterResult> {
   let failed = 0;
   for (let turn = 0; turn < turns; turn += 1) {
     const tag = `${writer}-${turn}`;
-    const now = Date.now();
     const begun = performance.now();
+    const now = Date.now();
+    const entries = [
+      { id: `${tag}-user`, role: 'user', text: `question ${tag}` },
+      { id: `${tag}-reply`, role: 'assistant', text: `answer ${tag}, a few words long` },
+    ].map((entry) => ({
+      id: entry.id,
+      role: entry.role,
+      json: JSON.stringify({
+        id: entry.id,
+        role: entry.role,
+        parts: [{ type: 'text', text: entry.text }],
+      }),
+    }));
     try {
       await sql.begin(async (transaction) => {
         const [branch] =
@@ -113,10 +133,7 @@ async function floorWriter(): Promise<WriterResult> {
           await transaction`SELECT coalesce(max(sequence), 0)::int AS sequence FROM ${messages} WHERE chat_id = ${chatId}`;
         let parent = (branch?.head_message_id as string | null) ?? null;
         let sequence = Number(last?.sequence ?? 0);
-        const rows = [
-          { id: `${tag}-user`, role: 'user', text: `question ${tag}` },
-          { id: `${tag}-reply`, role: 'assistant', text: `answer ${tag}, a few words long` },
-        ].map((entry) => {
+        const rows = entries.map((entry) => {
           sequence += 1;
           const row = {
             chat_id: chatId,
@@ -124,11 +141,7 @@ async function floorWriter(): Promise<WriterResult> {
             parent_id: parent,
             sequence,
             role: entry.role,
-            message: JSON.stringify({
-              id: entry.id,
-              role: entry.role,
-              parts: [{ type: 'text', text: entry.text }],
-            }),
+            message: entry.json,
             created_at: now,
             updated_at: now,
           };
@@ -136,7 +149,11 @@ async function floorWriter(): Promise<WriterResult> {
           return row;
         });
         await transaction`INSERT INTO ${messages} ${transaction(rows)}`;
-        await transaction`UPDATE ${branches} SET head_message_id = ${parent}, updated_at = ${now} WHERE chat_id = ${chatId} AND name = 'main'`;
+        await transaction`WITH head AS (
+            UPDATE ${branches} SET head_message_id = ${parent}, updated_at = ${now}
+            WHERE chat_id = ${chatId} AND name = 'main'
+          )
+          UPDATE ${chats} SET version = version + 1, updated_at = ${now} WHERE chat_id = ${chatId}`;
       });
       latencies.push(performance.now() - begun);
     } catch (error) {

@@ -6,7 +6,6 @@
 // section names as arguments, only those sections run.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { assistantText, user } from '@ctxgraph/codecs';
 import { ContextEngine } from '@ctxgraph/engine';
@@ -15,7 +14,7 @@ import { XmlRenderer } from '@ctxgraph/renderer-xml';
 import { PostgresContextStore } from '@ctxgraph/store-postgres';
 import postgres from 'postgres';
 import { startPostgresServer } from '../../tooling/postgres-server.ts';
-import { median, printTable, saveRow, seedChat, turn } from './bench-kit.ts';
+import { childLines, median, printTable, saveRow, seedChat, turn } from './bench-kit.ts';
 
 const sizes = [100, 1_000, 10_000];
 const saveRuns = 200;
@@ -387,30 +386,7 @@ async function runWriters(
       { stdio: ['pipe', 'pipe', 'inherit'] },
     ),
   );
-  const lines = children.map((child) => {
-    const reader = createInterface({ input: child.stdout });
-    const queue: string[] = [];
-    const waiting: Array<(line: string) => void> = [];
-    reader.on('line', (line) => {
-      const next = waiting.shift();
-      if (next) next(line);
-      else queue.push(line);
-    });
-    const exited = new Promise<never>((_, reject) =>
-      child.on('exit', (code) => {
-        if (code !== 0) reject(new Error(`${mode} writer exited with ${code}`));
-      }),
-    );
-    return () =>
-      Promise.race([
-        new Promise<string>((resolve) => {
-          const line = queue.shift();
-          if (line !== undefined) resolve(line);
-          else waiting.push(resolve);
-        }),
-        exited,
-      ]);
-  });
+  const lines = children.map((child, writer) => childLines(child, `${mode} writer ${writer}`));
   await Promise.all(lines.map((next) => next()));
   const started = performance.now();
   for (const child of children) child.stdin.end('go\n');

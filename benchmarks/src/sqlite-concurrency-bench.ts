@@ -1,19 +1,30 @@
 // SqliteContextStore under many writers, and its write path beside a bare better-sqlite3 floor.
 // Prints figures; asserts nothing.
-//   cd benchmarks && node --import tsx src/sqlite-concurrency-bench.ts [--rounds 3]
+//   cd benchmarks && node --import tsx src/sqlite-concurrency-bench.ts [--rounds 5] [--warmup 1000]
+//     [--only concurrency|per-save|batch]
 // (the same file is the writer process of the concurrency figure: `--worker ...`)
 //
 // 1. 8 processes x 50 turns (a user and an assistant message each) on ONE chat, in three ways on
 //    fresh files in the same run, interleaved round by round: through ContextEngine.save() (which
 //    uses store.append, since the store declares it), through store.append directly, and a bare
-//    better-sqlite3 floor (BEGIN IMMEDIATE; read head and highest sequence; insert 2 rows; move
-//    the head; COMMIT). Lost turns, failed saves, duplicates, wall time, p50/p95 save latency.
+//    better-sqlite3 floor. Lost turns, failed saves, duplicates, wall time, p50/p95 save latency.
 // 2. One process, one turn per save on a 1,000-message chat: append, commit, engine.save, floor.
 // 3. One batch of 10,000 messages: append, engine.save and the floor, and where the time goes.
+//
+// The floor does the store's work and no more: it serializes the messages before it takes the
+// write lock (as the store does), then in one IMMEDIATE transaction reads the head and the highest
+// sequence, inserts the rows, moves the head and bumps the chat's version and recency (the chat
+// row and its recency index, which the ContextStore contract requires of every save), with the
+// same connection settings and the same busy handling (SQLite's busy_timeout).
+//
+// Every writer warms up on a chat of its own before the start line (JIT, statement caches, the
+// engine opening its chat) until its code runs at steady state, then the WAL is checkpointed, so
+// that every way starts its measured turns alike.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { assistantText, user } from '@ctxgraph/codecs';
 import { ContextEngine } from '@ctxgraph/engine';
@@ -22,7 +33,7 @@ import { prepareAppend } from '@ctxgraph/fragments-core/store-kit';
 import { XmlRenderer } from '@ctxgraph/renderer-xml';
 import { migrateSqliteDatabase, SqliteContextStore } from '@ctxgraph/store-sqlite';
 import Database from 'better-sqlite3';
-import { median, printTable, seedChat, turn } from './bench-kit.ts';
+import { childLines, median, printTable, seedChat, turn } from './bench-kit.ts';
 
 type Mode = 'engine' | 'append' | 'floor';
 const modes: readonly Mode[] = ['engine', 'append', 'floor'];
@@ -39,6 +50,8 @@ interface WriterReport {
   readonly inStore: number[];
   readonly failures: string[];
   readonly finishedAt: number;
+  /** CPU time the process used (user + system, all its threads) during its measured turns, in ms. */
+  readonly cpuMs: number;
 }
 
 function percentile(values: readonly number[], fraction: number): number {
@@ -57,8 +70,10 @@ function openFloorDatabase(path: string): Database.Database {
 }
 
 /**
- * The floor's write of one batch: one IMMEDIATE transaction that reads the head and the highest
- * sequence, inserts the rows (JSON serialized inside, as the store must) and moves the head.
+ * The floor's write of one batch. Outside the lock: each message serialized, as the store does in
+ * `prepareAppend`. Inside one IMMEDIATE transaction: read the head and the highest sequence,
+ * insert the rows, move the head, bump the chat's version and `updated_at` (the row and its
+ * recency index; the store must, for the engine's caches and `listChats`).
  */
 function floorWriter(
   database: Database.Database,
@@ -74,19 +89,32 @@ function floorWriter(
   const moveHead = database.prepare(
     "UPDATE floor_branches SET head_message_id = ?, updated_at = ? WHERE chat_id = ? AND name = 'main'",
   );
-  const write = database.transaction((messages: ReturnType<typeof turn>) => {
-    const state = read.get({ chat }) as { head: string | null; max: number | null };
-    let head = state.head;
-    let sequence = state.max ?? 0;
-    const now = Date.now();
-    for (const { id, message } of messages) {
-      sequence += 1;
-      insert.run(chat, id, head, sequence, message.role, JSON.stringify(message), now, now);
-      head = id;
-    }
-    moveHead.run(head, now, chat);
-  });
-  return (messages) => write.immediate(messages);
+  const bumpChat = database.prepare(
+    'UPDATE floor_chats SET version = version + 1, updated_at = ? WHERE id = ?',
+  );
+  const write = database.transaction(
+    (rows: ReadonlyArray<{ id: string; role: string; json: string }>) => {
+      const state = read.get({ chat }) as { head: string | null; max: number | null };
+      let head = state.head;
+      let sequence = state.max ?? 0;
+      const now = Date.now();
+      for (const row of rows) {
+        sequence += 1;
+        insert.run(chat, row.id, head, sequence, row.role, row.json, now, now);
+        head = row.id;
+      }
+      moveHead.run(head, now, chat);
+      bumpChat.run(now, chat);
+    },
+  );
+  return (messages) =>
+    write.immediate(
+      messages.map(({ id, message }) => ({
+        id,
+        role: message.role,
+        json: JSON.stringify(message),
+      })),
+    );
 }
 
 function createFloorChat(database: Database.Database, chat: string): void {
@@ -112,12 +140,23 @@ function waitUntil(startAt: number): void {
   while (Date.now() < startAt) {}
 }
 
+/** One line from stdin. */
+function readLine(): Promise<string> {
+  return new Promise((resolve) => {
+    const lines = createInterface({ input: process.stdin });
+    lines.once('line', (line) => {
+      lines.close();
+      resolve(line);
+    });
+  });
+}
+
 async function writerProcess(
   mode: Mode,
   path: string,
   writer: number,
   turns: number,
-  startAt: number,
+  warmupSaves: number,
 ): Promise<void> {
   const latencies: number[] = [];
   const inStore: number[] = [];
@@ -167,10 +206,12 @@ async function writerProcess(
   // Warm up before the start line, on a chat of this writer's own (JIT, statement caches, the
   // engine opening its chat), so the figures are of steady-state saves in every way alike.
   const warmup = saveTo(`warmup-${writer}`);
-  for (let index = 0; index < 20; index += 1) await warmup(`warmup-${writer}-${index}`);
+  for (let index = 0; index < warmupSaves; index += 1) await warmup(`warmup-${writer}-${index}`);
   const save = saveTo(chatId);
   await opened.get(chatId)?.();
-  waitUntil(startAt);
+  process.stdout.write('ready\n');
+  waitUntil(Number(await readLine()));
+  const cpuBefore = process.cpuUsage();
   for (let index = 0; index < turns; index += 1) {
     const started = performance.now();
     const storeBefore = spentInStore();
@@ -184,51 +225,57 @@ async function writerProcess(
     }
   }
   const finishedAt = Date.now();
+  const cpu = process.cpuUsage(cpuBefore);
   await close();
-  const report: WriterReport = { latencies, inStore, failures, finishedAt };
-  process.stdout.write(JSON.stringify(report));
+  const report: WriterReport = {
+    latencies,
+    inStore,
+    failures,
+    finishedAt,
+    cpuMs: (cpu.user + cpu.system) / 1000,
+  };
+  process.stdout.write(`${JSON.stringify(report)}\n`);
 }
 
-function runWriter(
-  mode: Mode,
-  path: string,
-  writer: number,
-  startAt: number,
-): Promise<WriterReport> {
-  return new Promise((resolve, reject) => {
-    const script = fileURLToPath(import.meta.url);
-    const child = spawn(
-      process.execPath,
-      [
-        '--import',
-        'tsx',
-        script,
-        '--worker',
-        mode,
-        path,
-        String(writer),
-        String(turnsPerProcess),
-        String(startAt),
-      ],
-      { stdio: ['ignore', 'pipe', 'inherit'] },
-    );
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-    });
-    child.on('error', reject);
-    child.on('close', (code) =>
-      code === 0
-        ? resolve(JSON.parse(output) as WriterReport)
-        : reject(new Error(`${mode} writer ${writer} exited with ${code}`)),
-    );
-  });
+/** A writer process: `ready` resolves once it has warmed up, `report` when it has saved its turns. */
+interface Writer {
+  readonly ready: Promise<void>;
+  readonly report: Promise<WriterReport>;
+  start(startAt: number): void;
+}
+
+function spawnWriter(mode: Mode, path: string, writer: number, warmupSaves: number): Writer {
+  const script = fileURLToPath(import.meta.url);
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      script,
+      '--worker',
+      mode,
+      path,
+      String(writer),
+      String(turnsPerProcess),
+      String(warmupSaves),
+    ],
+    { stdio: ['pipe', 'pipe', 'inherit'] },
+  );
+  const nextLine = childLines(child, `${mode} writer ${writer}`);
+  const ready = nextLine().then(() => undefined);
+  return {
+    ready,
+    report: ready.then(async () => JSON.parse(await nextLine()) as WriterReport),
+    start: (startAt) => child.stdin.end(`${startAt}\n`),
+  };
 }
 
 interface ConcurrencyRun {
   readonly wallMs: number;
   readonly latencies: number[];
   readonly inStore: number[];
+  /** CPU milliseconds per saved turn, over all writers. */
+  readonly cpuPerSave: number;
   readonly failed: number;
   readonly lost: number;
   readonly duplicates: number;
@@ -239,6 +286,7 @@ async function concurrencyRun(
   directory: string,
   mode: Mode,
   round: number,
+  warmupSaves: number,
 ): Promise<ConcurrencyRun> {
   const path = join(directory, `concurrency-${mode}-${round}.db`);
   if (mode === 'floor') {
@@ -254,11 +302,18 @@ async function concurrencyRun(
       await setup.openChat({ chatId: `warmup-${writer}`, userId: 'bench-user' });
     await setup.close();
   }
-  // Every writer loads, opens its connection, then starts at the same moment.
-  const startAt = Date.now() + 4000;
-  const reports = await Promise.all(
-    Array.from({ length: processes }, (_, writer) => runWriter(mode, path, writer, startAt)),
+  // Every writer loads, opens its connection and warms up; then the WAL is checkpointed so that
+  // no way inherits a longer one from its warm-up, and all start at the same moment.
+  const writers = Array.from({ length: processes }, (_, writer) =>
+    spawnWriter(mode, path, writer, warmupSaves),
   );
+  await Promise.all(writers.map((writer) => writer.ready));
+  const checkpoint = openFloorDatabase(path);
+  checkpoint.pragma('wal_checkpoint(TRUNCATE)');
+  checkpoint.close();
+  const startAt = Date.now() + 20;
+  for (const writer of writers) writer.start(startAt);
+  const reports = await Promise.all(writers.map((writer) => writer.report));
   const wallMs = Math.max(...reports.map((report) => report.finishedAt)) - startAt;
 
   // The floor's tables have the store's schema: read them back through a store on its prefix.
@@ -290,6 +345,9 @@ async function concurrencyRun(
   return {
     wallMs,
     latencies: reports.flatMap((report) => report.latencies),
+    cpuPerSave:
+      reports.reduce((sum, report) => sum + report.cpuMs, 0) /
+      Math.max(1, processes * turnsPerProcess),
     inStore: reports.flatMap((report) => report.inStore),
     failed: reports.reduce((sum, report) => sum + report.failures.length, 0),
     lost,
@@ -298,12 +356,17 @@ async function concurrencyRun(
   };
 }
 
-async function measureConcurrency(directory: string, rounds: number): Promise<void> {
+async function measureConcurrency(
+  directory: string,
+  rounds: number,
+  warmupSaves: number,
+): Promise<void> {
   const runs = new Map<Mode, ConcurrencyRun[]>(modes.map((mode) => [mode, []]));
   for (let round = 0; round < rounds; round += 1) {
     // A different order each round, so a machine that slows down does not favour one mode.
     const order = modes.map((_, index) => modes[(index + round) % modes.length] as Mode);
-    for (const mode of order) runs.get(mode)?.push(await concurrencyRun(directory, mode, round));
+    for (const mode of order)
+      runs.get(mode)?.push(await concurrencyRun(directory, mode, round, warmupSaves));
   }
   const summary = (mode: Mode) => {
     const list = runs.get(mode) ?? [];
@@ -311,6 +374,7 @@ async function measureConcurrency(directory: string, rounds: number): Promise<vo
       wall: median(list.map((run) => run.wallMs)),
       p50: median(list.map((run) => percentile(run.latencies, 0.5))),
       p95: median(list.map((run) => percentile(run.latencies, 0.95))),
+      cpu: median(list.map((run) => run.cpuPerSave)),
       p95InStore: median(list.map((run) => percentile(run.inStore, 0.95))),
       failed: list.reduce((sum, run) => sum + run.failed, 0),
       lost: list.reduce((sum, run) => sum + run.lost, 0),
@@ -320,7 +384,7 @@ async function measureConcurrency(directory: string, rounds: number): Promise<vo
   };
   const floor = summary('floor');
   console.log(
-    `\n${processes} processes x ${turnsPerProcess} turns on one chat, ${rounds} round(s) per way (medians over rounds; counts summed)`,
+    `\n${processes} processes x ${turnsPerProcess} turns on one chat after ${warmupSaves} warm-up saves each, ${rounds} round(s) per way (medians over rounds; counts summed)`,
   );
   printTable(
     modes.map((mode) => {
@@ -339,8 +403,10 @@ async function measureConcurrency(directory: string, rounds: number): Promise<vo
         'p50 ms': row.p50.toFixed(2),
         'p95 ms': row.p95.toFixed(2),
         'p95 in store ms': row.p95InStore.toFixed(2),
+        'CPU ms / save': row.cpu.toFixed(3),
         'wall / floor': (row.wall / floor.wall).toFixed(2),
         'p95 / floor': (row.p95 / floor.p95).toFixed(2),
+        'CPU / floor': (row.cpu / floor.cpu).toFixed(2),
       };
     }),
   );
@@ -349,6 +415,9 @@ async function measureConcurrency(directory: string, rounds: number): Promise<vo
     if (failure !== undefined) console.log(`first failure (${mode}): ${failure}`);
   }
   console.log('targets: 0 lost, 0 failed, 0 duplicates; wall / floor <= 1.5; p95 / floor <= 2');
+  console.log(
+    'CPU ms / save: CPU time of the writer processes (all threads, GC and JIT included) over their measured turns, per turn; it does not depend on how busy the machine is.',
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -554,15 +623,23 @@ async function measureBatch(directory: string): Promise<void> {
   ]);
 }
 
+/** The value after `--name`, or `fallback`. */
+function flag(name: string, fallback: string): string {
+  const index = process.argv.indexOf(`--${name}`);
+  return index >= 0 ? (process.argv[index + 1] ?? fallback) : fallback;
+}
+
 async function main(): Promise<void> {
-  const roundsFlag = process.argv.indexOf('--rounds');
-  const rounds = roundsFlag >= 0 ? Number(process.argv[roundsFlag + 1]) : 3;
+  const rounds = Number(flag('rounds', '5'));
+  const warmupSaves = Number(flag('warmup', '1000'));
+  const only = flag('only', 'all');
+  const wants = (section: string) => only === 'all' || only === section;
   const directory = mkdtempSync(join(tmpdir(), 'ctxgraph-sqlite-concurrency-bench-'));
   try {
     console.log(`SqliteContextStore on ${directory} (WAL, synchronous=NORMAL)`);
-    await measureConcurrency(directory, rounds);
-    await measurePerSave(directory);
-    await measureBatch(directory);
+    if (wants('concurrency')) await measureConcurrency(directory, rounds, warmupSaves);
+    if (wants('per-save')) await measurePerSave(directory);
+    if (wants('batch')) await measureBatch(directory);
   } finally {
     rmSync(directory, { recursive: true, force: true });
   }
@@ -570,8 +647,14 @@ async function main(): Promise<void> {
 
 const workerFlag = process.argv.indexOf('--worker');
 if (workerFlag >= 0) {
-  const [mode, path, writer, turns, startAt] = process.argv.slice(workerFlag + 1);
-  await writerProcess(mode as Mode, path as string, Number(writer), Number(turns), Number(startAt));
+  const [mode, path, writer, turns, warmupSaves] = process.argv.slice(workerFlag + 1);
+  await writerProcess(
+    mode as Mode,
+    path as string,
+    Number(writer),
+    Number(turns),
+    Number(warmupSaves),
+  );
 } else {
   await main();
 }

@@ -1,6 +1,7 @@
 export {
   assistant,
   assistantText,
+  encodeStorableMessage,
   type MaterializedMessage,
   type MessageFragment,
   type MessageRole,

@@ -72,6 +72,12 @@ describe('message builders', () => {
     expect(fragment.codec.encode().parts[0]).toEqual({ type: 'text', text: 'original' });
   });
 
+  it('decode() hands out copies: changing its metadata does not change the fragment', () => {
+    const fragment = user('hi', { id: 'm', metadata: { tags: ['a'] } });
+    (fragment.codec.decode().metadata as { tags: string[] }).tags.push('changed');
+    expect(fragment.codec.encode().metadata).toEqual({ tags: ['a'] });
+  });
+
   it('options.id overrides the id of a given UIMessage and metadata is kept', () => {
     const fragment = user(
       { id: 'x', role: 'user', parts: [] },

@@ -185,25 +185,57 @@ function callerPath(
   return joinPath(argument, path);
 }
 
+/**
+ * The `encode` of every codec the builders made, by codec. Each was checked when built and encodes
+ * a private copy no caller can reach, so what it encodes is still storable.
+ */
+const checkedEncoders = new WeakMap<object, () => UIMessage>();
+
 function toFragment(uiMessage: UIMessage): MessageFragment {
+  // A fresh copy each time, so a caller who mutates what it got cannot change the fragment.
+  const encode = (): UIMessage => copyMessage(uiMessage);
+  const codec: FragmentCodec<UIMessage, MaterializedMessage> = {
+    encode,
+    decode: () => {
+      const copy = copyMessage(uiMessage);
+      return {
+        id: copy.id,
+        role: copy.role,
+        text: textOf(copy),
+        parts: copy.parts,
+        ...(copy.metadata === undefined ? {} : { metadata: copy.metadata }),
+      };
+    },
+  };
+  checkedEncoders.set(codec, encode);
   return {
     id: uiMessage.id,
     name: uiMessage.role,
     data: textOf(uiMessage),
     type: 'message',
     persist: true,
-    codec: {
-      // A fresh copy each time, so a caller who mutates what it got cannot change the fragment.
-      encode: () => copyMessage(uiMessage),
-      decode: () => ({
-        id: uiMessage.id,
-        role: uiMessage.role,
-        text: textOf(uiMessage),
-        parts: copyMessage(uiMessage).parts,
-        ...(uiMessage.metadata === undefined ? {} : { metadata: uiMessage.metadata }),
-      }),
-    },
+    codec,
   };
+}
+
+/**
+ * A message fragment's `UIMessage`, checked with the rules every store applies (see
+ * {@link assertStorableMessage}; `where` names the caller in the error). A fragment made by
+ * `user()`, `assistant()`, `assistantText()` or `message()` was checked when it was built and its
+ * codec encodes a private copy, so it is not walked again; any other codec's output is.
+ *
+ * @example
+ * ```ts
+ * const encoded = encodeStorableMessage(user('Hello'), 'set(...fragments): fragments[0]');
+ * ```
+ */
+export function encodeStorableMessage(fragment: ContextFragment, where: string): UIMessage {
+  const codec = fragment.codec as { encode?: unknown } | undefined;
+  const checked = codec === undefined ? undefined : checkedEncoders.get(codec);
+  if (checked !== undefined && codec?.encode === checked) return checked();
+  const encoded = (codec?.encode as (() => unknown) | undefined)?.();
+  assertStorableMessage(encoded, where);
+  return encoded;
 }
 
 function textOf(uiMessage: UIMessage): string {

@@ -1,9 +1,14 @@
-import { MAX_IDENTIFIER_BYTES, MAX_JSON_DEPTH, ValidationError } from '@ctxgraph/fragments-core';
+import {
+  type ContextFragment,
+  MAX_IDENTIFIER_BYTES,
+  MAX_JSON_DEPTH,
+  ValidationError,
+} from '@ctxgraph/fragments-core';
 import { prepareCommit } from '@ctxgraph/fragments-core/store-kit';
 import type { UIMessage } from 'ai';
 import { describe, expect, it } from 'vitest';
 import { everyPartKind } from './__fixtures__/ui-messages';
-import { assistant, assistantText, message, user } from './message-fragment';
+import { assistant, assistantText, encodeStorableMessage, message, user } from './message-fragment';
 import { assertStorableMessage, storableMessageIssues } from './storable-message';
 
 // What a store's save() does with a message: the shared input check every store runs.
@@ -223,5 +228,45 @@ describe('message builders refuse at build time what a store would refuse on sav
       message({ id: 'm1', role: 'assistant', parts: [part as UIMessage['parts'][number]] });
     expect(circularPart).toThrow(ValidationError);
     expect(circularPart).toThrow('message "m1": message.parts[0].data: cycle');
+  });
+});
+
+describe('encodeStorableMessage', () => {
+  const where = 'set(...fragments): fragments[0]';
+
+  it("returns a builder's message (a fresh copy each time)", () => {
+    const fragment = assistantText('hello', { id: 'a1' });
+    const first = encodeStorableMessage(fragment, where);
+    expect(first).toEqual({
+      id: 'a1',
+      role: 'assistant',
+      parts: [{ type: 'text', text: 'hello' }],
+    });
+    expect(encodeStorableMessage(fragment, where)).not.toBe(first);
+  });
+
+  it('checks what any other codec encodes, naming the caller, the message and the path', () => {
+    const custom: ContextFragment = {
+      name: 'user',
+      type: 'message',
+      data: '',
+      codec: {
+        encode: () => ({ id: 'q1', role: 'user', parts: [{ type: 'text', text: 'cut \uD83D' }] }),
+        decode: () => ({}),
+      },
+    };
+    expect(() => encodeStorableMessage(custom, where)).toThrow(ValidationError);
+    expect(() => encodeStorableMessage(custom, where)).toThrow(
+      'set(...fragments): fragments[0]: message "q1": message.parts[0].text: string contains a lone UTF-16 surrogate',
+    );
+  });
+
+  it("checks a builder's fragment again once its encode was replaced", () => {
+    const fragment = user('fine', { id: 'q1' });
+    fragment.codec.encode = () =>
+      ({ id: 'q1', role: 'user', parts: [{ type: 'text', text: 'a\u0000b' }] }) as UIMessage;
+    expect(() => encodeStorableMessage(fragment, where)).toThrow(
+      'message.parts[0].text: string contains the NUL character',
+    );
   });
 });

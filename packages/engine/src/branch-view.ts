@@ -58,10 +58,13 @@ export class BranchView {
 
   /**
    * Brings the cache up to date: one small read when nothing changed, only the new nodes when the
-   * head moved forward and nothing cached was rewritten, the whole chain otherwise.
+   * head moved forward and nothing cached was rewritten, the whole chain otherwise. `known` is a
+   * head state the caller has just read in the same operation (what `openChat` returned), which
+   * saves the `getHead` round trip; without it the head is read.
    */
-  async sync(): Promise<void> {
-    const state = await this.#store.getHead({ chatId: this.#chatId, branch: this.branch });
+  async sync(known?: HeadState): Promise<void> {
+    const state =
+      known ?? (await this.#store.getHead({ chatId: this.#chatId, branch: this.branch }));
     this.#see(state);
     const head = state.headMessageId;
     if (this.#loaded && state.version === this.#cachedVersion && head === this.#cachedHead) return;

@@ -444,6 +444,33 @@ describe('reads', () => {
     expect(texts(messages).at(-1)).toBe('a299');
   });
 
+  it('a cold resolve opens the chat and reads the chain, without reading the head again', async () => {
+    const chatId = newChatId();
+    await new ContextEngine({ store, chatId, userId: 'u', renderer })
+      .set(user('one'), assistantText('two'))
+      .save();
+    const counted = countingStore(store);
+    const fresh = new ContextEngine({ store: counted.store, chatId, userId: 'u', renderer });
+    expect(texts((await fresh.resolve()).messages)).toEqual(['one', 'two']);
+    expect(Object.fromEntries(counted.calls)).toEqual({ openChat: 1, getChain: 1 });
+    // What openChat read serves that one operation only: the next resolve reads the head.
+    await new ContextEngine({ store, chatId, userId: 'u', renderer }).set(user('three')).save();
+    counted.reset();
+    expect(texts((await fresh.resolve()).messages)).toEqual(['one', 'two', 'three']);
+    expect(Object.fromEntries(counted.calls)).toEqual({ getHead: 1, getChain: 1 });
+  });
+
+  it('an engine opened by another call first reads the head when it resolves', async () => {
+    const chatId = newChatId();
+    const counted = countingStore(store);
+    const engine = new ContextEngine({ store: counted.store, chatId, userId: 'u', renderer });
+    await engine.updateChat({ title: 'opened by updateChat' });
+    await new ContextEngine({ store, chatId, userId: 'u', renderer }).set(user('later')).save();
+    counted.reset();
+    expect(texts((await engine.resolve()).messages)).toEqual(['later']);
+    expect(Object.fromEntries(counted.calls)).toEqual({ getHead: 1, getChain: 1 });
+  });
+
   it('a warm resolve reads only the head; after another writer it reads only the new nodes', async () => {
     const chatId = newChatId();
     const counted = countingStore(store);

@@ -15,6 +15,7 @@ import {
   createEstimatorTokenizer,
   EngineError,
   HeadConflictError,
+  type HeadState,
   isFragment,
   isLazyFragment,
   isMessageFragment,
@@ -422,12 +423,19 @@ export class ContextEngine {
     const context = this.#contextAtCall();
     return this.#exclusive(async () => {
       const renderer = this.#pickRenderer(options?.renderer, 'resolve(options)');
-      await this.#open();
+      const opened = await this.#open();
       if (budget !== undefined) {
-        return this.#resolveWithin(budget, renderer, context ?? this.#fragments, ticket, format);
+        return this.#resolveWithin(
+          budget,
+          renderer,
+          context ?? this.#fragments,
+          ticket,
+          format,
+          opened,
+        );
       }
       const systemPrompt = renderer.render(context ?? this.#fragments);
-      const messages = await this.#conversation(ticket);
+      const messages = await this.#conversation(ticket, opened);
       if (format === 'model') return { systemPrompt, messages: await toModelMessages(messages) };
       return { systemPrompt, messages };
     });
@@ -444,10 +452,10 @@ export class ContextEngine {
   save(): Promise<SaveResult> {
     const ticket = this.#pending.ticket;
     return this.#exclusive(async () => {
-      await this.#open();
+      const opened = await this.#open();
       if (this.#pending.before(ticket).length === 0) return { headMessageId: this.headMessageId };
       if (this.#pending.hasUnbound(ticket)) {
-        await this.#view.sync();
+        await this.#view.sync(opened);
         this.#bindLazy(ticket);
       }
       const messages = await this.#pending.messages(ticket, this.#validator);
@@ -816,10 +824,10 @@ export class ContextEngine {
     const contextAtCall = this.#contextAtCall();
     return this.#exclusive(async () => {
       const renderer = this.#pickRenderer(options?.renderer, 'inspect(options)');
-      await this.#open();
+      const opened = await this.#open();
       const context = contextAtCall ?? this.#fragments;
       const rendered = renderer.render(context);
-      await this.#view.sync();
+      await this.#view.sync(opened);
       this.#bindLazy(ticket);
       const pending = await this.#pending.messages(ticket, this.#validator);
       const graph = await this.#store.getGraph(this.#chatId);
@@ -902,9 +910,14 @@ export class ContextEngine {
     return chosen;
   }
 
-  /** Opens (or creates) the chat once; the store refuses another owner before anything else. */
-  async #open(): Promise<void> {
-    if (this.#chat !== null) return;
+  /**
+   * Opens (or creates) the chat once; the store refuses another owner before anything else. When
+   * it opened the chat just now, returns the head state `openChat` read (the active branch's head,
+   * the chat's version and `rewrittenAt`, read together), which this operation may use instead of
+   * reading the head again; otherwise undefined.
+   */
+  async #open(): Promise<HeadState | undefined> {
+    if (this.#chat !== null) return undefined;
     const opened = await this.#store.openChat({
       chatId: this.#chatId,
       userId: this.#userId,
@@ -912,6 +925,11 @@ export class ContextEngine {
     });
     this.#chat = opened.chat;
     this.#view.open(opened.branch, opened.chat);
+    return {
+      headMessageId: opened.branch.headMessageId,
+      version: opened.chat.version,
+      rewrittenAt: opened.chat.rewrittenAt,
+    };
   }
 
   #bindLazy(ticket: number): void {
@@ -919,8 +937,8 @@ export class ContextEngine {
   }
 
   /** The saved chain followed by the pending messages, validated, lazy ones resolved in place. */
-  async #conversation(ticket: number): Promise<UIMessage[]> {
-    await this.#view.sync();
+  async #conversation(ticket: number, opened: HeadState | undefined): Promise<UIMessage[]> {
+    await this.#view.sync(opened);
     this.#bindLazy(ticket);
     const chain = this.#view.chain;
     if (chain.invalidCount > 0 && this.#onInvalidMessage === 'throw') {
@@ -978,8 +996,9 @@ export class ContextEngine {
     fragments: readonly ContextFragment[],
     ticket: number,
     format: 'ui' | 'model' | undefined,
+    opened: HeadState | undefined,
   ): Promise<ResolveResult | ModelResolveResult> {
-    const conversation = await this.#conversation(ticket);
+    const conversation = await this.#conversation(ticket, opened);
     const branch = this.#view.branch;
     const fitted = fitToBudget({
       budget,

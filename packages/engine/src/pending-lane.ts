@@ -1,4 +1,4 @@
-import { assertStorableMessage, assistantText } from '@ctxgraph/codecs';
+import { assistantText, encodeStorableMessage } from '@ctxgraph/codecs';
 import {
   type ContextFragment,
   EngineError,
@@ -56,9 +56,9 @@ export class PendingLane {
         added.push({ seq: 0, encoded: null, lazy: fragment, validated: null });
         continue;
       }
-      const encoded = fragment.codec?.encode() as UIMessage;
-      // The checks every store applies, so a message resolve() shows is one save() can store.
-      assertStorableMessage(encoded, where);
+      // The checks every store applies, so a message resolve() shows is one save() can store
+      // (done once: a builder's message was checked when it was built).
+      const encoded = encodeStorableMessage(fragment, where);
       added.push({ seq: 0, encoded, lazy: null, validated: null });
     }
     for (const entry of added) this.#entries.push({ ...entry, seq: this.#nextSeq++ });

@@ -25,6 +25,7 @@ export class SqliteConnection {
   readonly ownsDatabase: boolean;
   readonly #database: Database.Database;
   readonly #statements = new Map<string, Database.Statement>();
+  readonly #built = new Map<(tables: TableNames) => string, Database.Statement>();
   // One transaction wrapper for the store's life, running whatever body it is given: building a
   // wrapper per call costs more than the statements of a small commit.
   readonly #transaction: Database.Transaction<(body: () => unknown) => unknown>;
@@ -95,6 +96,20 @@ export class SqliteConnection {
     return this.#transaction.deferred(body) as T;
   }
 
+  /**
+   * The prepared statement `build` writes for this store's tables, built and prepared once per
+   * store and found again by `build` itself: for the hot paths (a save), which then neither
+   * rebuild the SQL text nor hash it on every call.
+   */
+  prepared(build: (tables: TableNames) => string): Database.Statement {
+    let statement = this.#built.get(build);
+    if (statement === undefined) {
+      statement = this.statement(build(this.tables));
+      this.#built.set(build, statement);
+    }
+    return statement;
+  }
+
   /** The prepared statement of `sql`, prepared once per store. */
   statement(sql: string): Database.Statement {
     let statement = this.#statements.get(sql);
@@ -108,6 +123,7 @@ export class SqliteConnection {
   /** Forgets the statements and closes the database when the store opened it. */
   close(): void {
     this.#statements.clear();
+    this.#built.clear();
     if (this.ownsDatabase && this.#database.open) this.#database.close();
   }
 

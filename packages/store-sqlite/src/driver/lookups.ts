@@ -4,6 +4,7 @@ import {
   ChatNotFoundError,
   StoreError,
 } from '@ctxgraph/fragments-core';
+import type { TableNames } from '../schema/table-names';
 import type { SqliteConnection } from './connection';
 import {
   type BranchRow,
@@ -88,18 +89,17 @@ export interface HeadStateRow {
  * `ChatNotFoundError` / `BranchNotFoundError` when either is missing.
  */
 export function headState(db: SqliteConnection, chatId: string, branch: string): HeadStateRow {
-  const t = db.tables;
-  const state = db
-    .statement(
-      `SELECT chat.version AS version, chat.rewritten_at AS rewritten_at, branch.name AS branch_name, branch.head_message_id AS head,
-              (SELECT MAX(sequence) FROM ${t.messages} WHERE chat_id = chat.id) AS max_sequence
-         FROM ${t.chats} AS chat LEFT JOIN ${t.branches} AS branch ON branch.chat_id = chat.id AND branch.name = ?
-        WHERE chat.id = ?`,
-    )
-    .get(branch, chatId) as HeadStateRow | undefined;
+  const state = db.prepared(headStateSql).get(branch, chatId) as HeadStateRow | undefined;
   if (state === undefined) throw new ChatNotFoundError(chatId);
   if (state.branch_name === null) throw new BranchNotFoundError(chatId, branch);
   return state;
+}
+
+function headStateSql(t: TableNames): string {
+  return `SELECT chat.version AS version, chat.rewritten_at AS rewritten_at, branch.name AS branch_name, branch.head_message_id AS head,
+              (SELECT MAX(sequence) FROM ${t.messages} WHERE chat_id = chat.id) AS max_sequence
+         FROM ${t.chats} AS chat LEFT JOIN ${t.branches} AS branch ON branch.chat_id = chat.id AND branch.name = ?
+        WHERE chat.id = ?`;
 }
 
 /** Moves the chat's `updated_at` (never back), and its active branch when given. */

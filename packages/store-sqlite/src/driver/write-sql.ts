@@ -5,6 +5,7 @@ import {
   type MessageNodeRecord,
 } from '@ctxgraph/fragments-core';
 import type { PreparedCommitMessage } from '@ctxgraph/fragments-core/store-kit';
+import type { TableNames } from '../schema/table-names';
 import type { SqliteConnection } from './connection';
 import { headState } from './lookups';
 import { type MessageRow, writtenNode } from './rows';
@@ -31,15 +32,11 @@ export function writeMessages(db: SqliteConnection, input: MessageWrite): Append
   if (expectedHeadId !== undefined && state.head !== expectedHeadId) {
     throw new HeadConflictError({ chatId, branch, expectedHeadId, currentHeadId: state.head });
   }
-  const t = db.tables;
   const now = Date.now();
   // A plain insert for the usual case (an id new to the chat: nothing to return, the row is what
   // was passed); only when the id is taken does a second statement replace the content in place
   // and return what it kept (parent, sequence, creation time).
-  const insert = db.statement(
-    `INSERT INTO ${t.messages} (chat_id, id, parent_id, sequence, role, payload, created_at, updated_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (chat_id, id) DO NOTHING`,
-  );
+  const insert = db.prepared(insertSql);
   let head = state.head;
   let nextSequence = (state.max_sequence ?? 0) + 1;
   // Replaced ids and the lowest sequence among them, for the on-branch check below.
@@ -57,10 +54,7 @@ export function writeMessages(db: SqliteConnection, input: MessageWrite): Append
       continue;
     }
     const kept = db
-      .statement(
-        `UPDATE ${t.messages} SET role = ?, payload = ?, updated_at = ? WHERE chat_id = ? AND id = ?
-         RETURNING parent_id, sequence, created_at`,
-      )
+      .prepared(replaceSql)
       .get(message.role, message.json, now, chatId, message.id) as Pick<
       MessageRow,
       'parent_id' | 'sequence' | 'created_at'
@@ -83,20 +77,11 @@ export function writeMessages(db: SqliteConnection, input: MessageWrite): Append
   // a refusal throws, and the transaction rolls every row of the batch back.
   if (replacedIds.length > 0)
     assertOnBranch(db, chatId, branch, state.head, replacedIds, oldestReplaced);
-  if (head !== state.head) {
-    db.statement(
-      `UPDATE ${t.branches} SET head_message_id = ?, updated_at = MAX(updated_at, ?) WHERE chat_id = ? AND name = ?`,
-    ).run(head, now, chatId, branch);
-  }
-  // The right-hand sides see the row as it was, so `version + 1` is the new version.
-  const after = db
-    .statement(
-      `UPDATE ${t.chats}
-          SET version = version + 1, rewritten_at = CASE WHEN ? THEN version + 1 ELSE rewritten_at END,
-              updated_at = MAX(updated_at, ?)
-        WHERE id = ? RETURNING version, rewritten_at`,
-    )
-    .get(replacedIds.length > 0 ? 1 : 0, now, chatId) as { version: number; rewritten_at: number };
+  if (head !== state.head) db.prepared(moveHeadSql).run(head, now, chatId, branch);
+  const after = db.prepared(bumpChatSql).get(replacedIds.length > 0 ? 1 : 0, now, chatId) as {
+    version: number;
+    rewritten_at: number;
+  };
   return {
     headMessageId: head,
     previousHeadId: state.head,
@@ -104,6 +89,30 @@ export function writeMessages(db: SqliteConnection, input: MessageWrite): Append
     rewrittenAt: after.rewritten_at,
     nodes,
   };
+}
+
+// The statements of a write, each built and prepared once per store (`db.prepared`).
+
+function insertSql(t: TableNames): string {
+  return `INSERT INTO ${t.messages} (chat_id, id, parent_id, sequence, role, payload, created_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (chat_id, id) DO NOTHING`;
+}
+
+function replaceSql(t: TableNames): string {
+  return `UPDATE ${t.messages} SET role = ?, payload = ?, updated_at = ? WHERE chat_id = ? AND id = ?
+         RETURNING parent_id, sequence, created_at`;
+}
+
+function moveHeadSql(t: TableNames): string {
+  return `UPDATE ${t.branches} SET head_message_id = ?, updated_at = MAX(updated_at, ?) WHERE chat_id = ? AND name = ?`;
+}
+
+// The right-hand sides see the row as it was, so `version + 1` is the new version.
+function bumpChatSql(t: TableNames): string {
+  return `UPDATE ${t.chats}
+          SET version = version + 1, rewritten_at = CASE WHEN ? THEN version + 1 ELSE rewritten_at END,
+              updated_at = MAX(updated_at, ?)
+        WHERE id = ? RETURNING version, rewritten_at`;
 }
 
 /**

@@ -87,6 +87,51 @@ describe('JSON depth limit', () => {
   });
 });
 
+describe('jsonIssues', () => {
+  it('names the path of every problem, in arrays and objects, and accepts plain JSON', () => {
+    expect(jsonIssues({ a: [1, 'x', { b: true, c: null }], d: { e: 'ok' } }, 'v')).toEqual([]);
+    const bad = {
+      parts: [{ text: 'fine' }, { text: 'cut \uD83D' }, { n: Number.NaN }],
+      list: ['ok', undefined],
+      deep: { when: new Date(0), big: 1n, call: () => 1 },
+      'key\u0000': 'x',
+      nul: 'a\u0000b',
+    };
+    expect(jsonIssues(bad, 'message')).toEqual([
+      {
+        path: 'message.parts[1].text',
+        message: 'string contains a lone UTF-16 surrogate (not valid Unicode text)',
+      },
+      { path: 'message.parts[2].n', message: 'NaN is not a finite number' },
+      { path: 'message.list[1]', message: 'undefined in an array' },
+      { path: 'message.deep.when', message: 'Date instance is not plain JSON' },
+      { path: 'message.deep.big', message: 'bigint is not JSON' },
+      { path: 'message.deep.call', message: 'function is not JSON' },
+      { path: 'message', message: 'a key contains the NUL character or a lone surrogate' },
+      { path: 'message.nul', message: 'string contains the NUL character' },
+    ]);
+  });
+
+  it('finds cycles, but not a value shared by two siblings', () => {
+    const shared = { x: 1 };
+    expect(jsonIssues({ left: shared, right: [shared] }, 'v')).toEqual([]);
+    const cyclic: Record<string, unknown> = { name: 'loop' };
+    cyclic.children = [{ parent: cyclic }];
+    expect(jsonIssues(cyclic, 'v')).toEqual([
+      { path: 'v.children[0].parent', message: 'cycle (the value contains itself)' },
+    ]);
+  });
+
+  it('lists at most 50 problems', () => {
+    expect(
+      jsonIssues(
+        Array.from({ length: 80 }, () => Number.NaN),
+        'v',
+      ),
+    ).toHaveLength(50);
+  });
+});
+
 describe('prepareAppend and assertForkBranchInput', () => {
   it('checks an append like a commit, without an expected head', () => {
     expect(

@@ -16,6 +16,16 @@ import type {
 // strings are not valid Unicode: PostgreSQL refuses them and JSON encoders disagree on them.
 const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
+/**
+ * True when a string has no lone surrogate. `String.prototype.isWellFormed` (ES2024, in every
+ * runtime this package supports) answers without a regular expression's scan; the pattern above
+ * stays for a runtime that lacks it.
+ */
+const isWellFormed: (value: string) => boolean =
+  typeof (String.prototype as { isWellFormed?: unknown }).isWellFormed === 'function'
+    ? (value) => (value as unknown as { isWellFormed(): boolean }).isWellFormed()
+    : (value) => !loneSurrogate.test(value);
+
 /** The longest id or name a store accepts, in UTF-16 code units. */
 export const MAX_IDENTIFIER_LENGTH = 512;
 
@@ -65,7 +75,7 @@ function identifierProblem(value: unknown): string | undefined {
     return `expected at most ${MAX_IDENTIFIER_BYTES} bytes of UTF-8, received ${bytes}`;
   // NUL cannot be stored by PostgreSQL text and truncates C strings elsewhere.
   if (value.includes('\u0000')) return 'must not contain the NUL character';
-  if (loneSurrogate.test(value)) {
+  if (!isWellFormed(value)) {
     return 'must not contain a lone UTF-16 surrogate (not valid Unicode text)';
   }
   return undefined;
@@ -102,7 +112,7 @@ export function assertJsonObject(
     });
   }
   const issues: ValidationIssue[] = [];
-  collectJsonIssues(value, field, issues, new Set());
+  collectJsonIssues(value, field, issues, []);
   if (issues.length > 0) throw jsonError(method, issues);
 }
 
@@ -112,7 +122,7 @@ export function assertJsonObject(
  */
 export function jsonIssues(value: unknown, field: string): ValidationIssue[] {
   const issues: ValidationIssue[] = [];
-  collectJsonIssues(value, field, issues, new Set());
+  collectJsonIssues(value, field, issues, []);
   return issues;
 }
 
@@ -123,7 +133,7 @@ export function jsonIssues(value: unknown, field: string): ValidationIssue[] {
  */
 export function toJsonText(method: string, field: string, value: unknown): string {
   const issues: ValidationIssue[] = [];
-  collectJsonIssues(value, field, issues, new Set());
+  collectJsonIssues(value, field, issues, []);
   if (issues.length > 0) throw jsonError(method, issues);
   return JSON.stringify(value);
 }
@@ -136,68 +146,102 @@ function jsonError(method: string, issues: ValidationIssue[]): ValidationError {
   });
 }
 
+// One walk over a value, allocating nothing unless it finds a problem: the path of a problem is
+// built from the stack of keys only when one is reported. Recursion is bounded by MAX_JSON_DEPTH.
 function collectJsonIssues(
   value: unknown,
-  path: string,
+  field: string,
   issues: ValidationIssue[],
-  ancestors: Set<object>,
+  ancestors: object[],
 ): void {
-  if (issues.length >= 50) return;
+  collectFrom(value, { field, keys: [], issues, ancestors });
+}
+
+/** The state of one walk: where it started, the keys down to the current value, what it found. */
+interface JsonWalk {
+  readonly field: string;
+  readonly keys: Array<string | number>;
+  readonly issues: ValidationIssue[];
+  readonly ancestors: object[];
+}
+
+function walkPath(walk: JsonWalk, extra?: string | number): string {
+  let path = walk.field;
+  const keys = extra === undefined ? walk.keys : [...walk.keys, extra];
+  for (const key of keys) path = typeof key === 'number' ? `${path}[${key}]` : `${path}.${key}`;
+  return path;
+}
+
+function report(walk: JsonWalk, message: string, extra?: string | number): void {
+  walk.issues.push({ path: walkPath(walk, extra), message });
+}
+
+function collectFrom(value: unknown, walk: JsonWalk): void {
+  if (walk.issues.length >= 50) return;
   switch (typeof value) {
     case 'string':
       if (value.includes('\u0000')) {
-        issues.push({ path, message: 'string contains the NUL character' });
-      } else if (loneSurrogate.test(value)) {
-        issues.push({
-          path,
-          message: 'string contains a lone UTF-16 surrogate (not valid Unicode text)',
-        });
+        report(walk, 'string contains the NUL character');
+      } else if (!isWellFormed(value)) {
+        report(walk, 'string contains a lone UTF-16 surrogate (not valid Unicode text)');
       }
       return;
     case 'boolean':
       return;
     case 'number':
-      if (!Number.isFinite(value))
-        issues.push({ path, message: `${value} is not a finite number` });
+      if (!Number.isFinite(value)) report(walk, `${value} is not a finite number`);
       return;
     case 'undefined':
       return;
     case 'object': {
       if (value === null) return;
-      if (ancestors.has(value)) {
-        issues.push({ path, message: 'cycle (the value contains itself)' });
+      const ancestors = walk.ancestors;
+      if (ancestors.includes(value)) {
+        report(walk, 'cycle (the value contains itself)');
         return;
       }
-      if (ancestors.size >= MAX_JSON_DEPTH) {
-        issues.push({ path, message: `nested deeper than ${MAX_JSON_DEPTH} levels` });
+      if (ancestors.length >= MAX_JSON_DEPTH) {
+        report(walk, `nested deeper than ${MAX_JSON_DEPTH} levels`);
         return;
       }
+      const isArray = Array.isArray(value);
       const prototype = Object.getPrototypeOf(value);
-      if (!Array.isArray(value) && prototype !== Object.prototype && prototype !== null) {
+      if (!isArray && prototype !== Object.prototype && prototype !== null) {
         const name = (value as { constructor?: { name?: string } }).constructor?.name ?? 'object';
-        issues.push({ path, message: `${name} instance is not plain JSON` });
+        report(walk, `${name} instance is not plain JSON`);
         return;
       }
-      ancestors.add(value);
-      if (Array.isArray(value)) {
-        value.forEach((item, index) => {
-          if (item === undefined)
-            issues.push({ path: `${path}[${index}]`, message: 'undefined in an array' });
-          else collectJsonIssues(item, `${path}[${index}]`, issues, ancestors);
-        });
-      } else {
-        for (const [key, entry] of Object.entries(value)) {
-          if (key.includes('\u0000') || loneSurrogate.test(key)) {
-            issues.push({ path, message: 'a key contains the NUL character or a lone surrogate' });
+      ancestors.push(value);
+      const keys = walk.keys;
+      if (isArray) {
+        const items = value as unknown[];
+        for (let index = 0; index < items.length; index += 1) {
+          const item = items[index];
+          if (item === undefined) {
+            // A hole of a sparse array is no undefined item: JSON writes it as null.
+            if (index in items) report(walk, 'undefined in an array', index);
+            continue;
           }
-          collectJsonIssues(entry, `${path}.${key}`, issues, ancestors);
+          keys.push(index);
+          collectFrom(item, walk);
+          keys.pop();
+        }
+      } else {
+        const record = value as Record<string, unknown>;
+        for (const key of Object.keys(record)) {
+          if (key.includes('\u0000') || !isWellFormed(key)) {
+            report(walk, 'a key contains the NUL character or a lone surrogate');
+          }
+          keys.push(key);
+          collectFrom(record[key], walk);
+          keys.pop();
         }
       }
-      ancestors.delete(value);
+      ancestors.pop();
       return;
     }
     default:
-      issues.push({ path, message: `${typeof value} is not JSON` });
+      report(walk, `${typeof value} is not JSON`);
   }
 }
 
@@ -331,7 +375,7 @@ function prepareMessages(method: string, messages: unknown): PreparedCommitMessa
       seen.add(id);
     }
     const before = issues.length;
-    collectJsonIssues(message, `${path}.message`, issues, new Set());
+    collectJsonIssues(message, `${path}.message`, issues, []);
     if (issues.length === before && typeof id === 'string') {
       prepared.push({ id, role: String(record.role), json: JSON.stringify(message) });
     }
