@@ -9,6 +9,7 @@ const scripts = [
   'budget-bench.ts',
   'sqlite-bench.ts',
   'postgres-bench.ts',
+  'compaction-bench.ts',
 ];
 let failed = false;
 for (const script of scripts) {

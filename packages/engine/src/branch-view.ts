@@ -8,6 +8,7 @@ import {
 } from '@ctxgraph/fragments-core';
 import type { UIMessage } from 'ai';
 import { ChainCache, type ChainEntry } from './chain-cache';
+import { holdsConversation, readConversationChain } from './compaction/compacted-view';
 import type { MessageValidator } from './message-validator';
 
 /**
@@ -82,9 +83,10 @@ export class BranchView {
       const nodes = page.reachedUntil ? page.nodes : await this.#wholeChain(head, page);
       if (page.reachedUntil) this.#cache.append(await this.#validator.entries(nodes));
       else this.#cache.reset(await this.#validator.entries(nodes));
+      // compaction/: a cache that starts at a boundary needs the compaction that named it.
+      if (!holdsConversation(this.#cache)) await this.#readCold(head);
     } else {
-      const page = await this.#store.getChain({ chatId: this.#chatId, headMessageId: head });
-      this.#cache.reset(await this.#validator.entries(await this.#wholeChain(head, page)));
+      await this.#readCold(head);
     }
     this.#loaded = true;
     this.#cachedHead = head;
@@ -132,12 +134,23 @@ export class BranchView {
     if (branch.headMessageId === null) {
       this.#cache.reset([]);
       this.#cachedHead = null;
-    } else if (this.#loaded && this.#cache.truncateAfter(branch.headMessageId)) {
-      // Rewinding within the cached chain: its prefix is the new branch's chain; no read needed.
+    } else if (
+      this.#loaded &&
+      this.#cache.truncateAfter(branch.headMessageId) &&
+      holdsConversation(this.#cache)
+    ) {
+      // Rewinding within the cached chain: its prefix is the new branch's chain; no read needed
+      // (unless the cache started at a compaction's boundary and the rewind cut that node off).
       this.#cachedHead = branch.headMessageId;
     } else {
       this.#loaded = false;
     }
+  }
+
+  /** The chain back to the newest compaction's boundary, or to the root (compaction/). */
+  async #readCold(head: string): Promise<void> {
+    const nodes = await readConversationChain(this.#store, this.#chatId, head);
+    this.#cache.reset(await this.#validator.entries(nodes));
   }
 
   #see(state: HeadState): void {

@@ -1,4 +1,8 @@
-import type { MessageNodeRecord, ValidationError } from '@ctxgraph/fragments-core';
+import {
+  type MessageNodeRecord,
+  readCompaction,
+  type ValidationError,
+} from '@ctxgraph/fragments-core';
 import type { UIMessage } from 'ai';
 
 /** A persisted message the engine holds: the node and its validated message (or why not). */
@@ -19,6 +23,8 @@ export class ChainCache {
   #messages: UIMessage[] = [];
   #messagePositions = new Map<string, number>();
   #invalid = 0;
+  /** Positions of the compaction nodes among the entries, oldest first (compaction/). */
+  #compactions: number[] = [];
 
   /** The entries, oldest first. Read-only for callers. */
   get entries(): readonly ChainEntry[] {
@@ -47,12 +53,14 @@ export class ChainCache {
     this.#messages = [];
     this.#messagePositions.clear();
     this.#invalid = 0;
+    this.#compactions = [];
     this.append(entries);
   }
 
   /** Adds entries after the newest one. */
   append(entries: readonly ChainEntry[]): void {
     for (const entry of entries) {
+      if (readCompaction(entry.node.message) !== null) this.#compactions.push(this.#entries.length);
       this.#positions.set(entry.node.id, this.#entries.length);
       this.#entries.push(entry);
       if (entry.message) {
@@ -76,10 +84,17 @@ export class ChainCache {
     const previous = this.#entries[position];
     this.#entries[position] = entry;
     const messagePosition = this.#messagePositions.get(entry.node.id);
-    if (previous?.message && entry.message && messagePosition !== undefined) {
+    const compactionBefore = previous ? readCompaction(previous.node.message) !== null : false;
+    const compactionNow = readCompaction(entry.node.message) !== null;
+    if (
+      previous?.message &&
+      entry.message &&
+      messagePosition !== undefined &&
+      compactionBefore === compactionNow
+    ) {
       this.#messages[messagePosition] = entry.message;
     } else {
-      // Validity changed: rare, so rebuild the message list.
+      // Validity (or being a compaction node) changed: rare, so rebuild the lists.
       this.reset(this.#entries.slice());
     }
     return true;
@@ -105,7 +120,23 @@ export class ChainCache {
     }
     this.#entries.length = position + 1;
     this.#messages.length -= droppedMessages;
+    while ((this.#compactions.at(-1) ?? -1) > position) this.#compactions.pop();
     return true;
+  }
+
+  /** Position of an entry, by node id. */
+  position(id: string): number | undefined {
+    return this.#positions.get(id);
+  }
+
+  /** True when the cache holds the chain from its root (a cold read may stop at a compaction's boundary). */
+  get startsAtRoot(): boolean {
+    return this.#entries.length === 0 || this.#entries[0]?.node.parentId === null;
+  }
+
+  /** Positions of the compaction nodes among the entries, oldest first. Read-only for callers. */
+  get compactionPositions(): readonly number[] {
+    return this.#compactions;
   }
 
   /** Position of a message among the valid messages. */

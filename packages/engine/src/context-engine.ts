@@ -37,7 +37,6 @@ import { assertIdentifier, assertJsonObject } from '@ctxgraph/fragments-core/sto
 import { defaultSerializer } from '@ctxgraph/serialization';
 import type { ModelMessage, SystemModelMessage, UIMessage } from 'ai';
 import { BranchView } from './branch-view';
-// --- end budget ---
 import {
   type BranchComparisonReport,
   type CompareBranchesOptions,
@@ -55,6 +54,30 @@ import {
   fitToBudget,
 } from './budget/fit-to-budget';
 import { TokenCounter } from './budget/token-counter';
+// --- end budget ---
+import {
+  type AutoCompaction,
+  type AutoCompactOptions,
+  type CheckedAutoCompact,
+  checkAutoCompact,
+  compactForBudget,
+  wantsCompaction,
+} from './compaction/auto-compact';
+import {
+  type CompactionContext,
+  type CompactionResult,
+  type CompactOptions,
+  carrySummary,
+  checkCompactOptions,
+  compactBranch,
+} from './compaction/compact';
+import {
+  lastShownIdWithRole,
+  shownMessageCount,
+  visibleConversation,
+  wholeChainMessages,
+} from './compaction/compacted-view';
+import type { Summarizer } from './compaction/summarizer';
 import { buildSnapshot, type InspectOptions, type InspectSnapshot } from './inspect';
 import { MessageValidator } from './message-validator';
 import { DEFAULT_MODEL_PRICES, type ModelPrices } from './model-prices';
@@ -111,6 +134,12 @@ export interface ContextEngineOptions {
    * @default `createEstimatorTokenizer()` of `@ctxgraph/fragments-core` (about 4 characters a token)
    */
   tokenizer?: Tokenizer;
+  /**
+   * With `resolve({ budget })`: compact the branch (a summary node, see `compact()`) before the
+   * budget would leave history out, once the input passes `threshold` of the budget. Off unless
+   * given.
+   */
+  autoCompact?: AutoCompactOptions;
 }
 
 /**
@@ -150,6 +179,8 @@ export interface ResolveResult {
   messages: UIMessage[];
   /** With `budget`: what was counted, kept and left out, the cache plan and prefix reuse. */
   budget?: BudgetReport;
+  /** With `budget` and the engine's `autoCompact`, when the input passed the threshold. */
+  compaction?: AutoCompaction;
 }
 
 /** What {@link ContextEngine.resolve} returns with `format: 'model'`. */
@@ -165,6 +196,8 @@ export interface ModelResolveResult {
   system?: SystemModelMessage;
   /** With `budget`: what was counted, kept and left out, the cache plan and prefix reuse. */
   budget?: BudgetReport;
+  /** With `budget` and the engine's `autoCompact`, when the input passed the threshold. */
+  compaction?: AutoCompaction;
 }
 
 /** What {@link ContextEngine.save} returns. */
@@ -185,6 +218,16 @@ export interface UsageOptions {
 export interface CheckpointOptions {
   /** Move an existing checkpoint of that name here instead of refusing. @default false */
   replace?: boolean;
+}
+
+/** Options of {@link ContextEngine.switchBranch}. */
+export interface SwitchBranchOptions {
+  /**
+   * Carry a summary of the branch being left to the destination: `summarize` makes it from that
+   * branch's conversation and it is appended as a node on the destination before the switch. A
+   * failing or empty summary writes nothing and does not switch.
+   */
+  carry?: { summarize: Summarizer };
 }
 
 /** Changes for {@link ContextEngine.updateChat}. */
@@ -228,6 +271,8 @@ export class ContextEngine {
   readonly #validator: MessageValidator;
 
   readonly #serializer: ContextSerializer;
+  /** compaction/: the engine's `autoCompact` option, checked. */
+  readonly #autoCompact: CheckedAutoCompact | undefined;
   // --- budget (issue #14) ---
   readonly #tokenizer: Tokenizer;
   readonly #counter = new TokenCounter();
@@ -305,6 +350,10 @@ export class ContextEngine {
     this.#prices = options.prices;
     this.#validator = new MessageValidator(options.messageSchemas ?? {});
     this.#serializer = options.contextSerializer ?? defaultSerializer;
+    this.#autoCompact =
+      options.autoCompact === undefined
+        ? undefined
+        : checkAutoCompact('new ContextEngine(options)', options.autoCompact);
     this.#view = new BranchView(options.store, options.chatId, this.#validator);
   }
 
@@ -425,14 +474,24 @@ export class ContextEngine {
       const renderer = this.#pickRenderer(options?.renderer, 'resolve(options)');
       const opened = await this.#open();
       if (budget !== undefined) {
-        return this.#resolveWithin(
+        // compaction/: compact instead of leaving history out, when the app opted in.
+        const compaction = await this.#compactForBudget(
+          budget,
+          renderer,
+          context ?? this.#fragments,
+          ticket,
+          opened,
+        );
+        const result = await this.#resolveWithin(
           budget,
           renderer,
           context ?? this.#fragments,
           ticket,
           format,
-          opened,
+          // A compaction that ran may have moved the head: then the state openChat read is stale.
+          compaction === undefined ? opened : undefined,
         );
+        return compaction === undefined ? result : { ...result, compaction };
       }
       const systemPrompt = renderer.render(context ?? this.#fragments);
       const messages = await this.#conversation(ticket, opened);
@@ -530,17 +589,58 @@ export class ContextEngine {
 
   /**
    * Switches to an existing branch and makes it the chat's active one. Drops the messages set
-   * before this call (they belonged to the branch being left); messages set after it stay.
+   * before this call (they belonged to the branch being left); messages set after it stay. With
+   * `carry`, a summary of the branch left is appended on the destination first.
    */
-  switchBranch(name: string): Promise<BranchRecord> {
+  switchBranch(name: string, options?: SwitchBranchOptions): Promise<BranchRecord> {
+    const problem = optionsProblem('switchBranch(name, options)', options);
+    if (problem) return Promise.reject(problem);
+    const carry = options?.carry;
+    if (carry !== undefined && typeof carry?.summarize !== 'function') {
+      return Promise.reject(
+        new ValidationError(
+          'switchBranch(name, options): carry must be { summarize } with a summarizer function (for example summarizer({ model })).',
+          { issues: [{ path: 'carry.summarize', message: 'expected a function' }] },
+        ),
+      );
+    }
     const ticket = this.#pending.ticket;
     return this.#exclusive(async () => {
       assertIdentifier('switchBranch(name)', 'name', name);
       await this.#open();
+      // compaction/: the summary of the branch left goes onto the destination before the switch.
+      if (carry !== undefined && name !== this.#view.branch) {
+        await carrySummary(this.#compaction(), {
+          fromBranch: this.#view.branch,
+          toBranch: name,
+          summarize: carry.summarize,
+        });
+      }
       const branch = await this.#store.setActiveBranch({ chatId: this.#chatId, name });
       this.#pending.drop(ticket);
       this.#view.moveTo(branch);
       return branch;
+    });
+  }
+
+  /**
+   * Compacts the active branch: a summary of the conversation up to a boundary (from the root, or
+   * from the previous compaction) is appended as a compaction node at the head. From then on,
+   * `resolve()` on any branch through that node sends the summary in place of the span, then the
+   * kept messages, then what came after; the originals stay in the store (rewind to a node before
+   * the compaction to see them again). Resolves to what was written, or null when there is
+   * nothing to compact. A failing or empty summary writes nothing. Pending messages stay pending.
+   */
+  compact(options: CompactOptions): Promise<CompactionResult | null> {
+    let checked: CompactOptions;
+    try {
+      checked = checkCompactOptions(options);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.#exclusive(async () => {
+      await this.#open();
+      return compactBranch(this.#compaction(), checked);
     });
   }
 
@@ -805,8 +905,9 @@ export class ContextEngine {
         );
       }
       await this.#view.sync();
+      // compaction/: a cache read back to a compaction's boundary holds only part of the chain.
       return totalUsage(
-        this.#view.chain.entries.map((entry) => entry.node.message),
+        await wholeChainMessages(this.#store, this.#chatId, this.#view.chain),
         prices,
       );
     });
@@ -832,6 +933,7 @@ export class ContextEngine {
       const pending = await this.#pending.messages(ticket, this.#validator);
       const graph = await this.#store.getGraph(this.#chatId);
       this.#chat = graph.chat;
+      const visible = visibleConversation(this.#view.chain);
       // --- budget and usage (issue #14) ---
       const budget =
         options?.budget === undefined
@@ -845,7 +947,7 @@ export class ContextEngine {
       const prices = { ...DEFAULT_MODEL_PRICES, ...this.#prices, ...options?.prices };
       const usage = {
         branch: totalUsage(
-          this.#view.chain.entries.map((entry) => entry.node.message),
+          await wholeChainMessages(this.#store, this.#chatId, this.#view.chain),
           prices,
         ),
         chat: totalUsage(
@@ -864,7 +966,8 @@ export class ContextEngine {
         rendered,
         context,
         pending,
-        persisted: this.#view.chain.entries,
+        persisted: visible.entries,
+        appliedCompactionId: visible.compaction?.entry.node.id ?? null,
         graph,
         chatId: this.#chatId,
         userId: this.#userId,
@@ -875,6 +978,40 @@ export class ContextEngine {
   }
 
   // ---------------------------------------------------------------------------------------------
+
+  /**
+   * With `autoCompact`: plans the budget without remembering anything; when the plan would leave
+   * history out or the input passes the threshold, compacts first. Undefined when it did not try.
+   */
+  async #compactForBudget(
+    budget: ReturnType<typeof checkBudget>,
+    renderer: ContextRenderer,
+    fragments: readonly ContextFragment[],
+    ticket: number,
+    opened: HeadState | undefined,
+  ): Promise<AutoCompaction | undefined> {
+    const options = this.#autoCompact;
+    if (options === undefined) return undefined;
+    await this.#view.sync(opened);
+    this.#bindLazy(ticket);
+    const pending = await this.#pending.messages(ticket, this.#validator);
+    const plan = this.#planDryRun(budget, renderer, fragments, pending);
+    if ('exceeded' in plan || !wantsCompaction(plan, options.threshold)) return undefined;
+    return compactForBudget(() =>
+      compactBranch(this.#compaction(), { summarize: options.summarize, keep: options.keep }),
+    );
+  }
+
+  #compaction(): CompactionContext {
+    return {
+      store: this.#store,
+      chatId: this.#chatId,
+      view: this.#view,
+      validator: this.#validator,
+      maxAttempts: this.#maxSaveAttempts,
+      tokenizer: this.#tokenizer,
+    };
+  }
 
   #exclusive<T>(task: () => Promise<T>): Promise<T> {
     const run = this.#queue.then(task, task);
@@ -933,26 +1070,27 @@ export class ContextEngine {
   }
 
   #bindLazy(ticket: number): void {
-    this.#pending.bind(ticket, () => this.#view.chain.lastIdWithRole('assistant'));
+    this.#pending.bind(ticket, () => lastShownIdWithRole(this.#view.chain, 'assistant'));
   }
 
   /** The saved chain followed by the pending messages, validated, lazy ones resolved in place. */
   async #conversation(ticket: number, opened: HeadState | undefined): Promise<UIMessage[]> {
     await this.#view.sync(opened);
     this.#bindLazy(ticket);
-    const chain = this.#view.chain;
-    if (chain.invalidCount > 0 && this.#onInvalidMessage === 'throw') {
-      const entry = chain.entries.find((candidate) => candidate.message === null);
+    // compaction/: what the chain shows (a compaction's summary in place of its span).
+    const visible = visibleConversation(this.#view.chain);
+    if (visible.invalid !== undefined && this.#onInvalidMessage === 'throw') {
+      const entry = visible.invalid;
       throw new ValidationError(
         `Stored message "${entry?.node.id}" of chat "${this.#chatId}" no longer validates: ${entry?.error?.message ?? 'invalid'} Pass onInvalidMessage: 'skip' to leave such messages out.`,
         { cause: entry?.error },
       );
     }
-    // A copy of the cached list (its messages are frozen): callers may change the array.
-    const messages = chain.messages.slice();
+    // A fresh list (its messages are frozen): callers may change the array.
+    const messages = visible.messages;
     const added = new Map<string, number>();
     for (const message of await this.#pending.messages(ticket, this.#validator)) {
-      const index = chain.messagePosition(message.id) ?? added.get(message.id);
+      const index = visible.position(message.id) ?? added.get(message.id);
       if (index === undefined) {
         added.set(message.id, messages.length);
         messages.push(message);
@@ -971,7 +1109,7 @@ export class ContextEngine {
     fragments: readonly ContextFragment[],
     pending: readonly UIMessage[],
   ): BudgetReport | { exceeded: BudgetShortfall } {
-    const history = this.#view.chain.messages;
+    const history = visibleConversation(this.#view.chain).messages;
     try {
       return fitToBudget({
         budget,
@@ -1007,7 +1145,7 @@ export class ContextEngine {
       renderer,
       fragments,
       messages: conversation,
-      pendingFrom: this.#view.chain.messages.length,
+      pendingFrom: shownMessageCount(this.#view.chain),
       previous: this.#budgetMemory.get(branch) ?? null,
     });
     this.#budgetMemory.set(branch, fitted.memory);

@@ -18,6 +18,19 @@ export type {
 export type { CacheBreakpoint, LeftOutItem, LeftOutRule } from './budget/plan-budget';
 export type { PrefixReport } from './budget/prefix-report';
 export {
+  DEFAULT_BRANCH_SUMMARY_INSTRUCTION,
+  DEFAULT_COMPACTION_INSTRUCTION,
+  type SummarizerOptions,
+  summarizer,
+} from './compaction/ai-summarizer';
+export type { AutoCompaction, AutoCompactOptions } from './compaction/auto-compact';
+export type {
+  CompactionResult,
+  CompactKeep,
+  CompactOptions,
+} from './compaction/compact';
+export type { SummarizeContext, Summarizer } from './compaction/summarizer';
+export {
   type ChatUpdate,
   type CheckpointOptions,
   ContextEngine,
@@ -27,9 +40,11 @@ export {
   type ResolveOptions,
   type ResolveResult,
   type SaveResult,
+  type SwitchBranchOptions,
   type UsageOptions,
 } from './context-engine';
 export type {
+  InspectCompaction,
   InspectEstimate,
   InspectNextCall,
   InspectNode,

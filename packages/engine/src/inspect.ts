@@ -4,11 +4,13 @@ import {
   type ChatGraph,
   type ChatRecord,
   type CheckpointRecord,
+  type CompactionRecord,
   type ContextFragment,
   type ContextRenderer,
   isFragment,
   type JsonValue,
   type MessageNodeRecord,
+  readCompaction,
   type Tokenizer,
   type ValidationError,
 } from '@ctxgraph/fragments-core';
@@ -79,6 +81,24 @@ export interface InspectNode {
   createdAt: number;
 }
 
+/** A compaction node of the inspected graph: the span it replaces and what that saved. */
+export interface InspectCompaction {
+  /** The compaction node's id. */
+  id: string;
+  /** The last node the span covers. */
+  boundaryId: string;
+  /** The compaction whose view the span starts with, or null (from the root). */
+  previousCompactionId: string | null;
+  /** How many messages the summary replaces. */
+  coveredMessages: number;
+  /** Tokens of the span, of the summary, and saved (`covered - summary`). */
+  tokens: CompactionRecord['tokens'];
+  /** When it was made. */
+  createdAt: number;
+  /** True when it shapes what the active branch sends now (the newest on its chain). */
+  applied: boolean;
+}
+
 /** The JSON-safe snapshot `ContextEngine.inspect` returns. */
 export interface InspectSnapshot {
   estimate: InspectEstimate;
@@ -106,6 +126,8 @@ export interface InspectSnapshot {
   };
   /** The chat's whole graph. */
   graph: { nodes: InspectNode[]; branches: BranchRecord[]; checkpoints: CheckpointRecord[] };
+  /** Every compaction node of the chat, oldest first. */
+  compactions: InspectCompaction[];
   /** Where the engine stands. */
   meta: {
     chatId: string;
@@ -139,6 +161,8 @@ export interface SnapshotInput {
   userId: string;
   branch: string;
   headMessageId: string | null;
+  /** The compaction node that shapes the active branch's conversation, if any. */
+  appliedCompactionId: string | null;
 }
 
 /** Builds the snapshot, counting with the engine's tokenizer. */
@@ -181,6 +205,21 @@ export function buildSnapshot(input: SnapshotInput): InspectSnapshot {
       branches: input.graph.branches.slice(),
       checkpoints: input.graph.checkpoints.slice(),
     },
+    compactions: input.graph.nodes.flatMap((node) => {
+      const record = readCompaction(node.message);
+      if (record === null) return [];
+      return [
+        {
+          id: node.id,
+          boundaryId: record.boundaryId,
+          previousCompactionId: record.previousCompactionId,
+          coveredMessages: record.coveredMessages,
+          tokens: record.tokens,
+          createdAt: record.createdAt,
+          applied: node.id === input.appliedCompactionId,
+        },
+      ];
+    }),
     meta: {
       chatId: input.chatId,
       userId: input.userId,

@@ -119,6 +119,15 @@ export type {
 } from './store/branch-extensions';
 export { nextBranchName } from './store/branch-names';
 export {
+  type BranchSummaryRecord,
+  type CompactionMessageInput,
+  type CompactionRecord,
+  CTXGRAPH_METADATA_KEY,
+  compactionMessage,
+  readBranchSummary,
+  readCompaction,
+} from './store/compaction-node';
+export {
   type BranchComparison,
   type BranchSide,
   type CompareBranchesInput,

@@ -4,6 +4,7 @@ import { defineAppendTests } from './append-tests';
 import { defineChainTests } from './chain-tests';
 import { defineChatTests } from './chat-tests';
 import { defineClosedStoreTests } from './closed-store-tests';
+import { defineCompactionTests } from './compaction-tests';
 import { defineCompareTests } from './compare-tests';
 import { defineConcurrencyTests } from './concurrency-tests';
 import { defineContextLaneInputTests } from './context-lane-input-tests';
@@ -54,7 +55,9 @@ export interface StoreConformanceOptions {
 
 /**
  * Defines the vitest suites every `ContextStore` must pass: chats and ownership, message nodes
- * (every `UIMessage` part kind round-trips), the replace-in-place rule (an id on another branch
+ * (every `UIMessage` part kind round-trips), compaction nodes (a `UIMessage` carrying
+ * `metadata.ctxgraph.compaction` round-trips byte for byte and its chain reads back to the
+ * boundary with `until`), the replace-in-place rule (an id on another branch
  * refused with `MessageIdConflictError`), chains and paging, branches and checkpoints, the
  * atomic head-moving write under concurrent callers, `append`, `forkBranch` and the context lane
  * (when declared, concurrent callers included), comparing branches (over `getChain`), search
@@ -134,6 +137,7 @@ export function defineStoreConformance(options: StoreConformanceOptions): void {
     defineMessageTests(kit);
     defineOffBranchTests(kit);
     defineChainTests(kit);
+    defineCompactionTests(kit);
     definePointerTests(kit);
     defineConcurrencyTests(kit);
     defineAppendTests(kit);

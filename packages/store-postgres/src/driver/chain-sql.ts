@@ -82,7 +82,8 @@ function chainStatement(names: TableNames): string {
   // plain recursive join is hash-joined against every row of the chat at every step when
   // statistics are missing, or when one chat fills most of the table. It stops at the span
   // that holds `until` (all of a span's sequences are on the chain, so that is the test) and
-  // once `limit` nodes are covered; the nodes are then read span by span with range scans.
+  // once `limit` nodes are covered; the nodes are then read span by span with range scans,
+  // each bounded by `until` and `limit`, so a short read of a long run stays short.
   const statement = `WITH RECURSIVE target AS (
   SELECT (SELECT u.sequence FROM ${messages} u WHERE u.chat_id = $1::text AND u.message_id = $3::text) AS until_sequence
 ), spans AS (
@@ -114,10 +115,20 @@ function chainStatement(names: TableNames): string {
   SELECT s.message_id, s.parent_id, s.sequence, s.message, s.created_at, s.updated_at FROM spans s
   UNION ALL
   SELECT r.message_id, r.parent_id, r.sequence, r.message, r.created_at, r.updated_at
-  FROM spans s CROSS JOIN LATERAL (
+  FROM spans s CROSS JOIN target t CROSS JOIN LATERAL (
     SELECT m.message_id, m.parent_id, m.sequence, m.message, m.created_at, m.updated_at
     FROM ${messages} m
-    WHERE s.low < s.sequence AND m.chat_id = $1::text AND m.sequence >= s.low AND m.sequence < s.sequence
+    WHERE s.low < s.sequence AND m.chat_id = $1::text AND m.sequence < s.sequence
+      -- Within one long run, read only what is wanted: the part after until when the run
+      -- holds it, and only the newest nodes the limit still allows (newer spans took the
+      -- rest). One lower bound, so it is the index range, not a filter over the whole run.
+      AND m.sequence >= greatest(
+        s.low,
+        coalesce(s.low + s.covered - $4::bigint, s.low),
+        CASE WHEN t.until_sequence BETWEEN s.low AND s.sequence THEN t.until_sequence + 1 ELSE s.low END
+      )
+    -- A fence: the range stays a per-span index scan instead of a join over the whole chat.
+    OFFSET 0
   ) r
 ), wanted AS (
   SELECT n.* FROM nodes n

@@ -1,0 +1,396 @@
+import {
+  type BranchSummaryRecord,
+  type CommitResult,
+  type CompactionRecord,
+  type ContextStore,
+  CTXGRAPH_METADATA_KEY,
+  compactionMessage,
+  EngineError,
+  HeadConflictError,
+  type StoredMessage,
+  type Tokenizer,
+  ValidationError,
+} from '@ctxgraph/fragments-core';
+import { assertIdentifier } from '@ctxgraph/fragments-core/store-kit';
+import { generateId, isToolUIPart, type UIMessage } from 'ai';
+import type { BranchView } from '../branch-view';
+import { messageText } from '../budget/token-counter';
+import type { ChainEntry } from '../chain-cache';
+import type { MessageValidator } from '../message-validator';
+import { visibleConversation } from './compacted-view';
+import { runSummarizer, type Summarizer } from './summarizer';
+
+/** What `compact()` keeps after the summary. */
+export type CompactKeep =
+  | number
+  | {
+      /** Keep the last `turns` turns (a turn starts at a user message). */
+      readonly turns: number;
+    }
+  | {
+      /** Keep this message and everything after it (the boundary is the message before it). */
+      readonly fromMessageId: string;
+    };
+
+/** Options of `ContextEngine.compact`. */
+export interface CompactOptions {
+  /** Makes the summary of the span (`summarizer({ model })` is the built-in one). */
+  readonly summarize: Summarizer;
+  /**
+   * What stays after the summary: a number or `{ turns }` keeps the last turns (a turn starts at
+   * a user message), `{ fromMessageId }` keeps that message and what follows. The boundary moves
+   * earlier when it would separate a tool call from its result.
+   * @default 2 (the last two turns)
+   */
+  readonly keep?: CompactKeep;
+  /** The compaction node's id. @default a generated id */
+  readonly id?: string;
+}
+
+/** What `compact()` wrote. */
+export interface CompactionResult {
+  /** The compaction node's id (the new branch head). */
+  readonly messageId: string;
+  /** The record the node carries (boundary, span, tokens). */
+  readonly compaction: CompactionRecord;
+  /** How many messages the resolved conversation keeps after the summary. */
+  readonly keptMessages: number;
+  /** The head the node was attached to (newer than the one compacted when another writer saved meanwhile). */
+  readonly attachedTo: string;
+}
+
+/** What the engine hands the compaction flows. */
+export interface CompactionContext {
+  readonly store: ContextStore;
+  readonly chatId: string;
+  readonly view: BranchView;
+  readonly validator: MessageValidator;
+  readonly maxAttempts: number;
+  /** The engine's tokenizer: what the record's token counts are in. */
+  readonly tokenizer: Tokenizer;
+}
+
+/** The framing of the text a compaction node sends in place of its span. */
+const COMPACTION_PREFIX = 'Summary of the conversation so far:\n\n';
+
+/** Checks `compact()`'s options; a `ValidationError` that says which one is wrong. */
+export function checkCompactOptions(options: unknown): CompactOptions {
+  const method = 'compact(options)';
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw new ValidationError(
+      `${method}: options must be an object with summarize (and optionally keep, id).`,
+      { issues: [{ path: 'options', message: 'expected an object' }] },
+    );
+  }
+  const candidate = options as Partial<CompactOptions>;
+  if (typeof candidate.summarize !== 'function') {
+    throw new ValidationError(
+      `${method}: summarize must be a function from messages to text (for example summarizer({ model })).`,
+      { issues: [{ path: 'summarize', message: 'expected a function' }] },
+    );
+  }
+  const keep = candidate.keep ?? 2;
+  const turns = typeof keep === 'number' ? keep : (keep as { turns?: unknown }).turns;
+  if (typeof keep === 'object' && keep !== null && 'fromMessageId' in keep) {
+    assertIdentifier(method, 'keep.fromMessageId', keep.fromMessageId);
+  } else if (typeof turns !== 'number' || !Number.isInteger(turns) || turns < 0) {
+    throw new ValidationError(
+      `${method}: keep must be a number of turns (an integer of 0 or more), { turns } or { fromMessageId }, received ${JSON.stringify(keep)}.`,
+      { issues: [{ path: 'keep', message: 'expected turns or { fromMessageId }' }] },
+    );
+  }
+  if (candidate.id !== undefined) assertIdentifier(method, 'id', candidate.id);
+  return { summarize: candidate.summarize, keep, ...(candidate.id ? { id: candidate.id } : {}) };
+}
+
+/**
+ * Compacts the branch the view follows: picks the span (from the root or the previous
+ * compaction, up to the boundary `keep` leaves), asks for its summary, and writes the compaction
+ * node on top of the head. Resolves to null when there is nothing to compact.
+ */
+export async function compactBranch(
+  context: CompactionContext,
+  options: CompactOptions,
+): Promise<CompactionResult | null> {
+  const method = 'compact()';
+  const { view } = context;
+  await view.sync();
+  const startHead = view.headMessageId;
+  const startVersion = view.version;
+  if (startHead === null) return null;
+  const visible = visibleConversation(view.chain);
+  const summaryCount = visible.compaction === undefined ? 0 : 1;
+  const firstKept = firstKeptIndex(visible.entries, summaryCount, options.keep ?? 2, method);
+  if (firstKept <= summaryCount) return null;
+  const span = visible.entries.slice(0, firstKept);
+  const keptMessages = visible.entries.length - firstKept;
+  const boundary = span.at(-1) as ChainEntry;
+  const spanMessages = span.map(shownMessage);
+  const summary = await runSummarizer(
+    options.summarize,
+    spanMessages,
+    { purpose: 'compaction' },
+    method,
+  );
+
+  const { tokenizer } = context;
+  const id = options.id ?? `compaction-${generateId()}`;
+  const text = `${COMPACTION_PREFIX}${summary}`;
+  const covered = spanMessages.reduce(
+    (total, message) => total + tokenizer.count(messageText(message)),
+    0,
+  );
+  const summaryTokens = tokenizer.count(text);
+  const record: CompactionRecord = {
+    version: 1,
+    boundaryId: boundary.node.id,
+    previousCompactionId: visible.compaction?.entry.node.id ?? null,
+    coveredMessages: spanMessages.length,
+    tokens: {
+      tokenizer: tokenizer.id,
+      covered,
+      summary: summaryTokens,
+      saved: covered - summaryTokens,
+    },
+    createdAt: Date.now(),
+  };
+  const message = compactionMessage({ id, text, compaction: record });
+  const attachedTo = await writeOnTop(context, message, startHead, startVersion, method);
+  return {
+    messageId: id,
+    compaction: record,
+    keptMessages,
+    attachedTo,
+  };
+}
+
+/** Input of {@link carrySummary}. */
+export interface CarryInput {
+  /** The branch being left. */
+  readonly fromBranch: string;
+  /** The branch the summary goes to. */
+  readonly toBranch: string;
+  readonly summarize: Summarizer;
+}
+
+/**
+ * Summarizes the conversation of the branch the view follows and appends the summary as a node
+ * on `toBranch` (which must exist). Resolves to the node's id, or null when the branch left has
+ * nothing to summarize. Nothing is written when the summarizer fails.
+ */
+export async function carrySummary(
+  context: CompactionContext,
+  input: CarryInput,
+): Promise<string | null> {
+  const method = `switchBranch("${input.toBranch}", { carry })`;
+  const { store, chatId, view } = context;
+  await view.sync();
+  const visible = visibleConversation(view.chain);
+  if (visible.entries.length === 0) return null;
+  const destination = await store.getHead({ chatId, branch: input.toBranch });
+  const messages = visible.entries.map(shownMessage);
+  const summary = await runSummarizer(
+    input.summarize,
+    messages,
+    { purpose: 'branch-summary' },
+    method,
+  );
+  const record: BranchSummaryRecord = {
+    version: 1,
+    fromBranch: input.fromBranch,
+    fromHeadId: view.headMessageId,
+    coveredMessages: messages.length,
+    createdAt: Date.now(),
+  };
+  const message: StoredMessage = {
+    id: `branch-summary-${generateId()}`,
+    role: 'user',
+    parts: [{ type: 'text', text: `Summary of branch "${input.fromBranch}":\n\n${summary}` }],
+    metadata: { [CTXGRAPH_METADATA_KEY]: { branchSummary: record } },
+  };
+  await checkedNode(context, message, method);
+  const batch = [{ id: message.id, message }];
+  // A branch summary replaces nothing, so it can attach to whatever head the branch has.
+  if (store.capabilities.append === true && typeof store.append === 'function') {
+    await store.append({ chatId, branch: input.toBranch, messages: batch });
+    return message.id;
+  }
+  let expectedHeadId = destination.headMessageId;
+  for (let attempt = 1; attempt <= context.maxAttempts; attempt += 1) {
+    try {
+      await store.commit({ chatId, branch: input.toBranch, expectedHeadId, messages: batch });
+      return message.id;
+    } catch (error) {
+      if (!HeadConflictError.isInstance(error)) throw error;
+      expectedHeadId = error.currentHeadId;
+    }
+  }
+  throw gaveUp(context, method, input.toBranch);
+}
+
+/**
+ * Writes the compaction node with compare-and-set on the head the span was read at. When another
+ * writer appended meanwhile, the span is still exactly the one summarized (heads only move
+ * forward, so the boundary is still on the chain), and the node goes on top of the new head:
+ * the turns written meanwhile become kept messages. It fails clearly, writing nothing, when a
+ * message was replaced in place since the span was read (the summary may no longer match it) or
+ * when the head left the chain that was summarized.
+ */
+async function writeOnTop(
+  context: CompactionContext,
+  message: StoredMessage,
+  startHead: string,
+  startVersion: number,
+  method: string,
+): Promise<string> {
+  const { store, chatId, view } = context;
+  const byId = new Map([[message.id, await checkedNode(context, message, method)]]);
+  const branch = view.branch;
+  let expectedHeadId = startHead;
+  for (let attempt = 1; attempt <= context.maxAttempts; attempt += 1) {
+    const state = await store.getHead({ chatId, branch });
+    if (state.rewrittenAt > startVersion) {
+      throw new EngineError(
+        `${method}: a message of chat "${chatId}" was replaced in place while the summary was being made, so it may no longer match the span. Nothing was written; call compact() again.`,
+      );
+    }
+    if (state.headMessageId !== expectedHeadId) {
+      if (
+        state.headMessageId === null ||
+        !(await descends(context, state.headMessageId, startHead))
+      ) {
+        throw new EngineError(
+          `${method}: the head of branch "${branch}" moved off the chain that was summarized. Nothing was written; call compact() again.`,
+        );
+      }
+      expectedHeadId = state.headMessageId;
+    }
+    let result: CommitResult;
+    try {
+      result = await store.commit({
+        chatId,
+        branch,
+        expectedHeadId,
+        messages: [{ id: message.id, message }],
+      });
+    } catch (error) {
+      if (HeadConflictError.isInstance(error)) continue;
+      throw error;
+    }
+    view.applyWrite(expectedHeadId, result, byId);
+    return expectedHeadId;
+  }
+  throw gaveUp(context, method, branch);
+}
+
+/** The error of a write that other writers kept beating to the head. */
+function gaveUp(context: CompactionContext, method: string, branch: string): EngineError {
+  return new EngineError(
+    `${method}: gave up after ${context.maxAttempts} attempts because other writers kept moving the head of branch "${branch}". Nothing was written.`,
+  );
+}
+
+/** The node as the engine validates it, or an `EngineError` (nothing written) saying why not. */
+async function checkedNode(
+  context: CompactionContext,
+  message: StoredMessage,
+  method: string,
+): Promise<UIMessage> {
+  const [checked] = await context.validator.check([message]);
+  if (!checked?.success) {
+    throw new EngineError(
+      `${method}: the summary node does not validate against the engine's message schemas (${checked?.error.message ?? 'invalid'}); allow a "${CTXGRAPH_METADATA_KEY}" key in metadataSchema. Nothing was written.`,
+    );
+  }
+  return checked.message;
+}
+
+/** True when `ancestor` is on the chain of `head` (reads only the nodes in between). */
+async function descends(
+  context: CompactionContext,
+  head: string,
+  ancestor: string,
+): Promise<boolean> {
+  let cursor: string | null = head;
+  while (cursor !== null) {
+    const page = await context.store.getChain({
+      chatId: context.chatId,
+      headMessageId: cursor,
+      until: ancestor,
+    });
+    if (page.reachedUntil) return true;
+    cursor = page.nextCursor;
+  }
+  return false;
+}
+
+/** The message as the conversation shows it (a stored one that no longer validates, as stored). */
+function shownMessage(entry: ChainEntry): UIMessage {
+  return entry.message ?? (entry.node.message as unknown as UIMessage);
+}
+
+/**
+ * The index (among the shown entries) of the first message kept after the summary. Entries
+ * before `start` are the previous summary, which is always in the span. Moves earlier while the
+ * boundary would separate a tool call from its result.
+ */
+function firstKeptIndex(
+  entries: readonly ChainEntry[],
+  start: number,
+  keep: CompactKeep,
+  method: string,
+): number {
+  let index: number;
+  if (typeof keep === 'object' && 'fromMessageId' in keep) {
+    index = entries.findIndex((entry) => entry.node.id === keep.fromMessageId);
+    if (index < 0) {
+      throw new ValidationError(
+        `${method}: keep.fromMessageId "${keep.fromMessageId}" is not a message the branch shows (after the latest compaction's summary).`,
+        { issues: [{ path: 'keep.fromMessageId', message: 'not in the conversation' }] },
+      );
+    }
+  } else {
+    const turns = typeof keep === 'number' ? keep : keep.turns;
+    index = entries.length;
+    let seen = 0;
+    while (seen < turns && index > start) {
+      index -= 1;
+      if (shownMessage(entries[index] as ChainEntry).role === 'user') seen += 1;
+    }
+    if (seen < turns) return start;
+  }
+  while (index > start && splitsToolCall(entries, index)) index -= 1;
+  return index;
+}
+
+/** Tool states that wait for a result or an approval still to come. */
+const OPEN_TOOL_STATES = new Set([
+  'input-streaming',
+  'input-available',
+  'approval-requested',
+  'approval-responded',
+]);
+
+/**
+ * True when cutting before `index` separates a tool call from its result: a tool call id on both
+ * sides, or a call still waiting for its result in the last covered message.
+ */
+function splitsToolCall(entries: readonly ChainEntry[], index: number): boolean {
+  const kept = new Set<string>();
+  for (let position = index; position < entries.length; position += 1) {
+    for (const part of shownMessage(entries[position] as ChainEntry).parts) {
+      if (isToolUIPart(part)) kept.add(part.toolCallId);
+    }
+  }
+  const last = shownMessage(entries[index - 1] as ChainEntry);
+  for (const part of last.parts) {
+    if (isToolUIPart(part) && OPEN_TOOL_STATES.has(part.state)) return true;
+  }
+  if (kept.size === 0) return false;
+  for (let position = 0; position < index; position += 1) {
+    for (const part of shownMessage(entries[position] as ChainEntry).parts) {
+      if (isToolUIPart(part) && kept.has(part.toolCallId)) return true;
+    }
+  }
+  return false;
+}

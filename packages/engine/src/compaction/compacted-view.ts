@@ -1,0 +1,212 @@
+import {
+  type CompactionRecord,
+  type ContextStore,
+  EngineError,
+  type MessageNodeRecord,
+  readCompaction,
+  type StoredMessage,
+} from '@ctxgraph/fragments-core';
+import type { UIMessage } from 'ai';
+import type { ChainCache, ChainEntry } from '../chain-cache';
+
+/** The compaction a chain's conversation is shown through. */
+export interface AppliedCompaction {
+  /** The compaction node's entry (its message is the summary). */
+  readonly entry: ChainEntry;
+  /** Its record. */
+  readonly record: CompactionRecord;
+  /** Its position in the chain. */
+  readonly position: number;
+  /** The position of its boundary (the last node it covers) in the chain; -1 right before it. */
+  readonly boundaryPosition: number;
+}
+
+/**
+ * The compaction that shapes what a chain shows: the newest compaction node whose boundary is an
+ * earlier node of the same chain. Undefined when none applies (then the chain shows every node).
+ */
+function appliedCompaction(chain: ChainCache): AppliedCompaction | undefined {
+  const positions = chain.compactionPositions;
+  for (let index = positions.length - 1; index >= 0; index -= 1) {
+    const position = positions[index] as number;
+    const entry = chain.entries[position] as ChainEntry;
+    const record = readCompaction(entry.node.message);
+    if (record === null) continue;
+    // A cold read stops right after the boundary: then it is the parent of the first entry.
+    const boundaryPosition =
+      chain.position(record.boundaryId) ??
+      (chain.entries[0]?.node.parentId === record.boundaryId ? -1 : undefined);
+    if (boundaryPosition !== undefined && boundaryPosition < position)
+      return { entry, record, position, boundaryPosition };
+    // The cache starts after some boundary: what lies before it is not here to judge.
+    if (!chain.startsAtRoot) return undefined;
+  }
+  return undefined;
+}
+
+/**
+ * True when the cache holds enough of the chain to show its conversation: the whole chain, or
+ * everything after the boundary of the compaction that applies. A cold read stops at that
+ * boundary; a rewind that cuts the compaction node off needs the older part again.
+ */
+export function holdsConversation(chain: ChainCache): boolean {
+  return chain.startsAtRoot || appliedCompaction(chain) !== undefined;
+}
+
+/**
+ * The newest node with `role` among those the chain shows (a message hidden behind a compaction's
+ * summary is never the target of a lazy correction, warm or cold), or undefined.
+ */
+export function lastShownIdWithRole(chain: ChainCache, role: string): string | undefined {
+  const id = chain.lastIdWithRole(role);
+  const compaction = appliedCompaction(chain);
+  if (id === undefined || compaction === undefined) return id;
+  return (chain.position(id) ?? -1) > compaction.boundaryPosition ? id : undefined;
+}
+
+/** The conversation a chain shows, entry by entry. */
+export interface VisibleConversation {
+  /** The compaction it is shown through, if any. */
+  readonly compaction: AppliedCompaction | undefined;
+  /** The entries shown, in order (the summary first when a compaction applies). */
+  readonly entries: readonly ChainEntry[];
+  /** Their valid messages, in order (a fresh array the caller may change). */
+  readonly messages: UIMessage[];
+  /** The position of a message among `messages`, by id. */
+  position(id: string): number | undefined;
+  /** The first entry shown that no longer validates, if any. */
+  readonly invalid: ChainEntry | undefined;
+}
+
+/**
+ * What a chain shows: without a compaction, every node; through one, its summary in place of the
+ * span, then the kept messages (after the boundary), then what came after the compaction node.
+ * Older compaction nodes after the boundary are covered by the newer summary and not shown.
+ */
+export function visibleConversation(chain: ChainCache): VisibleConversation {
+  const compaction = appliedCompaction(chain);
+  if (compaction === undefined) {
+    return {
+      compaction,
+      entries: chain.entries,
+      messages: chain.messages.slice(),
+      position: (id) => chain.messagePosition(id),
+      invalid:
+        chain.invalidCount > 0 ? chain.entries.find((entry) => entry.message === null) : undefined,
+    };
+  }
+  const entries: ChainEntry[] = [compaction.entry];
+  const compactions = chain.compactionPositions;
+  let next = compactions.findIndex((position) => position > compaction.boundaryPosition);
+  for (let index = compaction.boundaryPosition + 1; index < chain.entries.length; index += 1) {
+    if (next >= 0 && compactions[next] === index) {
+      next = next + 1 < compactions.length ? next + 1 : -1;
+      continue;
+    }
+    entries.push(chain.entries[index] as ChainEntry);
+  }
+  const messages: UIMessage[] = [];
+  const positions = new Map<string, number>();
+  let invalid: ChainEntry | undefined;
+  for (const entry of entries) {
+    if (entry.message === null) {
+      invalid ??= entry;
+      continue;
+    }
+    positions.set(entry.node.id, messages.length);
+    messages.push(entry.message);
+  }
+  return { compaction, entries, messages, position: (id) => positions.get(id), invalid };
+}
+
+/** How many valid messages the chain shows (what `visibleConversation(chain).messages` holds). */
+export function shownMessageCount(chain: ChainCache): number {
+  const compaction = appliedCompaction(chain);
+  if (compaction === undefined) return chain.messages.length;
+  const compactions = new Set(chain.compactionPositions);
+  let count = compaction.entry.message === null ? 0 : 1;
+  for (let index = compaction.boundaryPosition + 1; index < chain.entries.length; index += 1) {
+    if (!compactions.has(index) && chain.entries[index]?.message) count += 1;
+  }
+  return count;
+}
+
+/**
+ * Every stored message of the chain, root first, hidden ones included (for usage totals): the
+ * cache, plus, when a cold read stopped at a boundary, the older part read now.
+ */
+export async function wholeChainMessages(
+  store: ContextStore,
+  chatId: string,
+  chain: ChainCache,
+): Promise<StoredMessage[]> {
+  const cached = chain.entries.map((entry) => entry.node.message);
+  let cursor = chain.startsAtRoot ? null : (chain.entries[0]?.node.parentId ?? null);
+  let older: MessageNodeRecord[] = [];
+  while (cursor !== null) {
+    const page = await store.getChain({ chatId, headMessageId: cursor });
+    older = page.nodes.concat(older);
+    cursor = page.nextCursor;
+  }
+  return older.length === 0 ? cached : [...older.map((node) => node.message), ...cached];
+}
+
+/** Page sizes of a cold read, newest first; after the last, the rest in one read. */
+const COLD_PAGES = [64, 1024, 16_384] as const;
+
+/**
+ * Reads what a branch shows, cold: the chain from `head` back to the boundary of the newest
+ * compaction node on it, or back to the root when there is none. The newest nodes come first in
+ * pages (64, then 1,024, then 16,384, then the rest) until one holds a compaction node; then one
+ * read with `until` takes exactly what lies between it and its boundary. A chain with a recent
+ * compaction node costs a read of the kept messages, not of the history.
+ */
+export async function readConversationChain(
+  store: ContextStore,
+  chatId: string,
+  head: string,
+): Promise<MessageNodeRecord[]> {
+  let nodes: MessageNodeRecord[] = [];
+  let cursor: string | null = head;
+  let page = 0;
+  while (cursor !== null) {
+    const limit: number | undefined = COLD_PAGES[page];
+    page += 1;
+    const read = await store.getChain({
+      chatId,
+      headMessageId: cursor,
+      ...(limit === undefined ? {} : { limit }),
+    });
+    nodes = read.nodes.concat(nodes);
+    cursor = read.nextCursor;
+    const boundaryId = newestBoundary(read.nodes);
+    if (boundaryId === undefined) continue;
+    const boundaryIndex = nodes.findIndex((node) => node.id === boundaryId);
+    if (boundaryIndex >= 0) {
+      nodes = nodes.slice(boundaryIndex + 1);
+      break;
+    }
+    // The boundary is older than this page: read back to it, and no further.
+    while (cursor !== null) {
+      const rest = await store.getChain({ chatId, headMessageId: cursor, until: boundaryId });
+      nodes = rest.nodes.concat(nodes);
+      cursor = rest.reachedUntil ? null : rest.nextCursor;
+    }
+    break;
+  }
+  if (nodes.length > 0 && nodes.at(-1)?.id !== head) {
+    throw new EngineError(
+      `The store returned a chain that does not end at head "${head}" of chat "${chatId}".`,
+    );
+  }
+  return nodes;
+}
+
+/** The boundary of the newest compaction node among `nodes` (oldest first), if any. */
+function newestBoundary(nodes: readonly MessageNodeRecord[]): string | undefined {
+  for (let index = nodes.length - 1; index >= 0; index -= 1) {
+    const record = readCompaction((nodes[index] as MessageNodeRecord).message);
+    if (record !== null) return record.boundaryId;
+  }
+  return undefined;
+}

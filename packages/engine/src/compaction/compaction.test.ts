@@ -1,0 +1,647 @@
+import { assistant, message, user } from '@ctxgraph/codecs';
+import {
+  type ContextStore,
+  EngineError,
+  HeadConflictError,
+  lastAssistantMessage,
+  readBranchSummary,
+  readCompaction,
+  ValidationError,
+} from '@ctxgraph/fragments-core';
+import { InMemoryContextStore } from '@ctxgraph/store-memory';
+import type { UIMessage } from 'ai';
+import { beforeEach, describe, expect, it } from 'vitest';
+import {
+  countingStore,
+  LineRenderer,
+  overrideStore,
+  scriptedModel,
+  withoutExtensions,
+} from '../__fixtures__/test-kit';
+import { ContextEngine } from '../context-engine';
+import { DEFAULT_COMPACTION_INSTRUCTION, summarizer } from './ai-summarizer';
+import type { Summarizer } from './summarizer';
+
+const renderer = new LineRenderer();
+let store: InMemoryContextStore;
+let counter = 0;
+
+beforeEach(() => {
+  store = new InMemoryContextStore();
+});
+
+function newEngine(target: ContextStore = store, chatId?: string): ContextEngine {
+  counter += 1;
+  return new ContextEngine({
+    store: target,
+    chatId: chatId ?? `chat-compaction-${counter}`,
+    userId: 'user-1',
+    renderer,
+  });
+}
+
+const texts = (messages: readonly UIMessage[]): string[] =>
+  messages.map((entry) =>
+    entry.parts.map((part) => (part.type === 'text' ? part.text : part.type)).join(''),
+  );
+
+/** Saves `turns` user/assistant pairs with ids `${prefix}u1`, `${prefix}a1`, … */
+async function chat(engine: ContextEngine, turns: number, prefix = '', from = 1): Promise<void> {
+  for (let turn = from; turn < from + turns; turn += 1) {
+    engine.set(
+      user(`question ${prefix}${turn}`, { id: `${prefix}u${turn}` }),
+      assistant(`answer ${prefix}${turn}`, { id: `${prefix}a${turn}` }),
+    );
+  }
+  await engine.save();
+}
+
+/** A summarizer that records what it was given and answers with a fixed text. */
+function recordingSummarizer(text: string): Summarizer & { calls: string[][] } {
+  const calls: string[][] = [];
+  const summarize = (messages: readonly UIMessage[]) => {
+    calls.push(texts(messages));
+    return text;
+  };
+  return Object.assign(summarize, { calls });
+}
+
+describe('compact()', () => {
+  it('sends the summary in place of the span, then the kept turns; the originals stay', async () => {
+    const engine = newEngine();
+    await chat(engine, 4);
+    const summarize = recordingSummarizer('S1');
+    const result = await engine.compact({ summarize, keep: 1 });
+    expect(summarize.calls).toEqual([
+      ['question 1', 'answer 1', 'question 2', 'answer 2', 'question 3', 'answer 3'],
+    ]);
+    expect(result?.compaction).toMatchObject({
+      boundaryId: 'a3',
+      previousCompactionId: null,
+      coveredMessages: 6,
+    });
+    expect(result?.keptMessages).toBe(2);
+    expect(result?.attachedTo).toBe('a4');
+    expect(engine.headMessageId).toBe(result?.messageId);
+
+    const { messages } = await engine.resolve();
+    expect(texts(messages)).toEqual([
+      'Summary of the conversation so far:\n\nS1',
+      'question 4',
+      'answer 4',
+    ]);
+    // The same from a cold engine, and the messages after the node follow the kept ones.
+    const cold = newEngine(store, engine.chatId);
+    await chat(cold, 1, '', 5);
+    expect(texts((await cold.resolve()).messages)).toEqual([
+      'Summary of the conversation so far:\n\nS1',
+      'question 4',
+      'answer 4',
+      'question 5',
+      'answer 5',
+    ]);
+    expect(texts((await engine.resolve()).messages).slice(-2)).toEqual(['question 5', 'answer 5']);
+    // Originals are never deleted.
+    const node = await store.getMessage({ chatId: engine.chatId, messageId: 'u1' });
+    expect(node?.message.parts).toEqual([{ type: 'text', text: 'question 1' }]);
+  });
+
+  it('records the tokens it saved, and inspect() lists each compaction node', async () => {
+    const engine = newEngine();
+    await chat(engine, 3);
+    const result = await engine.compact({ summarize: () => 'short', keep: 1 });
+    const tokens = result?.compaction.tokens;
+    expect(tokens?.tokenizer).toMatch(/^estimate:/);
+    expect(tokens?.covered).toBeGreaterThan(0);
+    expect(tokens?.saved).toBe((tokens?.covered ?? 0) - (tokens?.summary ?? 0));
+    const snapshot = await engine.inspect();
+    expect(snapshot.compactions).toEqual([
+      {
+        id: result?.messageId,
+        boundaryId: 'a2',
+        previousCompactionId: null,
+        coveredMessages: 4,
+        tokens,
+        createdAt: result?.compaction.createdAt,
+        applied: true,
+      },
+    ]);
+    expect(texts(snapshot.fragments.persisted)).toEqual([
+      'Summary of the conversation so far:\n\nshort',
+      'question 3',
+      'answer 3',
+    ]);
+  });
+
+  it('leaves a sibling branch as it was; a branch forked through the node sees the summary', async () => {
+    const engine = newEngine();
+    await chat(engine, 3);
+    const sibling = await engine.btw(); // a branch at a3, made before the compaction
+    const before = texts((await engine.resolve()).messages);
+    const result = await engine.compact({ summarize: () => 'S', keep: 1 });
+    await engine.switchBranch(sibling.name);
+    expect(texts((await engine.resolve()).messages)).toEqual(before);
+    await engine.switchBranch('main');
+    await engine.rewind(result?.messageId as string);
+    expect(texts((await engine.resolve()).messages)).toEqual([
+      'Summary of the conversation so far:\n\nS',
+      'question 3',
+      'answer 3',
+    ]);
+  });
+
+  it('is undone by rewinding to the node before it: the full history again', async () => {
+    const engine = newEngine();
+    await chat(engine, 3);
+    const full = texts((await engine.resolve()).messages);
+    await engine.compact({ summarize: () => 'S', keep: 1 });
+    await engine.rewind('a3');
+    expect(texts((await engine.resolve()).messages)).toEqual(full);
+    // A cold engine (whose cache starts at the boundary) too.
+    const cold = newEngine(store, engine.chatId);
+    expect(texts((await cold.resolve()).messages)).toEqual(full);
+    await cold.switchBranch('main');
+    expect((await cold.resolve()).messages).toHaveLength(3);
+    await cold.rewind('a3');
+    expect(texts((await cold.resolve()).messages)).toEqual(full);
+  });
+
+  it('compacts a compaction: the new span starts with the previous summary', async () => {
+    const engine = newEngine();
+    await chat(engine, 3);
+    const first = await engine.compact({ summarize: () => 'S1', keep: 1 });
+    await chat(engine, 2, '', 4);
+    const summarize = recordingSummarizer('S2');
+    const second = await engine.compact({ summarize, keep: 1 });
+    expect(summarize.calls[0]).toEqual([
+      'Summary of the conversation so far:\n\nS1',
+      'question 3',
+      'answer 3',
+      'question 4',
+      'answer 4',
+    ]);
+    expect(second?.compaction).toMatchObject({
+      boundaryId: 'a4',
+      previousCompactionId: first?.messageId,
+      coveredMessages: 5,
+    });
+    const expected = ['Summary of the conversation so far:\n\nS2', 'question 5', 'answer 5'];
+    expect(texts((await engine.resolve()).messages)).toEqual(expected);
+    expect(texts((await newEngine(store, engine.chatId).resolve()).messages)).toEqual(expected);
+    // Rewinding before the second node shows the first compaction's view.
+    await engine.rewind('a5');
+    expect(texts((await engine.resolve()).messages)).toEqual([
+      'Summary of the conversation so far:\n\nS1',
+      'question 3',
+      'answer 3',
+      'question 4',
+      'answer 4',
+      'question 5',
+      'answer 5',
+    ]);
+  });
+
+  it('a new boundary inside the previous compaction’s kept messages hides the older node', async () => {
+    const engine = newEngine();
+    await chat(engine, 4);
+    await engine.compact({ summarize: () => 'S1', keep: 3 });
+    await engine.compact({ summarize: () => 'S2', keep: 1 });
+    const expected = ['Summary of the conversation so far:\n\nS2', 'question 4', 'answer 4'];
+    expect(texts((await engine.resolve()).messages)).toEqual(expected);
+    expect(texts((await newEngine(store, engine.chatId).resolve()).messages)).toEqual(expected);
+  });
+
+  it('writes nothing when the summarizer throws or returns an empty summary', async () => {
+    const engine = newEngine();
+    await chat(engine, 3);
+    const before = await store.getHead({ chatId: engine.chatId, branch: 'main' });
+    const failing: Summarizer = () => {
+      throw new Error('model unavailable');
+    };
+    await expect(engine.compact({ summarize: failing })).rejects.toThrow(
+      /the summarizer failed \(model unavailable\)\. Nothing was written/,
+    );
+    await expect(engine.compact({ summarize: async () => '  ' })).rejects.toThrow(
+      /empty summary\. Nothing was written/,
+    );
+    await expect(
+      engine.compact({ summarize: (() => 42) as unknown as Summarizer }),
+    ).rejects.toBeInstanceOf(EngineError);
+    expect(await store.getHead({ chatId: engine.chatId, branch: 'main' })).toEqual(before);
+    expect((await engine.resolve()).messages).toHaveLength(6);
+  });
+
+  it('refuses bad options before anything is read or written', async () => {
+    const engine = newEngine();
+    await chat(engine, 2);
+    const before = await store.getHead({ chatId: engine.chatId, branch: 'main' });
+    const summarize = () => 'S';
+    for (const options of [
+      undefined,
+      {},
+      { summarize: 'no' },
+      { summarize, keep: -1 },
+      { summarize, keep: 1.5 },
+      { summarize, keep: { turns: 'two' } },
+      { summarize, keep: { fromMessageId: '' } },
+      { summarize, id: '' },
+    ]) {
+      await expect(
+        engine.compact(options as unknown as Parameters<ContextEngine['compact']>[0]),
+      ).rejects.toBeInstanceOf(ValidationError);
+    }
+    await expect(engine.compact({ summarize, keep: { fromMessageId: 'nowhere' } })).rejects.toThrow(
+      /keep.fromMessageId "nowhere" is not a message the branch shows/,
+    );
+    expect(await store.getHead({ chatId: engine.chatId, branch: 'main' })).toEqual(before);
+  });
+
+  it('resolves to null when there is nothing to compact', async () => {
+    const engine = newEngine();
+    expect(await engine.compact({ summarize: () => 'S' })).toBeNull();
+    await chat(engine, 2);
+    expect(await engine.compact({ summarize: () => 'S', keep: 2 })).toBeNull();
+    expect(
+      await engine.compact({ summarize: () => 'S', keep: { fromMessageId: 'u1' } }),
+    ).toBeNull();
+    await engine.compact({ summarize: () => 'S', keep: 1 });
+    // Only the summary would be covered again.
+    expect(await engine.compact({ summarize: () => 'S', keep: 1 })).toBeNull();
+  });
+
+  it('keeps from a message id, and keep: 0 covers everything', async () => {
+    const engine = newEngine();
+    await chat(engine, 3);
+    await engine.compact({ summarize: () => 'S', keep: { fromMessageId: 'a2' } });
+    expect(texts((await engine.resolve()).messages)).toEqual([
+      'Summary of the conversation so far:\n\nS',
+      'answer 2',
+      'question 3',
+      'answer 3',
+    ]);
+    const other = newEngine();
+    await chat(other, 2);
+    await other.compact({ summarize: () => 'all', keep: 0 });
+    expect(texts((await other.resolve()).messages)).toEqual([
+      'Summary of the conversation so far:\n\nall',
+    ]);
+  });
+
+  it('never separates a tool call from its result', async () => {
+    const engine = newEngine();
+    const call = (id: string, state: 'input-available' | 'output-available'): UIMessage => ({
+      id,
+      role: 'assistant',
+      parts: [
+        state === 'output-available'
+          ? {
+              type: 'tool-weather',
+              toolCallId: 'call-1',
+              state,
+              input: { city: 'Oslo' },
+              output: { celsius: 3 },
+            }
+          : { type: 'tool-weather', toolCallId: 'call-1', state, input: { city: 'Oslo' } },
+      ],
+    });
+    engine.set(
+      user('hello', { id: 'u1' }),
+      assistant('hi', { id: 'a1' }),
+      user('weather?', { id: 'u2' }),
+      message(call('t-call', 'input-available')),
+      message(call('t-result', 'output-available')),
+      assistant('3 degrees', { id: 'a2' }),
+    );
+    await engine.save();
+    // Keeping from the result would cut its call off: the boundary moves before the call.
+    const result = await engine.compact({
+      summarize: () => 'S',
+      keep: { fromMessageId: 't-result' },
+    });
+    expect(result?.compaction.boundaryId).toBe('u2');
+    expect(texts((await engine.resolve()).messages)).toEqual([
+      'Summary of the conversation so far:\n\nS',
+      'tool-weather',
+      'tool-weather',
+      '3 degrees',
+    ]);
+  });
+
+  it('a call still waiting for its result stays with what follows', async () => {
+    const engine = newEngine();
+    engine.set(
+      user('hello', { id: 'u1' }),
+      message({
+        id: 'pending-call',
+        role: 'assistant',
+        parts: [
+          { type: 'tool-search', toolCallId: 'c9', state: 'input-available', input: { q: 'x' } },
+        ],
+      }),
+      user('still there?', { id: 'u2' }),
+      assistant('yes', { id: 'a2' }),
+    );
+    await engine.save();
+    const result = await engine.compact({ summarize: () => 'S', keep: 1 });
+    expect(result?.compaction.boundaryId).toBe('u1');
+  });
+
+  it('a turn another writer saves during the summary is kept: the node lands on top', async () => {
+    const engine = newEngine();
+    await chat(engine, 3);
+    const other = newEngine(store, engine.chatId);
+    const summarize: Summarizer = async () => {
+      await chat(other, 1, '', 4);
+      return 'S';
+    };
+    const result = await engine.compact({ summarize, keep: 1 });
+    expect(result?.attachedTo).toBe('a4');
+    expect(result?.compaction.boundaryId).toBe('a2');
+    const expected = [
+      'Summary of the conversation so far:\n\nS',
+      'question 3',
+      'answer 3',
+      'question 4',
+      'answer 4',
+    ];
+    expect(texts((await engine.resolve()).messages)).toEqual(expected);
+    expect(texts((await other.resolve()).messages)).toEqual(expected);
+  });
+
+  it('the same through compare-and-set on a store without append', async () => {
+    const plain = withoutExtensions(store);
+    const engine = newEngine(plain);
+    await chat(engine, 3);
+    const other = newEngine(plain, engine.chatId);
+    const result = await engine.compact({
+      summarize: async () => {
+        await chat(other, 1, '', 4);
+        return 'S';
+      },
+      keep: 1,
+    });
+    expect(result?.attachedTo).toBe('a4');
+    expect(texts((await newEngine(plain, engine.chatId).resolve()).messages)).toHaveLength(5);
+  });
+
+  it('fails clearly, writing nothing, when a message is replaced in place during the summary', async () => {
+    const engine = newEngine();
+    await chat(engine, 3);
+    const other = newEngine(store, engine.chatId);
+    await other.resolve();
+    const summarize: Summarizer = async () => {
+      other.set(lastAssistantMessage('answer 3, corrected'));
+      await other.save();
+      return 'S';
+    };
+    const before = await store.getHead({ chatId: engine.chatId, branch: 'main' });
+    await expect(engine.compact({ summarize, keep: 1 })).rejects.toThrow(
+      /was replaced in place while the summary was being made.*Nothing was written/,
+    );
+    const after = await store.getHead({ chatId: engine.chatId, branch: 'main' });
+    expect(after.headMessageId).toBe(before.headMessageId);
+    expect(after.version).toBe(before.version + 1); // only the correction
+  });
+
+  it('gives up clearly when other writers keep moving the head', async () => {
+    const engine = new ContextEngine({
+      store: overrideStore(store, {
+        commit: async (input) => {
+          const head = await store.getHead({ chatId: input.chatId, branch: input.branch });
+          throw new HeadConflictError({
+            chatId: input.chatId,
+            branch: input.branch,
+            expectedHeadId: input.expectedHeadId,
+            currentHeadId: head.headMessageId,
+          });
+        },
+      }),
+      chatId: 'chat-busy',
+      userId: 'user-1',
+      renderer,
+      maxSaveAttempts: 3,
+    });
+    await chat(engine, 3);
+    await expect(engine.compact({ summarize: () => 'S', keep: 1 })).rejects.toThrow(
+      /gave up after 3 attempts.*Nothing was written/,
+    );
+  });
+
+  it('a cold resolve reads from the head back to the boundary only', async () => {
+    const engine = newEngine();
+    await chat(engine, 200);
+    await engine.compact({ summarize: () => 'S', keep: 2 });
+    await chat(engine, 1, '', 201);
+    const counting = countingStore(store);
+    let nodesRead = 0;
+    const measured = overrideStore(counting.store, {
+      getChain: async (input) => {
+        const page = await counting.store.getChain(input);
+        nodesRead += page.nodes.length;
+        return page;
+      },
+    });
+    const cold = newEngine(measured, engine.chatId);
+    const { messages } = await cold.resolve();
+    expect(messages).toHaveLength(1 + 4 + 2);
+    // One first page of the newest 64 nodes holds the compaction node and its boundary.
+    expect(nodesRead).toBe(64);
+    expect(counting.calls.get('getChain')).toBe(1);
+  });
+
+  it('when the boundary lies past the first page, one read with until takes exactly the rest', async () => {
+    const engine = newEngine();
+    await chat(engine, 200);
+    await engine.compact({ summarize: () => 'S', keep: 50 });
+    let nodesRead = 0;
+    let calls = 0;
+    const measured = overrideStore(store, {
+      getChain: async (input) => {
+        const page = await store.getChain(input);
+        nodesRead += page.nodes.length;
+        calls += 1;
+        return page;
+      },
+    });
+    const { messages } = await newEngine(measured, engine.chatId).resolve();
+    expect(messages).toHaveLength(1 + 100);
+    expect(nodesRead).toBe(100 + 1);
+    expect(calls).toBe(2);
+  });
+
+  it('a compaction older than the first page is still found, and only its span is skipped', async () => {
+    const engine = newEngine();
+    await chat(engine, 10);
+    await engine.compact({ summarize: () => 'S', keep: 1 });
+    await chat(engine, 200, '', 11);
+    const cold = newEngine(store, engine.chatId);
+    const { messages } = await cold.resolve();
+    expect(messages).toHaveLength(1 + 2 + 400);
+    expect(texts(messages)[0]).toBe('Summary of the conversation so far:\n\nS');
+  });
+
+  it('a warm engine sees another engine’s compaction with an incremental read', async () => {
+    const engine = newEngine();
+    await chat(engine, 3);
+    await engine.resolve();
+    const other = newEngine(store, engine.chatId);
+    await other.compact({ summarize: () => 'S', keep: 1 });
+    expect(texts((await engine.resolve()).messages)).toEqual([
+      'Summary of the conversation so far:\n\nS',
+      'question 3',
+      'answer 3',
+    ]);
+  });
+
+  it('pending messages stay pending and are saved after the node', async () => {
+    const engine = newEngine();
+    await chat(engine, 2);
+    engine.set(user('later', { id: 'u3' }));
+    const result = await engine.compact({ summarize: () => 'S', keep: 1 });
+    expect(texts((await engine.resolve()).messages)).toEqual([
+      'Summary of the conversation so far:\n\nS',
+      'question 2',
+      'answer 2',
+      'later',
+    ]);
+    await engine.save();
+    const node = await store.getMessage({ chatId: engine.chatId, messageId: 'u3' });
+    expect(node?.parentId).toBe(result?.messageId);
+  });
+
+  it('a lazy correction never targets a message hidden behind the summary, warm or cold', async () => {
+    const engine = newEngine();
+    await chat(engine, 2);
+    await engine.compact({ summarize: () => 'S', keep: 0 });
+    const cold = newEngine(store, engine.chatId);
+    for (const current of [engine, cold]) {
+      current.set(lastAssistantMessage('fresh reply'));
+      const { messages } = await current.resolve();
+      expect(texts(messages)).toEqual(['Summary of the conversation so far:\n\nS', 'fresh reply']);
+      expect(messages[1]?.id).not.toBe('a2');
+      await current.discardPending();
+    }
+  });
+
+  it('refuses, writing nothing, a node the engine’s metadataSchema would not accept', async () => {
+    const { z } = await import('zod');
+    const engine = new ContextEngine({
+      store,
+      chatId: 'chat-strict-metadata',
+      userId: 'user-1',
+      renderer,
+      messageSchemas: { metadataSchema: z.strictObject({ app: z.string().optional() }).optional() },
+    });
+    await chat(engine, 2);
+    const before = await store.getHead({ chatId: engine.chatId, branch: 'main' });
+    await expect(engine.compact({ summarize: () => 'S', keep: 1 })).rejects.toThrow(
+      /allow a "ctxgraph" key in metadataSchema\. Nothing was written/,
+    );
+    expect(await store.getHead({ chatId: engine.chatId, branch: 'main' })).toEqual(before);
+  });
+
+  it('stores the record where any v1 store keeps it: metadata.ctxgraph.compaction', async () => {
+    const engine = newEngine();
+    await chat(engine, 2);
+    const result = await engine.compact({ summarize: () => 'S', keep: 1, id: 'c-1' });
+    const node = await store.getMessage({ chatId: engine.chatId, messageId: 'c-1' });
+    expect(node?.parentId).toBe('a2');
+    expect(node && readCompaction(node.message)).toEqual(result?.compaction);
+  });
+});
+
+describe('switchBranch(name, { carry })', () => {
+  it('appends a summary of the branch left on the destination, then switches', async () => {
+    const engine = newEngine();
+    await chat(engine, 1);
+    const side = await engine.rewind('a1');
+    await chat(engine, 1, 'side-');
+    const summarize = recordingSummarizer('found it');
+    await engine.switchBranch('main', { carry: { summarize } });
+    expect(engine.branch).toBe('main');
+    expect(summarize.calls).toEqual([
+      ['question 1', 'answer 1', 'question side-1', 'answer side-1'],
+    ]);
+    const { messages } = await engine.resolve();
+    expect(texts(messages)).toEqual([
+      'question 1',
+      'answer 1',
+      `Summary of branch "${side.name}":\n\nfound it`,
+    ]);
+    const node = await store.getMessage({
+      chatId: engine.chatId,
+      messageId: engine.headMessageId as string,
+    });
+    expect(node && readBranchSummary(node.message)).toMatchObject({
+      fromBranch: side.name,
+      fromHeadId: 'side-a1',
+      coveredMessages: 4,
+    });
+  });
+
+  it('writes nothing and does not switch when the summary fails', async () => {
+    const engine = newEngine();
+    await chat(engine, 1);
+    const side = await engine.rewind('a1');
+    const before = await store.getHead({ chatId: engine.chatId, branch: 'main' });
+    await expect(
+      engine.switchBranch('main', {
+        carry: {
+          summarize: () => {
+            throw new Error('no');
+          },
+        },
+      }),
+    ).rejects.toThrow(/Nothing was written/);
+    expect(engine.branch).toBe(side.name);
+    expect(await store.getHead({ chatId: engine.chatId, branch: 'main' })).toEqual(before);
+    await expect(engine.switchBranch('main', { carry: {} as never })).rejects.toBeInstanceOf(
+      ValidationError,
+    );
+  });
+
+  it('works through compare-and-set on a store without append', async () => {
+    const engine = newEngine(withoutExtensions(store));
+    await chat(engine, 1);
+    await engine.rewind('a1');
+    await engine.switchBranch('main', { carry: { summarize: () => 'done' } });
+    expect(texts((await engine.resolve()).messages).at(-1)).toMatch(/done$/);
+  });
+});
+
+describe('summarizer({ model })', () => {
+  it('asks the model with the default instruction and the span as a transcript', async () => {
+    const model = scriptedModel('The user asked about the weather in Oslo.');
+    const engine = newEngine();
+    engine.set(user('Weather in Oslo?', { id: 'u1' }), assistant('3 degrees.', { id: 'a1' }));
+    engine.set(user('Thanks', { id: 'u2' }), assistant('Welcome.', { id: 'a2' }));
+    await engine.save();
+    await engine.compact({ summarize: summarizer({ model }), keep: 1 });
+    expect(texts((await engine.resolve()).messages)[0]).toBe(
+      'Summary of the conversation so far:\n\nThe user asked about the weather in Oslo.',
+    );
+    const prompt = model.doGenerateCalls[0]?.prompt;
+    expect(prompt?.[0]).toEqual({ role: 'system', content: DEFAULT_COMPACTION_INSTRUCTION });
+    expect(JSON.stringify(prompt?.[1])).toContain(
+      '[user]\\nWeather in Oslo?\\n\\n[assistant]\\n3 degrees.',
+    );
+  });
+
+  it('an empty model reply writes nothing', async () => {
+    const engine = newEngine();
+    await chat(engine, 2);
+    await expect(
+      engine.compact({ summarize: summarizer({ model: scriptedModel('') }), keep: 1 }),
+    ).rejects.toThrow(/empty summary/);
+  });
+
+  it('refuses bad options', () => {
+    expect(() => summarizer({} as never)).toThrow(ValidationError);
+    expect(() => summarizer({ model: scriptedModel('x'), instruction: '' })).toThrow(
+      /instruction must be a non-empty string/,
+    );
+    expect(() => summarizer({ model: scriptedModel('x'), maxOutputTokens: 0 })).toThrow(
+      ValidationError,
+    );
+  });
+});
