@@ -6,6 +6,7 @@ import type {
   ChatOperation,
   ChatPage,
   ChatView,
+  Compaction,
   DeletedChat,
   ErrorBody,
   PlaygroundInfo,
@@ -144,6 +145,11 @@ export const api = {
     request('POST', `/api/chats/${encodeURIComponent(chatId)}/delete-branch`, {
       branch,
       ...options,
+    }),
+  compact: (chatId: string, keepTurns: number, summary: string | undefined): Promise<Compaction> =>
+    request('POST', `/api/chats/${encodeURIComponent(chatId)}/compact`, {
+      keepTurns,
+      ...(summary === undefined ? {} : { summary }),
     }),
   inspect: (
     chatId: string,

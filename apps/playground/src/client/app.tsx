@@ -10,6 +10,7 @@ import {
 } from './api';
 import { BudgetDialog, type RecordedCall } from './components/budget-dialog';
 import { ChatList } from './components/chat-list';
+import { CompactDialog } from './components/compact-dialog';
 import { CompareDialog } from './components/compare-dialog';
 import { ContextPane, type DraftPreview } from './components/context-pane';
 import { ConversationPane } from './components/conversation-pane';
@@ -64,6 +65,7 @@ export function App(): ReactElement {
   });
   const [comparing, setComparing] = useState<{ left: string; right: string } | null>(null);
   const [deleting, setDeleting] = useState<string | null>(null);
+  const [compacting, setCompacting] = useState(false);
   const [costModel, setCostModel] = useState<string | null>(() =>
     window.localStorage.getItem('ctxgraph.cost-model'),
   );
@@ -346,6 +348,7 @@ export function App(): ReactElement {
                 busy={busy}
                 onSend={(role, text) => run(() => api.say(active.chat.id, role, text))}
                 onAsk={ask}
+                onCompact={() => setCompacting(true)}
               />
               <GraphPane
                 view={active}
@@ -463,6 +466,32 @@ export function App(): ReactElement {
                 title: 'Branch deleted',
                 message: `${branch} is gone, with ${result.nodes} ${result.nodes === 1 ? 'message' : 'messages'} only it reached; you are on ${next.branch}.`,
               });
+              return next;
+            })
+          }
+        />
+      ) : null}
+      {compacting && active ? (
+        <CompactDialog
+          modelId={info?.model?.modelId ?? null}
+          messages={active.messages.length}
+          onClose={() => setCompacting(false)}
+          onCompact={(keepTurns, summary) =>
+            run(async () => {
+              const { result, view: next } = await api.compact(active.chat.id, keepTurns, summary);
+              setNotice(
+                result === null
+                  ? {
+                      kind: 'info',
+                      title: 'Nothing to compact',
+                      message: 'Every message is within the turns kept.',
+                    }
+                  : {
+                      kind: 'info',
+                      title: 'Compacted',
+                      message: `${result.compaction.coveredMessages} messages are replaced by a summary, ${result.compaction.tokens.saved} tokens fewer per call.`,
+                    },
+              );
               return next;
             })
           }

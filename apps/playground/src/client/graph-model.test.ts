@@ -13,6 +13,7 @@ function chain(count: number, prefix = 'm', parent: string | null = null, from =
       role: index % 2 === 0 ? 'user' : 'assistant',
       sequence: from + index,
       text: `text ${index}`,
+      compaction: null,
     });
   }
   return nodes;

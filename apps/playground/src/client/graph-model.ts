@@ -86,7 +86,7 @@ function groupBy<T>(entries: readonly T[], key: (entry: T) => string, value: (en
 /**
  * Folds the long linear stretches of a chat's graph so it stays readable from one message to
  * tens of thousands: a message stays visible when it is a root, a fork, a leaf, the first message
- * after a fork, a branch head, checkpointed, pinned or near the active head; every run of at least
+ * after a fork, a branch head, a compaction node, checkpointed, pinned or near the active head; every run of at least
  * `minimumRun` other messages in a row becomes one item ("… 37 messages"), unless unfolded.
  */
 export function collapseGraph(input: GraphInput, options: CollapseOptions = {}): DisplayGraph {
@@ -127,6 +127,7 @@ export function collapseGraph(input: GraphInput, options: CollapseOptions = {}):
     childCount(node.parentId) !== 1 ||
     childCount(node.id) !== 1 ||
     heads.has(node.id) ||
+    node.compaction !== null ||
     checkpoints.has(node.id) ||
     nearHead.has(node.id) ||
     pinned.has(node.id);
@@ -196,4 +197,26 @@ export function collapseGraph(input: GraphInput, options: CollapseOptions = {}):
     });
   }
   return { items, links, itemOf };
+}
+
+/**
+ * The messages a compaction node's summary replaces, oldest first: from its boundary up to the
+ * previous compaction (whose summary opens the span) or the root. At most `limit` of them.
+ */
+export function compactedSpan(
+  nodes: readonly GraphNodeView[],
+  compaction: NonNullable<GraphNodeView['compaction']>,
+  limit = 500,
+): GraphNodeView[] {
+  const byId = new Map(nodes.map((node) => [node.id, node]));
+  const span: GraphNodeView[] = [];
+  for (
+    let node = byId.get(compaction.boundaryId);
+    node !== undefined && span.length < limit;
+    node = node.parentId === null ? undefined : byId.get(node.parentId)
+  ) {
+    span.push(node);
+    if (node.id === compaction.previousCompactionId) break;
+  }
+  return span.reverse();
 }

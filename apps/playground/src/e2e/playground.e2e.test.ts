@@ -516,6 +516,41 @@ describe.skipIf(!installed)('playground in a browser', () => {
       expect(await notice().textContent()).toContain('main is gone');
     });
 
+    it('compacts with a summary written by hand and draws the compaction node', async () => {
+      for (const [question, answer] of [
+        ['And 3+3?', 'It is 6.'],
+        ['And 4+4?', 'It is 8.'],
+      ]) {
+        await page.getByLabel('User message').fill(question as string);
+        await page.getByRole('button', { name: 'Send' }).click();
+        await page.getByLabel('Assistant reply').fill(answer as string);
+        await page.getByRole('button', { name: 'Add reply' }).click();
+        await expect.poll(() => messages().last().textContent()).toContain(answer);
+      }
+      await page.getByRole('button', { name: 'Compact…' }).click();
+      const dialog = page.getByRole('dialog', { name: 'Compact the conversation' });
+      // Without a model the summary is written by hand: the form says so and waits for it.
+      expect(await dialog.getByRole('button', { name: 'Compact' }).isDisabled()).toBe(true);
+      expect(await dialog.getByLabel('Summary').getAttribute('aria-invalid')).toBe('true');
+      await dialog.getByLabel('Turns to keep').fill('1');
+      await dialog.getByLabel('Summary').fill('Sums of small numbers, all answered.');
+      await dialog.getByRole('button', { name: 'Compact' }).click();
+      await expect.poll(() => notice().textContent()).toContain('replaced by a summary');
+      // The conversation sends the summary, then the turn kept.
+      expect(await messages().first().textContent()).toContain('summary of earlier messages');
+      expect(await messages().count()).toBe(3);
+      // The graph draws the compaction node as such; its card lists the originals.
+      const node = page.locator('.react-flow__node.compaction');
+      await expect.poll(() => node.textContent()).toContain('Summary of 4 messages');
+      await node.click();
+      const card = page.getByRole('complementary', { name: 'Selected message' });
+      await card.locator('.compaction-originals summary').click();
+      expect(await card.getByRole('list', { name: 'Original messages' }).textContent()).toContain(
+        'What is 2+2?',
+      );
+      await card.getByRole('button', { name: 'Close' }).click();
+    });
+
     it('refuses another user with a clear message', async () => {
       await page.getByLabel('User id').fill('intruder');
       await page.getByRole('button', { name: 'Switch user' }).click();

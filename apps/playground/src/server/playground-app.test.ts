@@ -619,6 +619,43 @@ describe('branch tools', () => {
   });
 });
 
+describe('compaction', () => {
+  it('compacts with a summary written by hand, drawn as a compaction node', async () => {
+    const view = await createChat();
+    const chatId = view.chat.id;
+    for (let turn = 1; turn <= 4; turn += 1) {
+      await say(chatId, 'user', `Question ${turn}`);
+      await say(chatId, 'assistant', `Answer ${turn}`);
+    }
+    const none = await call('POST', `/api/chats/${chatId}/compact`, { keepTurns: 1 });
+    expect(none.status).toBe(400);
+    expect(none.body.error.message).toContain('write it yourself');
+    const empty = await call('POST', `/api/chats/${chatId}/compact`, { summary: '  ' });
+    expect(empty.status).toBe(400);
+    const reply = await call('POST', `/api/chats/${chatId}/compact`, {
+      keepTurns: 1,
+      summary: 'Three questions were asked and answered.',
+    });
+    expect(reply.status).toBe(200);
+    expect(reply.body.result.compaction.coveredMessages).toBe(6);
+    const node = reply.body.view.graph.nodes.find(
+      (item: { compaction: unknown }) => item.compaction !== null,
+    );
+    expect(node.compaction).toMatchObject({ coveredMessages: 6, previousCompactionId: null });
+    expect(node.id).toBe(reply.body.view.headMessageId);
+    // What the model receives: the summary, then the turn kept.
+    expect(reply.body.view.messages).toHaveLength(3);
+    expect(JSON.stringify(reply.body.view.messages[0])).toContain('Three questions');
+    // Nothing older to compact past the turn kept: nothing written.
+    const again = await call('POST', `/api/chats/${chatId}/compact`, {
+      keepTurns: 5,
+      summary: 'x',
+    });
+    expect(again.status).toBe(200);
+    expect(again.body.result).toBeNull();
+  });
+});
+
 describe('model replies', () => {
   it('says no model is configured', async () => {
     const view = await createChat();

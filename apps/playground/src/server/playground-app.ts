@@ -12,6 +12,7 @@ import type { ModelChoice } from './playground-config';
 import { branchToolRoutes } from './routes/branch-tools';
 import { branchRoutes } from './routes/branches';
 import { chatRoutes } from './routes/chats';
+import { compactionRoutes } from './routes/compaction';
 import { contextRoutes } from './routes/context';
 import { infoRoutes } from './routes/info';
 import { inspectRoutes } from './routes/inspect';
@@ -88,6 +89,7 @@ export function createPlaygroundApp(options: PlaygroundAppOptions): Hono {
   app.route('/api', messageRoutes(dependencies));
   app.route('/api', branchRoutes(dependencies));
   app.route('/api', branchToolRoutes(dependencies));
+  app.route('/api', compactionRoutes(dependencies));
   app.route('/api', inspectRoutes(dependencies));
   app.all('/api/*', (context) => {
     const body: ErrorBody = {

@@ -4,7 +4,12 @@
  * page imports nothing from `src/server`), so a change to a shape is a compile error on both.
  * Type imports only, apart from the renderer names: nothing here runs a library.
  */
-import type { BranchComparisonReport, BudgetReport, InspectSnapshot } from '@ctxgraph/engine';
+import type {
+  BranchComparisonReport,
+  BudgetReport,
+  CompactionResult,
+  InspectSnapshot,
+} from '@ctxgraph/engine';
 import type {
   BranchRecord,
   ChatRecord,
@@ -79,6 +84,17 @@ export interface GraphNodeView {
   sequence: number;
   /** Its text parts, joined. */
   text: string;
+  /** What it replaces, when it is a compaction node (the engine's `compact()`), or null. */
+  compaction: {
+    /** The last message of the span it summarizes. */
+    boundaryId: string;
+    /** The compaction whose view the span starts from, or null from the root. */
+    previousCompactionId: string | null;
+    /** How many messages the summary replaces. */
+    coveredMessages: number;
+    /** Tokens each resolve after it no longer sends. */
+    savedTokens: number;
+  } | null;
 }
 
 /** Everything the page shows about one chat (the answer of most chat routes). */
@@ -166,6 +182,14 @@ export type SearchResults = Page<SearchHit>;
 export interface BranchDeletion {
   /** The engine's `deleteBranch` result (`dryRun: true` when nothing changed). */
   result: PruneResult;
+  /** The chat afterwards. */
+  view: ChatView;
+}
+
+/** What `POST /api/chats/:id/compact` answers: what was written (null: nothing to compact), and the chat after. */
+export interface Compaction {
+  /** The engine's `compact()` result. */
+  result: CompactionResult | null;
   /** The chat afterwards. */
   view: ChatView;
 }

@@ -20,6 +20,14 @@ export interface ConversationPaneProps {
   busy: boolean;
   onSend: (role: 'user' | 'assistant', text: string) => Promise<boolean>;
   onAsk: (text: string) => Promise<boolean>;
+  /** Opens the compaction of the active branch. */
+  onCompact: () => void;
+}
+
+/** True for the summary a compaction put in place of older messages. */
+function isSummary(message: { metadata?: unknown }): boolean {
+  const metadata = message.metadata as { ctxgraph?: { compaction?: unknown } } | undefined;
+  return typeof metadata?.ctxgraph?.compaction === 'object';
 }
 
 /** The active branch's messages and the composer. */
@@ -61,6 +69,14 @@ export function ConversationPane(props: ConversationPaneProps): ReactElement {
         <span className="muted small">
           {props.model ? `model: ${props.model.modelId}` : 'no model: you write the replies'}
         </span>
+        <button
+          type="button"
+          disabled={props.busy || props.view.messages.length < 2}
+          onClick={props.onCompact}
+          title="Replace the older messages of this branch by a summary"
+        >
+          Compact…
+        </button>
       </header>
       <div className="panel-body messages">
         {props.view.messages.length === 0 && props.streaming === null ? (
@@ -73,8 +89,14 @@ export function ConversationPane(props: ConversationPaneProps): ReactElement {
           </button>
         ) : null}
         {props.view.messages.slice(hidden).map((message) => (
-          <div key={message.id} className={`message ${message.role}`} data-message-id={message.id}>
-            <div className="message-role">{message.role}</div>
+          <div
+            key={message.id}
+            className={`message ${message.role}${isSummary(message) ? ' summary-message' : ''}`}
+            data-message-id={message.id}
+          >
+            <div className="message-role">
+              {isSummary(message) ? 'summary of earlier messages' : message.role}
+            </div>
             <div className="message-text">{textOf(message.parts)}</div>
           </div>
         ))}

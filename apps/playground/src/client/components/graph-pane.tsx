@@ -12,7 +12,7 @@ import {
 } from '@xyflow/react';
 import { type ReactElement, type RefObject, useEffect, useMemo, useRef, useState } from 'react';
 import type { ChatView, SearchResults } from '../api';
-import { collapseGraph, type DisplayGraph, type GraphItem } from '../graph-model';
+import { collapseGraph, compactedSpan, type DisplayGraph, type GraphItem } from '../graph-model';
 import { GraphSearch } from './graph-search';
 import { BranchIcon, TargetIcon } from './icons';
 import { NodeCard } from './node-card';
@@ -75,6 +75,7 @@ function place(display: DisplayGraph, activeBranch: string, selectedId: string |
       className: [
         'graph-node',
         item.kind === 'run' ? 'run' : item.node.role,
+        item.kind === 'message' && item.node.compaction !== null ? 'compaction' : '',
         item.onBranch ? 'on-branch' : 'off-branch',
         item.kind === 'message' && item.isHead ? 'current-head' : '',
         item.id === selectedId ? 'selected-node' : '',
@@ -111,6 +112,26 @@ function labelOf(item: GraphItem, activeBranch: string): ReactElement {
     );
   }
   const { node } = item;
+  if (node.compaction !== null) {
+    return (
+      <div className="graph-node-inner" title={node.text}>
+        <div className="graph-node-top">
+          <span className="compaction-mark">⧉</span>
+          <span className="graph-node-text">
+            Summary of {node.compaction.coveredMessages} messages
+          </span>
+        </div>
+        <div className="graph-node-tags">
+          <span className="tag saved">−{node.compaction.savedTokens} tokens</span>
+          {item.heads.map((name) => (
+            <span key={name} className={name === activeBranch ? 'tag head active' : 'tag head'}>
+              <BranchIcon /> {name}
+            </span>
+          ))}
+        </div>
+      </div>
+    );
+  }
   return (
     <div className="graph-node-inner" title={`${node.role}: ${node.text}`}>
       <div className="graph-node-top">
@@ -448,6 +469,17 @@ export function GraphPane(props: GraphPaneProps): ReactElement {
             onCheckpoint={(name) => props.onCheckpoint(name, selected.id)}
             compareWith={otherBranchThrough(view, selected.id)}
             onCompare={(branch) => props.onCompare(branch, view.branch)}
+            span={
+              selected.compaction === null
+                ? null
+                : compactedSpan(view.graph.nodes, selected.compaction)
+            }
+            onShowSpan={(span) => {
+              const ends = [...span.slice(0, REVEAL_STEP), ...span.slice(-REVEAL_STEP)];
+              setRevealed((old) => new Set([...old, ...ends.map((node) => node.id)]));
+              const boundary = span.at(-1);
+              if (boundary) setCentreRequest({ id: boundary.id, nonce: Date.now() });
+            }}
           />
         ) : null}
       </div>

@@ -20,6 +20,10 @@ export interface NodeCardProps {
   /** A branch other than the current one through this message, to compare with, or null. */
   compareWith: string | null;
   onCompare: (branch: string) => void;
+  /** For a compaction node, the messages its summary replaces (oldest first); else null. */
+  span: GraphNodeView[] | null;
+  /** Brings a compaction's originals into view in the graph. */
+  onShowSpan: (span: GraphNodeView[]) => void;
 }
 
 /** The selected message of the graph: its text, where it sits, and what can be done from it. */
@@ -56,6 +60,24 @@ export function NodeCard(props: NodeCardProps): ReactElement {
       <div className="node-card-text" data-testid="selected-message-text">
         {node.text || '(no text)'}
       </div>
+      {node.compaction !== null && props.span !== null ? (
+        <details className="compaction-originals">
+          <summary>
+            Summary of {node.compaction.coveredMessages} messages, saves{' '}
+            {node.compaction.savedTokens} tokens per call: show the originals
+          </summary>
+          <ol className="originals" aria-label="Original messages">
+            {props.span.map((original) => (
+              <li key={original.id}>
+                <span className={`dot ${original.role}`} /> {original.text || '(no text)'}
+              </li>
+            ))}
+          </ol>
+          <button type="button" onClick={() => props.onShowSpan(props.span ?? [])}>
+            Show them in the graph
+          </button>
+        </details>
+      ) : null}
       <div className="node-card-actions">
         <button
           type="button"
