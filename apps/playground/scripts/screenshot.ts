@@ -1,7 +1,8 @@
 // Takes the README's screenshots in docs/, in headless Chromium at 1440x900: the main screen with
 // a small seeded chat and a message selected (screenshot.png), the budget and cache views
-// (budget.png, cache.png), two branches compared (compare.png), and a chat of 2,000 messages with
-// its graph folded (long-chat.png).
+// (budget.png, cache.png), two branches compared (compare.png), a chat of 2,000 messages with its
+// graph folded (long-chat.png), and that chat compacted with a summary written by hand
+// (compaction.png).
 // Run with `pnpm --filter @ctxgraph/playground screenshot` (needs `apt-get install chromium`).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -126,6 +127,19 @@ try {
   await page.locator('.react-flow__node.current-head').waitFor();
   await page.getByRole('button', { name: 'Fit view' }).click();
   await shot('long-chat.png');
+
+  await page.getByRole('button', { name: 'Compact…' }).click();
+  const compact = page.getByRole('dialog', { name: 'Compact the conversation' });
+  await compact.getByLabel('Turns to keep').fill('2');
+  await compact
+    .getByLabel('Summary')
+    .fill('The user asked about cases 0 to 1995, one per question; each was answered.');
+  await compact.getByRole('button', { name: 'Compact' }).click();
+  const node = page.locator('.react-flow__node.compaction');
+  await node.waitFor();
+  await node.click();
+  await page.locator('.compaction-originals summary').click();
+  await shot('compaction.png');
   await browser.close();
 } finally {
   await running.close();

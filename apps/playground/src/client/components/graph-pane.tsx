@@ -14,7 +14,7 @@ import { type ReactElement, type RefObject, useEffect, useMemo, useRef, useState
 import type { ChatView, SearchResults } from '../api';
 import { collapseGraph, compactedSpan, type DisplayGraph, type GraphItem } from '../graph-model';
 import { GraphSearch } from './graph-search';
-import { BranchIcon, TargetIcon } from './icons';
+import { BranchIcon, SummaryIcon, TargetIcon } from './icons';
 import { NodeCard } from './node-card';
 
 /** Props of {@link GraphPane}. */
@@ -116,7 +116,9 @@ function labelOf(item: GraphItem, activeBranch: string): ReactElement {
     return (
       <div className="graph-node-inner" title={node.text}>
         <div className="graph-node-top">
-          <span className="compaction-mark">⧉</span>
+          <span className="compaction-mark">
+            <SummaryIcon />
+          </span>
           <span className="graph-node-text">
             Summary of {node.compaction.coveredMessages} messages
           </span>

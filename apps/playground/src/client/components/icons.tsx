@@ -37,3 +37,22 @@ export function TargetIcon(): ReactElement {
     </svg>
   );
 }
+
+/** A small summary glyph (a compaction node: several messages folded into one). */
+export function SummaryIcon(): ReactElement {
+  return (
+    <svg className="glyph" viewBox="0 0 16 16" width="12" height="12" aria-hidden="true">
+      <rect
+        x="2"
+        y="2"
+        width="9"
+        height="9"
+        rx="1.5"
+        fill="none"
+        stroke="currentColor"
+        strokeWidth="1.4"
+      />
+      <rect x="5" y="5" width="9" height="9" rx="1.5" fill="currentColor" opacity="0.35" />
+    </svg>
+  );
+}

@@ -66,6 +66,11 @@ export function NodeCard(props: NodeCardProps): ReactElement {
             Summary of {node.compaction.coveredMessages} messages, saves{' '}
             {node.compaction.savedTokens} tokens per call: show the originals
           </summary>
+          {props.span.length < node.compaction.coveredMessages ? (
+            <p className="muted small">
+              The newest {props.span.length} of them, oldest first; the rest are in the graph above.
+            </p>
+          ) : null}
           <ol className="originals" aria-label="Original messages">
             {props.span.map((original) => (
               <li key={original.id}>
