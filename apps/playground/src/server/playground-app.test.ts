@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DEFAULT_MODEL_PRICES } from '@ctxgraph/engine';
 import { ChatNotFoundError } from '@ctxgraph/fragments-core';
+import { MockLanguageModelV3 } from 'ai/test';
 import type { Hono } from 'hono';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ChatView } from '../shared/wire';
@@ -653,6 +654,45 @@ describe('compaction', () => {
     });
     expect(again.status).toBe(200);
     expect(again.body.result).toBeNull();
+  });
+});
+
+describe('compaction with a model', () => {
+  it('lets the built-in summarizer write the summary when no summary is given', async () => {
+    const model = new MockLanguageModelV3({
+      doGenerate: async () => ({
+        content: [{ type: 'text', text: 'Four questions about numbers, all answered.' }],
+        finishReason: { unified: 'stop', raw: undefined },
+        usage: {
+          inputTokens: { total: 10, noCache: 10, cacheRead: undefined, cacheWrite: undefined },
+          outputTokens: { total: 5, text: 5, reasoning: undefined },
+        },
+        warnings: [],
+      }),
+    });
+    const withModel = createPlaygroundApp({
+      store: backend.store,
+      storeDescription: backend.description,
+      model: { modelId: 'mock-model', apiKey: 'test', baseURL: undefined },
+      languageModel: model,
+      defaultUserId: 'demo-user',
+      logError: (_message, error) => logged.push(error),
+    });
+    const view = await createChat();
+    for (let turn = 1; turn <= 3; turn += 1) {
+      await say(view.chat.id, 'user', `Question ${turn}`);
+      await say(view.chat.id, 'assistant', `Answer ${turn}`);
+    }
+    const reply = await call(
+      'POST',
+      `/api/chats/${view.chat.id}/compact`,
+      { keepTurns: 1 },
+      { target: withModel },
+    );
+    expect(reply.status).toBe(200);
+    expect(reply.body.result.compaction.coveredMessages).toBe(4);
+    expect(JSON.stringify(reply.body.view.messages[0])).toContain('Four questions about numbers');
+    expect(model.doGenerateCalls).toHaveLength(1);
   });
 });
 
