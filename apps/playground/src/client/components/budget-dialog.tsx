@@ -2,7 +2,7 @@ import { type ReactElement, useCallback, useEffect, useState } from 'react';
 import type { BudgetView, InspectView } from '../../shared/wire';
 import { api, type ChatView, type RendererName } from '../api';
 import { describeError } from '../describe-error';
-import { useEscape } from './use-escape';
+import { DialogFrame } from './dialog-frame';
 
 /** Props of {@link BudgetDialog}. */
 export interface BudgetDialogProps {
@@ -59,7 +59,7 @@ export function BudgetDialog(props: BudgetDialogProps): ReactElement {
   const [draft, setDraft] = useState(String(props.maxInputTokens));
   const [snapshot, setSnapshot] = useState<InspectView | null>(null);
   const [error, setError] = useState<string | null>(null);
-  const { view, renderer, modelId, maxInputTokens, onClose } = props;
+  const { view, renderer, modelId, maxInputTokens } = props;
   const texts = new Map(view.graph.nodes.map((node) => [node.id, node]));
 
   const plan = useCallback(async () => {
@@ -84,8 +84,6 @@ export function BudgetDialog(props: BudgetDialogProps): ReactElement {
     void plan();
   }, [plan, view.headMessageId, view.context]);
 
-  useEscape(onClose);
-
   const draftValue = Number(draft);
   const draftValid = Number.isInteger(draftValue) && draftValue >= 1 && draftValue <= 10_000_000;
   const report = snapshot?.budget && !('exceeded' in snapshot.budget) ? snapshot.budget : null;
@@ -94,170 +92,168 @@ export function BudgetDialog(props: BudgetDialogProps): ReactElement {
   const usage = snapshot?.usage;
 
   return (
-    <div className="overlay">
-      <div className="dialog budget-dialog" role="dialog" aria-label="Budget and cache">
-        <header className="panel-header">
-          <div className="segmented">
-            <button
-              type="button"
-              className={tab === 'budget' ? 'active' : ''}
-              onClick={() => setTab('budget')}
-            >
-              Budget
-            </button>
-            <button
-              type="button"
-              className={tab === 'cache' ? 'active' : ''}
-              onClick={() => setTab('cache')}
-            >
-              Cache
-            </button>
-          </div>
-          <form
-            className="inline"
-            onSubmit={(event) => {
-              event.preventDefault();
-              if (draftValid) props.onBudget(draftValue);
-            }}
+    <DialogFrame label="Budget and cache" className="budget-dialog" onClose={props.onClose}>
+      <header className="panel-header">
+        <div className="segmented">
+          <button
+            type="button"
+            className={tab === 'budget' ? 'active' : ''}
+            onClick={() => setTab('budget')}
           >
-            <label className="inline">
-              <span className="muted small">budget</span>
-              <input
-                aria-label="Token budget"
-                aria-invalid={!draftValid}
-                inputMode="numeric"
-                value={draft}
-                onChange={(event) => setDraft(event.target.value)}
-                onBlur={() => {
-                  if (draftValid) props.onBudget(draftValue);
-                }}
-              />
-              <span className="muted small">tokens</span>
-            </label>
-          </form>
-          <label className="inline">
-            <span className="muted small">model</span>
-            <select
-              aria-label="Model"
-              value={modelId}
-              onChange={(event) => props.onModel(event.target.value)}
-            >
-              {(props.models.includes(modelId) ? props.models : [modelId, ...props.models]).map(
-                (model) => (
-                  <option key={model} value={model}>
-                    {model}
-                  </option>
-                ),
-              )}
-            </select>
-          </label>
-          <span className="grow" />
-          <button type="button" onClick={props.onClose}>
-            Close
+            Budget
           </button>
-        </header>
-        {!draftValid ? (
-          <p className="inline-error dialog-error">
-            The budget is a whole number of tokens, from 1 to 10,000,000.
-          </p>
-        ) : null}
-        {error ? <p className="inline-error dialog-error">{error}</p> : null}
-        {tab === 'budget' ? (
-          <div className="budget-body" data-testid="budget-view">
-            {exceeded ? (
-              <p className="inline-error">
-                Even the parts that cannot be left out take {tokens(exceeded.requiredTokens)}, over
-                the budget of {tokens(exceeded.maxInputTokens)}: raise the budget or mark fewer
-                fragments required.
+          <button
+            type="button"
+            className={tab === 'cache' ? 'active' : ''}
+            onClick={() => setTab('cache')}
+          >
+            Cache
+          </button>
+        </div>
+        <form
+          className="inline"
+          onSubmit={(event) => {
+            event.preventDefault();
+            if (draftValid) props.onBudget(draftValue);
+          }}
+        >
+          <label className="inline">
+            <span className="muted small">budget</span>
+            <input
+              aria-label="Token budget"
+              aria-invalid={!draftValid}
+              inputMode="numeric"
+              value={draft}
+              onChange={(event) => setDraft(event.target.value)}
+              onBlur={() => {
+                if (draftValid) props.onBudget(draftValue);
+              }}
+            />
+            <span className="muted small">tokens</span>
+          </label>
+        </form>
+        <label className="inline">
+          <span className="muted small">model</span>
+          <select
+            aria-label="Model"
+            value={modelId}
+            onChange={(event) => props.onModel(event.target.value)}
+          >
+            {(props.models.includes(modelId) ? props.models : [modelId, ...props.models]).map(
+              (model) => (
+                <option key={model} value={model}>
+                  {model}
+                </option>
+              ),
+            )}
+          </select>
+        </label>
+        <span className="grow" />
+        <button type="button" onClick={props.onClose}>
+          Close
+        </button>
+      </header>
+      {!draftValid ? (
+        <p className="inline-error dialog-error">
+          The budget is a whole number of tokens, from 1 to 10,000,000.
+        </p>
+      ) : null}
+      {error ? <p className="inline-error dialog-error">{error}</p> : null}
+      {tab === 'budget' ? (
+        <div className="budget-body" data-testid="budget-view">
+          {exceeded ? (
+            <p className="inline-error">
+              Even the parts that cannot be left out take {tokens(exceeded.requiredTokens)}, over
+              the budget of {tokens(exceeded.maxInputTokens)}: raise the budget or mark fewer
+              fragments required.
+            </p>
+          ) : null}
+          {report ? (
+            <>
+              <p className="budget-total" data-testid="budget-total">
+                The model would receive <strong>{tokens(report.totalTokens)}</strong> of{' '}
+                {tokens(report.maxInputTokens)}: the system prompt (
+                {tokens(report.systemPromptTokens)}) and {report.messages.length}{' '}
+                {report.messages.length === 1 ? 'message' : 'messages'}.
+                {snapshot?.nextCall ? (
+                  <>
+                    {' '}
+                    Next call for {modelId}: {tokens(snapshot.nextCall.cachedTokens)} from the
+                    cache,{' '}
+                    {snapshot.nextCall.cost === null
+                      ? 'price unknown'
+                      : `$${snapshot.nextCall.cost.toFixed(6)}`}
+                    .
+                  </>
+                ) : null}
               </p>
-            ) : null}
-            {report ? (
-              <>
-                <p className="budget-total" data-testid="budget-total">
-                  The model would receive <strong>{tokens(report.totalTokens)}</strong> of{' '}
-                  {tokens(report.maxInputTokens)}: the system prompt (
-                  {tokens(report.systemPromptTokens)}) and {report.messages.length}{' '}
-                  {report.messages.length === 1 ? 'message' : 'messages'}.
-                  {snapshot?.nextCall ? (
-                    <>
-                      {' '}
-                      Next call for {modelId}: {tokens(snapshot.nextCall.cachedTokens)} from the
-                      cache,{' '}
-                      {snapshot.nextCall.cost === null
-                        ? 'price unknown'
-                        : `$${snapshot.nextCall.cost.toFixed(6)}`}
-                      .
-                    </>
-                  ) : null}
-                </p>
-                <Bar value={report.totalTokens} of={report.maxInputTokens} tone="kept" />
-                <h3>Context fragments</h3>
-                <ul className="budget-list" aria-label="Fragments in the budget">
-                  {report.fragments.map((fragment) => (
-                    <li key={fragment.id} className={fragment.kept ? 'kept' : 'left-out'}>
-                      <span className="budget-name">{fragment.name}</span>
-                      <Bar
-                        value={fragment.tokens}
-                        of={report.maxInputTokens}
-                        tone={fragment.kept ? 'kept' : 'out'}
-                      />
-                      <span className="budget-figure">{tokens(fragment.tokens)}</span>
-                      <span className="budget-state">{fragment.kept ? 'sent' : 'left out'}</span>
-                    </li>
-                  ))}
+              <Bar value={report.totalTokens} of={report.maxInputTokens} tone="kept" />
+              <h3>Context fragments</h3>
+              <ul className="budget-list" aria-label="Fragments in the budget">
+                {report.fragments.map((fragment) => (
+                  <li key={fragment.id} className={fragment.kept ? 'kept' : 'left-out'}>
+                    <span className="budget-name">{fragment.name}</span>
+                    <Bar
+                      value={fragment.tokens}
+                      of={report.maxInputTokens}
+                      tone={fragment.kept ? 'kept' : 'out'}
+                    />
+                    <span className="budget-figure">{tokens(fragment.tokens)}</span>
+                    <span className="budget-state">{fragment.kept ? 'sent' : 'left out'}</span>
+                  </li>
+                ))}
+              </ul>
+              <h3>Messages sent</h3>
+              <ul className="budget-list" aria-label="Messages in the budget">
+                {report.messages.map((message) => (
+                  <li key={message.id} className="kept">
+                    <span className="budget-name">
+                      <span className={`dot ${message.role}`} />{' '}
+                      {texts.get(message.id)?.text ?? message.role}
+                    </span>
+                    <Bar value={message.tokens} of={report.maxInputTokens} tone="kept" />
+                    <span className="budget-figure">{tokens(message.tokens)}</span>
+                    <span className="budget-state">{message.pending ? 'unsaved' : 'sent'}</span>
+                  </li>
+                ))}
+              </ul>
+              <h3>Left out, and why</h3>
+              {report.leftOut.length === 0 ? (
+                <p className="muted">Nothing: everything fits.</p>
+              ) : (
+                <ul className="left-out" aria-label="Left out">
+                  {report.leftOut.map((item) =>
+                    item.kind === 'history' ? (
+                      <li key={`history-${item.fromId}`}>
+                        The {item.messages} oldest messages ({tokens(item.tokens)}, from “
+                        {texts.get(item.fromId)?.text.slice(0, 40) ?? item.fromId}”):{' '}
+                        {RULES[item.rule] ?? item.rule}.
+                      </li>
+                    ) : (
+                      <li key={`fragment-${item.id}`}>
+                        Fragment “{item.name}” ({tokens(item.tokens)}):{' '}
+                        {RULES[item.rule] ?? item.rule}.
+                      </li>
+                    ),
+                  )}
                 </ul>
-                <h3>Messages sent</h3>
-                <ul className="budget-list" aria-label="Messages in the budget">
-                  {report.messages.map((message) => (
-                    <li key={message.id} className="kept">
-                      <span className="budget-name">
-                        <span className={`dot ${message.role}`} />{' '}
-                        {texts.get(message.id)?.text ?? message.role}
-                      </span>
-                      <Bar value={message.tokens} of={report.maxInputTokens} tone="kept" />
-                      <span className="budget-figure">{tokens(message.tokens)}</span>
-                      <span className="budget-state">{message.pending ? 'unsaved' : 'sent'}</span>
-                    </li>
-                  ))}
-                </ul>
-                <h3>Left out, and why</h3>
-                {report.leftOut.length === 0 ? (
-                  <p className="muted">Nothing: everything fits.</p>
-                ) : (
-                  <ul className="left-out" aria-label="Left out">
-                    {report.leftOut.map((item) =>
-                      item.kind === 'history' ? (
-                        <li key={`history-${item.fromId}`}>
-                          The {item.messages} oldest messages ({tokens(item.tokens)}, from “
-                          {texts.get(item.fromId)?.text.slice(0, 40) ?? item.fromId}”):{' '}
-                          {RULES[item.rule] ?? item.rule}.
-                        </li>
-                      ) : (
-                        <li key={`fragment-${item.id}`}>
-                          Fragment “{item.name}” ({tokens(item.tokens)}):{' '}
-                          {RULES[item.rule] ?? item.rule}.
-                        </li>
-                      ),
-                    )}
-                  </ul>
-                )}
-              </>
-            ) : null}
-            {usage ? (
-              <p className="footnote" data-testid="usage">
-                Recorded usage: this branch {tokens(usage.branch.inputTokens)} in,{' '}
-                {tokens(usage.branch.outputTokens)} out over {usage.branch.calls} model calls
-                {usage.branch.cost === null ? '' : ` ($${usage.branch.cost.toFixed(6)})`}; the whole
-                chat {tokens(usage.chat.inputTokens)} in over {usage.chat.calls} calls
-                {usage.chat.cost === null ? '' : ` ($${usage.chat.cost.toFixed(6)})`}.
-              </p>
-            ) : null}
-          </div>
-        ) : (
-          <CacheView calls={props.calls} texts={texts} onRecord={props.onRecord} />
-        )}
-      </div>
-    </div>
+              )}
+            </>
+          ) : null}
+          {usage ? (
+            <p className="footnote" data-testid="usage">
+              Recorded usage: this branch {tokens(usage.branch.inputTokens)} in,{' '}
+              {tokens(usage.branch.outputTokens)} out over {usage.branch.calls} model calls
+              {usage.branch.cost === null ? '' : ` ($${usage.branch.cost.toFixed(6)})`}; the whole
+              chat {tokens(usage.chat.inputTokens)} in over {usage.chat.calls} calls
+              {usage.chat.cost === null ? '' : ` ($${usage.chat.cost.toFixed(6)})`}.
+            </p>
+          ) : null}
+        </div>
+      ) : (
+        <CacheView calls={props.calls} texts={texts} onRecord={props.onRecord} />
+      )}
+    </DialogFrame>
   );
 }
 

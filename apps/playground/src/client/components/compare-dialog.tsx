@@ -2,8 +2,8 @@ import { type ReactElement, useEffect, useState } from 'react';
 import { api, type BranchComparisonView } from '../api';
 import { describeError } from '../describe-error';
 import { textOf } from '../message-text';
+import { DialogFrame } from './dialog-frame';
 import { BranchIcon } from './icons';
-import { useEscape } from './use-escape';
 
 /** Props of {@link CompareDialog}. */
 export interface CompareDialogProps {
@@ -28,7 +28,7 @@ export function CompareDialog(props: CompareDialogProps): ReactElement {
   const [right, setRight] = useState(props.right);
   const [report, setReport] = useState<BranchComparisonView | null>(null);
   const [error, setError] = useState<string | null>(null);
-  const { chatId, onClose } = props;
+  const { chatId } = props;
 
   useEffect(() => {
     let current = true;
@@ -49,8 +49,6 @@ export function CompareDialog(props: CompareDialogProps): ReactElement {
     };
   }, [chatId, left, right]);
 
-  useEscape(onClose);
-
   const picker = (label: string, value: string, onChange: (next: string) => void) => (
     <select aria-label={label} value={value} onChange={(event) => onChange(event.target.value)}>
       {props.branches.map((branch) => (
@@ -62,68 +60,65 @@ export function CompareDialog(props: CompareDialogProps): ReactElement {
   );
 
   return (
-    <div className="overlay">
-      <div className="dialog compare-dialog" role="dialog" aria-label="Compare branches">
-        <header className="panel-header">
-          <h2>Compare branches</h2>
-          <span className="grow" />
-          <button type="button" onClick={props.onClose}>
-            Close
-          </button>
-        </header>
-        {error ? <p className="inline-error dialog-error">{error}</p> : null}
-        {report ? (
-          <div className="compare-body">
-            <p className="compare-ancestor" data-testid="common-ancestor">
-              {report.commonAncestor ? (
-                <>
-                  Both branches share the conversation up to{' '}
-                  <strong>{report.commonAncestor.role}</strong>: “
-                  {textOf(report.commonAncestor.parts).slice(0, 160)}”. Below, what each has after
-                  it.
-                </>
-              ) : (
-                'These branches share no message.'
-              )}
-            </p>
-            <div className="compare-columns">
-              {(
-                [
-                  ['Left branch', report.left, left, setLeft],
-                  ['Right branch', report.right, right, setRight],
-                ] as const
-              ).map(([label, side, value, set]) => (
-                <section
-                  key={label}
-                  className="compare-side"
-                  aria-label={label.replace('branch', 'side')}
-                >
-                  <header className="compare-side-head">
-                    <BranchIcon />
-                    {picker(label, value, set)}
-                    <span className="grow" />
-                    <span className="muted small" data-testid="side-figures">
-                      {side.messages.length} {side.messages.length === 1 ? 'message' : 'messages'} ·{' '}
-                      {side.tokens.toLocaleString('en-US')} tokens · {spent(side)}
-                    </span>
-                  </header>
-                  {side.messages.length === 0 ? (
-                    <p className="muted">Nothing after the common message.</p>
-                  ) : null}
-                  {side.messages.map((message) => (
-                    <div key={message.id} className={`message ${message.role}`}>
-                      <div className="message-role">{message.role}</div>
-                      <div className="message-text">{textOf(message.parts)}</div>
-                    </div>
-                  ))}
-                </section>
-              ))}
-            </div>
+    <DialogFrame label="Compare branches" className="compare-dialog" onClose={props.onClose}>
+      <header className="panel-header">
+        <h2>Compare branches</h2>
+        <span className="grow" />
+        <button type="button" onClick={props.onClose}>
+          Close
+        </button>
+      </header>
+      {error ? <p className="inline-error dialog-error">{error}</p> : null}
+      {report ? (
+        <div className="compare-body">
+          <p className="compare-ancestor" data-testid="common-ancestor">
+            {report.commonAncestor ? (
+              <>
+                Both branches share the conversation up to{' '}
+                <strong>{report.commonAncestor.role}</strong>: “
+                {textOf(report.commonAncestor.parts).slice(0, 160)}”. Below, what each has after it.
+              </>
+            ) : (
+              'These branches share no message.'
+            )}
+          </p>
+          <div className="compare-columns">
+            {(
+              [
+                ['Left branch', report.left, left, setLeft],
+                ['Right branch', report.right, right, setRight],
+              ] as const
+            ).map(([label, side, value, set]) => (
+              <section
+                key={label}
+                className="compare-side"
+                aria-label={label.replace('branch', 'side')}
+              >
+                <header className="compare-side-head">
+                  <BranchIcon />
+                  {picker(label, value, set)}
+                  <span className="grow" />
+                  <span className="muted small" data-testid="side-figures">
+                    {side.messages.length} {side.messages.length === 1 ? 'message' : 'messages'} ·{' '}
+                    {side.tokens.toLocaleString('en-US')} tokens · {spent(side)}
+                  </span>
+                </header>
+                {side.messages.length === 0 ? (
+                  <p className="muted">Nothing after the common message.</p>
+                ) : null}
+                {side.messages.map((message) => (
+                  <div key={message.id} className={`message ${message.role}`}>
+                    <div className="message-role">{message.role}</div>
+                    <div className="message-text">{textOf(message.parts)}</div>
+                  </div>
+                ))}
+              </section>
+            ))}
           </div>
-        ) : error ? null : (
-          <p className="muted dialog-error">Comparing…</p>
-        )}
-      </div>
-    </div>
+        </div>
+      ) : error ? null : (
+        <p className="muted dialog-error">Comparing…</p>
+      )}
+    </DialogFrame>
   );
 }

@@ -1,6 +1,7 @@
 import { type ReactElement, useEffect, useState } from 'react';
 import { api, type BranchDeletion } from '../api';
 import { describeError } from '../describe-error';
+import { DialogFrame } from './dialog-frame';
 
 /** Props of {@link DeleteBranchDialog}. */
 export interface DeleteBranchDialogProps {
@@ -62,74 +63,72 @@ export function DeleteBranchDialog(props: DeleteBranchDialogProps): ReactElement
   }, [chatId, branch, target, deletingActive]);
 
   return (
-    <div className="overlay">
-      <div className="dialog small-dialog" role="dialog" aria-label="Delete a branch">
-        <header className="panel-header">
-          <h2>Delete a branch</h2>
-          <span className="grow" />
-          <button type="button" onClick={props.onClose}>
-            Cancel
-          </button>
-        </header>
-        <div className="dialog-body">
+    <DialogFrame label="Delete a branch" className="small-dialog" onClose={props.onClose}>
+      <header className="panel-header">
+        <h2>Delete a branch</h2>
+        <span className="grow" />
+        <button type="button" onClick={props.onClose}>
+          Cancel
+        </button>
+      </header>
+      <div className="dialog-body">
+        <label className="field">
+          <span className="field-label">Branch to delete</span>
+          <select
+            aria-label="Branch to delete"
+            value={branch}
+            onChange={(event) => setBranch(event.target.value)}
+          >
+            {props.branches.map((name) => (
+              <option key={name} value={name}>
+                {name}
+                {name === props.activeBranch ? ' (you are on it)' : ''}
+              </option>
+            ))}
+          </select>
+        </label>
+        {deletingActive ? (
           <label className="field">
-            <span className="field-label">Branch to delete</span>
+            <span className="field-label">You are on it: switch to</span>
             <select
-              aria-label="Branch to delete"
-              value={branch}
-              onChange={(event) => setBranch(event.target.value)}
+              aria-label="Branch to switch to"
+              value={activate}
+              onChange={(event) => setActivate(event.target.value)}
             >
-              {props.branches.map((name) => (
+              {others.map((name) => (
                 <option key={name} value={name}>
                   {name}
-                  {name === props.activeBranch ? ' (you are on it)' : ''}
                 </option>
               ))}
             </select>
           </label>
-          {deletingActive ? (
-            <label className="field">
-              <span className="field-label">You are on it: switch to</span>
-              <select
-                aria-label="Branch to switch to"
-                value={activate}
-                onChange={(event) => setActivate(event.target.value)}
-              >
-                {others.map((name) => (
-                  <option key={name} value={name}>
-                    {name}
-                  </option>
-                ))}
-              </select>
-            </label>
-          ) : null}
-          {error ? <p className="inline-error">{error}</p> : null}
-          {preview ? (
-            <p className="deletion-preview" data-testid="deletion-preview">
-              Deleting <strong>{branch}</strong> removes{' '}
-              {preview.nodes === 0
-                ? 'no message (every one of its messages is still on another branch or checkpoint)'
-                : `${plural(preview.nodes, 'message')} that only it reached (${plural(preview.bytes, 'byte')})`}
-              . Afterwards you are on <strong>{preview.activeBranch}</strong>. Nothing has changed
-              yet.
-            </p>
-          ) : null}
-          <div className="editor-actions">
-            <button
-              type="button"
-              className="danger-solid"
-              disabled={preview === null}
-              onClick={() => {
-                void props.onDelete(branch, target).then((done) => {
-                  if (done) props.onClose();
-                });
-              }}
-            >
-              Delete {branch}
-            </button>
-          </div>
+        ) : null}
+        {error ? <p className="inline-error">{error}</p> : null}
+        {preview ? (
+          <p className="deletion-preview" data-testid="deletion-preview">
+            Deleting <strong>{branch}</strong> removes{' '}
+            {preview.nodes === 0
+              ? 'no message (every one of its messages is still on another branch or checkpoint)'
+              : `${plural(preview.nodes, 'message')} that only it reached (${plural(preview.bytes, 'byte')})`}
+            . Afterwards you are on <strong>{preview.activeBranch}</strong>. Nothing has changed
+            yet.
+          </p>
+        ) : null}
+        <div className="editor-actions">
+          <button
+            type="button"
+            className="danger-solid"
+            disabled={preview === null}
+            onClick={() => {
+              void props.onDelete(branch, target).then((done) => {
+                if (done) props.onClose();
+              });
+            }}
+          >
+            Delete {branch}
+          </button>
         </div>
       </div>
-    </div>
+    </DialogFrame>
   );
 }

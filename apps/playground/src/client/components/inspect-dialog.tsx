@@ -1,5 +1,5 @@
 import type { ReactElement } from 'react';
-import { useEscape } from './use-escape';
+import { DialogFrame } from './dialog-frame';
 
 /** Props of {@link InspectDialog}. */
 export interface InspectDialogProps {
@@ -32,8 +32,6 @@ export function InspectDialog(props: InspectDialogProps): ReactElement {
   const fragments = (props.snapshot.fragments ?? {}) as Record<string, unknown[]>;
   const graph = (props.snapshot.graph ?? {}) as Record<string, unknown[]>;
   const json = JSON.stringify(props.snapshot, null, 2);
-  const { onClose } = props;
-  useEscape(onClose);
   const download = () => {
     const url = URL.createObjectURL(new Blob([json], { type: 'application/json' }));
     const link = document.createElement('a');
@@ -64,43 +62,41 @@ export function InspectDialog(props: InspectDialogProps): ReactElement {
     ? props.models
     : [props.modelId, ...props.models];
   return (
-    <div className="overlay">
-      <div className="dialog" role="dialog" aria-label="Inspect">
-        <header className="panel-header">
-          <h2>inspect()</h2>
-          <span className="grow" />
-          <label className="inline">
-            <span className="muted small">cost for</span>
-            <select
-              aria-label="Model for the cost"
-              value={props.modelId}
-              onChange={(event) => props.onModel(event.target.value)}
-            >
-              {models.map((model) => (
-                <option key={model} value={model}>
-                  {model}
-                </option>
-              ))}
-            </select>
-          </label>
-          <button type="button" className="primary" onClick={download}>
-            Download JSON
-          </button>
-          <button type="button" onClick={props.onClose}>
-            Close
-          </button>
-        </header>
-        <dl className="figures">
-          {figures.map(([label, value]) => (
-            <div key={label}>
-              <dt>{label}</dt>
-              <dd>{value}</dd>
-            </div>
-          ))}
-        </dl>
-        {estimate.note ? <p className="footnote">{estimate.note}</p> : null}
-        <pre className="json">{json}</pre>
-      </div>
-    </div>
+    <DialogFrame label="Inspect" onClose={props.onClose}>
+      <header className="panel-header">
+        <h2>inspect()</h2>
+        <span className="grow" />
+        <label className="inline">
+          <span className="muted small">cost for</span>
+          <select
+            aria-label="Model for the cost"
+            value={props.modelId}
+            onChange={(event) => props.onModel(event.target.value)}
+          >
+            {models.map((model) => (
+              <option key={model} value={model}>
+                {model}
+              </option>
+            ))}
+          </select>
+        </label>
+        <button type="button" className="primary" onClick={download}>
+          Download JSON
+        </button>
+        <button type="button" onClick={props.onClose}>
+          Close
+        </button>
+      </header>
+      <dl className="figures">
+        {figures.map(([label, value]) => (
+          <div key={label}>
+            <dt>{label}</dt>
+            <dd>{value}</dd>
+          </div>
+        ))}
+      </dl>
+      {estimate.note ? <p className="footnote">{estimate.note}</p> : null}
+      <pre className="json">{json}</pre>
+    </DialogFrame>
   );
 }
