@@ -1,19 +1,31 @@
-import type { BranchRecord, CheckpointRecord } from '@ctxgraph/fragments-core';
+import type { BranchRecord, CheckpointRecord, ValidationIssue } from '@ctxgraph/fragments-core';
 import type {
+  BranchComparisonView,
+  BranchDeletion,
+  BudgetedCall,
   ChatOperation,
   ChatPage,
   ChatView,
+  Compaction,
   DeletedChat,
   ErrorBody,
   PlaygroundInfo,
   PreviewResult,
   RendererName,
   ReplyEvent,
+  SearchResults,
   SerializedFragment,
 } from '../shared/wire';
 import { USER_HEADER } from '../shared/wire';
 
-export type { ChatView, PlaygroundInfo, RendererName };
+export type {
+  BranchComparisonView,
+  BranchDeletion,
+  ChatView,
+  PlaygroundInfo,
+  RendererName,
+  SearchResults,
+};
 
 /** A serialized fragment as the page edits it: `{ type, ...fields }`. */
 export type FlatFragment = SerializedFragment;
@@ -22,11 +34,19 @@ export type FlatFragment = SerializedFragment;
 export class ApiError extends Error {
   readonly errorName: string;
   readonly status: number;
+  /** Each problem with its path, for validation errors. */
+  readonly issues: readonly ValidationIssue[];
 
-  constructor(status: number, errorName: string, message: string) {
+  constructor(
+    status: number,
+    errorName: string,
+    message: string,
+    issues: readonly ValidationIssue[] = [],
+  ) {
     super(message);
     this.status = status;
     this.errorName = errorName;
+    this.issues = issues;
   }
 }
 
@@ -41,7 +61,12 @@ async function failure(response: Response): Promise<ApiError> {
   const text = await response.text();
   try {
     const body = JSON.parse(text) as Partial<ErrorBody>;
-    return new ApiError(response.status, body.error?.name ?? 'Error', body.error?.message ?? text);
+    return new ApiError(
+      response.status,
+      body.error?.name ?? 'Error',
+      body.error?.message ?? text,
+      body.error?.issues ?? [],
+    );
   } catch {
     return new ApiError(response.status, 'Error', text || response.statusText);
   }
@@ -86,16 +111,69 @@ export const api = {
     request('POST', `/api/chats/${encodeURIComponent(chatId)}/messages`, { role, text }),
   rewind: (chatId: string, messageId: string): Promise<ChatOperation<BranchRecord>> =>
     request('POST', `/api/chats/${encodeURIComponent(chatId)}/rewind`, { messageId }),
-  checkpoint: (chatId: string, name: string): Promise<ChatOperation<CheckpointRecord>> =>
-    request('POST', `/api/chats/${encodeURIComponent(chatId)}/checkpoints`, { name }),
+  checkpoint: (
+    chatId: string,
+    name: string,
+    messageId: string | null,
+  ): Promise<ChatOperation<CheckpointRecord>> =>
+    request(
+      'POST',
+      `/api/chats/${encodeURIComponent(chatId)}/checkpoints`,
+      messageId === null ? { name } : { name, messageId },
+    ),
   restore: (chatId: string, name: string): Promise<ChatOperation<BranchRecord>> =>
     request('POST', `/api/chats/${encodeURIComponent(chatId)}/restore`, { name }),
   btw: (chatId: string): Promise<ChatOperation<BranchRecord>> =>
     request('POST', `/api/chats/${encodeURIComponent(chatId)}/btw`, {}),
   switchBranch: (chatId: string, branch: string): Promise<ChatOperation<BranchRecord>> =>
     request('POST', `/api/chats/${encodeURIComponent(chatId)}/switch`, { branch }),
-  inspect: (chatId: string, renderer: RendererName): Promise<Record<string, unknown>> =>
-    request('GET', `/api/chats/${encodeURIComponent(chatId)}/inspect?renderer=${renderer}`),
+  compare: (chatId: string, left: string, right: string): Promise<BranchComparisonView> =>
+    request(
+      'GET',
+      `/api/chats/${encodeURIComponent(chatId)}/compare?${new URLSearchParams({ left, right })}`,
+    ),
+  search: (chatId: string, q: string, scope: 'branch' | 'chat'): Promise<SearchResults> =>
+    request(
+      'GET',
+      `/api/chats/${encodeURIComponent(chatId)}/search?${new URLSearchParams({ q, scope })}`,
+    ),
+  deleteBranch: (
+    chatId: string,
+    branch: string,
+    options: { activate?: string; dryRun: boolean },
+  ): Promise<BranchDeletion> =>
+    request('POST', `/api/chats/${encodeURIComponent(chatId)}/delete-branch`, {
+      branch,
+      ...options,
+    }),
+  compact: (chatId: string, keepTurns: number, summary: string | undefined): Promise<Compaction> =>
+    request('POST', `/api/chats/${encodeURIComponent(chatId)}/compact`, {
+      keepTurns,
+      ...(summary === undefined ? {} : { summary }),
+    }),
+  inspect: (
+    chatId: string,
+    renderer: RendererName,
+    modelId: string,
+    maxInputTokens?: number,
+  ): Promise<Record<string, unknown>> =>
+    request(
+      'GET',
+      `/api/chats/${encodeURIComponent(chatId)}/inspect?${new URLSearchParams({
+        renderer,
+        modelId,
+        ...(maxInputTokens === undefined ? {} : { maxInputTokens: String(maxInputTokens) }),
+      })}`,
+    ),
+  budgetedCall: (
+    chatId: string,
+    maxInputTokens: number,
+    renderer: RendererName,
+  ): Promise<BudgetedCall> =>
+    request('POST', `/api/chats/${encodeURIComponent(chatId)}/budgeted-call`, {
+      maxInputTokens,
+      renderer,
+    }),
 };
 
 /**

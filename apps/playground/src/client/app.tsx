@@ -1,7 +1,6 @@
 import type { ChatRecord, JsonValue } from '@ctxgraph/fragments-core';
 import { type ReactElement, useCallback, useEffect, useState } from 'react';
 import {
-  ApiError,
   api,
   type ChatView,
   type PlaygroundInfo,
@@ -9,12 +8,17 @@ import {
   setApiUser,
   streamReply,
 } from './api';
+import { BudgetDialog, type RecordedCall } from './components/budget-dialog';
 import { ChatList } from './components/chat-list';
-import { ContextPane } from './components/context-pane';
+import { CompactDialog } from './components/compact-dialog';
+import { CompareDialog } from './components/compare-dialog';
+import { ContextPane, type DraftPreview } from './components/context-pane';
 import { ConversationPane } from './components/conversation-pane';
+import { DeleteBranchDialog } from './components/delete-branch-dialog';
 import { GraphPane } from './components/graph-pane';
 import { InspectDialog } from './components/inspect-dialog';
 import { PromptPanel } from './components/prompt-panel';
+import { describeError } from './describe-error';
 
 interface Notice {
   kind: 'error' | 'info';
@@ -23,13 +27,7 @@ interface Notice {
 }
 
 function noticeFor(error: unknown): Notice {
-  if (error instanceof ApiError)
-    return { kind: 'error', title: error.errorName, message: error.message };
-  return {
-    kind: 'error',
-    title: 'Error',
-    message: error instanceof Error ? error.message : String(error),
-  };
+  return { kind: 'error', ...describeError(error) };
 }
 
 function chatFromHash(): string | null {
@@ -55,8 +53,22 @@ export function App(): ReactElement {
   const [busy, setBusy] = useState(false);
   const [streaming, setStreaming] = useState<string | null>(null);
   const [renderer, setRenderer] = useState<RendererName>(storedRenderer);
-  const [preview, setPreview] = useState<ChatView['prompts'] | null>(null);
+  const [preview, setPreview] = useState<DraftPreview | null>(null);
   const [snapshot, setSnapshot] = useState<Record<string, unknown> | null>(null);
+  const [budgetOpen, setBudgetOpen] = useState(false);
+  const [maxInputTokens, setMaxInputTokens] = useState(
+    () => Number(window.localStorage.getItem('ctxgraph.budget')) || 4000,
+  );
+  const [calls, setCalls] = useState<{ chatId: string; list: RecordedCall[] }>({
+    chatId: '',
+    list: [],
+  });
+  const [comparing, setComparing] = useState<{ left: string; right: string } | null>(null);
+  const [deleting, setDeleting] = useState<string | null>(null);
+  const [compacting, setCompacting] = useState(false);
+  const [costModel, setCostModel] = useState<string | null>(() =>
+    window.localStorage.getItem('ctxgraph.cost-model'),
+  );
   const [chatError, setChatError] = useState<string | null>(null);
   const [pendingUser, setPendingUser] = useState<string | null>(null);
 
@@ -102,8 +114,8 @@ export function App(): ReactElement {
       .chat(chatId)
       .then(setView)
       .catch((error: unknown) => {
-        setChatError(error instanceof Error ? error.message : String(error));
-        setNotice(noticeFor(error));
+        // Told once, where the chat would be (not in the notice bar as well).
+        setChatError(describeError(error).message);
       });
   }, [chatId, userId]);
 
@@ -172,10 +184,41 @@ export function App(): ReactElement {
     }
   };
 
-  const showInspect = async () => {
+  const modelId = costModel ?? info?.defaultModelId ?? 'gpt-4o-mini';
+  const chooseModel = (next: string) => {
+    setCostModel(next);
+    window.localStorage.setItem('ctxgraph.cost-model', next);
+  };
+
+  /** Makes a budgeted call (`resolve({ budget })`) at the current message, for the cache view. */
+  const recordCall = useCallback(
+    async (chatId: string) => {
+      try {
+        const call = await api.budgetedCall(chatId, maxInputTokens, renderer);
+        setCalls((old) => ({
+          chatId,
+          list: old.chatId === chatId ? [...old.list, call] : [call],
+        }));
+      } catch (error) {
+        setNotice(noticeFor(error));
+      }
+    },
+    [maxInputTokens, renderer],
+  );
+
+  // While the budget window is open, the page calls as an app would: once per new message.
+  const headForCalls = budgetOpen && active ? `${active.chat.id}:${active.headMessageId}` : null;
+  // biome-ignore lint/correctness/useExhaustiveDependencies: one call per new head
+  useEffect(() => {
+    if (headForCalls === null || !active) return;
+    const recorded = calls.chatId === active.chat.id ? calls.list : [];
+    if (recorded.at(-1)?.headMessageId === active.headMessageId) return;
+    void recordCall(active.chat.id);
+  }, [headForCalls]);
+  const showInspect = async (forModel = modelId) => {
     if (!active) return;
     try {
-      setSnapshot(await api.inspect(active.chat.id, renderer));
+      setSnapshot(await api.inspect(active.chat.id, renderer, forModel));
     } catch (error) {
       setNotice(noticeFor(error));
     }
@@ -213,6 +256,14 @@ export function App(): ReactElement {
             Switch user
           </button>
         </form>
+        <button
+          type="button"
+          disabled={!active}
+          onClick={() => setBudgetOpen(true)}
+          title="Set a token budget: what the model would receive, what is left out and why, and the cache per call"
+        >
+          Budget & cache
+        </button>
         <button type="button" disabled={!active} onClick={() => void showInspect()}>
           Inspect
         </button>
@@ -272,6 +323,7 @@ export function App(): ReactElement {
           <>
             <div className="column middle-column">
               <ContextPane
+                key={active.chat.id}
                 view={active}
                 onPreview={setPreview}
                 onSave={async (fragments: JsonValue[]) => {
@@ -281,8 +333,8 @@ export function App(): ReactElement {
                 }}
               />
               <PromptPanel
-                prompts={preview ?? active.prompts}
-                preview={preview !== null}
+                prompts={active.prompts}
+                draft={preview}
                 renderer={renderer}
                 onRenderer={chooseRenderer}
               />
@@ -296,6 +348,7 @@ export function App(): ReactElement {
                 busy={busy}
                 onSend={(role, text) => run(() => api.say(active.chat.id, role, text))}
                 onAsk={ask}
+                onCompact={() => setCompacting(true)}
               />
               <GraphPane
                 view={active}
@@ -305,15 +358,15 @@ export function App(): ReactElement {
                     const { result, view: next } = await api.rewind(active.chat.id, messageId);
                     setNotice({
                       kind: 'info',
-                      title: 'Rewound',
-                      message: `Now on ${result.name}, at that message.`,
+                      title: 'New branch',
+                      message: `Now on ${result.name}, continuing from that message.`,
                     });
                     return next;
                   })
                 }
-                onCheckpoint={(name) =>
+                onCheckpoint={(name, messageId) =>
                   void run(
-                    async () => (await api.checkpoint(active.chat.id, name)).view,
+                    async () => (await api.checkpoint(active.chat.id, name, messageId)).view,
                     `Checkpoint “${name}” saved.`,
                   )
                 }
@@ -333,8 +386,8 @@ export function App(): ReactElement {
                     const { result, view: next } = await api.btw(active.chat.id);
                     setNotice({
                       kind: 'info',
-                      title: 'btw',
-                      message: `Branch ${result.name} forked at the head; you stay on ${next.branch}.`,
+                      title: 'Side branch',
+                      message: `Side branch ${result.name} starts at the current message; you stay on ${next.branch}.`,
                     });
                     return next;
                   })
@@ -342,6 +395,9 @@ export function App(): ReactElement {
                 onSwitch={(branch) =>
                   void run(async () => (await api.switchBranch(active.chat.id, branch)).view)
                 }
+                onCompare={(left, right) => setComparing({ left, right })}
+                onDeleteBranch={(branch) => setDeleting(branch)}
+                onSearch={(query, scope) => api.search(active.chat.id, query, scope)}
               />
             </div>
           </>
@@ -351,8 +407,8 @@ export function App(): ReactElement {
               <h1>Compose context, chat, branch, rewind.</h1>
               <p>
                 Create a chat on the left. Add context fragments and watch the system prompt under
-                each renderer; send messages; click any node of the graph to rewind there;
-                checkpoint and restore; inspect what the engine would send.
+                each renderer; send messages; select a message in the graph to branch from it or
+                checkpoint it; restore; inspect what the engine would send.
               </p>
               {chatId && !view && chatError === null ? (
                 <p className="muted">Loading chat…</p>
@@ -366,10 +422,91 @@ export function App(): ReactElement {
           </div>
         )}
       </main>
+      {budgetOpen && active ? (
+        <BudgetDialog
+          view={active}
+          renderer={renderer}
+          modelId={modelId}
+          models={info?.pricedModels ?? []}
+          onModel={chooseModel}
+          maxInputTokens={maxInputTokens}
+          onBudget={(next) => {
+            setMaxInputTokens(next);
+            window.localStorage.setItem('ctxgraph.budget', String(next));
+          }}
+          calls={calls.chatId === active.chat.id ? calls.list : []}
+          onRecord={() => recordCall(active.chat.id)}
+          onClose={() => setBudgetOpen(false)}
+        />
+      ) : null}
+      {comparing && active ? (
+        <CompareDialog
+          chatId={active.chat.id}
+          branches={active.graph.branches.map((branch) => branch.name)}
+          left={comparing.left}
+          right={comparing.right}
+          onClose={() => setComparing(null)}
+        />
+      ) : null}
+      {deleting !== null && active ? (
+        <DeleteBranchDialog
+          chatId={active.chat.id}
+          branches={active.graph.branches.map((branch) => branch.name)}
+          activeBranch={active.branch}
+          initial={deleting}
+          onClose={() => setDeleting(null)}
+          onDelete={(branch, activate) =>
+            run(async () => {
+              const { result, view: next } = await api.deleteBranch(active.chat.id, branch, {
+                ...(activate ? { activate } : {}),
+                dryRun: false,
+              });
+              setNotice({
+                kind: 'info',
+                title: 'Branch deleted',
+                message: `${branch} is gone, with ${result.nodes} ${result.nodes === 1 ? 'message' : 'messages'} only it reached; you are on ${next.branch}.`,
+              });
+              return next;
+            })
+          }
+        />
+      ) : null}
+      {compacting && active ? (
+        <CompactDialog
+          modelId={info?.model?.modelId ?? null}
+          messages={active.messages.length}
+          onClose={() => setCompacting(false)}
+          onCompact={(keepTurns, summary) =>
+            run(async () => {
+              const { result, view: next } = await api.compact(active.chat.id, keepTurns, summary);
+              setNotice(
+                result === null
+                  ? {
+                      kind: 'info',
+                      title: 'Nothing to compact',
+                      message: 'Every message is within the turns kept.',
+                    }
+                  : {
+                      kind: 'info',
+                      title: 'Compacted',
+                      message: `${result.compaction.coveredMessages} messages are replaced by a summary, ${result.compaction.tokens.saved} tokens fewer per call.`,
+                    },
+              );
+              return next;
+            })
+          }
+        />
+      ) : null}
       {snapshot && active ? (
         <InspectDialog
           snapshot={snapshot}
           fileName={`inspect-${active.chat.id}.json`}
+          modelId={modelId}
+          models={info?.pricedModels ?? []}
+          onModel={(next) => {
+            chooseModel(next);
+            void showInspect(next);
+          }}
           onClose={() => setSnapshot(null)}
         />
       ) : null}

@@ -52,4 +52,19 @@ describe('fragment catalog', () => {
     expect(emptyFragment('workflow').steps).toEqual(['']);
     expect(emptyFragment('workflow').triggers).toEqual(['']);
   });
+
+  it('keeps the budget settings of a fragment through the form, and drops blank ones', () => {
+    const value = {
+      type: 'role',
+      text: 'You are terse.',
+      budget: { priority: -1, required: false },
+    };
+    const cleaned = cleanFragment(value as FlatFragment);
+    expect(cleaned).toEqual(value);
+    expect(toFragment(cleaned as JsonValue)).toMatchObject({ budget: { priority: -1 } });
+    expect(cleanFragment({ type: 'role', text: 'x', budget: {} } as FlatFragment)).toEqual({
+      type: 'role',
+      text: 'x',
+    });
+  });
 });

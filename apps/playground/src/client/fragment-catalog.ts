@@ -137,6 +137,14 @@ export function cleanFragment(value: FlatFragment): FlatFragment {
   const spec = specFor(value.type);
   if (spec === undefined) return value;
   const result: FlatFragment = { type: value.type };
+  // The fragment's budget settings (withBudget: priority, required) ride along unchanged.
+  const budget = value.budget;
+  if (typeof budget === 'object' && budget !== null && !Array.isArray(budget)) {
+    const kept = Object.fromEntries(
+      Object.entries(budget).filter(([, setting]) => setting !== null && setting !== ''),
+    );
+    if (Object.keys(kept).length > 0) result.budget = kept;
+  }
   for (const item of spec.fields) {
     const entry = value[item.key];
     if (entry === undefined) continue;
@@ -246,3 +254,63 @@ export const EXAMPLE_CONTEXT: FlatFragment[] = [
   },
   { type: 'preference', aspect: 'date format', value: 'YYYY-MM-DD' },
 ];
+
+/** True for a serialized fragment object (`{ type, … }`), not text or a list. */
+export function isFlatFragment(value: JsonValue): value is FlatFragment {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    !Array.isArray(value) &&
+    typeof value.type === 'string'
+  );
+}
+
+/** True when a required field of a form is still blank (or a list has too few filled items). */
+export function fieldMissing(item: FieldSpec, entry: JsonValue | undefined): boolean {
+  if (!item.required && item.minItems === undefined) return false;
+  if (item.kind === 'text' || item.kind === 'longtext')
+    return typeof entry !== 'string' || entry.trim() === '';
+  if (item.kind === 'list') {
+    const filled = Array.isArray(entry)
+      ? entry.filter((text) => typeof text === 'string' && text.trim() !== '').length
+      : 0;
+    return filled < Math.max(item.required ? 1 : 0, item.minItems ?? 0);
+  }
+  if (item.kind === 'entries') {
+    const keys =
+      typeof entry === 'object' && entry !== null && !Array.isArray(entry)
+        ? Object.keys(entry).filter((key) => key.trim() !== '')
+        : [];
+    return item.required && keys.length === 0;
+  }
+  return false;
+}
+
+/**
+ * What a form draft still lacks before the server can read it, in words for the form
+ * (`Term › Definition is required`), nested fragments included. Empty when it is complete.
+ */
+export function draftProblems(value: FlatFragment, where = ''): string[] {
+  const spec = specFor(value.type);
+  if (spec === undefined) return [];
+  const label = where === '' ? spec.label : `${where} › ${spec.label}`;
+  const problems: string[] = [];
+  for (const item of spec.fields) {
+    const entry = value[item.key];
+    if (fieldMissing(item, entry)) {
+      problems.push(
+        item.kind === 'list' && (item.minItems ?? 0) > 1
+          ? `${label} › ${item.label} needs at least ${item.minItems} items`
+          : `${label} › ${item.label} is required`,
+      );
+    }
+    if ((item.kind === 'policies' || item.kind === 'children') && Array.isArray(entry)) {
+      entry.forEach((child, index) => {
+        if (isFlatFragment(child)) problems.push(...draftProblems(child, `${label} ${index + 1}`));
+        else if (typeof child === 'string' && child.trim() === '')
+          problems.push(`${label} › text ${index + 1} is empty`);
+      });
+    }
+  }
+  return problems;
+}

@@ -1,5 +1,5 @@
 import type { ContextEngine } from '@ctxgraph/engine';
-import type { ContextStore } from '@ctxgraph/fragments-core';
+import { type ContextStore, readCompaction } from '@ctxgraph/fragments-core';
 import type { ChatView } from '../shared/wire';
 import { encodeContext } from './context-codec';
 import { rendererFor, renderPreviews } from './renderers';
@@ -12,6 +12,20 @@ function textOf(message: { parts: readonly unknown[] }): string {
         : [],
     )
     .join('');
+}
+
+/** What a compaction node replaces, for the page; null for any other message. */
+function compactionOf(
+  message: Parameters<typeof readCompaction>[0],
+): ChatView['graph']['nodes'][number]['compaction'] {
+  const record = readCompaction(message);
+  if (record === null) return null;
+  return {
+    boundaryId: record.boundaryId,
+    previousCompactionId: record.previousCompactionId,
+    coveredMessages: record.coveredMessages,
+    savedTokens: record.tokens.saved,
+  };
 }
 
 /**
@@ -34,6 +48,7 @@ export async function buildChatView(engine: ContextEngine, store: ContextStore):
         role: node.message.role,
         sequence: node.sequence,
         text: textOf(node.message),
+        compaction: compactionOf(node.message),
       })),
       branches: [...graph.branches],
       checkpoints: [...graph.checkpoints],

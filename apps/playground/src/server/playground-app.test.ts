@@ -1,7 +1,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { DEFAULT_MODEL_PRICES } from '@ctxgraph/engine';
 import { ChatNotFoundError } from '@ctxgraph/fragments-core';
+import { MockLanguageModelV3 } from 'ai/test';
 import type { Hono } from 'hono';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ChatView } from '../shared/wire';
@@ -102,6 +104,8 @@ describe('info and chats', () => {
       store: { kind: 'sqlite', location: databasePath },
       model: null,
       renderers: ['xml', 'markdown', 'toon'],
+      pricedModels: Object.keys(DEFAULT_MODEL_PRICES),
+      defaultModelId: 'gpt-4o-mini',
     });
   });
 
@@ -423,6 +427,34 @@ describe('conversation and graph', () => {
     expect(unknown.body.error.name).toBe('CheckpointNotFoundError');
   });
 
+  it('checkpoints any message of the chat by id, and refuses one that is not in it', async () => {
+    const view = await createChat();
+    const first = await say(view.chat.id, 'user', 'Python or JavaScript?');
+    await say(view.chat.id, 'assistant', 'What do you like?');
+    const firstId = first.headMessageId as string;
+    const named = await call('POST', `/api/chats/${view.chat.id}/checkpoints`, {
+      name: 'question',
+      messageId: firstId,
+    });
+    expect(named.status).toBe(201);
+    expect(named.body.result.messageId).toBe(firstId);
+    // Nothing moved: the branch and its head are where they were.
+    expect(named.body.view.branch).toBe('main');
+    expect(named.body.view.messages).toHaveLength(2);
+    const elsewhere = await createChat('Another');
+    const foreign = await say(elsewhere.chat.id, 'user', 'Hello');
+    const refused = await call('POST', `/api/chats/${view.chat.id}/checkpoints`, {
+      name: 'stolen',
+      messageId: foreign.headMessageId,
+    });
+    expect(refused.status).toBe(404);
+    expect(refused.body.error.name).toBe('MessageNotFoundError');
+    const after = await call('GET', `/api/chats/${view.chat.id}`);
+    expect(after.body.graph.checkpoints.map((item: { name: string }) => item.name)).toEqual([
+      'question',
+    ]);
+  });
+
   it('opens a btw branch without leaving the current one, and switches branches', async () => {
     const view = await createChat();
     await say(view.chat.id, 'user', 'Weather?');
@@ -457,8 +489,210 @@ describe('conversation and graph', () => {
     expect(reply.body.fragments.persisted).toHaveLength(1);
     expect(reply.body.graph.nodes).toHaveLength(1);
     expect(reply.body.meta.chatId).toBe(view.chat.id);
+    // Without a model configured nor asked for, the estimate is for the default model.
+    const plain = await call('GET', `/api/chats/${view.chat.id}/inspect`);
+    expect(plain.body.estimate.modelId).toBe('gpt-4o-mini');
+    expect(plain.body.estimate.cost).toBeGreaterThan(0);
     const bad = await call('GET', `/api/chats/${view.chat.id}/inspect?renderer=html`);
     expect(bad.status).toBe(400);
+  });
+});
+
+describe('budget and cache', () => {
+  it('plans within a budget without remembering, and reports what a budgeted call reused', async () => {
+    const view = await createChat();
+    const chatId = view.chat.id;
+    await call('PUT', `/api/chats/${chatId}/context`, { fragments: richContext });
+    for (let turn = 1; turn <= 6; turn += 1) {
+      await say(chatId, 'user', `Question number ${turn} about the quarterly revenue figures?`);
+      await say(chatId, 'assistant', `Answer number ${turn}: revenue grew by ${turn} percent.`);
+    }
+    const roomy = await call('GET', `/api/chats/${chatId}/inspect?maxInputTokens=100000`);
+    expect(roomy.status).toBe(200);
+    expect(roomy.body.budget.leftOut).toEqual([]);
+    expect(roomy.body.budget.messages).toHaveLength(12);
+    const total = roomy.body.budget.totalTokens as number;
+    const tight = await call(
+      'GET',
+      `/api/chats/${chatId}/inspect?maxInputTokens=${Math.floor(total * 0.6)}`,
+    );
+    expect(
+      tight.body.budget.leftOut.some((item: { kind: string }) => item.kind === 'history'),
+    ).toBe(true);
+    expect(tight.body.budget.totalTokens).toBeLessThanOrEqual(Math.floor(total * 0.6));
+    const bad = await call('GET', `/api/chats/${chatId}/inspect?maxInputTokens=-3`);
+    expect(bad.status).toBe(400);
+
+    const first = await call('POST', `/api/chats/${chatId}/budgeted-call`, {
+      maxInputTokens: 100000,
+    });
+    expect(first.status).toBe(200);
+    expect(first.body.budget.prefix.compared).toBe(false);
+    await say(chatId, 'user', 'One more question?');
+    const second = await call('POST', `/api/chats/${chatId}/budgeted-call`, {
+      maxInputTokens: 100000,
+    });
+    expect(second.body.budget.prefix.compared).toBe(true);
+    expect(second.body.budget.prefix.firstChange).toBeNull();
+    expect(second.body.budget.prefix.reusedTokens).toBeGreaterThan(total * 0.8);
+    // A changed fragment breaks the prefix there.
+    await call('PUT', `/api/chats/${chatId}/context`, {
+      fragments: [{ type: 'role', text: 'You are a terse assistant.' }, ...richContext.slice(1)],
+    });
+    const third = await call('POST', `/api/chats/${chatId}/budgeted-call`, {
+      maxInputTokens: 100000,
+    });
+    expect(third.body.budget.prefix.firstChange).toMatchObject({ kind: 'fragment' });
+    const refused = await call('POST', `/api/chats/${chatId}/budgeted-call`, {
+      maxInputTokens: 0,
+    });
+    expect(refused.status).toBe(400);
+  });
+});
+
+describe('branch tools', () => {
+  /** A chat with main (question, answer A, follow-up) and main-v2 (question, answer B). */
+  async function forked(): Promise<{ chatId: string; questionId: string }> {
+    const view = await createChat();
+    const chatId = view.chat.id;
+    const asked = await say(chatId, 'user', 'Which database for analytics?');
+    await say(chatId, 'assistant', 'PostgreSQL with a columnar extension.');
+    await say(chatId, 'user', 'And for caching?');
+    const questionId = asked.headMessageId as string;
+    await call('POST', `/api/chats/${chatId}/rewind`, { messageId: questionId });
+    await say(chatId, 'assistant', 'DuckDB, embedded in the app.');
+    await call('POST', `/api/chats/${chatId}/switch`, { branch: 'main' });
+    return { chatId, questionId };
+  }
+
+  it('compares two branches from their common ancestor, with tokens and usage per side', async () => {
+    const { chatId, questionId } = await forked();
+    const reply = await call('GET', `/api/chats/${chatId}/compare?left=main&right=main-v2`);
+    expect(reply.status).toBe(200);
+    expect(reply.body.commonAncestor.id).toBe(questionId);
+    expect(reply.body.left.messages).toHaveLength(2);
+    expect(reply.body.right.messages).toHaveLength(1);
+    expect(reply.body.right.tokens).toBeGreaterThan(0);
+    // Written by hand: no model call recorded, so nothing spent.
+    expect(reply.body.right.usage.calls).toBe(0);
+    expect(reply.body.right.cost).toBeNull();
+    const unknown = await call('GET', `/api/chats/${chatId}/compare?left=main&right=nope`);
+    expect(unknown.status).toBe(404);
+    const missing = await call('GET', `/api/chats/${chatId}/compare?left=main`);
+    expect(missing.status).toBe(400);
+  });
+
+  it('searches the active branch or the whole chat', async () => {
+    const { chatId } = await forked();
+    const onBranch = await call('GET', `/api/chats/${chatId}/search?q=DuckDB`);
+    expect(onBranch.status).toBe(200);
+    expect(onBranch.body.items).toEqual([]);
+    const inChat = await call('GET', `/api/chats/${chatId}/search?q=DuckDB&scope=chat`);
+    expect(inChat.body.items).toHaveLength(1);
+    expect(inChat.body.items[0].branches).toEqual(['main-v2']);
+    const empty = await call('GET', `/api/chats/${chatId}/search?q=%20`);
+    expect(empty.status).toBe(400);
+    const wrongScope = await call('GET', `/api/chats/${chatId}/search?q=x&scope=user`);
+    expect(wrongScope.status).toBe(400);
+  });
+
+  it('previews a branch deletion without changing anything, then deletes it', async () => {
+    const { chatId } = await forked();
+    const preview = await call('POST', `/api/chats/${chatId}/delete-branch`, {
+      branch: 'main-v2',
+      dryRun: true,
+    });
+    expect(preview.status).toBe(200);
+    expect(preview.body.result).toMatchObject({ dryRun: true, nodes: 1, branches: ['main-v2'] });
+    expect(preview.body.view.graph.branches).toHaveLength(2);
+    const deleted = await call('POST', `/api/chats/${chatId}/delete-branch`, {
+      branch: 'main-v2',
+    });
+    expect(deleted.body.result).toMatchObject({ dryRun: false, nodes: 1 });
+    expect(deleted.body.view.graph.branches.map((branch: { name: string }) => branch.name)).toEqual(
+      ['main'],
+    );
+    expect(deleted.body.view.graph.nodes).toHaveLength(3);
+    // The active branch goes only with another one named to take its place.
+    const active = await call('POST', `/api/chats/${chatId}/delete-branch`, { branch: 'main' });
+    expect(active.status).toBe(400);
+    expect((await call('GET', `/api/chats/${chatId}`)).body.graph.nodes).toHaveLength(3);
+  });
+});
+
+describe('compaction', () => {
+  it('compacts with a summary written by hand, drawn as a compaction node', async () => {
+    const view = await createChat();
+    const chatId = view.chat.id;
+    for (let turn = 1; turn <= 4; turn += 1) {
+      await say(chatId, 'user', `Question ${turn}`);
+      await say(chatId, 'assistant', `Answer ${turn}`);
+    }
+    const none = await call('POST', `/api/chats/${chatId}/compact`, { keepTurns: 1 });
+    expect(none.status).toBe(400);
+    expect(none.body.error.message).toContain('write it yourself');
+    const empty = await call('POST', `/api/chats/${chatId}/compact`, { summary: '  ' });
+    expect(empty.status).toBe(400);
+    const reply = await call('POST', `/api/chats/${chatId}/compact`, {
+      keepTurns: 1,
+      summary: 'Three questions were asked and answered.',
+    });
+    expect(reply.status).toBe(200);
+    expect(reply.body.result.compaction.coveredMessages).toBe(6);
+    const node = reply.body.view.graph.nodes.find(
+      (item: { compaction: unknown }) => item.compaction !== null,
+    );
+    expect(node.compaction).toMatchObject({ coveredMessages: 6, previousCompactionId: null });
+    expect(node.id).toBe(reply.body.view.headMessageId);
+    // What the model receives: the summary, then the turn kept.
+    expect(reply.body.view.messages).toHaveLength(3);
+    expect(JSON.stringify(reply.body.view.messages[0])).toContain('Three questions');
+    // Nothing older to compact past the turn kept: nothing written.
+    const again = await call('POST', `/api/chats/${chatId}/compact`, {
+      keepTurns: 5,
+      summary: 'x',
+    });
+    expect(again.status).toBe(200);
+    expect(again.body.result).toBeNull();
+  });
+});
+
+describe('compaction with a model', () => {
+  it('lets the built-in summarizer write the summary when no summary is given', async () => {
+    const model = new MockLanguageModelV3({
+      doGenerate: async () => ({
+        content: [{ type: 'text', text: 'Four questions about numbers, all answered.' }],
+        finishReason: { unified: 'stop', raw: undefined },
+        usage: {
+          inputTokens: { total: 10, noCache: 10, cacheRead: undefined, cacheWrite: undefined },
+          outputTokens: { total: 5, text: 5, reasoning: undefined },
+        },
+        warnings: [],
+      }),
+    });
+    const withModel = createPlaygroundApp({
+      store: backend.store,
+      storeDescription: backend.description,
+      model: { modelId: 'mock-model', apiKey: 'test', baseURL: undefined },
+      languageModel: model,
+      defaultUserId: 'demo-user',
+      logError: (_message, error) => logged.push(error),
+    });
+    const view = await createChat();
+    for (let turn = 1; turn <= 3; turn += 1) {
+      await say(view.chat.id, 'user', `Question ${turn}`);
+      await say(view.chat.id, 'assistant', `Answer ${turn}`);
+    }
+    const reply = await call(
+      'POST',
+      `/api/chats/${view.chat.id}/compact`,
+      { keepTurns: 1 },
+      { target: withModel },
+    );
+    expect(reply.status).toBe(200);
+    expect(reply.body.result.compaction.coveredMessages).toBe(4);
+    expect(JSON.stringify(reply.body.view.messages[0])).toContain('Four questions about numbers');
+    expect(model.doGenerateCalls).toHaveLength(1);
   });
 });
 

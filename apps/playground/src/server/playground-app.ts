@@ -9,8 +9,10 @@ import type { ErrorBody, StoreDescription } from '../shared/wire';
 import { EnginePool } from './engine-pool';
 import { toErrorResponse } from './http-errors';
 import type { ModelChoice } from './playground-config';
+import { branchToolRoutes } from './routes/branch-tools';
 import { branchRoutes } from './routes/branches';
 import { chatRoutes } from './routes/chats';
+import { compactionRoutes } from './routes/compaction';
 import { contextRoutes } from './routes/context';
 import { infoRoutes } from './routes/info';
 import { inspectRoutes } from './routes/inspect';
@@ -86,6 +88,8 @@ export function createPlaygroundApp(options: PlaygroundAppOptions): Hono {
   app.route('/api', contextRoutes(dependencies));
   app.route('/api', messageRoutes(dependencies));
   app.route('/api', branchRoutes(dependencies));
+  app.route('/api', branchToolRoutes(dependencies));
+  app.route('/api', compactionRoutes(dependencies));
   app.route('/api', inspectRoutes(dependencies));
   app.all('/api/*', (context) => {
     const body: ErrorBody = {

@@ -1,5 +1,11 @@
 import { fileURLToPath } from 'node:url';
 
+/**
+ * The model of `OPENAI_MODEL` when unset, and the one cost estimates are for when no model is
+ * configured (so the cost shown is the one the playground would pay once a key is set).
+ */
+export const DEFAULT_MODEL_ID = 'gpt-4o-mini';
+
 /** Which store the playground uses, and where its data is. */
 export type StoreChoice =
   | { readonly kind: 'sqlite'; readonly path: string }
@@ -75,7 +81,7 @@ export function readPlaygroundConfig(
   const model: ModelChoice | null =
     apiKey || baseURL
       ? {
-          modelId: environment.OPENAI_MODEL?.trim() || 'gpt-4o-mini',
+          modelId: environment.OPENAI_MODEL?.trim() || DEFAULT_MODEL_ID,
           // A local OpenAI-compatible server usually ignores the key, but the client requires one.
           apiKey: apiKey ?? 'not-needed',
           baseURL,

@@ -5,11 +5,19 @@
  * Type imports only, apart from the renderer names: nothing here runs a library.
  */
 import type {
+  BranchComparisonReport,
+  BudgetReport,
+  CompactionResult,
+  InspectSnapshot,
+} from '@ctxgraph/engine';
+import type {
   BranchRecord,
   ChatRecord,
   CheckpointRecord,
   JsonValue,
   Page,
+  PruneResult,
+  SearchHit,
   ValidationIssue,
 } from '@ctxgraph/fragments-core';
 import type { UIMessage } from 'ai';
@@ -41,6 +49,10 @@ export interface PlaygroundInfo {
   model: { modelId: string; baseURL: string | null } | null;
   /** The renderers `renderer` parameters accept. */
   renderers: RendererName[];
+  /** Models whose input price the engine knows (for the cost estimates' model picker). */
+  pricedModels: string[];
+  /** The model estimates are for unless the page picks another: the configured one, or gpt-4o-mini. */
+  defaultModelId: string;
 }
 
 /** A serialized context fragment (the JSON of `fromFragment`, or a named group): `{ type, … }`. */
@@ -72,6 +84,17 @@ export interface GraphNodeView {
   sequence: number;
   /** Its text parts, joined. */
   text: string;
+  /** What it replaces, when it is a compaction node (the engine's `compact()`), or null. */
+  compaction: {
+    /** The last message of the span it summarizes. */
+    boundaryId: string;
+    /** The compaction whose view the span starts from, or null from the root. */
+    previousCompactionId: string | null;
+    /** How many messages the summary replaces. */
+    coveredMessages: number;
+    /** Tokens each resolve after it no longer sends. */
+    savedTokens: number;
+  } | null;
 }
 
 /** Everything the page shows about one chat (the answer of most chat routes). */
@@ -134,4 +157,39 @@ export interface ErrorBody {
     /** Each problem with its path, for validation errors. */
     issues?: readonly ValidationIssue[];
   };
+}
+
+/** What `POST /api/chats/:id/budgeted-call` answers: the report of `resolve({ budget })`. */
+export interface BudgetedCall {
+  /** The head the call was made at (one call per turn). */
+  headMessageId: string | null;
+  /** What was kept, left out, and how much of the prefix repeats the previous budgeted call. */
+  budget: BudgetReport;
+}
+
+/** What `GET /api/chats/:id/inspect` answers: the engine's `inspect()` snapshot. */
+export type InspectView = InspectSnapshot;
+
+/** The report of a budgeted resolve, as the page shows it. */
+export type BudgetView = BudgetReport;
+/** What `GET /api/chats/:id/compare` answers: the engine's `compareBranches` report. */
+export type BranchComparisonView = BranchComparisonReport;
+
+/** What `GET /api/chats/:id/search` answers: a page of the engine's `search` hits. */
+export type SearchResults = Page<SearchHit>;
+
+/** What `POST /api/chats/:id/delete-branch` answers: what went (or would go), and the chat after. */
+export interface BranchDeletion {
+  /** The engine's `deleteBranch` result (`dryRun: true` when nothing changed). */
+  result: PruneResult;
+  /** The chat afterwards. */
+  view: ChatView;
+}
+
+/** What `POST /api/chats/:id/compact` answers: what was written (null: nothing to compact), and the chat after. */
+export interface Compaction {
+  /** The engine's `compact()` result. */
+  result: CompactionResult | null;
+  /** The chat afterwards. */
+  view: ChatView;
 }

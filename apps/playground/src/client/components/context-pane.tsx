@@ -1,8 +1,10 @@
 import type { JsonValue } from '@ctxgraph/fragments-core';
 import { type MouseEvent, type ReactElement, useEffect, useRef, useState } from 'react';
-import { ApiError, api, type ChatView, type FlatFragment } from '../api';
+import { api, type ChatView, type FlatFragment } from '../api';
+import { describeError } from '../describe-error';
 import {
   cleanFragment,
+  draftProblems,
   EXAMPLE_CONTEXT,
   emptyFragment,
   FRAGMENT_SPECS,
@@ -16,9 +18,18 @@ export interface ContextPaneProps {
   view: ChatView;
   /** Saves the whole list; rejects with the server's error. */
   onSave: (fragments: JsonValue[]) => Promise<void>;
-  /** The prompts of an unsaved draft (null when there is no draft or it does not validate yet). */
-  onPreview: (prompts: ChatView['prompts'] | null) => void;
+  /** The preview of an unsaved draft (null when no draft is open). */
+  onPreview: (preview: DraftPreview | null) => void;
 }
+
+/**
+ * What the prompt panel shows of an open draft: its prompts, what it still lacks (checked on the
+ * page, so an incomplete draft sends no request), or why the server refused it.
+ */
+export type DraftPreview =
+  | { kind: 'ready'; prompts: ChatView['prompts'] }
+  | { kind: 'incomplete'; problems: string[] }
+  | { kind: 'refused'; message: string };
 
 interface Draft {
   /** Where it goes: an index to replace, or null to append. */
@@ -44,7 +55,20 @@ function closeMenu(event: MouseEvent<HTMLElement>): void {
 }
 
 function messageOf(error: unknown): string {
-  return error instanceof ApiError || error instanceof Error ? error.message : String(error);
+  return describeError(error).message;
+}
+
+/** What the draft lacks, checked on the page: a JSON syntax error, or blank required fields. */
+function problemsOf(draft: Draft): string[] {
+  if (draft.mode === 'json') {
+    try {
+      JSON.parse(draft.json);
+      return [];
+    } catch (error) {
+      return [`Not valid JSON yet (${error instanceof Error ? error.message : String(error)})`];
+    }
+  }
+  return draftProblems(draft.value);
 }
 
 /** The chat's context fragments: list, compose, edit, reorder, remove, import and export. */
@@ -55,7 +79,10 @@ export function ContextPane(props: ContextPaneProps): ReactElement {
   const [listError, setListError] = useState<string | null>(null);
   const previewSequence = useRef(0);
   const editorRef = useRef<HTMLElement>(null);
+  const [confirmingRemoval, setConfirmingRemoval] = useState(false);
+  const [removed, setRemoved] = useState<JsonValue[] | null>(null);
   const openEditor = draft === null ? null : `${draft.index}:${draft.value.type}`;
+  const draftIssues = draft === null ? [] : problemsOf(draft);
 
   // Bring the editor into view when one opens (it sits below a possibly long list).
   useEffect(() => {
@@ -63,35 +90,36 @@ export function ContextPane(props: ContextPaneProps): ReactElement {
   }, [openEditor]);
   const { onPreview } = props;
 
-  // Preview the list as it would be with the draft, a moment after the last keystroke.
+  // Preview the list as it would be with the draft, a moment after the last keystroke. A draft
+  // that is incomplete is said so at once and sends nothing.
   useEffect(() => {
     if (draft === null) {
       onPreview(null);
       return;
     }
     const sequence = ++previewSequence.current;
+    const problems = problemsOf(draft);
+    if (problems.length > 0) {
+      onPreview({ kind: 'incomplete', problems });
+      return;
+    }
     const timer = setTimeout(() => {
-      let candidate: JsonValue;
-      try {
-        candidate =
-          draft.mode === 'json'
-            ? (JSON.parse(draft.json) as JsonValue)
-            : cleanFragment(draft.value);
-      } catch {
-        return;
-      }
+      const candidate =
+        draft.mode === 'json' ? (JSON.parse(draft.json) as JsonValue) : cleanFragment(draft.value);
       const list = [...fragments];
       if (draft.index === null) list.push(candidate);
       else list[draft.index] = candidate;
       api
         .preview(list)
         .then((result) => {
-          if (sequence === previewSequence.current) onPreview(result.prompts);
+          if (sequence === previewSequence.current)
+            onPreview({ kind: 'ready', prompts: result.prompts });
         })
-        .catch(() => {
-          if (sequence === previewSequence.current) onPreview(null);
+        .catch((error: unknown) => {
+          if (sequence === previewSequence.current)
+            onPreview({ kind: 'refused', message: messageOf(error) });
         });
-    }, 250);
+    }, 300);
     return () => clearTimeout(timer);
   }, [draft, fragments, onPreview]);
 
@@ -246,7 +274,7 @@ export function ContextPane(props: ContextPaneProps): ReactElement {
               disabled={fragments.length === 0}
               onClick={(event) => {
                 closeMenu(event);
-                void change([]);
+                setConfirmingRemoval(true);
               }}
             >
               Remove all
@@ -256,6 +284,56 @@ export function ContextPane(props: ContextPaneProps): ReactElement {
       </header>
       <div className="panel-body">
         {listError ? <p className="inline-error">{listError}</p> : null}
+        {confirmingRemoval ? (
+          <div className="confirm-bar" role="alertdialog" aria-label="Confirm removal">
+            <span>
+              Remove all {fragments.length} fragments from this chat’s context? You can undo it
+              right after.
+            </span>
+            <button
+              type="button"
+              className="danger-solid"
+              onClick={() => {
+                const before = [...fragments];
+                setConfirmingRemoval(false);
+                void saveList([]).then((error) => {
+                  setListError(error);
+                  if (error === null) setRemoved(before);
+                });
+              }}
+            >
+              Remove all
+            </button>
+            <button type="button" onClick={() => setConfirmingRemoval(false)}>
+              Cancel
+            </button>
+          </div>
+        ) : null}
+        {removed !== null && fragments.length === 0 ? (
+          <div className="confirm-bar undo-bar" role="status">
+            <span>Removed {removed.length} fragments.</span>
+            <button
+              type="button"
+              onClick={() => {
+                const list = removed;
+                void saveList(list).then((error) => {
+                  setListError(error);
+                  if (error === null) setRemoved(null);
+                });
+              }}
+            >
+              Undo
+            </button>
+            <button
+              type="button"
+              className="icon"
+              aria-label="Dismiss"
+              onClick={() => setRemoved(null)}
+            >
+              ×
+            </button>
+          </div>
+        ) : null}
         {fragments.length === 0 && draft === null ? (
           <div className="empty">
             <p>
@@ -361,9 +439,22 @@ export function ContextPane(props: ContextPaneProps): ReactElement {
                 onChange={(event) => setDraft({ ...draft, json: event.target.value, error: null })}
               />
             )}
+            {draftIssues.length > 0 ? (
+              <ul className="draft-problems" data-testid="draft-problems">
+                {draftIssues.map((problem) => (
+                  <li key={problem}>{problem}</li>
+                ))}
+              </ul>
+            ) : null}
             {draft.error ? <p className="inline-error">{draft.error}</p> : null}
             <div className="editor-actions">
-              <button type="button" className="primary" onClick={() => void commitDraft()}>
+              <button
+                type="button"
+                className="primary"
+                disabled={draftIssues.length > 0}
+                title={draftIssues.length > 0 ? 'Fill the fields marked required first' : undefined}
+                onClick={() => void commitDraft()}
+              >
                 {draft.index === null ? 'Add to context' : 'Save'}
               </button>
               <button type="button" onClick={() => setDraft(null)}>

@@ -1,6 +1,13 @@
 import { type ReactElement, useEffect, useRef, useState } from 'react';
 import type { ChatView, PlaygroundInfo } from '../api';
+import { textOf } from '../message-text';
 import { BranchIcon } from './icons';
+
+/** Where the page remembers that the no-model notice was dismissed. */
+const HINT_KEY = 'ctxgraph.no-model-notice';
+
+/** How many of the latest messages are drawn at first, and how many more each "earlier" adds. */
+const PAGE = 200;
 
 /** Props of {@link ConversationPane}. */
 export interface ConversationPaneProps {
@@ -13,22 +20,25 @@ export interface ConversationPaneProps {
   busy: boolean;
   onSend: (role: 'user' | 'assistant', text: string) => Promise<boolean>;
   onAsk: (text: string) => Promise<boolean>;
+  /** Opens the compaction of the active branch. */
+  onCompact: () => void;
 }
 
-function textOf(parts: readonly unknown[]): string {
-  return parts
-    .map((part) =>
-      typeof part === 'object' && part !== null && (part as { type?: string }).type === 'text'
-        ? String((part as { text?: unknown }).text ?? '')
-        : '',
-    )
-    .join('');
+/** True for the summary a compaction put in place of older messages. */
+function isSummary(message: { metadata?: unknown }): boolean {
+  const metadata = message.metadata as { ctxgraph?: { compaction?: unknown } } | undefined;
+  return typeof metadata?.ctxgraph?.compaction === 'object';
 }
 
 /** The active branch's messages and the composer. */
 export function ConversationPane(props: ConversationPaneProps): ReactElement {
   const [text, setText] = useState('');
   const [reply, setReply] = useState('');
+  const [shown, setShown] = useState(PAGE);
+  const hidden = Math.max(0, props.view.messages.length - shown);
+  const [hintDismissed, setHintDismissed] = useState(
+    () => window.localStorage.getItem(HINT_KEY) === 'dismissed',
+  );
   const bottom = useRef<HTMLDivElement>(null);
   const last = props.view.messages.at(-1);
   const awaitingReply = props.model === null && last?.role === 'user';
@@ -59,14 +69,34 @@ export function ConversationPane(props: ConversationPaneProps): ReactElement {
         <span className="muted small">
           {props.model ? `model: ${props.model.modelId}` : 'no model: you write the replies'}
         </span>
+        <button
+          type="button"
+          disabled={props.busy || props.view.messages.length < 2}
+          onClick={props.onCompact}
+          title="Replace the older messages of this branch by a summary"
+        >
+          Compact…
+        </button>
       </header>
       <div className="panel-body messages">
         {props.view.messages.length === 0 && props.streaming === null ? (
           <p className="muted center">No messages on this branch yet.</p>
         ) : null}
-        {props.view.messages.map((message) => (
-          <div key={message.id} className={`message ${message.role}`} data-message-id={message.id}>
-            <div className="message-role">{message.role}</div>
+        {hidden > 0 ? (
+          <button type="button" className="link earlier" onClick={() => setShown(shown + PAGE)}>
+            Show {Math.min(hidden, PAGE).toLocaleString('en-US')} earlier messages (
+            {hidden.toLocaleString('en-US')} not shown)
+          </button>
+        ) : null}
+        {props.view.messages.slice(hidden).map((message) => (
+          <div
+            key={message.id}
+            className={`message ${message.role}${isSummary(message) ? ' summary-message' : ''}`}
+            data-message-id={message.id}
+          >
+            <div className="message-role">
+              {isSummary(message) ? 'summary of earlier messages' : message.role}
+            </div>
             <div className="message-text">{textOf(message.parts)}</div>
           </div>
         ))}
@@ -85,11 +115,25 @@ export function ConversationPane(props: ConversationPaneProps): ReactElement {
         <div ref={bottom} />
       </div>
       <div className="composer">
-        {props.model === null ? (
-          <p className="notice">
-            No model is configured, so you write the assistant’s replies by hand. Start the server
-            with <code>OPENAI_API_KEY</code> (or <code>OPENAI_BASE_URL</code> +{' '}
-            <code>OPENAI_MODEL</code>) to get them from a model.
+        {props.model === null && !hintDismissed ? (
+          <p className="notice" data-testid="no-model-notice">
+            <span>
+              No model: you write the replies.{' '}
+              <span title="Start the server with OPENAI_API_KEY (or OPENAI_BASE_URL and OPENAI_MODEL) to get replies from a model.">
+                Set <code>OPENAI_API_KEY</code> for a model.
+              </span>
+            </span>
+            <button
+              type="button"
+              className="icon"
+              aria-label="Dismiss the no-model notice"
+              onClick={() => {
+                window.localStorage.setItem(HINT_KEY, 'dismissed');
+                setHintDismissed(true);
+              }}
+            >
+              ×
+            </button>
           </p>
         ) : null}
         {awaitingReply ? (
@@ -97,7 +141,7 @@ export function ConversationPane(props: ConversationPaneProps): ReactElement {
             <textarea
               rows={2}
               aria-label="Assistant reply"
-              placeholder="Write the assistant’s reply…"
+              placeholder="Write the assistant’s reply… (Ctrl/⌘ + Enter adds it)"
               value={reply}
               onChange={(event) => setReply(event.target.value)}
               onKeyDown={(event) => {
@@ -118,7 +162,11 @@ export function ConversationPane(props: ConversationPaneProps): ReactElement {
             <textarea
               rows={2}
               aria-label="User message"
-              placeholder={props.model ? 'Ask the model…' : 'Write a user message…'}
+              placeholder={
+                props.model
+                  ? 'Ask the model… (Ctrl/⌘ + Enter sends)'
+                  : 'Write a user message… (Ctrl/⌘ + Enter sends)'
+              }
               value={text}
               onChange={(event) => setText(event.target.value)}
               onKeyDown={(event) => {
@@ -135,7 +183,6 @@ export function ConversationPane(props: ConversationPaneProps): ReactElement {
             </button>
           </div>
         )}
-        <p className="footnote">Ctrl/⌘ + Enter sends.</p>
       </div>
     </section>
   );

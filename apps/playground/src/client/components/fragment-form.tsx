@@ -1,7 +1,14 @@
 import type { JsonValue } from '@ctxgraph/fragments-core';
 import type { ReactElement } from 'react';
 import type { FlatFragment } from '../api';
-import { emptyFragment, type FieldSpec, FRAGMENT_SPECS, specFor } from '../fragment-catalog';
+import {
+  emptyFragment,
+  type FieldSpec,
+  FRAGMENT_SPECS,
+  fieldMissing,
+  isFlatFragment,
+  specFor,
+} from '../fragment-catalog';
 
 /** Props of {@link FragmentForm}. */
 export interface FragmentFormProps {
@@ -9,15 +16,6 @@ export interface FragmentFormProps {
   onChange: (value: FlatFragment) => void;
   /** How deep this form is nested (indents and limits the menu). */
   depth?: number;
-}
-
-function isFlat(value: JsonValue): value is FlatFragment {
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    !Array.isArray(value) &&
-    typeof value.type === 'string'
-  );
 }
 
 function ListField(props: {
@@ -126,7 +124,7 @@ function NestedField(props: {
         // biome-ignore lint/suspicious/noArrayIndexKey: children are edited in place, by position
         <div className="nested-item" key={index}>
           <div className="nested-head">
-            <span className="badge">{isFlat(item) ? item.type : 'text'}</span>
+            <span className="badge">{isFlatFragment(item) ? item.type : 'text'}</span>
             <span className="grow" />
             <button
               type="button"
@@ -137,7 +135,7 @@ function NestedField(props: {
               ×
             </button>
           </div>
-          {isFlat(item) ? (
+          {isFlatFragment(item) ? (
             <FragmentForm
               value={item}
               depth={props.depth + 1}
@@ -196,26 +194,80 @@ export function FragmentForm(props: FragmentFormProps): ReactElement {
   }
   const update = (key: string, entry: JsonValue) =>
     props.onChange({ ...props.value, [key]: entry });
+  const budget =
+    typeof props.value.budget === 'object' &&
+    props.value.budget !== null &&
+    !Array.isArray(props.value.budget)
+      ? props.value.budget
+      : {};
+  const setBudget = (key: 'priority' | 'required', setting: JsonValue | undefined) => {
+    const next: Record<string, JsonValue> = { ...budget };
+    if (setting === undefined) delete next[key];
+    else next[key] = setting;
+    const { budget: _old, ...rest } = props.value;
+    props.onChange(
+      Object.keys(next).length > 0 ? { ...rest, budget: next } : (rest as FlatFragment),
+    );
+  };
   return (
     <div className={`fragment-form depth-${Math.min(depth, 3)}`}>
+      {depth === 0 ? (
+        <div
+          className="field budget-field"
+          title="Under a token budget, lower priority goes first (below 0: before any history); a required fragment never goes."
+        >
+          <span className="field-label">Budget</span>
+          <label className="inline">
+            <span className="muted small">priority</span>
+            <input
+              type="number"
+              step="any"
+              aria-label="Budget priority"
+              placeholder="0"
+              value={typeof budget.priority === 'number' ? String(budget.priority) : ''}
+              onChange={(event) =>
+                setBudget(
+                  'priority',
+                  event.target.value === '' || Number.isNaN(Number(event.target.value))
+                    ? undefined
+                    : Number(event.target.value),
+                )
+              }
+            />
+          </label>
+          <label className="inline">
+            <input
+              type="checkbox"
+              aria-label="Required under a budget"
+              checked={budget.required === true}
+              onChange={(event) => setBudget('required', event.target.checked ? true : undefined)}
+            />
+            <span className="muted small">required</span>
+          </label>
+        </div>
+      ) : null}
       {spec.fields.map((item) => {
         const entry =
           props.value[item.key] ?? (item.kind === 'text' || item.kind === 'longtext' ? '' : []);
+        const missing = fieldMissing(item, props.value[item.key]);
         const label = (
           <span className="field-label">
             {item.label}
             {item.required ? <span className="required">*</span> : null}
+            {missing ? <span className="missing"> required</span> : null}
           </span>
         );
+        const fieldClass = missing ? 'field invalid' : 'field';
         if (item.kind === 'text' || item.kind === 'longtext') {
           return (
-            <div className="field" key={item.key}>
+            <div className={fieldClass} key={item.key}>
               {label}
               {item.kind === 'text' ? (
                 <input
                   value={String(entry)}
                   placeholder={item.placeholder}
                   aria-label={`${spec.label} ${item.label}`}
+                  aria-invalid={missing}
                   onChange={(event) => update(item.key, event.target.value)}
                 />
               ) : (
@@ -224,6 +276,7 @@ export function FragmentForm(props: FragmentFormProps): ReactElement {
                   value={String(entry)}
                   placeholder={item.placeholder}
                   aria-label={`${spec.label} ${item.label}`}
+                  aria-invalid={missing}
                   onChange={(event) => update(item.key, event.target.value)}
                 />
               )}
@@ -231,7 +284,7 @@ export function FragmentForm(props: FragmentFormProps): ReactElement {
           );
         }
         return (
-          <div className="field" key={item.key}>
+          <div className={fieldClass} key={item.key}>
             {label}
             {item.kind === 'list' ? (
               <ListField spec={item} value={entry} onChange={(next) => update(item.key, next)} />

@@ -26,3 +26,33 @@ export function TrashIcon(): ReactElement {
     </svg>
   );
 }
+
+/** A small target glyph (centre on the current message). */
+export function TargetIcon(): ReactElement {
+  return (
+    <svg className="glyph" viewBox="0 0 16 16" width="12" height="12" aria-hidden="true">
+      <circle cx="8" cy="8" r="5" fill="none" stroke="currentColor" strokeWidth="1.5" />
+      <circle cx="8" cy="8" r="1.6" fill="currentColor" />
+      <path d="M8 0.5v3M8 12.5v3M0.5 8h3M12.5 8h3" stroke="currentColor" strokeWidth="1.5" />
+    </svg>
+  );
+}
+
+/** A small summary glyph (a compaction node: several messages folded into one). */
+export function SummaryIcon(): ReactElement {
+  return (
+    <svg className="glyph" viewBox="0 0 16 16" width="12" height="12" aria-hidden="true">
+      <rect
+        x="2"
+        y="2"
+        width="9"
+        height="9"
+        rx="1.5"
+        fill="none"
+        stroke="currentColor"
+        strokeWidth="1.4"
+      />
+      <rect x="5" y="5" width="9" height="9" rx="1.5" fill="currentColor" opacity="0.35" />
+    </svg>
+  );
+}

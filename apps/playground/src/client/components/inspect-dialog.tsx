@@ -1,10 +1,21 @@
-import { type ReactElement, useEffect } from 'react';
+import type { ReactElement } from 'react';
+import { DialogFrame } from './dialog-frame';
 
 /** Props of {@link InspectDialog}. */
 export interface InspectDialogProps {
   snapshot: Record<string, unknown>;
   fileName: string;
+  /** The model the cost is estimated for. */
+  modelId: string;
+  /** The models whose price is known, offered in the picker. */
+  models: readonly string[];
+  /** Asks for the snapshot again, for another model. */
+  onModel: (modelId: string) => void;
   onClose: () => void;
+}
+
+function count(value: number, noun: string, nouns = `${noun}s`): string {
+  return `${value.toLocaleString('en-US')} ${value === 1 ? noun : nouns}`;
 }
 
 interface Estimate {
@@ -21,14 +32,6 @@ export function InspectDialog(props: InspectDialogProps): ReactElement {
   const fragments = (props.snapshot.fragments ?? {}) as Record<string, unknown[]>;
   const graph = (props.snapshot.graph ?? {}) as Record<string, unknown[]>;
   const json = JSON.stringify(props.snapshot, null, 2);
-  const { onClose } = props;
-  useEffect(() => {
-    const onKey = (event: KeyboardEvent) => {
-      if (event.key === 'Escape') onClose();
-    };
-    window.addEventListener('keydown', onKey);
-    return () => window.removeEventListener('keydown', onKey);
-  }, [onClose]);
   const download = () => {
     const url = URL.createObjectURL(new Blob([json], { type: 'application/json' }));
     const link = document.createElement('a');
@@ -37,44 +40,63 @@ export function InspectDialog(props: InspectDialogProps): ReactElement {
     link.click();
     URL.revokeObjectURL(url);
   };
+  const tokens = (value: number | undefined) => (value === undefined ? '–' : count(value, 'token'));
+  // Tokens first, then costs, then counts of things: each figure says its unit.
   const figures: Array<[string, string]> = [
-    ['Tokens', String(estimate.tokens ?? '–')],
-    ['System prompt', String(estimate.breakdown?.systemPrompt ?? '–')],
-    ['Saved messages', String(estimate.breakdown?.persisted ?? '–')],
-    ['Cost (input)', estimate.cost == null ? 'unknown' : `$${estimate.cost.toFixed(6)}`],
-    ['Context fragments', String(fragments.context?.length ?? 0)],
-    ['Pending', String(fragments.pending?.length ?? 0)],
-    ['Persisted', String(fragments.persisted?.length ?? 0)],
+    ['Input in total', tokens(estimate.tokens)],
+    ['System prompt', tokens(estimate.breakdown?.systemPrompt)],
+    ['Saved messages', tokens(estimate.breakdown?.persisted)],
+    ['Unsaved messages', tokens(estimate.breakdown?.pending)],
     [
-      'Nodes / branches / checkpoints',
-      `${graph.nodes?.length ?? 0} / ${graph.branches?.length ?? 0} / ${graph.checkpoints?.length ?? 0}`,
+      `Input cost (${props.modelId})`,
+      estimate.cost == null ? 'price unknown' : `$${estimate.cost.toFixed(6)}`,
+    ],
+    ['Context', count(fragments.context?.length ?? 0, 'fragment')],
+    ['On this branch', count(fragments.persisted?.length ?? 0, 'message')],
+    [
+      'Whole chat',
+      `${count(graph.nodes?.length ?? 0, 'message')} · ${count(graph.branches?.length ?? 0, 'branch', 'branches')} · ${count(graph.checkpoints?.length ?? 0, 'checkpoint')}`,
     ],
   ];
+  const models = props.models.includes(props.modelId)
+    ? props.models
+    : [props.modelId, ...props.models];
   return (
-    <div className="overlay">
-      <div className="dialog" role="dialog" aria-label="Inspect">
-        <header className="panel-header">
-          <h2>inspect()</h2>
-          <span className="muted small">{estimate.modelId ? `for ${estimate.modelId}` : ''}</span>
-          <span className="grow" />
-          <button type="button" className="primary" onClick={download}>
-            Download JSON
-          </button>
-          <button type="button" onClick={props.onClose}>
-            Close
-          </button>
-        </header>
-        <dl className="figures">
-          {figures.map(([label, value]) => (
-            <div key={label}>
-              <dt>{label}</dt>
-              <dd>{value}</dd>
-            </div>
-          ))}
-        </dl>
-        {estimate.note ? <p className="footnote">{estimate.note}</p> : null}
-        <pre className="json">{json}</pre>
-      </div>
-    </div>
+    <DialogFrame label="Inspect" onClose={props.onClose}>
+      <header className="panel-header">
+        <h2>inspect()</h2>
+        <span className="grow" />
+        <label className="inline">
+          <span className="muted small">cost for</span>
+          <select
+            aria-label="Model for the cost"
+            value={props.modelId}
+            onChange={(event) => props.onModel(event.target.value)}
+          >
+            {models.map((model) => (
+              <option key={model} value={model}>
+                {model}
+              </option>
+            ))}
+          </select>
+        </label>
+        <button type="button" className="primary" onClick={download}>
+          Download JSON
+        </button>
+        <button type="button" onClick={props.onClose}>
+          Close
+        </button>
+      </header>
+      <dl className="figures">
+        {figures.map(([label, value]) => (
+          <div key={label}>
+            <dt>{label}</dt>
+            <dd>{value}</dd>
+          </div>
+        ))}
+      </dl>
+      {estimate.note ? <p className="footnote">{estimate.note}</p> : null}
+      <pre className="json">{json}</pre>
+    </DialogFrame>
   );
 }

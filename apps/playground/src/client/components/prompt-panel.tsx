@@ -1,11 +1,13 @@
 import type { ReactElement } from 'react';
 import type { ChatView, RendererName } from '../api';
+import type { DraftPreview } from './context-pane';
 
 /** Props of {@link PromptPanel}. */
 export interface PromptPanelProps {
+  /** The saved context's prompts. */
   prompts: ChatView['prompts'];
-  /** True when `prompts` are of an unsaved draft. */
-  preview: boolean;
+  /** The open draft's preview, or null when no draft is open. */
+  draft: DraftPreview | null;
   renderer: RendererName;
   onRenderer: (renderer: RendererName) => void;
 }
@@ -14,18 +16,35 @@ const labels: Record<RendererName, string> = { xml: 'XML', markdown: 'Markdown',
 
 /** The system prompt under the chosen renderer, with every renderer's token count side by side. */
 export function PromptPanel(props: PromptPanelProps): ReactElement {
-  const current = props.prompts.find((prompt) => prompt.renderer === props.renderer);
+  const { draft } = props;
+  const prompts = draft?.kind === 'ready' ? draft.prompts : props.prompts;
+  const current = prompts.find((prompt) => prompt.renderer === props.renderer);
   const smallest = Math.min(
-    ...props.prompts.filter((prompt) => prompt.tokens > 0).map((prompt) => prompt.tokens),
+    ...prompts.filter((prompt) => prompt.tokens > 0).map((prompt) => prompt.tokens),
   );
   return (
     <section className="panel prompt-panel" aria-label="System prompt">
       <header className="panel-header">
         <h2>System prompt</h2>
-        {props.preview ? <span className="pill warn">preview of unsaved edit</span> : null}
+        {draft?.kind === 'ready' ? (
+          <span className="pill warn">preview of unsaved edit</span>
+        ) : null}
+        {draft && draft.kind !== 'ready' ? (
+          <span className="pill warn">showing the saved context</span>
+        ) : null}
       </header>
+      {draft?.kind === 'incomplete' ? (
+        <p className="draft-state" data-testid="draft-state">
+          The draft is incomplete, so it is not previewed: {draft.problems.join('; ')}.
+        </p>
+      ) : null}
+      {draft?.kind === 'refused' ? (
+        <p className="draft-state refused" data-testid="draft-state">
+          The draft cannot be previewed: {draft.message}
+        </p>
+      ) : null}
       <div className="renderer-tabs" role="tablist">
-        {props.prompts.map((prompt) => (
+        {prompts.map((prompt) => (
           <button
             type="button"
             role="tab"

@@ -9,7 +9,9 @@ import type { RouteDependencies } from './route-dependencies';
 
 const schemas = {
   rewind: z.object({ messageId: nameSchema }).strict(),
-  checkpoint: z.object({ name: nameSchema, replace: z.boolean().optional() }).strict(),
+  checkpoint: z
+    .object({ name: nameSchema, messageId: nameSchema.optional(), replace: z.boolean().optional() })
+    .strict(),
   restore: z.object({ name: nameSchema }).strict(),
   switchBranch: z.object({ branch: nameSchema }).strict(),
   empty: z.object({}).strict(),
@@ -17,7 +19,7 @@ const schemas = {
 
 /**
  * The graph operations on `/chats/:chatId/…`: `rewind` (a new branch at a message), `checkpoints`
- * (name the head), `restore` (a new branch at a checkpoint), `btw` (fork at the head and stay),
+ * (name the head, or `messageId`), `restore` (a new branch at a checkpoint), `btw` (fork at the head and stay),
  * `switch` (another branch). Each answers `{ result, view }`.
  */
 export function branchRoutes(dependencies: RouteDependencies): Hono {
@@ -46,8 +48,18 @@ export function branchRoutes(dependencies: RouteDependencies): Hono {
     .post('/chats/:chatId/checkpoints', async (context) => {
       const userId = userOf(context, defaultUserId);
       const body = await readBody(context, schemas.checkpoint);
+      const replace = body.replace ?? false;
       const answer = await operate(context, userId, (engine) =>
-        engine.checkpoint(body.name, { replace: body.replace ?? false }),
+        // The engine names its head; any other message is named through the store, which checks
+        // that the message belongs to the chat.
+        body.messageId === undefined || body.messageId === engine.headMessageId
+          ? engine.checkpoint(body.name, { replace })
+          : store.createCheckpoint({
+              chatId: engine.chatId,
+              name: body.name,
+              messageId: body.messageId,
+              replace,
+            }),
       );
       return context.json(answer, 201);
     })

@@ -1,8 +1,10 @@
+import { DEFAULT_MODEL_PRICES } from '@ctxgraph/engine';
 import { Hono } from 'hono';
 import { type PlaygroundInfo, RENDERER_NAMES } from '../../shared/wire';
+import { DEFAULT_MODEL_ID } from '../playground-config';
 import type { RouteDependencies } from './route-dependencies';
 
-/** `GET /info`: the store, the default user, the model and the renderers. */
+/** `GET /info`: the store, the default user, the model, the renderers and the priced models. */
 export function infoRoutes(dependencies: RouteDependencies): Hono {
   const { model } = dependencies;
   const info: PlaygroundInfo = {
@@ -10,6 +12,8 @@ export function infoRoutes(dependencies: RouteDependencies): Hono {
     store: dependencies.storeDescription,
     model: model ? { modelId: model.modelId, baseURL: model.baseURL ?? null } : null,
     renderers: [...RENDERER_NAMES],
+    pricedModels: Object.keys(DEFAULT_MODEL_PRICES),
+    defaultModelId: model?.modelId ?? DEFAULT_MODEL_ID,
   };
   return new Hono().get('/info', (context) => context.json(info));
 }

@@ -1,0 +1,342 @@
+import { type ReactElement, useCallback, useEffect, useState } from 'react';
+import type { BudgetView, InspectView } from '../../shared/wire';
+import { api, type ChatView, type RendererName } from '../api';
+import { describeError } from '../describe-error';
+import { DialogFrame } from './dialog-frame';
+
+/** Props of {@link BudgetDialog}. */
+export interface BudgetDialogProps {
+  view: ChatView;
+  renderer: RendererName;
+  modelId: string;
+  models: readonly string[];
+  onModel: (modelId: string) => void;
+  /** The budget, kept by the page while it is open. */
+  maxInputTokens: number;
+  onBudget: (maxInputTokens: number) => void;
+  /** The budgeted calls recorded on this chat, oldest first (one per turn). */
+  calls: readonly RecordedCall[];
+  /** Records a budgeted call now (`resolve({ budget })`). */
+  onRecord: () => Promise<void>;
+  onClose: () => void;
+}
+
+/** A budgeted call the page made, with the message it was made at. */
+export interface RecordedCall {
+  readonly headMessageId: string | null;
+  readonly budget: BudgetView;
+}
+
+const RULES: Record<string, string> = {
+  'fragment-below-history': 'its priority is below 0, so it goes before any history',
+  'history-oldest-first':
+    'the oldest history goes first, in chunks (so later calls share a prefix)',
+  'fragment-priority': 'no more history could go, so the lowest-priority fragments went',
+};
+
+function tokens(value: number): string {
+  return `${value.toLocaleString('en-US')} tokens`;
+}
+
+/** A bar whose length is `value` out of `of`. */
+function Bar(props: { value: number; of: number; tone: 'kept' | 'out' | 'reused' }): ReactElement {
+  const width = props.of <= 0 ? 0 : Math.min(100, (props.value / props.of) * 100);
+  return (
+    <span className="bar">
+      <span className={`bar-fill ${props.tone}`} style={{ width: `${width}%` }} />
+    </span>
+  );
+}
+
+/**
+ * The budget and cache views: set a token budget and a model, see what the model would receive
+ * (each fragment and message with its tokens), what was left out and why (the engine's
+ * `inspect({ budget })`, which changes nothing), and per recorded call how much of the prompt's
+ * prefix repeated the previous one and what broke it (`resolve({ budget })`'s prefix report).
+ */
+export function BudgetDialog(props: BudgetDialogProps): ReactElement {
+  const [tab, setTab] = useState<'budget' | 'cache'>('budget');
+  const [draft, setDraft] = useState(String(props.maxInputTokens));
+  const [snapshot, setSnapshot] = useState<InspectView | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const { view, renderer, modelId, maxInputTokens } = props;
+  const texts = new Map(view.graph.nodes.map((node) => [node.id, node]));
+
+  const plan = useCallback(async () => {
+    setError(null);
+    try {
+      setSnapshot(
+        (await api.inspect(
+          view.chat.id,
+          renderer,
+          modelId,
+          maxInputTokens,
+        )) as unknown as InspectView,
+      );
+    } catch (failure) {
+      setSnapshot(null);
+      setError(describeError(failure).message);
+    }
+  }, [view.chat.id, renderer, modelId, maxInputTokens]);
+
+  // biome-ignore lint/correctness/useExhaustiveDependencies: plan again when the chat changes
+  useEffect(() => {
+    void plan();
+  }, [plan, view.headMessageId, view.context]);
+
+  const draftValue = Number(draft);
+  const draftValid = Number.isInteger(draftValue) && draftValue >= 1 && draftValue <= 10_000_000;
+  const report = snapshot?.budget && !('exceeded' in snapshot.budget) ? snapshot.budget : null;
+  const exceeded =
+    snapshot?.budget && 'exceeded' in snapshot.budget ? snapshot.budget.exceeded : null;
+  const usage = snapshot?.usage;
+
+  return (
+    <DialogFrame label="Budget and cache" className="budget-dialog" onClose={props.onClose}>
+      <header className="panel-header">
+        <div className="segmented">
+          <button
+            type="button"
+            className={tab === 'budget' ? 'active' : ''}
+            onClick={() => setTab('budget')}
+          >
+            Budget
+          </button>
+          <button
+            type="button"
+            className={tab === 'cache' ? 'active' : ''}
+            onClick={() => setTab('cache')}
+          >
+            Cache
+          </button>
+        </div>
+        <form
+          className="inline"
+          onSubmit={(event) => {
+            event.preventDefault();
+            if (draftValid) props.onBudget(draftValue);
+          }}
+        >
+          <label className="inline">
+            <span className="muted small">budget</span>
+            <input
+              aria-label="Token budget"
+              aria-invalid={!draftValid}
+              inputMode="numeric"
+              value={draft}
+              onChange={(event) => setDraft(event.target.value)}
+              onBlur={() => {
+                if (draftValid) props.onBudget(draftValue);
+              }}
+            />
+            <span className="muted small">tokens</span>
+          </label>
+        </form>
+        <label className="inline">
+          <span className="muted small">model</span>
+          <select
+            aria-label="Model"
+            value={modelId}
+            onChange={(event) => props.onModel(event.target.value)}
+          >
+            {(props.models.includes(modelId) ? props.models : [modelId, ...props.models]).map(
+              (model) => (
+                <option key={model} value={model}>
+                  {model}
+                </option>
+              ),
+            )}
+          </select>
+        </label>
+        <span className="grow" />
+        <button type="button" onClick={props.onClose}>
+          Close
+        </button>
+      </header>
+      {!draftValid ? (
+        <p className="inline-error dialog-error">
+          The budget is a whole number of tokens, from 1 to 10,000,000.
+        </p>
+      ) : null}
+      {error ? <p className="inline-error dialog-error">{error}</p> : null}
+      {tab === 'budget' ? (
+        <div className="budget-body" data-testid="budget-view">
+          {exceeded ? (
+            <p className="inline-error">
+              Even the parts that cannot be left out take {tokens(exceeded.requiredTokens)}, over
+              the budget of {tokens(exceeded.maxInputTokens)}: raise the budget or mark fewer
+              fragments required.
+            </p>
+          ) : null}
+          {report ? (
+            <>
+              <p className="budget-total" data-testid="budget-total">
+                The model would receive <strong>{tokens(report.totalTokens)}</strong> of{' '}
+                {tokens(report.maxInputTokens)}: the system prompt (
+                {tokens(report.systemPromptTokens)}) and {report.messages.length}{' '}
+                {report.messages.length === 1 ? 'message' : 'messages'}.
+                {snapshot?.nextCall ? (
+                  <>
+                    {' '}
+                    Next call for {modelId}: {tokens(snapshot.nextCall.cachedTokens)} from the
+                    cache,{' '}
+                    {snapshot.nextCall.cost === null
+                      ? 'price unknown'
+                      : `$${snapshot.nextCall.cost.toFixed(6)}`}
+                    .
+                  </>
+                ) : null}
+              </p>
+              <Bar value={report.totalTokens} of={report.maxInputTokens} tone="kept" />
+              <h3>Context fragments</h3>
+              <ul className="budget-list" aria-label="Fragments in the budget">
+                {report.fragments.map((fragment) => (
+                  <li key={fragment.id} className={fragment.kept ? 'kept' : 'left-out'}>
+                    <span className="budget-name">{fragment.name}</span>
+                    <Bar
+                      value={fragment.tokens}
+                      of={report.maxInputTokens}
+                      tone={fragment.kept ? 'kept' : 'out'}
+                    />
+                    <span className="budget-figure">{tokens(fragment.tokens)}</span>
+                    <span className="budget-state">{fragment.kept ? 'sent' : 'left out'}</span>
+                  </li>
+                ))}
+              </ul>
+              <h3>Messages sent</h3>
+              <ul className="budget-list" aria-label="Messages in the budget">
+                {report.messages.map((message) => (
+                  <li key={message.id} className="kept">
+                    <span className="budget-name">
+                      <span className={`dot ${message.role}`} />{' '}
+                      {texts.get(message.id)?.text ?? message.role}
+                    </span>
+                    <Bar value={message.tokens} of={report.maxInputTokens} tone="kept" />
+                    <span className="budget-figure">{tokens(message.tokens)}</span>
+                    <span className="budget-state">{message.pending ? 'unsaved' : 'sent'}</span>
+                  </li>
+                ))}
+              </ul>
+              <h3>Left out, and why</h3>
+              {report.leftOut.length === 0 ? (
+                <p className="muted">Nothing: everything fits.</p>
+              ) : (
+                <ul className="left-out" aria-label="Left out">
+                  {report.leftOut.map((item) =>
+                    item.kind === 'history' ? (
+                      <li key={`history-${item.fromId}`}>
+                        The {item.messages} oldest messages ({tokens(item.tokens)}, from “
+                        {texts.get(item.fromId)?.text.slice(0, 40) ?? item.fromId}”):{' '}
+                        {RULES[item.rule] ?? item.rule}.
+                      </li>
+                    ) : (
+                      <li key={`fragment-${item.id}`}>
+                        Fragment “{item.name}” ({tokens(item.tokens)}):{' '}
+                        {RULES[item.rule] ?? item.rule}.
+                      </li>
+                    ),
+                  )}
+                </ul>
+              )}
+            </>
+          ) : null}
+          {usage ? (
+            <p className="footnote" data-testid="usage">
+              Recorded usage: this branch {tokens(usage.branch.inputTokens)} in,{' '}
+              {tokens(usage.branch.outputTokens)} out over {usage.branch.calls} model calls
+              {usage.branch.cost === null ? '' : ` ($${usage.branch.cost.toFixed(6)})`}; the whole
+              chat {tokens(usage.chat.inputTokens)} in over {usage.chat.calls} calls
+              {usage.chat.cost === null ? '' : ` ($${usage.chat.cost.toFixed(6)})`}.
+            </p>
+          ) : null}
+        </div>
+      ) : (
+        <CacheView calls={props.calls} texts={texts} onRecord={props.onRecord} />
+      )}
+    </DialogFrame>
+  );
+}
+
+/** Per recorded call: the prefix it shared with the previous one, and what broke it. */
+function CacheView(props: {
+  calls: readonly RecordedCall[];
+  texts: ReadonlyMap<string, { text: string }>;
+  onRecord: () => Promise<void>;
+}): ReactElement {
+  return (
+    <div className="budget-body" data-testid="cache-view">
+      <p className="muted">
+        An app calls the model once per turn; each call made within the budget is compared with the
+        previous one on this branch. The leading part that repeats byte for byte is what a provider
+        serves from its cache. While this window is open, a call is recorded at every new message;{' '}
+        <em>Record a call now</em> records one at once.
+      </p>
+      <button type="button" className="primary" onClick={() => void props.onRecord()}>
+        Record a call now
+      </button>
+      {props.calls.length === 0 ? <p className="muted">No call recorded yet.</p> : null}
+      <ol className="cache-turns" aria-label="Recorded calls">
+        {props.calls.map((call, index) => {
+          const { prefix } = call.budget;
+          const change = prefix.firstChange;
+          const segments = [
+            ...call.budget.fragments
+              .filter((fragment) => fragment.kept)
+              .map((fragment) => ({ kind: 'fragment', id: fragment.id, name: fragment.name })),
+            ...call.budget.messages.map((message) => ({
+              kind: 'message',
+              id: message.id,
+              name: props.texts.get(message.id)?.text.slice(0, 48) ?? message.role,
+            })),
+          ];
+          const brokenAt =
+            change === null
+              ? -1
+              : segments.findIndex(
+                  (segment) => segment.kind === change.kind && segment.id === change.id,
+                );
+          return (
+            // biome-ignore lint/suspicious/noArrayIndexKey: calls are appended, never reordered
+            <li key={index} className="cache-turn">
+              <div className="cache-turn-head">
+                <strong>Call {index + 1}</strong>
+                <Bar value={prefix.reusedTokens} of={prefix.totalTokens} tone="reused" />
+                <span data-testid="cache-reuse">
+                  {prefix.compared
+                    ? `${tokens(prefix.reusedTokens)} of ${tokens(prefix.totalTokens)} reused`
+                    : `first call: ${tokens(prefix.totalTokens)}, nothing to compare with`}
+                </span>
+              </div>
+              {change ? (
+                <p className="cache-break" data-testid="cache-break">
+                  The prefix broke at the {change.kind} “{change.name}” ({change.change}).
+                </p>
+              ) : prefix.compared ? (
+                <p className="muted small">The previous call is an unchanged prefix of this one.</p>
+              ) : null}
+              <div className="segments" data-testid="prompt-segments">
+                {segments.map((segment, at) => (
+                  <span
+                    key={`${segment.kind}-${segment.id}`}
+                    className={`segment ${
+                      !prefix.compared
+                        ? 'new'
+                        : brokenAt === -1 || at < brokenAt
+                          ? 'reused'
+                          : at === brokenAt
+                            ? 'broke'
+                            : 'new'
+                    }`}
+                    title={`${segment.kind}: ${segment.name}`}
+                  >
+                    {segment.name}
+                  </span>
+                ))}
+              </div>
+            </li>
+          );
+        })}
+      </ol>
+    </div>
+  );
+}

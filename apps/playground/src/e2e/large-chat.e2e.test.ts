@@ -1,0 +1,114 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { BrowserContext } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startPlayground } from '../server/start-server';
+import { buildClient, chromiumInstalled, launchBrowser } from './browser-harness';
+import { seedLongChat } from './seed-long-chat';
+
+describe.skipIf(!chromiumInstalled())('a long chat in the browser', () => {
+  const directory = mkdtempSync(join(tmpdir(), 'ctxgraph-playground-long-'));
+  const clientDirectory = join(directory, 'client');
+  let browser: BrowserContext;
+
+  beforeAll(async () => {
+    await buildClient(clientDirectory);
+    browser = await launchBrowser({ width: 1440, height: 900 });
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    rmSync(directory, { recursive: true, force: true });
+  });
+
+  for (const count of [200, 2000, 10_000]) {
+    it(`opens a chat of ${count} messages with the current message in view and the graph usable`, async () => {
+      const path = join(directory, `long-${count}.db`);
+      const { chatId, lastText } = await seedLongChat(path, count);
+      const running = await startPlayground(
+        {
+          port: 0,
+          host: '127.0.0.1',
+          store: { kind: 'sqlite', path },
+          model: null,
+          defaultUserId: 'demo-user',
+        },
+        { clientDirectory },
+      );
+      const page = await browser.newPage();
+      page.setDefaultTimeout(15_000);
+      try {
+        const started = performance.now();
+        await page.goto(`${running.url}#/chat/${chatId}`);
+        await page.locator('.react-flow__node.current-head').waitFor();
+        await page.locator('.messages .message').last().waitFor();
+        const loaded = performance.now() - started;
+        // A figure for the report, not an assertion: timings depend on the machine.
+        console.log(
+          `[playground] ${count} messages: page, conversation and graph shown in ${Math.round(loaded)} ms`,
+        );
+
+        // The conversation ends with the branch's last message, scrolled into view.
+        expect(await page.locator('.messages .message').last().textContent()).toContain(lastText);
+        // Long conversations draw their latest 200 messages; earlier ones come on request.
+        expect(await page.locator('.messages .message').count()).toBe(Math.min(count, 200));
+        if (count > 200) {
+          await page.getByRole('button', { name: /Show 200 earlier messages/ }).click();
+          expect(await page.locator('.messages .message').count()).toBe(400);
+        }
+
+        // The current message is inside the canvas, at a readable size.
+        const head = page.locator('.react-flow__node.current-head');
+        const canvas = await page.getByTestId('graph-canvas').boundingBox();
+        const box = await head.boundingBox();
+        expect(canvas).not.toBeNull();
+        expect(box).not.toBeNull();
+        if (canvas && box) {
+          expect(box.x).toBeGreaterThanOrEqual(canvas.x);
+          expect(box.y).toBeGreaterThanOrEqual(canvas.y);
+          expect(box.x + box.width).toBeLessThanOrEqual(canvas.x + canvas.width);
+          expect(box.y + box.height).toBeLessThanOrEqual(canvas.y + canvas.height);
+          expect(box.width).toBeGreaterThan(150);
+        }
+        expect(await head.textContent()).toContain(lastText);
+        expect(await page.locator('.react-flow__minimap').count()).toBe(1);
+        expect(await page.locator('.graph-panel .panel-header').textContent()).toContain(
+          `${count + 1} messages`,
+        );
+
+        // The whole graph fits in a handful of items, not thousands: the long runs are folded,
+        // and the branch labels stay legible (scaled back up) at that zoom.
+        await page.getByRole('button', { name: 'Fit view' }).click();
+        const runs = page.locator('.react-flow__node.run');
+        await expect.poll(() => runs.count()).toBeGreaterThan(0);
+        expect(await page.locator('.react-flow__node').count()).toBeLessThan(30);
+        const label = await page.locator('.react-flow__node .tag.head.active').boundingBox();
+        expect(label?.height ?? 0).toBeGreaterThan(12);
+
+        // Usable: a folded run unfolds on a click, and a message can be selected.
+        const firstRun = runs.first();
+        const folded = Number(/(\d+) messages/.exec((await firstRun.textContent()) ?? '')?.[1]);
+        expect(folded).toBeGreaterThan(3);
+        await firstRun.click();
+        // A long run shows its first and last ten messages, the rest still folded between them.
+        await expect
+          .poll(async () => (await page.locator('.react-flow__node.run').allTextContents()).join())
+          .not.toContain(`${folded} messages`);
+        if (folded > 30) {
+          await page.getByRole('button', { name: 'Fit view' }).click();
+          await expect
+            .poll(() => page.locator('.react-flow__node.run').allTextContents())
+            .toContainEqual(expect.stringContaining(`${folded - 20} messages`));
+        }
+        await page.getByRole('button', { name: 'Centre on the current message' }).click();
+        await head.click();
+        const card = page.getByRole('complementary', { name: 'Selected message' });
+        expect(await card.getByTestId('selected-message-text').textContent()).toBe(lastText);
+      } finally {
+        await page.close();
+        await running.close();
+      }
+    });
+  }
+});
