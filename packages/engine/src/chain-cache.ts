@@ -5,7 +5,10 @@ import {
 } from '@ctxgraph/fragments-core';
 import type { UIMessage } from 'ai';
 
-/** A persisted message the engine holds: the node and its validated message (or why not). */
+/**
+ * A persisted message the engine holds: the node and its validated message (or why not). A
+ * tombstone (a dropped message, `metadata.ctxgraph.dropped`) has neither message nor error.
+ */
 export interface ChainEntry {
   readonly node: MessageNodeRecord;
   readonly message: UIMessage | null;
@@ -66,7 +69,8 @@ export class ChainCache {
       if (entry.message) {
         this.#messagePositions.set(entry.node.id, this.#messages.length);
         this.#messages.push(entry.message);
-      } else {
+      } else if (entry.error !== null) {
+        // Without message and error: a dropped message's tombstone, never shown.
         this.#invalid += 1;
       }
     }
@@ -114,7 +118,7 @@ export class ChainCache {
       if (entry.message) {
         this.#messagePositions.delete(entry.node.id);
         droppedMessages += 1;
-      } else {
+      } else if (entry.error !== null) {
         this.#invalid -= 1;
       }
     }

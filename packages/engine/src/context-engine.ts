@@ -42,6 +42,7 @@ import {
   type CompareBranchesOptions,
   compareBranches,
 } from './branches/compare-branches';
+import { type CompactedDropReport, dropCompactedOriginals } from './branches/drop-compacted';
 import { pruneOf } from './branches/retention';
 import { type SearchOptions, searchInput, searchOf } from './branches/search';
 // --- budget (issue #14) ---
@@ -90,6 +91,27 @@ export interface DeleteBranchOptions {
   activate?: string;
   /** Report what would go and change nothing. @default false */
   dryRun?: boolean;
+}
+
+/** Options of {@link ContextEngine.prune}. */
+export interface PruneOptions {
+  /** Report what would go and change nothing. @default false */
+  dryRun?: boolean;
+  /**
+   * The originals behind compaction nodes: `'keep'` leaves them (a rewind before the compaction
+   * shows them again); `'drop'` replaces, in place, each one that every branch and checkpoint
+   * reaching it shows only through a compaction's summary with a tombstone (same id, parent and
+   * sequence, content gone, `metadata.ctxgraph.dropped` naming the compaction). A resolve never
+   * shows tombstones; search no longer finds their text. There is no undo.
+   * @default 'keep'
+   */
+  compacted?: 'keep' | 'drop';
+}
+
+/** What {@link ContextEngine.prune} removed (or, with `dryRun`, would remove). */
+export interface EnginePruneResult extends PruneResult {
+  /** The originals behind compactions dropped (all zero with `compacted: 'keep'`). */
+  readonly compacted: CompactedDropReport;
 }
 
 /** Options of {@link ContextEngine}. */
@@ -737,18 +759,24 @@ export class ContextEngine {
   /**
    * Removes the chat's messages that no branch head and no checkpoint reaches (left behind by
    * deleted branches), safe while other writers save. `dryRun` reports what would go (nodes,
-   * bytes) and changes nothing. Needs a store with `capabilities.retention`.
+   * bytes) and changes nothing. With `compacted: 'drop'`, it then replaces the originals that
+   * every reader sees only through a compaction's summary with tombstones (see
+   * {@link PruneOptions.compacted}); a writer moving a head meanwhile makes that pass start over
+   * (at most 5 times, then `EngineError`). Needs a store with `capabilities.retention`.
    */
-  prune(options?: { dryRun?: boolean }): Promise<PruneResult> {
-    const problem = optionsProblem('prune(options)', options);
+  prune(options?: PruneOptions): Promise<EnginePruneResult> {
+    const problem = optionsProblem('prune(options)', options) ?? pruneOptionsProblem(options);
     if (problem) return Promise.reject(problem);
     return this.#exclusive(async () => {
       const prune = pruneOf(this.#store, 'prune(options)');
       await this.#open();
-      return prune({
-        chatId: this.#chatId,
-        ...(options?.dryRun === undefined ? {} : { dryRun: options.dryRun }),
-      });
+      const dryRun = options?.dryRun === true;
+      const result = await prune({ chatId: this.#chatId, dryRun });
+      const compacted: CompactedDropReport =
+        options?.compacted === 'drop'
+          ? await dropCompactedOriginals(this.#store, { chatId: this.#chatId, dryRun })
+          : { nodes: 0, bytes: 0, tombstoneBytes: 0, messageIds: [] };
+      return { ...result, compacted };
     });
   }
 
@@ -1267,6 +1295,22 @@ function pause(milliseconds: number): Promise<void> {
 }
 
 /** A rejected-promise error for an options argument that is neither omitted nor an object. */
+/** What is wrong with `prune`'s option values, if anything. */
+function pruneOptionsProblem(options: PruneOptions | undefined): ValidationError | undefined {
+  if (options?.dryRun !== undefined && typeof options.dryRun !== 'boolean')
+    return new ValidationError(
+      `prune(options): dryRun must be a boolean, received ${JSON.stringify(options.dryRun)}.`,
+      { issues: [{ path: 'dryRun', message: 'expected a boolean' }] },
+    );
+  const compacted: unknown = options?.compacted;
+  if (compacted !== undefined && compacted !== 'keep' && compacted !== 'drop')
+    return new ValidationError(
+      `prune(options): compacted must be 'keep' or 'drop', received ${JSON.stringify(compacted)}.`,
+      { issues: [{ path: 'compacted', message: "expected 'keep' or 'drop'" }] },
+    );
+  return undefined;
+}
+
 function optionsProblem(method: string, options: unknown): ValidationError | undefined {
   if (options === undefined) return undefined;
   if (typeof options === 'object' && options !== null && !Array.isArray(options)) return undefined;

@@ -3,6 +3,7 @@ export type {
   BranchSideReport,
   CompareBranchesOptions,
 } from './branches/compare-branches';
+export type { CompactedDropReport } from './branches/drop-compacted';
 export {
   type PruneUserChatsOptions,
   type PruneUserChatsResult,
@@ -36,7 +37,9 @@ export {
   ContextEngine,
   type ContextEngineOptions,
   type DeleteBranchOptions,
+  type EnginePruneResult,
   type ModelResolveResult,
+  type PruneOptions,
   type ResolveOptions,
   type ResolveResult,
   type SaveResult,

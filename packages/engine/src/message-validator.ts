@@ -4,7 +4,7 @@ import {
   type MessageSchemas,
   validateMessages,
 } from '@ctxgraph/codecs';
-import { type MessageNodeRecord, ValidationError } from '@ctxgraph/fragments-core';
+import { type MessageNodeRecord, readDropped, ValidationError } from '@ctxgraph/fragments-core';
 import type { UIMessage } from 'ai';
 import type { ChainEntry } from './chain-cache';
 
@@ -37,11 +37,21 @@ export class MessageValidator {
     }
   }
 
-  /** Stored nodes as chain entries: each with its settled message, or why it does not validate. */
+  /**
+   * Stored nodes as chain entries: each with its settled message, or why it does not validate. A
+   * tombstone (`metadata.ctxgraph.dropped`) is not validated: its entry has neither message nor
+   * error, and it is never shown.
+   */
   async entries(nodes: readonly MessageNodeRecord[]): Promise<ChainEntry[]> {
     if (nodes.length === 0) return [];
-    const checks = await this.check(nodes.map((node) => node.message));
+    const live = nodes.filter((node) => readDropped(node.message) === null);
+    const liveChecks = await this.check(live.map((node) => node.message));
+    let next = 0;
+    const checks = nodes.map((node) =>
+      readDropped(node.message) === null ? liveChecks[next++] : undefined,
+    );
     return nodes.map((node, index) => {
+      if (readDropped(node.message) !== null) return { node, message: null, error: null };
       const check = checks[index];
       if (check?.success) return { node, message: check.message, error: null };
       const error =

@@ -124,8 +124,11 @@ export {
   type CompactionRecord,
   CTXGRAPH_METADATA_KEY,
   compactionMessage,
+  type DroppedRecord,
+  droppedMessage,
   readBranchSummary,
   readCompaction,
+  readDropped,
 } from './store/compaction-node';
 export {
   type BranchComparison,

@@ -89,6 +89,40 @@ function compactionScenarios(name: string, open: () => ContextStore): void {
       expect(texts((await engineOn(store, engine.chatId).resolve()).messages)).toEqual(expected);
     });
 
+    it("prune({ compacted: 'drop' }) tombstones what only the summary shows; search forgets it", async () => {
+      const engine = engineOn(store);
+      engine.set(user('zebra facts', { id: 'u1' }), assistant('a zebra has stripes', { id: 'a1' }));
+      await engine.save();
+      await talk(engine, 2, 3);
+      await store.createBranch({ chatId: engine.chatId, name: 'side', headMessageId: 'a2' });
+      await engine.compact({ summarize: () => 'S1', keep: 1 });
+      const compacted = [summary('S1'), 'q4', 'a4'];
+      const dry = await engine.prune({ compacted: 'drop', dryRun: true });
+      expect(dry.compacted.messageIds).toEqual(['u3', 'a3']);
+      const done = await engine.prune({ compacted: 'drop' });
+      expect(done.compacted).toEqual(dry.compacted);
+      const node = await store.getMessage({ chatId: engine.chatId, messageId: 'u3' });
+      expect(node?.message.parts).toEqual([]);
+      expect(texts((await engine.resolve()).messages)).toEqual(compacted);
+      expect(texts((await engineOn(store, engine.chatId).resolve()).messages)).toEqual(compacted);
+      // The side branch still shows its history in full; only then does the drop reach it.
+      const side = engineOn(store, engine.chatId);
+      await side.switchBranch('side');
+      expect(texts((await side.resolve()).messages)).toEqual([
+        'zebra facts',
+        'a zebra has stripes',
+        'q2',
+        'a2',
+      ]);
+      expect((await engine.search('zebra', { scope: 'chat' })).items).toHaveLength(2);
+      await engine.deleteBranch('side', { activate: 'main' });
+      const second = await engine.prune({ compacted: 'drop' });
+      expect(second.compacted.messageIds).toEqual(['u1', 'a1', 'u2', 'a2']);
+      expect((await engine.search('zebra', { scope: 'chat' })).items).toHaveLength(0);
+      await engine.rewind('a4');
+      expect(texts((await engine.resolve()).messages)).toEqual(['q4', 'a4']);
+    });
+
     it('writes nothing when the summarizer throws', async () => {
       const engine = engineOn(store);
       await talk(engine, 1, 3);

@@ -92,7 +92,9 @@ export function visibleConversation(chain: ChainCache): VisibleConversation {
       messages: chain.messages.slice(),
       position: (id) => chain.messagePosition(id),
       invalid:
-        chain.invalidCount > 0 ? chain.entries.find((entry) => entry.message === null) : undefined,
+        chain.invalidCount > 0
+          ? chain.entries.find((entry) => entry.message === null && entry.error !== null)
+          : undefined,
     };
   }
   const entries: ChainEntry[] = [compaction.entry];
@@ -110,7 +112,7 @@ export function visibleConversation(chain: ChainCache): VisibleConversation {
   let invalid: ChainEntry | undefined;
   for (const entry of entries) {
     if (entry.message === null) {
-      invalid ??= entry;
+      if (entry.error !== null) invalid ??= entry;
       continue;
     }
     positions.set(entry.node.id, messages.length);
@@ -131,6 +133,22 @@ export function shownMessageCount(chain: ChainCache): number {
   return count;
 }
 
+/** Every node of the chain from `head` back to the root, oldest first (all pages). */
+export async function readWholeChain(
+  store: ContextStore,
+  chatId: string,
+  head: string,
+): Promise<MessageNodeRecord[]> {
+  let nodes: MessageNodeRecord[] = [];
+  let cursor: string | null = head;
+  while (cursor !== null) {
+    const page = await store.getChain({ chatId, headMessageId: cursor });
+    nodes = page.nodes.concat(nodes);
+    cursor = page.nextCursor;
+  }
+  return nodes;
+}
+
 /**
  * Every stored message of the chain, root first, hidden ones included (for usage totals): the
  * cache, plus, when a cold read stopped at a boundary, the older part read now.
@@ -141,13 +159,8 @@ export async function wholeChainMessages(
   chain: ChainCache,
 ): Promise<StoredMessage[]> {
   const cached = chain.entries.map((entry) => entry.node.message);
-  let cursor = chain.startsAtRoot ? null : (chain.entries[0]?.node.parentId ?? null);
-  let older: MessageNodeRecord[] = [];
-  while (cursor !== null) {
-    const page = await store.getChain({ chatId, headMessageId: cursor });
-    older = page.nodes.concat(older);
-    cursor = page.nextCursor;
-  }
+  const from = chain.startsAtRoot ? null : (chain.entries[0]?.node.parentId ?? null);
+  const older = from === null ? [] : await readWholeChain(store, chatId, from);
   return older.length === 0 ? cached : [...older.map((node) => node.message), ...cached];
 }
 

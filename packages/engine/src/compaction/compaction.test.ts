@@ -6,6 +6,7 @@ import {
   lastAssistantMessage,
   readBranchSummary,
   readCompaction,
+  readDropped,
   ValidationError,
 } from '@ctxgraph/fragments-core';
 import { InMemoryContextStore } from '@ctxgraph/store-memory';
@@ -19,6 +20,7 @@ import {
   withoutExtensions,
 } from '../__fixtures__/test-kit';
 import { ContextEngine } from '../context-engine';
+import { withUsage } from '../usage/message-usage';
 import { DEFAULT_COMPACTION_INSTRUCTION, summarizer } from './ai-summarizer';
 import type { Summarizer } from './summarizer';
 
@@ -643,5 +645,221 @@ describe('summarizer({ model })', () => {
     expect(() => summarizer({ model: scriptedModel('x'), maxOutputTokens: 0 })).toThrow(
       ValidationError,
     );
+  });
+});
+
+describe("prune({ compacted: 'drop' })", () => {
+  it('replaces the covered originals with tombstones; the dry run reports the same and changes nothing', async () => {
+    const engine = newEngine();
+    await chat(engine, 4);
+    const compaction = await engine.compact({ summarize: () => 'S1', keep: 1 });
+    const before = await store.getHead({ chatId: engine.chatId, branch: 'main' });
+
+    const dry = await engine.prune({ compacted: 'drop', dryRun: true });
+    expect(dry.compacted.messageIds).toEqual(['u1', 'a1', 'u2', 'a2', 'u3', 'a3']);
+    expect(dry.compacted.bytes).toBeGreaterThan(0);
+    expect(await store.getHead({ chatId: engine.chatId, branch: 'main' })).toEqual(before);
+    const untouched = await store.getMessage({ chatId: engine.chatId, messageId: 'u1' });
+    expect(untouched?.message.parts).toEqual([{ type: 'text', text: 'question 1' }]);
+
+    const done = await engine.prune({ compacted: 'drop' });
+    expect(done.compacted).toEqual(dry.compacted);
+    const node = await store.getMessage({ chatId: engine.chatId, messageId: 'u1' });
+    expect(node?.message.parts).toEqual([]);
+    expect(node?.parentId).toBe(untouched?.parentId);
+    expect(node?.sequence).toBe(untouched?.sequence);
+    expect(readDropped(node?.message ?? { id: '', role: '', parts: [] })).toMatchObject({
+      compactionId: compaction?.messageId,
+    });
+    // The head did not move; the conversation is the same, warm and cold.
+    const after = await store.getHead({ chatId: engine.chatId, branch: 'main' });
+    expect(after.headMessageId).toBe(before.headMessageId);
+    const shown = ['Summary of the conversation so far:\n\nS1', 'question 4', 'answer 4'];
+    expect(texts((await engine.resolve()).messages)).toEqual(shown);
+    expect(texts((await newEngine(store, engine.chatId).resolve()).messages)).toEqual(shown);
+    // Search no longer finds the dropped text; the kept turn still is.
+    const hits = await engine.search('question', { scope: 'chat' });
+    expect(hits.items.map((hit) => hit.messageId)).toEqual(['u4']);
+    // Dropping again finds nothing more.
+    expect((await engine.prune({ compacted: 'drop' })).compacted.nodes).toBe(0);
+  });
+
+  it('a rewind before the compaction leaves the tombstones out', async () => {
+    const engine = newEngine();
+    await chat(engine, 4);
+    await engine.compact({ summarize: () => 'S1', keep: 1 });
+    await engine.prune({ compacted: 'drop' });
+    await engine.rewind('a4');
+    expect(texts((await engine.resolve()).messages)).toEqual(['question 4', 'answer 4']);
+  });
+
+  it('keeps what a branch forked inside the span or a checkpoint inside it shows in full', async () => {
+    const engine = newEngine();
+    await chat(engine, 2);
+    await store.createCheckpoint({ chatId: engine.chatId, name: 'early', messageId: 'a1' });
+    await chat(engine, 2, '', 3);
+    const side = await store.createBranch({
+      chatId: engine.chatId,
+      name: 'side',
+      headMessageId: 'a2',
+    });
+    await engine.compact({ summarize: () => 'S1', keep: 1 });
+    const result = await engine.prune({ compacted: 'drop' });
+    // u1 a1: the checkpoint; u2 a2: the side branch; u3 a3: only main, behind the summary.
+    expect(side.name).toBe('side');
+    expect(result.compacted.messageIds).toEqual(['u3', 'a3']);
+    const reader = newEngine(store, engine.chatId);
+    await reader.switchBranch('side');
+    expect(texts((await reader.resolve()).messages)).toEqual([
+      'question 1',
+      'answer 1',
+      'question 2',
+      'answer 2',
+    ]);
+  });
+
+  it('keeps the recorded usage on the tombstones, so usage totals do not change', async () => {
+    const engine = newEngine();
+    engine.set(
+      user('question 1', { id: 'u1' }),
+      withUsage(assistant('answer 1', { id: 'a1' }), {
+        usage: { inputTokens: 1200, outputTokens: 300 },
+        modelId: 'gpt-4o',
+      }),
+    );
+    await engine.save();
+    await chat(engine, 2, '', 2);
+    await engine.compact({ summarize: () => 'S1', keep: 1 });
+    const before = await engine.usage();
+    expect(before.calls).toBe(1);
+    expect((await engine.prune({ compacted: 'drop' })).compacted.messageIds).toContain('a1');
+    expect(await engine.usage()).toEqual(before);
+  });
+
+  it("'keep' (the default) drops nothing", async () => {
+    const engine = newEngine();
+    await chat(engine, 3);
+    await engine.compact({ summarize: () => 'S1', keep: 1 });
+    expect((await engine.prune()).compacted).toEqual({
+      nodes: 0,
+      bytes: 0,
+      tombstoneBytes: 0,
+      messageIds: [],
+    });
+    expect((await engine.prune({ compacted: 'keep' })).compacted.nodes).toBe(0);
+    const node = await store.getMessage({ chatId: engine.chatId, messageId: 'u1' });
+    expect(node?.message.parts).toHaveLength(1);
+  });
+
+  it('refuses unknown option values and writes nothing', async () => {
+    const engine = newEngine();
+    await chat(engine, 3);
+    await engine.compact({ summarize: () => 'S1', keep: 1 });
+    const before = await store.getHead({ chatId: engine.chatId, branch: 'main' });
+    await expect(engine.prune({ compacted: 'all' as 'drop' })).rejects.toThrow(
+      /compacted must be 'keep' or 'drop', received "all"/,
+    );
+    await expect(engine.prune({ dryRun: 'yes' as unknown as boolean })).rejects.toBeInstanceOf(
+      ValidationError,
+    );
+    expect(await store.getHead({ chatId: engine.chatId, branch: 'main' })).toEqual(before);
+  });
+
+  it('starts over when a writer moves the head, and never loses its turn', async () => {
+    const engine = newEngine();
+    await chat(engine, 4);
+    await engine.compact({ summarize: () => 'S1', keep: 1 });
+    const other = newEngine(store, engine.chatId);
+    let raced = false;
+    const racing = overrideStore(store, {
+      commit: async (input) => {
+        if (!raced && input.messages.some((entry) => readDropped(entry.message) !== null)) {
+          raced = true;
+          await chat(other, 1, '', 5);
+        }
+        return store.commit(input);
+      },
+    });
+    const dropper = newEngine(racing, engine.chatId);
+    const result = await dropper.prune({ compacted: 'drop' });
+    expect(raced).toBe(true);
+    expect(result.compacted.nodes).toBe(6);
+    expect(texts((await dropper.resolve()).messages).slice(-2)).toEqual(['question 5', 'answer 5']);
+  });
+
+  it('starts over when a branch is forked inside the span meanwhile, and keeps what it shows', async () => {
+    const engine = newEngine();
+    await chat(engine, 4);
+    await engine.compact({ summarize: () => 'S1', keep: 1 });
+    let forked = false;
+    const racing = overrideStore(store, {
+      commit: async (input) => {
+        if (!forked && input.messages.some((entry) => readDropped(entry.message) !== null))
+          throw new Error('the fork should have been seen before the commit');
+        return store.commit(input);
+      },
+      listCheckpoints: async (chatId) => {
+        const checkpoints = await store.listCheckpoints(chatId);
+        // The first listing is the pass's own read: fork at a2 right after it.
+        listings += 1;
+        if (!forked && listings === 1) {
+          forked = true;
+          await store.createBranch({ chatId, name: 'late', headMessageId: 'a2' });
+        }
+        return checkpoints;
+      },
+    });
+    let listings = 0;
+    const result = await newEngine(racing, engine.chatId).prune({ compacted: 'drop' });
+    expect(forked).toBe(true);
+    expect(result.compacted.messageIds).toEqual(['u3', 'a3']);
+  });
+
+  it('fails clearly when the head keeps moving', async () => {
+    const engine = newEngine();
+    await chat(engine, 3);
+    await engine.compact({ summarize: () => 'S1', keep: 1 });
+    const busy = overrideStore(store, {
+      commit: async (input) => {
+        if (input.messages.some((entry) => readDropped(entry.message) !== null))
+          throw new HeadConflictError({
+            chatId: input.chatId,
+            branch: input.branch,
+            expectedHeadId: input.expectedHeadId,
+            currentHeadId: 'elsewhere',
+          });
+        return store.commit(input);
+      },
+    });
+    const failure = newEngine(busy, engine.chatId).prune({ compacted: 'drop' });
+    await expect(failure).rejects.toBeInstanceOf(EngineError);
+    await expect(failure).rejects.toThrow(/changed during each of 5 attempts/);
+    const node = await store.getMessage({ chatId: engine.chatId, messageId: 'u1' });
+    expect(node?.message.parts).toHaveLength(1);
+  });
+});
+
+describe('dropping behind a compaction of a compaction', () => {
+  it('drops the older summary too, and the newer one still reads', async () => {
+    const engine = newEngine();
+    await chat(engine, 3);
+    const first = await engine.compact({ summarize: () => 'S1', keep: 1 });
+    await chat(engine, 2, '', 4);
+    await engine.compact({ summarize: () => 'S2', keep: 1 });
+    const result = await engine.prune({ compacted: 'drop' });
+    expect(result.compacted.messageIds).toEqual([
+      'u1',
+      'a1',
+      'u2',
+      'a2',
+      'u3',
+      'a3',
+      first?.messageId,
+      'u4',
+      'a4',
+    ]);
+    const shown = ['Summary of the conversation so far:\n\nS2', 'question 5', 'answer 5'];
+    expect(texts((await engine.resolve()).messages)).toEqual(shown);
+    expect(texts((await newEngine(store, engine.chatId).resolve()).messages)).toEqual(shown);
   });
 });

@@ -2,8 +2,10 @@ import { describe, expect, it } from 'vitest';
 import {
   type CompactionRecord,
   compactionMessage,
+  droppedMessage,
   readBranchSummary,
   readCompaction,
+  readDropped,
 } from './compaction-node';
 
 const record: CompactionRecord = {
@@ -62,5 +64,44 @@ describe('compaction nodes', () => {
     expect(
       readBranchSummary({ ...message, metadata: { ctxgraph: { branchSummary: { version: 1 } } } }),
     ).toBeNull();
+  });
+});
+
+describe('dropped messages', () => {
+  it('droppedMessage() keeps the id, the role and the recorded usage, no parts, and a record that reads back', () => {
+    const original = {
+      id: 'm2',
+      role: 'assistant',
+      parts: [{ type: 'text', text: 'a long answer' }],
+      metadata: { ctxgraph: { usage: { inputTokens: 3 } }, app: 1 },
+    };
+    const dropped = { version: 1, compactionId: 'c1', droppedAt: 5 } as const;
+    const tombstone = droppedMessage(original, dropped);
+    expect(tombstone).toEqual({
+      id: 'm2',
+      role: 'assistant',
+      parts: [],
+      metadata: { ctxgraph: { dropped, usage: { inputTokens: 3 } } },
+    });
+    expect(droppedMessage({ id: 'm1', role: 'user', parts: [] }, dropped).metadata).toEqual({
+      ctxgraph: { dropped },
+    });
+    expect(readDropped(JSON.parse(JSON.stringify(tombstone)))).toEqual(dropped);
+    expect(readDropped(original)).toBeNull();
+    expect(readCompaction(tombstone)).toBeNull();
+  });
+
+  it('readDropped() ignores records of another format', () => {
+    const base = { id: 'x', role: 'user', parts: [] };
+    expect(
+      readDropped({ ...base, metadata: { ctxgraph: { dropped: { version: 2 } } } }),
+    ).toBeNull();
+    expect(
+      readDropped({
+        ...base,
+        metadata: { ctxgraph: { dropped: { version: 1, compactionId: 3 } } },
+      }),
+    ).toBeNull();
+    expect(readDropped({ ...base, metadata: 'text' })).toBeNull();
   });
 });

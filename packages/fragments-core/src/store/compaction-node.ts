@@ -132,3 +132,50 @@ export function compactionMessage(input: CompactionMessageInput): StoredMessage 
     metadata: { [CTXGRAPH_METADATA_KEY]: { compaction: input.compaction } },
   };
 }
+
+/**
+ * What a dropped message records in `metadata.ctxgraph.dropped`: the node is a tombstone whose
+ * content was reclaimed because a compaction covers it on every branch and checkpoint that reaches
+ * it (the engine's `prune({ compacted: 'drop' })`). It keeps its id, parent and sequence; it has
+ * no parts and is never shown.
+ */
+export interface DroppedRecord {
+  /** The format of this record. */
+  readonly version: 1;
+  /** The compaction node whose summary stands in for it. */
+  readonly compactionId: string;
+  /** Milliseconds since the epoch when its content was dropped. */
+  readonly droppedAt: number;
+}
+
+/** The dropped record of a stored message, or null when the message is not a tombstone. */
+export function readDropped(message: StoredMessage): DroppedRecord | null {
+  const record = ctxgraphMetadata(message)?.dropped;
+  if (typeof record !== 'object' || record === null) return null;
+  const candidate = record as Partial<DroppedRecord>;
+  if (candidate.version !== 1 || typeof candidate.compactionId !== 'string') return null;
+  return candidate as DroppedRecord;
+}
+
+/**
+ * The tombstone that replaces a dropped message in place: same id and role, no parts, and the
+ * record in `metadata.ctxgraph.dropped`. Of the original, only `metadata.ctxgraph.usage` (the
+ * recorded usage of the model call, so cost totals stay true) is kept, as it was.
+ *
+ * @example
+ * ```ts
+ * const tombstone = droppedMessage(
+ *   { id: 'm3', role: 'user', parts: [{ type: 'text', text: 'long question' }] },
+ *   { version: 1, compactionId: 'compaction-1', droppedAt: Date.now() },
+ * );
+ * ```
+ */
+export function droppedMessage(original: StoredMessage, dropped: DroppedRecord): StoredMessage {
+  const usage = ctxgraphMetadata(original)?.usage;
+  return {
+    id: original.id,
+    role: original.role,
+    parts: [],
+    metadata: { [CTXGRAPH_METADATA_KEY]: { dropped, ...(usage === undefined ? {} : { usage }) } },
+  };
+}
