@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPostgresServer } from '../../../../tooling/postgres-server.ts';
 import { hidePassword, openBackend, type PlaygroundBackend } from './open-backend';
@@ -96,17 +97,38 @@ describe('openBackend', () => {
 });
 
 describe('openBackend with Postgres', () => {
-  // DATABASE_URL when given (CI with a server); otherwise a throwaway embedded PostgreSQL.
+  // DATABASE_URL when given (CI with a server); otherwise a throwaway embedded PostgreSQL. The
+  // playground uses the database's default schema, so the test makes a database of its own: it
+  // never meets tables another run (or another version of the store) left in a shared one.
+  const database = `playground_backend_${process.pid}_${Date.now()}`;
   let url = '';
+  let serverUrl = '';
   let stop = async (): Promise<void> => {};
 
   beforeAll(async () => {
     const server = await startPostgresServer();
-    url = server.url;
+    serverUrl = server.url;
     stop = server.stop;
+    const admin = postgres(serverUrl, { max: 1, onnotice: () => {} });
+    try {
+      await admin.unsafe(`CREATE DATABASE "${database}"`);
+    } finally {
+      await admin.end();
+    }
+    const own = new URL(serverUrl);
+    own.pathname = `/${database}`;
+    url = own.toString();
   });
 
   afterAll(async () => {
+    if (serverUrl !== '') {
+      const admin = postgres(serverUrl, { max: 1, onnotice: () => {} });
+      try {
+        await admin.unsafe(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`);
+      } finally {
+        await admin.end();
+      }
+    }
     await stop();
   });
 
