@@ -45,12 +45,26 @@ export async function startPlayground(
     clientDirectory: options.clientDirectory,
     languageModel: options.languageModel,
   });
-  const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
-    const started = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, () =>
-      resolve(started),
-    );
-    started.once('error', reject);
-  });
+  let server: ReturnType<typeof serve>;
+  try {
+    server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
+      const started = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, () =>
+        resolve(started),
+      );
+      started.once('error', reject);
+    });
+  } catch (error) {
+    // Nothing listens: close the store we opened, and say what to do when the port is taken
+    // (typically a playground already running).
+    await backend.close();
+    if ((error as NodeJS.ErrnoException | null)?.code === 'EADDRINUSE') {
+      throw new Error(
+        `Port ${config.port} on ${config.host} is already in use (is another playground running?). Stop it, or start on another port: PORT=${config.port === 0 ? 5174 : config.port + 1} npx -y pnpm@10.34.9 playground`,
+        { cause: error },
+      );
+    }
+    throw error;
+  }
   const address = server.address() as AddressInfo;
   const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
   return {
