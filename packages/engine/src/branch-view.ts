@@ -8,7 +8,12 @@ import {
 } from '@ctxgraph/fragments-core';
 import type { UIMessage } from 'ai';
 import { ChainCache, type ChainEntry } from './chain-cache';
-import { holdsConversation, readConversationChain } from './compaction/compacted-view';
+import {
+  type ChainPageRead,
+  holdsConversation,
+  readConversationChain,
+  readWholeChain,
+} from './compaction/compacted-view';
 import type { MessageValidator } from './message-validator';
 
 /**
@@ -160,21 +165,8 @@ export class BranchView {
   }
 
   /** A store may page long chains even without a limit; follow its cursor to the root. */
-  async #wholeChain(
-    head: string,
-    first: {
-      nodes: readonly MessageNodeRecord[];
-      nextCursor: string | null;
-      reachedUntil: boolean;
-    },
-  ): Promise<MessageNodeRecord[]> {
-    let nodes = first.nodes.slice();
-    let cursor = first.reachedUntil ? null : first.nextCursor;
-    while (cursor !== null) {
-      const page = await this.#store.getChain({ chatId: this.#chatId, headMessageId: cursor });
-      nodes = page.nodes.concat(nodes);
-      cursor = page.nextCursor;
-    }
+  async #wholeChain(head: string, first: ChainPageRead): Promise<MessageNodeRecord[]> {
+    const nodes = await readWholeChain(this.#store, this.#chatId, head, first);
     if (nodes.length > 0 && nodes.at(-1)?.id !== head) {
       throw new EngineError(
         `The store returned a chain that does not end at head "${head}" of chat "${this.#chatId}".`,

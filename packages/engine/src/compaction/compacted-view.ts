@@ -133,20 +133,37 @@ export function shownMessageCount(chain: ChainCache): number {
   return count;
 }
 
-/** Every node of the chain from `head` back to the root, oldest first (all pages). */
+/** A page of `getChain` a caller already read, to go on from. */
+export interface ChainPageRead {
+  readonly nodes: readonly MessageNodeRecord[];
+  readonly nextCursor: string | null;
+  readonly reachedUntil: boolean;
+}
+
+/**
+ * Every node of the chain from `head` back to the root, oldest first: a store may page long
+ * chains even without a limit, so this follows its cursor. With `first`, the walk goes on from a
+ * page already read (whose `until` it met, or not) instead of reading `head` again.
+ */
 export async function readWholeChain(
   store: ContextStore,
   chatId: string,
   head: string,
+  first?: ChainPageRead,
 ): Promise<MessageNodeRecord[]> {
-  let nodes: MessageNodeRecord[] = [];
+  // Pages come newest first; collect them and join once (no quadratic copying on long chains).
+  const pages: (readonly MessageNodeRecord[])[] = [];
   let cursor: string | null = head;
+  if (first !== undefined) {
+    pages.push(first.nodes);
+    cursor = first.reachedUntil ? null : first.nextCursor;
+  }
   while (cursor !== null) {
     const page = await store.getChain({ chatId, headMessageId: cursor });
-    nodes = page.nodes.concat(nodes);
+    pages.push(page.nodes);
     cursor = page.nextCursor;
   }
-  return nodes;
+  return pages.reverse().flat();
 }
 
 /**
