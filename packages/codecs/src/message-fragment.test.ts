@@ -134,3 +134,36 @@ describe('message builders', () => {
     expect(build).toThrow(pattern);
   });
 });
+
+describe('the private copy a message fragment keeps', () => {
+  it('is what a JSON round trip gives: keys in order, undefined left out, -0 as 0, an own __proto__ key kept as data', () => {
+    const metadata = JSON.parse('{"__proto__": {"polluted": true}, "b": 1}') as Record<
+      string,
+      unknown
+    >;
+    Object.assign(metadata, {
+      gone: undefined,
+      zero: -0,
+      list: [1, 'two', { three: [3] }],
+      nested: { z: 1, a: null },
+    });
+    const source: UIMessage = {
+      id: 'c1',
+      role: 'assistant',
+      metadata,
+      parts: [{ type: 'text', text: 'x', state: undefined }, { type: 'step-start' }],
+    };
+    const fragment = message(source);
+    const encoded = fragment.codec.encode();
+    const roundTrip = JSON.parse(JSON.stringify(source)) as UIMessage;
+    expect(JSON.stringify(encoded)).toBe(JSON.stringify(roundTrip));
+    expect(encoded).toStrictEqual(roundTrip);
+    expect(Object.is((encoded.metadata as { zero: number }).zero, 0)).toBe(true);
+    expect(Object.getPrototypeOf(encoded.metadata)).toBe(Object.prototype);
+    expect(({} as { polluted?: boolean }).polluted).toBeUndefined();
+    // A copy: changing what the fragment handed out changes nothing it hands out next.
+    (encoded.metadata as { b: number }).b = 2;
+    expect((fragment.codec.encode().metadata as { b: number }).b).toBe(1);
+    expect(Object.hasOwn(encoded.metadata as object, '__proto__')).toBe(true);
+  });
+});

@@ -245,6 +245,40 @@ function textOf(uiMessage: UIMessage): string {
     .join('\n\n');
 }
 
+/**
+ * What a JSON round trip of a message gives, without the text in between: every message copied
+ * here passed the storable checks (plain JSON values, no cycle, bounded depth), so a direct copy
+ * with JSON's rules (an `undefined` property left out, `undefined` in an array and `-0` written as
+ * `null` and `0`) gives the same value several times faster.
+ */
 function copyMessage(uiMessage: UIMessage): UIMessage {
-  return JSON.parse(JSON.stringify(uiMessage)) as UIMessage;
+  return copyJson(uiMessage) as UIMessage;
+}
+
+function copyJson(value: unknown): unknown {
+  if (typeof value !== 'object' || value === null) return Object.is(value, -0) ? 0 : value;
+  if (Array.isArray(value)) {
+    const copy: unknown[] = new Array(value.length);
+    for (let index = 0; index < value.length; index += 1) {
+      const item: unknown = value[index];
+      copy[index] = item === undefined ? null : copyJson(item);
+    }
+    return copy;
+  }
+  const record = value as Record<string, unknown>;
+  const copy: Record<string, unknown> = {};
+  for (const key of Object.keys(record)) {
+    const item = record[key];
+    if (item === undefined) continue;
+    // An own "__proto__" key (JSON.parse makes one) must not set the copy's prototype.
+    if (key === '__proto__')
+      Object.defineProperty(copy, key, {
+        value: copyJson(item),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    else copy[key] = copyJson(item);
+  }
+  return copy;
 }

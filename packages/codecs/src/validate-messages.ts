@@ -1,6 +1,7 @@
 import { ValidationError, type ValidationErrorOptions } from '@ctxgraph/fragments-core';
 import { safeValidateUIMessages, type UIMessage } from 'ai';
 import { explainIssues } from './explain-issues';
+import { parsePlainMessage } from './plain-messages';
 
 /**
  * Schemas the AI SDK validates message content against. Without them, metadata, data parts and
@@ -57,8 +58,11 @@ export async function checkMessages(
   schemas: MessageSchemas = {},
 ): Promise<MessageCheck[]> {
   assertList('checkMessages', messages);
+  const plain = plainParser(schemas);
   return Promise.all(
     messages.map(async (candidate, index): Promise<MessageCheck> => {
+      const parsed = plain(candidate);
+      if (parsed !== undefined) return { index, success: true, message: parsed };
       const result = await safeValidateUIMessages({ ...schemas, messages: [candidate] });
       if (result.success) return { index, success: true, message: result.data[0] as UIMessage };
       return {
@@ -81,9 +85,17 @@ export async function validateMessages(
 ): Promise<UIMessage[]> {
   assertList('validateMessages', messages);
   if (messages.length === 0) return [];
-  // One call for the common, valid case; per-message checks only to explain a failure.
-  const result = await safeValidateUIMessages({ ...schemas, messages });
-  if (result.success) return result.data;
+  // Plain text messages are parsed by hand; the rest in one AI SDK call for the common, valid
+  // case; per-message checks only to explain a failure.
+  const plain = plainParser(schemas);
+  const parsed = messages.map(plain);
+  const rest = messages.filter((_, index) => parsed[index] === undefined);
+  if (rest.length === 0) return parsed as UIMessage[];
+  const result = await safeValidateUIMessages({ ...schemas, messages: rest });
+  if (result.success) {
+    let next = 0;
+    return parsed.map((message) => message ?? (result.data[next++] as UIMessage));
+  }
   const checks = await checkMessages(messages, schemas);
   const failed = checks.find((check) => !check.success);
   if (failed && !failed.success) throw failed.error;
@@ -97,6 +109,15 @@ export async function validateMessage(
 ): Promise<UIMessage> {
   const [validated] = await validateMessages([candidate], schemas);
   return validated as UIMessage;
+}
+
+/**
+ * The hand parse of plain text messages ({@link parsePlainMessage}: the SDK's result for them,
+ * without its zod schema), or none when a `metadataSchema` must see every message's metadata.
+ */
+function plainParser(schemas: MessageSchemas): (candidate: unknown) => UIMessage | undefined {
+  if (schemas.metadataSchema != null) return () => undefined;
+  return parsePlainMessage;
 }
 
 function assertList(method: string, messages: unknown): asserts messages is readonly unknown[] {

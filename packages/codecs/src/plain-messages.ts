@@ -1,0 +1,92 @@
+import type { UIMessage } from 'ai';
+
+/**
+ * The AI SDK's parse of a message made only of text, reasoning and step-start parts, done by hand:
+ * most of a conversation, and the part of validation that dominates a cold read of a long chat
+ * (the SDK's zod schema costs several microseconds a message). It accepts a strict subset of what
+ * the SDK's `uiMessagesSchema` accepts and returns what the SDK returns for it, key for key and in
+ * the same order: known keys in schema order, unknown keys dropped, an optional key given as
+ * `undefined` kept as `undefined`, `metadata` passed through as the same value. Anything else
+ * (another part type, provider metadata, an object that is not plain, any doubt) returns
+ * `undefined` and goes to the SDK, which also produces every error message.
+ *
+ * Only without a `metadataSchema`: with one, the SDK validates metadata too.
+ */
+export function parsePlainMessage(candidate: unknown): UIMessage | undefined {
+  if (!isPlainObject(candidate)) return undefined;
+  const { id, role, parts } = candidate;
+  if (typeof id !== 'string') return undefined;
+  if (role !== 'user' && role !== 'assistant' && role !== 'system') return undefined;
+  if (!Array.isArray(parts) || Object.getPrototypeOf(parts) !== Array.prototype) return undefined;
+  // The SDK's refinement: only an assistant message may have no parts.
+  if (parts.length === 0 && role !== 'assistant') return undefined;
+  const parsedParts: UIMessage['parts'] = [];
+  for (let index = 0; index < parts.length; index += 1) {
+    // A hole in a sparse array reads as undefined: not a plain object, so the SDK decides.
+    const part = parsePlainPart(parts[index]);
+    if (part === undefined) return undefined;
+    parsedParts.push(part);
+  }
+  const parsed: Record<string, unknown> = { id, role };
+  if ('metadata' in candidate) parsed.metadata = candidate.metadata;
+  parsed.parts = parsedParts;
+  return parsed as unknown as UIMessage;
+}
+
+type PlainPart = UIMessage['parts'][number];
+
+function parsePlainPart(part: unknown): PlainPart | undefined {
+  if (!isPlainObject(part)) return undefined;
+  switch (part.type) {
+    case 'text': {
+      if (typeof part.text !== 'string' || !optionalState(part) || !noProviderMetadata(part))
+        return undefined;
+      const parsed: Record<string, unknown> = { type: 'text', text: part.text };
+      copyOptional(part, parsed, 'state');
+      copyOptional(part, parsed, 'providerMetadata');
+      return parsed as unknown as PlainPart;
+    }
+    case 'reasoning': {
+      if (
+        typeof part.text !== 'string' ||
+        !(part.id === undefined || typeof part.id === 'string') ||
+        !optionalState(part) ||
+        !noProviderMetadata(part)
+      )
+        return undefined;
+      const parsed: Record<string, unknown> = { type: 'reasoning' };
+      copyOptional(part, parsed, 'id');
+      parsed.text = part.text;
+      copyOptional(part, parsed, 'state');
+      copyOptional(part, parsed, 'providerMetadata');
+      return parsed as unknown as PlainPart;
+    }
+    case 'step-start':
+      return { type: 'step-start' };
+    default:
+      return undefined;
+  }
+}
+
+function optionalState(part: Record<string, unknown>): boolean {
+  return part.state === undefined || part.state === 'streaming' || part.state === 'done';
+}
+
+// Provider metadata has a schema of its own (records of JSON values): left to the SDK.
+function noProviderMetadata(part: Record<string, unknown>): boolean {
+  return part.providerMetadata === undefined;
+}
+
+function copyOptional(
+  from: Record<string, unknown>,
+  to: Record<string, unknown>,
+  key: string,
+): void {
+  if (key in from) to[key] = from[key];
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const prototype = Object.getPrototypeOf(value);
+  return prototype === Object.prototype || prototype === null;
+}
