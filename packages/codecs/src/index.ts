@@ -10,6 +10,7 @@ export {
   user,
 } from './message-fragment';
 export { type ToModelMessagesOptions, toModelMessages } from './model-messages';
+export { parsePlainMessages } from './plain-messages';
 export { assertStorableMessage, storableMessageIssues } from './storable-message';
 export {
   checkMessages,

@@ -126,8 +126,8 @@ function roleMessage(
   content: string | UIMessage,
   options: TextMessageOptions,
 ): MessageFragment {
-  // The argument the content came from, to name it in errors.
-  const argument = builder.slice(builder.indexOf('(') + 1, builder.indexOf(','));
+  // The argument the content came from, to name it in errors (built only for an error).
+  const argument = (): string => builder.slice(builder.indexOf('(') + 1, builder.indexOf(','));
   if (typeof options !== 'object' || options === null) {
     throw messageError(builder, undefined, [
       { path: 'options', message: `expected an object, received ${describe(options)}` },
@@ -139,7 +139,7 @@ function roleMessage(
     (typeof content !== 'object' || content === null || Array.isArray(content))
   ) {
     throw messageError(builder, undefined, [
-      { path: argument, message: `expected a UIMessage object, received ${describe(content)}` },
+      { path: argument(), message: `expected a UIMessage object, received ${describe(content)}` },
     ]);
   }
   const uiMessage: UIMessage = contentIsText
@@ -162,10 +162,16 @@ function roleMessage(
   }
   if (found.length > 0) {
     const issues = found.map((issue) => ({
-      path: callerPath(issue.path, argument, contentIsText, options),
+      path: callerPath(issue.path, argument(), contentIsText, options),
       message: issue.message,
     }));
     throw messageError(builder, validId(uiMessage), issues);
+  }
+  // A message built here from text holds nothing the caller can reach but its metadata (strings
+  // are immutable), so only that is copied; content the caller passed is copied whole.
+  if (contentIsText) {
+    if (uiMessage.metadata !== undefined) uiMessage.metadata = copyJson(uiMessage.metadata);
+    return toFragment(uiMessage);
   }
   return toFragment(copyMessage(uiMessage));
 }
@@ -239,10 +245,12 @@ export function encodeStorableMessage(fragment: ContextFragment, where: string):
 }
 
 function textOf(uiMessage: UIMessage): string {
-  return uiMessage.parts
-    .filter((part): part is { type: 'text'; text: string } => part.type === 'text')
-    .map((part) => part.text)
-    .join('\n\n');
+  let text: string | undefined;
+  for (const part of uiMessage.parts) {
+    if (part.type !== 'text') continue;
+    text = text === undefined ? part.text : `${text}\n\n${part.text}`;
+  }
+  return text ?? '';
 }
 
 /**

@@ -2,7 +2,7 @@ import { safeValidateUIMessages, type UIMessage } from 'ai';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { everyPartKind } from './__fixtures__/ui-messages';
-import { parsePlainMessage } from './plain-messages';
+import { parsePlainMessage, parsePlainMessages } from './plain-messages';
 import { checkMessages, validateMessages } from './validate-messages';
 
 /** Keys in order, `undefined` values kept: what must match the AI SDK's parse exactly. */
@@ -162,5 +162,29 @@ describe('validateMessages with plain and other messages mixed', () => {
     });
     expect(doubled?.metadata).toEqual({ n: 4 });
     await expect(validateMessages([plain], { metadataSchema })).rejects.toThrow(/metadata/);
+  });
+});
+
+describe('parsePlainMessages', () => {
+  const plain = { id: 'p', role: 'user', parts: [{ type: 'text', text: 'hi' }] };
+
+  it('is the SDK result for a list of plain messages, and undefined as soon as one needs the SDK', async () => {
+    const list = [
+      plain,
+      {
+        id: 'a',
+        role: 'assistant',
+        parts: [{ type: 'reasoning', text: 'r' }, { type: 'step-start' }],
+      },
+    ];
+    expect(parsePlainMessages(list)).toEqual(await validateMessages(list));
+    expect(parsePlainMessages([])).toEqual([]);
+    expect(parsePlainMessages([plain, everyPartKind])).toBeUndefined();
+    expect(parsePlainMessages([plain, { id: 'x', role: 'user', parts: [] }])).toBeUndefined();
+    expect(parsePlainMessages('nope' as unknown as unknown[])).toBeUndefined();
+  });
+
+  it('leaves everything to the SDK when a metadataSchema must see the metadata', () => {
+    expect(parsePlainMessages([plain], { metadataSchema: z.object({}) })).toBeUndefined();
   });
 });

@@ -1,4 +1,30 @@
 import type { UIMessage } from 'ai';
+import type { MessageSchemas } from './validate-messages';
+
+/**
+ * The AI SDK's validation result for a list made only of plain text messages (text, reasoning and
+ * step-start parts), computed synchronously, or `undefined` when any message needs the SDK (or a
+ * `metadataSchema` is given): then call `validateMessages`. Never rejects a message the SDK would
+ * accept and never accepts one it would refuse.
+ *
+ * @example
+ * ```ts
+ * const messages = parsePlainMessages(list) ?? (await validateMessages(list));
+ * ```
+ */
+export function parsePlainMessages(
+  messages: readonly unknown[],
+  schemas: MessageSchemas = {},
+): UIMessage[] | undefined {
+  if (schemas.metadataSchema != null || !Array.isArray(messages)) return undefined;
+  const parsed: UIMessage[] = [];
+  for (const candidate of messages) {
+    const message = parsePlainMessage(candidate);
+    if (message === undefined) return undefined;
+    parsed.push(message);
+  }
+  return parsed;
+}
 
 /**
  * The AI SDK's parse of a message made only of text, reasoning and step-start parts, done by hand:

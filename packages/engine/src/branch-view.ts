@@ -114,11 +114,13 @@ export class BranchView {
     this.version = Math.max(this.version, result.version);
     this.rewrittenAt = Math.max(this.rewrittenAt, result.rewrittenAt);
     if (!this.#loaded) return;
-    const entry = (node: MessageNodeRecord): ChainEntry => ({
-      node,
-      message: messages.get(node.id) ?? null,
-      error: null,
-    });
+    const entry = (node: MessageNodeRecord): ChainEntry => {
+      const message = messages.get(node.id);
+      if (message === undefined) return { node, message: null, error: null };
+      // The node carries the message we stored (what a later read parses back from its JSON),
+      // so keeping it costs no parse of what the store just serialized.
+      return { node: withMessage(node, message), message, error: null };
+    };
     // Nodes replaced in place are on this branch (the store refuses others): update them.
     for (const node of result.nodes) this.#cache.replace(entry(node));
     if (attachedTo !== this.#cachedHead) return;
@@ -174,4 +176,17 @@ export class BranchView {
     }
     return nodes;
   }
+}
+
+/** `node` with `message` in place of the store's copy (equal content, already at hand). */
+function withMessage(node: MessageNodeRecord, message: UIMessage): MessageNodeRecord {
+  return {
+    chatId: node.chatId,
+    id: node.id,
+    parentId: node.parentId,
+    sequence: node.sequence,
+    message,
+    createdAt: node.createdAt,
+    updatedAt: node.updatedAt,
+  };
 }

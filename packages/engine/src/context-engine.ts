@@ -533,13 +533,16 @@ export class ContextEngine {
   save(): Promise<SaveResult> {
     const ticket = this.#pending.ticket;
     return this.#exclusive(async () => {
-      const opened = await this.#open();
+      const opened = this.#chat === null ? await this.#open() : undefined;
       if (this.#pending.before(ticket).length === 0) return { headMessageId: this.headMessageId };
       if (this.#pending.hasUnbound(ticket)) {
         await this.#view.sync(opened);
         this.#bindLazy(ticket);
       }
-      const messages = await this.#pending.messages(ticket, this.#validator);
+      // A turn of plain text messages is validated at once; anything else by the AI SDK.
+      const messages =
+        this.#pending.messagesNow(ticket, this.#validator) ??
+        (await this.#pending.messages(ticket, this.#validator));
       const byId = new Map(messages.map((message) => [message.id, message]));
       const batch: CommitMessage[] = messages.map((message) => ({ id: message.id, message }));
       try {

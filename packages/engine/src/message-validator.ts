@@ -2,6 +2,7 @@ import {
   checkMessages,
   type MessageCheck,
   type MessageSchemas,
+  parsePlainMessages,
   validateMessages,
 } from '@ctxgraph/codecs';
 import { type MessageNodeRecord, readDropped, ValidationError } from '@ctxgraph/fragments-core';
@@ -35,6 +36,14 @@ export class MessageValidator {
         check.success ? { ...check, message: settle(check.message) } : check,
       );
     }
+  }
+
+  /**
+   * The settled messages at once when every candidate is a plain text message (the SDK's result,
+   * computed synchronously); undefined when any needs the SDK, and then `check()` does it.
+   */
+  checkNow(candidates: readonly unknown[]): UIMessage[] | undefined {
+    return parsePlainMessages(candidates, this.#schemas)?.map(settle);
   }
 
   /**

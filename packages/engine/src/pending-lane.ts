@@ -126,6 +126,23 @@ export class PendingLane {
     return dedupe(entries.map((entry) => entry.validated as UIMessage));
   }
 
+  /**
+   * What {@link messages} returns, at once, when each entry set before `ticket` is validated or is
+   * a plain text message the validator settles synchronously (the usual turn); undefined when
+   * some entry needs the AI SDK (or a lazy one is unbound), and then `messages()` does the work.
+   */
+  messagesNow(ticket: number, validator: MessageValidator): UIMessage[] | undefined {
+    const entries = this.before(ticket);
+    const unchecked = entries.filter((entry) => entry.validated === null);
+    if (unchecked.some((entry) => entry.encoded === null)) return undefined;
+    const settled = validator.checkNow(unchecked.map((entry) => entry.encoded));
+    if (settled === undefined) return undefined;
+    unchecked.forEach((entry, index) => {
+      entry.validated = settled[index] ?? null;
+    });
+    return dedupe(entries.map((entry) => entry.validated as UIMessage));
+  }
+
   /** Drops the entries set before `ticket` (after they were saved, or on a branch switch). */
   drop(ticket: number): void {
     this.#entries = this.#entries.filter((entry) => entry.seq >= ticket);
