@@ -16,14 +16,26 @@ export function parsePlainMessages(
   messages: readonly unknown[],
   schemas: MessageSchemas = {},
 ): UIMessage[] | undefined {
-  if (schemas.metadataSchema != null || !Array.isArray(messages)) return undefined;
+  if (!Array.isArray(messages)) return undefined;
+  const parse = plainParser(schemas);
   const parsed: UIMessage[] = [];
   for (const candidate of messages) {
-    const message = parsePlainMessage(candidate);
+    const message = parse(candidate);
     if (message === undefined) return undefined;
     parsed.push(message);
   }
   return parsed;
+}
+
+/**
+ * The hand parse of plain text messages ({@link parsePlainMessage}), or one that leaves every
+ * message to the SDK when a `metadataSchema` must see each message's metadata.
+ */
+export function plainParser(
+  schemas: MessageSchemas,
+): (candidate: unknown) => UIMessage | undefined {
+  if (schemas.metadataSchema != null) return () => undefined;
+  return parsePlainMessage;
 }
 
 /**

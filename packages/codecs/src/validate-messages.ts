@@ -1,7 +1,7 @@
 import { ValidationError, type ValidationErrorOptions } from '@ctxgraph/fragments-core';
 import { safeValidateUIMessages, type UIMessage } from 'ai';
 import { explainIssues } from './explain-issues';
-import { parsePlainMessage } from './plain-messages';
+import { plainParser } from './plain-messages';
 
 /**
  * Schemas the AI SDK validates message content against. Without them, metadata, data parts and
@@ -109,15 +109,6 @@ export async function validateMessage(
 ): Promise<UIMessage> {
   const [validated] = await validateMessages([candidate], schemas);
   return validated as UIMessage;
-}
-
-/**
- * The hand parse of plain text messages ({@link parsePlainMessage}: the SDK's result for them,
- * without its zod schema), or none when a `metadataSchema` must see every message's metadata.
- */
-function plainParser(schemas: MessageSchemas): (candidate: unknown) => UIMessage | undefined {
-  if (schemas.metadataSchema != null) return () => undefined;
-  return parsePlainMessage;
 }
 
 function assertList(method: string, messages: unknown): asserts messages is readonly unknown[] {
