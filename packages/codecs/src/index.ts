@@ -1,6 +1,8 @@
 export {
   assistant,
   assistantText,
+  type BuiltMessage,
+  builtMessage,
   encodeStorableMessage,
   type MaterializedMessage,
   type MessageFragment,
@@ -10,7 +12,7 @@ export {
   user,
 } from './message-fragment';
 export { type ToModelMessagesOptions, toModelMessages } from './model-messages';
-export { parsePlainMessages } from './plain-messages';
+export { parsePlainMessages, settledMessage } from './plain-messages';
 export { assertStorableMessage, storableMessageIssues } from './storable-message';
 export {
   checkMessages,

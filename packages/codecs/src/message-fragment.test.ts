@@ -1,8 +1,19 @@
 import { isFragment, isMessageFragment, ValidationError } from '@ctxgraph/fragments-core';
 import type { UIMessage } from 'ai';
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { everyPartKind } from './__fixtures__/ui-messages';
-import { assistant, assistantText, message, user } from './message-fragment';
+import {
+  assistant,
+  assistantText,
+  type BuiltMessage,
+  builtMessage,
+  type MessageFragment,
+  message,
+  user,
+} from './message-fragment';
+import { settledMessage } from './plain-messages';
+import { validateMessages } from './validate-messages';
 
 describe('message builders', () => {
   it('user(text) is a persisted message fragment whose codec yields a UIMessage', () => {
@@ -165,5 +176,73 @@ describe('the private copy a message fragment keeps', () => {
     (encoded.metadata as { b: number }).b = 2;
     expect((fragment.codec.encode().metadata as { b: number }).b).toBe(1);
     expect(Object.hasOwn(encoded.metadata as object, '__proto__')).toBe(true);
+  });
+});
+
+describe('builtMessage and settledMessage', () => {
+  const texts = [
+    user('Explain recursion', { id: 'q1' }),
+    user(''),
+    assistantText('4', { id: 'a1', metadata: { usage: { inputTokens: 3 }, tags: ['x'] } }),
+    assistant('done', { metadata: null }),
+    user('emoji 🙂 and CJK 漢字', { id: '漢字-id' }),
+  ];
+
+  it("gives a text builder's message frozen, equal to what the AI SDK's validation returns, key for key", async () => {
+    for (const fragment of texts) {
+      const built = builtMessage(fragment);
+      expect(built?.settled).toBe(true);
+      const message = built?.message as UIMessage;
+      expect(Object.isFrozen(message)).toBe(true);
+      expect(Object.isFrozen(message.parts)).toBe(true);
+      expect(Object.isFrozen(message.parts[0])).toBe(true);
+      if (message.metadata !== null && message.metadata !== undefined)
+        expect(Object.isFrozen(message.metadata)).toBe(true);
+      const [validated] = await validateMessages([fragment.codec.encode()]);
+      expect(JSON.stringify(message)).toBe(JSON.stringify(validated));
+      expect(Object.keys(message)).toEqual(Object.keys(validated as object));
+      expect(settledMessage(built as BuiltMessage)).toBe(message);
+    }
+  });
+
+  it('leaves a message to validation when a metadataSchema must see it, or when it was not built from text', () => {
+    const built = builtMessage(texts[2] as MessageFragment) as BuiltMessage;
+    expect(settledMessage(built, { metadataSchema: z.object({}) })).toBeUndefined();
+    const whole = builtMessage(message(everyPartKind)) as BuiltMessage;
+    expect(whole.settled).toBe(false);
+    expect(Object.isFrozen(whole.message)).toBe(true);
+    expect(settledMessage(whole)).toBeUndefined();
+  });
+
+  it('is gone once encode is replaced, and never given for a fragment made elsewhere', () => {
+    const fragment = user('fine', { id: 'q1' });
+    fragment.codec.encode = () => ({ id: 'q1', role: 'user', parts: [] }) as unknown as UIMessage;
+    expect(builtMessage(fragment)).toBeUndefined();
+    expect(
+      builtMessage({ name: 'user', data: '', codec: { encode: () => ({}), decode: () => ({}) } }),
+    ).toBeUndefined();
+    expect(builtMessage({ name: 'note', data: 'x' })).toBeUndefined();
+  });
+
+  it('a copy from encode() still belongs to the caller: it can be changed, the fragment cannot', () => {
+    const fragment = user('original', { id: 'q1', metadata: { tags: ['a'] } });
+    const copy = fragment.codec.encode();
+    (copy.parts[0] as { text: string }).text = 'changed';
+    (copy.metadata as { tags: string[] }).tags.push('b');
+    expect(builtMessage(fragment)?.message).toEqual({
+      id: 'q1',
+      role: 'user',
+      metadata: { tags: ['a'] },
+      parts: [{ type: 'text', text: 'original' }],
+    });
+  });
+
+  it('text that a store would refuse still gets the full check and its clear error', () => {
+    expect(() => user('cut \uD83D', { id: 'q1' })).toThrow(
+      'content: string contains a lone UTF-16 surrogate',
+    );
+    expect(() => user('nul \u0000', { id: 'q1' })).toThrow('NUL');
+    expect(() => user('fine', { id: '' })).toThrow('options.id');
+    expect(() => user('fine', { id: 'x'.repeat(513) })).toThrow('options.id');
   });
 });

@@ -7,6 +7,8 @@ import { generateId, type UIMessage } from 'ai';
 import {
   assertStorableMessage,
   describe,
+  identifierProblem,
+  isWellFormed,
   joinPath,
   messageError,
   messageIssues,
@@ -117,7 +119,8 @@ export function assistant(
  */
 export function message(uiMessage: UIMessage): MessageFragment {
   assertStorableMessage(uiMessage, 'message(uiMessage)');
-  return toFragment(copyMessage(uiMessage));
+  const copy = deepFreeze(copyMessage(uiMessage));
+  return toFragment(copy, textOf(copy), false);
 }
 
 function roleMessage(
@@ -142,13 +145,19 @@ function roleMessage(
       { path: argument(), message: `expected a UIMessage object, received ${describe(content)}` },
     ]);
   }
+  // The usual case, a text message with a valid id and clean text, needs no walk: nothing else in
+  // it can be wrong. Anything else takes the full check below, which names every problem.
+  if (contentIsText && options.metadata === undefined) {
+    const id = options.id ?? generateId();
+    if (identifierProblem(id) === undefined && cleanText(content)) {
+      const part = Object.freeze({ type: 'text', text: content });
+      const parts = Object.freeze([part]) as unknown as UIMessage['parts'];
+      return toFragment(Object.freeze({ id, role, parts }), content, true);
+    }
+  }
+  // In the AI SDK's key order (id, role, metadata, parts), as its validation returns a message.
   const uiMessage: UIMessage = contentIsText
-    ? {
-        id: options.id ?? generateId(),
-        role,
-        parts: [{ type: 'text', text: content }],
-        ...(options.metadata === undefined ? {} : { metadata: options.metadata }),
-      }
+    ? textMessage(options.id ?? generateId(), role, options.metadata, content)
     : {
         ...content,
         ...(options.id === undefined ? {} : { id: options.id }),
@@ -171,9 +180,21 @@ function roleMessage(
   // are immutable), so only that is copied; content the caller passed is copied whole.
   if (contentIsText) {
     if (uiMessage.metadata !== undefined) uiMessage.metadata = copyJson(uiMessage.metadata);
-    return toFragment(uiMessage);
+    return toFragment(deepFreeze(uiMessage), content, true);
   }
-  return toFragment(copyMessage(uiMessage));
+  const copy = deepFreeze(copyMessage(uiMessage));
+  return toFragment(copy, textOf(copy), false);
+}
+
+/** A text message in the AI SDK's key order; `metadata` only when given. */
+function textMessage(id: string, role: MessageRole, metadata: unknown, text: string): UIMessage {
+  const parts: UIMessage['parts'] = [{ type: 'text', text }];
+  return metadata === undefined ? { id, role, parts } : { id, role, metadata, parts };
+}
+
+/** True when a store takes `text` as it is: no NUL and no lone surrogate (any length). */
+function cleanText(text: string): boolean {
+  return !text.includes('\u0000') && isWellFormed(text);
 }
 
 /** Where a problem found in the built message came from: `options.id`, `content.parts[0]`, … */
@@ -191,15 +212,28 @@ function callerPath(
   return joinPath(argument, path);
 }
 
-/**
- * The `encode` of every codec the builders made, by codec. Each was checked when built and encodes
- * a private copy no caller can reach, so what it encodes is still storable.
- */
-const checkedEncoders = new WeakMap<object, () => UIMessage>();
+/** Where a builder's `encode` keeps the message it copies (see {@link builtMessage}). */
+const BUILT: unique symbol = Symbol('ctxgraph.builtMessage');
 
-function toFragment(uiMessage: UIMessage): MessageFragment {
-  // A fresh copy each time, so a caller who mutates what it got cannot change the fragment.
-  const encode = (): UIMessage => copyMessage(uiMessage);
+/** What a builder made a fragment from (see {@link builtMessage}). */
+export interface BuiltMessage {
+  /** The checked message, deeply frozen: it never changes, and nothing else can reach it. */
+  readonly message: UIMessage;
+  /**
+   * True when the message is in the exact shape the AI SDK's validation returns for it (a text
+   * message built here: the same keys in the same order), so validating it without a
+   * `metadataSchema` would give an equal copy.
+   */
+  readonly settled: boolean;
+}
+
+type BuiltEncode = (() => UIMessage) & { [BUILT]?: BuiltMessage };
+
+function toFragment(uiMessage: UIMessage, text: string, settled: boolean): MessageFragment {
+  // A fresh copy each time, so a caller who mutates what it got cannot change the fragment. The
+  // function carries the frozen original: a codec whose encode was replaced carries nothing.
+  const encode: BuiltEncode = () => copyMessage(uiMessage);
+  encode[BUILT] = { message: uiMessage, settled };
   const codec: FragmentCodec<UIMessage, MaterializedMessage> = {
     encode,
     decode: () => {
@@ -207,21 +241,45 @@ function toFragment(uiMessage: UIMessage): MessageFragment {
       return {
         id: copy.id,
         role: copy.role,
-        text: textOf(copy),
+        text,
         parts: copy.parts,
         ...(copy.metadata === undefined ? {} : { metadata: copy.metadata }),
       };
     },
   };
-  checkedEncoders.set(codec, encode);
   return {
     id: uiMessage.id,
     name: uiMessage.role,
-    data: textOf(uiMessage),
+    data: text,
     type: 'message',
     persist: true,
     codec,
   };
+}
+
+/**
+ * For a fragment made by `user()`, `assistant()`, `assistantText()` or `message()` whose `encode`
+ * was not replaced: the message it was built from, checked and deeply frozen, without a copy;
+ * undefined for any other fragment. For code that only reads the message (the engine's pending
+ * lane); `codec.encode()` gives a copy to change.
+ *
+ * @example
+ * ```ts
+ * builtMessage(user('Hello', { id: 'q1' }))?.message; // { id: 'q1', role: 'user', parts: [...] }, frozen
+ * ```
+ */
+export function builtMessage(fragment: ContextFragment): BuiltMessage | undefined {
+  const encode = (fragment.codec as { encode?: BuiltEncode } | undefined)?.encode;
+  return typeof encode === 'function' ? encode[BUILT] : undefined;
+}
+
+/** Freezes a value and everything in it (a copy made here: plain JSON, depth already bounded). */
+function deepFreeze<T>(value: T): T {
+  if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return value;
+  for (const key in value) {
+    if (Object.hasOwn(value, key)) deepFreeze((value as Record<string, unknown>)[key]);
+  }
+  return Object.freeze(value);
 }
 
 /**
@@ -236,10 +294,9 @@ function toFragment(uiMessage: UIMessage): MessageFragment {
  * ```
  */
 export function encodeStorableMessage(fragment: ContextFragment, where: string): UIMessage {
-  const codec = fragment.codec as { encode?: unknown } | undefined;
-  const checked = codec === undefined ? undefined : checkedEncoders.get(codec);
-  if (checked !== undefined && codec?.encode === checked) return checked();
-  const encoded = (codec?.encode as (() => unknown) | undefined)?.();
+  const built = builtMessage(fragment);
+  if (built !== undefined) return copyMessage(built.message);
+  const encoded = (fragment.codec?.encode as (() => unknown) | undefined)?.();
   assertStorableMessage(encoded, where);
   return encoded;
 }

@@ -1,4 +1,5 @@
 import type { UIMessage } from 'ai';
+import type { BuiltMessage } from './message-fragment';
 import type { MessageSchemas } from './validate-messages';
 
 /**
@@ -25,6 +26,24 @@ export function parsePlainMessages(
     parsed.push(message);
   }
   return parsed;
+}
+
+/**
+ * A builder's message as validation with `schemas` would return it, without a copy: the frozen
+ * message itself when it is in the AI SDK's parsed shape and the hand parse applies (no
+ * `metadataSchema`); undefined when it must be validated.
+ *
+ * @example
+ * ```ts
+ * const built = builtMessage(fragment);
+ * const message = built && settledMessage(built, schemas);
+ * ```
+ */
+export function settledMessage(
+  built: BuiltMessage,
+  schemas: MessageSchemas = {},
+): UIMessage | undefined {
+  return built.settled && plainParser(schemas) === parsePlainMessage ? built.message : undefined;
 }
 
 /**

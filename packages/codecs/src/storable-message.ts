@@ -117,7 +117,7 @@ export function validId(value: unknown): string | undefined {
 }
 
 /** Why `value` is not a valid identifier, by the stores' rules, or undefined when it is one. */
-function identifierProblem(value: unknown): string | undefined {
+export function identifierProblem(value: unknown): string | undefined {
   try {
     assertIdentifier('', 'id', value);
     return undefined;
@@ -125,6 +125,17 @@ function identifierProblem(value: unknown): string | undefined {
     if (!ValidationError.isInstance(error)) throw error;
     return error.issues[0]?.message ?? error.message;
   }
+}
+
+const hasIsWellFormed =
+  typeof (String.prototype as { isWellFormed?: unknown }).isWellFormed === 'function';
+const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** True when a string has no lone UTF-16 surrogate (`isWellFormed`, or a pattern without it). */
+export function isWellFormed(value: string): boolean {
+  return hasIsWellFormed
+    ? (value as unknown as { isWellFormed(): boolean }).isWellFormed()
+    : !loneSurrogate.test(value);
 }
 
 /** `path` under `prefix`: `message` + `parts[0]` is `message.parts[0]`, + `` is `message`. */

@@ -100,34 +100,39 @@ export class BranchView {
 
   /**
    * Takes in our own write: `attachedTo` is the head the messages were attached to, `messages`
-   * the validated messages by id (what was stored). When the write built on the cached head, the
-   * cache is extended in place; otherwise other writers' nodes lie in between and the next
-   * `sync()` reads them.
+   * the validated messages in the order they were written (what was stored). When the write
+   * built on the cached head, the cache is extended in place; otherwise other writers' nodes lie
+   * in between and the next `sync()` reads them.
    */
   applyWrite(
     attachedTo: string | null,
     result: CommitResult,
-    messages: ReadonlyMap<string, UIMessage>,
+    messages: readonly UIMessage[],
   ): void {
     const onlyWriter = result.version === this.#cachedVersion + 1;
     this.headMessageId = result.headMessageId;
     this.version = Math.max(this.version, result.version);
     this.rewrittenAt = Math.max(this.rewrittenAt, result.rewrittenAt);
     if (!this.#loaded) return;
-    const entry = (node: MessageNodeRecord): ChainEntry => {
-      const message = messages.get(node.id);
+    // `result.nodes` are in input order, so node i carries messages[i] (found by id otherwise).
+    const entry = (node: MessageNodeRecord, index: number): ChainEntry => {
+      const candidate = messages[index];
+      const message =
+        candidate?.id === node.id ? candidate : messages.find((each) => each.id === node.id);
       if (message === undefined) return { node, message: null, error: null };
       // The node carries the message we stored (what a later read parses back from its JSON),
       // so keeping it costs no parse of what the store just serialized.
       return { node: withMessage(node, message), message, error: null };
     };
     // Nodes replaced in place are on this branch (the store refuses others): update them.
-    for (const node of result.nodes) this.#cache.replace(entry(node));
+    result.nodes.forEach((node, index) => {
+      if (this.#cache.has(node.id)) this.#cache.replace(entry(node, index));
+    });
     if (attachedTo !== this.#cachedHead) return;
-    for (const node of result.nodes) {
+    result.nodes.forEach((node, index) => {
       if (!this.#cache.has(node.id) && node.parentId === this.#cache.lastId)
-        this.#cache.append([entry(node)]);
-    }
+        this.#cache.append([entry(node, index)]);
+    });
     this.#cachedHead = result.headMessageId;
     // With other writes in between (elsewhere in the chat), the version stays behind so the next
     // read checks whether they rewrote anything cached.

@@ -543,7 +543,6 @@ export class ContextEngine {
       const messages =
         this.#pending.messagesNow(ticket, this.#validator) ??
         (await this.#pending.messages(ticket, this.#validator));
-      const byId = new Map(messages.map((message) => [message.id, message]));
       const batch: CommitMessage[] = messages.map((message) => ({ id: message.id, message }));
       try {
         if (this.#store.capabilities.append === true && typeof this.#store.append === 'function') {
@@ -552,9 +551,9 @@ export class ContextEngine {
             branch: this.#view.branch,
             messages: batch,
           });
-          this.#view.applyWrite(result.previousHeadId, result, byId);
+          this.#view.applyWrite(result.previousHeadId, result, messages);
         } else {
-          await this.#commitOnTop(batch, byId);
+          await this.#commitOnTop(batch, messages);
         }
       } catch (error) {
         throw this.#explainSaveError(error);
@@ -1046,7 +1045,7 @@ export class ContextEngine {
 
   #exclusive<T>(task: () => Promise<T>): Promise<T> {
     const run = this.#queue.then(task, task);
-    this.#queue = run.catch(() => undefined);
+    this.#queue = run.then(ignore, ignore);
     return run;
   }
 
@@ -1210,7 +1209,7 @@ export class ContextEngine {
    */
   async #commitOnTop(
     batch: readonly CommitMessage[],
-    byId: ReadonlyMap<string, UIMessage>,
+    messages: readonly UIMessage[],
   ): Promise<void> {
     let expectedHeadId = this.#view.headMessageId;
     for (let attempt = 1; attempt <= this.#maxSaveAttempts; attempt += 1) {
@@ -1221,7 +1220,7 @@ export class ContextEngine {
           expectedHeadId,
           messages: batch,
         });
-        this.#view.applyWrite(expectedHeadId, result, byId);
+        this.#view.applyWrite(expectedHeadId, result, messages);
         return;
       } catch (error) {
         if (!HeadConflictError.isInstance(error)) throw error;
@@ -1338,4 +1337,9 @@ function checkRenderer(renderer: ContextRenderer, method: string): void {
       `${method}: the renderer implements ContextRenderer specification ${JSON.stringify(renderer.specificationVersion)}, but this engine supports "v1".`,
     );
   }
+}
+
+/** A settled queue link: the next operation runs whatever the last one did. */
+function ignore(): undefined {
+  return undefined;
 }

@@ -1,8 +1,10 @@
 import {
+  type BuiltMessage,
   checkMessages,
   type MessageCheck,
   type MessageSchemas,
   parsePlainMessages,
+  settledMessage,
   validateMessages,
 } from '@ctxgraph/codecs';
 import { type MessageNodeRecord, readDropped, ValidationError } from '@ctxgraph/fragments-core';
@@ -44,6 +46,14 @@ export class MessageValidator {
    */
   checkNow(candidates: readonly unknown[]): UIMessage[] | undefined {
     return parsePlainMessages(candidates, this.#schemas)?.map(settle);
+  }
+
+  /**
+   * A builder's message as validation would settle it, without a copy (it is frozen already and
+   * in the AI SDK's shape); undefined when it must be validated.
+   */
+  settled(built: BuiltMessage): UIMessage | undefined {
+    return settledMessage(built, this.#schemas);
   }
 
   /**
@@ -91,9 +101,11 @@ function deepFreeze<T>(value: T, dropUndefined = false): T {
     const current = stack.pop();
     if (typeof current !== 'object' || current === null || Object.isFrozen(current)) continue;
     const record = current as Record<string, unknown>;
-    for (const key of Object.keys(record)) {
+    const isArray = Array.isArray(record);
+    for (const key in record) {
+      if (!Object.hasOwn(record, key)) continue;
       const entry = record[key];
-      if (entry === undefined && dropUndefined && !Array.isArray(record)) delete record[key];
+      if (entry === undefined && dropUndefined && !isArray) delete record[key];
       else if (typeof entry === 'object' && entry !== null) stack.push(entry);
     }
     Object.freeze(record);

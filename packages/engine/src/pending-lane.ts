@@ -1,4 +1,9 @@
-import { assistantText, encodeStorableMessage } from '@ctxgraph/codecs';
+import {
+  assistantText,
+  type BuiltMessage,
+  builtMessage,
+  encodeStorableMessage,
+} from '@ctxgraph/codecs';
 import {
   type ContextFragment,
   EngineError,
@@ -14,13 +19,15 @@ import type { MessageValidator } from './message-validator';
 /** One message waiting for `save()`. */
 interface PendingEntry {
   /** Position in call order: operations see only entries set before they were called. */
-  readonly seq: number;
+  seq: number;
   /** The encoded message; for a lazy fragment, set once its target is bound. */
   encoded: UIMessage | null;
   /** The lazy fragment this entry came from, if any. */
   readonly lazy: LazyFragment | null;
   /** The AI SDK's validated, frozen copy, once validated (a message is validated once). */
   validated: UIMessage | null;
+  /** What a builder made the message from, when it did (frozen; maybe settled already). */
+  readonly built: BuiltMessage | undefined;
 }
 
 /**
@@ -50,18 +57,21 @@ export class PendingLane {
   add(fragments: ReadonlyArray<{ fragment: ContextFragment; index: number }>): void {
     const added: PendingEntry[] = [];
     for (const { fragment, index } of fragments) {
-      const where = `set(...fragments): fragments[${index}]`;
       if (isLazyFragment(fragment)) {
-        assertStorable(where, { content: fragment[LAZY_ID].content }, 'content');
-        added.push({ seq: 0, encoded: null, lazy: fragment, validated: null });
+        assertStorable(where(index), { content: fragment[LAZY_ID].content }, 'content');
+        added.push(entry(null, fragment, undefined));
         continue;
       }
       // The checks every store applies, so a message resolve() shows is one save() can store
-      // (done once: a builder's message was checked when it was built).
-      const encoded = encodeStorableMessage(fragment, where);
-      added.push({ seq: 0, encoded, lazy: null, validated: null });
+      // (done once: a builder checked its message when it built it, and it is frozen since).
+      const built = builtMessage(fragment);
+      const encoded = built?.message ?? encodeStorableMessage(fragment, where(index));
+      added.push(entry(encoded, null, built));
     }
-    for (const entry of added) this.#entries.push({ ...entry, seq: this.#nextSeq++ });
+    for (const entry of added) {
+      entry.seq = this.#nextSeq++;
+      this.#entries.push(entry);
+    }
   }
 
   /** The entries set before `ticket`, oldest first. */
@@ -110,19 +120,25 @@ export class PendingLane {
     const entries = this.before(ticket);
     const unbound = entries.find((entry) => entry.encoded === null);
     if (unbound) throw new EngineError('A lazy fragment was not bound before use.');
-    const unchecked = entries.filter((entry) => entry.validated === null);
-    const checks = await validator.check(unchecked.map((entry) => entry.encoded));
-    const failed = checks.find((check) => !check.success);
-    if (failed && !failed.success) {
-      throw new ValidationError(
-        `Pending message ${failed.error.message.replace(/^Invalid UIMessage /, '')} Nothing was saved.`,
-        { issues: failed.error.issues, cause: failed.error },
-      );
+    for (const entry of entries) {
+      if (entry.validated === null && entry.built !== undefined)
+        entry.validated = validator.settled(entry.built) ?? null;
     }
-    unchecked.forEach((entry, index) => {
-      const check = checks[index];
-      if (check?.success) entry.validated = check.message;
-    });
+    if (entries.some((entry) => entry.validated === null)) {
+      // The whole list goes to the validator, so an error names the message's place in the lane.
+      const checks = await validator.check(entries.map((entry) => entry.encoded));
+      const failed = checks.find((check) => !check.success);
+      if (failed && !failed.success) {
+        throw new ValidationError(
+          `Pending message ${failed.error.message.replace(/^Invalid UIMessage /, '')} Nothing was saved.`,
+          { issues: failed.error.issues, cause: failed.error },
+        );
+      }
+      entries.forEach((entry, index) => {
+        const check = checks[index];
+        if (entry.validated === null && check?.success) entry.validated = check.message;
+      });
+    }
     return dedupe(entries.map((entry) => entry.validated as UIMessage));
   }
 
@@ -132,15 +148,33 @@ export class PendingLane {
    * some entry needs the AI SDK (or a lazy one is unbound), and then `messages()` does the work.
    */
   messagesNow(ticket: number, validator: MessageValidator): UIMessage[] | undefined {
-    const entries = this.before(ticket);
-    const unchecked = entries.filter((entry) => entry.validated === null);
-    if (unchecked.some((entry) => entry.encoded === null)) return undefined;
-    const settled = validator.checkNow(unchecked.map((entry) => entry.encoded));
-    if (settled === undefined) return undefined;
-    unchecked.forEach((entry, index) => {
-      entry.validated = settled[index] ?? null;
-    });
-    return dedupe(entries.map((entry) => entry.validated as UIMessage));
+    const entries = this.#entries;
+    let count = 0;
+    let unchecked: PendingEntry[] | undefined;
+    for (; count < entries.length; count += 1) {
+      const entry = entries[count] as PendingEntry;
+      if (entry.seq >= ticket) break;
+      if (entry.validated !== null) continue;
+      if (entry.encoded === null) return undefined;
+      const settled = entry.built && validator.settled(entry.built);
+      if (settled !== undefined) {
+        entry.validated = settled;
+      } else {
+        unchecked ??= [];
+        unchecked.push(entry);
+      }
+    }
+    if (unchecked !== undefined) {
+      const settled = validator.checkNow(unchecked.map((entry) => entry.encoded));
+      if (settled === undefined) return undefined;
+      unchecked.forEach((entry, index) => {
+        entry.validated = settled[index] ?? null;
+      });
+    }
+    const messages: UIMessage[] = [];
+    for (let index = 0; index < count; index += 1)
+      messages.push((entries[index] as PendingEntry).validated as UIMessage);
+    return dedupe(messages);
   }
 
   /** Drops the entries set before `ticket` (after they were saved, or on a branch switch). */
@@ -157,7 +191,9 @@ export class PendingLane {
 }
 
 /** Later messages with the same id replace earlier ones, at the earlier one's position. */
-function dedupe<T extends { id: string }>(messages: readonly T[]): T[] {
+function dedupe<T extends { id: string }>(messages: T[]): T[] {
+  if (messages.length < 2 || (messages.length === 2 && messages[0]?.id !== messages[1]?.id))
+    return messages;
   const positions = new Map<string, number>();
   const result: T[] = [];
   for (const entry of messages) {
@@ -170,6 +206,19 @@ function dedupe<T extends { id: string }>(messages: readonly T[]): T[] {
     }
   }
   return result;
+}
+
+function entry(
+  encoded: UIMessage | null,
+  lazy: LazyFragment | null,
+  built: BuiltMessage | undefined,
+): PendingEntry {
+  return { seq: 0, encoded, lazy, validated: null, built };
+}
+
+/** Where a fragment came from, for an error: `set(...fragments): fragments[2]`. */
+function where(index: number): string {
+  return `set(...fragments): fragments[${index}]`;
 }
 
 function assertStorable(where: string, value: unknown, field: string): void {

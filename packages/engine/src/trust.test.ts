@@ -143,6 +143,23 @@ describe.each(stores)('store %s', (_label, makeStore) => {
       expect(JSON.stringify(warmView)).toBe(JSON.stringify(freshView));
       expect(warmView[0]?.metadata).toEqual({ b: 2, a: 1 });
     });
+
+    it("a builder's text message goes through the metadataSchema too: defaults applied, bad metadata refused", async () => {
+      // A text message built by user()/assistantText() is saved without a copy when nothing but
+      // the AI SDK's own shape applies; a metadataSchema must still see it.
+      const messageSchemas = { metadataSchema: z.object({ a: z.number().default(1) }) };
+      const chatId = newChatId();
+      const open = (): ContextEngine =>
+        new ContextEngine({ store, chatId, userId: 'u', renderer, messageSchemas });
+      const warm = open();
+      await warm.set(user('q', { id: 'q', metadata: {} })).save();
+      const warmView = (await warm.resolve()).messages;
+      expect(warmView[0]?.metadata).toEqual({ a: 1 });
+      expect(JSON.stringify(warmView)).toBe(JSON.stringify((await open().resolve()).messages));
+      warm.set(assistantText('r', { id: 'r', metadata: { a: 'not a number' } }));
+      await expect(warm.save()).rejects.toThrow('Nothing was saved');
+      expect((await store.getGraph(chatId)).nodes.map((node) => node.id)).toEqual(['q']);
+    });
   });
 
   it('what resolve() and inspect() hand out cannot change the engine', async () => {

@@ -244,7 +244,7 @@ async function writeOnTop(
   method: string,
 ): Promise<string> {
   const { store, chatId, view } = context;
-  const byId = new Map([[message.id, await checkedNode(context, message, method)]]);
+  const written = [await checkedNode(context, message, method)];
   const branch = view.branch;
   let expectedHeadId = startHead;
   for (let attempt = 1; attempt <= context.maxAttempts; attempt += 1) {
@@ -277,7 +277,7 @@ async function writeOnTop(
       if (HeadConflictError.isInstance(error)) continue;
       throw error;
     }
-    view.applyWrite(expectedHeadId, result, byId);
+    view.applyWrite(expectedHeadId, result, written);
     return expectedHeadId;
   }
   throw gaveUp(context, method, branch);
