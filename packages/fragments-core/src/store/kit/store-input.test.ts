@@ -143,6 +143,35 @@ describe('prepareAppend and assertForkBranchInput', () => {
     expect(() =>
       prepareAppend({ chatId: 'c', branch: 'main', messages: [message('m1'), message('m1')] }),
     ).toThrow('appears twice in one commit');
+    // A short batch is scanned, a long one uses a set: both name the later copy, and only it.
+    for (const size of [3, 16, 17, 200]) {
+      const messages = Array.from({ length: size }, (_, index) => message(`m${index}`));
+      messages[size - 1] = message('m1');
+      const refused = (() => {
+        try {
+          prepareAppend({ chatId: 'c', branch: 'main', messages });
+        } catch (error) {
+          return error as ValidationError;
+        }
+      })();
+      expect(refused?.issues).toEqual([
+        { path: `messages[${size - 1}].id`, message: 'id "m1" appears twice in one commit' },
+      ]);
+    }
+    // Problems deep in a later message are named under that message.
+    expect(() =>
+      prepareAppend({
+        chatId: 'c',
+        branch: 'main',
+        messages: [
+          message('m1'),
+          {
+            id: 'm2',
+            message: { id: 'm2', role: 'user', parts: [{ type: 'text', text: 'a\u0000' }] },
+          },
+        ],
+      }),
+    ).toThrow('messages[1].message.parts[0].text: string contains the NUL character');
     expect(() => prepareAppend(null as never)).toThrow('append(input): input must be an object.');
   });
 

@@ -228,7 +228,9 @@ function collectFrom(value: unknown, walk: JsonWalk): void {
         }
       } else {
         const record = value as Record<string, unknown>;
-        for (const key of Object.keys(record)) {
+        // for…in over own keys: Object.keys's order without allocating its array.
+        for (const key in record) {
+          if (!Object.hasOwn(record, key)) continue;
           if (key.includes('\u0000') || !isWellFormed(key)) {
             report(walk, 'a key contains the NUL character or a lone surrogate');
           }
@@ -341,51 +343,83 @@ function prepareMessages(method: string, messages: unknown): PreparedCommitMessa
     });
   }
   const issues: ValidationIssue[] = [];
-  const seen = new Set<string>();
   const prepared: PreparedCommitMessage[] = [];
-  messages.forEach((entry: unknown, index) => {
-    const path = `messages[${index}]`;
+  // One walk for every message, its path starting at `messages[i].message`; paths and the id
+  // set are built only when needed (a turn is a message or two, checked on every save).
+  const walk: JsonWalk = { field: 'messages', keys: [], issues, ancestors: [] };
+  const seen = messages.length > 16 ? new Set<string>() : undefined;
+  for (let index = 0; index < messages.length; index += 1) {
+    const entry: unknown = messages[index];
     if (typeof entry !== 'object' || entry === null) {
-      issues.push({ path, message: 'expected { id, message }' });
-      return;
+      issues.push({ path: at(index, ''), message: 'expected { id, message }' });
+      continue;
     }
     const { id, message } = entry as { id: unknown; message: unknown };
     const idProblem = identifierProblem(id);
-    if (idProblem) issues.push({ path: `${path}.id`, message: idProblem });
+    if (idProblem) issues.push({ path: at(index, '.id'), message: idProblem });
     if (typeof message !== 'object' || message === null || Array.isArray(message)) {
-      issues.push({ path: `${path}.message`, message: 'expected a message object' });
-      return;
+      issues.push({ path: at(index, '.message'), message: 'expected a message object' });
+      continue;
     }
     const record = message as Record<string, unknown>;
     if (record.id !== id)
       issues.push({
-        path: `${path}.message.id`,
+        path: at(index, '.message.id'),
         message: `must equal the node id ${JSON.stringify(id)}`,
       });
     if (typeof record.role !== 'string' || record.role === '')
-      issues.push({ path: `${path}.message.role`, message: 'expected a non-empty string' });
+      issues.push({ path: at(index, '.message.role'), message: 'expected a non-empty string' });
     if (!Array.isArray(record.parts))
-      issues.push({ path: `${path}.message.parts`, message: 'expected an array' });
-    if (typeof id === 'string') {
-      if (seen.has(id))
-        issues.push({
-          path: `${path}.id`,
-          message: `id ${JSON.stringify(id)} appears twice in one commit`,
-        });
-      seen.add(id);
+      issues.push({ path: at(index, '.message.parts'), message: 'expected an array' });
+    if (typeof id === 'string' && seenBefore(messages, index, id, seen)) {
+      issues.push({
+        path: at(index, '.id'),
+        message: `id ${JSON.stringify(id)} appears twice in one commit`,
+      });
     }
     const before = issues.length;
-    collectJsonIssues(message, `${path}.message`, issues, []);
+    walk.keys.push(index, 'message');
+    collectFrom(message, walk);
+    walk.keys.length = 0;
+    walk.ancestors.length = 0;
     if (issues.length === before && typeof id === 'string') {
       prepared.push({ id, role: String(record.role), json: JSON.stringify(message) });
     }
-  });
+  }
   if (issues.length > 0) {
     const shown = issues.slice(0, 5).map((issue) => `${issue.path}: ${issue.message}`);
     const more = issues.length > 5 ? ` (and ${issues.length - 5} more)` : '';
     throw new ValidationError(`${method}: ${shown.join('; ')}${more}.`, { issues });
   }
   return prepared;
+}
+
+/** The path of a message input's field: `messages[2].message.role`. */
+function at(index: number, suffix: string): string {
+  return `messages[${index}]${suffix}`;
+}
+
+/**
+ * Whether an entry before `index` has the string id `id`: a scan for a short list, `seen` (the
+ * ids so far, which this adds to) for a long one.
+ */
+function seenBefore(
+  messages: readonly unknown[],
+  index: number,
+  id: string,
+  seen: Set<string> | undefined,
+): boolean {
+  if (seen !== undefined) {
+    const found = seen.has(id);
+    seen.add(id);
+    return found;
+  }
+  for (let earlier = 0; earlier < index; earlier += 1) {
+    const entry = messages[earlier];
+    if (typeof entry === 'object' && entry !== null && (entry as { id?: unknown }).id === id)
+      return true;
+  }
+  return false;
 }
 
 /** The checked page size and decoded cursor of a `listChats` call. */
