@@ -617,7 +617,7 @@ async function measureBatch(directory: string): Promise<void> {
   console.log('Where the time goes:');
   printTable([
     {
-      part: 'engine before the store call (encode, validate, settle)',
+      part: 'engine.save around the store call (pending lane, validation, chain update)',
       ms: (m('engine') - m('engine store call')).toFixed(1),
       package: '@ctxgraph/engine, codecs, ai',
     },

@@ -129,10 +129,15 @@ export class BranchView {
       if (this.#cache.has(node.id)) this.#cache.replace(entry(node, index));
     });
     if (attachedTo !== this.#cachedHead) return;
+    const added: ChainEntry[] = [];
+    let lastId = this.#cache.lastId;
     result.nodes.forEach((node, index) => {
-      if (!this.#cache.has(node.id) && node.parentId === this.#cache.lastId)
-        this.#cache.append([entry(node, index)]);
+      if (!this.#cache.has(node.id) && node.parentId === lastId) {
+        added.push(entry(node, index));
+        lastId = node.id;
+      }
     });
+    this.#cache.append(added);
     this.#cachedHead = result.headMessageId;
     // With other writes in between (elsewhere in the chat), the version stays behind so the next
     // read checks whether they rewrote anything cached.
