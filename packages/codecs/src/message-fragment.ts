@@ -3,12 +3,12 @@ import {
   type FragmentCodec,
   ValidationError,
 } from '@ctxgraph/fragments-core';
+import { stringProblem } from '@ctxgraph/fragments-core/store-kit';
 import { generateId, type UIMessage } from 'ai';
 import {
   assertStorableMessage,
   describe,
   identifierProblem,
-  isWellFormed,
   joinPath,
   messageError,
   messageIssues,
@@ -192,9 +192,9 @@ function textMessage(id: string, role: MessageRole, metadata: unknown, text: str
   return metadata === undefined ? { id, role, parts } : { id, role, metadata, parts };
 }
 
-/** True when a store takes `text` as it is: no NUL and no lone surrogate (any length). */
+/** True when a store takes `text` as it is (the stores' string rule, any length). */
 function cleanText(text: string): boolean {
-  return !text.includes('\u0000') && isWellFormed(text);
+  return stringProblem(text) === undefined;
 }
 
 /** Where a problem found in the built message came from: `options.id`, `content.parts[0]`, … */

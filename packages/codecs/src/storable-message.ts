@@ -127,17 +127,6 @@ export function identifierProblem(value: unknown): string | undefined {
   }
 }
 
-const hasIsWellFormed =
-  typeof (String.prototype as { isWellFormed?: unknown }).isWellFormed === 'function';
-const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-
-/** True when a string has no lone UTF-16 surrogate (`isWellFormed`, or a pattern without it). */
-export function isWellFormed(value: string): boolean {
-  return hasIsWellFormed
-    ? (value as unknown as { isWellFormed(): boolean }).isWellFormed()
-    : !loneSurrogate.test(value);
-}
-
 /** `path` under `prefix`: `message` + `parts[0]` is `message.parts[0]`, + `` is `message`. */
 export function joinPath(prefix: string, path: string): string {
   if (path === '') return prefix;

@@ -59,14 +59,14 @@ export class PendingLane {
     for (const { fragment, index } of fragments) {
       if (isLazyFragment(fragment)) {
         assertStorable(where(index), { content: fragment[LAZY_ID].content }, 'content');
-        added.push(entry(null, fragment, undefined));
+        added.push(newEntry(null, fragment, undefined));
         continue;
       }
       // The checks every store applies, so a message resolve() shows is one save() can store
       // (done once: a builder checked its message when it built it, and it is frozen since).
       const built = builtMessage(fragment);
       const encoded = built?.message ?? encodeStorableMessage(fragment, where(index));
-      added.push(entry(encoded, null, built));
+      added.push(newEntry(encoded, null, built));
     }
     for (const entry of added) {
       entry.seq = this.#nextSeq++;
@@ -208,7 +208,8 @@ function dedupe<T extends { id: string }>(messages: T[]): T[] {
   return result;
 }
 
-function entry(
+/** A pending entry before it gets its place (`seq`) in the lane. */
+function newEntry(
   encoded: UIMessage | null,
   lazy: LazyFragment | null,
   built: BuiltMessage | undefined,

@@ -59,6 +59,7 @@ export {
   prepareChatList,
   prepareCommit,
   prepareSaveContext,
+  stringProblem,
   toJsonText,
   utf8Length,
 } from './store-input';

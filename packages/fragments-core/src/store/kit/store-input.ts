@@ -58,6 +58,17 @@ export function utf8Length(value: string): number {
   return bytes;
 }
 
+/**
+ * Why a store cannot keep `value` as a JSON string (the NUL character, or a lone UTF-16 surrogate
+ * such as half an emoji), or undefined when it can: the rule every JSON check applies to strings.
+ */
+export function stringProblem(value: string): string | undefined {
+  if (value.includes('\u0000')) return 'string contains the NUL character';
+  if (!isWellFormed(value))
+    return 'string contains a lone UTF-16 surrogate (not valid Unicode text)';
+  return undefined;
+}
+
 /** The default and the largest page size of `listChats`. */
 export const CHAT_PAGE_SIZE: { readonly default: number; readonly max: number } = {
   default: 20,
@@ -179,13 +190,11 @@ function report(walk: JsonWalk, message: string, extra?: string | number): void 
 function collectFrom(value: unknown, walk: JsonWalk): void {
   if (walk.issues.length >= 50) return;
   switch (typeof value) {
-    case 'string':
-      if (value.includes('\u0000')) {
-        report(walk, 'string contains the NUL character');
-      } else if (!isWellFormed(value)) {
-        report(walk, 'string contains a lone UTF-16 surrogate (not valid Unicode text)');
-      }
+    case 'string': {
+      const problem = stringProblem(value);
+      if (problem !== undefined) report(walk, problem);
       return;
+    }
     case 'boolean':
       return;
     case 'number':
@@ -355,6 +364,7 @@ function prepareMessages(method: string, messages: unknown): PreparedCommitMessa
       continue;
     }
     const { id, message } = entry as { id: unknown; message: unknown };
+    const duplicate = typeof id === 'string' && seenBefore(messages, index, id, seen);
     const idProblem = identifierProblem(id);
     if (idProblem) issues.push({ path: at(index, '.id'), message: idProblem });
     if (typeof message !== 'object' || message === null || Array.isArray(message)) {
@@ -371,7 +381,7 @@ function prepareMessages(method: string, messages: unknown): PreparedCommitMessa
       issues.push({ path: at(index, '.message.role'), message: 'expected a non-empty string' });
     if (!Array.isArray(record.parts))
       issues.push({ path: at(index, '.message.parts'), message: 'expected an array' });
-    if (typeof id === 'string' && seenBefore(messages, index, id, seen)) {
+    if (duplicate) {
       issues.push({
         path: at(index, '.id'),
         message: `id ${JSON.stringify(id)} appears twice in one commit`,
