@@ -81,7 +81,7 @@ import {
 import type { Summarizer } from './compaction/summarizer';
 import { buildSnapshot, type InspectOptions, type InspectSnapshot } from './inspect';
 import { MessageValidator } from './message-validator';
-import { DEFAULT_MODEL_PRICES, type ModelPrices } from './model-prices';
+import { DEFAULT_MODEL_PRICES, type ModelPrices, modelPricesProblem } from './model-prices';
 import { PendingLane } from './pending-lane';
 import { totalUsage, type UsageTotals } from './usage/message-usage';
 
@@ -355,6 +355,8 @@ export class ContextEngine {
         `new ContextEngine(options): maxSaveAttempts must be a positive integer, received ${String(maxSaveAttempts)}.`,
       );
     }
+    const pricesProblem = modelPricesProblem('new ContextEngine(options)', options.prices);
+    if (pricesProblem) throw pricesProblem;
     this.#store = options.store;
     this.#chatId = options.chatId;
     this.#userId = options.userId;
@@ -694,7 +696,9 @@ export class ContextEngine {
     right: string,
     options?: CompareBranchesOptions,
   ): Promise<BranchComparisonReport> {
-    const problem = optionsProblem('compareBranches(left, right, options)', options);
+    const problem =
+      optionsProblem('compareBranches(left, right, options)', options) ??
+      modelPricesProblem('compareBranches(left, right, options)', options?.prices);
     if (problem) return Promise.reject(problem);
     return this.#exclusive(async () => {
       assertIdentifier('compareBranches(left, right)', 'left', left);
@@ -914,7 +918,9 @@ export class ContextEngine {
    * every message of the chat, on any branch (`scope: 'chat'`).
    */
   usage(options?: UsageOptions): Promise<UsageTotals> {
-    const problem = optionsProblem('usage(options)', options);
+    const problem =
+      optionsProblem('usage(options)', options) ??
+      modelPricesProblem('usage(options)', options?.prices);
     if (problem) return Promise.reject(problem);
     const scope = options?.scope ?? 'branch';
     if (scope !== 'branch' && scope !== 'chat') {
@@ -949,7 +955,9 @@ export class ContextEngine {
    * the rendered prompt, the context / pending / persisted lanes, the chat's graph, and metadata.
    */
   inspect(options?: InspectOptions): Promise<InspectSnapshot> {
-    const problem = optionsProblem('inspect(options)', options);
+    const problem =
+      optionsProblem('inspect(options)', options) ??
+      modelPricesProblem('inspect(options)', options?.prices);
     if (problem) return Promise.reject(problem);
     const ticket = this.#pending.ticket;
     const contextAtCall = this.#contextAtCall();

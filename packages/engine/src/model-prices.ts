@@ -1,3 +1,5 @@
+import { ValidationError } from '@ctxgraph/fragments-core';
+
 /**
  * One model's prices, in US dollars per million tokens. Cache prices are optional: without
  * `cacheRead`, cached input costs `input`; without `cacheWrite`, written input costs `input`
@@ -16,7 +18,10 @@ export interface ModelPrice {
 
 /**
  * Prices by model id: a {@link ModelPrice}, or a number (USD per million input tokens, the same
- * for cached and written input).
+ * for cached and written input). An entry stands for the model as a whole: it replaces the
+ * built-in entry of that key (fields it leaves out are not taken from the built-in one). Every
+ * price is a finite number >= 0; the engine refuses any other table with a `ValidationError`
+ * naming the entry, wherever one is passed.
  */
 export type ModelPrices = Readonly<Record<string, number | ModelPrice>>;
 
@@ -53,6 +58,81 @@ export interface ResolvedModelPrice {
   readonly cacheWrite: number;
   /** Null when the table gives no output price. */
   readonly output: number | null;
+}
+
+/** The fields a {@link ModelPrice} may have. */
+const PRICE_FIELDS: ReadonlySet<string> = new Set(['input', 'cacheRead', 'cacheWrite', 'output']);
+
+/** How a refused value is shown in a message: a string quoted, so "3" is not read as 3. */
+function shown(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (value === null || typeof value !== 'object') return String(value);
+  return Array.isArray(value) ? 'an array' : 'an object';
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== 'object' || value === null) return false;
+  const prototype: unknown = Object.getPrototypeOf(value);
+  return prototype === Object.prototype || prototype === null;
+}
+
+/**
+ * What is wrong with a price table, if anything: the first entry that is not a finite number
+ * >= 0 or a {@link ModelPrice} of such numbers (an `input`, optional `cacheRead`, `cacheWrite`,
+ * `output`, nothing else), named by model key and field. Undefined (no table) is fine. A table
+ * from an environment variable holds strings: "3" is refused, not read as 3, since a wrong price
+ * would otherwise turn costs into null and hide the built-in price of that model.
+ */
+export function modelPricesProblem(method: string, prices: unknown): ValidationError | undefined {
+  if (prices === undefined) return undefined;
+  if (!isPlainObject(prices))
+    return new ValidationError(
+      `${method}: prices must be an object of model id to price (USD per million tokens), received ${shown(prices)}.`,
+      { issues: [{ path: 'prices', message: 'expected an object' }] },
+    );
+  const refuse = (path: string, where: string, text: string, issue: string): ValidationError =>
+    new ValidationError(`${method}: ${where} ${text}`, { issues: [{ path, message: issue }] });
+  for (const model of Object.keys(prices)) {
+    const price = prices[model];
+    const where = `prices[${JSON.stringify(model)}]`;
+    const path = `prices.${model}`;
+    if (typeof price === 'number' || !isPlainObject(price)) {
+      if (finite(price)) continue;
+      return refuse(
+        path,
+        where,
+        `must be a finite number >= 0 (USD per million input tokens) or a price { input, cacheRead?, cacheWrite?, output? }, received ${shown(price)}.`,
+        'expected a finite number >= 0 or a ModelPrice',
+      );
+    }
+    for (const field of Object.keys(price)) {
+      if (!PRICE_FIELDS.has(field))
+        return refuse(
+          path,
+          where,
+          `has an unknown field ${JSON.stringify(field)} (a price has input, cacheRead, cacheWrite and output).`,
+          'unknown field',
+        );
+    }
+    if (price.input === undefined)
+      return refuse(
+        `${path}.input`,
+        `${where}.input`,
+        'is required (USD per million uncached input tokens).',
+        'required',
+      );
+    for (const field of PRICE_FIELDS) {
+      const value = price[field];
+      if (value === undefined || finite(value)) continue;
+      return refuse(
+        `${path}.${field}`,
+        `${where}.${field}`,
+        `must be a finite number >= 0 (USD per million tokens), received ${shown(value)}.`,
+        'expected a finite number >= 0',
+      );
+    }
+  }
+  return undefined;
 }
 
 const finite = (value: unknown): value is number =>

@@ -313,6 +313,96 @@ describe('bad arguments and small promises', () => {
     }
   });
 
+  describe('a price table', () => {
+    const bad: Array<[string, unknown, RegExp]> = [
+      ['a negative price', { 'gpt-4o': -1 }, /prices\["gpt-4o"\] must be a finite number >= 0/],
+      ['NaN', { 'gpt-4o': Number.NaN }, /prices\["gpt-4o"\] must be a finite number >= 0/],
+      ['Infinity', { m: { input: Number.POSITIVE_INFINITY } }, /prices\["m"\]\.input must/],
+      [
+        'a string from an environment variable',
+        { 'gpt-4o': '3' },
+        /prices\["gpt-4o"\].*received "3"/,
+      ],
+      ['a string field', { 'gpt-4o': { input: 2, output: '10' } }, /prices\["gpt-4o"\]\.output/],
+      ['a negative cache price', { m: { input: 1, cacheRead: -0.5 } }, /prices\["m"\]\.cacheRead/],
+      ['no input price', { m: { output: 1 } }, /prices\["m"\]\.input is required/],
+      [
+        'an unknown field',
+        { m: { input: 1, outputs: 2 } },
+        /prices\["m"\] has an unknown field "outputs"/,
+      ],
+      ['null', { m: null }, /prices\["m"\] must be a finite number >= 0.*received null/],
+      ['not a table', 'gpt-4o=3', /prices must be an object/],
+      ['an array', [1, 2], /prices must be an object/],
+    ];
+
+    it.each(bad)('refuses %s in the constructor, naming the entry', (_label, prices, message) => {
+      const make = () =>
+        new ContextEngine({
+          store,
+          chatId: newChatId(),
+          userId: 'u',
+          renderer,
+          prices: prices as never,
+        });
+      expect(make).toThrow(ValidationError);
+      expect(make).toThrow(message);
+    });
+
+    it.each(bad)(
+      'refuses %s passed to usage(), inspect() and compareBranches()',
+      async (_label, prices, message) => {
+        const e = engine();
+        await e.set(user('hello')).save();
+        for (const call of [
+          () => e.usage({ prices: prices as never }),
+          () => e.inspect({ prices: prices as never }),
+          () => e.compareBranches('main', 'main', { prices: prices as never }),
+        ]) {
+          const error = await call().catch((caught: unknown) => caught);
+          expect(ValidationError.isInstance(error)).toBe(true);
+          expect((error as Error).message).toMatch(message);
+        }
+      },
+    );
+
+    it('names the entry in the issue path', () => {
+      const error = (() => {
+        try {
+          new ContextEngine({
+            store,
+            chatId: newChatId(),
+            userId: 'u',
+            renderer,
+            prices: { fine: 1, 'claude-sonnet-4': { input: 3, cacheWrite: Number.NaN } },
+          });
+        } catch (caught) {
+          return caught;
+        }
+        return undefined;
+      })();
+      expect((error as ValidationError).issues).toEqual([
+        { path: 'prices.claude-sonnet-4.cacheWrite', message: 'expected a finite number >= 0' },
+      ]);
+    });
+
+    it('an entry replaces the built-in one for that model as a whole; other models keep theirs', async () => {
+      const e = new ContextEngine({
+        store,
+        chatId: newChatId(),
+        userId: 'u',
+        renderer,
+        prices: { 'gpt-4o': { input: 3 }, 'my-model': 0 },
+      });
+      // gpt-4o: input 3, cached input at the input price, output not priced; gpt-4o-mini as built in.
+      expect((await e.inspect({ modelId: 'gpt-4o' })).estimate.pricePerMillionInputTokens).toBe(3);
+      expect(
+        (await e.inspect({ modelId: 'gpt-4o-mini' })).estimate.pricePerMillionInputTokens,
+      ).toBe(0.15);
+      expect((await e.inspect({ modelId: 'my-model' })).estimate.cost).toBe(0);
+    });
+  });
+
   it('engine.chat.version follows saves', async () => {
     const e = engine();
     await e.resolve();
