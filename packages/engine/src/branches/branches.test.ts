@@ -7,7 +7,7 @@ import {
 } from '@ctxgraph/fragments-core';
 import { InMemoryContextStore } from '@ctxgraph/store-memory';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { LineRenderer, withoutExtensions } from '../__fixtures__/test-kit';
+import { LineRenderer, overrideStore, withoutExtensions } from '../__fixtures__/test-kit';
 import { ContextEngine } from '../context-engine';
 import { withUsage } from '../usage/message-usage';
 import { pruneUserChats } from './retention';
@@ -186,5 +186,51 @@ describe('deleteBranch and prune', () => {
     await expect(pruneUserChats(withoutExtensions(store), { userId: 'owner' })).rejects.toSatisfy(
       (error) => UnsupportedCapabilityError.isInstance(error),
     );
+  });
+
+  it('still prunes a chat the user writes to during the pass', async () => {
+    const chats: ContextEngine[] = [];
+    for (let index = 0; index < 4; index += 1) {
+      const engine = await forkedEngine(newChatId(), 'writer');
+      await engine.switchBranch('main');
+      await store.createCheckpoint({ chatId: engine.chatId, name: 'hold', messageId: 'a3' });
+      await engine.deleteBranch('main-v2');
+      await store.deleteCheckpoint({ chatId: engine.chatId, name: 'hold' });
+      chats.push(engine);
+    }
+    // Listed most recent first: the first chat made is the last one a pass reaches. While the
+    // pass prunes the first chat it meets, the user writes to that last one, moving it in front.
+    const oldest = chats[0] as ContextEngine;
+    let wrote = false;
+    const writing = overrideStore(store, {
+      prune: async (input) => {
+        if (!wrote) {
+          wrote = true;
+          oldest.set(user('a new turn while the pass runs', { id: 'late' }));
+          await oldest.save();
+        }
+        return (store.prune as NonNullable<ContextStore['prune']>).call(store, input);
+      },
+    });
+    const report = await pruneUserChats(writing, { userId: 'writer', batchSize: 1 });
+    expect(wrote).toBe(true);
+    expect(report.chats).toBe(4);
+    expect(report.results.map((result) => result.nodes)).toEqual([2, 2, 2, 2]);
+    for (const engine of chats) expect((await engine.prune({ dryRun: true })).nodes).toBe(0);
+  });
+
+  it('skips a chat deleted after it was listed', async () => {
+    const first = await forkedEngine(newChatId(), 'deleter');
+    const second = await forkedEngine(newChatId(), 'deleter');
+    const deleting = overrideStore(store, {
+      prune: async (input) => {
+        // The listing (one page) holds both; the first one pruned deletes the other.
+        await store.deleteChat(first.chatId);
+        return (store.prune as NonNullable<ContextStore['prune']>).call(store, input);
+      },
+    });
+    const report = await pruneUserChats(deleting, { userId: 'deleter', batchSize: 10 });
+    expect(report.chats).toBe(1);
+    expect(report.results.map((result) => result.chatId)).toEqual([second.chatId]);
   });
 });

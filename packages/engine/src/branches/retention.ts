@@ -1,4 +1,5 @@
 import {
+  ChatNotFoundError,
   type ContextStore,
   type PruneInput,
   type PruneResult,
@@ -38,14 +39,20 @@ export interface PruneUserChatsResult {
   nodes: number;
   /** UTF-8 bytes of their stored JSON in all. */
   bytes: number;
-  /** Each chat's result, in the order pruned (most recently updated first). */
+  /**
+   * Each chat's result, in the order pruned: most recently updated first, then the chats written
+   * to (or created) during the pass, which a listing from the start finds again.
+   */
   results: PruneResult[];
 }
 
 /**
  * Prunes every chat of a user, a batch at a time (`listChats` pages of `batchSize`): in each
  * chat, removes the nodes no branch head and no checkpoint reaches. Each chat is its own atomic
- * write, safe while writers save to it. Needs a store with `capabilities.retention`.
+ * write, safe while writers save to it. A write moves a chat to the front of the listing, behind
+ * the pass's cursor, so the pass lists the chats again from the start until a whole listing holds
+ * none it has not pruned yet (one more listing when nobody wrote; each chat is pruned once); a
+ * chat deleted meanwhile is skipped. Needs a store with `capabilities.retention`.
  *
  * @example
  * ```ts
@@ -84,21 +91,39 @@ export async function pruneUserChats(
     bytes: 0,
     results: [],
   };
-  let cursor: string | undefined;
+  // Pages come most recently updated first, so a chat written to during the pass moves in front
+  // of the cursor: listing again from the start until a whole listing holds no chat not yet done
+  // reaches it (a chat is pruned once, however often it moves).
+  const done = new Set<string>();
+  let reachedNew: boolean;
   do {
-    const page = await store.listChats({
-      userId,
-      limit: batchSize ?? CHAT_PAGE_SIZE.default,
-      ...(cursor === undefined ? {} : { cursor }),
-    });
-    for (const chat of page.items) {
-      const result = await prune({ chatId: chat.id, dryRun: dryRun === true });
-      total.chats += 1;
-      total.nodes += result.nodes;
-      total.bytes += result.bytes;
-      total.results.push(result);
-    }
-    cursor = page.nextCursor ?? undefined;
-  } while (cursor !== undefined);
+    reachedNew = false;
+    let cursor: string | undefined;
+    do {
+      const page = await store.listChats({
+        userId,
+        limit: batchSize ?? CHAT_PAGE_SIZE.default,
+        ...(cursor === undefined ? {} : { cursor }),
+      });
+      for (const chat of page.items) {
+        if (done.has(chat.id)) continue;
+        done.add(chat.id);
+        reachedNew = true;
+        let result: PruneResult;
+        try {
+          result = await prune({ chatId: chat.id, dryRun: dryRun === true });
+        } catch (error) {
+          // Deleted since it was listed: nothing left to prune.
+          if (ChatNotFoundError.isInstance(error)) continue;
+          throw error;
+        }
+        total.chats += 1;
+        total.nodes += result.nodes;
+        total.bytes += result.bytes;
+        total.results.push(result);
+      }
+      cursor = page.nextCursor ?? undefined;
+    } while (cursor !== undefined);
+  } while (reachedNew);
   return total;
 }
