@@ -10,6 +10,7 @@ const scripts = [
   'sqlite-bench.ts',
   'postgres-bench.ts',
   'compaction-bench.ts',
+  'drop-bench.ts',
 ];
 let failed = false;
 for (const script of scripts) {

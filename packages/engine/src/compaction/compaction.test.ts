@@ -1,9 +1,11 @@
 import { assistant, message, user } from '@ctxgraph/codecs';
 import {
   type ContextStore,
+  compactionMessage,
   EngineError,
   HeadConflictError,
   lastAssistantMessage,
+  type MessageNodeRecord,
   readBranchSummary,
   readCompaction,
   readDropped,
@@ -798,18 +800,16 @@ describe("prune({ compacted: 'drop' })", () => {
           throw new Error('the fork should have been seen before the commit');
         return store.commit(input);
       },
-      listCheckpoints: async (chatId) => {
-        const checkpoints = await store.listCheckpoints(chatId);
-        // The first listing is the pass's own read: fork at a2 right after it.
-        listings += 1;
-        if (!forked && listings === 1) {
+      getGraph: async (chatId) => {
+        const graph = await store.getGraph(chatId);
+        // The pass's own read: fork at a2 right after it.
+        if (!forked) {
           forked = true;
           await store.createBranch({ chatId, name: 'late', headMessageId: 'a2' });
         }
-        return checkpoints;
+        return graph;
       },
     });
-    let listings = 0;
     const result = await newEngine(racing, engine.chatId).prune({ compacted: 'drop' });
     expect(forked).toBe(true);
     expect(result.compacted.messageIds).toEqual(['u3', 'a3']);
@@ -836,6 +836,239 @@ describe("prune({ compacted: 'drop' })", () => {
     await expect(failure).rejects.toThrow(/changed during each of 5 attempts/);
     const node = await store.getMessage({ chatId: engine.chatId, messageId: 'u1' });
     expect(node?.message.parts).toHaveLength(1);
+  });
+});
+
+/** A store that counts the message nodes its reads return (getChain, getGraph, getMessage). */
+function nodeCountingStore(target: ContextStore): { store: ContextStore; nodesRead: () => number } {
+  let nodes = 0;
+  const store = overrideStore(target, {
+    getChain: async (input) => {
+      const page = await target.getChain(input);
+      nodes += page.nodes.length;
+      return page;
+    },
+    getGraph: async (chatId) => {
+      const graph = await target.getGraph(chatId);
+      nodes += graph.nodes.length;
+      return graph;
+    },
+    getMessage: async (input) => {
+      const node = await target.getMessage(input);
+      if (node !== null) nodes += 1;
+      return node;
+    },
+  });
+  return { store, nodesRead: () => nodes };
+}
+
+describe("prune({ compacted: 'drop' }) on a chat with a branch per turn", () => {
+  /** `turns` turns on main with a branch forked at each answer, then two more and a compaction. */
+  async function branchyChat(turns: number): Promise<ContextEngine> {
+    const engine = newEngine();
+    for (let turn = 1; turn <= turns; turn += 1) {
+      await chat(engine, 1, '', turn);
+      await store.createBranch({
+        chatId: engine.chatId,
+        name: `fork-${turn}`,
+        headMessageId: `a${turn}`,
+      });
+    }
+    await chat(engine, 2, '', turns + 1);
+    await engine.compact({ summarize: () => 'S', keep: 1 });
+    return engine;
+  }
+
+  async function dropCounting(turns: number): Promise<{ nodes: number; dropped: string[] }> {
+    const engine = await branchyChat(turns);
+    const counting = nodeCountingStore(store);
+    const result = await newEngine(counting.store, engine.chatId).prune({ compacted: 'drop' });
+    return { nodes: counting.nodesRead(), dropped: result.compacted.messageIds };
+  }
+
+  it('reads nodes in proportion to the chat, not to branches times chain length', async () => {
+    const short = await dropCounting(10);
+    const long = await dropCounting(40);
+    // Every fork shows its chain in full; only the turn after the last fork is behind the summary.
+    expect(short.dropped).toEqual(['u11', 'a11']);
+    expect(long.dropped).toEqual(['u41', 'a41']);
+    // 4x the turns (and 4x the branches): about 4x the nodes read, not 16x.
+    expect(long.nodes).toBeLessThanOrEqual(short.nodes * 4.5);
+    // And a small multiple of the chat's size (2 per turn, plus the summary).
+    expect(long.nodes).toBeLessThanOrEqual(3 * (2 * 42 + 1));
+  });
+
+  /**
+   * What to drop, worked out the plain way: every branch's and checkpoint's whole chain, each
+   * node covered when every chain holding it shows it at or before the boundary of the newest
+   * compaction whose boundary is an earlier node of that chain; each on the first branch.
+   */
+  async function referenceDrop(target: ContextStore, chatId: string): Promise<string[]> {
+    const chainOf = async (head: string) => {
+      const pages: MessageNodeRecord[][] = [];
+      for (let cursor: string | null = head; cursor !== null; ) {
+        const page = await target.getChain({ chatId, headMessageId: cursor, limit: 7 });
+        pages.unshift([...page.nodes]);
+        cursor = page.nextCursor;
+      }
+      return pages.flat();
+    };
+    const cover = new Map<string, boolean>();
+    const judge = (chain: readonly MessageNodeRecord[]) => {
+      let boundary = -1;
+      for (let at = chain.length - 1; at >= 0 && boundary === -1; at -= 1) {
+        const record = readCompaction((chain[at] as MessageNodeRecord).message);
+        const found = chain.findIndex((node) => node.id === record?.boundaryId);
+        if (record !== null && found !== -1 && found < at) boundary = found;
+      }
+      chain.forEach((node, at) => {
+        if (at > boundary) cover.set(node.id, false);
+        else if (!cover.has(node.id)) cover.set(node.id, true);
+      });
+    };
+    const chains: MessageNodeRecord[][] = [];
+    for (const branch of await target.listBranches(chatId)) {
+      if (branch.headMessageId === null) continue;
+      const chain = await chainOf(branch.headMessageId);
+      chains.push(chain);
+      judge(chain);
+    }
+    for (const checkpoint of await target.listCheckpoints(chatId))
+      judge(await chainOf(checkpoint.messageId));
+    const assigned = new Set<string>();
+    const ids: string[] = [];
+    for (const chain of chains)
+      for (const node of chain) {
+        if (cover.get(node.id) !== true || assigned.has(node.id)) continue;
+        if (readDropped(node.message) !== null) continue;
+        assigned.add(node.id);
+        ids.push(node.id);
+      }
+    return ids;
+  }
+
+  /** A small deterministic random source (mulberry32). */
+  function randomSource(seed: number): (below: number) => number {
+    let state = seed;
+    return (below) => {
+      state = (state + 0x6d2b79f5) | 0;
+      let mixed = Math.imul(state ^ (state >>> 15), 1 | state);
+      mixed = (mixed + Math.imul(mixed ^ (mixed >>> 7), 61 | mixed)) ^ mixed;
+      return Math.floor((((mixed ^ (mixed >>> 14)) >>> 0) / 4294967296) * below);
+    };
+  }
+
+  it('reads the chain through a compaction only when its boundary is an ancestor of it', async () => {
+    const engine = newEngine();
+    await chat(engine, 2);
+    await store.createBranch({ chatId: engine.chatId, name: 'side', headMessageId: 'a1' });
+    const side = newEngine(store, engine.chatId);
+    await side.switchBranch('side');
+    await chat(side, 1, 'side-');
+    // A compaction on main whose boundary is a node of the side branch: not on main's chain.
+    const head = await store.getHead({ chatId: engine.chatId, branch: 'main' });
+    await store.commit({
+      chatId: engine.chatId,
+      branch: 'main',
+      expectedHeadId: head.headMessageId,
+      messages: [
+        {
+          id: 'stray',
+          message: compactionMessage({
+            id: 'stray',
+            text: 'S',
+            compaction: {
+              version: 1,
+              boundaryId: 'side-a1',
+              previousCompactionId: null,
+              coveredMessages: 1,
+              tokens: { tokenizer: 'estimate', covered: 1, summary: 1, saved: 0 },
+              createdAt: 0,
+            },
+          }),
+        },
+      ],
+    });
+    expect(await referenceDrop(store, engine.chatId)).toEqual([]);
+    const result = await newEngine(store, engine.chatId).prune({ compacted: 'drop' });
+    expect(result.compacted.messageIds).toEqual([]);
+  });
+
+  it('starts over when the graph it read is not whole (a store reading it in several moments)', async () => {
+    const engine = newEngine();
+    await chat(engine, 4);
+    await engine.compact({ summarize: () => 'S1', keep: 1 });
+    let reads = 0;
+    const torn = overrideStore(store, {
+      getGraph: async (chatId) => {
+        const graph = await store.getGraph(chatId);
+        reads += 1;
+        // The first read misses the newest nodes, which the branch head already points at.
+        return reads === 1 ? { ...graph, nodes: graph.nodes.slice(0, -2) } : graph;
+      },
+    });
+    const result = await newEngine(torn, engine.chatId).prune({ compacted: 'drop' });
+    expect(reads).toBe(2);
+    expect(result.compacted.messageIds).toEqual(['u1', 'a1', 'u2', 'a2', 'u3', 'a3']);
+  });
+
+  it('drops what the plain per-chain reading drops, and no branch shows anything different', async () => {
+    let dropped = 0;
+    for (let seed = 1; seed <= 12; seed += 1) {
+      const random = randomSource(seed);
+      const engine = newEngine();
+      const ids: string[] = [];
+      const dropAndCheck = async (): Promise<void> => {
+        const branches = await store.listBranches(engine.chatId);
+        const shows = async () => {
+          const shown: string[][] = [];
+          for (const branch of branches) {
+            const reader = newEngine(store, engine.chatId);
+            await reader.switchBranch(branch.name);
+            shown.push(texts((await reader.resolve()).messages));
+          }
+          return shown;
+        };
+        const before = await shows();
+        const expected = await referenceDrop(store, engine.chatId);
+        const dry = await newEngine(store, engine.chatId).prune({
+          compacted: 'drop',
+          dryRun: true,
+        });
+        expect(dry.compacted.messageIds).toEqual(expected);
+        const done = await newEngine(store, engine.chatId).prune({ compacted: 'drop' });
+        expect(done.compacted.messageIds).toEqual(expected);
+        expect(await shows()).toEqual(before);
+        expect(await referenceDrop(store, engine.chatId)).toEqual([]);
+        dropped += expected.length;
+      };
+      for (let step = 0; step < 40; step += 1) {
+        const action = random(10);
+        if (action < 5 || ids.length === 0) {
+          const id = `s${seed}-${step}`;
+          await chat(engine, 1, `${id}-`);
+          ids.push(`${id}-u1`, `${id}-a1`);
+        } else if (action < 7) {
+          await engine.rewind(ids[random(ids.length)] as string).catch(() => undefined);
+        } else if (action < 9) {
+          const compaction = await engine
+            .compact({ summarize: () => `S${step}`, keep: 1 + random(2) })
+            .catch(() => null);
+          if (compaction) ids.push(compaction.messageId);
+        } else {
+          await store.createCheckpoint({
+            chatId: engine.chatId,
+            name: `c${step}`,
+            messageId: ids[random(ids.length)] as string,
+          });
+        }
+        // A drop now and then, so later passes meet tombstones.
+        if (step % 13 === 7) await dropAndCheck();
+      }
+      await dropAndCheck();
+    }
+    // The scenarios do drop (so the comparison compares something).
+    expect(dropped).toBeGreaterThan(50);
   });
 });
 
