@@ -1,8 +1,9 @@
 // prune({ compacted: 'drop' }) on chats with a branch per turn, at 40, 80 and 160 turns: the nodes
 // the pass reads from the store (getChain, getGraph, getMessage), its store calls, and its time
 // (the dry run, median of several runs; the drop itself, once), on the memory, SQLite and
-// PostgreSQL stores. The nodes read should grow with the chat (2x the turns, about 2x the nodes),
-// not with branches times chain length. Prints figures; asserts nothing.
+// PostgreSQL stores; with one turn per branch (one commit), then two (a commit per branch). The
+// nodes read should grow with the chat (2x the turns, about 2x the nodes), not with branches
+// times chain length. Prints figures; asserts nothing.
 //   cd benchmarks && node --import tsx src/drop-bench.ts [runs] [memory|sqlite|postgres]
 // PostgreSQL: DATABASE_URL, or an embedded server; a random schema, dropped at the end.
 import { randomBytes } from 'node:crypto';
@@ -57,10 +58,17 @@ function counting(store: ContextStore, reads: Reads): ContextStore {
 
 /**
  * `turns` turns on main (compacted every ten turns, keeping two), each followed by a branch forked
- * at main's head with one turn of its own, compacted at once (keeping that turn): every branch
- * shares main's history up to its fork and reads it through a summary, so the drop has work.
+ * at main's head with `ownTurns` turns of its own, compacted at once (keeping the last): every
+ * branch shares main's history up to its fork and reads it through a summary, so the drop has
+ * work. With one own turn, everything dropped is on main (one commit); with two, each branch also
+ * has a turn of its own to drop (a commit per branch).
  */
-async function seed(store: ContextStore, chatId: string, turns: number): Promise<void> {
+async function seed(
+  store: ContextStore,
+  chatId: string,
+  turns: number,
+  ownTurns: number,
+): Promise<void> {
   const main = new ContextEngine({ store, chatId, userId, renderer });
   for (let turn = 1; turn <= turns; turn += 1) {
     main.set(
@@ -76,11 +84,13 @@ async function seed(store: ContextStore, chatId: string, turns: number): Promise
     await store.createBranch({ chatId, name: branch, headMessageId: main.headMessageId ?? null });
     const side = new ContextEngine({ store, chatId, userId, renderer });
     await side.switchBranch(branch);
-    side.set(
-      user(`Another take on ${turn}?`, { id: `e${turn}` }),
-      assistantText(`Another answer ${turn}.`, { id: `r${turn}` }),
-    );
-    await side.save();
+    for (let own = 1; own <= ownTurns; own += 1) {
+      side.set(
+        user(`Another take on ${turn}, ${own}?`, { id: `e${turn}-${own}` }),
+        assistantText(`Another answer ${turn}, ${own}.`, { id: `r${turn}-${own}` }),
+      );
+      await side.save();
+    }
     await side.compact({ summarize: () => `Summary of branch ${turn}.`, keep: 1 });
   }
 }
@@ -100,9 +110,11 @@ async function dropOnce(
 async function measure(name: string, store: ContextStore): Promise<Record<string, string>[]> {
   const rows: Record<string, string>[] = [];
   const tag = randomBytes(3).toString('hex');
-  for (const turns of TURN_COUNTS) {
-    const chatId = `drop-${tag}-${turns}`;
-    await seed(store, chatId, turns);
+  for (const [ownTurns, turns] of [1, 2].flatMap((own) =>
+    TURN_COUNTS.map((count) => [own, count] as const),
+  )) {
+    const chatId = `drop-${tag}-${ownTurns}-${turns}`;
+    await seed(store, chatId, turns, ownTurns);
     const graph = await store.getGraph(chatId);
     const dry = await dropOnce(store, chatId, true);
     const times: number[] = [];
@@ -110,6 +122,7 @@ async function measure(name: string, store: ContextStore): Promise<Record<string
     const done = await dropOnce(store, chatId, false);
     rows.push({
       store: name,
+      'turns per branch': String(ownTurns),
       turns: String(turns),
       'nodes in chat': String(graph.nodes.length),
       branches: String(graph.branches.length),
