@@ -409,7 +409,13 @@ describe('a warm engine plans as a fresh one on the same chat', () => {
   it('reports the system prompt as counted after the tokenizer is calibrated', async () => {
     const store = new InMemoryContextStore();
     const tokenizer = createEstimatorTokenizer();
-    const engine = new ContextEngine({ store, chatId: 'calibrated', userId: 'u', renderer, tokenizer });
+    const engine = new ContextEngine({
+      store,
+      chatId: 'calibrated',
+      userId: 'u',
+      renderer,
+      tokenizer,
+    });
     engine.set(role(`You help. ${'Be precise. '.repeat(50)}`));
     await seed(engine, 2);
     const before = await engine.resolve({ budget: { maxInputTokens: 5000 } });
