@@ -253,8 +253,8 @@ describe('compact()', () => {
     expect(first?.messageId).toBe('job-7');
     await chat(engine, 2, 'later-');
     const written = await store.getGraph(engine.chatId);
-    await expect(engine.compact({ summarize, keep: 1, id: 'job-7' })).rejects.toSatisfy(
-      ConflictError.isInstance,
+    await expect(engine.compact({ summarize, keep: 1, id: 'job-7' })).rejects.toSatisfy((error) =>
+      ConflictError.isInstance(error),
     );
     expect(summarize.calls).toHaveLength(1);
     expect(await store.getGraph(engine.chatId)).toEqual(written);
