@@ -406,6 +406,42 @@ describe('a warm engine plans as a fresh one on the same chat', () => {
     await expectAsFresh(engine, after, store, 'after-compact', 500);
   });
 
+  it('through a mixed run of turns, budgets, context changes and compactions', async () => {
+    const store = new InMemoryContextStore();
+    const engine = engineFor('mixed', store);
+    // A fixed pseudo-random sequence (a linear congruential generator): the same run every time.
+    let state = 7;
+    const next = (bound: number): number => {
+      state = (state * 1_103_515_245 + 12_345) % 2_147_483_648;
+      // The high bits: the low bits of this generator repeat with a short period.
+      return Math.floor((state / 2_147_483_648) * bound);
+    };
+    const lanes = [
+      [role('You help.')],
+      [role('You help.'), hint(`Catalogue ${'item '.repeat(150)}`)],
+      [role('You help.'), withBudget(hint(`Notes ${'note '.repeat(60)}`), { priority: -1 })],
+    ];
+    engine.set(...(lanes[0] ?? []));
+    for (let step = 0; step < 60; step += 1) {
+      const action = next(6);
+      if (action <= 2) {
+        const size = 5 + next(40);
+        engine.set(
+          user(`question ${step} ${'word '.repeat(size)}`, { id: `q${step}` }),
+          assistantText(`answer ${step} ${'word '.repeat(size)}`, { id: `a${step}` }),
+        );
+        await engine.save();
+      } else if (action === 3) {
+        engine.replaceContext(lanes[next(lanes.length)] ?? []);
+      } else if (action === 4 && step > 10) {
+        await engine.compact({ summarize: () => `summary at ${step}`, keep: 1 + next(6) });
+      }
+      const maxInputTokens = [400, 700, 1200, 3000][next(4)] ?? 400;
+      const warm = await engine.resolve({ budget: { maxInputTokens } });
+      await expectAsFresh(engine, warm, store, 'mixed', maxInputTokens);
+    }
+  });
+
   it('reports the system prompt as counted after the tokenizer is calibrated', async () => {
     const store = new InMemoryContextStore();
     const tokenizer = createEstimatorTokenizer();
