@@ -283,6 +283,30 @@ describe('compact()', () => {
     expect((await engine.resolve()).messages).toHaveLength(6);
   });
 
+  it('a node the store refuses for its own reasons is an EngineError, writing nothing', async () => {
+    const engine = newEngine();
+    await chat(engine, 3);
+    const graph = await store.getGraph(engine.chatId);
+    const refusing = overrideStore(store, {
+      commit: async () => {
+        throw new ValidationError(
+          'commit(input): messages[0].message: over this store’s size limit.',
+        );
+      },
+    });
+    const limited = newEngine(refusing, engine.chatId);
+    const failure = await limited.compact({ summarize: () => 'S', keep: 1 }).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(EngineError.isInstance(failure)).toBe(true);
+    expect((failure as EngineError).message).toMatch(
+      /the store refused the summary node .*size limit/,
+    );
+    expect(ValidationError.isInstance((failure as EngineError).cause)).toBe(true);
+    expect(await store.getGraph(engine.chatId)).toEqual(graph);
+  });
+
   it('refuses bad options before anything is read or written', async () => {
     const engine = newEngine();
     await chat(engine, 2);
