@@ -1,5 +1,6 @@
 // The budget planner: a pure function from counted segments (and, for one cache breakpoint, where
-// the previous input ended) to a new plan and its report. No I/O, no engine state: the engine gathers the segments and applies the plan.
+// the previous input ended) to a new plan and its report. No I/O, no engine state: the engine
+// gathers the segments and applies the plan.
 import { BudgetExceededError, type BudgetItem } from '@ctxgraph/fragments-core';
 
 /** A context fragment as the planner sees it. */
@@ -206,13 +207,6 @@ export function planBudget(input: PlanInput): Plan {
   const kept = fragments.map(() => true);
   const leftOut: LeftOutItem[] = [];
   let fragmentTokens = fragments.reduce((sum, fragment) => sum + fragment.tokens, 0);
-  const historyFrom = (turnIndex: number): number => {
-    let sum = 0;
-    for (let index = turnIndex; index < turns.length; index += 1) {
-      sum += (turns[index] as Turn).tokens;
-    }
-    return sum;
-  };
 
   const leave = (
     { fragment, index }: { fragment: PlanFragment; index: number },
@@ -231,7 +225,7 @@ export function planBudget(input: PlanInput): Plan {
   };
 
   let startTurn = 0;
-  let history = historyFrom(0);
+  let history = turns.reduce((sum, turn) => sum + turn.tokens, 0);
   const total = (): number => input.overheadTokens + fragmentTokens + history;
 
   // Every fragment below history goes before any history does, so once history is cut they are
