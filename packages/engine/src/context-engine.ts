@@ -298,7 +298,7 @@ export class ContextEngine {
   // --- budget (issue #14) ---
   readonly #tokenizer: Tokenizer;
   readonly #counter = new TokenCounter();
-  /** Per branch: the last budgeted call's plan and segment hashes. */
+  /** Per branch: where the last budgeted input ended and its segment hashes: the prefix report and the previous-input breakpoint. */
   readonly #budgetMemory = new Map<string, BudgetMemory>();
   // --- end budget ---
   /**
@@ -1165,7 +1165,7 @@ export class ContextEngine {
     }
   }
 
-  /** `resolve({ budget })`: plan against the branch's last plan, apply, remember. */
+  /** `resolve({ budget })`: plan from this call's input, apply, remember what the next report compares with. */
   async #resolveWithin(
     budget: ReturnType<typeof checkBudget>,
     renderer: ContextRenderer,

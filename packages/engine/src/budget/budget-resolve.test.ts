@@ -1,6 +1,7 @@
 import { assistantText, message, user } from '@ctxgraph/codecs';
 import {
   BudgetExceededError,
+  createEstimatorTokenizer,
   hint,
   role,
   type Tokenizer,
@@ -11,7 +12,7 @@ import { InMemoryContextStore } from '@ctxgraph/store-memory';
 import { generateText } from 'ai';
 import { describe, expect, it } from 'vitest';
 import { LineRenderer, scriptedModel } from '../__fixtures__/test-kit';
-import { ContextEngine } from '../context-engine';
+import { ContextEngine, type ResolveResult } from '../context-engine';
 
 /** One token per word: counts a test can work out by hand. */
 const words: Tokenizer = {
@@ -325,5 +326,142 @@ describe('resolve({ budget })', () => {
     const model = scriptedModel('ok');
     await generateText({ model, system: result.system, messages: result.messages });
     expect(model.doGenerateCalls).toHaveLength(1);
+  });
+});
+
+/**
+ * What a result shows, sends and reports, without the two things only a previous call can give:
+ * the prefix comparison and the breakpoint at the end of the previous input.
+ */
+function comparable(result: ResolveResult): unknown {
+  const { prefix: _prefix, breakpoints, ...report } = result.budget ?? ({} as never);
+  return {
+    systemPrompt: result.systemPrompt,
+    messages: result.messages,
+    budget: {
+      ...report,
+      breakpoints: breakpoints?.filter(
+        (point) => point.kind !== 'message' || point.role !== 'previous-input',
+      ),
+    },
+  };
+}
+
+/** Resolves with a new engine on the same chat and context, and expects the same as `warm`. */
+async function expectAsFresh(
+  warm: ContextEngine,
+  result: ResolveResult,
+  store: InMemoryContextStore,
+  chatId: string,
+  maxInputTokens: number,
+): Promise<void> {
+  const fresh = engineFor(chatId, store);
+  fresh.set(...warm.context);
+  expect(comparable(result)).toEqual(
+    comparable(await fresh.resolve({ budget: { maxInputTokens } })),
+  );
+}
+
+describe('a warm engine plans as a fresh one on the same chat', () => {
+  it('sends the whole history again once the budget grows (a bigger model)', async () => {
+    const store = new InMemoryContextStore();
+    const engine = engineFor('grows', store);
+    engine.set(role('You help.'));
+    await seed(engine, 20); // 40 messages of 24 tokens
+    const small = await engine.resolve({ budget: { maxInputTokens: 500 } });
+    expect(small.budget?.droppedHistory.messages).toBeGreaterThan(0);
+    const big = await engine.resolve({ budget: { maxInputTokens: 2000 } });
+    expect(big.messages).toHaveLength(40);
+    expect(big.budget?.droppedHistory).toEqual({ messages: 0, tokens: 0 });
+    await expectAsFresh(engine, big, store, 'grows', 2000);
+  });
+
+  it('sends more history once replaceContext() removes a big fragment', async () => {
+    const store = new InMemoryContextStore();
+    const engine = engineFor('shrinks', store);
+    engine.set(role('You help.'), hint(`Catalogue ${'item '.repeat(400)}`));
+    await seed(engine, 20);
+    const crowded = await engine.resolve({ budget: { maxInputTokens: 800 } });
+    expect(crowded.messages.length).toBeLessThan(20);
+    engine.replaceContext([role('You help.')]);
+    const roomy = await engine.resolve({ budget: { maxInputTokens: 800 } });
+    expect(roomy.messages.length).toBeGreaterThan(crowded.messages.length);
+    await expectAsFresh(engine, roomy, store, 'shrinks', 800);
+  });
+
+  it('sends the summary compact() just wrote, and the turns after it', async () => {
+    const store = new InMemoryContextStore();
+    const engine = engineFor('after-compact', store);
+    engine.set(role('You help.'));
+    await seed(engine, 20);
+    const cut = await engine.resolve({ budget: { maxInputTokens: 500 } });
+    expect(cut.budget?.droppedHistory.messages).toBeGreaterThan(0);
+    // The last 10 turns stay: the turn the previous call started at (q10) is still shown.
+    expect(cut.messages[0]?.id).toBe('q10');
+    const compaction = await engine.compact({ summarize: () => 'the early turns', keep: 10 });
+    const after = await engine.resolve({ budget: { maxInputTokens: 500 } });
+    expect(after.messages[0]?.id).toBe(compaction?.messageId);
+    expect(after.messages).toHaveLength(21);
+    expect(after.budget?.droppedHistory).toEqual({ messages: 0, tokens: 0 });
+    await expectAsFresh(engine, after, store, 'after-compact', 500);
+  });
+
+  it('through a mixed run of turns, budgets, context changes and compactions', async () => {
+    const store = new InMemoryContextStore();
+    const engine = engineFor('mixed', store);
+    // A fixed pseudo-random sequence (a linear congruential generator): the same run every time.
+    let state = 7;
+    const next = (bound: number): number => {
+      state = (state * 1_103_515_245 + 12_345) % 2_147_483_648;
+      // The high bits: the low bits of this generator repeat with a short period.
+      return Math.floor((state / 2_147_483_648) * bound);
+    };
+    const lanes = [
+      [role('You help.')],
+      [role('You help.'), hint(`Catalogue ${'item '.repeat(150)}`)],
+      [role('You help.'), withBudget(hint(`Notes ${'note '.repeat(60)}`), { priority: -1 })],
+    ];
+    engine.set(...(lanes[0] ?? []));
+    for (let step = 0; step < 60; step += 1) {
+      const action = next(6);
+      if (action <= 2) {
+        const size = 5 + next(40);
+        engine.set(
+          user(`question ${step} ${'word '.repeat(size)}`, { id: `q${step}` }),
+          assistantText(`answer ${step} ${'word '.repeat(size)}`, { id: `a${step}` }),
+        );
+        await engine.save();
+      } else if (action === 3) {
+        engine.replaceContext(lanes[next(lanes.length)] ?? []);
+      } else if (action === 4 && step > 10) {
+        await engine.compact({ summarize: () => `summary at ${step}`, keep: 1 + next(6) });
+      }
+      const maxInputTokens = [400, 700, 1200, 3000][next(4)] ?? 400;
+      const warm = await engine.resolve({ budget: { maxInputTokens } });
+      await expectAsFresh(engine, warm, store, 'mixed', maxInputTokens);
+    }
+  });
+
+  it('reports the system prompt as counted after the tokenizer is calibrated', async () => {
+    const store = new InMemoryContextStore();
+    const tokenizer = createEstimatorTokenizer();
+    const engine = new ContextEngine({
+      store,
+      chatId: 'calibrated',
+      userId: 'u',
+      renderer,
+      tokenizer,
+    });
+    engine.set(role(`You help. ${'Be precise. '.repeat(50)}`));
+    await seed(engine, 2);
+    const before = await engine.resolve({ budget: { maxInputTokens: 5000 } });
+    expect(before.budget?.systemPromptTokens).toBe(tokenizer.count(before.systemPrompt));
+    tokenizer.calibrate({ estimatedTokens: 1000, reportedTokens: 2000 });
+    const after = await engine.resolve({ budget: { maxInputTokens: 5000 } });
+    const report = after.budget;
+    expect(report?.systemPromptTokens).toBe(tokenizer.count(after.systemPrompt));
+    expect(report?.systemPromptTokens).not.toBe(before.budget?.systemPromptTokens);
+    const messageTokens = report?.messages.reduce((sum, entry) => sum + entry.tokens, 0) ?? 0;
+    expect(report?.totalTokens).toBe((report?.systemPromptTokens ?? 0) + messageTokens);
   });
 });

@@ -80,13 +80,14 @@ export interface BudgetReport {
   readonly prefix: PrefixReport;
 }
 
-/** What the engine keeps per chat and branch between budgeted calls. */
+/**
+ * What the engine keeps per chat and branch between budgeted calls: only what the report compares
+ * with (the prefix shared with the previous input, the breakpoint at its end). What is sent never
+ * depends on it, so a warm engine sends what a fresh one would.
+ */
 export interface BudgetMemory {
   readonly plan: PlanState;
   readonly segments: readonly Segment[];
-  readonly systemPrompt: string;
-  readonly systemPromptTokens: number;
-  readonly overheadTokens: number;
 }
 
 /** The checked budget with its defaults. */
@@ -155,7 +156,8 @@ export interface FitResult {
 /**
  * Counts the segments, plans (pure), renders the kept fragments and keeps the planned messages.
  * The rendered system prompt is counted as a whole; when its wrapping costs more than the planner
- * assumed, it plans again with the measured overhead (at most three times).
+ * assumed, it plans again with the measured overhead (at most three times). Every call starts
+ * from the same assumption (no wrapping), so the plan depends on this call's input alone.
  */
 export function fitToBudget(input: FitInput): FitResult {
   const { tokenizer, counter, renderer, fragments, messages, previous } = input;
@@ -172,7 +174,7 @@ export function fitToBudget(input: FitInput): FitResult {
   const counts = counter.messages(tokenizer, messages);
   // Counted messages are plan messages (id, role, tokens): no copy per resolve.
   const planMessages = counts;
-  let overheadTokens = previous?.overheadTokens ?? 0;
+  let overheadTokens = 0;
   for (let attempt = 1; ; attempt += 1) {
     const plan = planBudget({
       maxInputTokens: input.budget.maxInputTokens,
@@ -186,10 +188,7 @@ export function fitToBudget(input: FitInput): FitResult {
     });
     const keptFragments = fragments.filter((_, index) => plan.keptFragments[index]);
     const systemPrompt = renderer.render(keptFragments);
-    const systemPromptTokens =
-      previous !== null && previous.systemPrompt === systemPrompt
-        ? previous.systemPromptTokens
-        : tokenizer.count(systemPrompt);
+    const systemPromptTokens = counter.text(tokenizer, systemPrompt);
     let fragmentTokens = 0;
     planFragments.forEach((fragment, index) => {
       if (plan.keptFragments[index]) fragmentTokens += fragment.tokens;
@@ -254,13 +253,7 @@ export function fitToBudget(input: FitInput): FitResult {
         breakpoints: plan.breakpoints,
         prefix,
       },
-      memory: {
-        plan: plan.state,
-        segments,
-        systemPrompt,
-        systemPromptTokens,
-        overheadTokens: measuredOverhead,
-      },
+      memory: { plan: plan.state, segments },
     };
   }
 }

@@ -93,7 +93,7 @@ describe('planBudget', () => {
       totalTokens: 45,
       droppedHistoryTokens: 0,
       breakpoints: [{ kind: 'system' }, { kind: 'message', id: 'm2', role: 'input' }],
-      state: { firstKeptMessageId: 'm0', lastMessageId: 'm2' },
+      state: { lastMessageId: 'm2' },
     });
   });
 
@@ -126,14 +126,14 @@ describe('planBudget', () => {
     );
   });
 
-  it('holds the previous start while it fits (hysteresis), then cuts at the next boundary', () => {
+  it('keeps its start at a fixed boundary as history grows, then cuts at the next one', () => {
     // Chunks of 50 tokens: boundaries at the turns that start after 50, 100, 150… tokens.
     const options = { maxInputTokens: 100, releaseRatio: 0.5 };
     let script = 'u20 a20 u20 a20 u20 a20 u10*';
     let result = plan({ ...options, ...messages(script) });
     // 130: dropping the first turn (offset 40) crosses no boundary; the second (offset 80) does.
     expect([result.firstKeptIndex, result.totalTokens]).toEqual([4, 50]);
-    // Two more turns: the old start still fits, so the prefix is the same.
+    // Two more turns: the same boundary is still the earliest that fits, so the prefix is the same.
     script = 'u20 a20 u20 a20 u20 a20 u10 a10 u10*';
     result = plan({ ...options, ...messages(script), previous: result.state });
     expect([result.firstKeptIndex, result.totalTokens]).toEqual([4, 70]);
@@ -151,13 +151,41 @@ describe('planBudget', () => {
     expect(fresh.firstKeptIndex).toBe(6);
   });
 
-  it('starts over when the previous start is no longer in the history (another branch)', () => {
+  it('marks no previous input that is not in this one (another branch)', () => {
     const result = plan({
       ...messages('u10 a10 u10*'),
-      previous: { firstKeptMessageId: 'elsewhere', lastMessageId: 'elsewhere' },
+      previous: { lastMessageId: 'elsewhere' },
     });
     expect(result.firstKeptIndex).toBe(0);
     expect(result.breakpoints).toHaveLength(2);
+  });
+
+  it('starts at the earliest boundary that fits, wherever the previous plan started', () => {
+    const options = { maxInputTokens: 100, releaseRatio: 0.5 };
+    const cut = plan({ ...options, ...messages('u20 a20 u20 a20 u20 a20 u10*') });
+    expect(cut.firstKeptIndex).toBe(4);
+    // A bigger budget (another model): the whole history fits again, as for a new engine.
+    const grown = plan({
+      ...options,
+      maxInputTokens: 200,
+      ...messages('u20 a20 u20 a20 u20 a20 u10*'),
+      previous: cut.state,
+    });
+    expect(grown.firstKeptIndex).toBe(0);
+    expect(grown.leftOut).toEqual([]);
+    // A fragment removed: the room it took goes back to history.
+    const crowded = plan({
+      ...options,
+      fragments: [fragment('#0', 50)],
+      ...messages('u10 a10 u10 a10 u10 a10 u5*'),
+    });
+    expect(crowded.firstKeptIndex).toBe(6);
+    const roomy = plan({
+      ...options,
+      ...messages('u10 a10 u10 a10 u10 a10 u5*'),
+      previous: crowded.state,
+    });
+    expect(roomy.firstKeptIndex).toBe(0);
   });
 
   it('drops fragments below priority 0 before history, and the rest only after history', () => {

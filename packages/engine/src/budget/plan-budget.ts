@@ -1,5 +1,6 @@
-// The budget planner: a pure function from counted segments and the previous plan to a new plan
-// and its report. No I/O, no engine state: the engine gathers the segments and applies the plan.
+// The budget planner: a pure function from counted segments (and, for one cache breakpoint, where
+// the previous input ended) to a new plan and its report. No I/O, no engine state: the engine
+// gathers the segments and applies the plan.
 import { BudgetExceededError, type BudgetItem } from '@ctxgraph/fragments-core';
 
 /** A context fragment as the planner sees it. */
@@ -20,10 +21,11 @@ export interface PlanMessage {
   readonly tokens: number;
 }
 
-/** What the planner remembers between calls on one chat and branch. */
+/**
+ * What the planner remembers between calls on one chat and branch: only where the last input
+ * ended, for the cache breakpoint there. Where history is cut never depends on it.
+ */
 export interface PlanState {
-  /** The oldest history message the last plan kept, or null when it kept none. */
-  readonly firstKeptMessageId: string | null;
   /** The last message the last plan sent, or null when it sent none. */
   readonly lastMessageId: string | null;
 }
@@ -39,6 +41,7 @@ export interface PlanInput {
   readonly messages: readonly PlanMessage[];
   /** Index of the first pending (not yet saved) message: it and all after it are kept. */
   readonly pendingFrom: number;
+  /** The previous call's plan on this chat and branch: only for the breakpoint at its end. */
   readonly previous: PlanState | null;
   readonly tokenizer: string;
 }
@@ -136,16 +139,19 @@ export function groupTurns(messages: readonly PlanMessage[], pendingFrom: number
  *
  * 1. Required fragments, the protected turns (the newest turn, every pending message) and the
  *    overhead are always kept; when they alone are over the budget, a `BudgetExceededError`.
- * 2. The history starts where the previous plan started, when that still fits: the prefix stays
- *    byte-identical from call to call.
- * 3. Otherwise fragments below priority 0 go first (lowest priority, then the last set, first),
- *    then the oldest turns, whole chunks at a time: a chunk starts at the first turn after every
- *    `releaseRatio × maxInputTokens` tokens of history, counted from its first message. Chunk
- *    boundaries do not move as the conversation grows, so a planner without the previous plan
- *    (a new engine per request) cuts where one with it does, and the following calls grow on
- *    the same prefix until the budget forces the next boundary.
- * 4. When no more history may go and it still does not fit, fragments at priority 0 or above go,
+ * 2. Fragments below priority 0 go first (lowest priority, then the last set, first), then the
+ *    oldest turns, whole chunks at a time: the history starts at the earliest chunk boundary from
+ *    which the rest fits. A chunk starts at the first turn after every `releaseRatio ×
+ *    maxInputTokens` tokens of history, counted from its first message, so the boundaries do not
+ *    move as the conversation grows: the following calls grow on the same prefix (byte-identical,
+ *    cached by the provider) until the budget forces the next boundary.
+ * 3. When no more history may go and it still does not fit, fragments at priority 0 or above go,
  *    lowest first.
+ *
+ * The cut is a function of this call's input alone (never of the previous plan): a planner for a
+ * new engine per request cuts where a long-lived one does, and when room comes back (a bigger
+ * budget, a fragment removed, a compaction's summary in place of its span) the earlier history
+ * comes back with it.
  *
  * Breakpoints: the system prompt, the end of what the previous call sent (when it is still the
  * prefix of this one), and the end of this input.
@@ -201,13 +207,6 @@ export function planBudget(input: PlanInput): Plan {
   const kept = fragments.map(() => true);
   const leftOut: LeftOutItem[] = [];
   let fragmentTokens = fragments.reduce((sum, fragment) => sum + fragment.tokens, 0);
-  const historyFrom = (turnIndex: number): number => {
-    let sum = 0;
-    for (let index = turnIndex; index < turns.length; index += 1) {
-      sum += (turns[index] as Turn).tokens;
-    }
-    return sum;
-  };
 
   const leave = (
     { fragment, index }: { fragment: PlanFragment; index: number },
@@ -226,29 +225,22 @@ export function planBudget(input: PlanInput): Plan {
   };
 
   let startTurn = 0;
-  const previousId = input.previous?.firstKeptMessageId ?? null;
-  if (previousId !== null) {
-    const position = messages.findIndex((message) => message.id === previousId);
-    const turn = turns.findIndex((candidate) => candidate.start === position);
-    if (turn !== -1) startTurn = Math.min(turn, protectedFrom);
-  }
-  // Once history was cut, fragments below history stay out, so the prefix stays the same.
-  if (startTurn > 0) for (const entry of belowHistory) leave(entry, 'fragment-below-history');
-  let history = historyFrom(startTurn);
+  let history = turns.reduce((sum, turn) => sum + turn.tokens, 0);
   const total = (): number => input.overheadTokens + fragmentTokens + history;
 
+  // Every fragment below history goes before any history does, so once history is cut they are
+  // all out.
   for (const entry of belowHistory) {
     if (total() <= maxInputTokens) break;
     leave(entry, 'fragment-below-history');
   }
-  if (total() > maxInputTokens && startTurn < protectedFrom) {
-    // Cut at the first chunk boundary from which the rest fits. Boundaries are fixed places in
-    // the history (a chunk starts at the first turn after every `releaseRatio × maxInputTokens`
-    // tokens), so every call, with or without the previous plan, cuts at the same place until
-    // growth forces the next boundary: consecutive calls share their prefix.
+  if (total() > maxInputTokens && protectedFrom > 0) {
+    // Cut at the earliest chunk boundary from which the rest fits. Boundaries are fixed places
+    // in the history (a chunk starts at the first turn after every `releaseRatio ×
+    // maxInputTokens` tokens), so consecutive calls cut at the same place until growth forces
+    // the next boundary: they share their prefix.
     const chunk = Math.max(1, Math.floor(maxInputTokens * input.releaseRatio));
     let offset = 0;
-    for (let turn = 0; turn < startTurn; turn += 1) offset += (turns[turn] as Turn).tokens;
     while (startTurn < protectedFrom) {
       const before = offset;
       offset += (turns[startTurn] as Turn).tokens;
@@ -298,10 +290,7 @@ export function planBudget(input: PlanInput): Plan {
     droppedHistoryTokens,
     droppedHistoryMessages: firstKeptIndex,
     breakpoints,
-    state: {
-      firstKeptMessageId: messages[firstKeptIndex]?.id ?? null,
-      lastMessageId: last?.id ?? null,
-    },
+    state: { lastMessageId: last?.id ?? null },
   };
 }
 

@@ -22,6 +22,9 @@ export interface CountedFragment {
  */
 const MESSAGE_OVERHEAD_TOKENS = 4;
 
+/** How many counted texts {@link TokenCounter.text} keeps (the plans of one call render a few). */
+const TEXTS_KEPT = 4;
+
 /** The text a message contributes to a prompt: its text parts, and other parts as JSON. */
 export function messageText(message: UIMessage): string {
   return message.parts
@@ -46,6 +49,9 @@ export class TokenCounter {
   #lastKey = '';
   #lastList: UIMessage[] = [];
   #lastCounts: CountedMessage[] = [];
+  /** The last few texts counted (system prompts), for the tokenizer id in `#textsKey`. */
+  readonly #texts = new Map<string, number>();
+  #textsKey = '';
 
   /** Counts of `messages`, in order. The array is reused by the next call: read it at once. */
   messages(tokenizer: Tokenizer, messages: readonly UIMessage[]): CountedMessage[] {
@@ -81,6 +87,30 @@ export class TokenCounter {
     list.length = messages.length;
     counts.length = messages.length;
     return counts;
+  }
+
+  /**
+   * The count of a text (a rendered system prompt). The last few are kept per tokenizer id, so a
+   * prompt that did not change is not counted again, and a tokenizer whose id changed (an
+   * estimator after `calibrate()`) counts afresh.
+   */
+  text(tokenizer: Tokenizer, text: string): number {
+    if (tokenizer.id !== this.#textsKey) {
+      this.#textsKey = tokenizer.id;
+      this.#texts.clear();
+    }
+    let tokens = this.#texts.get(text);
+    if (tokens === undefined) {
+      tokens = tokenizer.count(text);
+      if (this.#texts.size >= TEXTS_KEPT) {
+        for (const oldest of this.#texts.keys()) {
+          this.#texts.delete(oldest);
+          break;
+        }
+      }
+      this.#texts.set(text, tokens);
+    }
+    return tokens;
   }
 
   /** The count of one fragment rendered alone by `renderer`. */

@@ -92,6 +92,56 @@ describe('autoCompact with resolve({ budget })', () => {
     expect(await store.getHead({ chatId: 'auto-failing', branch: 'main' })).toEqual(before);
   });
 
+  it('after a failed summary, the next call sends the summary it paid for, as a fresh engine would', async () => {
+    const store = new InMemoryContextStore();
+    let calls = 0;
+    const engine = engineFor('auto-retry', store, {
+      autoCompact: {
+        summarize: () => {
+          calls += 1;
+          if (calls === 1) throw new Error('429 Too Many Requests');
+          return 'short summary';
+        },
+        keep: 3,
+      },
+    });
+    await seed(engine, 12); // 24 messages of 24 tokens
+    const failed = await engine.resolve({ budget: { maxInputTokens: 220 } });
+    expect(failed.compaction?.status).toBe('failed');
+    expect(failed.messages[0]?.id).toBe('q9');
+    const compacted = await engine.resolve({ budget: { maxInputTokens: 220 } });
+    expect(compacted.compaction?.status).toBe('compacted');
+    const summaryId =
+      compacted.compaction?.status === 'compacted' ? compacted.compaction.result.messageId : '';
+    expect(compacted.messages.map((message) => message.id)).toEqual([
+      summaryId,
+      ...['q9', 'a9', 'q10', 'a10', 'q11', 'a11'],
+    ]);
+    expect(compacted.budget?.droppedHistory).toEqual({ messages: 0, tokens: 0 });
+    const fresh = await engineFor('auto-retry', store).resolve({ budget: { maxInputTokens: 220 } });
+    expect(fresh.messages).toEqual(compacted.messages);
+    expect(fresh.budget?.totalTokens).toBe(compacted.budget?.totalTokens);
+    expect(calls).toBe(2);
+  });
+
+  it('a summary the store cannot keep is a failed compaction, never a blocked chat', async () => {
+    const store = new InMemoryContextStore();
+    const engine = engineFor('auto-nul', store, {
+      autoCompact: { summarize: () => 'a summary with a \u0000 in it' },
+    });
+    await seed(engine, 12);
+    const graph = await store.getGraph('auto-nul');
+    for (let call = 0; call < 2; call += 1) {
+      const result = await engine.resolve({ budget: { maxInputTokens: 200 } });
+      expect(result.compaction).toEqual({
+        status: 'failed',
+        error: expect.stringMatching(/NUL character.*Nothing was written/),
+      });
+      expect(result.budget?.droppedHistory.messages).toBeGreaterThan(0);
+    }
+    expect(await store.getGraph('auto-nul')).toEqual(graph);
+  });
+
   it('says when there is nothing to compact (fewer turns than keep)', async () => {
     const store = new InMemoryContextStore();
     const engine = engineFor('auto-nothing', store, {

@@ -2,6 +2,7 @@ import {
   type BranchSummaryRecord,
   type CommitResult,
   type CompactionRecord,
+  ConflictError,
   type ContextStore,
   CTXGRAPH_METADATA_KEY,
   compactionMessage,
@@ -43,7 +44,11 @@ export interface CompactOptions {
    * @default 2 (the last two turns)
    */
   readonly keep?: CompactKeep;
-  /** The compaction node's id. @default a generated id */
+  /**
+   * The compaction node's id, new to the chat: an id that already names a message of the chat
+   * (a retried job whose compaction was written) is refused with a `ConflictError`.
+   * @default a generated id
+   */
   readonly id?: string;
 }
 
@@ -114,6 +119,7 @@ export async function compactBranch(
 ): Promise<CompactionResult | null> {
   const method = 'compact()';
   const { view } = context;
+  if (options.id !== undefined) await assertNewId(context, options.id, method);
   await view.sync();
   const startHead = view.headMessageId;
   const startVersion = view.version;
@@ -275,12 +281,31 @@ async function writeOnTop(
       });
     } catch (error) {
       if (HeadConflictError.isInstance(error)) continue;
+      if (ValidationError.isInstance(error)) {
+        throw new EngineError(
+          `${method}: the store refused the summary node (${error.message}). Nothing was written.`,
+          { cause: error },
+        );
+      }
       throw error;
     }
     view.applyWrite(expectedHeadId, result, written);
     return expectedHeadId;
   }
   throw gaveUp(context, method, branch);
+}
+
+/**
+ * Refuses a node id the chat already has: a commit would replace that message in place (a saved
+ * turn lost, or an earlier compaction rewritten), or change another branch's history.
+ */
+async function assertNewId(context: CompactionContext, id: string, method: string): Promise<void> {
+  const existing = await context.store.getMessage({ chatId: context.chatId, messageId: id });
+  if (existing !== null) {
+    throw new ConflictError(
+      `${method}: id "${id}" already names a message of chat "${context.chatId}" (a compaction written by an earlier try with the same id, or another message). Nothing was written; pass a new id, or none for a generated one.`,
+    );
+  }
 }
 
 /** The error of a write that other writers kept beating to the head. */

@@ -1,5 +1,6 @@
 import { assistant, message, user } from '@ctxgraph/codecs';
 import {
+  ConflictError,
   type ContextStore,
   compactionMessage,
   EngineError,
@@ -233,6 +234,79 @@ describe('compact()', () => {
     ).rejects.toBeInstanceOf(EngineError);
     expect(await store.getHead({ chatId: engine.chatId, branch: 'main' })).toEqual(before);
     expect((await engine.resolve()).messages).toHaveLength(6);
+  });
+
+  it('refuses an id that already names a message of the chat, before the summary and writing nothing', async () => {
+    const engine = newEngine();
+    await chat(engine, 4);
+    const summarize = recordingSummarizer('S1');
+    const graph = await store.getGraph(engine.chatId);
+    // A saved user turn: replacing it in place would lose the turn.
+    await expect(engine.compact({ summarize, keep: 1, id: 'u2' })).rejects.toSatisfy(
+      (error) =>
+        ConflictError.isInstance(error) &&
+        /id "u2" already names a message of chat .* Nothing was written/.test(error.message),
+    );
+    expect(summarize.calls).toEqual([]);
+    expect(await store.getGraph(engine.chatId)).toEqual(graph);
+
+    // A retried job with a fixed id: the first run wrote the node, the retry rewrites nothing.
+    const first = await engine.compact({ summarize, keep: 1, id: 'job-7' });
+    expect(first?.messageId).toBe('job-7');
+    await chat(engine, 2, 'later-');
+    const written = await store.getGraph(engine.chatId);
+    await expect(engine.compact({ summarize, keep: 1, id: 'job-7' })).rejects.toSatisfy((error) =>
+      ConflictError.isInstance(error),
+    );
+    expect(summarize.calls).toHaveLength(1);
+    expect(await store.getGraph(engine.chatId)).toEqual(written);
+    const fresh = newEngine(store, engine.chatId);
+    const shown = (await fresh.resolve()).messages.map((entry) => entry.id);
+    expect(shown).toEqual(['job-7', 'u4', 'a4', 'later-u1', 'later-a1', 'later-u2', 'later-a2']);
+    expect((await engine.resolve()).messages.map((entry) => entry.id)).toEqual(shown);
+  });
+
+  it.each([
+    ['a NUL', 'summary\u0000with a NUL', /NUL/],
+    ['half an emoji', 'summary with half an emoji \ud83d', /lone UTF-16 surrogate/],
+  ])('refuses a summary with %s as an EngineError, writing nothing', async (_, text, problem) => {
+    const engine = newEngine();
+    await chat(engine, 3);
+    const graph = await store.getGraph(engine.chatId);
+    const failure = await engine.compact({ summarize: () => text, keep: 1 }).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(EngineError.isInstance(failure)).toBe(true);
+    expect((failure as EngineError).message).toMatch(problem);
+    expect((failure as EngineError).message).toMatch(/Nothing was written/);
+    expect(ValidationError.isInstance((failure as EngineError).cause)).toBe(true);
+    expect(await store.getGraph(engine.chatId)).toEqual(graph);
+    expect((await engine.resolve()).messages).toHaveLength(6);
+  });
+
+  it('a node the store refuses for its own reasons is an EngineError, writing nothing', async () => {
+    const engine = newEngine();
+    await chat(engine, 3);
+    const graph = await store.getGraph(engine.chatId);
+    const refusing = overrideStore(store, {
+      commit: async () => {
+        throw new ValidationError(
+          'commit(input): messages[0].message: over this store’s size limit.',
+        );
+      },
+    });
+    const limited = newEngine(refusing, engine.chatId);
+    const failure = await limited.compact({ summarize: () => 'S', keep: 1 }).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(EngineError.isInstance(failure)).toBe(true);
+    expect((failure as EngineError).message).toMatch(
+      /the store refused the summary node .*size limit/,
+    );
+    expect(ValidationError.isInstance((failure as EngineError).cause)).toBe(true);
+    expect(await store.getGraph(engine.chatId)).toEqual(graph);
   });
 
   it('refuses bad options before anything is read or written', async () => {

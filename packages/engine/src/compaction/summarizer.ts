@@ -1,4 +1,5 @@
-import { EngineError } from '@ctxgraph/fragments-core';
+import { EngineError, ValidationError } from '@ctxgraph/fragments-core';
+import { stringProblem } from '@ctxgraph/fragments-core/store-kit';
 import type { UIMessage } from 'ai';
 
 /** Why a summary is asked for. */
@@ -21,7 +22,10 @@ export type Summarizer = (
   context: SummarizeContext,
 ) => string | Promise<string>;
 
-/** Runs a summarizer and returns its text, or throws an `EngineError` that says nothing was written. */
+/**
+ * Runs a summarizer and returns its text, or throws an `EngineError` that says nothing was written
+ * (the summarizer threw, returned no text, or text a store cannot keep).
+ */
 export async function runSummarizer(
   summarize: Summarizer,
   messages: readonly UIMessage[],
@@ -45,6 +49,18 @@ export async function runSummarizer(
   if (summary.trim() === '') {
     throw new EngineError(
       `${method}: the summarizer returned an empty summary. Nothing was written.`,
+    );
+  }
+  // Models do emit NUL or half an emoji; a store refuses them, so refuse them here, typed.
+  const problem = stringProblem(summary);
+  if (problem !== undefined) {
+    throw new EngineError(
+      `${method}: the summary cannot be stored (${problem}). Nothing was written.`,
+      {
+        cause: new ValidationError(`${method}: summary: ${problem}.`, {
+          issues: [{ path: 'summary', message: problem }],
+        }),
+      },
     );
   }
   return summary.trim();
