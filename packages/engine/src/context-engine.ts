@@ -298,7 +298,7 @@ export class ContextEngine {
   // --- budget (issue #14) ---
   readonly #tokenizer: Tokenizer;
   readonly #counter = new TokenCounter();
-  /** Per branch: where the last budgeted input ended and its segment hashes: the prefix report and the previous-input breakpoint. */
+  /** Per branch: the last budgeted input's segment hashes, for the prefix report only. */
   readonly #budgetMemory = new Map<string, BudgetMemory>();
   // --- end budget ---
   /**

@@ -5,7 +5,7 @@ import {
   ValidationError,
 } from '@ctxgraph/fragments-core';
 import type { UIMessage } from 'ai';
-import { type CacheBreakpoint, type LeftOutItem, type PlanState, planBudget } from './plan-budget';
+import { type CacheBreakpoint, type LeftOutItem, planBudget } from './plan-budget';
 import { comparePrefix, type PrefixReport, type Segment } from './prefix-report';
 import type { CountedMessage, TokenCounter } from './token-counter';
 
@@ -82,11 +82,10 @@ export interface BudgetReport {
 
 /**
  * What the engine keeps per chat and branch between budgeted calls: only what the report compares
- * with (the prefix shared with the previous input, the breakpoint at its end). What is sent never
- * depends on it, so a warm engine sends what a fresh one would.
+ * with (the prefix shared with the previous input). What is sent never depends on it, so a warm
+ * engine sends what a fresh one would.
  */
 export interface BudgetMemory {
-  readonly plan: PlanState;
   readonly segments: readonly Segment[];
 }
 
@@ -183,7 +182,6 @@ export function fitToBudget(input: FitInput): FitResult {
       fragments: planFragments,
       messages: planMessages,
       pendingFrom: input.pendingFrom,
-      previous: previous?.plan ?? null,
       tokenizer: tokenizer.id,
     });
     const keptFragments = fragments.filter((_, index) => plan.keptFragments[index]);
@@ -253,7 +251,7 @@ export function fitToBudget(input: FitInput): FitResult {
         breakpoints: plan.breakpoints,
         prefix,
       },
-      memory: { plan: plan.state, segments },
+      memory: { segments },
     };
   }
 }

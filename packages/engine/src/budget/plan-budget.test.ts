@@ -34,7 +34,6 @@ function plan(overrides: Partial<PlanInput>): ReturnType<typeof planBudget> {
     fragments: [],
     messages: [],
     pendingFrom: 0,
-    previous: null,
     tokenizer: 'test',
     ...overrides,
   });
@@ -92,8 +91,11 @@ describe('planBudget', () => {
       leftOut: [],
       totalTokens: 45,
       droppedHistoryTokens: 0,
-      breakpoints: [{ kind: 'system' }, { kind: 'message', id: 'm2', role: 'input' }],
-      state: { lastMessageId: 'm2' },
+      breakpoints: [
+        { kind: 'system' },
+        { kind: 'message', id: 'm0', role: 'previous-input' },
+        { kind: 'message', id: 'm2', role: 'input' },
+      ],
     });
   });
 
@@ -135,7 +137,7 @@ describe('planBudget', () => {
     expect([result.firstKeptIndex, result.totalTokens]).toEqual([4, 50]);
     // Two more turns: the same boundary is still the earliest that fits, so the prefix is the same.
     script = 'u20 a20 u20 a20 u20 a20 u10 a10 u10*';
-    result = plan({ ...options, ...messages(script), previous: result.state });
+    result = plan({ ...options, ...messages(script) });
     expect([result.firstKeptIndex, result.totalTokens]).toEqual([4, 70]);
     expect(result.breakpoints).toEqual([
       { kind: 'system' },
@@ -144,20 +146,26 @@ describe('planBudget', () => {
     ]);
     // 110 from the old start: one more chunk goes.
     script = 'u20 a20 u20 a20 u20 a20 u10 a10 u10 a30 u10*';
-    const held = plan({ ...options, ...messages(script), previous: result.state });
-    expect([held.firstKeptIndex, held.totalTokens]).toEqual([6, 70]);
-    // Without the previous plan (a new engine), the cut lands at the same boundary.
-    const fresh = plan({ ...options, ...messages(script) });
-    expect(fresh.firstKeptIndex).toBe(6);
+    const next = plan({ ...options, ...messages(script) });
+    expect([next.firstKeptIndex, next.totalTokens]).toEqual([6, 70]);
   });
 
-  it('marks no previous input that is not in this one (another branch)', () => {
-    const result = plan({
-      ...messages('u10 a10 u10*'),
-      previous: { lastMessageId: 'elsewhere' },
-    });
-    expect(result.firstKeptIndex).toBe(0);
-    expect(result.breakpoints).toHaveLength(2);
+  it("marks the end of the previous turn's question, read from this input alone", () => {
+    // A tool turn: the question ends before the first assistant message.
+    expect(plan(messages('u10 t5 a10 a10 u10*')).breakpoints).toEqual([
+      { kind: 'system' },
+      { kind: 'message', id: 'm1', role: 'previous-input' },
+      { kind: 'message', id: 'm4', role: 'input' },
+    ]);
+    // The first turn has no previous one.
+    expect(plan(messages('u10*')).breakpoints).toEqual([
+      { kind: 'system' },
+      { kind: 'message', id: 'm0', role: 'input' },
+    ]);
+    // A previous question that was cut off is not marked.
+    const cut = plan({ maxInputTokens: 40, releaseRatio: 0.5, ...messages('u20 a20 u20 a20 u10*') });
+    expect(cut.firstKeptIndex).toBe(4);
+    expect(cut.breakpoints).toHaveLength(2);
   });
 
   it('starts at the earliest boundary that fits, wherever the previous plan started', () => {
@@ -169,7 +177,6 @@ describe('planBudget', () => {
       ...options,
       maxInputTokens: 200,
       ...messages('u20 a20 u20 a20 u20 a20 u10*'),
-      previous: cut.state,
     });
     expect(grown.firstKeptIndex).toBe(0);
     expect(grown.leftOut).toEqual([]);
@@ -183,7 +190,6 @@ describe('planBudget', () => {
     const roomy = plan({
       ...options,
       ...messages('u10 a10 u10 a10 u10 a10 u5*'),
-      previous: crowded.state,
     });
     expect(roomy.firstKeptIndex).toBe(0);
   });

@@ -1,6 +1,6 @@
-// The budget planner: a pure function from counted segments (and, for one cache breakpoint, where
-// the previous input ended) to a new plan and its report. No I/O, no engine state: the engine
-// gathers the segments and applies the plan.
+// The budget planner: a pure function from counted segments to a plan and its report. No I/O, no
+// engine state and no memory of earlier calls: the engine gathers the segments and applies the
+// plan, so an engine made per request plans exactly what a long-lived one does.
 import { BudgetExceededError, type BudgetItem } from '@ctxgraph/fragments-core';
 
 /** A context fragment as the planner sees it. */
@@ -21,15 +21,6 @@ export interface PlanMessage {
   readonly tokens: number;
 }
 
-/**
- * What the planner remembers between calls on one chat and branch: only where the last input
- * ended, for the cache breakpoint there. Where history is cut never depends on it.
- */
-export interface PlanState {
-  /** The last message the last plan sent, or null when it sent none. */
-  readonly lastMessageId: string | null;
-}
-
 /** Everything {@link planBudget} needs. */
 export interface PlanInput {
   readonly maxInputTokens: number;
@@ -41,8 +32,6 @@ export interface PlanInput {
   readonly messages: readonly PlanMessage[];
   /** Index of the first pending (not yet saved) message: it and all after it are kept. */
   readonly pendingFrom: number;
-  /** The previous call's plan on this chat and branch: only for the breakpoint at its end. */
-  readonly previous: PlanState | null;
   readonly tokenizer: string;
 }
 
@@ -81,7 +70,10 @@ export type CacheBreakpoint =
   | {
       readonly kind: 'message';
       readonly id: string;
-      /** `'previous-input'`: the end of what the last call sent; `'input'`: the end of this one. */
+      /**
+       * `'previous-input'`: the end of the previous turn's question, where the call that answered
+       * it ended its input (so the provider has that prefix cached); `'input'`: the end of this one.
+       */
       readonly role: 'previous-input' | 'input';
     };
 
@@ -97,7 +89,6 @@ export interface Plan {
   readonly droppedHistoryTokens: number;
   readonly droppedHistoryMessages: number;
   readonly breakpoints: readonly CacheBreakpoint[];
-  readonly state: PlanState;
 }
 
 interface Turn {
@@ -153,8 +144,10 @@ export function groupTurns(messages: readonly PlanMessage[], pendingFrom: number
  * budget, a fragment removed, a compaction's summary in place of its span) the earlier history
  * comes back with it.
  *
- * Breakpoints: the system prompt, the end of what the previous call sent (when it is still the
- * prefix of this one), and the end of this input.
+ * Breakpoints: the system prompt, the end of the previous turn's question (its user message and
+ * anything before its first reply: where the call that answered it ended its input, so the
+ * provider cached that prefix), when it is kept, and the end of this input. They are read from
+ * this input alone, like the cut: a fresh engine marks what a warm one does.
  */
 export function planBudget(input: PlanInput): Plan {
   const { maxInputTokens, fragments, messages } = input;
@@ -273,11 +266,15 @@ export function planBudget(input: PlanInput): Plan {
 
   const breakpoints: CacheBreakpoint[] = [{ kind: 'system' }];
   const last = messages.at(-1);
-  const previousLastId = input.previous?.lastMessageId ?? null;
-  if (previousLastId !== null && previousLastId !== last?.id) {
-    const position = messages.findIndex((message) => message.id === previousLastId);
-    if (position >= firstKeptIndex) {
-      breakpoints.push({ kind: 'message', id: previousLastId, role: 'previous-input' });
+  const previousTurn = turns.at(-2);
+  if (previousTurn !== undefined) {
+    // The previous turn's question ends before its first assistant message.
+    let end = previousTurn.start;
+    while (end + 1 < previousTurn.end && (messages[end + 1] as PlanMessage).role !== 'assistant') {
+      end += 1;
+    }
+    if (end >= firstKeptIndex) {
+      breakpoints.push({ kind: 'message', id: (messages[end] as PlanMessage).id, role: 'previous-input' });
     }
   }
   if (last !== undefined) breakpoints.push({ kind: 'message', id: last.id, role: 'input' });
@@ -290,7 +287,6 @@ export function planBudget(input: PlanInput): Plan {
     droppedHistoryTokens,
     droppedHistoryMessages: firstKeptIndex,
     breakpoints,
-    state: { lastMessageId: last?.id ?? null },
   };
 }
 
