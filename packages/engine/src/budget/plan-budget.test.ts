@@ -163,7 +163,11 @@ describe('planBudget', () => {
       { kind: 'message', id: 'm0', role: 'input' },
     ]);
     // A previous question that was cut off is not marked.
-    const cut = plan({ maxInputTokens: 40, releaseRatio: 0.5, ...messages('u20 a20 u20 a20 u10*') });
+    const cut = plan({
+      maxInputTokens: 40,
+      releaseRatio: 0.5,
+      ...messages('u20 a20 u20 a20 u10*'),
+    });
     expect(cut.firstKeptIndex).toBe(4);
     expect(cut.breakpoints).toHaveLength(2);
   });

@@ -274,7 +274,11 @@ export function planBudget(input: PlanInput): Plan {
       end += 1;
     }
     if (end >= firstKeptIndex) {
-      breakpoints.push({ kind: 'message', id: (messages[end] as PlanMessage).id, role: 'previous-input' });
+      breakpoints.push({
+        kind: 'message',
+        id: (messages[end] as PlanMessage).id,
+        role: 'previous-input',
+      });
     }
   }
   if (last !== undefined) breakpoints.push({ kind: 'message', id: last.id, role: 'input' });
