@@ -126,9 +126,14 @@ export {
   compactionMessage,
   type DroppedRecord,
   droppedMessage,
+  type EngineRecordSource,
+  embedEngineRecord,
+  engineRecordOf,
   readBranchSummary,
   readCompaction,
   readDropped,
+  splitEngineRecord,
+  withoutEngineMetadata,
 } from './store/compaction-node';
 export {
   type BranchComparison,
@@ -170,6 +175,7 @@ export type {
   BranchRecord,
   ChatGraph,
   ChatRecord,
+  EngineRecord,
   CheckpointRecord,
   MessageNodeRecord,
   Page,
