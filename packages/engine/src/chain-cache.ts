@@ -63,7 +63,7 @@ export class ChainCache {
   /** Adds entries after the newest one. */
   append(entries: readonly ChainEntry[]): void {
     for (const entry of entries) {
-      if (readCompaction(entry.node.message) !== null) this.#compactions.push(this.#entries.length);
+      if (readCompaction(entry.node) !== null) this.#compactions.push(this.#entries.length);
       this.#positions.set(entry.node.id, this.#entries.length);
       this.#entries.push(entry);
       if (entry.message) {
@@ -88,8 +88,8 @@ export class ChainCache {
     const previous = this.#entries[position];
     this.#entries[position] = entry;
     const messagePosition = this.#messagePositions.get(entry.node.id);
-    const compactionBefore = previous ? readCompaction(previous.node.message) !== null : false;
-    const compactionNow = readCompaction(entry.node.message) !== null;
+    const compactionBefore = previous ? readCompaction(previous.node) !== null : false;
+    const compactionNow = readCompaction(entry.node) !== null;
     if (
       previous?.message &&
       entry.message &&

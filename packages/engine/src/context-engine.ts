@@ -76,13 +76,14 @@ import {
   lastShownIdWithRole,
   shownMessageCount,
   visibleConversation,
-  wholeChainMessages,
+  wholeChainNodes,
 } from './compaction/compacted-view';
 import type { Summarizer } from './compaction/summarizer';
 import { buildSnapshot, type InspectOptions, type InspectSnapshot } from './inspect';
 import { MessageValidator } from './message-validator';
 import { DEFAULT_MODEL_PRICES, type ModelPrices } from './model-prices';
 import { PendingLane } from './pending-lane';
+import { RecordKeepingStore } from './record-keeping-store';
 import { totalUsage, type UsageTotals } from './usage/message-usage';
 
 /** Options of {@link ContextEngine.deleteBranch}. */
@@ -282,7 +283,7 @@ export interface ChatUpdate {
  * ```
  */
 export class ContextEngine {
-  readonly #store: ContextStore;
+  readonly #store: RecordKeepingStore;
   readonly #chatId: string;
   readonly #userId: string;
   readonly #metadata: JsonObject | undefined;
@@ -355,7 +356,8 @@ export class ContextEngine {
         `new ContextEngine(options): maxSaveAttempts must be a positive integer, received ${String(maxSaveAttempts)}.`,
       );
     }
-    this.#store = options.store;
+    // The engine's records live beside each message, whatever the store (record-keeping-store.ts).
+    this.#store = new RecordKeepingStore(options.store);
     this.#chatId = options.chatId;
     this.#userId = options.userId;
     this.#metadata = options.metadata;
@@ -543,7 +545,13 @@ export class ContextEngine {
       const messages =
         this.#pending.messagesNow(ticket, this.#validator) ??
         (await this.#pending.messages(ticket, this.#validator));
-      const batch: CommitMessage[] = messages.map((message) => ({ id: message.id, message }));
+      const records = this.#pending.engineRecords(ticket);
+      const batch: CommitMessage[] = messages.map((message) => {
+        const engineRecord = records?.get(message.id);
+        return engineRecord === undefined
+          ? { id: message.id, message }
+          : { id: message.id, message, engineRecord };
+      });
       try {
         if (this.#store.capabilities.append === true && typeof this.#store.append === 'function') {
           const result = await this.#store.append({
@@ -929,17 +937,11 @@ export class ContextEngine {
       const prices = { ...DEFAULT_MODEL_PRICES, ...this.#prices, ...options?.prices };
       if (scope === 'chat') {
         const graph = await this.#store.getGraph(this.#chatId);
-        return totalUsage(
-          graph.nodes.map((node) => node.message),
-          prices,
-        );
+        return totalUsage(graph.nodes, prices);
       }
       await this.#view.sync();
       // compaction/: a cache read back to a compaction's boundary holds only part of the chain.
-      return totalUsage(
-        await wholeChainMessages(this.#store, this.#chatId, this.#view.chain),
-        prices,
-      );
+      return totalUsage(await wholeChainNodes(this.#store, this.#chatId, this.#view.chain), prices);
     });
   }
   // --- end usage ---
@@ -977,13 +979,10 @@ export class ContextEngine {
       const prices = { ...DEFAULT_MODEL_PRICES, ...this.#prices, ...options?.prices };
       const usage = {
         branch: totalUsage(
-          await wholeChainMessages(this.#store, this.#chatId, this.#view.chain),
+          await wholeChainNodes(this.#store, this.#chatId, this.#view.chain),
           prices,
         ),
-        chat: totalUsage(
-          graph.nodes.map((node) => node.message),
-          prices,
-        ),
+        chat: totalUsage(graph.nodes, prices),
       };
       // --- end budget and usage ---
       return buildSnapshot({

@@ -206,7 +206,7 @@ export function buildSnapshot(input: SnapshotInput): InspectSnapshot {
       checkpoints: input.graph.checkpoints.slice(),
     },
     compactions: input.graph.nodes.flatMap((node) => {
-      const record = readCompaction(node.message);
+      const record = readCompaction(node);
       if (record === null) return [];
       return [
         {

@@ -46,7 +46,7 @@ function coveredSpan(
   const positions = new Map(chain.map((node, index) => [node.id, index]));
   for (let index = chain.length - 1; index >= 0; index -= 1) {
     const node = chain[index] as MessageNodeRecord;
-    const record = readCompaction(node.message);
+    const record = readCompaction(node);
     if (record === null) continue;
     const boundaryPosition = positions.get(record.boundaryId);
     if (boundaryPosition !== undefined && boundaryPosition < index)
@@ -114,7 +114,7 @@ async function planDrop(
     for (const node of chain) {
       const compactionId = cover.get(node.id);
       if (typeof compactionId !== 'string' || assigned.has(node.id)) continue;
-      if (readDropped(node.message) !== null) continue;
+      if (readDropped(node) !== null) continue;
       assigned.add(node.id);
       nodes.push({ node, compactionId });
     }
@@ -129,10 +129,19 @@ async function planDrop(
   };
 }
 
+/** The stored size of a node's message and engine record. */
+function recordBytes(node: { readonly message: unknown; readonly engineRecord?: unknown }): number {
+  const record = node.engineRecord ?? null;
+  return (
+    utf8Length(JSON.stringify(node.message)) +
+    (record === null ? 0 : utf8Length(JSON.stringify(record)))
+  );
+}
+
 /**
  * Replaces, in place, the originals of a chat that every branch and checkpoint reaching them
  * shows only through a compaction's summary with tombstones (same id, parent and sequence; no
- * parts; `metadata.ctxgraph.dropped` naming the compaction). Each branch's share is one `commit`
+ * parts; an engine record whose `dropped` names the compaction). Each branch's share is one `commit`
  * of the existing ids at the head read (the v1 replace-in-place). Right before each commit the
  * branch heads and checkpoints are listed again: when any changed (a new branch or checkpoint
  * may need a node in full), or the commit meets a moved head, the whole pass starts over from
@@ -152,8 +161,8 @@ export async function dropCompactedOriginals(
     let moved = false;
     for (const drop of plan.drops) {
       const tombstones = drop.nodes.map(({ node, compactionId }) => ({
-        original: node.message,
-        tombstone: droppedMessage(node.message, { version: 1, compactionId, droppedAt }),
+        original: node,
+        tombstone: droppedMessage(node, { version: 1, compactionId, droppedAt }),
       }));
       if (!input.dryRun) {
         if ((await pointers(store, input.chatId)) !== plan.pointers) {
@@ -165,7 +174,7 @@ export async function dropCompactedOriginals(
             chatId: input.chatId,
             branch: drop.branch,
             expectedHeadId: drop.headId,
-            messages: tombstones.map(({ tombstone }) => ({ id: tombstone.id, message: tombstone })),
+            messages: tombstones.map(({ tombstone }) => tombstone),
           });
         } catch (error) {
           if (!HeadConflictError.isInstance(error)) throw error;
@@ -176,8 +185,8 @@ export async function dropCompactedOriginals(
       }
       for (const { original, tombstone } of tombstones) {
         report.nodes += 1;
-        report.bytes += utf8Length(JSON.stringify(original));
-        report.tombstoneBytes += utf8Length(JSON.stringify(tombstone));
+        report.bytes += recordBytes(original);
+        report.tombstoneBytes += recordBytes(tombstone);
         report.messageIds.push(original.id);
       }
     }

@@ -542,13 +542,15 @@ describe('compact()', () => {
     expect(await store.getHead({ chatId: engine.chatId, branch: 'main' })).toEqual(before);
   });
 
-  it('stores the record where any v1 store keeps it: metadata.ctxgraph.compaction', async () => {
+  it("stores the record beside the message, in the node's engine record", async () => {
     const engine = newEngine();
     await chat(engine, 2);
     const result = await engine.compact({ summarize: () => 'S', keep: 1, id: 'c-1' });
     const node = await store.getMessage({ chatId: engine.chatId, messageId: 'c-1' });
     expect(node?.parentId).toBe('a2');
-    expect(node && readCompaction(node.message)).toEqual(result?.compaction);
+    expect(node && readCompaction(node)).toEqual(result?.compaction);
+    expect(node?.engineRecord).toEqual({ compaction: result?.compaction });
+    expect(node?.message.metadata).toBeUndefined();
   });
 });
 
@@ -574,7 +576,7 @@ describe('switchBranch(name, { carry })', () => {
       chatId: engine.chatId,
       messageId: engine.headMessageId as string,
     });
-    expect(node && readBranchSummary(node.message)).toMatchObject({
+    expect(node && readBranchSummary(node)).toMatchObject({
       fromBranch: side.name,
       fromHeadId: 'side-a1',
       coveredMessages: 4,
@@ -668,9 +670,11 @@ describe("prune({ compacted: 'drop' })", () => {
     expect(node?.message.parts).toEqual([]);
     expect(node?.parentId).toBe(untouched?.parentId);
     expect(node?.sequence).toBe(untouched?.sequence);
-    expect(readDropped(node?.message ?? { id: '', role: '', parts: [] })).toMatchObject({
-      compactionId: compaction?.messageId,
-    });
+    expect(readDropped(node ?? { id: '', message: { id: '', role: '', parts: [] } })).toMatchObject(
+      {
+        compactionId: compaction?.messageId,
+      },
+    );
     // The head did not move; the conversation is the same, warm and cold.
     const after = await store.getHead({ chatId: engine.chatId, branch: 'main' });
     expect(after.headMessageId).toBe(before.headMessageId);
@@ -773,7 +777,7 @@ describe("prune({ compacted: 'drop' })", () => {
     let raced = false;
     const racing = overrideStore(store, {
       commit: async (input) => {
-        if (!raced && input.messages.some((entry) => readDropped(entry.message) !== null)) {
+        if (!raced && input.messages.some((entry) => readDropped(entry) !== null)) {
           raced = true;
           await chat(other, 1, '', 5);
         }
@@ -794,7 +798,7 @@ describe("prune({ compacted: 'drop' })", () => {
     let forked = false;
     const racing = overrideStore(store, {
       commit: async (input) => {
-        if (!forked && input.messages.some((entry) => readDropped(entry.message) !== null))
+        if (!forked && input.messages.some((entry) => readDropped(entry) !== null))
           throw new Error('the fork should have been seen before the commit');
         return store.commit(input);
       },
@@ -821,7 +825,7 @@ describe("prune({ compacted: 'drop' })", () => {
     await engine.compact({ summarize: () => 'S1', keep: 1 });
     const busy = overrideStore(store, {
       commit: async (input) => {
-        if (input.messages.some((entry) => readDropped(entry.message) !== null))
+        if (input.messages.some((entry) => readDropped(entry) !== null))
           throw new HeadConflictError({
             chatId: input.chatId,
             branch: input.branch,

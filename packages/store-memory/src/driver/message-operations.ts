@@ -114,6 +114,7 @@ function write(
     const existing = chat.nodes.get(message.id);
     if (existing !== undefined) {
       existing.json = message.json;
+      existing.engineRecordJson = message.engineRecordJson;
       existing.updatedAt = now;
       replaced = true;
       written.push(existing);
@@ -124,6 +125,7 @@ function write(
       parentId: head,
       sequence: chat.nextSequence,
       json: message.json,
+      engineRecordJson: message.engineRecordJson,
       createdAt: now,
       updatedAt: now,
     };
