@@ -378,7 +378,7 @@ export class ContextEngine {
       options.autoCompact === undefined
         ? undefined
         : checkAutoCompact('new ContextEngine(options)', options.autoCompact);
-    this.#view = new BranchView(options.store, options.chatId, this.#validator);
+    this.#view = new BranchView(this.#store, options.chatId, this.#validator);
   }
 
   /** The chat id. */

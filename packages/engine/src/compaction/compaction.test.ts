@@ -1,4 +1,4 @@
-import { assistant, message, user } from '@ctxgraph/codecs';
+import { assistant, assistantText, message, user } from '@ctxgraph/codecs';
 import {
   type ContextStore,
   EngineError,
@@ -525,7 +525,7 @@ describe('compact()', () => {
     }
   });
 
-  it('refuses, writing nothing, a node the engine’s metadataSchema would not accept', async () => {
+  it('a strict metadataSchema accepts the compaction node: its record is never in metadata', async () => {
     const { z } = await import('zod');
     const engine = new ContextEngine({
       store,
@@ -535,9 +535,29 @@ describe('compact()', () => {
       messageSchemas: { metadataSchema: z.strictObject({ app: z.string().optional() }).optional() },
     });
     await chat(engine, 2);
+    const result = await engine.compact({ summarize: () => 'S', keep: 1 });
+    expect(result?.compaction.boundaryId).toBe('a1');
+  });
+
+  it('refuses, writing nothing, a node the engine’s metadataSchema would not accept', async () => {
+    const { z } = await import('zod');
+    const engine = new ContextEngine({
+      store,
+      chatId: 'chat-required-metadata',
+      userId: 'user-1',
+      renderer,
+      messageSchemas: { metadataSchema: z.object({ app: z.string() }) },
+    });
+    engine.set(
+      user('question', { id: 'u1', metadata: { app: 'x' } }),
+      assistantText('answer', { id: 'a1', metadata: { app: 'x' } }),
+      user('again', { id: 'u2', metadata: { app: 'x' } }),
+      assistantText('more', { id: 'a2', metadata: { app: 'x' } }),
+    );
+    await engine.save();
     const before = await store.getHead({ chatId: engine.chatId, branch: 'main' });
     await expect(engine.compact({ summarize: () => 'S', keep: 1 })).rejects.toThrow(
-      /allow a "ctxgraph" key in metadataSchema\. Nothing was written/,
+      /the summary node does not validate against the engine's message schemas .*Nothing was written/,
     );
     expect(await store.getHead({ chatId: engine.chatId, branch: 'main' })).toEqual(before);
   });
