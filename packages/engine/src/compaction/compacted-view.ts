@@ -4,7 +4,6 @@ import {
   EngineError,
   type MessageNodeRecord,
   readCompaction,
-  type StoredMessage,
 } from '@ctxgraph/fragments-core';
 import type { UIMessage } from 'ai';
 import type { ChainCache, ChainEntry } from '../chain-cache';
