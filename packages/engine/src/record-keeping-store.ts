@@ -46,7 +46,7 @@ export class RecordKeepingStore implements ContextStore {
     const { append, forkBranch, getContext, saveContext, searchMessages, prune } = store;
     if (typeof append === 'function') {
       this.append = async (input: AppendInput): Promise<AppendResult> =>
-        splitResult(await append.call(store, this.#embed(input)));
+        this.#written(await append.call(store, this.#embed(input)));
     }
     if (typeof forkBranch === 'function')
       this.forkBranch = (input) => forkBranch.call(store, input);
@@ -61,6 +61,15 @@ export class RecordKeepingStore implements ContextStore {
       };
     }
     if (typeof prune === 'function') this.prune = (input) => prune.call(store, input);
+  }
+
+  /**
+   * The nodes of our own write. A store that keeps records returns what the engine wrote, which
+   * never holds the reserved key, so its nodes are passed on untouched (a store may parse a
+   * written message only when it is first read: the engine keeps its own copy).
+   */
+  #written<T extends CommitResult>(result: T): T {
+    return this.#keepsRecords ? result : splitResult(result);
   }
 
   /** Records into the messages, for a store that cannot keep them beside. */
@@ -89,7 +98,7 @@ export class RecordKeepingStore implements ContextStore {
   close: ContextStore['close'] = () => this.#store.close();
 
   async commit(input: CommitInput): Promise<CommitResult> {
-    return splitResult(await this.#store.commit(this.#embed(input)));
+    return this.#written(await this.#store.commit(this.#embed(input)));
   }
 
   async getChain(input: Parameters<ContextStore['getChain']>[0]): Promise<ChainPage> {
