@@ -81,6 +81,12 @@ export class ChainCache {
     return this.#positions.has(id);
   }
 
+  /** The node with this id, when it is in the chain. */
+  node(id: string): MessageNodeRecord | undefined {
+    const position = this.#positions.get(id);
+    return position === undefined ? undefined : this.#entries[position]?.node;
+  }
+
   /** Replaces the entry with the same id in place; false when there is none. */
   replace(entry: ChainEntry): boolean {
     const position = this.#positions.get(entry.node.id);

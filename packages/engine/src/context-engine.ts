@@ -14,6 +14,7 @@ import {
   type ContextStore,
   createEstimatorTokenizer,
   EngineError,
+  type EngineRecord,
   HeadConflictError,
   type HeadState,
   isFragment,
@@ -23,6 +24,7 @@ import {
   type JsonObject,
   type JsonValue,
   MessageIdConflictError,
+  type MessageNodeRecord,
   MessageNotFoundError,
   nextBranchName,
   type Page,
@@ -547,7 +549,10 @@ export class ContextEngine {
         (await this.#pending.messages(ticket, this.#validator));
       const records = this.#pending.engineRecords(ticket);
       const batch: CommitMessage[] = messages.map((message) => {
-        const engineRecord = records?.get(message.id);
+        const engineRecord = keptRecord(
+          this.#view.chain.node(message.id),
+          records?.get(message.id),
+        );
         return engineRecord === undefined
           ? { id: message.id, message }
           : { id: message.id, message, engineRecord };
@@ -1341,4 +1346,21 @@ function checkRenderer(renderer: ContextRenderer, method: string): void {
 /** A settled queue link: the next operation runs whatever the last one did. */
 function ignore(): undefined {
   return undefined;
+}
+
+/**
+ * The record a saved message gets: the one `withUsage` attached, over the engine's own record of
+ * the node it replaces in place. A chat client echoes back the whole conversation (a compaction's
+ * summary and replies with recorded usage included): replacing them keeps what the engine
+ * recorded, and a client's copy can neither add to nor remove it. (A store that keeps records
+ * also keeps a replaced node's record when none is given; this covers the others, for the nodes
+ * the engine has read.)
+ */
+function keptRecord(
+  replaced: MessageNodeRecord | undefined,
+  attached: EngineRecord | undefined,
+): EngineRecord | undefined {
+  const existing = replaced?.engineRecord ?? undefined;
+  if (existing === undefined) return attached;
+  return attached === undefined ? existing : { ...existing, ...attached };
 }

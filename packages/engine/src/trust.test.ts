@@ -493,6 +493,45 @@ describe.each(stores)('only the engine writes its records (store %s)', (_label, 
     }
   });
 
+  it('a client echoing back the whole conversation keeps the compaction and the recorded usage', async () => {
+    const chatId = newChatId();
+    const e = engine(chatId);
+    e.set(
+      user('q1', { id: 'q1' }),
+      withUsage(assistantText('a1', { id: 'a1' }), { usage, modelId: 'gpt-4o' }),
+      user('q2', { id: 'q2' }),
+      withUsage(assistantText('a2', { id: 'a2' }), { usage, modelId: 'gpt-4o' }),
+    );
+    await e.save();
+    await e.compact({ summarize: () => 'summary', keep: 1 });
+    const shown = (await e.resolve()).messages;
+    const echo = (target: ContextEngine): void => {
+      for (const each of shown) target.set(message(JSON.parse(JSON.stringify(each))));
+    };
+    // What a useChat server does with every request: set the client's messages and the new one,
+    // resolve for the model, save.
+    const app = engine(chatId);
+    echo(app);
+    app.set(user('q3', { id: 'q3' }));
+    await app.resolve();
+    await app.save();
+    const fresh = await engine(chatId).resolve();
+    expect(fresh.messages.map((entry) => entry.id)).toEqual([
+      ...shown.map((entry) => entry.id),
+      'q3',
+    ]);
+    expect((await engine(chatId).usage({ scope: 'chat' })).calls).toBe(2);
+    expect((await app.resolve()).messages).toEqual(fresh.messages);
+    if (store.capabilities.engineRecords === true) {
+      // A store that keeps records keeps them through a save that never read the chain.
+      const cold = engine(chatId);
+      echo(cold);
+      await cold.save();
+      expect((await engine(chatId).resolve()).messages).toEqual(fresh.messages);
+      expect((await engine(chatId).usage({ scope: 'chat' })).calls).toBe(2);
+    }
+  });
+
   it('data stored by an earlier version (records in metadata.ctxgraph) still reads as records', async () => {
     const chatId = newChatId();
     await store.openChat({ chatId, userId: 'u' });

@@ -79,7 +79,8 @@ function keepsRecords(store: ContextStore): string | undefined {
 /**
  * Engine records (`capabilities.engineRecords`): the engine's own record of a node, given as
  * `CommitMessage.engineRecord`, kept beside the message byte for byte and returned by every read;
- * replacing a node in place replaces its record; the message never holds it. A store without
+ * replacing a node in place replaces its record when one is given and keeps it otherwise; the
+ * message never holds it. A store without
  * the capability refuses a write that carries one, writing nothing.
  */
 export function defineEngineRecordTests(kit: StoreKit): void {
@@ -155,7 +156,7 @@ export function defineEngineRecordTests(kit: StoreKit): void {
     );
 
     it(
-      'replacing a node in place replaces its record with the one given, or none',
+      'replacing a node in place replaces its record with the one given, and keeps it when none is',
       async ({ skip }) => {
         const store = kit.store();
         const reason = keepsRecords(store);
@@ -176,11 +177,12 @@ export function defineEngineRecordTests(kit: StoreKit): void {
           messages: replaced,
         });
         expect(result.headMessageId).toBe(second);
+        const expected = [replaced[0] as CommitMessage, entry(second, recordOf('old'))];
         result.nodes.forEach((node, index) => {
-          expectNode(node, replaced[index] as CommitMessage);
+          expectNode(node, expected[index] as CommitMessage);
         });
-        await expectEveryRead(store, chatId, second, replaced);
-        // A message that looks like a record inside is only a message: nothing moves beside it.
+        await expectEveryRead(store, chatId, second, expected);
+        // A message that looks like a record inside is only a message: the record beside it stays.
         const lookalike: CommitMessage = {
           id: first,
           message: { ...textMessage(first), metadata: { ctxgraph: { usage: { modelId: 'x' } } } },
@@ -191,7 +193,21 @@ export function defineEngineRecordTests(kit: StoreKit): void {
           expectedHeadId: second,
           messages: [lookalike],
         });
-        expectNode(await store.getMessage({ chatId, messageId: first }), lookalike);
+        expectNode(await store.getMessage({ chatId, messageId: first }), {
+          ...lookalike,
+          engineRecord: recordOf('new'),
+        });
+        // An empty record is a record like any other (how a writer clears one).
+        await store.commit({
+          chatId,
+          branch: 'main',
+          expectedHeadId: second,
+          messages: [{ ...lookalike, engineRecord: {} }],
+        });
+        expectNode(await store.getMessage({ chatId, messageId: first }), {
+          ...lookalike,
+          engineRecord: {},
+        });
       },
       timeout,
     );

@@ -54,8 +54,9 @@ export interface ContextStoreCapabilities {
    * The store keeps the engine's own record of a node beside its message: a
    * {@link CommitMessage.engineRecord} given to `commit` or `append` is stored byte-for-byte and
    * returned as `MessageNodeRecord.engineRecord` by every read (`getChain`, `getMessage`,
-   * `getGraph`, the nodes of a commit or append result, search hits); a write that replaces a
-   * node in place replaces its record with the one given (none when absent). Optional: without
+   * `getGraph`, the nodes of a commit or append result); a write that replaces a node in place
+   * replaces its record with the one given and keeps it when none is given (so a message sent
+   * back by a chat client cannot drop what the engine recorded). Optional: without
    * it, a commit or append that carries a record is refused with `ValidationError`, and the
    * engine keeps its records inside the stored message instead (hidden from the app on read).
    */
@@ -111,7 +112,8 @@ export interface CommitMessage {
   /**
    * The engine's record of the node (a JSON object, stored byte-for-byte beside the message).
    * Only for a store that declares `capabilities.engineRecords`; any other store refuses it with
-   * `ValidationError`. Absent means the node has no record (a replaced node loses the one it had).
+   * `ValidationError`. Absent: a new node has none, a node replaced in place keeps the one it had
+   * (give `{}` to clear it).
    */
   readonly engineRecord?: EngineRecord;
 }

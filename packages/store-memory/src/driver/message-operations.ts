@@ -114,7 +114,8 @@ function write(
     const existing = chat.nodes.get(message.id);
     if (existing !== undefined) {
       existing.json = message.json;
-      existing.engineRecordJson = message.engineRecordJson;
+      // A replaced node keeps its record unless a new one is given.
+      if (message.engineRecordJson !== null) existing.engineRecordJson = message.engineRecordJson;
       existing.updatedAt = now;
       replaced = true;
       written.push(existing);

@@ -110,7 +110,8 @@ export function writeResult(
       parentId: optionalText(row[4]),
       sequence: integer(row[5]),
       message: JSON.parse(message.json) as StoredMessage,
-      engineRecord: engineRecordFrom(message.engineRecordJson),
+      // What the row holds: the record given, or the one a replaced node kept.
+      engineRecord: engineRecordFrom(row[12]),
       createdAt: integer(row[6]),
       updatedAt: integer(row[7]),
     };

@@ -248,17 +248,18 @@ function writeStatement(names: TableNames, mode: WriteMode): string {
     ch.last_sequence - ch.n + f.rank, ch.last_run_start, f.role, f.body::json, f.record::json, $6::bigint, $6::bigint,
     ${searchVectorSql(names, 'f.body::json')}
   FROM fresh f CROSS JOIN chat ch
-  RETURNING message_id, parent_id, sequence, created_at, updated_at
+  RETURNING message_id, parent_id, sequence, created_at, updated_at, engine_record::text AS engine_record
 ), replaced AS (
-  UPDATE ${names.messages} m SET role = i.role, message = i.body::json, engine_record = i.record::json,
+  UPDATE ${names.messages} m SET role = i.role, message = i.body::json,
+    engine_record = coalesce(i.record::json, m.engine_record),
     updated_at = greatest(m.updated_at, $6::bigint),
     search_vector = ${searchVectorSql(names, 'i.body::json')}
   FROM input i CROSS JOIN chat ch
   WHERE m.chat_id = $1::text AND m.message_id = i.id AND EXISTS (SELECT 1 FROM existing e WHERE e.message_id = i.id)
-  RETURNING m.message_id, m.parent_id, m.sequence, m.created_at, m.updated_at
+  RETURNING m.message_id, m.parent_id, m.sequence, m.created_at, m.updated_at, m.engine_record::text AS engine_record
 )
 SELECT ch.version, ch.rewritten_at, ch.head_message_id, r.message_id, r.parent_id, r.sequence, r.created_at, r.updated_at,
-  l.found, coalesce(ch.previous_head, l.head_message_id), p.off_branch, p.stale
+  l.found, coalesce(ch.previous_head, l.head_message_id), p.off_branch, p.stale, r.engine_record
 FROM (SELECT 1) AS one
 LEFT JOIN (SELECT true AS found, head_message_id FROM locked) l ON true
 LEFT JOIN problem p ON true

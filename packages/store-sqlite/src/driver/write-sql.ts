@@ -77,7 +77,7 @@ export function writeMessages(db: SqliteConnection, input: MessageWrite): Append
       .prepared(replaceSql)
       .get(message.role, message.json, message.engineRecordJson, now, chatId, message.id) as Pick<
       MessageRow,
-      'parent_id' | 'sequence' | 'created_at'
+      'parent_id' | 'sequence' | 'created_at' | 'engine_record'
     >;
     replacedIds.push(message.id);
     if (kept.sequence < oldestReplaced) oldestReplaced = kept.sequence;
@@ -88,7 +88,7 @@ export function writeMessages(db: SqliteConnection, input: MessageWrite): Append
         kept.parent_id,
         kept.sequence,
         message.json,
-        message.engineRecordJson,
+        kept.engine_record,
         kept.created_at,
         now,
       ),
@@ -120,8 +120,8 @@ function insertSql(t: TableNames): string {
 }
 
 function replaceSql(t: TableNames): string {
-  return `UPDATE ${t.messages} SET role = ?, payload = ?, engine_record = ?, updated_at = ? WHERE chat_id = ? AND id = ?
-         RETURNING parent_id, sequence, created_at`;
+  return `UPDATE ${t.messages} SET role = ?, payload = ?, engine_record = coalesce(?, engine_record), updated_at = ? WHERE chat_id = ? AND id = ?
+         RETURNING parent_id, sequence, created_at, engine_record`;
 }
 
 function moveHeadSql(t: TableNames): string {

@@ -265,8 +265,8 @@ export interface PreparedCommitMessage {
   /** `JSON.stringify(message)`, checked. */
   readonly json: string;
   /**
-   * `JSON.stringify(engineRecord)`, checked, or null when the entry carries no engine record
-   * (the node then has none: a replaced node loses the one it had). Only a store that declares
+   * `JSON.stringify(engineRecord)`, checked, or null when the entry carries no engine record (a
+   * new node then has none; a node replaced in place keeps the one it had). Only a store that declares
    * `capabilities.engineRecords` gets one; for any other, an entry with a record is refused.
    */
   readonly engineRecordJson: string | null;
