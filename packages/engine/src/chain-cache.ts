@@ -7,7 +7,7 @@ import type { UIMessage } from 'ai';
 
 /**
  * A persisted message the engine holds: the node and its validated message (or why not). A
- * tombstone (a dropped message, `metadata.ctxgraph.dropped`) has neither message nor error.
+ * tombstone (a dropped message: its engine record has `dropped`) has neither message nor error.
  */
 export interface ChainEntry {
   readonly node: MessageNodeRecord;

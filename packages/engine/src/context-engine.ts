@@ -104,7 +104,7 @@ export interface PruneOptions {
    * The originals behind compaction nodes: `'keep'` leaves them (a rewind before the compaction
    * shows them again); `'drop'` replaces, in place, each one that every branch and checkpoint
    * reaching it shows only through a compaction's summary with a tombstone (same id, parent and
-   * sequence, content gone, `metadata.ctxgraph.dropped` naming the compaction). A resolve never
+   * sequence, content gone, an engine record whose `dropped` names the compaction). A resolve never
    * shows tombstones; search no longer finds their text. There is no undo.
    * @default 'keep'
    */

@@ -58,7 +58,7 @@ export class MessageValidator {
 
   /**
    * Stored nodes as chain entries: each with its settled message, or why it does not validate. A
-   * tombstone (`metadata.ctxgraph.dropped`) is not validated: its entry has neither message nor
+   * tombstone (its engine record has `dropped`) is not validated: its entry has neither message nor
    * error, and it is never shown.
    */
   async entries(nodes: readonly MessageNodeRecord[]): Promise<ChainEntry[]> {
