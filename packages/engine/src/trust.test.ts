@@ -569,5 +569,10 @@ describe.each(stores)('only the engine writes its records (store %s)', (_label, 
     expect((await e.usage({ scope: 'chat' })).byModel['gpt-4o']?.calls).toBe(1);
     const snapshot = await e.inspect();
     expect(hasEngineKey(snapshot.fragments)).toBe(false);
+    if (store.capabilities.search === true) {
+      const hits = await e.search('a1');
+      expect(hits.items.map((hit) => hit.messageId)).toEqual(['a1']);
+      expect(hits.items[0]?.message.metadata).toEqual({ app: 1 });
+    }
   });
 });
