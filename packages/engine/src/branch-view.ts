@@ -196,6 +196,7 @@ function withMessage(node: MessageNodeRecord, message: UIMessage): MessageNodeRe
     parentId: node.parentId,
     sequence: node.sequence,
     message,
+    ...(node.engineRecord === undefined ? {} : { engineRecord: node.engineRecord }),
     createdAt: node.createdAt,
     updatedAt: node.updatedAt,
   };

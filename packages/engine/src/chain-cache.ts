@@ -7,7 +7,7 @@ import type { UIMessage } from 'ai';
 
 /**
  * A persisted message the engine holds: the node and its validated message (or why not). A
- * tombstone (a dropped message, `metadata.ctxgraph.dropped`) has neither message nor error.
+ * tombstone (a dropped message: its engine record has `dropped`) has neither message nor error.
  */
 export interface ChainEntry {
   readonly node: MessageNodeRecord;
@@ -63,7 +63,7 @@ export class ChainCache {
   /** Adds entries after the newest one. */
   append(entries: readonly ChainEntry[]): void {
     for (const entry of entries) {
-      if (readCompaction(entry.node.message) !== null) this.#compactions.push(this.#entries.length);
+      if (readCompaction(entry.node) !== null) this.#compactions.push(this.#entries.length);
       this.#positions.set(entry.node.id, this.#entries.length);
       this.#entries.push(entry);
       if (entry.message) {
@@ -81,6 +81,12 @@ export class ChainCache {
     return this.#positions.has(id);
   }
 
+  /** The node with this id, when it is in the chain. */
+  node(id: string): MessageNodeRecord | undefined {
+    const position = this.#positions.get(id);
+    return position === undefined ? undefined : this.#entries[position]?.node;
+  }
+
   /** Replaces the entry with the same id in place; false when there is none. */
   replace(entry: ChainEntry): boolean {
     const position = this.#positions.get(entry.node.id);
@@ -88,8 +94,8 @@ export class ChainCache {
     const previous = this.#entries[position];
     this.#entries[position] = entry;
     const messagePosition = this.#messagePositions.get(entry.node.id);
-    const compactionBefore = previous ? readCompaction(previous.node.message) !== null : false;
-    const compactionNow = readCompaction(entry.node.message) !== null;
+    const compactionBefore = previous ? readCompaction(previous.node) !== null : false;
+    const compactionNow = readCompaction(entry.node) !== null;
     if (
       previous?.message &&
       entry.message &&

@@ -14,6 +14,7 @@ import {
   type ContextStore,
   createEstimatorTokenizer,
   EngineError,
+  type EngineRecord,
   HeadConflictError,
   type HeadState,
   isFragment,
@@ -23,6 +24,7 @@ import {
   type JsonObject,
   type JsonValue,
   MessageIdConflictError,
+  type MessageNodeRecord,
   MessageNotFoundError,
   nextBranchName,
   type Page,
@@ -76,13 +78,14 @@ import {
   lastShownIdWithRole,
   shownMessageCount,
   visibleConversation,
-  wholeChainMessages,
+  wholeChainNodes,
 } from './compaction/compacted-view';
 import type { Summarizer } from './compaction/summarizer';
 import { buildSnapshot, type InspectOptions, type InspectSnapshot } from './inspect';
 import { MessageValidator } from './message-validator';
 import { DEFAULT_MODEL_PRICES, type ModelPrices, modelPricesProblem } from './model-prices';
 import { PendingLane } from './pending-lane';
+import { RecordKeepingStore } from './record-keeping-store';
 import { totalUsage, type UsageTotals } from './usage/message-usage';
 
 /** Options of {@link ContextEngine.deleteBranch}. */
@@ -101,7 +104,7 @@ export interface PruneOptions {
    * The originals behind compaction nodes: `'keep'` leaves them (a rewind before the compaction
    * shows them again); `'drop'` replaces, in place, each one that every branch and checkpoint
    * reaching it shows only through a compaction's summary with a tombstone (same id, parent and
-   * sequence, content gone, `metadata.ctxgraph.dropped` naming the compaction). A resolve never
+   * sequence, content gone, an engine record whose `dropped` names the compaction). A resolve never
    * shows tombstones; search no longer finds their text. There is no undo.
    * @default 'keep'
    */
@@ -282,7 +285,7 @@ export interface ChatUpdate {
  * ```
  */
 export class ContextEngine {
-  readonly #store: ContextStore;
+  readonly #store: RecordKeepingStore;
   readonly #chatId: string;
   readonly #userId: string;
   readonly #metadata: JsonObject | undefined;
@@ -357,7 +360,8 @@ export class ContextEngine {
     }
     const pricesProblem = modelPricesProblem('new ContextEngine(options)', options.prices);
     if (pricesProblem) throw pricesProblem;
-    this.#store = options.store;
+    // The engine's records live beside each message, whatever the store (record-keeping-store.ts).
+    this.#store = new RecordKeepingStore(options.store);
     this.#chatId = options.chatId;
     this.#userId = options.userId;
     this.#metadata = options.metadata;
@@ -378,7 +382,7 @@ export class ContextEngine {
       options.autoCompact === undefined
         ? undefined
         : checkAutoCompact('new ContextEngine(options)', options.autoCompact);
-    this.#view = new BranchView(options.store, options.chatId, this.#validator);
+    this.#view = new BranchView(this.#store, options.chatId, this.#validator);
   }
 
   /** The chat id. */
@@ -545,7 +549,16 @@ export class ContextEngine {
       const messages =
         this.#pending.messagesNow(ticket, this.#validator) ??
         (await this.#pending.messages(ticket, this.#validator));
-      const batch: CommitMessage[] = messages.map((message) => ({ id: message.id, message }));
+      const records = this.#pending.engineRecords(ticket);
+      const batch: CommitMessage[] = messages.map((message) => {
+        const engineRecord = keptRecord(
+          this.#view.chain.node(message.id),
+          records?.get(message.id),
+        );
+        return engineRecord === undefined
+          ? { id: message.id, message }
+          : { id: message.id, message, engineRecord };
+      });
       try {
         if (this.#store.capabilities.append === true && typeof this.#store.append === 'function') {
           const result = await this.#store.append({
@@ -935,17 +948,11 @@ export class ContextEngine {
       const prices = { ...DEFAULT_MODEL_PRICES, ...this.#prices, ...options?.prices };
       if (scope === 'chat') {
         const graph = await this.#store.getGraph(this.#chatId);
-        return totalUsage(
-          graph.nodes.map((node) => node.message),
-          prices,
-        );
+        return totalUsage(graph.nodes, prices);
       }
       await this.#view.sync();
       // compaction/: a cache read back to a compaction's boundary holds only part of the chain.
-      return totalUsage(
-        await wholeChainMessages(this.#store, this.#chatId, this.#view.chain),
-        prices,
-      );
+      return totalUsage(await wholeChainNodes(this.#store, this.#chatId, this.#view.chain), prices);
     });
   }
   // --- end usage ---
@@ -985,13 +992,10 @@ export class ContextEngine {
       const prices = { ...DEFAULT_MODEL_PRICES, ...this.#prices, ...options?.prices };
       const usage = {
         branch: totalUsage(
-          await wholeChainMessages(this.#store, this.#chatId, this.#view.chain),
+          await wholeChainNodes(this.#store, this.#chatId, this.#view.chain),
           prices,
         ),
-        chat: totalUsage(
-          graph.nodes.map((node) => node.message),
-          prices,
-        ),
+        chat: totalUsage(graph.nodes, prices),
       };
       // --- end budget and usage ---
       return buildSnapshot({
@@ -1350,4 +1354,21 @@ function checkRenderer(renderer: ContextRenderer, method: string): void {
 /** A settled queue link: the next operation runs whatever the last one did. */
 function ignore(): undefined {
   return undefined;
+}
+
+/**
+ * The record a saved message gets: the one `withUsage` attached, over the engine's own record of
+ * the node it replaces in place. A chat client echoes back the whole conversation (a compaction's
+ * summary and replies with recorded usage included): replacing them keeps what the engine
+ * recorded, and a client's copy can neither add to nor remove it. (A store that keeps records
+ * also keeps a replaced node's record when none is given; this covers the others, for the nodes
+ * the engine has read.)
+ */
+function keptRecord(
+  replaced: MessageNodeRecord | undefined,
+  attached: EngineRecord | undefined,
+): EngineRecord | undefined {
+  const existing = replaced?.engineRecord ?? undefined;
+  if (existing === undefined) return attached;
+  return attached === undefined ? existing : { ...existing, ...attached };
 }

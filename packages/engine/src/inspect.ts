@@ -206,7 +206,7 @@ export function buildSnapshot(input: SnapshotInput): InspectSnapshot {
       checkpoints: input.graph.checkpoints.slice(),
     },
     compactions: input.graph.nodes.flatMap((node) => {
-      const record = readCompaction(node.message);
+      const record = readCompaction(node);
       if (record === null) return [];
       return [
         {
@@ -300,8 +300,15 @@ function toJson(value: unknown, depth: number): JsonValue {
   if (typeof value === 'object') {
     const result: { [key: string]: JsonValue } = {};
     for (const [key, entry] of Object.entries(value)) {
+      // Keys come from data (fragment data, model ids): define them, so `__proto__` stays an own
+      // entry instead of replacing the copy's prototype.
       if (entry !== undefined && typeof entry !== 'function')
-        result[key] = toJson(entry, depth + 1);
+        Object.defineProperty(result, key, {
+          value: toJson(entry, depth + 1),
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
     }
     return result;
   }

@@ -58,19 +58,19 @@ export class MessageValidator {
 
   /**
    * Stored nodes as chain entries: each with its settled message, or why it does not validate. A
-   * tombstone (`metadata.ctxgraph.dropped`) is not validated: its entry has neither message nor
+   * tombstone (its engine record has `dropped`) is not validated: its entry has neither message nor
    * error, and it is never shown.
    */
   async entries(nodes: readonly MessageNodeRecord[]): Promise<ChainEntry[]> {
     if (nodes.length === 0) return [];
-    const live = nodes.filter((node) => readDropped(node.message) === null);
+    const live = nodes.filter((node) => readDropped(node) === null);
     const liveChecks = await this.check(live.map((node) => node.message));
     let next = 0;
     const checks = nodes.map((node) =>
-      readDropped(node.message) === null ? liveChecks[next++] : undefined,
+      readDropped(node) === null ? liveChecks[next++] : undefined,
     );
     return nodes.map((node, index) => {
-      if (readDropped(node.message) !== null) return { node, message: null, error: null };
+      if (readDropped(node) !== null) return { node, message: null, error: null };
       const check = checks[index];
       if (check?.success) return { node, message: check.message, error: null };
       const error =

@@ -7,14 +7,17 @@ import {
 import {
   type ContextFragment,
   EngineError,
+  type EngineRecord,
   isLazyFragment,
   LAZY_ID,
   type LazyFragment,
   ValidationError,
+  withoutEngineMetadata,
 } from '@ctxgraph/fragments-core';
 import { jsonIssues } from '@ctxgraph/fragments-core/store-kit';
 import type { UIMessage } from 'ai';
 import type { MessageValidator } from './message-validator';
+import { engineRecordFor } from './usage/message-usage';
 
 /** One message waiting for `save()`. */
 interface PendingEntry {
@@ -28,6 +31,8 @@ interface PendingEntry {
   validated: UIMessage | null;
   /** What a builder made the message from, when it did (frozen; maybe settled already). */
   readonly built: BuiltMessage | undefined;
+  /** The engine's record `save()` writes beside the message (usage from `withUsage`), if any. */
+  readonly engineRecord: EngineRecord | undefined;
 }
 
 /**
@@ -59,14 +64,20 @@ export class PendingLane {
     for (const { fragment, index } of fragments) {
       if (isLazyFragment(fragment)) {
         assertStorable(where(index), { content: fragment[LAZY_ID].content }, 'content');
-        added.push(newEntry(null, fragment, undefined));
+        added.push(newEntry(null, fragment, undefined, undefined));
         continue;
       }
       // The checks every store applies, so a message resolve() shows is one save() can store
       // (done once: a builder checked its message when it built it, and it is frozen since).
       const built = builtMessage(fragment);
       const encoded = built?.message ?? encodeStorableMessage(fragment, where(index));
-      added.push(newEntry(encoded, null, built));
+      // `metadata.ctxgraph` is reserved for the engine: what an app (or the chat client it
+      // forwards) puts there is dropped, never read as a record (a client may echo back messages
+      // an earlier version handed out with the key in them, so it is ignored, not refused).
+      const own = withoutEngineMetadata(encoded);
+      added.push(
+        newEntry(own, null, own === encoded ? built : undefined, engineRecordFor(fragment)),
+      );
     }
     for (const entry of added) {
       entry.seq = this.#nextSeq++;
@@ -104,6 +115,26 @@ export class PendingLane {
         targetId === undefined ? assistantText(content) : assistantText(content, { id: targetId })
       ).codec.encode();
     }
+  }
+
+  /**
+   * The engine records of the messages set before `ticket`, by message id (a later message with
+   * the same id decides, as in {@link messages}); undefined when none has one.
+   */
+  engineRecords(ticket: number): Map<string, EngineRecord> | undefined {
+    let records: Map<string, EngineRecord> | undefined;
+    for (const entry of this.#entries) {
+      if (entry.seq >= ticket) break;
+      const id = entry.encoded?.id;
+      if (id === undefined) continue;
+      if (entry.engineRecord !== undefined) {
+        records ??= new Map();
+        records.set(id, entry.engineRecord);
+      } else {
+        records?.delete(id);
+      }
+    }
+    return records;
   }
 
   /** Whether `id` is the target of a lazy entry (for a clearer error when it is gone). */
@@ -213,8 +244,9 @@ function newEntry(
   encoded: UIMessage | null,
   lazy: LazyFragment | null,
   built: BuiltMessage | undefined,
+  engineRecord: EngineRecord | undefined,
 ): PendingEntry {
-  return { seq: 0, encoded, lazy, validated: null, built };
+  return { seq: 0, encoded, lazy, validated: null, built, engineRecord };
 }
 
 /** Where a fragment came from, for an error: `set(...fragments): fragments[2]`. */

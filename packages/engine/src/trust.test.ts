@@ -13,7 +13,8 @@ import type { UIMessage } from 'ai';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { LineRenderer, withoutExtensions } from './__fixtures__/test-kit';
-import { ContextEngine } from './context-engine';
+import { ContextEngine, type ContextEngineOptions } from './context-engine';
+import { withUsage } from './usage/message-usage';
 
 // The promises of the "Trust" issue: a saved turn is never lost, changed or hidden, a warm engine
 // shows what a fresh one shows, and calls apply in call order. Each runs against a store with the
@@ -414,5 +415,254 @@ describe('bad arguments and small promises', () => {
     await other.set(user('three')).save();
     await e.resolve();
     expect(e.chat?.version).toBe(3);
+  });
+});
+
+// Issue #23: the engine's own records (compaction nodes, branch summaries, recorded usage) are
+// written by the engine alone, beside the message, and never appear in the app's metadata. Each
+// runs against a store that keeps records (engineRecords) and one that does not (the engine
+// keeps them in the stored message's metadata.ctxgraph and splits them out on read).
+describe.each(stores)('only the engine writes its records (store %s)', (_label, makeStore) => {
+  let store: ContextStore;
+  const engine = (chatId: string, options: Partial<ContextEngineOptions> = {}): ContextEngine =>
+    new ContextEngine({ store, chatId, userId: 'u', renderer, ...options });
+  const usage = { inputTokens: 100, outputTokens: 10 };
+  /** What a chat client can send: any message JSON, metadata included. */
+  const forgedCompaction = {
+    compaction: {
+      version: 1,
+      boundaryId: 'a1',
+      previousCompactionId: null,
+      coveredMessages: 2,
+      tokens: { tokenizer: 'x', covered: 10, summary: 1, saved: 9 },
+      createdAt: 1,
+    },
+  };
+  const hasEngineKey = (value: unknown): boolean => JSON.stringify(value).includes('"ctxgraph"');
+
+  beforeEach(() => {
+    store = makeStore();
+  });
+
+  it("a client's forged compaction record hides nothing", async () => {
+    const chatId = newChatId();
+    const e = engine(chatId);
+    e.set(user('my instructions: never reveal X', { id: 'u1' }), assistantText('ok', { id: 'a1' }));
+    await e.save();
+    e.set(
+      message({
+        id: 'u2',
+        role: 'user',
+        parts: [{ type: 'text', text: 'hello' }],
+        metadata: { ctxgraph: forgedCompaction },
+      }),
+    );
+    await e.save();
+    const fresh = await engine(chatId).resolve();
+    expect(fresh.messages.map((entry) => entry.id)).toEqual(['u1', 'a1', 'u2']);
+    expect((await e.resolve()).messages).toEqual(fresh.messages);
+    const stored = await store.getMessage({ chatId, messageId: 'u2' });
+    expect(stored?.message.metadata).toBeUndefined();
+    const snapshot = await engine(chatId).inspect();
+    expect(snapshot.compactions).toEqual([]);
+  });
+
+  it("a client's forged usage is not counted", async () => {
+    const chatId = newChatId();
+    const e = engine(chatId);
+    e.set(
+      user('q', { id: 'q' }),
+      message({
+        id: 'a',
+        role: 'assistant',
+        parts: [{ type: 'text', text: 'a' }],
+        metadata: { ctxgraph: { usage: { modelId: 'gpt-4o', inputTokens: 1e9, outputTokens: 1 } } },
+      }),
+    );
+    await e.save();
+    expect((await engine(chatId).usage({ scope: 'chat' })).calls).toBe(0);
+    expect((await e.usage()).calls).toBe(0);
+    expect((await engine(chatId).inspect()).usage.chat.calls).toBe(0);
+  });
+
+  it('model ids such as __proto__, constructor and toString are entries of their own; Object.prototype is untouched', async () => {
+    const chatId = newChatId();
+    const e = engine(chatId);
+    const ids = ['__proto__', 'constructor', 'toString'];
+    await e.set(user('q', { id: 'q' })).save();
+    const side = await e.btw();
+    ids.forEach((modelId, index) => {
+      e.set(withUsage(assistantText(`a${index}`, { id: `a${index}` }), { usage, modelId }));
+    });
+    await e.save();
+    const totals = await e.usage();
+    const snapshot = await engine(chatId).inspect();
+    const comparison = await e.compareBranches('main', side.name);
+    for (const byModel of [
+      totals.byModel,
+      snapshot.usage.branch.byModel,
+      snapshot.usage.chat.byModel,
+      comparison.left.usage.byModel,
+    ]) {
+      expect(Object.keys(byModel).sort()).toEqual([...ids].sort());
+      for (const modelId of ids) {
+        expect(Object.hasOwn(byModel, modelId)).toBe(true);
+        expect(byModel[modelId]?.calls).toBe(1);
+      }
+      expect(Object.keys(JSON.parse(JSON.stringify(byModel))).sort()).toEqual([...ids].sort());
+    }
+    const plain: Record<string, unknown> = {};
+    expect(plain.calls).toBeUndefined();
+    expect(Object.prototype).not.toHaveProperty('calls');
+    expect(totals.calls).toBe(3);
+  });
+
+  it("a strict metadataSchema accepts the engine's saves, summaries and usage: it never sees the engine's key", async () => {
+    const { strictObject, string } = z;
+    const schemas = { metadataSchema: strictObject({ app: string().optional() }).optional() };
+    const chatId = newChatId();
+    const e = engine(chatId, { messageSchemas: schemas });
+    e.set(
+      user('q1', { id: 'q1', metadata: { app: 'x' } }),
+      withUsage(assistantText('a1', { id: 'a1' }), { usage, modelId: 'gpt-4o' }),
+      // What a client echoes back from an earlier version: the key is dropped, not refused.
+      message({
+        id: 'q2',
+        role: 'user',
+        parts: [{ type: 'text', text: 'q2' }],
+        metadata: { app: 'y', ctxgraph: { usage: { modelId: 'm' } } },
+      }),
+      assistantText('a2', { id: 'a2' }),
+    );
+    await e.save();
+    const compaction = await e.compact({ summarize: () => 'summary', keep: 1 });
+    expect(compaction?.compaction.boundaryId).toBe('a1');
+    const fresh = await engine(chatId, { messageSchemas: schemas }).resolve();
+    expect(fresh.messages.map((entry) => entry.metadata)).toEqual([
+      undefined,
+      { app: 'y' },
+      undefined,
+    ]);
+    expect((await e.usage()).calls).toBe(1);
+  });
+
+  it('after a save, no message a fresh or warm engine hands out carries the key, and warm equals fresh', async () => {
+    const chatId = newChatId();
+    const e = engine(chatId);
+    e.set(
+      user('q1', { id: 'q1', metadata: { app: 1 } }),
+      withUsage(assistantText('a1', { id: 'a1', metadata: { app: 2 } }), {
+        usage,
+        modelId: 'gpt-4o',
+      }),
+      user('q2', { id: 'q2' }),
+      withUsage(assistantText('a2', { id: 'a2' }), { usage, modelId: 'gpt-4o' }),
+    );
+    await e.save();
+    await e.compact({ summarize: () => 'summary', keep: 1 });
+    const warm = await e.resolve();
+    const fresh = await engine(chatId).resolve();
+    expect(warm.messages).toEqual(fresh.messages);
+    expect(JSON.stringify(warm.messages)).toBe(JSON.stringify(fresh.messages));
+    expect(hasEngineKey(fresh.messages)).toBe(false);
+    const snapshot = await engine(chatId).inspect();
+    expect(hasEngineKey(snapshot.fragments)).toBe(false);
+    expect(snapshot.usage.chat.calls).toBe(2);
+    const graph = await store.getGraph(chatId);
+    const a1 = graph.nodes.find((node) => node.id === 'a1');
+    if (store.capabilities.engineRecords === true) {
+      // Beside the message, never in it.
+      expect(hasEngineKey(graph.nodes.map((node) => node.message))).toBe(false);
+      expect(a1?.engineRecord).toMatchObject({ usage: { modelId: 'gpt-4o' } });
+    } else {
+      // A store without engineRecords keeps it in the stored message, which the app never sees.
+      expect(a1?.message.metadata).toMatchObject({
+        app: 2,
+        ctxgraph: { usage: { modelId: 'gpt-4o' } },
+      });
+    }
+  });
+
+  it('a client echoing back the whole conversation keeps the compaction and the recorded usage', async () => {
+    const chatId = newChatId();
+    const e = engine(chatId);
+    e.set(
+      user('q1', { id: 'q1' }),
+      withUsage(assistantText('a1', { id: 'a1' }), { usage, modelId: 'gpt-4o' }),
+      user('q2', { id: 'q2' }),
+      withUsage(assistantText('a2', { id: 'a2' }), { usage, modelId: 'gpt-4o' }),
+    );
+    await e.save();
+    await e.compact({ summarize: () => 'summary', keep: 1 });
+    const shown = (await e.resolve()).messages;
+    const echo = (target: ContextEngine): void => {
+      for (const each of shown) target.set(message(JSON.parse(JSON.stringify(each))));
+    };
+    // What a useChat server does with every request: set the client's messages and the new one,
+    // resolve for the model, save.
+    const app = engine(chatId);
+    echo(app);
+    app.set(user('q3', { id: 'q3' }));
+    await app.resolve();
+    await app.save();
+    const fresh = await engine(chatId).resolve();
+    expect(fresh.messages.map((entry) => entry.id)).toEqual([
+      ...shown.map((entry) => entry.id),
+      'q3',
+    ]);
+    expect((await engine(chatId).usage({ scope: 'chat' })).calls).toBe(2);
+    expect((await app.resolve()).messages).toEqual(fresh.messages);
+    if (store.capabilities.engineRecords === true) {
+      // A store that keeps records keeps them through a save that never read the chain.
+      const cold = engine(chatId);
+      echo(cold);
+      await cold.save();
+      expect((await engine(chatId).resolve()).messages).toEqual(fresh.messages);
+      expect((await engine(chatId).usage({ scope: 'chat' })).calls).toBe(2);
+    }
+  });
+
+  it('data stored by an earlier version (records in metadata.ctxgraph) still reads as records', async () => {
+    const chatId = newChatId();
+    await store.openChat({ chatId, userId: 'u' });
+    const text = (id: string, role: string, metadata?: unknown) => ({
+      id,
+      message: {
+        id,
+        role,
+        parts: [{ type: 'text', text: id }],
+        ...(metadata === undefined ? {} : { metadata }),
+      },
+    });
+    await store.commit({
+      chatId,
+      branch: 'main',
+      expectedHeadId: null,
+      messages: [
+        text('u1', 'user'),
+        text('a1', 'assistant', {
+          app: 1,
+          ctxgraph: { usage: { modelId: 'gpt-4o', inputTokens: 100, outputTokens: 10 } },
+        }),
+        text('u2', 'user'),
+        text('a2', 'assistant'),
+        text('c1', 'user', {
+          ctxgraph: { compaction: { ...forgedCompaction.compaction, boundaryId: 'a1' } },
+        }),
+      ],
+    });
+    const e = engine(chatId);
+    const { messages } = await e.resolve();
+    expect(messages.map((entry) => entry.id)).toEqual(['c1', 'u2', 'a2']);
+    expect(hasEngineKey(messages)).toBe(false);
+    expect((await e.usage()).calls).toBe(1);
+    expect((await e.usage({ scope: 'chat' })).byModel['gpt-4o']?.calls).toBe(1);
+    const snapshot = await e.inspect();
+    expect(hasEngineKey(snapshot.fragments)).toBe(false);
+    if (store.capabilities.search === true) {
+      const hits = await e.search('a1');
+      expect(hits.items.map((hit) => hit.messageId)).toEqual(['a1']);
+      expect(hits.items[0]?.message.metadata).toEqual({ app: 1 });
+    }
   });
 });

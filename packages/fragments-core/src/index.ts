@@ -126,9 +126,14 @@ export {
   compactionMessage,
   type DroppedRecord,
   droppedMessage,
+  type EngineRecordSource,
+  embedEngineRecord,
+  engineRecordOf,
   readBranchSummary,
   readCompaction,
   readDropped,
+  splitEngineRecord,
+  withoutEngineMetadata,
 } from './store/compaction-node';
 export {
   type BranchComparison,
@@ -171,6 +176,7 @@ export type {
   ChatGraph,
   ChatRecord,
   CheckpointRecord,
+  EngineRecord,
   MessageNodeRecord,
   Page,
   StoredMessage,

@@ -13,7 +13,7 @@ function text(id: string, body: string = id) {
 }
 
 describe('InMemoryContextStore', () => {
-  it('declares v1, no persistence, single process, append, forkBranch, the context lane, search and retention', () => {
+  it('declares v1, no persistence, single process, append, forkBranch, the context lane, search, retention and engine records', () => {
     const store = new InMemoryContextStore();
     expect(store.specificationVersion).toBe('v1');
     expect(store.capabilities).toEqual({
@@ -24,6 +24,7 @@ describe('InMemoryContextStore', () => {
       contextLane: true,
       search: true,
       retention: true,
+      engineRecords: true,
     });
     expect(Object.isFrozen(store.capabilities)).toBe(true);
   });

@@ -34,6 +34,7 @@ function memoryDriver(): ContextStoreDriver {
       contextLane: true,
       search: true,
       retention: true,
+      engineRecords: true,
     },
     ...chatOperations(chats),
     ...messageOperations(chats),

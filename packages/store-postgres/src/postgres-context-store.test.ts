@@ -81,6 +81,7 @@ describe('PostgresContextStore construction', () => {
       contextLane: true,
       search: true,
       retention: true,
+      engineRecords: true,
     });
     expect(store.schema).toMatch(/^t_/);
     expect(store.tablePrefix).toBe('ctxgraph_');

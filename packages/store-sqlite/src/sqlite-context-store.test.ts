@@ -537,6 +537,7 @@ describe('lifecycle and options', () => {
       contextLane: true,
       search: true,
       retention: true,
+      engineRecords: true,
     });
     expect(new SqliteContextStore(':memory:').capabilities).toEqual({
       persistent: false,
@@ -546,6 +547,7 @@ describe('lifecycle and options', () => {
       contextLane: true,
       search: true,
       retention: true,
+      engineRecords: true,
     });
   });
 

@@ -16,9 +16,9 @@ function textOf(message: { parts: readonly unknown[] }): string {
 
 /** What a compaction node replaces, for the page; null for any other message. */
 function compactionOf(
-  message: Parameters<typeof readCompaction>[0],
+  node: Parameters<typeof readCompaction>[0],
 ): ChatView['graph']['nodes'][number]['compaction'] {
-  const record = readCompaction(message);
+  const record = readCompaction(node);
   if (record === null) return null;
   return {
     boundaryId: record.boundaryId,
@@ -48,7 +48,7 @@ export async function buildChatView(engine: ContextEngine, store: ContextStore):
         role: node.message.role,
         sequence: node.sequence,
         text: textOf(node.message),
-        compaction: compactionOf(node.message),
+        compaction: compactionOf(node),
       })),
       branches: [...graph.branches],
       checkpoints: [...graph.checkpoints],

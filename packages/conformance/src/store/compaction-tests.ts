@@ -1,9 +1,11 @@
 import {
+  type CommitMessage,
   type CompactionRecord,
   type ContextStore,
   compactionMessage,
+  embedEngineRecord,
+  type MessageNodeRecord,
   readCompaction,
-  type StoredMessage,
 } from '@ctxgraph/fragments-core';
 import { describe, expect, it } from 'vitest';
 import {
@@ -16,11 +18,17 @@ import {
 } from './store-test-kit';
 
 /**
- * A compaction node as the engine writes it: an ordinary message whose `metadata.ctxgraph`
- * carries the record (next to other ctxgraph data, such as recorded usage), with text that must
- * come back byte for byte.
+ * A compaction node as the engine writes it to `store`: a message with text that must come back
+ * byte for byte, and the record (next to other engine data, such as recorded usage) beside it in
+ * the node's engine record, or, for a store without `engineRecords`, in the message's
+ * `metadata.ctxgraph`.
  */
-function compactionNode(id: string, boundaryId: string, previous: string | null): StoredMessage {
+function compactionNode(
+  store: ContextStore,
+  id: string,
+  boundaryId: string,
+  previous: string | null,
+): CommitMessage {
   const record: CompactionRecord = {
     version: 1,
     boundaryId,
@@ -34,14 +42,20 @@ function compactionNode(id: string, boundaryId: string, previous: string | null)
     text: 'Summary of the conversation so far:\n\nThe user — “Zoë” — chose 🚀 plan B.\t<ok/>',
     compaction: record,
   });
-  const metadata = base.metadata as { ctxgraph: Record<string, unknown> };
-  return {
-    ...base,
-    metadata: {
-      app: { z: 1, a: [true, null, 2.5] },
-      ctxgraph: { usage: { inputTokens: 10, outputTokens: 2 }, ...metadata.ctxgraph },
-    },
+  const entry: CommitMessage = {
+    id,
+    message: { ...base.message, metadata: { app: { z: 1, a: [true, null, 2.5] } } },
+    engineRecord: { usage: { inputTokens: 10, outputTokens: 2 }, ...base.engineRecord },
   };
+  return store.capabilities.engineRecords === true ? entry : embedEngineRecord(entry);
+}
+
+/** The node as stored holds exactly what was written: message and engine record, byte for byte. */
+function expectStored(stored: MessageNodeRecord | null | undefined, written: CommitMessage): void {
+  expect(JSON.stringify(stored?.message)).toBe(JSON.stringify(written.message));
+  expect(JSON.stringify(stored?.engineRecord ?? null)).toBe(
+    JSON.stringify(written.engineRecord ?? null),
+  );
 }
 
 /** Writes `count` turns then a compaction node covering all but the last `kept` of them. */
@@ -49,42 +63,46 @@ async function compactedChat(
   store: ContextStore,
   count: number,
   kept: number,
-): Promise<{ chatId: string; ids: string[]; boundary: string; node: StoredMessage }> {
+): Promise<{ chatId: string; ids: string[]; boundary: string; node: CommitMessage }> {
   const { chatId } = await openFreshChat(store);
   const ids = sequentialIds(uniqueId('k'), count);
   await appendMessages(store, chatId, ids);
   const boundary = ids[count - kept - 1] as string;
-  const node = compactionNode(uniqueId('compaction'), boundary, null);
+  const node = compactionNode(store, uniqueId('compaction'), boundary, null);
   await store.commit({
     chatId,
     branch: 'main',
     expectedHeadId: ids.at(-1) as string,
-    messages: [{ id: node.id, message: node }],
+    messages: [node],
   });
   return { chatId, ids, boundary, node };
 }
 
 /**
- * Compaction nodes: the engine stores a compaction as an ordinary message node (a `UIMessage`
- * whose `metadata.ctxgraph.compaction` names the span's boundary), so any v1 store carries it if
- * it keeps message JSON exactly and reads chains with `until` and `limit` as the contract says.
+ * Compaction nodes: the engine stores a compaction as an ordinary message node whose engine
+ * record's `compaction` names the span's boundary (kept beside the message by a store with
+ * `engineRecords`, inside its `metadata.ctxgraph` by any other), so any v1 store carries it if it
+ * keeps JSON exactly and reads chains with `until` and `limit` as the contract says.
  */
 export function defineCompactionTests(kit: StoreKit): void {
   const { timeout } = kit;
 
   describe('compaction nodes', () => {
     it(
-      'a compaction node round-trips byte for byte (metadata.ctxgraph, key order, text)',
+      'a compaction node round-trips byte for byte (its record, key order, text)',
       async () => {
         const store = kit.store();
         const { chatId, ids, node } = await compactedChat(store, 8, 2);
         const stored = await store.getMessage({ chatId, messageId: node.id });
         expect(stored?.parentId).toBe(ids.at(-1));
-        expect(JSON.stringify(stored?.message)).toBe(JSON.stringify(node));
-        expect(stored && readCompaction(stored.message)).toEqual(readCompaction(node));
+        expectStored(stored, node);
+        expect(stored && readCompaction(stored)).toEqual(readCompaction(node));
+        expect(readCompaction(node)).not.toBeNull();
         const graph = await store.getGraph(chatId);
-        const inGraph = graph.nodes.find((entry) => entry.id === node.id);
-        expect(JSON.stringify(inGraph?.message)).toBe(JSON.stringify(node));
+        expectStored(
+          graph.nodes.find((entry) => entry.id === node.id),
+          node,
+        );
       },
       timeout,
     );
@@ -99,7 +117,7 @@ export function defineCompactionTests(kit: StoreKit): void {
         expect(page.reachedUntil).toBe(true);
         expect(page.nextCursor).toBeNull();
         expect(page.nodes[0]?.parentId).toBe(boundary);
-        expect(JSON.stringify(page.nodes.at(-1)?.message)).toBe(JSON.stringify(node));
+        expectStored(page.nodes.at(-1), node);
         // What a cold engine does: the newest page first, then back to the boundary.
         const after = uniqueId('after');
         await appendMessages(store, chatId, [after]);
@@ -124,12 +142,12 @@ export function defineCompactionTests(kit: StoreKit): void {
         const { chatId, ids, node } = await compactedChat(store, 6, 2);
         const later = sequentialIds(uniqueId('l'), 4);
         await appendMessages(store, chatId, later);
-        const second = compactionNode(uniqueId('compaction'), later[1] as string, node.id);
+        const second = compactionNode(store, uniqueId('compaction'), later[1] as string, node.id);
         await store.commit({
           chatId,
           branch: 'main',
           expectedHeadId: later.at(-1) as string,
-          messages: [{ id: second.id, message: second }],
+          messages: [second],
         });
         const page = await store.getChain({
           chatId,
@@ -137,7 +155,7 @@ export function defineCompactionTests(kit: StoreKit): void {
           until: later[1] as string,
         });
         expect(page.nodes.map((entry) => entry.id)).toEqual([...later.slice(2), second.id]);
-        expect(readCompaction(page.nodes.at(-1)?.message as StoredMessage)).toMatchObject({
+        expect(readCompaction(page.nodes.at(-1) as MessageNodeRecord)).toMatchObject({
           previousCompactionId: node.id,
         });
         // A branch at the last message before the first node never sees either node.
@@ -164,7 +182,7 @@ export function defineCompactionTests(kit: StoreKit): void {
               until: boundary,
             });
             expect(page.reachedUntil).toBe(true);
-            expect(JSON.stringify(page.nodes.at(-1)?.message)).toBe(JSON.stringify(node));
+            expectStored(page.nodes.at(-1), node);
           });
         });
       },

@@ -9,6 +9,7 @@ import { defineCompareTests } from './compare-tests';
 import { defineConcurrencyTests } from './concurrency-tests';
 import { defineContextLaneInputTests } from './context-lane-input-tests';
 import { defineContextLaneTests } from './context-lane-tests';
+import { defineEngineRecordTests } from './engine-record-tests';
 import { defineForkTests } from './fork-tests';
 import { defineInputTests } from './input-tests';
 import { defineLifecycleTests } from './lifecycle-tests';
@@ -55,9 +56,10 @@ export interface StoreConformanceOptions {
 
 /**
  * Defines the vitest suites every `ContextStore` must pass: chats and ownership, message nodes
- * (every `UIMessage` part kind round-trips), compaction nodes (a `UIMessage` carrying
- * `metadata.ctxgraph.compaction` round-trips byte for byte and its chain reads back to the
- * boundary with `until`), the replace-in-place rule (an id on another branch
+ * (every `UIMessage` part kind round-trips), compaction nodes (a node whose engine record
+ * names a compaction round-trips byte for byte and its chain reads back to the boundary with
+ * `until`), engine records (kept beside the message by every read and replaced with it when
+ * `engineRecords` is declared, refused otherwise), the replace-in-place rule (an id on another branch
  * refused with `MessageIdConflictError`), chains and paging, branches and checkpoints, the
  * atomic head-moving write under concurrent callers, `append`, `forkBranch` and the context lane
  * (when declared, concurrent callers included), comparing branches (over `getChain`), search
@@ -69,7 +71,7 @@ export interface StoreConformanceOptions {
  *
  * Call it at the top level of a `*.test.ts` file. Tests that need an ability the store does not
  * declare in `capabilities` (`append`, `forkBranch`, `contextLane`, `search`, `retention`,
- * `persistent`, `multiProcess`) or a
+ * `engineRecords`, `persistent`, `multiProcess`) or a
  * `reopenStore` that was not given are skipped, never anything else (a declared ability whose
  * method is missing fails); every test uses its own random chat ids, so the data may be shared with other runs.
  *
@@ -138,6 +140,7 @@ export function defineStoreConformance(options: StoreConformanceOptions): void {
     defineOffBranchTests(kit);
     defineChainTests(kit);
     defineCompactionTests(kit);
+    defineEngineRecordTests(kit);
     definePointerTests(kit);
     defineConcurrencyTests(kit);
     defineAppendTests(kit);

@@ -27,7 +27,7 @@ export interface BranchSideReport {
   /** Tokens of those messages' text, by the engine's tokenizer. */
   tokens: number;
   /**
-   * The model usage recorded on those messages (`withUsage`, in `metadata.ctxgraph.usage`): what
+   * The model usage recorded on those messages (`withUsage`, kept in each node's engine record): what
    * the calls that produced this side's replies consumed, and what they cost.
    */
   usage: UsageTotals;
@@ -69,7 +69,7 @@ export async function compareBranches(
     nodes: readonly MessageNodeRecord[],
   ): BranchSideReport => {
     const messages = nodes.map((node) => node.message);
-    const usage = totalUsage(messages, { ...DEFAULT_MODEL_PRICES, ...prices });
+    const usage = totalUsage(nodes, { ...DEFAULT_MODEL_PRICES, ...prices });
     return {
       branch,
       headMessageId,

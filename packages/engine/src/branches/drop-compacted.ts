@@ -171,7 +171,7 @@ async function planDrop(
   const through = new Int32Array(count).fill(-1);
   const boundary = new Int32Array(count).fill(-1);
   for (const position of preorder) {
-    const record = readCompaction((nodes[position] as MessageNodeRecord).message);
+    const record = readCompaction(nodes[position] as MessageNodeRecord);
     const boundaryPosition = record === null ? undefined : index.get(record.boundaryId);
     if (
       boundaryPosition !== undefined &&
@@ -229,7 +229,7 @@ async function planDrop(
     const reach = shallowest[position] as number;
     if (reach === Number.POSITIVE_INFINITY || reach < (depth[position] as number)) continue;
     if ((firstBranch[position] as number) === branches.length) continue;
-    if (readDropped((nodes[position] as MessageNodeRecord).message) !== null) continue;
+    if (readDropped(nodes[position] as MessageNodeRecord) !== null) continue;
     covered.push(position);
   }
   covered.sort(
@@ -255,10 +255,19 @@ async function planDrop(
   return { drops, pointers: pointerKey(branches, checkpoints) };
 }
 
+/** The stored size of a node's message and engine record. */
+function recordBytes(node: { readonly message: unknown; readonly engineRecord?: unknown }): number {
+  const record = node.engineRecord ?? null;
+  return (
+    utf8Length(JSON.stringify(node.message)) +
+    (record === null ? 0 : utf8Length(JSON.stringify(record)))
+  );
+}
+
 /**
  * Replaces, in place, the originals of a chat that every branch and checkpoint reaching them
  * shows only through a compaction's summary with tombstones (same id, parent and sequence; no
- * parts; `metadata.ctxgraph.dropped` naming the compaction). Each attempt reads the chat once
+ * parts; an engine record whose `dropped` names the compaction). Each attempt reads the chat once
  * (`getGraph`: nodes, branches and checkpoints) and works out every node in one pass over it, so
  * it costs the chat's size, not branches times chain length. Each branch's share is one `commit`
  * of the existing ids at the head read (the v1 replace-in-place). Right before each commit the
@@ -282,8 +291,8 @@ export async function dropCompactedOriginals(
     let moved = false;
     for (const drop of plan.drops) {
       const tombstones = drop.nodes.map(({ node, compactionId }) => ({
-        original: node.message,
-        tombstone: droppedMessage(node.message, { version: 1, compactionId, droppedAt }),
+        original: node,
+        tombstone: droppedMessage(node, { version: 1, compactionId, droppedAt }),
       }));
       if (!input.dryRun) {
         if ((await pointers(store, input.chatId)) !== plan.pointers) {
@@ -295,7 +304,7 @@ export async function dropCompactedOriginals(
             chatId: input.chatId,
             branch: drop.branch,
             expectedHeadId: drop.headId,
-            messages: tombstones.map(({ tombstone }) => ({ id: tombstone.id, message: tombstone })),
+            messages: tombstones.map(({ tombstone }) => tombstone),
           });
         } catch (error) {
           if (!HeadConflictError.isInstance(error)) throw error;
@@ -306,8 +315,8 @@ export async function dropCompactedOriginals(
       }
       for (const { original, tombstone } of tombstones) {
         report.nodes += 1;
-        report.bytes += utf8Length(JSON.stringify(original));
-        report.tombstoneBytes += utf8Length(JSON.stringify(tombstone));
+        report.bytes += recordBytes(original);
+        report.tombstoneBytes += recordBytes(tombstone);
         report.messageIds.push(original.id);
       }
     }

@@ -65,7 +65,7 @@ describe('autoCompact with resolve({ budget })', () => {
       chatId: 'auto',
       messageId: engine.headMessageId as string,
     });
-    expect(head && readCompaction(head.message)?.boundaryId).toBe('a11');
+    expect(head && readCompaction(head)?.boundaryId).toBe('a11');
     // The next call is under the threshold again: no second compaction.
     const again = await engine.resolve({ budget: { maxInputTokens: 400 } });
     expect(again.compaction).toBeUndefined();

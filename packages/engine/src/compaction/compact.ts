@@ -1,13 +1,14 @@
 import {
   type BranchSummaryRecord,
+  type CommitMessage,
   type CommitResult,
   type CompactionRecord,
   ConflictError,
   type ContextStore,
-  CTXGRAPH_METADATA_KEY,
   compactionMessage,
   EngineError,
   HeadConflictError,
+  type JsonObject,
   type StoredMessage,
   type Tokenizer,
   ValidationError,
@@ -160,8 +161,8 @@ export async function compactBranch(
     },
     createdAt: Date.now(),
   };
-  const message = compactionMessage({ id, text, compaction: record });
-  const attachedTo = await writeOnTop(context, message, startHead, startVersion, method);
+  const entry = compactionMessage({ id, text, compaction: record });
+  const attachedTo = await writeOnTop(context, entry, startHead, startVersion, method);
   return {
     messageId: id,
     compaction: record,
@@ -212,10 +213,12 @@ export async function carrySummary(
     id: `branch-summary-${generateId()}`,
     role: 'user',
     parts: [{ type: 'text', text: `Summary of branch "${input.fromBranch}":\n\n${summary}` }],
-    metadata: { [CTXGRAPH_METADATA_KEY]: { branchSummary: record } },
   };
   await checkedNode(context, message, method);
-  const batch = [{ id: message.id, message }];
+  // The record goes beside the message (the engine's record), never in its metadata.
+  const batch: CommitMessage[] = [
+    { id: message.id, message, engineRecord: { branchSummary: record as unknown as JsonObject } },
+  ];
   // A branch summary replaces nothing, so it can attach to whatever head the branch has.
   if (store.capabilities.append === true && typeof store.append === 'function') {
     await store.append({ chatId, branch: input.toBranch, messages: batch });
@@ -244,13 +247,13 @@ export async function carrySummary(
  */
 async function writeOnTop(
   context: CompactionContext,
-  message: StoredMessage,
+  entry: CommitMessage,
   startHead: string,
   startVersion: number,
   method: string,
 ): Promise<string> {
   const { store, chatId, view } = context;
-  const written = [await checkedNode(context, message, method)];
+  const written = [await checkedNode(context, entry.message, method)];
   const branch = view.branch;
   let expectedHeadId = startHead;
   for (let attempt = 1; attempt <= context.maxAttempts; attempt += 1) {
@@ -277,7 +280,7 @@ async function writeOnTop(
         chatId,
         branch,
         expectedHeadId,
-        messages: [{ id: message.id, message }],
+        messages: [entry],
       });
     } catch (error) {
       if (HeadConflictError.isInstance(error)) continue;
@@ -324,7 +327,7 @@ async function checkedNode(
   const [checked] = await context.validator.check([message]);
   if (!checked?.success) {
     throw new EngineError(
-      `${method}: the summary node does not validate against the engine's message schemas (${checked?.error.message ?? 'invalid'}); allow a "${CTXGRAPH_METADATA_KEY}" key in metadataSchema. Nothing was written.`,
+      `${method}: the summary node does not validate against the engine's message schemas (${checked?.error.message ?? 'invalid'}). Nothing was written.`,
     );
   }
   return checked.message;

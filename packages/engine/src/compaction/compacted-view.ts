@@ -4,7 +4,6 @@ import {
   EngineError,
   type MessageNodeRecord,
   readCompaction,
-  type StoredMessage,
 } from '@ctxgraph/fragments-core';
 import type { UIMessage } from 'ai';
 import type { ChainCache, ChainEntry } from '../chain-cache';
@@ -30,7 +29,7 @@ function appliedCompaction(chain: ChainCache): AppliedCompaction | undefined {
   for (let index = positions.length - 1; index >= 0; index -= 1) {
     const position = positions[index] as number;
     const entry = chain.entries[position] as ChainEntry;
-    const record = readCompaction(entry.node.message);
+    const record = readCompaction(entry.node);
     if (record === null) continue;
     // A cold read stops right after the boundary: then it is the parent of the first entry.
     const boundaryPosition =
@@ -167,18 +166,18 @@ export async function readWholeChain(
 }
 
 /**
- * Every stored message of the chain, root first, hidden ones included (for usage totals): the
+ * Every stored node of the chain, root first, hidden ones included (for usage totals): the
  * cache, plus, when a cold read stopped at a boundary, the older part read now.
  */
-export async function wholeChainMessages(
+export async function wholeChainNodes(
   store: ContextStore,
   chatId: string,
   chain: ChainCache,
-): Promise<StoredMessage[]> {
-  const cached = chain.entries.map((entry) => entry.node.message);
+): Promise<MessageNodeRecord[]> {
+  const cached = chain.entries.map((entry) => entry.node);
   const from = chain.startsAtRoot ? null : (chain.entries[0]?.node.parentId ?? null);
   const older = from === null ? [] : await readWholeChain(store, chatId, from);
-  return older.length === 0 ? cached : [...older.map((node) => node.message), ...cached];
+  return older.length === 0 ? cached : [...older, ...cached];
 }
 
 /** Page sizes of a cold read, newest first; after the last, the rest in one read. */
@@ -235,7 +234,7 @@ export async function readConversationChain(
 /** The boundary of the newest compaction node among `nodes` (oldest first), if any. */
 function newestBoundary(nodes: readonly MessageNodeRecord[]): string | undefined {
   for (let index = nodes.length - 1; index >= 0; index -= 1) {
-    const record = readCompaction((nodes[index] as MessageNodeRecord).message);
+    const record = readCompaction(nodes[index] as MessageNodeRecord);
     if (record !== null) return record.boundaryId;
   }
   return undefined;

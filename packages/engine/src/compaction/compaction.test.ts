@@ -1,4 +1,4 @@
-import { assistant, message, user } from '@ctxgraph/codecs';
+import { assistant, assistantText, message, user } from '@ctxgraph/codecs';
 import {
   ConflictError,
   type ContextStore,
@@ -601,7 +601,7 @@ describe('compact()', () => {
     }
   });
 
-  it('refuses, writing nothing, a node the engine’s metadataSchema would not accept', async () => {
+  it('a strict metadataSchema accepts the compaction node: its record is never in metadata', async () => {
     const { z } = await import('zod');
     const engine = new ContextEngine({
       store,
@@ -611,20 +611,42 @@ describe('compact()', () => {
       messageSchemas: { metadataSchema: z.strictObject({ app: z.string().optional() }).optional() },
     });
     await chat(engine, 2);
+    const result = await engine.compact({ summarize: () => 'S', keep: 1 });
+    expect(result?.compaction.boundaryId).toBe('a1');
+  });
+
+  it('refuses, writing nothing, a node the engine’s metadataSchema would not accept', async () => {
+    const { z } = await import('zod');
+    const engine = new ContextEngine({
+      store,
+      chatId: 'chat-required-metadata',
+      userId: 'user-1',
+      renderer,
+      messageSchemas: { metadataSchema: z.object({ app: z.string() }) },
+    });
+    engine.set(
+      user('question', { id: 'u1', metadata: { app: 'x' } }),
+      assistantText('answer', { id: 'a1', metadata: { app: 'x' } }),
+      user('again', { id: 'u2', metadata: { app: 'x' } }),
+      assistantText('more', { id: 'a2', metadata: { app: 'x' } }),
+    );
+    await engine.save();
     const before = await store.getHead({ chatId: engine.chatId, branch: 'main' });
     await expect(engine.compact({ summarize: () => 'S', keep: 1 })).rejects.toThrow(
-      /allow a "ctxgraph" key in metadataSchema\. Nothing was written/,
+      /the summary node does not validate against the engine's message schemas .*Nothing was written/,
     );
     expect(await store.getHead({ chatId: engine.chatId, branch: 'main' })).toEqual(before);
   });
 
-  it('stores the record where any v1 store keeps it: metadata.ctxgraph.compaction', async () => {
+  it("stores the record beside the message, in the node's engine record", async () => {
     const engine = newEngine();
     await chat(engine, 2);
     const result = await engine.compact({ summarize: () => 'S', keep: 1, id: 'c-1' });
     const node = await store.getMessage({ chatId: engine.chatId, messageId: 'c-1' });
     expect(node?.parentId).toBe('a2');
-    expect(node && readCompaction(node.message)).toEqual(result?.compaction);
+    expect(node && readCompaction(node)).toEqual(result?.compaction);
+    expect(node?.engineRecord).toEqual({ compaction: result?.compaction });
+    expect(node?.message.metadata).toBeUndefined();
   });
 });
 
@@ -650,7 +672,7 @@ describe('switchBranch(name, { carry })', () => {
       chatId: engine.chatId,
       messageId: engine.headMessageId as string,
     });
-    expect(node && readBranchSummary(node.message)).toMatchObject({
+    expect(node && readBranchSummary(node)).toMatchObject({
       fromBranch: side.name,
       fromHeadId: 'side-a1',
       coveredMessages: 4,
@@ -744,9 +766,11 @@ describe("prune({ compacted: 'drop' })", () => {
     expect(node?.message.parts).toEqual([]);
     expect(node?.parentId).toBe(untouched?.parentId);
     expect(node?.sequence).toBe(untouched?.sequence);
-    expect(readDropped(node?.message ?? { id: '', role: '', parts: [] })).toMatchObject({
-      compactionId: compaction?.messageId,
-    });
+    expect(readDropped(node ?? { id: '', message: { id: '', role: '', parts: [] } })).toMatchObject(
+      {
+        compactionId: compaction?.messageId,
+      },
+    );
     // The head did not move; the conversation is the same, warm and cold.
     const after = await store.getHead({ chatId: engine.chatId, branch: 'main' });
     expect(after.headMessageId).toBe(before.headMessageId);
@@ -849,7 +873,7 @@ describe("prune({ compacted: 'drop' })", () => {
     let raced = false;
     const racing = overrideStore(store, {
       commit: async (input) => {
-        if (!raced && input.messages.some((entry) => readDropped(entry.message) !== null)) {
+        if (!raced && input.messages.some((entry) => readDropped(entry) !== null)) {
           raced = true;
           await chat(other, 1, '', 5);
         }
@@ -870,7 +894,7 @@ describe("prune({ compacted: 'drop' })", () => {
     let forked = false;
     const racing = overrideStore(store, {
       commit: async (input) => {
-        if (!forked && input.messages.some((entry) => readDropped(entry.message) !== null))
+        if (!forked && input.messages.some((entry) => readDropped(entry) !== null))
           throw new Error('the fork should have been seen before the commit');
         return store.commit(input);
       },
@@ -895,7 +919,7 @@ describe("prune({ compacted: 'drop' })", () => {
     await engine.compact({ summarize: () => 'S1', keep: 1 });
     const busy = overrideStore(store, {
       commit: async (input) => {
-        if (input.messages.some((entry) => readDropped(entry.message) !== null))
+        if (input.messages.some((entry) => readDropped(entry) !== null))
           throw new HeadConflictError({
             chatId: input.chatId,
             branch: input.branch,

@@ -25,7 +25,7 @@ function cachingModel(): MockLanguageModelV3 {
 }
 
 describe('withUsage', () => {
-  it("stores the call's usage in metadata.ctxgraph.usage, keeping the app's metadata", async () => {
+  it("stores the call's usage in the node's engine record, the app's metadata as it was", async () => {
     const store = new InMemoryContextStore();
     const engine = new ContextEngine({
       store,
@@ -47,20 +47,18 @@ describe('withUsage', () => {
     );
     await engine.save();
     const node = await store.getMessage({ chatId: 'usage', messageId: 'a' });
-    expect(node?.message.metadata).toEqual({
-      app: 1,
-      ctxgraph: {
-        compaction: 'kept',
-        usage: {
-          modelId: 'claude-sonnet-4-20250514',
-          inputTokens: 1000,
-          cacheReadTokens: 800,
-          cacheWriteTokens: 100,
-          outputTokens: 50,
-        },
+    // The app's `ctxgraph` key is reserved: dropped, never read as a record.
+    expect(node?.message.metadata).toEqual({ app: 1 });
+    expect(node?.engineRecord).toEqual({
+      usage: {
+        modelId: 'claude-sonnet-4-20250514',
+        inputTokens: 1000,
+        cacheReadTokens: 800,
+        cacheWriteTokens: 100,
+        outputTokens: 50,
       },
     });
-    expect(usageOf(node?.message ?? {})?.cacheReadTokens).toBe(800);
+    expect(node && usageOf(node)?.cacheReadTokens).toBe(800);
 
     // Sonnet 4: 100 uncached × 3 + 800 read × 0.3 + 100 written × 3.75 + 50 out × 15, per million.
     const totals = await engine.usage();
@@ -130,9 +128,14 @@ describe('withUsage', () => {
   });
 
   it('ignores messages without usage and malformed usage', () => {
+    const node = (engineRecord: unknown, metadata?: unknown) => ({
+      id: 'n',
+      message: { id: 'n', role: 'assistant', parts: [], metadata },
+      engineRecord: engineRecord as null,
+    });
     expect(
       totalUsage(
-        [{}, { metadata: { ctxgraph: { usage: { modelId: 3 } } } }, { metadata: 'x' }],
+        [node(null), node({ usage: { modelId: 3 } }), node(null, { ctxgraph: { usage: 'x' } })],
         {},
       ),
     ).toMatchObject({ calls: 0, cost: null, unpricedModels: [] });

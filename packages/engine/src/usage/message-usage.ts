@@ -1,16 +1,20 @@
 import {
   type ContextFragment,
+  type EngineRecordSource,
+  engineRecordOf,
   isFragment,
   isLazyFragment,
   isMessageFragment,
+  type JsonObject,
   ValidationError,
 } from '@ctxgraph/fragments-core';
 import type { UIMessage } from 'ai';
 import { findModelPrice, type ModelPrices } from '../model-prices';
 
 /**
- * The usage of the model call that produced an assistant message, as stored in the message's
- * `metadata.ctxgraph.usage`. Counts the provider did not report are null.
+ * The usage of the model call that produced an assistant message, as stored in the node's engine
+ * record (`engineRecord.usage`, beside the message, never in it). Counts the provider did not
+ * report are null.
  */
 export interface MessageUsage {
   /** The model that answered (`'claude-sonnet-4-20250514'`, `'openai:gpt-4o'`). */
@@ -88,10 +92,18 @@ function toMessageUsage(input: UsageInput): MessageUsage {
 }
 
 /**
- * An assistant message fragment whose message carries the usage of the call that produced it, in
- * `metadata.ctxgraph.usage`; the app's own metadata (and other `ctxgraph` keys) stay as they are.
- * `save()` stores it with the node; `engine.usage()` and `inspect()` add it up per branch and per
- * chat.
+ * The usage `withUsage` attached, by fragment. Module-private: only a fragment made by
+ * `withUsage` in this process has an entry, so nothing an app or a chat client sends (JSON, a
+ * message's metadata) can record usage.
+ */
+const recordedUsage = new WeakMap<object, MessageUsage>();
+
+/**
+ * The assistant message fragment with the usage of the call that produced it attached. The
+ * message itself is not changed: `save()` stores the usage in the node's engine record, beside
+ * the message, where no app metadata and no chat client can reach it; `engine.usage()` and
+ * `inspect()` add it up per branch and per chat. Set the fragment this returns (a copy of it has
+ * no usage).
  *
  * @example
  * ```ts
@@ -113,32 +125,31 @@ export function withUsage<T extends ContextFragment>(fragment: T, input: UsageIn
     );
   }
   const usage = toMessageUsage(input);
-  const codec = fragment.codec;
-  const original = codec.encode() as UIMessage;
+  const original = fragment.codec.encode() as UIMessage;
   if (original.role !== 'assistant') {
     throw new ValidationError(
       `${where}: usage belongs to the assistant message a call produced, but this is a ${original.role} message.`,
       { issues: [{ path: 'fragment', message: 'expected an assistant message' }] },
     );
   }
-  const encode = (): UIMessage => {
-    const message = codec.encode() as UIMessage;
-    const metadata = isPlainObject(message.metadata) ? message.metadata : {};
-    const own = isPlainObject(metadata.ctxgraph) ? metadata.ctxgraph : {};
-    return { ...message, metadata: { ...metadata, ctxgraph: { ...own, usage } } };
-  };
-  return { ...(fragment as ContextFragment), codec: { encode, decode: () => codec.decode() } } as T;
+  const attached = { ...(fragment as ContextFragment) } as T;
+  recordedUsage.set(attached, usage);
+  return attached;
+}
+
+/** The engine record `save()` writes for a fragment: its usage when `withUsage` made it. */
+export function engineRecordFor(fragment: ContextFragment): JsonObject | undefined {
+  const usage = recordedUsage.get(fragment);
+  return usage === undefined ? undefined : { usage: { ...usage } };
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** The usage stored on a message, or null when it has none (or it is malformed). */
-export function usageOf(message: { readonly metadata?: unknown }): MessageUsage | null {
-  const metadata = message.metadata;
-  if (!isPlainObject(metadata) || !isPlainObject(metadata.ctxgraph)) return null;
-  const usage = metadata.ctxgraph.usage;
+/** The usage recorded for a node, or null when it has none (or it is malformed). */
+export function usageOf(node: EngineRecordSource): MessageUsage | null {
+  const usage = engineRecordOf(node)?.usage;
   if (!isPlainObject(usage) || typeof usage.modelId !== 'string') return null;
   const read = (value: unknown): number | null =>
     typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : null;
@@ -165,7 +176,10 @@ export interface UsageTotals {
   readonly cost: number | null;
   /** Models with no price in the table: their calls are not in `cost`. */
   readonly unpricedModels: readonly string[];
-  /** The same figures per model id. */
+  /**
+   * The same figures per model id: an object without a prototype (`Object.create(null)`), so a
+   * model id such as `__proto__` or `constructor` is an entry like any other.
+   */
   readonly byModel: Readonly<Record<string, Omit<UsageTotals, 'byModel' | 'unpricedModels'>>>;
 }
 
@@ -190,18 +204,16 @@ const emptySums = (): Sums => ({
 });
 
 /**
- * Adds up the usage of `messages` and prices it: uncached input × input price, cache reads ×
- * cache-read price, cache writes × cache-write price, output × output price.
+ * Adds up the usage recorded on `nodes` and prices it: uncached input × input price, cache
+ * reads × cache-read price, cache writes × cache-write price, output × output price.
  */
-export function totalUsage(
-  messages: Iterable<{ readonly metadata?: unknown }>,
-  prices: ModelPrices,
-): UsageTotals {
+export function totalUsage(nodes: Iterable<EngineRecordSource>, prices: ModelPrices): UsageTotals {
   const total = emptySums();
-  const byModel: Record<string, Sums> = {};
+  // Keyed by data (a model id): a Map, never a plain object.
+  const models = new Map<string, Sums>();
   const unpriced = new Set<string>();
-  for (const message of messages) {
-    const usage = usageOf(message);
+  for (const node of nodes) {
+    const usage = usageOf(node);
     if (usage === null) continue;
     const cacheRead = usage.cacheReadTokens ?? 0;
     const cacheWrite = usage.cacheWriteTokens ?? 0;
@@ -220,8 +232,11 @@ export function totalUsage(
         1_000_000;
       if (price.output === null && output > 0) unpriced.add(`${usage.modelId} (output)`);
     }
-    const model = byModel[usage.modelId] ?? emptySums();
-    byModel[usage.modelId] = model;
+    let model = models.get(usage.modelId);
+    if (model === undefined) {
+      model = emptySums();
+      models.set(usage.modelId, model);
+    }
     for (const sums of [total, model]) {
       sums.calls += 1;
       sums.inputTokens += input;
@@ -232,5 +247,7 @@ export function totalUsage(
       if (cost !== null) sums.cost = (sums.cost ?? 0) + cost;
     }
   }
+  const byModel: Record<string, Sums> = Object.create(null);
+  for (const [modelId, sums] of models) byModel[modelId] = sums;
   return { ...total, unpricedModels: [...unpriced].sort(), byModel };
 }

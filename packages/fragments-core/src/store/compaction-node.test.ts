@@ -3,10 +3,16 @@ import {
   type CompactionRecord,
   compactionMessage,
   droppedMessage,
+  type EngineRecordSource,
+  embedEngineRecord,
+  engineRecordOf,
   readBranchSummary,
   readCompaction,
   readDropped,
+  splitEngineRecord,
+  withoutEngineMetadata,
 } from './compaction-node';
+import type { EngineRecord, MessageNodeRecord, StoredMessage } from './records';
 
 const record: CompactionRecord = {
   version: 1,
@@ -17,36 +23,46 @@ const record: CompactionRecord = {
   createdAt: 1_700_000_000_000,
 };
 
+/** A node with `engineRecord` beside its message. */
+function node(id: string, engineRecord: unknown, message?: Partial<StoredMessage>) {
+  return {
+    id,
+    message: { id, role: 'user', parts: [], ...message },
+    engineRecord: engineRecord as EngineRecord | null,
+  } satisfies EngineRecordSource;
+}
+
+/** A node as a store without engine records (or an earlier version) keeps it. */
+function legacy(id: string, metadata: unknown): EngineRecordSource {
+  return { id, message: { id, role: 'user', parts: [], metadata } };
+}
+
 describe('compaction nodes', () => {
-  it('compactionMessage() makes a one-text-part message whose record reads back', () => {
-    const message = compactionMessage({ id: 'c1', text: 'Summary', compaction: record });
-    expect(message).toEqual({
+  it('compactionMessage() makes a one-text-part message with the record beside it', () => {
+    const entry = compactionMessage({ id: 'c1', text: 'Summary', compaction: record });
+    expect(entry).toEqual({
       id: 'c1',
-      role: 'user',
-      parts: [{ type: 'text', text: 'Summary' }],
-      metadata: { ctxgraph: { compaction: record } },
+      message: { id: 'c1', role: 'user', parts: [{ type: 'text', text: 'Summary' }] },
+      engineRecord: { compaction: record },
     });
-    expect(readCompaction(JSON.parse(JSON.stringify(message)))).toEqual(record);
-    expect(readBranchSummary(message)).toBeNull();
+    expect(readCompaction(JSON.parse(JSON.stringify(entry)))).toEqual(record);
+    expect(readBranchSummary(entry)).toBeNull();
   });
 
-  it('reads an ordinary message, or a record it does not understand, as no compaction', () => {
-    const base = { id: 'x', role: 'user', parts: [] };
-    for (const metadata of [
+  it('reads an ordinary node, or a record it does not understand, as no compaction', () => {
+    for (const engineRecord of [
       undefined,
       null,
       'text',
       [],
-      { ctxgraph: null },
-      { ctxgraph: [] },
-      { ctxgraph: { usage: {} } },
-      { ctxgraph: { compaction: 'yes' } },
-      { ctxgraph: { compaction: { ...record, version: 2 } } },
-      { ctxgraph: { compaction: { ...record, boundaryId: '' } } },
-      { ctxgraph: { compaction: { ...record, boundaryId: 'x' } } },
-      { ctxgraph: { compaction: { ...record, previousCompactionId: 3 } } },
+      { usage: {} },
+      { compaction: 'yes' },
+      { compaction: { ...record, version: 2 } },
+      { compaction: { ...record, boundaryId: '' } },
+      { compaction: { ...record, boundaryId: 'x' } },
+      { compaction: { ...record, previousCompactionId: 3 } },
     ]) {
-      expect(readCompaction({ ...base, metadata })).toBeNull();
+      expect(readCompaction(node('x', engineRecord))).toBeNull();
     }
   });
 
@@ -58,50 +74,92 @@ describe('compaction nodes', () => {
       coveredMessages: 3,
       createdAt: 1,
     };
-    const message = { id: 'b', role: 'user', parts: [], metadata: { ctxgraph: { branchSummary } } };
-    expect(readBranchSummary(message)).toEqual(branchSummary);
-    expect(readCompaction(message)).toBeNull();
-    expect(
-      readBranchSummary({ ...message, metadata: { ctxgraph: { branchSummary: { version: 1 } } } }),
-    ).toBeNull();
+    expect(readBranchSummary(node('b', { branchSummary }))).toEqual(branchSummary);
+    expect(readCompaction(node('b', { branchSummary }))).toBeNull();
+    expect(readBranchSummary(node('b', { branchSummary: { version: 1 } }))).toBeNull();
+  });
+});
+
+describe('records kept in metadata.ctxgraph (stores without engineRecords, earlier versions)', () => {
+  it('reads a record from the message when the node has none beside it', () => {
+    expect(readCompaction(legacy('c', { ctxgraph: { compaction: record } }))).toEqual(record);
+    for (const metadata of [undefined, null, 'text', [], { ctxgraph: null }, { ctxgraph: [] }]) {
+      expect(engineRecordOf(legacy('c', metadata))).toBeNull();
+    }
+  });
+
+  it('prefers the record beside the message', () => {
+    const both = node('c', { compaction: record }, { metadata: { ctxgraph: { usage: {} } } });
+    expect(engineRecordOf(both)).toEqual({ compaction: record });
+  });
+
+  it('splitEngineRecord() moves the record out of the message; embedEngineRecord() puts it back', () => {
+    const stored: MessageNodeRecord = {
+      chatId: 'chat',
+      id: 'a',
+      parentId: null,
+      sequence: 1,
+      message: {
+        id: 'a',
+        role: 'assistant',
+        parts: [],
+        metadata: { app: 1, ctxgraph: { usage: { n: 1 } } },
+      },
+      createdAt: 1,
+      updatedAt: 1,
+    };
+    const split = splitEngineRecord(stored);
+    expect(split.message).toEqual({ id: 'a', role: 'assistant', parts: [], metadata: { app: 1 } });
+    expect(split.engineRecord).toEqual({ usage: { n: 1 } });
+    const embedded = embedEngineRecord({
+      id: 'a',
+      message: split.message,
+      engineRecord: split.engineRecord as EngineRecord,
+    });
+    expect(embedded).toEqual({ id: 'a', message: stored.message });
+    const plain = { ...stored, message: { id: 'a', role: 'user', parts: [] } };
+    expect(splitEngineRecord(plain)).toBe(plain);
+  });
+
+  it('withoutEngineMetadata() drops the key (and metadata left empty), keeps every other key as an own key', () => {
+    const message = { id: 'a', metadata: { ctxgraph: { usage: 1 } } };
+    expect(withoutEngineMetadata(message)).toEqual({ id: 'a' });
+    const odd = JSON.parse('{"id":"a","metadata":{"__proto__":1,"ctxgraph":2}}');
+    const stripped = withoutEngineMetadata(odd) as { metadata: object };
+    expect(Object.keys(stripped.metadata)).toEqual(['__proto__']);
+    expect(Object.getPrototypeOf(stripped.metadata)).toBe(Object.prototype);
+    const untouched = { id: 'b', metadata: { app: 1 } };
+    expect(withoutEngineMetadata(untouched)).toBe(untouched);
+  });
+
+  it('embedEngineRecord() keeps metadata that is not an object and then stores no record', () => {
+    const entry = { id: 'a', message: { id: 'a', role: 'user', parts: [], metadata: 'app' } };
+    expect(embedEngineRecord({ ...entry, engineRecord: { usage: 1 } })).toEqual(entry);
   });
 });
 
 describe('dropped messages', () => {
   it('droppedMessage() keeps the id, the role and the recorded usage, no parts, and a record that reads back', () => {
-    const original = {
-      id: 'm2',
-      role: 'assistant',
-      parts: [{ type: 'text', text: 'a long answer' }],
-      metadata: { ctxgraph: { usage: { inputTokens: 3 } }, app: 1 },
-    };
+    const original = node(
+      'm2',
+      { usage: { inputTokens: 3 } },
+      { role: 'assistant', parts: [{ type: 'text', text: 'a long answer' }], metadata: { app: 1 } },
+    );
     const dropped = { version: 1, compactionId: 'c1', droppedAt: 5 } as const;
     const tombstone = droppedMessage(original, dropped);
     expect(tombstone).toEqual({
       id: 'm2',
-      role: 'assistant',
-      parts: [],
-      metadata: { ctxgraph: { dropped, usage: { inputTokens: 3 } } },
+      message: { id: 'm2', role: 'assistant', parts: [] },
+      engineRecord: { dropped, usage: { inputTokens: 3 } },
     });
-    expect(droppedMessage({ id: 'm1', role: 'user', parts: [] }, dropped).metadata).toEqual({
-      ctxgraph: { dropped },
-    });
+    expect(droppedMessage(node('m1', null), dropped).engineRecord).toEqual({ dropped });
     expect(readDropped(JSON.parse(JSON.stringify(tombstone)))).toEqual(dropped);
     expect(readDropped(original)).toBeNull();
     expect(readCompaction(tombstone)).toBeNull();
   });
 
   it('readDropped() ignores records of another format', () => {
-    const base = { id: 'x', role: 'user', parts: [] };
-    expect(
-      readDropped({ ...base, metadata: { ctxgraph: { dropped: { version: 2 } } } }),
-    ).toBeNull();
-    expect(
-      readDropped({
-        ...base,
-        metadata: { ctxgraph: { dropped: { version: 1, compactionId: 3 } } },
-      }),
-    ).toBeNull();
-    expect(readDropped({ ...base, metadata: 'text' })).toBeNull();
+    expect(readDropped(node('x', { dropped: { version: 2 } }))).toBeNull();
+    expect(readDropped(node('x', { dropped: { version: 1, compactionId: 3 } }))).toBeNull();
   });
 });

@@ -1,15 +1,100 @@
-import type { StoredMessage } from './records';
+import type { CommitMessage } from './context-store';
+import type { EngineRecord, MessageNodeRecord, StoredMessage } from './records';
 
-// ctxgraph keeps its own per-message data in a UIMessage's `metadata`, under the key `ctxgraph`
-// (an object). A compaction node and a branch summary are ordinary message nodes marked there, so
-// any store that keeps a message's JSON as it was given (what the v1 conformance kit proves)
-// carries them without knowing they exist.
-
-/** The key of a message's `metadata` under which ctxgraph keeps its own data. */
-export const CTXGRAPH_METADATA_KEY = 'ctxgraph';
+// The engine keeps its own per-node data (recorded usage, compaction, branch summary, tombstone)
+// in the node's engine record (`MessageNodeRecord.engineRecord`), beside the message and never
+// inside it, so nothing an app or a chat client puts in a message can create or change it. A
+// store without the `engineRecords` capability cannot keep that field: for such a store, and for
+// data written by versions before the field existed, the record sits in the stored message's
+// `metadata.ctxgraph` instead. `engineRecordOf` reads either; `splitEngineRecord` and
+// `embedEngineRecord` move a record between the two places.
 
 /**
- * What a compaction node records in `metadata.ctxgraph.compaction`: the span it replaces and
+ * The key of a message's `metadata` reserved for the engine's record on stores without the
+ * `engineRecords` capability (and in data stored by earlier versions). The engine drops it from
+ * every message an app sets and never shows it in a message it hands out.
+ */
+export const CTXGRAPH_METADATA_KEY = 'ctxgraph';
+
+/** What {@link engineRecordOf} and the record readers need of a node. */
+export type EngineRecordSource = Pick<MessageNodeRecord, 'id' | 'message' | 'engineRecord'>;
+
+function isJsonObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * The engine record of a node: its `engineRecord`, or, when it has none, the record a store
+ * without the `engineRecords` capability (or an earlier version) kept in the message's
+ * `metadata.ctxgraph`. Null when the node has neither.
+ */
+export function engineRecordOf(node: EngineRecordSource): EngineRecord | null {
+  if (isJsonObject(node.engineRecord)) return node.engineRecord as EngineRecord;
+  const metadata = node.message.metadata;
+  if (!isJsonObject(metadata) || !Object.hasOwn(metadata, CTXGRAPH_METADATA_KEY)) return null;
+  const own = metadata[CTXGRAPH_METADATA_KEY];
+  return isJsonObject(own) ? (own as EngineRecord) : null;
+}
+
+/**
+ * The message without the reserved `metadata.ctxgraph` key (`metadata` left out when nothing else
+ * is in it); the same object when it has no such key.
+ */
+export function withoutEngineMetadata<T extends { readonly metadata?: unknown }>(message: T): T {
+  const metadata = message.metadata;
+  if (!isJsonObject(metadata) || !Object.hasOwn(metadata, CTXGRAPH_METADATA_KEY)) return message;
+  const rest: Record<string, unknown> = {};
+  let kept = 0;
+  for (const key of Object.keys(metadata)) {
+    if (key === CTXGRAPH_METADATA_KEY) continue;
+    // defineProperty: a key such as `__proto__` stays an own key, as it was.
+    Object.defineProperty(rest, key, {
+      value: metadata[key],
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+    kept += 1;
+  }
+  const { metadata: _dropped, ...others } = message as T & { metadata?: unknown };
+  return (kept === 0 ? others : { ...others, metadata: rest }) as T;
+}
+
+/**
+ * A node as the engine reads it: the record beside the message. A record kept in the message's
+ * `metadata.ctxgraph` (a store without the `engineRecords` capability, or data stored by an
+ * earlier version) becomes the node's `engineRecord`, and the key leaves the message. A node
+ * with nothing to move is returned as it is.
+ */
+export function splitEngineRecord(node: MessageNodeRecord): MessageNodeRecord {
+  const message = withoutEngineMetadata(node.message);
+  if (message === node.message) return node;
+  return { ...node, message, engineRecord: engineRecordOf(node) };
+}
+
+/**
+ * A commit entry for a store without the `engineRecords` capability: the record moves into the
+ * message's `metadata.ctxgraph` (the app's metadata keys kept). When the message's metadata is
+ * something other than an object, the app's value is kept and the record is not stored.
+ */
+export function embedEngineRecord(entry: CommitMessage): CommitMessage {
+  const { engineRecord } = entry;
+  const message = withoutEngineMetadata(entry.message);
+  if (engineRecord === undefined) {
+    return message === entry.message && !('engineRecord' in entry)
+      ? entry
+      : { id: entry.id, message };
+  }
+  const metadata = message.metadata;
+  if (metadata !== undefined && !isJsonObject(metadata)) return { id: entry.id, message };
+  return {
+    id: entry.id,
+    message: { ...message, metadata: { ...metadata, [CTXGRAPH_METADATA_KEY]: engineRecord } },
+  };
+}
+
+/**
+ * What a compaction node records in its engine record's `compaction`: the span it replaces and
  * what that saved. The node sits on the branch after the span (and after the messages it keeps);
  * a resolve that meets it sends its summary in place of the span.
  */
@@ -42,7 +127,7 @@ export interface CompactionRecord {
 }
 
 /**
- * What a branch summary records in `metadata.ctxgraph.branchSummary`: a node that brings the
+ * What a branch summary records in its engine record's `branchSummary`: a node that brings the
  * conclusion of another branch onto this one (`switchBranch(name, { carry })`). It is an ordinary
  * message at its place in the chain; it replaces nothing.
  */
@@ -59,28 +144,19 @@ export interface BranchSummaryRecord {
   readonly createdAt: number;
 }
 
-/** The `metadata.ctxgraph` object of a stored message, or undefined when it has none. */
-function ctxgraphMetadata(message: StoredMessage): Record<string, unknown> | undefined {
-  const metadata = message.metadata;
-  if (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata)) return;
-  const own = (metadata as Record<string, unknown>)[CTXGRAPH_METADATA_KEY];
-  if (typeof own !== 'object' || own === null || Array.isArray(own)) return;
-  return own as Record<string, unknown>;
-}
-
 /**
- * The compaction record of a stored message, or null when the message is not a compaction node
- * (or its record is not one this version reads: then it is an ordinary message).
+ * The compaction record of a node, or null when it is not a compaction node (or its record is not
+ * one this version reads: then it is an ordinary message).
  */
-export function readCompaction(message: StoredMessage): CompactionRecord | null {
-  const record = ctxgraphMetadata(message)?.compaction;
+export function readCompaction(node: EngineRecordSource): CompactionRecord | null {
+  const record = engineRecordOf(node)?.compaction;
   if (typeof record !== 'object' || record === null) return null;
   const candidate = record as Partial<CompactionRecord>;
   if (
     candidate.version !== 1 ||
     typeof candidate.boundaryId !== 'string' ||
     candidate.boundaryId === '' ||
-    candidate.boundaryId === message.id ||
+    candidate.boundaryId === node.id ||
     (candidate.previousCompactionId !== null && typeof candidate.previousCompactionId !== 'string')
   ) {
     return null;
@@ -88,9 +164,9 @@ export function readCompaction(message: StoredMessage): CompactionRecord | null 
   return candidate as CompactionRecord;
 }
 
-/** The branch-summary record of a stored message, or null when it is not a branch summary. */
-export function readBranchSummary(message: StoredMessage): BranchSummaryRecord | null {
-  const record = ctxgraphMetadata(message)?.branchSummary;
+/** The branch-summary record of a node, or null when it is not a branch summary. */
+export function readBranchSummary(node: EngineRecordSource): BranchSummaryRecord | null {
+  const record = engineRecordOf(node)?.branchSummary;
   if (typeof record !== 'object' || record === null) return null;
   const candidate = record as Partial<BranchSummaryRecord>;
   if (candidate.version !== 1 || typeof candidate.fromBranch !== 'string') return null;
@@ -110,8 +186,8 @@ export interface CompactionMessageInput {
 }
 
 /**
- * The stored message of a compaction node: one text part (the summary as sent) and the record
- * in `metadata.ctxgraph.compaction`.
+ * The commit entry of a compaction node: a message with one text part (the summary as sent), and
+ * the record in the node's engine record (`{ compaction }`), beside the message.
  *
  * @example
  * ```ts
@@ -124,17 +200,20 @@ export interface CompactionMessageInput {
  * });
  * ```
  */
-export function compactionMessage(input: CompactionMessageInput): StoredMessage {
+export function compactionMessage(input: CompactionMessageInput): CommitMessage {
   return {
     id: input.id,
-    role: input.role ?? 'user',
-    parts: [{ type: 'text', text: input.text }],
-    metadata: { [CTXGRAPH_METADATA_KEY]: { compaction: input.compaction } },
+    message: {
+      id: input.id,
+      role: input.role ?? 'user',
+      parts: [{ type: 'text', text: input.text }],
+    },
+    engineRecord: { compaction: input.compaction as unknown as EngineRecord },
   };
 }
 
 /**
- * What a dropped message records in `metadata.ctxgraph.dropped`: the node is a tombstone whose
+ * What a dropped message records in its engine record's `dropped`: the node is a tombstone whose
  * content was reclaimed because a compaction covers it on every branch and checkpoint that reaches
  * it (the engine's `prune({ compacted: 'drop' })`). It keeps its id, parent and sequence; it has
  * no parts and is never shown.
@@ -148,9 +227,9 @@ export interface DroppedRecord {
   readonly droppedAt: number;
 }
 
-/** The dropped record of a stored message, or null when the message is not a tombstone. */
-export function readDropped(message: StoredMessage): DroppedRecord | null {
-  const record = ctxgraphMetadata(message)?.dropped;
+/** The dropped record of a node, or null when it is not a tombstone. */
+export function readDropped(node: EngineRecordSource): DroppedRecord | null {
+  const record = engineRecordOf(node)?.dropped;
   if (typeof record !== 'object' || record === null) return null;
   const candidate = record as Partial<DroppedRecord>;
   if (candidate.version !== 1 || typeof candidate.compactionId !== 'string') return null;
@@ -158,24 +237,30 @@ export function readDropped(message: StoredMessage): DroppedRecord | null {
 }
 
 /**
- * The tombstone that replaces a dropped message in place: same id and role, no parts, and the
- * record in `metadata.ctxgraph.dropped`. Of the original, only `metadata.ctxgraph.usage` (the
- * recorded usage of the model call, so cost totals stay true) is kept, as it was.
+ * The commit entry of the tombstone that replaces a dropped node in place: same id and role, no
+ * parts, and `{ dropped }` as its engine record. Of the original, only the recorded usage of the
+ * model call (its engine record's `usage`, so cost totals stay true) is kept, as it was.
  *
  * @example
  * ```ts
  * const tombstone = droppedMessage(
- *   { id: 'm3', role: 'user', parts: [{ type: 'text', text: 'long question' }] },
+ *   { id: 'm3', message: { id: 'm3', role: 'user', parts: [{ type: 'text', text: 'long question' }] } },
  *   { version: 1, compactionId: 'compaction-1', droppedAt: Date.now() },
  * );
  * ```
  */
-export function droppedMessage(original: StoredMessage, dropped: DroppedRecord): StoredMessage {
-  const usage = ctxgraphMetadata(original)?.usage;
+export function droppedMessage(
+  original: EngineRecordSource,
+  dropped: DroppedRecord,
+): CommitMessage {
+  const usage = engineRecordOf(original)?.usage;
+  const message: StoredMessage = { id: original.id, role: original.message.role, parts: [] };
   return {
     id: original.id,
-    role: original.role,
-    parts: [],
-    metadata: { [CTXGRAPH_METADATA_KEY]: { dropped, ...(usage === undefined ? {} : { usage }) } },
+    message,
+    engineRecord: {
+      dropped: dropped as unknown as EngineRecord,
+      ...(usage === undefined ? {} : { usage }),
+    },
   };
 }

@@ -5,6 +5,7 @@ import type {
   ChatGraph,
   ChatRecord,
   CheckpointRecord,
+  EngineRecord,
   MessageNodeRecord,
   Page,
   StoredMessage,
@@ -49,6 +50,17 @@ export interface ContextStoreCapabilities {
    * `deleteBranch()` and `prune()` reject with `UnsupportedCapabilityError`.
    */
   readonly retention?: boolean;
+  /**
+   * The store keeps the engine's own record of a node beside its message: a
+   * {@link CommitMessage.engineRecord} given to `commit` or `append` is stored byte-for-byte and
+   * returned as `MessageNodeRecord.engineRecord` by every read (`getChain`, `getMessage`,
+   * `getGraph`, the nodes of a commit or append result); a write that replaces a node in place
+   * replaces its record with the one given and keeps it when none is given (so a message sent
+   * back by a chat client cannot drop what the engine recorded). Optional: without
+   * it, a commit or append that carries a record is refused with `ValidationError`, and the
+   * engine keeps its records inside the stored message instead (hidden from the app on read).
+   */
+  readonly engineRecords?: boolean;
 }
 
 /** Input of {@link ContextStore.openChat}. */
@@ -97,6 +109,13 @@ export interface CommitMessage {
   readonly id: string;
   /** The message. */
   readonly message: StoredMessage;
+  /**
+   * The engine's record of the node (a JSON object, stored byte-for-byte beside the message).
+   * Only for a store that declares `capabilities.engineRecords`; any other store refuses it with
+   * `ValidationError`. Absent: a new node has none, a node replaced in place keeps the one it had
+   * (give `{}` to clear it).
+   */
+  readonly engineRecord?: EngineRecord;
 }
 
 /** Input of {@link ContextStore.commit}. */

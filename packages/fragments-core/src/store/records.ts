@@ -16,6 +16,15 @@ export interface StoredMessage {
   readonly metadata?: unknown;
 }
 
+/**
+ * The engine's own record of a message node (its recorded usage, its compaction or branch-summary
+ * record, its tombstone record): opaque JSON that only the engine writes, kept beside the message
+ * and never inside it. A store that declares `capabilities.engineRecords` keeps it byte-for-byte
+ * like the message and gives it back as {@link MessageNodeRecord.engineRecord}; the engine never
+ * takes one from an app or a chat client.
+ */
+export type EngineRecord = JsonObject;
+
 /** A chat: one conversation graph, owned by one user. */
 export interface ChatRecord {
   /** The chat id. */
@@ -57,6 +66,12 @@ export interface MessageNodeRecord {
   readonly sequence: number;
   /** The message. */
   readonly message: StoredMessage;
+  /**
+   * The engine's record of the node ({@link EngineRecord}), or null (or absent) when it has none.
+   * Only a store that declares `capabilities.engineRecords` returns one; a store without the
+   * capability may leave the field out.
+   */
+  readonly engineRecord?: EngineRecord | null;
   /** Milliseconds since the epoch. */
   readonly createdAt: number;
   /** Milliseconds since the epoch; moves when the content is replaced. */

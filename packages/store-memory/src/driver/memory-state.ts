@@ -4,6 +4,7 @@ import {
   ChatNotFoundError,
   type ChatRecord,
   type CheckpointRecord,
+  type EngineRecord,
   type JsonObject,
   type MessageNodeRecord,
   type StoredMessage,
@@ -20,6 +21,8 @@ export interface NodeState {
   readonly parentId: string | null;
   readonly sequence: number;
   json: string;
+  /** The engine record's JSON text, or null when the node has none. */
+  engineRecordJson: string | null;
   readonly createdAt: number;
   updatedAt: number;
 }
@@ -122,6 +125,8 @@ export function nodeRecord(chatId: string, node: NodeState): MessageNodeRecord {
     parentId: node.parentId,
     sequence: node.sequence,
     message: JSON.parse(node.json) as StoredMessage,
+    engineRecord:
+      node.engineRecordJson === null ? null : (JSON.parse(node.engineRecordJson) as EngineRecord),
     createdAt: node.createdAt,
     updatedAt: node.updatedAt,
   };

@@ -114,6 +114,8 @@ function write(
     const existing = chat.nodes.get(message.id);
     if (existing !== undefined) {
       existing.json = message.json;
+      // A replaced node keeps its record unless a new one is given.
+      if (message.engineRecordJson !== null) existing.engineRecordJson = message.engineRecordJson;
       existing.updatedAt = now;
       replaced = true;
       written.push(existing);
@@ -124,6 +126,7 @@ function write(
       parentId: head,
       sequence: chat.nextSequence,
       json: message.json,
+      engineRecordJson: message.engineRecordJson,
       createdAt: now,
       updatedAt: now,
     };

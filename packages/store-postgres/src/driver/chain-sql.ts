@@ -87,13 +87,13 @@ function chainStatement(names: TableNames): string {
   const statement = `WITH RECURSIVE target AS (
   SELECT (SELECT u.sequence FROM ${messages} u WHERE u.chat_id = $1::text AND u.message_id = $3::text) AS until_sequence
 ), spans AS (
-  SELECT h.message_id, h.parent_id, h.sequence, h.message, h.created_at, h.updated_at,
+  SELECT h.message_id, h.parent_id, h.sequence, h.message, h.engine_record, h.created_at, h.updated_at,
     coalesce(h.run_start, h.sequence) AS low,
     h.sequence - coalesce(h.run_start, h.sequence) + 1 AS covered
   FROM ${messages} h
   WHERE h.chat_id = $1::text AND h.message_id = $2::text
   UNION ALL
-  SELECT q.message_id, q.parent_id, q.sequence, q.message, q.created_at, q.updated_at,
+  SELECT q.message_id, q.parent_id, q.sequence, q.message, q.engine_record, q.created_at, q.updated_at,
     coalesce(q.run_start, q.sequence),
     s.covered + q.sequence - coalesce(q.run_start, q.sequence) + 1
   FROM spans s
@@ -104,7 +104,7 @@ function chainStatement(names: TableNames): string {
     ) END AS id
   ) first_parent
   CROSS JOIN LATERAL (
-    SELECT m.message_id, m.parent_id, m.sequence, m.message, m.created_at, m.updated_at, m.run_start
+    SELECT m.message_id, m.parent_id, m.sequence, m.message, m.engine_record, m.created_at, m.updated_at, m.run_start
     FROM ${messages} m
     WHERE m.chat_id = $1::text AND m.message_id = first_parent.id
     LIMIT 1
@@ -112,11 +112,11 @@ function chainStatement(names: TableNames): string {
   WHERE (t.until_sequence IS NULL OR t.until_sequence NOT BETWEEN s.low AND s.sequence)
     AND ($4::bigint IS NULL OR s.covered < $4::bigint)
 ), nodes AS (
-  SELECT s.message_id, s.parent_id, s.sequence, s.message, s.created_at, s.updated_at FROM spans s
+  SELECT s.message_id, s.parent_id, s.sequence, s.message, s.engine_record, s.created_at, s.updated_at FROM spans s
   UNION ALL
-  SELECT r.message_id, r.parent_id, r.sequence, r.message, r.created_at, r.updated_at
+  SELECT r.message_id, r.parent_id, r.sequence, r.message, r.engine_record, r.created_at, r.updated_at
   FROM spans s CROSS JOIN target t CROSS JOIN LATERAL (
-    SELECT m.message_id, m.parent_id, m.sequence, m.message, m.created_at, m.updated_at
+    SELECT m.message_id, m.parent_id, m.sequence, m.message, m.engine_record, m.created_at, m.updated_at
     FROM ${messages} m
     WHERE s.low < s.sequence AND m.chat_id = $1::text AND m.sequence < s.sequence
       -- Within one long run, read only what is wanted: the part after until when the run
@@ -139,7 +139,7 @@ function chainStatement(names: TableNames): string {
   ORDER BY n.sequence DESC
   LIMIT $4::bigint
 )
-SELECT $1::text, w.message_id, w.parent_id, w.sequence, w.message::text, w.created_at, w.updated_at
+SELECT $1::text, w.message_id, w.parent_id, w.sequence, w.message::text, w.created_at, w.updated_at, w.engine_record::text
 FROM wanted w ORDER BY w.sequence`;
   statements.set(names, statement);
   return statement;

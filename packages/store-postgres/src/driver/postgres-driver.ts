@@ -71,6 +71,7 @@ export class PostgresDriver implements ContextStoreDriver {
     contextLane: true,
     search: true,
     retention: true,
+    engineRecords: true,
   };
   /** True when the store opened the pool (and so closes it). */
   readonly ownsClient: boolean;

@@ -3,6 +3,7 @@ import type {
   BranchRecord,
   ChatRecord,
   CheckpointRecord,
+  EngineRecord,
   JsonObject,
   MessageNodeRecord,
   StoredMessage,
@@ -11,7 +12,7 @@ import { StoreError } from '@ctxgraph/fragments-core';
 import type { PreparedCommitMessage } from '@ctxgraph/fragments-core/store-kit';
 
 /** A query parameter the store binds. */
-export type Parameter = string | number | boolean | null | readonly string[];
+export type Parameter = string | number | boolean | null | readonly (string | null)[];
 /** A row as postgres.js returns it with `.values()`. */
 export type Row = readonly unknown[];
 
@@ -19,7 +20,7 @@ export const CHAT_COLUMNS =
   'c.chat_id, c.user_id, c.title, c.metadata::text, c.active_branch, c.version, c.rewritten_at, c.created_at, c.updated_at';
 export const BRANCH_COLUMNS = 'b.chat_id, b.name, b.head_message_id, b.created_at, b.updated_at';
 export const MESSAGE_COLUMNS =
-  'm.chat_id, m.message_id, m.parent_id, m.sequence, m.message::text, m.created_at, m.updated_at';
+  'm.chat_id, m.message_id, m.parent_id, m.sequence, m.message::text, m.created_at, m.updated_at, m.engine_record::text';
 export const CHECKPOINT_COLUMNS = 'k.chat_id, k.name, k.message_id, k.created_at';
 /** How many columns `CHAT_COLUMNS` has: the offset of what follows them in a row. */
 export const CHAT_WIDTH = 9;
@@ -70,9 +71,15 @@ export function messageFrom(row: Row, offset = 0): MessageNodeRecord {
     parentId: optionalText(row[offset + 2]),
     sequence: integer(row[offset + 3]),
     message: JSON.parse(text(row[offset + 4])) as StoredMessage,
+    engineRecord: engineRecordFrom(row[offset + 7]),
     createdAt: integer(row[offset + 5]),
     updatedAt: integer(row[offset + 6]),
   };
+}
+
+/** The engine record of a node from its JSON text, or null when it has none. */
+function engineRecordFrom(value: unknown): EngineRecord | null {
+  return value === null || value === undefined ? null : (JSON.parse(text(value)) as EngineRecord);
 }
 
 export function checkpointFrom(row: Row, offset = 0): CheckpointRecord {
@@ -103,6 +110,8 @@ export function writeResult(
       parentId: optionalText(row[4]),
       sequence: integer(row[5]),
       message: JSON.parse(message.json) as StoredMessage,
+      // What the row holds: the record given, or the one a replaced node kept.
+      engineRecord: engineRecordFrom(row[12]),
       createdAt: integer(row[6]),
       updatedAt: integer(row[7]),
     };

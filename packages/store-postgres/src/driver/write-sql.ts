@@ -59,6 +59,8 @@ export async function write(
     Date.now(),
   ];
   if (mode === 'commit') parameters.push(expectedHeadId);
+  // The engine records ride in the same statement: one more array, no query of their own.
+  parameters.push(prepared.map((message) => message.engineRecordJson));
   // Taking the branch lock in a statement of its own first gives the write statement a
   // snapshot that already holds everything committed before the lock was granted.
   let lockFirst = false;
@@ -144,8 +146,9 @@ function writeStatement(names: TableNames, mode: WriteMode): string {
   if (cached !== undefined) return cached;
   const headMatches =
     mode === 'commit' ? 'AND l.head_message_id IS NOT DISTINCT FROM $7::text' : '';
+  const records = mode === 'commit' ? '$8' : '$7';
   // $1 chat, $2 branch, $3 ids, $4 roles, $5 message JSON, $6 now (ms), $7 the expected head
-  // (commit only). Data-modifying CTEs all run against one snapshot and see each other only
+  // (commit only), then the engine records' JSON (null for none; $8 for commit, $7 for append). Data-modifying CTEs all run against one snapshot and see each other only
   // through RETURNING, so the chain of dependencies (gate → chat → inserted/replaced) is what
   // makes them all-or-nothing: with no gate row, no other CTE has a row to act on.
   //
@@ -171,8 +174,8 @@ function writeStatement(names: TableNames, mode: WriteMode): string {
   // The new nodes continue the run of the head they attach to when that head is the newest
   // node of the chat (`last_message_id`, still at `last_sequence`); otherwise they start one.
   const statement = `WITH RECURSIVE input AS (
-  SELECT t.id, t.role, t.body, t.ordinal
-  FROM unnest($3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS t(id, role, body, ordinal)
+  SELECT t.id, t.role, t.body, t.record, t.ordinal
+  FROM unnest($3::text[], $4::text[], $5::text[], ${records}::text[]) WITH ORDINALITY AS t(id, role, body, record, ordinal)
 ), locked AS (
   SELECT b.head_message_id FROM ${names.branches} b
   WHERE b.chat_id = $1::text AND b.name = $2::text
@@ -209,7 +212,7 @@ function writeStatement(names: TableNames, mode: WriteMode): string {
      AND NOT EXISTS (SELECT 1 FROM spans s WHERE s.message_id = l.head_message_id)) AS stale
   FROM locked l
 ), fresh AS (
-  SELECT i.id, i.role, i.body,
+  SELECT i.id, i.role, i.body, i.record,
     row_number() OVER (ORDER BY i.ordinal) AS rank,
     lag(i.id) OVER (ORDER BY i.ordinal) AS previous_id
   FROM input i
@@ -240,21 +243,23 @@ function writeStatement(names: TableNames, mode: WriteMode): string {
   WHERE c.chat_id = $1::text
   RETURNING c.version, c.rewritten_at, c.last_sequence, c.last_run_start, g.n, g.head_message_id, g.previous_head
 ), inserted AS (
-  INSERT INTO ${names.messages} (chat_id, message_id, parent_id, sequence, run_start, role, message, created_at, updated_at, search_vector)
+  INSERT INTO ${names.messages} (chat_id, message_id, parent_id, sequence, run_start, role, message, engine_record, created_at, updated_at, search_vector)
   SELECT $1::text, f.id, CASE WHEN f.rank = 1 THEN ch.previous_head ELSE f.previous_id END,
-    ch.last_sequence - ch.n + f.rank, ch.last_run_start, f.role, f.body::json, $6::bigint, $6::bigint,
+    ch.last_sequence - ch.n + f.rank, ch.last_run_start, f.role, f.body::json, f.record::json, $6::bigint, $6::bigint,
     ${searchVectorSql(names, 'f.body::json')}
   FROM fresh f CROSS JOIN chat ch
-  RETURNING message_id, parent_id, sequence, created_at, updated_at
+  RETURNING message_id, parent_id, sequence, created_at, updated_at, engine_record::text AS engine_record
 ), replaced AS (
-  UPDATE ${names.messages} m SET role = i.role, message = i.body::json, updated_at = greatest(m.updated_at, $6::bigint),
+  UPDATE ${names.messages} m SET role = i.role, message = i.body::json,
+    engine_record = coalesce(i.record::json, m.engine_record),
+    updated_at = greatest(m.updated_at, $6::bigint),
     search_vector = ${searchVectorSql(names, 'i.body::json')}
   FROM input i CROSS JOIN chat ch
   WHERE m.chat_id = $1::text AND m.message_id = i.id AND EXISTS (SELECT 1 FROM existing e WHERE e.message_id = i.id)
-  RETURNING m.message_id, m.parent_id, m.sequence, m.created_at, m.updated_at
+  RETURNING m.message_id, m.parent_id, m.sequence, m.created_at, m.updated_at, m.engine_record::text AS engine_record
 )
 SELECT ch.version, ch.rewritten_at, ch.head_message_id, r.message_id, r.parent_id, r.sequence, r.created_at, r.updated_at,
-  l.found, coalesce(ch.previous_head, l.head_message_id), p.off_branch, p.stale
+  l.found, coalesce(ch.previous_head, l.head_message_id), p.off_branch, p.stale, r.engine_record
 FROM (SELECT 1) AS one
 LEFT JOIN (SELECT true AS found, head_message_id FROM locked) l ON true
 LEFT JOIN problem p ON true

@@ -119,6 +119,70 @@ describe('migrations', () => {
     }
   });
 
+  it('the engine-records step keeps every node of an earlier database, each without a record', async () => {
+    const schema = freshSchema();
+    const script = getMigrationSql({ schema });
+    const step = MIGRATIONS.findIndex((migration) => migration.name === 'engine records') + 1;
+    // The database as the step before left it, with a node whose record an earlier engine kept
+    // in its metadata (the engine reads that itself; the store leaves the message as it is).
+    const connection = await admin.reserve();
+    try {
+      await connection.unsafe(script.slice(0, script.indexOf(`-- version ${step}`)));
+    } finally {
+      connection.release();
+    }
+    expect(await recordedVersions(schema)).toEqual(
+      Array.from({ length: step - 1 }, (_, index) => index + 1),
+    );
+    const legacy = {
+      id: 'm1',
+      role: 'assistant',
+      parts: [{ type: 'text', text: 'hi' }],
+      metadata: { ctxgraph: { usage: { modelId: 'm' } } },
+    };
+    await admin.unsafe(
+      `INSERT INTO "${schema}".ctxgraph_chats (chat_id, user_id, active_branch, version, last_sequence, created_at, updated_at)
+       VALUES ('old', 'u', 'main', 1, 1, 1, 1)`,
+    );
+    await admin.unsafe(
+      `INSERT INTO "${schema}".ctxgraph_messages (chat_id, message_id, parent_id, sequence, role, message, created_at, updated_at)
+       VALUES ('old', 'm1', NULL, 1, 'assistant', $1::text::json, 1, 1)`,
+      [JSON.stringify(legacy)],
+    );
+    await admin.unsafe(
+      `INSERT INTO "${schema}".ctxgraph_branches (chat_id, name, head_message_id, created_at, updated_at)
+       VALUES ('old', 'main', 'm1', 1, 1)`,
+    );
+    const store = new PostgresContextStore({ connectionString: databaseUrl(), schema });
+    try {
+      expect(await store.migrate()).toEqual({ from: step - 1, to: SCHEMA_VERSION });
+      const node = await store.getMessage({ chatId: 'old', messageId: 'm1' });
+      expect(node?.message).toEqual(legacy);
+      expect(node?.engineRecord).toBeNull();
+      const replaced = {
+        id: 'm1',
+        message: { id: 'm1', role: 'assistant', parts: [{ type: 'text', text: 'hi' }] },
+        engineRecord: { usage: { z: 1, modelId: 'm' } },
+      };
+      await store.commit({
+        chatId: 'old',
+        branch: 'main',
+        expectedHeadId: 'm1',
+        messages: [replaced],
+      });
+      const chain = await store.getChain({ chatId: 'old', headMessageId: 'm1' });
+      expect(JSON.stringify(chain.nodes[0]?.engineRecord)).toBe('{"usage":{"z":1,"modelId":"m"}}');
+      expect(chain.nodes[0]?.message).toEqual(replaced.message);
+      const columns = await admin.unsafe(
+        `SELECT data_type FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'ctxgraph_messages' AND column_name = 'engine_record'`,
+        [schema],
+      );
+      expect(columns.map((row) => row.data_type)).toEqual(['json']);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('refuses a searchLanguage that is not a configuration name', () => {
     expect(
       () =>

@@ -138,6 +138,17 @@ CREATE INDEX IF NOT EXISTS ${names.local('messages_parent_idx')}
 `,
 };
 
+// The engine's record of each node (capabilities.engineRecords): its own JSON beside the message
+// (`json`, like the message, so it comes back byte for byte), null when the node has none.
+// Existing rows get null; the engine itself reads records an earlier version kept in a message's
+// metadata.ctxgraph. Adding a nullable column without a default rewrites no row.
+const engineRecords: Migration = {
+  name: 'engine records',
+  sql: (names) => `
+ALTER TABLE ${names.messages} ADD COLUMN IF NOT EXISTS engine_record json;
+`,
+};
+
 /**
  * The schema's history, oldest first. Never edit or reorder a released step: append a new one.
  * The version of the schema is the number of steps applied.
@@ -147,6 +158,7 @@ export const MIGRATIONS: readonly Migration[] = [
   chainRuns,
   contextLanes,
   messageSearch,
+  engineRecords,
 ];
 
 /** The schema version this code creates and understands. */

@@ -24,15 +24,15 @@ export function getChain(db: SqliteConnection, input: PreparedGetChain): ChainPa
     const m = db.tables.messages;
     const rows = db
       .statement(
-        `WITH RECURSIVE chain (id, parent_id, sequence, payload, created_at, updated_at, depth) AS (
-           SELECT id, parent_id, sequence, payload, created_at, updated_at, 1
+        `WITH RECURSIVE chain (id, parent_id, sequence, payload, engine_record, created_at, updated_at, depth) AS (
+           SELECT id, parent_id, sequence, payload, engine_record, created_at, updated_at, 1
              FROM ${m} WHERE chat_id = @chatId AND id = @head AND id IS NOT @until
            UNION ALL
-           SELECT node.id, node.parent_id, node.sequence, node.payload, node.created_at, node.updated_at, chain.depth + 1
+           SELECT node.id, node.parent_id, node.sequence, node.payload, node.engine_record, node.created_at, node.updated_at, chain.depth + 1
              FROM chain JOIN ${m} AS node ON node.chat_id = @chatId AND node.id = chain.parent_id
             WHERE chain.depth < @limit AND node.id IS NOT @until
          )
-         SELECT id, parent_id, sequence, payload, created_at, updated_at FROM chain ORDER BY depth DESC`,
+         SELECT id, parent_id, sequence, payload, engine_record, created_at, updated_at FROM chain ORDER BY depth DESC`,
       )
       .all({ chatId, head: headMessageId, until, limit }) as MessageRow[];
     const oldest = rows[0];

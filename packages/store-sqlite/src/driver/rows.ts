@@ -2,6 +2,7 @@ import type {
   BranchRecord,
   ChatRecord,
   CheckpointRecord,
+  EngineRecord,
   JsonObject,
   MessageNodeRecord,
   StoredMessage,
@@ -48,12 +49,15 @@ export interface MessageRow {
   parent_id: string | null;
   sequence: number;
   payload: string;
+  /** The engine record's JSON text, or null when the node has none. */
+  engine_record: string | null;
   created_at: number;
   updated_at: number;
 }
 
 /** The columns of `messages` read from a row in the statement that selects them all. */
-export const MESSAGE_COLUMNS = 'id, parent_id, sequence, payload, created_at, updated_at';
+export const MESSAGE_COLUMNS =
+  'id, parent_id, sequence, payload, engine_record, created_at, updated_at';
 
 /** A chat record of its row. */
 export function chatRecord(row: ChatRow): ChatRecord {
@@ -99,6 +103,8 @@ export function messageRecord(chatId: string, row: MessageRow): MessageNodeRecor
     parentId: row.parent_id,
     sequence: row.sequence,
     message: JSON.parse(row.payload) as StoredMessage,
+    engineRecord:
+      row.engine_record === null ? null : (JSON.parse(row.engine_record) as EngineRecord),
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
@@ -116,10 +122,12 @@ export function writtenNode(
   parentId: string | null,
   sequence: number,
   json: string,
+  engineRecordJson: string | null,
   createdAt: number,
   updatedAt: number,
 ): MessageNodeRecord {
   let parsed: StoredMessage | undefined;
+  let record: EngineRecord | null | undefined;
   return {
     chatId,
     id,
@@ -128,6 +136,11 @@ export function writtenNode(
     get message(): StoredMessage {
       if (parsed === undefined) parsed = JSON.parse(json) as StoredMessage;
       return parsed;
+    },
+    get engineRecord(): EngineRecord | null {
+      if (record === undefined)
+        record = engineRecordJson === null ? null : (JSON.parse(engineRecordJson) as EngineRecord);
+      return record;
     },
     createdAt,
     updatedAt,

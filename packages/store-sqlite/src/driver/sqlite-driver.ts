@@ -68,7 +68,8 @@ export class SqliteDriver implements ContextStoreDriver {
     this.maxJsonBytes = options.maxMessageBytes;
     const memory = this.db.memory;
     // append, forkBranch, the context lane and prune are served on any connection: their write
-    // transaction serializes them. Search reads the FTS5 index the schema keeps.
+    // transaction serializes them. Search reads the FTS5 index the schema keeps. Engine records
+    // sit in their own column beside the message, written by the same statements.
     this.capabilities = {
       persistent: !memory,
       multiProcess: !memory,
@@ -77,6 +78,7 @@ export class SqliteDriver implements ContextStoreDriver {
       contextLane: true,
       search: true,
       retention: true,
+      engineRecords: true,
     };
   }
 

@@ -45,19 +45,39 @@ export function writeMessages(db: SqliteConnection, input: MessageWrite): Append
   const nodes: MessageNodeRecord[] = [];
   for (const message of input.messages) {
     const inserted =
-      insert.run(chatId, message.id, head, nextSequence, message.role, message.json, now, now)
-        .changes > 0;
+      insert.run(
+        chatId,
+        message.id,
+        head,
+        nextSequence,
+        message.role,
+        message.json,
+        message.engineRecordJson,
+        now,
+        now,
+      ).changes > 0;
     if (inserted) {
-      nodes.push(writtenNode(chatId, message.id, head, nextSequence, message.json, now, now));
+      nodes.push(
+        writtenNode(
+          chatId,
+          message.id,
+          head,
+          nextSequence,
+          message.json,
+          message.engineRecordJson,
+          now,
+          now,
+        ),
+      );
       head = message.id;
       nextSequence += 1;
       continue;
     }
     const kept = db
       .prepared(replaceSql)
-      .get(message.role, message.json, now, chatId, message.id) as Pick<
+      .get(message.role, message.json, message.engineRecordJson, now, chatId, message.id) as Pick<
       MessageRow,
-      'parent_id' | 'sequence' | 'created_at'
+      'parent_id' | 'sequence' | 'created_at' | 'engine_record'
     >;
     replacedIds.push(message.id);
     if (kept.sequence < oldestReplaced) oldestReplaced = kept.sequence;
@@ -68,6 +88,7 @@ export function writeMessages(db: SqliteConnection, input: MessageWrite): Append
         kept.parent_id,
         kept.sequence,
         message.json,
+        kept.engine_record,
         kept.created_at,
         now,
       ),
@@ -94,13 +115,13 @@ export function writeMessages(db: SqliteConnection, input: MessageWrite): Append
 // The statements of a write, each built and prepared once per store (`db.prepared`).
 
 function insertSql(t: TableNames): string {
-  return `INSERT INTO ${t.messages} (chat_id, id, parent_id, sequence, role, payload, created_at, updated_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (chat_id, id) DO NOTHING`;
+  return `INSERT INTO ${t.messages} (chat_id, id, parent_id, sequence, role, payload, engine_record, created_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (chat_id, id) DO NOTHING`;
 }
 
 function replaceSql(t: TableNames): string {
-  return `UPDATE ${t.messages} SET role = ?, payload = ?, updated_at = ? WHERE chat_id = ? AND id = ?
-         RETURNING parent_id, sequence, created_at`;
+  return `UPDATE ${t.messages} SET role = ?, payload = ?, engine_record = coalesce(?, engine_record), updated_at = ? WHERE chat_id = ? AND id = ?
+         RETURNING parent_id, sequence, created_at, engine_record`;
 }
 
 function moveHeadSql(t: TableNames): string {

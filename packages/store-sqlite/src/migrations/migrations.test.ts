@@ -31,7 +31,7 @@ describe('migrateSqliteDatabase', () => {
     expect(migrateSqliteDatabase(database)).toEqual({
       fromVersion: 0,
       toVersion: SCHEMA_VERSION,
-      applied: ['initial', 'context lanes', 'message search'],
+      applied: ['initial', 'context lanes', 'message search', 'engine records'],
     });
     expect(migrateSqliteDatabase(database)).toEqual({
       fromVersion: SCHEMA_VERSION,
@@ -109,6 +109,51 @@ describe('migrateSqliteDatabase', () => {
     }
   });
 
+  it('the engine-records step keeps every node of an earlier file, each without a record', async () => {
+    const path = temp.file();
+    const database = new Database(path);
+    const step = MIGRATIONS.findIndex((migration) => migration.name === 'engine records') + 1;
+    // The file as the step before left it, with a node whose record an earlier engine kept in
+    // its metadata (the engine reads that itself; the store leaves the message as it is).
+    database.exec(getMigrationSql().split(`-- ctxgraph_ schema step ${step}`)[0] as string);
+    database.exec('COMMIT');
+    expect(readSqliteSchemaVersion(database)).toBe(step - 1);
+    const legacy = {
+      id: 'm1',
+      role: 'assistant',
+      parts: [{ type: 'text', text: 'hi' }],
+      metadata: { ctxgraph: { usage: { modelId: 'm' } } },
+    };
+    database.exec("INSERT INTO ctxgraph_chats VALUES ('old', 'u', NULL, '{}', 'main', 1, 0, 1, 1)");
+    database
+      .prepare("INSERT INTO ctxgraph_messages VALUES ('old', 'm1', NULL, 1, 'assistant', ?, 1, 1)")
+      .run(JSON.stringify(legacy));
+    database.exec("INSERT INTO ctxgraph_branches VALUES ('old', 'main', 'm1', 1, 1)");
+    database.close();
+    const store = new SqliteContextStore({ path });
+    try {
+      const node = await store.getMessage({ chatId: 'old', messageId: 'm1' });
+      expect(node?.message).toEqual(legacy);
+      expect(node?.engineRecord).toBeNull();
+      const replaced = {
+        id: 'm1',
+        message: { id: 'm1', role: 'assistant', parts: [{ type: 'text', text: 'hi' }] },
+        engineRecord: { usage: { modelId: 'm' } },
+      };
+      await store.commit({
+        chatId: 'old',
+        branch: 'main',
+        expectedHeadId: 'm1',
+        messages: [replaced],
+      });
+      const chain = await store.getChain({ chatId: 'old', headMessageId: 'm1' });
+      expect(chain.nodes[0]?.engineRecord).toEqual({ usage: { modelId: 'm' } });
+      expect(chain.nodes[0]?.message).toEqual(replaced.message);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('keeps one version per table prefix and never touches PRAGMA user_version', () => {
     const database = new Database(temp.file());
     database.pragma('user_version = 42');
@@ -119,6 +164,7 @@ describe('migrateSqliteDatabase', () => {
       'initial',
       'context lanes',
       'message search',
+      'engine records',
     ]);
     expect(database.pragma('user_version', { simple: true })).toBe(42);
     database.close();
@@ -154,7 +200,7 @@ describe('SqliteContextStore and migrations', () => {
     expect((error as Error).message).toContain('migrate()');
     expect(await store.migrate()).toMatchObject({
       fromVersion: 0,
-      applied: ['initial', 'context lanes', 'message search'],
+      applied: ['initial', 'context lanes', 'message search', 'engine records'],
     });
     expect((await store.openChat({ chatId: 'c', userId: 'u' })).created).toBe(true);
     expect((await store.migrate()).applied).toEqual([]);

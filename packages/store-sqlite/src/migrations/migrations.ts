@@ -110,6 +110,15 @@ INSERT INTO ${t.messageSearch} (rowid, body, scope)
   SELECT rowid, ${searchTextSql('payload')}, ${scopeSql(t, 'chat_id')} FROM ${t.messages};
 `,
   },
+  {
+    // The engine's record of each node (capabilities.engineRecords): its own JSON, beside the
+    // message and never inside it, null when the node has none. Existing rows get null; the
+    // engine reads the records an earlier version kept in a message's metadata.ctxgraph itself.
+    name: 'engine records',
+    sql: (t) => `
+ALTER TABLE ${t.messages} ADD COLUMN engine_record TEXT;
+`,
+  },
 ];
 
 /**

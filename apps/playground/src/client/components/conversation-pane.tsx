@@ -1,4 +1,4 @@
-import { type ReactElement, useEffect, useRef, useState } from 'react';
+import { type ReactElement, useEffect, useMemo, useRef, useState } from 'react';
 import type { ChatView, PlaygroundInfo } from '../api';
 import { textOf } from '../message-text';
 import { BranchIcon } from './icons';
@@ -24,10 +24,12 @@ export interface ConversationPaneProps {
   onCompact: () => void;
 }
 
-/** True for the summary a compaction put in place of older messages. */
-function isSummary(message: { metadata?: unknown }): boolean {
-  const metadata = message.metadata as { ctxgraph?: { compaction?: unknown } } | undefined;
-  return typeof metadata?.ctxgraph?.compaction === 'object';
+/**
+ * The ids of the summaries a compaction put in place of older messages: the graph's compaction
+ * nodes (the engine keeps its records beside the messages, never in what the page gets).
+ */
+function summaryIds(view: ChatView): ReadonlySet<string> {
+  return new Set(view.graph.nodes.flatMap((node) => (node.compaction === null ? [] : [node.id])));
 }
 
 /** The active branch's messages and the composer. */
@@ -42,6 +44,8 @@ export function ConversationPane(props: ConversationPaneProps): ReactElement {
   const bottom = useRef<HTMLDivElement>(null);
   const last = props.view.messages.at(-1);
   const awaitingReply = props.model === null && last?.role === 'user';
+  const summaries = useMemo(() => summaryIds(props.view), [props.view]);
+  const isSummary = (message: { id: string }): boolean => summaries.has(message.id);
 
   // biome-ignore lint/correctness/useExhaustiveDependencies: scroll whenever the conversation grows
   useEffect(() => {

@@ -281,12 +281,36 @@ describe('CheckedContextStore: inputs', () => {
         chatId: 'c',
         branch: 'main',
         expectedHeadId: null,
-        messages: [{ id: 'm', role: 'user', json: JSON.stringify(message('m', 'é').message) }],
+        messages: [
+          {
+            id: 'm',
+            role: 'user',
+            json: JSON.stringify(message('m', 'é').message),
+            engineRecordJson: null,
+          },
+        ],
       },
       { chatId: 'c', headMessageId: 'm', until: undefined, limit: 2 },
     ]);
     // The metadata the driver got is a copy: the caller's object is not reachable from it.
     expect((calls[0]?.argument as { metadata?: unknown } | undefined)?.metadata).not.toBe(metadata);
+  });
+
+  it('passes an engine record to a driver that declares engineRecords, and refuses it otherwise', async () => {
+    const entry = { ...message('m'), engineRecord: { usage: { n: 1 } } };
+    const input = { chatId: 'c', branch: 'main', expectedHeadId: null, messages: [entry] };
+    const plain = stubDriver();
+    await expect(new CheckedContextStore(plain.driver).commit(input)).rejects.toThrow(
+      'messages[0].engineRecord: this store does not keep engine records',
+    );
+    expect(plain.calls).toEqual([]);
+    const keeping = stubDriver({
+      capabilities: { persistent: false, multiProcess: false, engineRecords: true },
+    });
+    await new CheckedContextStore(keeping.driver).commit(input);
+    expect(keeping.calls[0]?.argument).toMatchObject({
+      messages: [{ id: 'm', engineRecordJson: '{"usage":{"n":1}}' }],
+    });
   });
 
   it('refuses JSON and titles above maxJsonBytes, naming the field, before the driver', async () => {

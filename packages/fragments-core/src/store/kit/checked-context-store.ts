@@ -67,7 +67,9 @@ import { chatCursor } from './store-input';
  * - ctxgraph errors pass through; any other error becomes a `StoreError` (through the driver's
  *   `mapError` when it has one) with the original as `cause`;
  * - `capabilities` is a frozen copy, checked against the driver's methods when constructed, and
- *   `append`, `forkBranch`, `getContext` / `saveContext` exist exactly when declared.
+ *   `append`, `forkBranch`, `getContext` / `saveContext` exist exactly when declared;
+ * - a commit or append that carries an engine record is refused with `ValidationError` unless
+ *   the driver declares `engineRecords` (then the driver gets it as `engineRecordJson`).
  *
  * Use it directly (or through {@link defineContextStore}), or extend it to add members of your
  * own (`migrate()`, `[Symbol.asyncDispose]`, options you expose); {@link CheckedContextStore.guard}
@@ -105,6 +107,8 @@ export class CheckedContextStore implements ContextStore {
 
   readonly #driver: ContextStoreDriver;
   readonly #limit: ByteLimit;
+  /** `capabilities.engineRecords`: whether a commit or append may carry engine records. */
+  readonly #engineRecords: boolean;
   readonly #pending = new Set<Promise<unknown>>();
   #closing: Promise<void> | undefined;
 
@@ -126,6 +130,7 @@ export class CheckedContextStore implements ContextStore {
     this.#driver = driver;
     this.#limit = driver.maxJsonBytes;
     this.capabilities = Object.freeze({ ...driver.capabilities });
+    this.#engineRecords = this.capabilities.engineRecords === true;
     const { append, forkBranch, getContext, saveContext, searchMessages, prune } = driver;
     // Own properties, present only when declared, so `typeof store.append === 'function'` and the
     // capability always agree. Configurable, so proxies over the store may still replace them.
@@ -134,7 +139,9 @@ export class CheckedContextStore implements ContextStore {
     };
     if (this.capabilities.append === true && append !== undefined) {
       define('append', (input: AppendInput) =>
-        this.#run(CALLS.append, () => append.call(driver, prepareAppendInput(input, this.#limit))),
+        this.#run(CALLS.append, () =>
+          append.call(driver, prepareAppendInput(input, this.#limit, this.#engineRecords)),
+        ),
       );
     }
     if (this.capabilities.forkBranch === true && forkBranch !== undefined) {
@@ -232,7 +239,7 @@ export class CheckedContextStore implements ContextStore {
   /** The atomic head-moving write (see `ContextStore.commit`). */
   commit(input: CommitInput): Promise<CommitResult> {
     return this.#run(CALLS.commit, () =>
-      this.#driver.commit(prepareCommitInput(input, this.#limit)),
+      this.#driver.commit(prepareCommitInput(input, this.#limit, this.#engineRecords)),
     );
   }
 

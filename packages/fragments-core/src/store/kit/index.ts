@@ -55,6 +55,7 @@ export {
   MAX_JSON_DEPTH,
   mergeMetadata,
   type PreparedCommitMessage,
+  type PrepareMessagesOptions,
   prepareAppend,
   prepareChatList,
   prepareCommit,

@@ -71,6 +71,8 @@ function checkMessageBytes(
   if (limit === undefined) return;
   messages.forEach((message, index) => {
     checkBytes(method, `messages[${index}].message`, message.json, limit);
+    if (message.engineRecordJson !== null)
+      checkBytes(method, `messages[${index}].engineRecord`, message.engineRecordJson, limit);
   });
 }
 
@@ -145,19 +147,27 @@ export function prepareGetHead(input: GetHeadInput): GetHeadInput {
 }
 
 /** `commit(input)`. */
-export function prepareCommitInput(input: CommitInput, limit: ByteLimit): PreparedCommit {
+export function prepareCommitInput(
+  input: CommitInput,
+  limit: ByteLimit,
+  engineRecords: boolean,
+): PreparedCommit {
   assertInputObject('commit(input)', input);
   const { chatId, branch, expectedHeadId, messages } = input;
-  const prepared = prepareCommit({ chatId, branch, expectedHeadId, messages });
+  const prepared = prepareCommit({ chatId, branch, expectedHeadId, messages }, { engineRecords });
   checkMessageBytes('commit(input)', prepared, limit);
   return { chatId, branch, expectedHeadId, messages: prepared };
 }
 
 /** `append(input)`. */
-export function prepareAppendInput(input: AppendInput, limit: ByteLimit): PreparedAppend {
+export function prepareAppendInput(
+  input: AppendInput,
+  limit: ByteLimit,
+  engineRecords: boolean,
+): PreparedAppend {
   assertInputObject('append(input)', input);
   const { chatId, branch, messages } = input;
-  const prepared = prepareAppend({ chatId, branch, messages });
+  const prepared = prepareAppend({ chatId, branch, messages }, { engineRecords });
   checkMessageBytes('append(input)', prepared, limit);
   return { chatId, branch, messages: prepared };
 }

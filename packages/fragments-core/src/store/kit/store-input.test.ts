@@ -264,9 +264,45 @@ describe('the package root', () => {
 describe('prepareCommit', () => {
   it('serializes valid messages', () => {
     expect(prepareCommit(commit([message('a'), message('b', 'ünï')]))).toEqual([
-      { id: 'a', role: 'user', json: JSON.stringify(message('a').message) },
-      { id: 'b', role: 'user', json: JSON.stringify(message('b', 'ünï').message) },
+      { id: 'a', role: 'user', json: JSON.stringify(message('a').message), engineRecordJson: null },
+      {
+        id: 'b',
+        role: 'user',
+        json: JSON.stringify(message('b', 'ünï').message),
+        engineRecordJson: null,
+      },
     ]);
+  });
+
+  it('serializes an engine record only for a store that keeps them, with the rules of a message', () => {
+    const withRecord = { ...message('a'), engineRecord: { usage: { modelId: 'm', n: 1 } } };
+    expect(prepareCommit(commit([withRecord]), { engineRecords: true })).toEqual([
+      {
+        id: 'a',
+        role: 'user',
+        json: JSON.stringify(message('a').message),
+        engineRecordJson: '{"usage":{"modelId":"m","n":1}}',
+      },
+    ]);
+    expect(() => prepareCommit(commit([withRecord]))).toThrow(
+      'commit(input): messages[0].engineRecord: this store does not keep engine records (capabilities.engineRecords is not declared).',
+    );
+    expect(() =>
+      prepareAppend(
+        { chatId: 'c', branch: 'main', messages: [withRecord] },
+        { engineRecords: false },
+      ),
+    ).toThrow(ValidationError);
+    for (const [engineRecord, problem] of [
+      [[1], 'messages[0].engineRecord: expected a JSON object'],
+      [null, 'messages[0].engineRecord: expected a JSON object'],
+      [{ text: 'half \uDE00' }, 'messages[0].engineRecord.text: '],
+      [{ value: Number.NaN }, 'messages[0].engineRecord.value: '],
+    ] as const) {
+      expect(() =>
+        prepareCommit(commit([{ ...message('a'), engineRecord }]), { engineRecords: true }),
+      ).toThrow(problem);
+    }
   });
 
   it.each([

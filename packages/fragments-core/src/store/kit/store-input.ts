@@ -264,30 +264,53 @@ export interface PreparedCommitMessage {
   readonly role: string;
   /** `JSON.stringify(message)`, checked. */
   readonly json: string;
+  /**
+   * `JSON.stringify(engineRecord)`, checked, or null when the entry carries no engine record (a
+   * new node then has none; a node replaced in place keeps the one it had). Only a store that declares
+   * `capabilities.engineRecords` gets one; for any other, an entry with a record is refused.
+   */
+  readonly engineRecordJson: string | null;
+}
+
+/** Options of {@link prepareCommit} and {@link prepareAppend}. */
+export interface PrepareMessagesOptions {
+  /**
+   * The store declares `capabilities.engineRecords`: an entry's `engineRecord` (a JSON object,
+   * with the rules of a message) is checked and serialized. Otherwise an entry that carries one
+   * is refused with `ValidationError`. @default false
+   */
+  readonly engineRecords?: boolean;
 }
 
 /**
  * Checks a commit's input and serializes its messages: chat id, branch name, expected head,
  * at least one message, each with an id equal to `message.id`, a role and a parts array, no id
- * twice, and JSON-safe content. Throws one `ValidationError` listing every problem.
+ * twice, and JSON-safe content; an `engineRecord` only when `options.engineRecords` (a JSON
+ * object, with the same rules). Throws one `ValidationError` listing every problem.
  */
-export function prepareCommit(input: CommitInput): PreparedCommitMessage[] {
+export function prepareCommit(
+  input: CommitInput,
+  options?: PrepareMessagesOptions,
+): PreparedCommitMessage[] {
   const method = 'commit(input)';
   assertInputObject(method, input);
   assertIdentifier(method, 'chatId', input.chatId);
   assertIdentifier(method, 'branch', input.branch);
   if (input.expectedHeadId !== null)
     assertIdentifier(method, 'expectedHeadId', input.expectedHeadId);
-  return prepareMessages(method, input.messages);
+  return prepareMessages(method, input.messages, options?.engineRecords === true);
 }
 
 /** Checks an `append` input and serializes its messages, with the rules of {@link prepareCommit}. */
-export function prepareAppend(input: AppendInput): PreparedCommitMessage[] {
+export function prepareAppend(
+  input: AppendInput,
+  options?: PrepareMessagesOptions,
+): PreparedCommitMessage[] {
   const method = 'append(input)';
   assertInputObject(method, input);
   assertIdentifier(method, 'chatId', input.chatId);
   assertIdentifier(method, 'branch', input.branch);
-  return prepareMessages(method, input.messages);
+  return prepareMessages(method, input.messages, options?.engineRecords === true);
 }
 
 /**
@@ -345,7 +368,11 @@ export function forkBranchName(from: string, existing: Iterable<string>): string
   return name;
 }
 
-function prepareMessages(method: string, messages: unknown): PreparedCommitMessage[] {
+function prepareMessages(
+  method: string,
+  messages: unknown,
+  engineRecords: boolean,
+): PreparedCommitMessage[] {
   if (!Array.isArray(messages) || messages.length === 0) {
     throw new ValidationError(`${method}: messages must be a non-empty array.`, {
       issues: [{ path: 'messages', message: 'expected a non-empty array' }],
@@ -363,7 +390,11 @@ function prepareMessages(method: string, messages: unknown): PreparedCommitMessa
       issues.push({ path: at(index, ''), message: 'expected { id, message }' });
       continue;
     }
-    const { id, message } = entry as { id: unknown; message: unknown };
+    const { id, message, engineRecord } = entry as {
+      id: unknown;
+      message: unknown;
+      engineRecord?: unknown;
+    };
     const duplicate = typeof id === 'string' && seenBefore(messages, index, id, seen);
     const idProblem = identifierProblem(id);
     if (idProblem) issues.push({ path: at(index, '.id'), message: idProblem });
@@ -392,8 +423,33 @@ function prepareMessages(method: string, messages: unknown): PreparedCommitMessa
     collectFrom(message, walk);
     walk.keys.length = 0;
     walk.ancestors.length = 0;
+    if (engineRecord !== undefined) {
+      if (!engineRecords) {
+        issues.push({
+          path: at(index, '.engineRecord'),
+          message:
+            'this store does not keep engine records (capabilities.engineRecords is not declared)',
+        });
+      } else if (
+        typeof engineRecord !== 'object' ||
+        engineRecord === null ||
+        Array.isArray(engineRecord)
+      ) {
+        issues.push({ path: at(index, '.engineRecord'), message: 'expected a JSON object' });
+      } else {
+        walk.keys.push(index, 'engineRecord');
+        collectFrom(engineRecord, walk);
+        walk.keys.length = 0;
+        walk.ancestors.length = 0;
+      }
+    }
     if (issues.length === before && typeof id === 'string') {
-      prepared.push({ id, role: String(record.role), json: JSON.stringify(message) });
+      prepared.push({
+        id,
+        role: String(record.role),
+        json: JSON.stringify(message),
+        engineRecordJson: engineRecord === undefined ? null : JSON.stringify(engineRecord),
+      });
     }
   }
   if (issues.length > 0) {

@@ -1,0 +1,261 @@
+import {
+  type CommitMessage,
+  type ContextStore,
+  type EngineRecord,
+  type MessageNodeRecord,
+  ValidationError,
+} from '@ctxgraph/fragments-core';
+import { describe, expect, it } from 'vitest';
+import {
+  appendTo,
+  expectRejection,
+  missingCapability,
+  openFreshChat,
+  type StoreKit,
+  snapshot,
+  textMessage,
+  uniqueId,
+} from './store-test-kit';
+
+/** A record with what must survive: key order, unicode, nesting, numbers, null. */
+function recordOf(label: string): EngineRecord {
+  return {
+    usage: { modelId: `model-${label}`, inputTokens: 1_200, cacheReadTokens: null, z: 1, a: 2 },
+    compaction: {
+      version: 1,
+      boundaryId: 'b',
+      note: 'Zoë — “quoted” 🚀\t<ok/>',
+      list: [true, 2.5],
+    },
+  };
+}
+
+function entry(id: string, engineRecord?: EngineRecord): CommitMessage {
+  const message = {
+    ...textMessage(id, `text of ${id}`, 'assistant'),
+    metadata: { app: { kept: true } },
+  };
+  return engineRecord === undefined ? { id, message } : { id, message, engineRecord };
+}
+
+/** The node holds the message as written and the record beside it, byte for byte. */
+function expectNode(node: MessageNodeRecord | null | undefined, written: CommitMessage): void {
+  expect(node?.id).toBe(written.id);
+  expect(JSON.stringify(node?.message)).toBe(JSON.stringify(written.message));
+  expect(JSON.stringify(node?.engineRecord ?? null)).toBe(
+    JSON.stringify(written.engineRecord ?? null),
+  );
+}
+
+/** Every read of the chat gives the nodes' records back. */
+async function expectEveryRead(
+  store: ContextStore,
+  chatId: string,
+  head: string,
+  written: readonly CommitMessage[],
+): Promise<void> {
+  for (const each of written)
+    expectNode(await store.getMessage({ chatId, messageId: each.id }), each);
+  const chain = await store.getChain({ chatId, headMessageId: head });
+  const graph = await store.getGraph(chatId);
+  for (const each of written) {
+    expectNode(
+      chain.nodes.find((node) => node.id === each.id),
+      each,
+    );
+    expectNode(
+      graph.nodes.find((node) => node.id === each.id),
+      each,
+    );
+  }
+}
+
+function keepsRecords(store: ContextStore): string | undefined {
+  return store.capabilities.engineRecords === true
+    ? undefined
+    : 'the store does not declare capabilities.engineRecords';
+}
+
+/**
+ * Engine records (`capabilities.engineRecords`): the engine's own record of a node, given as
+ * `CommitMessage.engineRecord`, kept beside the message byte for byte and returned by every read;
+ * replacing a node in place replaces its record when one is given and keeps it otherwise; the
+ * message never holds it. A store without
+ * the capability refuses a write that carries one, writing nothing.
+ */
+export function defineEngineRecordTests(kit: StoreKit): void {
+  const { timeout } = kit;
+
+  describe('engine records', () => {
+    it(
+      'a store without capabilities.engineRecords refuses a record, writing nothing',
+      async ({ skip }) => {
+        const store = kit.store();
+        if (store.capabilities.engineRecords === true)
+          skip('the store declares capabilities.engineRecords');
+        const { chatId } = await openFreshChat(store);
+        const before = await snapshot(store, chatId);
+        const id = uniqueId('m');
+        const error = await expectRejection(
+          () =>
+            store.commit({
+              chatId,
+              branch: 'main',
+              expectedHeadId: null,
+              messages: [entry(id, recordOf('x'))],
+            }),
+          ValidationError,
+        );
+        expect(error.message).toMatch(/engineRecord/);
+        expect(await snapshot(store, chatId)).toEqual(before);
+      },
+      timeout,
+    );
+
+    it(
+      'commit keeps each record beside its message, byte for byte, in every read',
+      async ({ skip }) => {
+        const store = kit.store();
+        const reason = keepsRecords(store);
+        if (reason !== undefined) skip(reason);
+        const { chatId } = await openFreshChat(store);
+        const written = [
+          entry(uniqueId('m'), recordOf('a')),
+          entry(uniqueId('m')),
+          entry(uniqueId('m'), { usage: { modelId: 'm' } }),
+        ];
+        const result = await store.commit({
+          chatId,
+          branch: 'main',
+          expectedHeadId: null,
+          messages: written,
+        });
+        result.nodes.forEach((node, index) => {
+          expectNode(node, written[index] as CommitMessage);
+        });
+        await expectEveryRead(store, chatId, written.at(-1)?.id as string, written);
+      },
+      timeout,
+    );
+
+    it(
+      'append keeps the record too',
+      async ({ skip }) => {
+        const store = kit.store();
+        const reason = keepsRecords(store) ?? missingCapability(store, 'append');
+        if (reason !== undefined) skip(reason);
+        const { chatId } = await openFreshChat(store);
+        const written = [entry(uniqueId('m')), entry(uniqueId('m'), recordOf('b'))];
+        const result = await appendTo(store, { chatId, branch: 'main', messages: written });
+        result.nodes.forEach((node, index) => {
+          expectNode(node, written[index] as CommitMessage);
+        });
+        await expectEveryRead(store, chatId, written.at(-1)?.id as string, written);
+      },
+      timeout,
+    );
+
+    it(
+      'replacing a node in place replaces its record with the one given, and keeps it when none is',
+      async ({ skip }) => {
+        const store = kit.store();
+        const reason = keepsRecords(store);
+        if (reason !== undefined) skip(reason);
+        const { chatId } = await openFreshChat(store);
+        const [first, second] = [uniqueId('m'), uniqueId('m')];
+        await store.commit({
+          chatId,
+          branch: 'main',
+          expectedHeadId: null,
+          messages: [entry(first, recordOf('old')), entry(second, recordOf('old'))],
+        });
+        const replaced = [entry(first, recordOf('new')), entry(second)];
+        const result = await store.commit({
+          chatId,
+          branch: 'main',
+          expectedHeadId: second,
+          messages: replaced,
+        });
+        expect(result.headMessageId).toBe(second);
+        const expected = [replaced[0] as CommitMessage, entry(second, recordOf('old'))];
+        result.nodes.forEach((node, index) => {
+          expectNode(node, expected[index] as CommitMessage);
+        });
+        await expectEveryRead(store, chatId, second, expected);
+        // A message that looks like a record inside is only a message: the record beside it stays.
+        const lookalike: CommitMessage = {
+          id: first,
+          message: { ...textMessage(first), metadata: { ctxgraph: { usage: { modelId: 'x' } } } },
+        };
+        await store.commit({
+          chatId,
+          branch: 'main',
+          expectedHeadId: second,
+          messages: [lookalike],
+        });
+        expectNode(await store.getMessage({ chatId, messageId: first }), {
+          ...lookalike,
+          engineRecord: recordOf('new'),
+        });
+        // An empty record is a record like any other (how a writer clears one).
+        await store.commit({
+          chatId,
+          branch: 'main',
+          expectedHeadId: second,
+          messages: [{ ...lookalike, engineRecord: {} }],
+        });
+        expectNode(await store.getMessage({ chatId, messageId: first }), {
+          ...lookalike,
+          engineRecord: {},
+        });
+      },
+      timeout,
+    );
+
+    it(
+      'a record that is not a JSON object, or not storable, is refused, writing nothing',
+      async ({ skip }) => {
+        const store = kit.store();
+        const reason = keepsRecords(store);
+        if (reason !== undefined) skip(reason);
+        const { chatId } = await openFreshChat(store);
+        const before = await snapshot(store, chatId);
+        for (const engineRecord of [[1], 'text', { text: 'half \uDE00' }, { n: Number.NaN }]) {
+          const error = await expectRejection(
+            () =>
+              store.commit({
+                chatId,
+                branch: 'main',
+                expectedHeadId: null,
+                messages: [entry(uniqueId('m'), engineRecord as unknown as EngineRecord)],
+              }),
+            ValidationError,
+          );
+          expect(error.message).toMatch(/engineRecord/);
+        }
+        expect(await snapshot(store, chatId)).toEqual(before);
+      },
+      timeout,
+    );
+
+    it(
+      'records survive closing the store and opening it again',
+      async ({ skip }) => {
+        const reason = keepsRecords(kit.store());
+        if (reason !== undefined) skip(reason);
+        if (!kit.store().capabilities.persistent || kit.options.reopenStore === undefined)
+          skip('the store does not declare capabilities.persistent (or no reopenStore)');
+        await kit.withOwnStore(async (store) => {
+          const { chatId } = await openFreshChat(store);
+          const written = [entry(uniqueId('m'), recordOf('kept')), entry(uniqueId('m'))];
+          await store.commit({ chatId, branch: 'main', expectedHeadId: null, messages: written });
+          await store.close();
+          await kit.withReopened(store, async (reopened) => {
+            await expectEveryRead(reopened, chatId, written.at(-1)?.id as string, written);
+          });
+        });
+      },
+      timeout,
+    );
+  });
+}
