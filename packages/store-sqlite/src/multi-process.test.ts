@@ -63,6 +63,7 @@ describe('several processes on one file', () => {
       { version: 1, name: 'initial' },
       { version: 2, name: 'context lanes' },
       { version: 3, name: 'message search' },
+      { version: 4, name: 'lazy search index' },
     ]);
     database.close();
   }, 60_000);
@@ -86,7 +87,7 @@ describe('several processes on one file', () => {
       expect(database.pragma('journal_mode', { simple: true })).toBe('wal');
       for (const prefix of prefixes)
         expect(database.prepare(`SELECT version FROM ${prefix}migrations`).pluck().all()).toEqual([
-          1, 2, 3,
+          1, 2, 3, 4,
         ]);
       database.close();
     }
