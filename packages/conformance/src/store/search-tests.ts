@@ -56,7 +56,12 @@ function contractScore(hit: SearchHit, query: string): number {
   const words = contractWords(texts.join('\n'));
   const terms = [
     ...new Set(
-      (query.normalize('NFKD').replace(/\p{M}+/gu, '').match(/[\p{L}\p{N}]+/gu) ?? [])
+      (
+        query
+          .normalize('NFKD')
+          .replace(/\p{M}+/gu, '')
+          .match(/[\p{L}\p{N}]+/gu) ?? []
+      )
         .filter((word) => !['AND', 'OR', 'NOT', 'NEAR'].includes(word))
         .flatMap(contractWords),
     ),
@@ -398,8 +403,7 @@ export function defineSearchTests(kit: StoreKit): void {
       'pages by the last hit, not by an offset: a branch deleted between pages skips nothing',
       async ({ skip }) => {
         const store = kit.store();
-        const reason =
-          missingCapability(store, 'search') ?? missingCapability(store, 'retention');
+        const reason = missingCapability(store, 'search') ?? missingCapability(store, 'retention');
         if (reason !== undefined) skip(reason);
         const { chatId, userId } = await openFreshChat(store);
         const onMain = await say(
@@ -465,14 +469,11 @@ export function defineSearchTests(kit: StoreKit): void {
       'finds messages saved before and after the first search, and never a pruned or deleted one',
       async ({ skip }) => {
         const store = kit.store();
-        const reason =
-          missingCapability(store, 'search') ?? missingCapability(store, 'retention');
+        const reason = missingCapability(store, 'search') ?? missingCapability(store, 'retention');
         if (reason !== undefined) skip(reason);
         const { chatId, userId } = await openFreshChat(store);
         const [before] = await say(store, chatId, ['an okapi before any search']);
-        expect(hitIds((await searchIn(store, { userId, query: 'okapi' })).items)).toEqual([
-          before,
-        ]);
+        expect(hitIds((await searchIn(store, { userId, query: 'okapi' })).items)).toEqual([before]);
         const [after] = await say(store, chatId, ['an okapi after the first search']);
         expect(hitIds((await searchIn(store, { userId, query: 'okapi' })).items).sort()).toEqual(
           [before, after].sort(),

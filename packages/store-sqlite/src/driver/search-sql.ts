@@ -1,8 +1,8 @@
 import {
   BranchNotFoundError,
   OwnershipError,
-  StoreError,
   type StoredMessage,
+  StoreError,
 } from '@ctxgraph/fragments-core';
 import {
   branchesHolding,

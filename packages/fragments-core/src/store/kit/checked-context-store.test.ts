@@ -211,7 +211,14 @@ describe('CheckedContextStore: the driver it accepts', () => {
       ['m2', 'user', 'hit 2'],
     ]);
     expect(calls.map((entry) => entry.argument)).toEqual([
-      { userId: 'u', chatId: undefined, branch: undefined, terms: ['hit'], limit: 2, after: undefined },
+      {
+        userId: 'u',
+        chatId: undefined,
+        branch: undefined,
+        terms: ['hit'],
+        limit: 2,
+        after: undefined,
+      },
     ]);
     const next = await store.searchMessages?.({
       userId: 'u',
