@@ -81,10 +81,17 @@ function hitIds(hits: readonly SearchHit[]): string[] {
 /** Every hit of a search, page by page, and how many pages it took. */
 async function searchAll(
   store: ContextStore,
-  input: { userId: string; query: string; chatId?: string; branch?: string; limit?: number },
+  input: {
+    userId: string;
+    query: string;
+    chatId?: string;
+    branch?: string;
+    limit?: number;
+    cursor?: string;
+  },
 ): Promise<{ hits: SearchHit[]; pages: number }> {
   const hits: SearchHit[] = [];
-  let cursor: string | undefined;
+  let cursor: string | undefined = input.cursor;
   let pages = 0;
   do {
     const page = await searchIn(store, { ...input, ...(cursor === undefined ? {} : { cursor }) });
