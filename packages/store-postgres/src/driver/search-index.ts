@@ -15,20 +15,19 @@ import { integer, text } from './rows';
 // Under READ COMMITTED the read and the write of a catch-up are two statements, and another
 // catch-up (or a writer) may run between them, so every write is guarded: a message's words are
 // replaced only by words of a later `stamp` (its `rewritten_at`, 0 when never replaced), the
-// marks only ever move up, and words of a node pruned meanwhile are not written (and a search
-// only uses words whose stamp is the message's current one, so it never finds a message by
-// text it no longer has).
+// marks only ever move up, and words of a node pruned meanwhile are refused by the foreign key
+// (the catch-up then reads again). A search only uses words whose stamp is the message's
+// current one, so it never finds a message by text it no longer has.
 
 const statements = new WeakMap<TableNames, { stale: string; changed: string; save: string }>();
 
 function indexStatements(names: TableNames): { stale: string; changed: string; save: string } {
   const cached = statements.get(names);
   if (cached !== undefined) return cached;
-  // $1 user, $2 chat (or null): the chats in scope whose index is behind their version.
+  // $1 user: the user's chats whose index is behind their version.
   const stale = `SELECT c.chat_id FROM ${names.chats} c
   LEFT JOIN ${names.searchState} s ON s.chat_id = c.chat_id
-  WHERE c.user_id = $1::text AND ($2::text IS NULL OR c.chat_id = $2::text)
-    AND (s.chat_id IS NULL OR s.indexed_version <> c.version)`;
+  WHERE c.user_id = $1::text AND (s.chat_id IS NULL OR s.indexed_version <> c.version)`;
   // $1 chat. One snapshot: the chat's version and last sequence, and every node inserted or
   // replaced since the marks (two index ranges).
   const changed = `WITH chat AS (
@@ -54,7 +53,6 @@ LEFT JOIN LATERAL (
   INSERT INTO ${names.searchWords} AS w (chat_id, message_id, words, stamp)
   SELECT $1::text, i.id, CASE WHEN i.words = '' THEN '{}'::text[] ELSE string_to_array(i.words, ' ') END, i.stamp
   FROM input i
-  WHERE EXISTS (SELECT 1 FROM ${names.messages} m WHERE m.chat_id = $1::text AND m.message_id = i.id)
   ON CONFLICT (chat_id, message_id) DO UPDATE SET words = excluded.words, stamp = excluded.stamp
     WHERE w.stamp < excluded.stamp
   RETURNING 1
@@ -71,23 +69,28 @@ ON CONFLICT (chat_id) DO UPDATE SET
   return built;
 }
 
-/** Brings the index of every chat in scope up to date (nothing to do: one small read). */
+/** Brings the index of every chat of the user up to date (nothing to do: one small read). */
 export async function catchUpScope(
   db: PostgresConnection,
   sql: Queryable,
   userId: string,
-  chatId: string | undefined,
 ): Promise<void> {
   const { stale } = indexStatements(db.names);
-  const chats = await db.query(sql, stale, [userId, chatId ?? null]);
+  const chats = await db.query(sql, stale, [userId]);
   for (const row of chats) await catchUp(db, sql, text(row[0]));
 }
 
-// 23503: a node read by the catch-up was pruned before its words were written (the foreign key
-// refused them); reading again no longer sees it.
+// 23503: a node read by the catch-up was pruned (or its chat deleted) before its words were
+// written, and the foreign key refused them; reading again no longer sees it. Rare, so the
+// write relies on the key rather than probing every message first.
 const ATTEMPTS = 4;
 
-async function catchUp(db: PostgresConnection, sql: Queryable, chatId: string): Promise<void> {
+/** Indexes what changed in the chat since its last catch-up (see above). */
+export async function catchUp(
+  db: PostgresConnection,
+  sql: Queryable,
+  chatId: string,
+): Promise<void> {
   const { changed, save } = indexStatements(db.names);
   for (let attempt = 1; ; attempt += 1) {
     const rows = await db.query(sql, changed, [chatId]);

@@ -14,7 +14,7 @@ import type { TableNames } from '../schema/table-names';
 import { nextSpan } from './chain-spans';
 import type { PostgresConnection, Queryable } from './connection';
 import { integer, optionalText, type Row, text } from './rows';
-import { catchUpScope } from './search-index';
+import { catchUp, catchUpScope } from './search-index';
 
 // A query word reaches SQL only as a bound value, and only in this shape (the kit's rule).
 const TERM = /^[\p{L}\p{N}]+$/u;
@@ -75,17 +75,26 @@ LIMIT $5::bigint`;
   return statement;
 }
 
-/** Ownership and existence first, as the contract orders them. */
+/**
+ * Ownership and existence first, as the contract orders them, and in the same round trip
+ * whether the chat's index is behind its version. For a search of every chat of the user, the
+ * chats whose index is behind are found by `catchUpScope`.
+ */
 async function checkScope(
   db: PostgresConnection,
   sql: Queryable,
   query: PreparedSearch,
 ): Promise<void> {
-  if (query.chatId === undefined) return;
+  if (query.chatId === undefined) {
+    await catchUpScope(db, sql, query.userId);
+    return;
+  }
   const rows = await db.query(
     sql,
-    `SELECT c.user_id, b.name FROM ${db.names.chats} c
+    `SELECT c.user_id, b.name, (s.chat_id IS NULL OR s.indexed_version <> c.version) AS stale
+     FROM ${db.names.chats} c
      LEFT JOIN ${db.names.branches} b ON b.chat_id = c.chat_id AND b.name = $2
+     LEFT JOIN ${db.names.searchState} s ON s.chat_id = c.chat_id
      WHERE c.chat_id = $1`,
     [query.chatId, query.branch ?? ''],
   );
@@ -94,11 +103,13 @@ async function checkScope(
   if (text(row[0]) !== query.userId) throw new OwnershipError(query.chatId, query.userId);
   if (query.branch !== undefined && row[1] === null)
     throw new BranchNotFoundError(query.chatId, query.branch);
+  if (row[2] === true) await catchUp(db, sql, query.chatId);
 }
 
 /**
  * Full-text search: the chats in scope are brought up to date in the index first (see
- * `search-index.ts`; one small read when none is behind), then one statement finds, scores and
+ * `search-index.ts`; for one chat, the ownership check says whether it is behind, so a current
+ * index costs no extra round trip), then one statement finds, scores and
  * pages the matches, and one more reads, for the chats of the page's hits, their nodes from the
  * oldest hit on and their branch heads, which `branchesHolding` turns into each hit's branches
  * in one pass whatever the number of branches. No transaction: a search is a read, and every
@@ -113,7 +124,6 @@ export function searchMessages(
       throw new StoreError('searchMessages(input): refused a search word outside the search rule.');
   return db.run(async (sql) => {
     await checkScope(db, sql, query);
-    await catchUpScope(db, sql, query.userId, query.chatId);
     const rows = await db.query(sql, searchStatement(db.names, query.terms.length), [
       query.userId,
       query.chatId ?? null,
