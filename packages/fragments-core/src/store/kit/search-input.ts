@@ -186,7 +186,7 @@ export interface SearchMatch {
   readonly messageId: string;
   /** The node's sequence. */
   readonly sequence: number;
-  /** Higher is better. */
+  /** The contract's score, {@link searchScore} of the message's words and the terms. */
   readonly score: number;
   /** The stored message. */
   readonly message: StoredMessage;
