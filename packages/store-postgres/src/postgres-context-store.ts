@@ -33,8 +33,8 @@ export {
  * the storage.
  *
  * Serves every optional ability of the contract: `append`, `forkBranch`, the context lane
- * (`getContext` / `saveContext`), `search` (PostgreSQL full-text search behind a GIN index,
- * in the `searchLanguage` configuration) and `retention` (`prune`).
+ * (`getContext` / `saveContext`), `search` (the store kit's words behind a GIN index, indexed
+ * on the first search of a chat) and `retention` (`prune`).
  *
  * @example
  * ```ts
@@ -72,9 +72,9 @@ export class PostgresContextStore extends CheckedContextStore {
    */
   declare readonly saveContext: (input: SaveContextInput) => Promise<ContextLaneRecord>;
   /**
-   * Full-text search: `plainto_tsquery` over each message's `search_vector` (written by the same
-   * statement as the message, GIN-indexed), ranked by `ts_rank`, scoped to the user's chats, a
-   * chat, or a branch's chain.
+   * Full-text search under the contract's one rule and score: the store kit's words of each
+   * message in `search_words` (GIN-indexed, brought up to date by the search itself, never by a
+   * save), scoped to the user's chats, a chat, or a branch's chain, paged by keyset cursor.
    */
   declare readonly searchMessages: (input: SearchMessagesInput) => Promise<Page<SearchHit>>;
   /**

@@ -46,7 +46,7 @@ describe('the context lane in SQLite', () => {
     expect(migrateSqliteDatabase(database)).toEqual({
       fromVersion: 1,
       toVersion: SCHEMA_VERSION,
-      applied: ['context lanes', 'message search', 'engine records'],
+      applied: ['context lanes', 'message search', 'engine records', 'lazy search index'],
     });
     database.close();
     await using store = new SqliteContextStore(path);
@@ -70,7 +70,7 @@ describe('the context lane in SQLite', () => {
     expect((error as Error).message).toContain(`schema version 1, older than ${SCHEMA_VERSION}`);
     expect(await store.migrate()).toMatchObject({
       fromVersion: 1,
-      applied: ['context lanes', 'message search', 'engine records'],
+      applied: ['context lanes', 'message search', 'engine records', 'lazy search index'],
     });
     expect((await store.getContext('old')).revision).toBe(0);
   });

@@ -64,6 +64,7 @@ describe('several processes on one file', () => {
       { version: 2, name: 'context lanes' },
       { version: 3, name: 'message search' },
       { version: 4, name: 'engine records' },
+      { version: 5, name: 'lazy search index' },
     ]);
     database.close();
   }, 60_000);

@@ -77,9 +77,9 @@ export class SqliteContextStore extends CheckedContextStore {
    */
   declare readonly saveContext: (input: SaveContextInput) => Promise<ContextLaneRecord>;
   /**
-   * Full-text search over a contentless FTS5 index of message text (kept in step with the
-   * messages by triggers, in the same transaction as every write), ranked by BM25, scoped to the
-   * user's chats, a chat, or a branch's chain.
+   * Full-text search under the contract's one rule and score, over an FTS5 index of the store
+   * kit's words of each message (brought up to date by the search itself, never by a save),
+   * scoped to the user's chats, a chat, or a branch's chain, paged by keyset cursor.
    */
   declare readonly searchMessages: (input: SearchMessagesInput) => Promise<Page<SearchHit>>;
   /**

@@ -11,6 +11,7 @@ import {
   expectRejection,
   missingCapability,
   openFreshChat,
+  pruneIn,
   type StoreKit,
   searchIn,
   textMessage,
@@ -38,6 +39,41 @@ async function say(
   return ids;
 }
 
+/**
+ * The contract's search rule and score, written out here from `SearchMessagesInput.query` and
+ * `SearchHit.score` (not imported from the store kit), so the kit is checked too.
+ */
+function contractWords(text: string): string[] {
+  const fold = (value: string): string => value.normalize('NFKD').replace(/\p{M}+/gu, '');
+  return fold(fold(text).toLowerCase()).match(/[\p{L}\p{N}]+/gu) ?? [];
+}
+
+function contractScore(hit: SearchHit, query: string): number {
+  const texts: string[] = [];
+  for (const part of hit.message.parts as { type?: unknown; text?: unknown }[])
+    if ((part.type === 'text' || part.type === 'reasoning') && typeof part.text === 'string')
+      texts.push(part.text);
+  const words = contractWords(texts.join('\n'));
+  const terms = [
+    ...new Set(
+      (
+        query
+          .normalize('NFKD')
+          .replace(/\p{M}+/gu, '')
+          .match(/[\p{L}\p{N}]+/gu) ?? []
+      )
+        .filter((word) => !['AND', 'OR', 'NOT', 'NEAR'].includes(word))
+        .flatMap(contractWords),
+    ),
+  ];
+  let score = 0;
+  for (const term of terms) {
+    const f = words.filter((word) => word === term).length;
+    score += (f * 2.2) / (f + 0.3 + 0.028125 * words.length);
+  }
+  return score;
+}
+
 function hitIds(hits: readonly SearchHit[]): string[] {
   return hits.map((hit) => hit.messageId);
 }
@@ -45,10 +81,17 @@ function hitIds(hits: readonly SearchHit[]): string[] {
 /** Every hit of a search, page by page, and how many pages it took. */
 async function searchAll(
   store: ContextStore,
-  input: { userId: string; query: string; chatId?: string; branch?: string; limit?: number },
+  input: {
+    userId: string;
+    query: string;
+    chatId?: string;
+    branch?: string;
+    limit?: number;
+    cursor?: string;
+  },
 ): Promise<{ hits: SearchHit[]; pages: number }> {
   const hits: SearchHit[] = [];
-  let cursor: string | undefined;
+  let cursor: string | undefined = input.cursor;
   let pages = 0;
   do {
     const page = await searchIn(store, { ...input, ...(cursor === undefined ? {} : { cursor }) });
@@ -257,6 +300,8 @@ export function defineSearchTests(kit: StoreKit): void {
         if (reason !== undefined) skip(reason);
         const { chatId, userId } = await openFreshChat(store);
         const [id] = await say(store, chatId, ['first draft mentions a walrus']);
+        // Searched once before the replace, so a store that indexes on first use has indexed it.
+        expect(hitIds((await searchIn(store, { userId, query: 'walrus' })).items)).toEqual([id]);
         const head = await store.getHead({ chatId, branch: 'main' });
         await store.commit({
           chatId,
@@ -268,6 +313,206 @@ export function defineSearchTests(kit: StoreKit): void {
         const found = await searchIn(store, { userId, query: 'narwhal' });
         expect(hitIds(found.items)).toEqual([id]);
         expect(found.items[0]?.snippet).toBe('now a narwhal');
+      },
+      timeout,
+    );
+
+    it(
+      'follows the one tokenization rule: emails, decimals, file names, URLs, hosts, versions, phone numbers, İstanbul, café',
+      async ({ skip }) => {
+        const store = kit.store();
+        const reason = missingCapability(store, 'search');
+        if (reason !== undefined) skip(reason);
+        const { chatId, userId } = await openFreshChat(store);
+        const [mail, decimal, file, url, host, version, phone, city, coffee] = await say(
+          store,
+          chatId,
+          [
+            'Write to jane.doe@example.com today',
+            'The rate went up to 10.5 percent',
+            'I attached report_final.pdf for review',
+            'See https://docs.acme.org/guide/setup-steps?lang=en#intro please',
+            'ssh into db-01.internal.acme.net first',
+            'Upgrade the package to version 1.2.3 tonight',
+            'Call +1 (555) 010-9999 after lunch',
+            'Flights to İSTANBUL are cheap',
+            'un café au lait',
+          ],
+        );
+        const cases: [string, (string | undefined)[]][] = [
+          ['jane', [mail]],
+          ['doe', [mail]],
+          ['example com', [mail]],
+          ['jane.doe@example.com', [mail]],
+          ['10.5', [decimal]],
+          ['10', [decimal]],
+          ['report', [file]],
+          ['final pdf', [file]],
+          ['report_final.pdf', [file]],
+          ['docs acme', [url]],
+          ['guide setup steps', [url]],
+          ['lang', [url]],
+          ['intro', [url]],
+          ['https', [url]],
+          ['db', [host]],
+          ['01 internal', [host]],
+          ['acme', [url, host]],
+          ['1.2.3', [version]],
+          ['version 3', [version]],
+          ['555', [phone]],
+          ['010-9999', [phone]],
+          ['istanbul', [city]],
+          ['İstanbul', [city]],
+          ['Istanbul', [city]],
+          ['cafe', [coffee]],
+          ['CAFÉ', [coffee]],
+          ['cafe\u0301', [coffee]],
+          ['jan', []],
+          ['10.50', []],
+        ];
+        for (const [query, expected] of cases) {
+          const page = await searchIn(store, { userId, chatId, query });
+          expect(hitIds(page.items).sort(), query).toEqual([...expected].sort());
+        }
+      },
+      timeout,
+    );
+
+    it(
+      'scores every hit as the contract computes it, so every store ranks alike',
+      async ({ skip }) => {
+        const store = kit.store();
+        const reason = missingCapability(store, 'search');
+        if (reason !== undefined) skip(reason);
+        const { chatId, userId } = await openFreshChat(store);
+        await say(store, chatId, [
+          'tapir',
+          'tapir tapir and a tapir',
+          'a long message that mentions the Tapir only once among very many other words of text',
+          'Tapír, TAPIR: tapir?',
+          'tapir and okapi',
+          'okapi tapir okapi',
+        ]);
+        for (const query of ['tapir', 'okapi tapir', 'TAPIR AND okapi']) {
+          const page = await searchIn(store, { userId, chatId, query });
+          expect(page.items.length, query).toBeGreaterThan(0);
+          for (const hit of page.items) expect(hit.score, query).toBe(contractScore(hit, query));
+          const order = [...page.items].sort(
+            (left, right) => right.score - left.score || left.sequence - right.sequence,
+          );
+          expect(hitIds(page.items), query).toEqual(hitIds(order));
+        }
+      },
+      timeout,
+    );
+
+    it(
+      'pages by the last hit, not by an offset: a branch deleted between pages skips nothing',
+      async ({ skip }) => {
+        const store = kit.store();
+        const reason = missingCapability(store, 'search') ?? missingCapability(store, 'retention');
+        if (reason !== undefined) skip(reason);
+        const { chatId, userId } = await openFreshChat(store);
+        const onMain = await say(
+          store,
+          chatId,
+          Array.from({ length: 8 }, (_, index) => `zebu note ${index} with a few more words`),
+        );
+        await store.createBranch({ chatId, name: 'alt', headMessageId: onMain[0] as string });
+        // Shorter, so they rank first and sit on the first page.
+        const onAlt = await say(store, chatId, ['zebu zebu', 'zebu zebu zebu'], 'alt');
+        const first = await searchIn(store, { userId, chatId, query: 'zebu', limit: 4 });
+        expect(hitIds(first.items).slice(0, 2).sort()).toEqual([...onAlt].sort());
+        await pruneIn(store, { chatId, deleteBranches: ['alt'] });
+        const rest = await searchAll(store, {
+          userId,
+          chatId,
+          query: 'zebu',
+          limit: 4,
+          ...(first.nextCursor === null ? {} : { cursor: first.nextCursor }),
+        });
+        const seen = [...hitIds(first.items), ...hitIds(rest.hits)];
+        expect(new Set(seen).size).toBe(seen.length);
+        expect(seen.filter((id) => onMain.includes(id)).sort()).toEqual([...onMain].sort());
+      },
+      slowTimeout,
+    );
+
+    it(
+      'pages by the last hit, not by an offset: a better hit saved between pages repeats nothing',
+      async ({ skip }) => {
+        const store = kit.store();
+        const reason = missingCapability(store, 'search');
+        if (reason !== undefined) skip(reason);
+        const { chatId, userId } = await openFreshChat(store);
+        const ids = await say(
+          store,
+          chatId,
+          Array.from({ length: 8 }, (_, index) => `gnu ${'word '.repeat(index)}end`),
+        );
+        const first = await searchIn(store, { userId, chatId, query: 'gnu', limit: 3 });
+        expect(first.items).toHaveLength(3);
+        const [better] = await say(store, chatId, ['gnu gnu gnu']);
+        const rest = await searchAll(store, {
+          userId,
+          chatId,
+          query: 'gnu',
+          limit: 3,
+          cursor: first.nextCursor as string,
+        });
+        const seen = [...hitIds(first.items), ...hitIds(rest.hits)];
+        expect(new Set(seen).size).toBe(seen.length);
+        expect([...seen].sort()).toEqual([...ids].sort());
+        expect(seen).not.toContain(better);
+        // A fresh search finds it, first.
+        expect(hitIds((await searchIn(store, { userId, chatId, query: 'gnu' })).items)[0]).toBe(
+          better,
+        );
+      },
+      slowTimeout,
+    );
+
+    it(
+      'finds messages saved before and after the first search, and never a pruned or deleted one',
+      async ({ skip }) => {
+        const store = kit.store();
+        const reason = missingCapability(store, 'search') ?? missingCapability(store, 'retention');
+        if (reason !== undefined) skip(reason);
+        const { chatId, userId } = await openFreshChat(store);
+        const [before] = await say(store, chatId, ['an okapi before any search']);
+        expect(hitIds((await searchIn(store, { userId, query: 'okapi' })).items)).toEqual([before]);
+        const [after] = await say(store, chatId, ['an okapi after the first search']);
+        expect(hitIds((await searchIn(store, { userId, query: 'okapi' })).items).sort()).toEqual(
+          [before, after].sort(),
+        );
+        // A branch whose node has the chat's highest sequence, found, then pruned away.
+        await store.createBranch({ chatId, name: 'side', headMessageId: before as string });
+        const [pruned] = await say(store, chatId, ['a pruned okapi quagga'], 'side');
+        expect(hitIds((await searchIn(store, { userId, query: 'quagga' })).items)).toEqual([
+          pruned,
+        ]);
+        await pruneIn(store, { chatId, deleteBranches: ['side'] });
+        expect((await searchIn(store, { userId, query: 'quagga' })).items).toEqual([]);
+        expect(hitIds((await searchIn(store, { userId, query: 'okapi' })).items).sort()).toEqual(
+          [before, after].sort(),
+        );
+        // The next node may take the pruned node's place (its sequence, even its id).
+        const head = await store.getHead({ chatId, branch: 'main' });
+        await store.commit({
+          chatId,
+          branch: 'main',
+          expectedHeadId: head.headMessageId,
+          messages: [
+            { id: pruned as string, message: textMessage(pruned as string, 'a new quokka') },
+          ],
+        });
+        expect((await searchIn(store, { userId, query: 'quagga' })).items).toEqual([]);
+        expect(hitIds((await searchIn(store, { userId, query: 'quokka' })).items)).toEqual([
+          pruned,
+        ]);
+        await store.deleteChat(chatId);
+        expect((await searchIn(store, { userId, query: 'okapi' })).items).toEqual([]);
+        expect((await searchIn(store, { userId, query: 'quokka' })).items).toEqual([]);
       },
       timeout,
     );

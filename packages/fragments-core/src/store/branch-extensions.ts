@@ -11,10 +11,16 @@ export interface SearchMessagesInput {
    */
   readonly userId: string;
   /**
-   * The words to find. Every word must occur in a message's text (its `text` and `reasoning`
-   * parts) for it to match, case-insensitively; punctuation and the operators `AND`, `OR`,
-   * `NOT`, `NEAR`, `"`, `*`, `^`, `(`, `)`, `:`, `+`, `-` are ignored. A query with no word left
-   * is refused with a `ValidationError`.
+   * The words to find. One rule for every store (the store kit's `searchTokens`): a text is
+   * folded (Unicode NFKD, combining marks removed, lower-cased) and its words are the maximal
+   * runs of letters and digits (`\p{L}`, `\p{N}`); everything else separates words. A message
+   * matches when each word of the query equals a word of its text (its `text` and `reasoning`
+   * parts). So `jane` finds `jane.doe@example.com`, `report` finds `report_final.pdf`, `10.5`
+   * finds `10.5` (as the words `10` and `5`), `istanbul` finds `İstanbul` and `cafe` finds
+   * `café`; a word is never split further (`東京に` is one word, and so is `foo123`), and there
+   * is no stemming or prefix matching. The operator words `AND`, `OR`, `NOT`, `NEAR` written in
+   * capitals are dropped, and punctuation never acts as an operator. A query with no word left is
+   * refused with a `ValidationError`; at most 32 words are kept.
    */
   readonly query: string;
   /** Only this chat (it must belong to `userId`). @default every chat of the user */
@@ -26,7 +32,12 @@ export interface SearchMessagesInput {
   readonly branch?: string;
   /** Hits per page. @default 20 (at most 100) */
   readonly limit?: number;
-  /** `nextCursor` of the previous page of the same search. */
+  /**
+   * `nextCursor` of the previous page of the same search. It holds the sort key of that page's
+   * last hit, so the next page starts after it: a message saved, replaced or pruned between
+   * pages never makes a page skip or repeat a hit (a new message that ranks before the cursor is
+   * simply not on the later pages). Opaque; a cursor of another search is a `ValidationError`.
+   */
   readonly cursor?: string;
 }
 
@@ -41,8 +52,11 @@ export interface SearchHit {
   /** The node's per-chat sequence. */
   readonly sequence: number;
   /**
-   * How well it matches: higher is better. Comparable within one search only; each store has
-   * its own scale (BM25 in SQLite, `ts_rank` in PostgreSQL, term frequency in memory).
+   * How well it matches: higher is better. The same number in every store (the store kit's
+   * `searchScore`): for each query word, `(f × 2.2) / (f + 0.3 + 0.028125 × n)` summed, where
+   * `f` is how often the word occurs in the message and `n` how many words the message has
+   * (BM25's weighting with fixed parameters and no corpus statistics). It depends only on the
+   * message and the query, so it does not move when other messages are saved.
    */
   readonly score: number;
   /** A short excerpt of the message's text around the first word found (at most about 160 characters). */

@@ -414,10 +414,15 @@ export interface ContextStore {
 
   /**
    * Optional (declare `capabilities.search`): the messages of `userId`'s chats (or of one chat,
-   * or of one branch's chain) whose text holds every word of the query, best first (score
-   * descending, then chat id in code-unit order, then sequence), by cursor. A message replaced in
-   * place is found by its new text only. `OwnershipError` when `chatId` belongs to another user,
-   * `ChatNotFoundError` / `BranchNotFoundError` for an unknown chat or branch.
+   * or of one branch's chain) whose text holds every word of the query under the search rule
+   * (`SearchMessagesInput.query`: one tokenization for every store), best first (the score of
+   * `SearchHit.score` descending, then chat id in code-unit order, then sequence), by a keyset
+   * cursor (the last hit's sort key, never an offset). Every message committed before the call
+   * is found, and a message replaced in place is found by its new text only; a pruned or deleted
+   * one never. How a store indexes is its own choice, but an app that never searches should not
+   * pay for it on every save (the bundled SQL stores index lazily, on the first search of a
+   * chat). `OwnershipError` when `chatId` belongs to another user, `ChatNotFoundError` /
+   * `BranchNotFoundError` for an unknown chat or branch.
    */
   searchMessages?(input: SearchMessagesInput): Promise<Page<SearchHit>>;
   /**

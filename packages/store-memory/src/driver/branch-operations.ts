@@ -1,16 +1,18 @@
 import { OwnershipError, type StoredMessage } from '@ctxgraph/fragments-core';
 import {
   activeBranchAfterPrune,
+  branchesHolding,
   type ContextStoreDriver,
+  compareSearchPositions,
   messageSearchText,
   type SearchMatch,
+  searchScore,
   searchTokens,
   unreachableNodes,
   utf8Length,
 } from '@ctxgraph/fragments-core/store-kit';
 import {
   type ChatState,
-  compareIds,
   type MemoryChats,
   requireBranch,
   requireChat,
@@ -32,24 +34,6 @@ function chainIds(chat: ChatState, head: string | null): Set<string> {
 }
 
 /**
- * A score for a text that holds every term, or undefined when it does not: the terms'
- * occurrences over the square root of the text's length in words, so repeating a word counts
- * and a long text dilutes it (a plain stand-in for BM25).
- */
-function scoreText(text: string, terms: readonly string[]): number | undefined {
-  const tokens = searchTokens(text);
-  if (tokens.length === 0) return undefined;
-  let occurrences = 0;
-  for (const term of terms) {
-    let count = 0;
-    for (const token of tokens) if (token === term) count += 1;
-    if (count === 0) return undefined;
-    occurrences += count;
-  }
-  return occurrences / Math.sqrt(tokens.length);
-}
-
-/**
  * Search as a plain scan (every node of every chat in scope is parsed and tokenized, O(text
  * searched)) and retention over the chat's maps, each in one synchronous stretch, so it
  * serializes with every other write of the store.
@@ -68,48 +52,44 @@ export function branchOperations(chats: MemoryChats): BranchOperations {
       } else {
         scope = [...chats.values()].filter((chat) => chat.userId === query.userId);
       }
-      const found: {
-        chat: ChatState;
-        id: string;
-        sequence: number;
-        score: number;
-        message: StoredMessage;
-      }[] = [];
+      const found: SearchMatch[] = [];
       for (const chat of scope) {
         for (const node of chat.nodes.values()) {
           if (onChain !== undefined && !onChain.has(node.id)) continue;
           const message = JSON.parse(node.json) as StoredMessage;
-          const score = scoreText(messageSearchText(message), query.terms);
+          const score = searchScore(searchTokens(messageSearchText(message)), query.terms);
           if (score === undefined) continue;
-          found.push({ chat, id: node.id, sequence: node.sequence, score, message });
+          const match = {
+            chatId: chat.id,
+            messageId: node.id,
+            sequence: node.sequence,
+            score,
+            message,
+            branches: [],
+          };
+          if (query.after === undefined || compareSearchPositions(match, query.after) > 0)
+            found.push(match);
         }
       }
-      found.sort(
-        (left, right) =>
-          right.score - left.score ||
-          compareIds(left.chat.id, right.chat.id) ||
-          left.sequence - right.sequence,
-      );
-      const page = found.slice(query.offset, query.offset + query.limit + 1);
-      // Branch membership only for the page's hits: each chat's chains once.
-      const chains = new Map<ChatState, [string, Set<string>][]>();
+      found.sort(compareSearchPositions);
+      const page = found.slice(0, query.limit + 1);
+      // Branch membership only for the page's hits: each chat's graph numbered once.
+      const holders = new Map<string, Map<string, string[]>>();
       return page.map((hit): SearchMatch => {
-        let branches = chains.get(hit.chat);
+        let branches = holders.get(hit.chatId);
         if (branches === undefined) {
-          branches = [...hit.chat.branches.values()].map((branch) => [
-            branch.name,
-            chainIds(hit.chat, branch.headMessageId),
-          ]);
-          chains.set(hit.chat, branches);
+          const chat = requireChat(chats, hit.chatId);
+          branches = branchesHolding(
+            chat.nodes.values(),
+            [...chat.branches.values()].map((branch) => ({
+              name: branch.name,
+              headId: branch.headMessageId,
+            })),
+            page.filter((other) => other.chatId === hit.chatId).map((other) => other.messageId),
+          );
+          holders.set(hit.chatId, branches);
         }
-        return {
-          chatId: hit.chat.id,
-          messageId: hit.id,
-          sequence: hit.sequence,
-          score: hit.score,
-          message: hit.message,
-          branches: branches.filter(([, ids]) => ids.has(hit.id)).map(([name]) => name),
-        };
+        return { ...hit, branches: branches.get(hit.messageId) ?? [] };
       });
     },
 

@@ -185,7 +185,7 @@ export class PostgresDriver implements ContextStoreDriver {
     return contextLanes.saveContext(this.#db, input);
   }
 
-  /** Full-text search over `search_vector` (GIN index, `ts_rank`), see `search-sql.ts`. */
+  /** Full-text search over `search_words` (GIN index, indexed lazily), see `search-sql.ts`. */
   searchMessages(query: PreparedSearch): Promise<SearchMatch[]> {
     return search.searchMessages(this.#db, query);
   }

@@ -7,7 +7,6 @@ import {
   StoreError,
 } from '@ctxgraph/fragments-core';
 import type { PreparedCommitMessage } from '@ctxgraph/fragments-core/store-kit';
-import { searchVectorSql } from '../schema/search-vector';
 import type { TableNames } from '../schema/table-names';
 import type { PostgresConnection, Queryable } from './connection';
 import {
@@ -168,8 +167,8 @@ function writeStatement(names: TableNames, mode: WriteMode): string {
   // asks the caller to run again. Each lookup is a LATERAL probe with LIMIT 1, so it is an index
   // probe whatever the planner knows about the table.
   //
-  // The search vector of every inserted or replaced node is computed in this same statement
-  // (see the `message search` migration), so search never sees a message without its words.
+  // Nothing is indexed for search here (see the `lazy search index` migration): a replaced
+  // node gets `rewritten_at`, the chat's new version, so the next search re-reads it.
   //
   // The new nodes continue the run of the head they attach to when that head is the newest
   // node of the chat (`last_message_id`, still at `last_sequence`); otherwise they start one.
@@ -243,17 +242,16 @@ function writeStatement(names: TableNames, mode: WriteMode): string {
   WHERE c.chat_id = $1::text
   RETURNING c.version, c.rewritten_at, c.last_sequence, c.last_run_start, g.n, g.head_message_id, g.previous_head
 ), inserted AS (
-  INSERT INTO ${names.messages} (chat_id, message_id, parent_id, sequence, run_start, role, message, engine_record, created_at, updated_at, search_vector)
+  INSERT INTO ${names.messages} (chat_id, message_id, parent_id, sequence, run_start, role, message, engine_record, created_at, updated_at)
   SELECT $1::text, f.id, CASE WHEN f.rank = 1 THEN ch.previous_head ELSE f.previous_id END,
-    ch.last_sequence - ch.n + f.rank, ch.last_run_start, f.role, f.body::json, f.record::json, $6::bigint, $6::bigint,
-    ${searchVectorSql(names, 'f.body::json')}
+    ch.last_sequence - ch.n + f.rank, ch.last_run_start, f.role, f.body::json, f.record::json, $6::bigint, $6::bigint
   FROM fresh f CROSS JOIN chat ch
   RETURNING message_id, parent_id, sequence, created_at, updated_at, engine_record::text AS engine_record
 ), replaced AS (
   UPDATE ${names.messages} m SET role = i.role, message = i.body::json,
     engine_record = coalesce(i.record::json, m.engine_record),
     updated_at = greatest(m.updated_at, $6::bigint),
-    search_vector = ${searchVectorSql(names, 'i.body::json')}
+    rewritten_at = ch.version
   FROM input i CROSS JOIN chat ch
   WHERE m.chat_id = $1::text AND m.message_id = i.id AND EXISTS (SELECT 1 FROM existing e WHERE e.message_id = i.id)
   RETURNING m.message_id, m.parent_id, m.sequence, m.created_at, m.updated_at, m.engine_record::text AS engine_record

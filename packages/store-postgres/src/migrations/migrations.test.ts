@@ -59,7 +59,7 @@ describe('migrations', () => {
     }
   });
 
-  it('version 4 indexes the messages of a version 3 database for search, with the configured language', async () => {
+  it('versions 4 and 5 make a version 3 database searchable under the one rule, indexed on the first search', async () => {
     const schema = freshSchema();
     const script = getMigrationSql({ schema });
     // The database as version 3 left it: the script up to the step that adds search, run as
@@ -93,11 +93,16 @@ describe('migrations', () => {
     });
     try {
       expect(await store.migrate()).toEqual({ from: 3, to: SCHEMA_VERSION });
+      const count = async (table: string) =>
+        Number((await admin.unsafe(`SELECT count(*) FROM "${schema}".${table}`))[0]?.count);
+      expect(await count('ctxgraph_search_words')).toBe(0);
       const find = async (query: string) =>
         (await store.searchMessages({ userId: 'u', query })).items.map((hit) => hit.messageId);
-      // English stems: "run" finds "Running".
-      expect(await find('runs wolves')).toEqual(['m1']);
-      expect(await find('café')).toEqual(['m2']);
+      // The store kit's rule, whatever the searchLanguage: no stemming, diacritics folded.
+      expect(await find('running wolves')).toEqual(['m1']);
+      expect(await find('runs')).toEqual([]);
+      expect(await find('cafe')).toEqual(['m2']);
+      expect(await count('ctxgraph_search_words')).toBe(2);
       const hits = (
         await store.searchMessages({
           userId: 'u',
@@ -110,10 +115,16 @@ describe('migrations', () => {
         ['m2', ['main'], 'ελληνικά και café'],
       ]);
       const indexes = await admin.unsafe(
-        `SELECT indexdef FROM pg_indexes WHERE schemaname = $1 AND indexname = 'ctxgraph_messages_search_idx'`,
+        `SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = $1 AND indexname LIKE '%search%' ORDER BY 1`,
         [schema],
       );
-      expect(String(indexes[0]?.indexdef)).toContain('USING gin (search_vector)');
+      expect(
+        indexes.map((row) => [row.indexname, String(row.indexdef).includes('USING gin (words)')]),
+      ).toEqual([
+        ['ctxgraph_search_state_pkey', false],
+        ['ctxgraph_search_words_idx', true],
+        ['ctxgraph_search_words_pkey', false],
+      ]);
     } finally {
       await store.close();
     }
@@ -222,6 +233,8 @@ describe('migrations', () => {
         'ctxgraph_context_lanes',
         'ctxgraph_messages',
         'ctxgraph_migrations',
+        'ctxgraph_search_state',
+        'ctxgraph_search_words',
       ]);
       // Every store can use the schema right away, and sees the others' chats.
       await Promise.all(

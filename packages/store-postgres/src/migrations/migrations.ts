@@ -149,6 +149,52 @@ ALTER TABLE ${names.messages} ADD COLUMN IF NOT EXISTS engine_record json;
 `,
 };
 
+// Search costs nothing until used (issue #23). The step above computed a tsvector in the
+// statement of every save (3 to 4 times the cost of a save, for apps that never search), and
+// PostgreSQL's parser kept `jane.doe@example.com`, `10.5` or `report_final.pdf` as single words
+// that a query's words never matched. This step stops both: the store now indexes lazily, on
+// the first search of a chat, the words the store kit's rule gives (computed in JavaScript, so
+// no database parser decides), see `driver/search-index.ts`:
+//
+// - `search_words`: one row per indexed message, its words in order (`text[]`, repeats kept, for
+//   the score) behind a GIN index, and `stamp`, the message's `rewritten_at` when indexed, so a
+//   search never uses words older than the message it returns. Rows go with their message
+//   (foreign key, ON DELETE CASCADE), so prune and deleteChat need nothing more.
+// - `search_state`: per chat, the version and the sequence up to which it is indexed.
+// - `messages.rewritten_at`: the chat version of the write that last replaced the node in place
+//   (NULL when never), written by that write, so a catch-up finds replaced nodes by an index.
+//
+// The old GIN index goes; the `search_vector` column stays (unused, NULL in new rows) so that
+// servers still running the previous version keep saving during a rolling deploy.
+const lazySearchIndex: Migration = {
+  name: 'lazy search index',
+  sql: (names) => `
+DROP INDEX IF EXISTS ${names.quotedSchema}.${names.local('messages_search_idx')};
+ALTER TABLE ${names.messages} ADD COLUMN IF NOT EXISTS rewritten_at bigint;
+CREATE INDEX IF NOT EXISTS ${names.local('messages_rewritten_idx')}
+  ON ${names.messages} (chat_id, rewritten_at) WHERE rewritten_at IS NOT NULL;
+CREATE TABLE IF NOT EXISTS ${names.searchWords} (
+  chat_id text NOT NULL,
+  message_id text NOT NULL,
+  words text[] NOT NULL,
+  stamp bigint NOT NULL,
+  CONSTRAINT ${names.local('search_words_pkey')} PRIMARY KEY (chat_id, message_id),
+  CONSTRAINT ${names.local('search_words_message_fkey')} FOREIGN KEY (chat_id, message_id)
+    REFERENCES ${names.messages} (chat_id, message_id) ON DELETE CASCADE
+);
+CREATE INDEX IF NOT EXISTS ${names.local('search_words_idx')}
+  ON ${names.searchWords} USING gin (words);
+CREATE TABLE IF NOT EXISTS ${names.searchState} (
+  chat_id text NOT NULL,
+  indexed_version bigint NOT NULL,
+  indexed_sequence bigint NOT NULL,
+  CONSTRAINT ${names.local('search_state_pkey')} PRIMARY KEY (chat_id),
+  CONSTRAINT ${names.local('search_state_chat_fkey')} FOREIGN KEY (chat_id)
+    REFERENCES ${names.chats} (chat_id) ON DELETE CASCADE
+);
+`,
+};
+
 /**
  * The schema's history, oldest first. Never edit or reorder a released step: append a new one.
  * The version of the schema is the number of steps applied.
@@ -159,6 +205,7 @@ export const MIGRATIONS: readonly Migration[] = [
   contextLanes,
   messageSearch,
   engineRecords,
+  lazySearchIndex,
 ];
 
 /** The schema version this code creates and understands. */

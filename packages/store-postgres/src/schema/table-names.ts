@@ -18,10 +18,11 @@ export interface TableNameOptions {
   /** Prepended to every table, index and constraint name. @default 'ctxgraph_' */
   readonly tablePrefix?: string;
   /**
-   * The PostgreSQL text search configuration message search uses (`'english'`, `'german'`,
-   * `'simple'`, …): how words are split, folded and stemmed. `'simple'` lower-cases words and
-   * neither stems nor drops stop words, in any language. Messages are indexed with it when they
-   * are written (and by the migration that adds search), so change it only with a re-index.
+   * Used only by the schema step that added search in an earlier version (`search and
+   * retention`), which the next step undoes. Search follows the one rule every store shares
+   * (`SearchMessagesInput.query`): a stemming configuration would find what the other stores do
+   * not, so the store no longer uses PostgreSQL's text search parser at all.
+   * @deprecated No effect on search; still checked, so a bad value is reported.
    * @default 'simple'
    */
   readonly searchLanguage?: string;
@@ -47,6 +48,10 @@ export interface TableNames {
   readonly checkpoints: string;
   /** `"schema"."<prefix>context_lanes"`. */
   readonly contextLanes: string;
+  /** `"schema"."<prefix>search_words"`: each searched message's words (the search index). */
+  readonly searchWords: string;
+  /** `"schema"."<prefix>search_state"`: how far each searched chat is indexed. */
+  readonly searchState: string;
   /** Quotes `<prefix><suffix>` for an index or constraint name (never schema-qualified). */
   readonly local: (suffix: string) => string;
   /** The text search configuration as a SQL literal: `'simple'::regconfig`. */
@@ -119,6 +124,8 @@ export function resolveTableNames(method: string, options: TableNameOptions = {}
     branches: table('branches'),
     checkpoints: table('checkpoints'),
     contextLanes: table('context_lanes'),
+    searchWords: table('search_words'),
+    searchState: table('search_state'),
     local: (suffix) => quote(`${tablePrefix}${suffix}`),
     searchConfig: `'${searchLanguage}'::regconfig`,
   };

@@ -16,6 +16,7 @@ import {
 import type { SqliteConnection } from './connection';
 import { activeBranch, chatRow, headState, requireChat } from './lookups';
 import { type BranchRow, branchRecord, type ChatRow, chatRecord, MAIN_BRANCH } from './rows';
+import { forgetNodes } from './search-index';
 
 /** Creates the chat with an empty active `main` branch, or loads it (ownership checked first). */
 export function openChat(db: SqliteConnection, input: PreparedOpenChat): OpenChatResult {
@@ -148,6 +149,8 @@ export function deleteChat(db: SqliteConnection, chatId: string): boolean {
       db.statement(`DELETE FROM ${t.contextLanes} WHERE chat_id = ?`).run(chatId);
       db.statement(`DELETE FROM ${t.checkpoints} WHERE chat_id = ?`).run(chatId);
       db.statement(`DELETE FROM ${t.branches} WHERE chat_id = ?`).run(chatId);
+      forgetNodes(db, chatId, '1', {});
+      db.statement(`DELETE FROM ${t.searchState} WHERE chat_id = ?`).run(chatId);
       db.statement(`DELETE FROM ${t.messages} WHERE chat_id = ?`).run(chatId);
       return db.statement(`DELETE FROM ${t.chats} WHERE id = ?`).run(chatId).changes > 0;
     }),

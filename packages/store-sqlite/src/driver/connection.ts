@@ -68,6 +68,11 @@ export class SqliteConnection {
     return this.#database.memory;
   }
 
+  /** True when the database is open read-only. */
+  get readonly(): boolean {
+    return this.#database.readonly;
+  }
+
   /** Creates or upgrades the tables now; later calls skip the version check. */
   migrate(): SqliteMigrationResult {
     this.#assertUsable('migrate()');

@@ -2,14 +2,15 @@ import type { PruneResult } from '@ctxgraph/fragments-core';
 import { activeBranchAfterPrune, type PreparedPrune } from '@ctxgraph/fragments-core/store-kit';
 import type { SqliteConnection } from './connection';
 import { requireChat } from './lookups';
+import { forgetNodes, lowerIndexedSequence } from './search-index';
 
 /**
  * `prune` in one `BEGIN IMMEDIATE` transaction, so it is serialized with every other write, in
  * this process and in others: a writer sees the chat before or after, never half pruned. The
  * reachable nodes are walked from every pointer that stays (branch heads not being deleted,
  * checkpoints; UNION stops a walk where another already went), and everything else in the chat
- * goes. That set is closed under descendants, so no node loses its parent. The FTS5 index follows
- * through its delete trigger.
+ * goes. That set is closed under descendants, so no node loses its parent. The search index
+ * forgets the deleted nodes in the same transaction.
  */
 export function prune(db: SqliteConnection, input: PreparedPrune): PruneResult {
   return db.run('prune(input)', () =>
@@ -52,10 +53,12 @@ export function prune(db: SqliteConnection, input: PreparedPrune): PruneResult {
       db.statement(
         `DELETE FROM ${t.branches} WHERE chat_id = @chatId AND name IN (SELECT value FROM json_each(@deleted))`,
       ).run(parameters);
+      forgetNodes(db, input.chatId, 'm.id NOT IN (SELECT id FROM reach)', parameters, reachable);
       db.statement(
         `${reachable}
          DELETE FROM ${t.messages} WHERE chat_id = @chatId AND id NOT IN (SELECT id FROM reach)`,
       ).run(parameters);
+      lowerIndexedSequence(db, input.chatId);
       db.statement(
         `UPDATE ${t.chats} SET active_branch = ?, updated_at = MAX(updated_at, ?) WHERE id = ?`,
       ).run(activeBranch, Date.now(), input.chatId);

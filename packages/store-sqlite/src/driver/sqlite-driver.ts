@@ -194,7 +194,7 @@ export class SqliteDriver implements ContextStoreDriver {
     return contextLanes.saveContext(this.db, input);
   }
 
-  /** Full-text search over the FTS5 index, ranked by BM25 (see `search-sql.ts`). */
+  /** Full-text search over the FTS5 index of the kit's words, indexed lazily (see `search-sql.ts`). */
   searchMessages(query: PreparedSearch): SearchMatch[] {
     return search.searchMessages(this.db, query);
   }

@@ -75,7 +75,7 @@ export function writeMessages(db: SqliteConnection, input: MessageWrite): Append
     }
     const kept = db
       .prepared(replaceSql)
-      .get(message.role, message.json, message.engineRecordJson, now, chatId, message.id) as Pick<
+      .get(message.role, message.json, message.engineRecordJson, now, state.version + 1, chatId, message.id) as Pick<
       MessageRow,
       'parent_id' | 'sequence' | 'created_at' | 'engine_record'
     >;
@@ -119,8 +119,10 @@ function insertSql(t: TableNames): string {
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (chat_id, id) DO NOTHING`;
 }
 
+// `rewritten_at` is the version this write gives the chat: the search index re-reads the node
+// when it next catches up (see `search-index.ts`).
 function replaceSql(t: TableNames): string {
-  return `UPDATE ${t.messages} SET role = ?, payload = ?, engine_record = coalesce(?, engine_record), updated_at = ? WHERE chat_id = ? AND id = ?
+  return `UPDATE ${t.messages} SET role = ?, payload = ?, engine_record = coalesce(?, engine_record), updated_at = ?, rewritten_at = ? WHERE chat_id = ? AND id = ?
          RETURNING parent_id, sequence, created_at, engine_record`;
 }
 

@@ -31,7 +31,7 @@ describe('migrateSqliteDatabase', () => {
     expect(migrateSqliteDatabase(database)).toEqual({
       fromVersion: 0,
       toVersion: SCHEMA_VERSION,
-      applied: ['initial', 'context lanes', 'message search', 'engine records'],
+      applied: ['initial', 'context lanes', 'message search', 'engine records', 'lazy search index'],
     });
     expect(migrateSqliteDatabase(database)).toEqual({
       fromVersion: SCHEMA_VERSION,
@@ -45,11 +45,13 @@ describe('migrateSqliteDatabase', () => {
       'ctxgraph_context_lanes',
       'ctxgraph_message_search',
       'ctxgraph_message_search_config',
+      'ctxgraph_message_search_content',
       'ctxgraph_message_search_data',
       'ctxgraph_message_search_docsize',
       'ctxgraph_message_search_idx',
       'ctxgraph_messages',
       'ctxgraph_migrations',
+      'ctxgraph_search_state',
     ]);
     database.close();
   });
@@ -165,6 +167,7 @@ describe('migrateSqliteDatabase', () => {
       'context lanes',
       'message search',
       'engine records',
+      'lazy search index',
     ]);
     expect(database.pragma('user_version', { simple: true })).toBe(42);
     database.close();
@@ -200,7 +203,7 @@ describe('SqliteContextStore and migrations', () => {
     expect((error as Error).message).toContain('migrate()');
     expect(await store.migrate()).toMatchObject({
       fromVersion: 0,
-      applied: ['initial', 'context lanes', 'message search', 'engine records'],
+      applied: ['initial', 'context lanes', 'message search', 'engine records', 'lazy search index'],
     });
     expect((await store.openChat({ chatId: 'c', userId: 'u' })).created).toBe(true);
     expect((await store.migrate()).applied).toEqual([]);

@@ -119,6 +119,40 @@ INSERT INTO ${t.messageSearch} (rowid, body, scope)
 ALTER TABLE ${t.messages} ADD COLUMN engine_record TEXT;
 `,
   },
+  {
+    // Search costs nothing until used (issue #23). The triggers above indexed every message in
+    // the save's own transaction, tripling the cost of a save for apps that never search, and
+    // unicode61 split words its own way. This step drops them and the index; the index is now
+    // built by the store on the first search of a chat and kept up to date lazily (see
+    // `driver/search-index.ts`):
+    //
+    // - `message_search` holds each message's words under the store kit's rule (`searchTokens`),
+    //   computed in JavaScript, written as ` w1  w2 ` (each word between spaces, so a search can
+    //   count a word's occurrences with replace()) and indexed with FTS5's `ascii` tokenizer,
+    //   which splits at the spaces only (every non-ASCII character is a word character to it),
+    //   so FTS5 never decides what a word is. `scope` holds the chat and owner tokens (as
+    //   before), `words` the number of words (for the score). Its rowid is the message row's.
+    // - `search_state` says, per chat, up to which chat version and sequence its messages are
+    //   indexed. A message inserted since has a higher sequence; one replaced in place since has
+    //   a `rewritten_at` (the chat version of the write that replaced it, set by the write)
+    //   above the indexed version. Prune and deleteChat remove the index rows of what they
+    //   delete in their own transaction.
+    name: 'lazy search index',
+    sql: (t) => `
+DROP TRIGGER IF EXISTS ${t.messageSearch}_insert;
+DROP TRIGGER IF EXISTS ${t.messageSearch}_update;
+DROP TRIGGER IF EXISTS ${t.messageSearch}_delete;
+DROP TABLE IF EXISTS ${t.messageSearch};
+ALTER TABLE ${t.messages} ADD COLUMN rewritten_at INTEGER;
+CREATE INDEX ${t.messages}_rewritten ON ${t.messages} (chat_id, rewritten_at) WHERE rewritten_at IS NOT NULL;
+CREATE VIRTUAL TABLE ${t.messageSearch} USING fts5(body, scope, words UNINDEXED, tokenize = 'ascii');
+CREATE TABLE ${t.searchState} (
+  chat_id TEXT NOT NULL PRIMARY KEY REFERENCES ${t.chats} (id) ON DELETE CASCADE,
+  indexed_version INTEGER NOT NULL,
+  indexed_sequence INTEGER NOT NULL
+) STRICT;
+`,
+  },
 ];
 
 /**

@@ -19,8 +19,13 @@ export interface TableNames {
   readonly checkpoints: string;
   /** Context lanes (one row per chat that saved one). */
   readonly contextLanes: string;
-  /** The FTS5 index of message text (contentless: it keeps the index, never the text). */
+  /**
+   * The FTS5 index of message words: each message's search tokens (the store kit's rule), kept
+   * up to date lazily, by the first search of a chat after it changed.
+   */
   readonly messageSearch: string;
+  /** How far each chat's words are in {@link TableNames.messageSearch} (one row per searched chat). */
+  readonly searchState: string;
 }
 
 // A prefix is pasted into SQL as part of identifiers, so it is limited to characters that never
@@ -65,5 +70,6 @@ export function tableNames(prefix: string = DEFAULT_TABLE_PREFIX): TableNames {
     checkpoints: `${prefix}checkpoints`,
     contextLanes: `${prefix}context_lanes`,
     messageSearch: `${prefix}message_search`,
+    searchState: `${prefix}search_state`,
   };
 }

@@ -211,7 +211,14 @@ describe('CheckedContextStore: the driver it accepts', () => {
       ['m2', 'user', 'hit 2'],
     ]);
     expect(calls.map((entry) => entry.argument)).toEqual([
-      { userId: 'u', chatId: undefined, branch: undefined, terms: ['hit'], limit: 2, offset: 0 },
+      {
+        userId: 'u',
+        chatId: undefined,
+        branch: undefined,
+        terms: ['hit'],
+        limit: 2,
+        after: undefined,
+      },
     ]);
     const next = await store.searchMessages?.({
       userId: 'u',
@@ -219,7 +226,8 @@ describe('CheckedContextStore: the driver it accepts', () => {
       limit: 2,
       cursor: page?.nextCursor as string,
     });
-    expect(calls[1]?.argument).toMatchObject({ offset: 2 });
+    // The next page starts after the last hit's sort key.
+    expect(calls[1]?.argument).toMatchObject({ after: { score: 8, chatId: 'c', sequence: 2 } });
     expect(next?.nextCursor).not.toBeNull();
     await expect(store.searchMessages?.({ userId: 'u', query: '***' })).rejects.toThrow(
       ValidationError,

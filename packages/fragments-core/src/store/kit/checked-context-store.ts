@@ -51,7 +51,7 @@ import {
   prepareUpdateChat,
 } from './prepare-input';
 import { preparePrune } from './retention-input';
-import { prepareSearch, searchCursor, searchHit } from './search-input';
+import { prepareSearch, type SearchMatch, searchCursor, searchHit } from './search-input';
 import { andThen, CALLS, driverIssues, isThenable } from './store-calls';
 import { chatCursor } from './store-input';
 
@@ -175,7 +175,10 @@ export class CheckedContextStore implements ContextStore {
               .map((match) => searchHit(match, query.terms));
             return {
               items,
-              nextCursor: matches.length > query.limit ? searchCursor(query, items.length) : null,
+              nextCursor:
+                matches.length > query.limit
+                  ? searchCursor(query, matches[query.limit - 1] as SearchMatch)
+                  : null,
             };
           });
         }),

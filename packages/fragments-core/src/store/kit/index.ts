@@ -26,13 +26,17 @@ export {
   preparePrune,
   unreachableNodes,
 } from './retention-input';
+export { type BranchHead, branchesHolding, type SkeletonNode } from './search-branches';
 export {
+  compareSearchPositions,
   messageSearchText,
   type PreparedSearch,
   prepareSearch,
   SEARCH_PAGE_SIZE,
   SEARCH_QUERY_LIMITS,
   type SearchMatch,
+  type SearchPosition,
+  searchScore,
   searchSnippet,
   searchTerms,
   searchTokens,

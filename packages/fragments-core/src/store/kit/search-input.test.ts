@@ -5,6 +5,7 @@ import {
   prepareSearch,
   SEARCH_PAGE_SIZE,
   searchCursor,
+  searchScore,
   searchSnippet,
   searchTerms,
   searchTokens,
@@ -23,7 +24,7 @@ function refusal(input: unknown): ValidationError {
 describe('search input', () => {
   it('reads a query as its words: lower-cased, once each, operators and punctuation dropped', () => {
     expect(searchTerms('"Red" AND (kite*) OR -red NOT near')).toEqual(['red', 'kite', 'near']);
-    expect(searchTerms('ελληνικά 東京 CAFE\u0301')).toEqual(['ελληνικά', '東京', 'café']);
+    expect(searchTerms('ελληνικά 東京 CAFE\u0301')).toEqual(['ελληνικα', '東京', 'cafe']);
     expect(searchTerms('AND OR NOT NEAR * ( ) "" - + ^ :')).toEqual([]);
     expect(
       searchTerms(Array.from({ length: 40 }, (_, index) => `w${index}`).join(' ')),
@@ -60,7 +61,7 @@ describe('search input', () => {
     expect(searchSnippet(emoji, ['target'])).not.toMatch(/^…?[\uDC00-\uDFFF]|[\uD800-\uDBFF]…?$/);
   });
 
-  it('prepares a search with its defaults and pages by a cursor bound to the search', () => {
+  it('prepares a search with its defaults and pages by a keyset cursor bound to the search', () => {
     const search = prepareSearch({ userId: 'u', query: 'Hello world' });
     expect(search).toEqual({
       userId: 'u',
@@ -68,12 +69,62 @@ describe('search input', () => {
       branch: undefined,
       terms: ['hello', 'world'],
       limit: SEARCH_PAGE_SIZE.default,
-      offset: 0,
+      after: undefined,
     });
-    const cursor = searchCursor(search, 20);
-    expect(prepareSearch({ userId: 'u', query: 'hello WORLD', cursor }).offset).toBe(20);
+    const last = { score: 1.2345678901234567, chatId: 'chat: é/1', sequence: 42 };
+    const cursor = searchCursor(search, last);
+    expect(prepareSearch({ userId: 'u', query: 'hello WORLD', cursor }).after).toEqual(last);
     expect(refusal({ userId: 'u', query: 'hello', cursor }).message).toContain('cursor');
     expect(refusal({ userId: 'other', query: 'hello world', cursor }).message).toContain('cursor');
+    // A cursor changed by hand is refused, never read as a position.
+    for (const tampered of [
+      cursor.replace('42', '43'),
+      cursor.replace('1.2345678901234567', '9'),
+      `x${cursor}`,
+      cursor.replace(/:[0-9a-z]+$/, ':0'),
+      "1:1:' OR 1=1 --:abc",
+      '-1:0:c:abc',
+      'NaN:0:c:abc',
+      '1:0:%E0%A4%A:abc',
+    ])
+      expect(
+        refusal({ userId: 'u', query: 'hello world', cursor: tampered }).message,
+        tampered,
+      ).toContain('cursor');
+  });
+
+  it('folds words one way for every store: NFKD, no combining marks, lower case, runs of letters and digits', () => {
+    expect(searchTokens('Jane.Doe@example.com 10.5 report_final.pdf')).toEqual([
+      'jane',
+      'doe',
+      'example',
+      'com',
+      '10',
+      '5',
+      'report',
+      'final',
+      'pdf',
+    ]);
+    expect(searchTokens('İSTANBUL İstanbul café CAFE\u0301 ﬁle ℌ')).toEqual([
+      'istanbul',
+      'istanbul',
+      'cafe',
+      'cafe',
+      'file',
+      'h',
+    ]);
+    expect(searchTerms('İstanbul AND café NOT')).toEqual(['istanbul', 'cafe']);
+    for (const token of searchTokens('a\u0130b ǅ ﬃ ⅷ ½ 𝔘𝔫𝔦'))
+      expect(token).toMatch(/^[\p{L}\p{N}]+$/u);
+  });
+
+  it('scores from the message and the query alone, the same way every store does', () => {
+    expect(searchScore(['a', 'b'], ['c'])).toBeUndefined();
+    expect(searchScore(['a'], ['a'])).toBe(2.2 / (1 + 0.3 + 0.028125 * 1));
+    const many = searchScore(['a', 'a', 'a'], ['a']) as number;
+    const diluted = searchScore(['a', ...Array.from({ length: 40 }, () => 'x')], ['a']) as number;
+    expect(many).toBeGreaterThan(searchScore(['a'], ['a']) as number);
+    expect(diluted).toBeLessThan(searchScore(['a'], ['a']) as number);
   });
 
   it('refuses bad input with a message naming the field', () => {

@@ -19,14 +19,35 @@ export const SEARCH_QUERY_LIMITS: { readonly characters: number; readonly words:
   words: 32,
 };
 
-// A word: letters, digits and combining marks (so "café" written with a combining accent stays one word).
-const WORD = /[\p{L}\p{N}\p{M}]+/gu;
+// The search rule, one for every store (stated in `SearchMessagesInput.query`): a text is folded
+// (Unicode NFKD, combining marks removed, lower-cased), and its words are the maximal runs of
+// letters and digits. So `jane.doe@example.com` is `jane doe example com`, `10.5` is `10 5`,
+// `İstanbul` is `istanbul` and `café` is `cafe`. Stores index exactly these tokens (never their
+// database's own parser), so all of them find the same messages for the same query.
+const WORD = /[\p{L}\p{N}]+/gu;
+const MARKS = /\p{M}+/gu;
 // Upper-case words that full-text engines read as operators: dropped from queries, never searched.
 const OPERATOR_WORDS = new Set(['AND', 'OR', 'NOT', 'NEAR']);
 
-/** The words of a text, lower-cased, in order (repeats kept): how every store tokenizes. */
+function fold(text: string): string {
+  return text.normalize('NFKD').replace(MARKS, '');
+}
+
+/**
+ * The words of a text under the search rule, in order (repeats kept): the text in Unicode NFKD
+ * with combining marks removed, lower-cased, cut into maximal runs of letters and digits
+ * (`\p{L}`, `\p{N}`). Every token matches `/^[\p{L}\p{N}]+$/u`: no space, quote or operator
+ * character. What every store indexes and what a query's words are compared with.
+ *
+ * @example
+ * ```ts
+ * searchTokens('Jane.Doe@example.com, İstanbul café'); // ['jane', 'doe', 'example', 'com', 'istanbul', 'cafe']
+ * ```
+ */
 export function searchTokens(text: string): string[] {
-  return (text.normalize('NFC').match(WORD) ?? []).map((word) => word.toLowerCase());
+  // Lower-casing can give back a combining mark (only U+0130 in Unicode's default mapping, and
+  // that one is decomposed first), so the folded, lower-cased text is folded once more.
+  return fold(fold(text).toLowerCase()).match(WORD) ?? [];
 }
 
 /**
@@ -35,12 +56,41 @@ export function searchTokens(text: string): string[] {
  */
 export function searchTerms(query: string): string[] {
   const terms = new Set<string>();
-  for (const word of query.normalize('NFC').match(WORD) ?? []) {
+  for (const word of fold(query).match(WORD) ?? []) {
     if (OPERATOR_WORDS.has(word)) continue;
-    terms.add(word.toLowerCase());
-    if (terms.size === SEARCH_QUERY_LIMITS.words) break;
+    for (const token of searchTokens(word)) {
+      terms.add(token);
+      if (terms.size === SEARCH_QUERY_LIMITS.words) return [...terms];
+    }
   }
   return [...terms];
+}
+
+/**
+ * The score of a message whose words (its {@link searchTokens}) hold every term, or undefined
+ * when one is missing: the sum over the terms, in order, of `(f × 2.2) / ((f + 0.3) + (0.028125
+ * × n))`, where `f` is how often the term occurs and `n` how many words the message has (BM25's
+ * term weighting with k1 = 1.2, b = 0.75 and a typical length of 32 words, without IDF). It
+ * depends only on the message and the query, so it never moves when other messages are saved
+ * (a keyset cursor stays put), and every store computes it with the same double-precision
+ * operations in the same order, so all give the same number.
+ */
+export function searchScore(
+  tokens: readonly string[],
+  terms: readonly string[],
+): number | undefined {
+  let score = 0;
+  for (const term of terms) {
+    let count = 0;
+    for (const token of tokens) if (token === term) count += 1;
+    if (count === 0) return undefined;
+    score += termScore(count, tokens.length);
+  }
+  return score;
+}
+
+function termScore(count: number, words: number): number {
+  return (count * 2.2) / (count + 0.3 + 0.028125 * words);
 }
 
 /** The searchable text of a message: its `text` and `reasoning` parts, one per line. */
@@ -54,19 +104,21 @@ export function messageSearchText(message: StoredMessage): string {
   return texts.join('\n');
 }
 
+// A word as written (with its combining marks), for finding where a term occurs in the text.
+const TEXT_WORD = /[\p{L}\p{N}\p{M}]+/gu;
 const SNIPPET_BEFORE = 60;
 const SNIPPET_LENGTH = 160;
 
 /**
- * An excerpt of `text` around the first of `terms` that occurs as a word (case-insensitively):
+ * An excerpt of `text` around the first word whose {@link searchTokens} hold one of `terms`:
  * about {@link SNIPPET_BEFORE} characters before it, {@link SNIPPET_LENGTH} in all, whitespace
  * collapsed, with `…` where text was cut. The start of the text when no term is found.
  */
 export function searchSnippet(text: string, terms: readonly string[]): string {
   const flat = text.normalize('NFC').replace(/\s+/gu, ' ').trim();
   let first = -1;
-  for (const match of flat.matchAll(WORD)) {
-    if (terms.includes(match[0].toLowerCase())) {
+  for (const match of flat.matchAll(TEXT_WORD)) {
+    if (searchTokens(match[0]).some((token) => terms.includes(token))) {
       first = match.index;
       break;
     }
@@ -92,8 +144,38 @@ export interface PreparedSearch {
   readonly terms: readonly string[];
   /** Hits per page (the driver returns up to `limit + 1`, so the kit knows whether more follow). */
   readonly limit: number;
-  /** How many hits, in ranking order, come before this page. */
-  readonly offset: number;
+  /**
+   * Where the page starts: after this hit's sort key (the last hit of the previous page), or
+   * undefined for the first page. A driver returns only matches that sort after it (see
+   * {@link SearchPosition}), so a page never skips or repeats a hit because messages were
+   * saved, replaced or pruned between pages.
+   */
+  readonly after: SearchPosition | undefined;
+}
+
+/**
+ * A hit's sort key: best first means `score` descending, then `chatId` ascending (code-unit
+ * order; SQL's binary / `"C"` collation), then `sequence` ascending. A match sorts after the
+ * position when its score is lower, or equal with a greater chat id, or equal with the same chat
+ * and a greater sequence.
+ */
+export interface SearchPosition {
+  /** The hit's {@link searchScore}. */
+  readonly score: number;
+  /** Its chat. */
+  readonly chatId: string;
+  /** Its sequence. */
+  readonly sequence: number;
+}
+
+/**
+ * The order of search hits (best first): negative when `left` comes before `right`. Score
+ * descending, then chat id in code-unit order, then sequence.
+ */
+export function compareSearchPositions(left: SearchPosition, right: SearchPosition): number {
+  if (left.score !== right.score) return left.score > right.score ? -1 : 1;
+  if (left.chatId !== right.chatId) return left.chatId < right.chatId ? -1 : 1;
+  return left.sequence - right.sequence;
 }
 
 /** One message a driver found: the kit adds the role and the snippet, and cuts the page. */
@@ -104,7 +186,7 @@ export interface SearchMatch {
   readonly messageId: string;
   /** The node's sequence. */
   readonly sequence: number;
-  /** Higher is better. */
+  /** The contract's score, {@link searchScore} of the message's words and the terms. */
   readonly score: number;
   /** The stored message. */
   readonly message: StoredMessage;
@@ -118,9 +200,23 @@ function searchProblem(method: string, field: string, problem: string): Validati
   });
 }
 
-// A cursor is `<offset>.<fingerprint of the search>`: one search's cursor is refused by another.
-function fingerprint(search: Omit<PreparedSearch, 'limit' | 'offset'>): string {
-  const text = JSON.stringify([search.userId, search.chatId, search.branch, search.terms]);
+// A cursor is `<score>:<sequence>:<chat id, URI-encoded>:<fingerprint>`: the sort key of the
+// page's last hit (a keyset, never an offset) and a fingerprint of the search and the key, so one
+// search's cursor is refused by another and a mangled one is caught. Its fields are checked and
+// only ever reach a store as bound values.
+function fingerprint(
+  search: Pick<PreparedSearch, 'userId' | 'chatId' | 'branch' | 'terms'>,
+  position: SearchPosition,
+): string {
+  const text = JSON.stringify([
+    search.userId,
+    search.chatId,
+    search.branch,
+    search.terms,
+    position.score,
+    position.chatId,
+    position.sequence,
+  ]);
   // FNV-1a, 32 bits: enough to tell searches apart, not a secret.
   let hash = 0x811c9dc5;
   for (let index = 0; index < text.length; index += 1) {
@@ -130,9 +226,44 @@ function fingerprint(search: Omit<PreparedSearch, 'limit' | 'offset'>): string {
   return hash.toString(36);
 }
 
-/** The cursor of the page after `search`'s, given how many hits it returned. */
-export function searchCursor(search: PreparedSearch, returned: number): string {
-  return `${search.offset + returned}.${fingerprint(search)}`;
+/** The cursor of the page after `search`'s, whose last hit was `last`. */
+export function searchCursor(search: PreparedSearch, last: SearchPosition): string {
+  const position = { score: last.score, chatId: last.chatId, sequence: last.sequence };
+  return `${String(position.score)}:${position.sequence}:${encodeURIComponent(position.chatId)}:${fingerprint(search, position)}`;
+}
+
+const CURSOR = /^([0-9.e+-]{1,32}):(\d{1,16}):([^:]{1,4096}):([0-9a-z]{1,8})$/;
+
+function readCursor(
+  cursor: unknown,
+  search: Pick<PreparedSearch, 'userId' | 'chatId' | 'branch' | 'terms'>,
+): SearchPosition | undefined {
+  const match = typeof cursor === 'string' ? CURSOR.exec(cursor) : null;
+  if (match === null) return undefined;
+  const [, scoreText, sequenceText, chatText, hash] = match as unknown as [
+    string,
+    string,
+    string,
+    string,
+    string,
+  ];
+  const score = Number(scoreText);
+  const sequence = Number(sequenceText);
+  if (!Number.isFinite(score) || score < 0 || String(score) !== scoreText) return undefined;
+  if (!Number.isSafeInteger(sequence)) return undefined;
+  let chatId: string;
+  try {
+    chatId = decodeURIComponent(chatText);
+  } catch {
+    return undefined;
+  }
+  try {
+    assertIdentifier('cursor', 'chatId', chatId);
+  } catch {
+    return undefined;
+  }
+  const position = { score, chatId, sequence };
+  return hash === fingerprint(search, position) ? position : undefined;
 }
 
 /**
@@ -182,19 +313,18 @@ export function prepareSearch(input: SearchMessagesInput): PreparedSearch {
     );
   }
   const scope = { userId, chatId, branch, terms };
-  let offset = 0;
+  let after: SearchPosition | undefined;
   if (cursor !== undefined) {
-    const match = typeof cursor === 'string' ? /^(\d{1,15})\.([0-9a-z]+)$/.exec(cursor) : null;
-    if (match === null || match[2] !== fingerprint(scope)) {
+    after = readCursor(cursor, scope);
+    if (after === undefined) {
       throw searchProblem(
         method,
         'cursor',
         'is not a nextCursor of this search (same user, query, chat and branch)',
       );
     }
-    offset = Number(match[1]);
   }
-  return { ...scope, limit: limit ?? SEARCH_PAGE_SIZE.default, offset };
+  return { ...scope, limit: limit ?? SEARCH_PAGE_SIZE.default, after };
 }
 
 /** A driver's match as the contract returns it. */

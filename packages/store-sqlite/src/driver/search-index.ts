@@ -1,0 +1,156 @@
+import type { StoredMessage } from '@ctxgraph/fragments-core';
+import { messageSearchText, searchTokens } from '@ctxgraph/fragments-core/store-kit';
+import type { TableNames } from '../schema/table-names';
+import type { SqliteConnection } from './connection';
+
+// The search index is built lazily (see the `lazy search index` migration): nothing is indexed
+// when a message is saved; a search first brings the chats it looks at up to date. Per chat,
+// `search_state` records the chat version and the highest sequence indexed. Since then, a new
+// node has a higher sequence (a node is never inserted below the chat's highest sequence, and
+// prune lowers the mark when it deletes the highest) and a node replaced in place has
+// `rewritten_at` above the version. So a catch-up reads only what changed: O(messages written
+// since), and nothing at all when the chat's version has not moved.
+
+/** A chat whose index may be behind: its id, owner and current version. */
+export interface StaleChat {
+  readonly id: string;
+  readonly user_id: string;
+  readonly version: number;
+}
+
+/**
+ * The chats of the search's scope whose index is behind their version (one chat, or every chat
+ * of the user). A read: run it in the transaction that then searches.
+ */
+export function staleChats(
+  db: SqliteConnection,
+  userId: string,
+  chatId: string | undefined,
+): StaleChat[] {
+  return (
+    chatId === undefined
+      ? db.prepared(staleOfUserSql).all(userId)
+      : db.prepared(staleChatSql).all(chatId)
+  ) as StaleChat[];
+}
+
+function staleChatSql(t: TableNames): string {
+  return `SELECT c.id, c.user_id, c.version FROM ${t.chats} c
+    LEFT JOIN ${t.searchState} s ON s.chat_id = c.id
+   WHERE c.id = ? AND (s.chat_id IS NULL OR s.indexed_version <> c.version)`;
+}
+
+function staleOfUserSql(t: TableNames): string {
+  return `SELECT c.id, c.user_id, c.version FROM ${t.chats} c
+    LEFT JOIN ${t.searchState} s ON s.chat_id = c.id
+   WHERE c.user_id = ? AND (s.chat_id IS NULL OR s.indexed_version <> c.version)`;
+}
+
+interface ChangedRow {
+  readonly rowid: number;
+  readonly sequence: number;
+  readonly payload: string;
+  readonly rewritten: number;
+}
+
+/**
+ * Indexes what changed in `chat` since its last catch-up. Run it inside a write transaction
+ * (`BEGIN IMMEDIATE`), after reading `chat` there: no other writer can commit in between, so
+ * nothing committed is missed and nothing indexed is stale when the same transaction searches.
+ */
+export function catchUp(db: SqliteConnection, chat: StaleChat): void {
+  const state = db.prepared(stateSql).get(chat.id) as
+    | { indexed_version: number; indexed_sequence: number }
+    | undefined;
+  const fromVersion = state?.indexed_version ?? -1;
+  const fromSequence = state?.indexed_sequence ?? 0;
+  const changed = db.prepared(changedSql).all({
+    chatId: chat.id,
+    sequence: fromSequence,
+    version: fromVersion,
+  }) as ChangedRow[];
+  const scope = `${scopeToken('c', chat.id)} ${scopeToken('u', chat.user_id)}`;
+  const remove = db.prepared(removeSql);
+  const insert = db.prepared(insertSql);
+  let highest = fromSequence;
+  for (const row of changed) {
+    if (row.sequence > highest) highest = row.sequence;
+    // A replaced node was indexed before (unless it is also new): its old words go first.
+    if (row.rewritten === 1) remove.run(row.rowid);
+    const tokens = searchTokens(messageSearchText(JSON.parse(row.payload) as StoredMessage));
+    if (tokens.length === 0) continue;
+    insert.run(row.rowid, ` ${tokens.join('  ')} `, scope, tokens.length);
+  }
+  db.prepared(saveStateSql).run(chat.id, chat.version, highest);
+}
+
+function stateSql(t: TableNames): string {
+  return `SELECT indexed_version, indexed_sequence FROM ${t.searchState} WHERE chat_id = ?`;
+}
+
+// Two index ranges: nodes inserted since (sequence) and nodes replaced since (the partial index
+// on rewritten_at). `rewritten` says whether the node may have old words in the index.
+function changedSql(t: TableNames): string {
+  return `SELECT rowid, sequence, payload, 0 AS rewritten FROM ${t.messages}
+           WHERE chat_id = @chatId AND sequence > @sequence
+            AND (rewritten_at IS NULL OR rewritten_at <= @version)
+          UNION ALL
+          SELECT rowid, sequence, payload, 1 AS rewritten FROM ${t.messages}
+           WHERE chat_id = @chatId AND rewritten_at IS NOT NULL AND rewritten_at > @version`;
+}
+
+function removeSql(t: TableNames): string {
+  return `DELETE FROM ${t.messageSearch} WHERE rowid = ?`;
+}
+
+function insertSql(t: TableNames): string {
+  return `INSERT INTO ${t.messageSearch} (rowid, body, scope, words) VALUES (?, ?, ?, ?)`;
+}
+
+function saveStateSql(t: TableNames): string {
+  return `INSERT INTO ${t.searchState} (chat_id, indexed_version, indexed_sequence) VALUES (?, ?, ?)
+          ON CONFLICT (chat_id) DO UPDATE SET indexed_version = excluded.indexed_version,
+            indexed_sequence = excluded.indexed_sequence`;
+}
+
+/**
+ * A scope token: `c` (chat) or `u` (user) and the hex of the id's UTF-8 bytes, so a search ANDs
+ * its words with the chat's (or the user's) short doclist instead of scoring every message of
+ * every chat that holds a common word.
+ */
+export function scopeToken(kind: 'c' | 'u', id: string): string {
+  return `${kind}${Buffer.from(id, 'utf8').toString('hex')}`;
+}
+
+/**
+ * Removes from the index the nodes of `chatId` that `condition` (SQL over the messages table
+ * aliased `m`, with the given named parameters) selects, before they are deleted, and lowers
+ * the chat's indexed sequence to what is left, so a node later inserted at a freed sequence is
+ * indexed. Nothing when the chat was never searched. For prune and deleteChat, inside their
+ * write transaction.
+ */
+export function forgetNodes(
+  db: SqliteConnection,
+  chatId: string,
+  condition: string,
+  parameters: Record<string, unknown>,
+  prefix: string = '',
+): void {
+  const t = db.tables;
+  if (db.prepared(stateSql).get(chatId) === undefined) return;
+  db.statement(
+    `${prefix} DELETE FROM ${t.messageSearch}
+      WHERE rowid IN (SELECT m.rowid FROM ${t.messages} m WHERE m.chat_id = @chatId AND ${condition})`,
+  ).run({ ...parameters, chatId });
+}
+
+/** After prune deleted nodes: the indexed sequence no higher than the chat's highest node. */
+export function lowerIndexedSequence(db: SqliteConnection, chatId: string): void {
+  const t = db.tables;
+  db.statement(
+    `UPDATE ${t.searchState}
+        SET indexed_sequence = MIN(indexed_sequence,
+          coalesce((SELECT MAX(sequence) FROM ${t.messages} WHERE chat_id = @chatId), 0))
+      WHERE chat_id = @chatId`,
+  ).run({ chatId });
+}
