@@ -1015,7 +1015,7 @@ describe("prune({ compacted: 'drop' }) on a chat with a branch per turn", () => 
     const judge = (chain: readonly MessageNodeRecord[]) => {
       let boundary = -1;
       for (let at = chain.length - 1; at >= 0 && boundary === -1; at -= 1) {
-        const record = readCompaction((chain[at] as MessageNodeRecord).message);
+        const record = readCompaction(chain[at] as MessageNodeRecord);
         const found = chain.findIndex((node) => node.id === record?.boundaryId);
         if (record !== null && found !== -1 && found < at) boundary = found;
       }
@@ -1038,7 +1038,7 @@ describe("prune({ compacted: 'drop' }) on a chat with a branch per turn", () => 
     for (const chain of chains)
       for (const node of chain) {
         if (cover.get(node.id) !== true || assigned.has(node.id)) continue;
-        if (readDropped(node.message) !== null) continue;
+        if (readDropped(node) !== null) continue;
         assigned.add(node.id);
         ids.push(node.id);
       }
@@ -1070,21 +1070,18 @@ describe("prune({ compacted: 'drop' }) on a chat with a branch per turn", () => 
       branch: 'main',
       expectedHeadId: head.headMessageId,
       messages: [
-        {
+        compactionMessage({
           id: 'stray',
-          message: compactionMessage({
-            id: 'stray',
-            text: 'S',
-            compaction: {
-              version: 1,
-              boundaryId: 'side-a1',
-              previousCompactionId: null,
-              coveredMessages: 1,
-              tokens: { tokenizer: 'estimate', covered: 1, summary: 1, saved: 0 },
-              createdAt: 0,
-            },
-          }),
-        },
+          text: 'S',
+          compaction: {
+            version: 1,
+            boundaryId: 'side-a1',
+            previousCompactionId: null,
+            coveredMessages: 1,
+            tokens: { tokenizer: 'estimate', covered: 1, summary: 1, saved: 0 },
+            createdAt: 0,
+          },
+        }),
       ],
     });
     expect(await referenceDrop(store, engine.chatId)).toEqual([]);
