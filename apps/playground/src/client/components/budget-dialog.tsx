@@ -1,6 +1,5 @@
 import { type ReactElement, useCallback, useEffect, useState } from 'react';
-import type { BudgetView, InspectView } from '../../shared/wire';
-import { api, type ChatView, type RendererName } from '../api';
+import { api, type BudgetedCall, type ChatView, type InspectView, type RendererName } from '../api';
 import { describeError } from '../describe-error';
 import { DialogFrame } from './dialog-frame';
 
@@ -24,7 +23,7 @@ export interface BudgetDialogProps {
 /** A budgeted call the page made, with the message it was made at. */
 export interface RecordedCall {
   readonly headMessageId: string | null;
-  readonly budget: BudgetView;
+  readonly budget: BudgetedCall['budget'];
 }
 
 const RULES: Record<string, string> = {
@@ -65,14 +64,7 @@ export function BudgetDialog(props: BudgetDialogProps): ReactElement {
   const plan = useCallback(async () => {
     setError(null);
     try {
-      setSnapshot(
-        (await api.inspect(
-          view.chat.id,
-          renderer,
-          modelId,
-          maxInputTokens,
-        )) as unknown as InspectView,
-      );
+      setSnapshot(await api.inspect(view.chat.id, renderer, modelId, maxInputTokens));
     } catch (failure) {
       setSnapshot(null);
       setError(describeError(failure).message);
