@@ -50,10 +50,6 @@ export type GraphNodeView = ChatView['graph']['nodes'][number];
 export type BranchComparisonView = Answer<(typeof chatRoute)['compare']['$get']>;
 /** What `GET /api/chats/:chatId/search` answers: a page of the engine's `search` hits. */
 export type SearchResults = Answer<(typeof chatRoute)['search']['$get']>;
-/** What `POST /api/chats/:chatId/delete-branch` answers: what went (or would go), and the chat after. */
-export type BranchDeletion = Answer<(typeof chatRoute)['delete-branch']['$post']>;
-/** What `GET /api/chats/:chatId/inspect` answers: the engine's `inspect()` snapshot. */
-export type InspectView = Answer<(typeof chatRoute)['inspect']['$get']>;
 /** What `POST /api/chats/:chatId/budgeted-call` answers: the report of `resolve({ budget })`. */
 export type BudgetedCall = Answer<(typeof chatRoute)['budgeted-call']['$post']>;
 

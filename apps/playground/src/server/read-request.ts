@@ -24,10 +24,7 @@ const userIdSchema = z
  * Reads and checks a JSON body: an empty body counts as `{}`; malformed JSON and wrong fields
  * become a ValidationError (a 400) that names the field.
  */
-async function readBody<T extends z.ZodType>(
-  context: Context,
-  schema: T,
-): Promise<z.infer<T>> {
+async function readBody<T extends z.ZodType>(context: Context, schema: T): Promise<z.infer<T>> {
   const text = await context.req.text();
   let value: unknown = {};
   if (text.trim() !== '') {

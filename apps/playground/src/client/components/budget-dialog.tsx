@@ -1,10 +1,14 @@
-import { type ReactElement, useCallback, useEffect, useState } from 'react';
-import { api, type BudgetedCall, type ChatView, type InspectView, type RendererName } from '../api';
+import { keepPreviousData, useQuery } from '@tanstack/react-query';
+import { type ReactElement, useState } from 'react';
+import { api, type BudgetedCall, type ChatView, type RendererName } from '../api';
 import { describeError } from '../describe-error';
+import { queryKeys } from '../state/query-keys';
 import { DialogFrame } from './dialog-frame';
 
 /** Props of {@link BudgetDialog}. */
 export interface BudgetDialogProps {
+  /** The user the page acts as (the plan's query is theirs). */
+  userId: string;
   view: ChatView;
   renderer: RendererName;
   modelId: string;
@@ -14,16 +18,10 @@ export interface BudgetDialogProps {
   maxInputTokens: number;
   onBudget: (maxInputTokens: number) => void;
   /** The budgeted calls recorded on this chat, oldest first (one per turn). */
-  calls: readonly RecordedCall[];
+  calls: readonly BudgetedCall[];
   /** Records a budgeted call now (`resolve({ budget })`). */
   onRecord: () => Promise<void>;
   onClose: () => void;
-}
-
-/** A budgeted call the page made, with the message it was made at. */
-export interface RecordedCall {
-  readonly headMessageId: string | null;
-  readonly budget: BudgetedCall['budget'];
 }
 
 const RULES: Record<string, string> = {
@@ -56,25 +54,16 @@ function Bar(props: { value: number; of: number; tone: 'kept' | 'out' | 'reused'
 export function BudgetDialog(props: BudgetDialogProps): ReactElement {
   const [tab, setTab] = useState<'budget' | 'cache'>('budget');
   const [draft, setDraft] = useState(String(props.maxInputTokens));
-  const [snapshot, setSnapshot] = useState<InspectView | null>(null);
-  const [error, setError] = useState<string | null>(null);
   const { view, renderer, modelId, maxInputTokens } = props;
   const texts = new Map(view.graph.nodes.map((node) => [node.id, node]));
-
-  const plan = useCallback(async () => {
-    setError(null);
-    try {
-      setSnapshot(await api.inspect(view.chat.id, renderer, modelId, maxInputTokens));
-    } catch (failure) {
-      setSnapshot(null);
-      setError(describeError(failure).message);
-    }
-  }, [view.chat.id, renderer, modelId, maxInputTokens]);
-
-  // biome-ignore lint/correctness/useExhaustiveDependencies: plan again when the chat changes
-  useEffect(() => {
-    void plan();
-  }, [plan, view.headMessageId, view.context]);
+  // The plan is read from the chat: a change to the chat marks it stale, and it is read again.
+  const plan = useQuery({
+    queryKey: queryKeys.inspect(props.userId, view.chat.id, { renderer, modelId, maxInputTokens }),
+    queryFn: () => api.inspect(view.chat.id, renderer, modelId, maxInputTokens),
+    placeholderData: keepPreviousData,
+  });
+  const snapshot = plan.error ? null : (plan.data ?? null);
+  const error = plan.error ? describeError(plan.error).message : null;
 
   const draftValue = Number(draft);
   const draftValid = Number.isInteger(draftValue) && draftValue >= 1 && draftValue <= 10_000_000;
@@ -251,7 +240,7 @@ export function BudgetDialog(props: BudgetDialogProps): ReactElement {
 
 /** Per recorded call: the prefix it shared with the previous one, and what broke it. */
 function CacheView(props: {
-  calls: readonly RecordedCall[];
+  calls: readonly BudgetedCall[];
   texts: ReadonlyMap<string, { text: string }>;
   onRecord: () => Promise<void>;
 }): ReactElement {
