@@ -41,12 +41,15 @@ export function DeleteBranchDialog(props: DeleteBranchDialogProps): ReactElement
     if (!others.includes(activate)) setActivate(others[0] ?? '');
   }, [others, activate]);
 
+  // Set while the branch is deleted for real: the dry run is not read again for a branch that is
+  // going (the deletion marks the chat's queries stale).
+  const [deleting, setDeleting] = useState(false);
   // What would go: the engine's deleteBranch with dryRun, which changes nothing.
   const dryRun = useQuery({
     queryKey: queryKeys.branchDeletion(props.userId, chatId, branch, target),
     queryFn: () =>
       api.deleteBranch(chatId, branch, { ...(target ? { activate: target } : {}), dryRun: true }),
-    enabled: !(deletingActive && !target),
+    enabled: !deleting && !(deletingActive && !target),
   });
   const preview = dryRun.data?.result ?? null;
   const error = dryRun.error ? describeError(dryRun.error).message : null;
@@ -109,8 +112,10 @@ export function DeleteBranchDialog(props: DeleteBranchDialogProps): ReactElement
             className="danger-solid"
             disabled={preview === null}
             onClick={() => {
+              setDeleting(true);
               void props.onDelete(branch, target).then((done) => {
                 if (done) props.onClose();
+                else setDeleting(false);
               });
             }}
           >

@@ -4,7 +4,7 @@ import { api, type ChatView, type PlaygroundInfo } from '../api';
 import { noticeFor, type ShowNotice } from '../state/notice';
 import { queryKeys } from '../state/query-keys';
 import type { BudgetedCalls } from '../state/use-budgeted-calls';
-import type { useChatActions } from '../state/use-chat-actions';
+import type { ChatActions } from '../state/use-chat-actions';
 import type { Settings } from '../state/use-settings';
 import { BudgetDialog } from './budget-dialog';
 import { CompactDialog } from './compact-dialog';
@@ -39,7 +39,7 @@ export interface DialogsProps {
   view: ChatView;
   info: PlaygroundInfo | null;
   settings: Settings;
-  actions: ReturnType<typeof useChatActions>;
+  actions: ChatActions;
   budgetedCalls: BudgetedCalls;
   show: ShowNotice;
 }

@@ -1,6 +1,6 @@
 import { type ReactElement, useState } from 'react';
 import { api, type ChatView, type PlaygroundInfo } from '../api';
-import type { useChatActions } from '../state/use-chat-actions';
+import type { ChatActions } from '../state/use-chat-actions';
 import type { Settings } from '../state/use-settings';
 import { ContextPane, type DraftPreview } from './context-pane';
 import { ConversationPane } from './conversation-pane';
@@ -13,7 +13,7 @@ export interface OpenChatColumnsProps {
   view: ChatView;
   info: PlaygroundInfo | null;
   settings: Settings;
-  actions: ReturnType<typeof useChatActions>;
+  actions: ChatActions;
   onDialog: (dialog: OpenDialog) => void;
 }
 

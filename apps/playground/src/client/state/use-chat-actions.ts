@@ -27,6 +27,8 @@ interface ActionSpec<Variables, Result> {
   view: (result: Result) => ChatView | null;
   /** What the notice bar says when it worked. */
   notice?: (result: Result, variables: Variables) => Notice;
+  /** What else to do once it worked and the chat list was read again. */
+  after?: (variables: Variables) => void;
 }
 
 /**
@@ -50,6 +52,7 @@ function useAction<Variables, Result>(
       if (view !== null) chatChanged(queryClient, userId, view);
       if (spec.notice) show(spec.notice(result, variables));
       await refreshChatList(queryClient, userId);
+      spec.after?.(variables);
     },
     onError: (error) => show(noticeFor(error)),
   });
@@ -86,12 +89,16 @@ export function useChatListActions(userId: string | null, openId: string | null,
       name: 'delete-chat',
       run: async (chatId: string) => {
         await api.deleteChat(chatId);
-        if (userId !== null)
-          queryClient.removeQueries({ queryKey: queryKeys.chat(userId, chatId) });
         if (chatId === openId) closeChat();
         return null;
       },
       view: () => null,
+      // Forgotten once the page has left it (a query still in use would be read again): going
+      // back to its address then reads it afresh and says it is gone.
+      after: (chatId) => {
+        if (userId !== null)
+          queryClient.removeQueries({ queryKey: queryKeys.chat(userId, chatId) });
+      },
     }),
   };
 }
@@ -211,3 +218,6 @@ export function useChatActions(userId: string | null, chatId: string, show: Show
     busy: useIsMutating({ mutationKey: [ACTION] }) > 0,
   };
 }
+
+/** The open chat's actions and their state, as {@link useChatActions} answers them. */
+export type ChatActions = ReturnType<typeof useChatActions>;
