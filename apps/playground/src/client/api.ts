@@ -1,8 +1,8 @@
 import type { JsonValue, ValidationIssue } from '@ctxgraph/fragments-core';
 import { type ClientResponse, hc } from 'hono/client';
 import type { JSONValue as HonoJson, JSONParsed } from 'hono/utils/types';
+// Types only from the server: the page bundles none of its code, only its routes' shapes.
 import type { PlaygroundRoutes } from '../server/playground-app';
-// Types only: the page bundles none of the server's code, only its routes' shapes.
 import type { ReplyEvent } from '../server/routes/messages';
 import { type ErrorBody, type RendererName, USER_HEADER } from '../shared/wire';
 
