@@ -1,34 +1,60 @@
-import type { BranchRecord, CheckpointRecord, ValidationIssue } from '@ctxgraph/fragments-core';
-import type {
-  BranchComparisonView,
-  BranchDeletion,
-  BudgetedCall,
-  ChatOperation,
-  ChatPage,
-  ChatView,
-  Compaction,
-  DeletedChat,
-  ErrorBody,
-  PlaygroundInfo,
-  PreviewResult,
-  RendererName,
-  ReplyEvent,
-  SearchResults,
-  SerializedFragment,
-} from '../shared/wire';
-import { USER_HEADER } from '../shared/wire';
+import type { JsonValue, ValidationIssue } from '@ctxgraph/fragments-core';
+import { type ClientResponse, hc } from 'hono/client';
+import type { JSONValue as HonoJson, JSONParsed } from 'hono/utils/types';
+// Types only from the server: the page bundles none of its code, only its routes' shapes.
+import type { PlaygroundRoutes } from '../server/playground-app';
+import type { ReplyEvent } from '../server/routes/messages';
+import { type ErrorBody, type RendererName, USER_HEADER } from '../shared/wire';
 
-export type {
-  BranchComparisonView,
-  BranchDeletion,
-  ChatView,
-  PlaygroundInfo,
-  RendererName,
-  SearchResults,
-};
+export type { RendererName };
+
+let currentUser = 'demo-user';
+
+/** Every request is made as this user (sent in the x-ctxgraph-user header). */
+export function setApiUser(userId: string): void {
+  currentUser = userId;
+}
+
+/** The typed client: each route's request and answer as the server declares them. */
+const client = hc<PlaygroundRoutes>('/', {
+  headers: () => ({ [USER_HEADER]: currentUser }),
+}).api;
+
+const chatRoute = client.chats[':chatId'];
+
+/**
+ * A route's JSON answer as the page reads it. Hono stops following a recursive type such as
+ * `JsonValue` and writes its own looser JSON type there; this reads that back as `JsonValue`.
+ */
+type Wire<T> = [T] extends [HonoJson] ? ([HonoJson] extends [T] ? JsonValue : Deep<T>) : Deep<T>;
+type Deep<T> = T extends readonly (infer Item)[]
+  ? Wire<Item>[]
+  : T extends object
+    ? { [K in keyof T]: Wire<T[K]> }
+    : T;
+
+/** The answer of a route that answers 200, as the page reads it. */
+type Answer<Route> = Route extends (
+  ...args: never[]
+) => Promise<ClientResponse<infer T, 200, 'json'>>
+  ? Wire<T>
+  : never;
+
+/** What `GET /api/info` answers. */
+export type PlaygroundInfo = Answer<typeof client.info.$get>;
+/** Everything the page shows about one chat (the answer of most chat routes). */
+export type ChatView = Answer<(typeof chatRoute)['$get']>;
+/** A message node as the page draws it. */
+export type GraphNodeView = ChatView['graph']['nodes'][number];
+/** What `GET /api/chats/:chatId/compare` answers: the engine's `compareBranches` report. */
+export type BranchComparisonView = Answer<(typeof chatRoute)['compare']['$get']>;
+/** What `GET /api/chats/:chatId/search` answers: a page of the engine's `search` hits. */
+export type SearchResults = Answer<(typeof chatRoute)['search']['$get']>;
+/** What `POST /api/chats/:chatId/budgeted-call` answers: the report of `resolve({ budget })`. */
+export type BudgetedCall = Answer<(typeof chatRoute)['budgeted-call']['$post']>;
 
 /** A serialized fragment as the page edits it: `{ type, ...fields }`. */
-export type FlatFragment = SerializedFragment;
+export type FlatFragment = { type: string; [field: string]: JsonValue };
 
 /** A failed API call, with the server's error name and message. */
 export class ApiError extends Error {
@@ -50,13 +76,6 @@ export class ApiError extends Error {
   }
 }
 
-let currentUser = 'demo-user';
-
-/** Every request is made as this user (sent in the x-ctxgraph-user header). */
-export function setApiUser(userId: string): void {
-  currentUser = userId;
-}
-
 async function failure(response: Response): Promise<ApiError> {
   const text = await response.text();
   try {
@@ -72,14 +91,14 @@ async function failure(response: Response): Promise<ApiError> {
   }
 }
 
-async function request<T>(method: string, path: string, body?: unknown): Promise<T> {
-  let response: Response;
+/**
+ * Waits for a typed client call and answers its JSON; a failed call becomes an {@link ApiError}
+ * with the server's message, and no answer at all a NetworkError.
+ */
+async function answer<T>(call: Promise<ClientResponse<T, number, 'json'>>): Promise<Wire<T>> {
+  let response: ClientResponse<T, number, 'json'>;
   try {
-    response = await fetch(path, {
-      method,
-      headers: { 'content-type': 'application/json', [USER_HEADER]: currentUser },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
+    response = await call;
   } catch (error) {
     throw new ApiError(
       0,
@@ -87,93 +106,69 @@ async function request<T>(method: string, path: string, body?: unknown): Promise
       `The server did not answer (${String(error)}). Is it still running?`,
     );
   }
-  if (!response.ok) throw await failure(response);
-  return (await response.json()) as T;
+  if (!response.ok) throw await failure(response as unknown as Response);
+  return (await response.json()) as Wire<T>;
 }
+
+/** The path parameter of a chat (hc puts it in the path as given). */
+const at = (chatId: string) => ({ param: { chatId: encodeURIComponent(chatId) } });
 
 /** The playground's HTTP API. */
 export const api = {
-  info: (): Promise<PlaygroundInfo> => request('GET', '/api/info'),
-  listChats: (cursor?: string): Promise<ChatPage> =>
-    request('GET', `/api/chats?limit=20${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`),
-  createChat: (title: string): Promise<ChatView> => request('POST', '/api/chats', { title }),
-  chat: (chatId: string): Promise<ChatView> =>
-    request('GET', `/api/chats/${encodeURIComponent(chatId)}`),
-  rename: (chatId: string, title: string): Promise<ChatView> =>
-    request('PATCH', `/api/chats/${encodeURIComponent(chatId)}`, { title }),
-  deleteChat: (chatId: string): Promise<DeletedChat> =>
-    request('DELETE', `/api/chats/${encodeURIComponent(chatId)}`),
-  saveContext: (chatId: string, fragments: readonly unknown[]): Promise<ChatView> =>
-    request('PUT', `/api/chats/${encodeURIComponent(chatId)}/context`, { fragments }),
-  preview: (fragments: readonly unknown[]): Promise<PreviewResult> =>
-    request('POST', '/api/preview', { fragments }),
-  say: (chatId: string, role: 'user' | 'assistant', text: string): Promise<ChatView> =>
-    request('POST', `/api/chats/${encodeURIComponent(chatId)}/messages`, { role, text }),
-  rewind: (chatId: string, messageId: string): Promise<ChatOperation<BranchRecord>> =>
-    request('POST', `/api/chats/${encodeURIComponent(chatId)}/rewind`, { messageId }),
-  checkpoint: (
-    chatId: string,
-    name: string,
-    messageId: string | null,
-  ): Promise<ChatOperation<CheckpointRecord>> =>
-    request(
-      'POST',
-      `/api/chats/${encodeURIComponent(chatId)}/checkpoints`,
-      messageId === null ? { name } : { name, messageId },
+  info: () => answer(client.info.$get()),
+  listChats: (cursor?: string) =>
+    answer(client.chats.$get({ query: { limit: '20', ...(cursor ? { cursor } : {}) } })),
+  createChat: (title: string) => answer(client.chats.$post({ json: { title } })),
+  chat: (chatId: string) => answer(chatRoute.$get(at(chatId))),
+  rename: (chatId: string, title: string) =>
+    answer(chatRoute.$patch({ ...at(chatId), json: { title } })),
+  deleteChat: (chatId: string) => answer(chatRoute.$delete(at(chatId))),
+  saveContext: (chatId: string, fragments: readonly unknown[]) =>
+    answer(chatRoute.context.$put({ ...at(chatId), json: { fragments: [...fragments] } })),
+  preview: (fragments: readonly unknown[]) =>
+    answer(client.preview.$post({ json: { fragments: [...fragments] } })),
+  say: (chatId: string, role: 'user' | 'assistant', text: string) =>
+    answer(chatRoute.messages.$post({ ...at(chatId), json: { role, text } })),
+  rewind: (chatId: string, messageId: string) =>
+    answer(chatRoute.rewind.$post({ ...at(chatId), json: { messageId } })),
+  checkpoint: (chatId: string, name: string, messageId: string | null) =>
+    answer(
+      chatRoute.checkpoints.$post({
+        ...at(chatId),
+        json: messageId === null ? { name } : { name, messageId },
+      }),
     ),
-  restore: (chatId: string, name: string): Promise<ChatOperation<BranchRecord>> =>
-    request('POST', `/api/chats/${encodeURIComponent(chatId)}/restore`, { name }),
-  btw: (chatId: string): Promise<ChatOperation<BranchRecord>> =>
-    request('POST', `/api/chats/${encodeURIComponent(chatId)}/btw`, {}),
-  switchBranch: (chatId: string, branch: string): Promise<ChatOperation<BranchRecord>> =>
-    request('POST', `/api/chats/${encodeURIComponent(chatId)}/switch`, { branch }),
-  compare: (chatId: string, left: string, right: string): Promise<BranchComparisonView> =>
-    request(
-      'GET',
-      `/api/chats/${encodeURIComponent(chatId)}/compare?${new URLSearchParams({ left, right })}`,
+  restore: (chatId: string, name: string) =>
+    answer(chatRoute.restore.$post({ ...at(chatId), json: { name } })),
+  btw: (chatId: string) => answer(chatRoute.btw.$post({ ...at(chatId), json: {} })),
+  switchBranch: (chatId: string, branch: string) =>
+    answer(chatRoute.switch.$post({ ...at(chatId), json: { branch } })),
+  compare: (chatId: string, left: string, right: string) =>
+    answer(chatRoute.compare.$get({ ...at(chatId), query: { left, right } })),
+  search: (chatId: string, q: string, scope: 'branch' | 'chat') =>
+    answer(chatRoute.search.$get({ ...at(chatId), query: { q, scope } })),
+  deleteBranch: (chatId: string, branch: string, options: { activate?: string; dryRun: boolean }) =>
+    answer(chatRoute['delete-branch'].$post({ ...at(chatId), json: { branch, ...options } })),
+  compact: (chatId: string, keepTurns: number, summary: string | undefined) =>
+    answer(
+      chatRoute.compact.$post({
+        ...at(chatId),
+        json: { keepTurns, ...(summary === undefined ? {} : { summary }) },
+      }),
     ),
-  search: (chatId: string, q: string, scope: 'branch' | 'chat'): Promise<SearchResults> =>
-    request(
-      'GET',
-      `/api/chats/${encodeURIComponent(chatId)}/search?${new URLSearchParams({ q, scope })}`,
+  inspect: (chatId: string, renderer: RendererName, modelId: string, maxInputTokens?: number) =>
+    answer(
+      chatRoute.inspect.$get({
+        ...at(chatId),
+        query: {
+          renderer,
+          modelId,
+          ...(maxInputTokens === undefined ? {} : { maxInputTokens: String(maxInputTokens) }),
+        },
+      }),
     ),
-  deleteBranch: (
-    chatId: string,
-    branch: string,
-    options: { activate?: string; dryRun: boolean },
-  ): Promise<BranchDeletion> =>
-    request('POST', `/api/chats/${encodeURIComponent(chatId)}/delete-branch`, {
-      branch,
-      ...options,
-    }),
-  compact: (chatId: string, keepTurns: number, summary: string | undefined): Promise<Compaction> =>
-    request('POST', `/api/chats/${encodeURIComponent(chatId)}/compact`, {
-      keepTurns,
-      ...(summary === undefined ? {} : { summary }),
-    }),
-  inspect: (
-    chatId: string,
-    renderer: RendererName,
-    modelId: string,
-    maxInputTokens?: number,
-  ): Promise<Record<string, unknown>> =>
-    request(
-      'GET',
-      `/api/chats/${encodeURIComponent(chatId)}/inspect?${new URLSearchParams({
-        renderer,
-        modelId,
-        ...(maxInputTokens === undefined ? {} : { maxInputTokens: String(maxInputTokens) }),
-      })}`,
-    ),
-  budgetedCall: (
-    chatId: string,
-    maxInputTokens: number,
-    renderer: RendererName,
-  ): Promise<BudgetedCall> =>
-    request('POST', `/api/chats/${encodeURIComponent(chatId)}/budgeted-call`, {
-      maxInputTokens,
-      renderer,
-    }),
+  budgetedCall: (chatId: string, maxInputTokens: number, renderer: RendererName) =>
+    answer(chatRoute['budgeted-call'].$post({ ...at(chatId), json: { maxInputTokens, renderer } })),
 };
 
 /**
@@ -186,12 +181,8 @@ export async function streamReply(
   renderer: RendererName,
   onDelta: (text: string) => void,
 ): Promise<ChatView> {
-  const response = await fetch(`/api/chats/${encodeURIComponent(chatId)}/reply`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', [USER_HEADER]: currentUser },
-    body: JSON.stringify({ text, renderer }),
-  });
-  if (!response.ok || response.body === null) throw await failure(response);
+  const response = await chatRoute.reply.$post({ ...at(chatId), json: { text, renderer } });
+  if (!response.ok || response.body === null) throw await failure(response as Response);
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = '';
   for (;;) {
@@ -201,7 +192,8 @@ export async function streamReply(
     buffer = lines.pop() ?? '';
     for (const line of lines) {
       if (line.trim() === '') continue;
-      const event = JSON.parse(line) as ReplyEvent;
+      // The stream's events are the server's own type, as JSON carries them.
+      const event = JSON.parse(line) as Wire<JSONParsed<ReplyEvent>>;
       if (event.type === 'delta') onDelta(event.text);
       else if (event.type === 'done') return event.view;
       else throw new ApiError(502, 'ModelError', event.message);

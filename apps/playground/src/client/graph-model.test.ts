@@ -1,6 +1,6 @@
 import type { BranchRecord, CheckpointRecord } from '@ctxgraph/fragments-core';
 import { describe, expect, it } from 'vitest';
-import type { GraphNodeView } from '../shared/wire';
+import type { GraphNodeView } from './api';
 import { collapseGraph, type GraphInput, runId } from './graph-model';
 
 /** A linear chain m0 → m1 → … of `count` messages. */

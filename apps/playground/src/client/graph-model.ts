@@ -1,5 +1,5 @@
 import type { BranchRecord, CheckpointRecord } from '@ctxgraph/fragments-core';
-import type { GraphNodeView } from '../shared/wire';
+import type { GraphNodeView } from './api';
 
 /** What {@link collapseGraph} needs to know about the chat's graph. */
 export interface GraphInput {

@@ -1,8 +1,61 @@
 import type { ContextEngine } from '@ctxgraph/engine';
-import { type ContextStore, readCompaction } from '@ctxgraph/fragments-core';
-import type { ChatView } from '../shared/wire';
+import {
+  type BranchRecord,
+  type ChatRecord,
+  type CheckpointRecord,
+  type ContextStore,
+  type JsonValue,
+  readCompaction,
+} from '@ctxgraph/fragments-core';
+import type { UIMessage } from 'ai';
 import { encodeContext } from './context-codec';
-import { rendererFor, renderPreviews } from './renderers';
+import { type PromptPreview, rendererFor, renderPreviews } from './renderers';
+
+/** A message node as the page draws it. */
+export interface GraphNodeView {
+  /** The message id. */
+  id: string;
+  /** The node it follows, or null for a root. */
+  parentId: string | null;
+  /** `user`, `assistant`, … */
+  role: string;
+  /** Its place in the chat (the store's per-chat sequence). */
+  sequence: number;
+  /** Its text parts, joined. */
+  text: string;
+  /** What it replaces, when it is a compaction node (the engine's `compact()`), or null. */
+  compaction: {
+    /** The last message of the span it summarizes. */
+    boundaryId: string;
+    /** The compaction whose view the span starts from, or null from the root. */
+    previousCompactionId: string | null;
+    /** How many messages the summary replaces. */
+    coveredMessages: number;
+    /** Tokens each resolve after it no longer sends. */
+    savedTokens: number;
+  } | null;
+}
+
+/**
+ * Everything the page shows about one chat (the answer of most chat routes). The page reads this
+ * shape from the routes' type (`hc<PlaygroundRoutes>`), never from a copy.
+ */
+export interface ChatView {
+  /** The chat as stored. */
+  chat: ChatRecord;
+  /** The active branch. */
+  branch: string;
+  /** Its head, or null while it has no message. */
+  headMessageId: string | null;
+  /** The active branch's messages, oldest first. */
+  messages: UIMessage[];
+  /** The whole message graph, with every branch and checkpoint. */
+  graph: { nodes: GraphNodeView[]; branches: BranchRecord[]; checkpoints: CheckpointRecord[] };
+  /** The chat's context fragments, serialized. */
+  context: JsonValue[];
+  /** The context rendered by every renderer. */
+  prompts: PromptPreview[];
+}
 
 function textOf(message: { parts: readonly unknown[] }): string {
   return message.parts
@@ -15,9 +68,7 @@ function textOf(message: { parts: readonly unknown[] }): string {
 }
 
 /** What a compaction node replaces, for the page; null for any other message. */
-function compactionOf(
-  node: Parameters<typeof readCompaction>[0],
-): ChatView['graph']['nodes'][number]['compaction'] {
+function compactionOf(node: Parameters<typeof readCompaction>[0]): GraphNodeView['compaction'] {
   const record = readCompaction(node);
   if (record === null) return null;
   return {

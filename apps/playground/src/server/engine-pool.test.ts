@@ -4,7 +4,7 @@ import { ChatNotFoundError, type ContextStore, OwnershipError } from '@ctxgraph/
 import { InMemoryContextStore } from '@ctxgraph/store-memory';
 import type { Hono } from 'hono';
 import { beforeEach, describe, expect, it } from 'vitest';
-import type { ChatView } from '../shared/wire';
+import type { ChatView } from './chat-view';
 import { EnginePool } from './engine-pool';
 import { createPlaygroundApp } from './playground-app';
 import { type CountingStore, countingStore } from './testing/counting-store';

@@ -4,9 +4,16 @@ import type { ContextStore } from '@ctxgraph/fragments-core';
 import { InMemoryContextStore } from '@ctxgraph/store-memory';
 import { PostgresContextStore } from '@ctxgraph/store-postgres';
 import { SqliteContextStore } from '@ctxgraph/store-sqlite';
-import type { StoreDescription } from '../shared/wire';
 import { importLegacyPostgresContexts, importLegacySqliteContexts } from './legacy-contexts';
 import type { StoreChoice } from './playground-config';
+
+/** What the page shows about the store in use. */
+export interface StoreDescription {
+  /** `sqlite`, `memory` or `postgres`. */
+  readonly kind: 'sqlite' | 'memory' | 'postgres';
+  /** The file, the database (password hidden), or where memory lives. */
+  readonly location: string;
+}
 
 /**
  * A store and how to close it. Chats and their contexts both live in the store: the context of a

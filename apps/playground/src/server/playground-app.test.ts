@@ -6,7 +6,7 @@ import { ChatNotFoundError } from '@ctxgraph/fragments-core';
 import { MockLanguageModelV3 } from 'ai/test';
 import type { Hono } from 'hono';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { ChatView } from '../shared/wire';
+import type { ChatView } from './chat-view';
 import { openBackend, type PlaygroundBackend } from './open-backend';
 import { createPlaygroundApp } from './playground-app';
 import type { ModelChoice } from './playground-config';

@@ -5,9 +5,10 @@ import type { ContextStore } from '@ctxgraph/fragments-core';
 import { serveStatic } from '@hono/node-server/serve-static';
 import type { LanguageModel } from 'ai';
 import { Hono } from 'hono';
-import type { ErrorBody, StoreDescription } from '../shared/wire';
+import type { ErrorBody } from '../shared/wire';
 import { EnginePool } from './engine-pool';
 import { toErrorResponse } from './http-errors';
+import type { StoreDescription } from './open-backend';
 import type { ModelChoice } from './playground-config';
 import { branchToolRoutes } from './routes/branch-tools';
 import { branchRoutes } from './routes/branches';
@@ -41,6 +42,27 @@ export interface PlaygroundAppOptions {
    */
   readonly maxOpenChats?: number;
 }
+
+/**
+ * Every API route under /api, chained so that its type is the whole API: the page's client is
+ * `hc<PlaygroundRoutes>()`, and takes each request's and answer's shape from here. (That is why
+ * the playground turns off `isolatedDeclarations`: these types are inferred, never written out.)
+ */
+function apiRoutes(dependencies: RouteDependencies) {
+  return new Hono()
+    .basePath('/api')
+    .route('/', infoRoutes(dependencies))
+    .route('/', chatRoutes(dependencies))
+    .route('/', contextRoutes(dependencies))
+    .route('/', messageRoutes(dependencies))
+    .route('/', branchRoutes(dependencies))
+    .route('/', branchToolRoutes(dependencies))
+    .route('/', compactionRoutes(dependencies))
+    .route('/', inspectRoutes(dependencies));
+}
+
+/** The type of the playground's API, for `hc<PlaygroundRoutes>('/')` on the page. */
+export type PlaygroundRoutes = ReturnType<typeof apiRoutes>;
 
 /**
  * The playground's HTTP API (under /api) and, when `clientDirectory` is given, the built page.
@@ -83,14 +105,7 @@ export function createPlaygroundApp(options: PlaygroundAppOptions): Hono {
     return context.json(response.body, response.status);
   });
 
-  app.route('/api', infoRoutes(dependencies));
-  app.route('/api', chatRoutes(dependencies));
-  app.route('/api', contextRoutes(dependencies));
-  app.route('/api', messageRoutes(dependencies));
-  app.route('/api', branchRoutes(dependencies));
-  app.route('/api', branchToolRoutes(dependencies));
-  app.route('/api', compactionRoutes(dependencies));
-  app.route('/api', inspectRoutes(dependencies));
+  app.route('/', apiRoutes(dependencies));
   app.all('/api/*', (context) => {
     const body: ErrorBody = {
       error: {

@@ -1,4 +1,4 @@
-import type { Context } from 'hono';
+import type { Context, Env, MiddlewareHandler } from 'hono';
 import { z } from 'zod';
 import { RENDERER_NAMES, USER_HEADER } from '../shared/wire';
 import { fromZodError, PlaygroundRequestError } from './http-errors';
@@ -24,10 +24,7 @@ const userIdSchema = z
  * Reads and checks a JSON body: an empty body counts as `{}`; malformed JSON and wrong fields
  * become a ValidationError (a 400) that names the field.
  */
-export async function readBody<T extends z.ZodType>(
-  context: Context,
-  schema: T,
-): Promise<z.infer<T>> {
+async function readBody<T extends z.ZodType>(context: Context, schema: T): Promise<z.infer<T>> {
   const text = await context.req.text();
   let value: unknown = {};
   if (text.trim() !== '') {
@@ -46,7 +43,7 @@ export async function readBody<T extends z.ZodType>(
 }
 
 /** Reads and checks the query string; wrong parameters become a ValidationError. */
-export function readQuery<T extends z.ZodType>(context: Context, schema: T): z.infer<T> {
+function readQuery<T extends z.ZodType>(context: Context, schema: T): z.infer<T> {
   const parsed = schema.safeParse(context.req.query());
   if (!parsed.success) throw fromZodError('query', parsed.error);
   return parsed.data;
@@ -59,4 +56,32 @@ export function userOf(context: Context, defaultUserId: string): string {
   const parsed = userIdSchema.safeParse(header);
   if (!parsed.success) throw fromZodError(`${USER_HEADER} header`, parsed.error);
   return parsed.data;
+}
+
+/**
+ * {@link readBody} as a middleware: the handler reads the checked body with
+ * `context.req.valid('json')`, and the route's type carries the body's shape, so the page's typed
+ * client (`hc<PlaygroundRoutes>`) is told what to send.
+ */
+export function jsonBody<S extends z.ZodType, P extends string = string>(
+  schema: S,
+): MiddlewareHandler<Env, P, { in: { json: z.input<S> }; out: { json: z.output<S> } }> {
+  return async (context, next) => {
+    context.req.addValidatedData('json', (await readBody(context, schema)) as object);
+    await next();
+  };
+}
+
+/** {@link readQuery} as a middleware: the handler reads the query with `context.req.valid('query')`. */
+export function queryOf<S extends z.ZodType, P extends string = string>(
+  schema: S,
+): MiddlewareHandler<
+  Env,
+  P,
+  { in: { query: { [K in keyof z.input<S>]: string } }; out: { query: z.output<S> } }
+> {
+  return async (context, next) => {
+    context.req.addValidatedData('query', readQuery(context, schema) as object);
+    await next();
+  };
 }

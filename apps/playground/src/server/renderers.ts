@@ -3,7 +3,21 @@ import { MarkdownRenderer } from '@ctxgraph/renderer-markdown';
 import { ToonRenderer } from '@ctxgraph/renderer-toon';
 import { XmlRenderer } from '@ctxgraph/renderer-xml';
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
-import { type PromptPreview, RENDERER_NAMES, type RendererName } from '../shared/wire';
+import { RENDERER_NAMES, type RendererName } from '../shared/wire';
+
+/** A system prompt as one renderer writes it, with its size. */
+export interface PromptPreview {
+  /** The renderer. */
+  readonly renderer: RendererName;
+  /** The rendered system prompt ('' when rendering failed). */
+  readonly prompt: string;
+  /** Its length in tokens (OpenAI o200k_base). */
+  readonly tokens: number;
+  /** Characters in the prompt. */
+  readonly characters: number;
+  /** Why rendering failed, or null. */
+  readonly error: string | null;
+}
 
 const renderers: Record<RendererName, ContextRenderer> = {
   xml: new XmlRenderer(),

@@ -1,11 +1,16 @@
-import { type ReactElement, useCallback, useEffect, useState } from 'react';
-import type { BudgetView, InspectView } from '../../shared/wire';
-import { api, type ChatView, type RendererName } from '../api';
+import { keepPreviousData, useQuery } from '@tanstack/react-query';
+import { type ReactElement, useState } from 'react';
+import { api, type BudgetedCall, type ChatView, type RendererName } from '../api';
 import { describeError } from '../describe-error';
+import { queryKeys } from '../state/query-keys';
+import { Bar, tokens } from './budget-figures';
+import { CacheView } from './cache-view';
 import { DialogFrame } from './dialog-frame';
 
 /** Props of {@link BudgetDialog}. */
 export interface BudgetDialogProps {
+  /** The user the page acts as (the plan's query is theirs). */
+  userId: string;
   view: ChatView;
   renderer: RendererName;
   modelId: string;
@@ -15,16 +20,10 @@ export interface BudgetDialogProps {
   maxInputTokens: number;
   onBudget: (maxInputTokens: number) => void;
   /** The budgeted calls recorded on this chat, oldest first (one per turn). */
-  calls: readonly RecordedCall[];
+  calls: readonly BudgetedCall[];
   /** Records a budgeted call now (`resolve({ budget })`). */
   onRecord: () => Promise<void>;
   onClose: () => void;
-}
-
-/** A budgeted call the page made, with the message it was made at. */
-export interface RecordedCall {
-  readonly headMessageId: string | null;
-  readonly budget: BudgetView;
 }
 
 const RULES: Record<string, string> = {
@@ -33,20 +32,6 @@ const RULES: Record<string, string> = {
     'the oldest history goes first, in chunks (so later calls share a prefix)',
   'fragment-priority': 'no more history could go, so the lowest-priority fragments went',
 };
-
-function tokens(value: number): string {
-  return `${value.toLocaleString('en-US')} tokens`;
-}
-
-/** A bar whose length is `value` out of `of`. */
-function Bar(props: { value: number; of: number; tone: 'kept' | 'out' | 'reused' }): ReactElement {
-  const width = props.of <= 0 ? 0 : Math.min(100, (props.value / props.of) * 100);
-  return (
-    <span className="bar">
-      <span className={`bar-fill ${props.tone}`} style={{ width: `${width}%` }} />
-    </span>
-  );
-}
 
 /**
  * The budget and cache views: set a token budget and a model, see what the model would receive
@@ -57,32 +42,16 @@ function Bar(props: { value: number; of: number; tone: 'kept' | 'out' | 'reused'
 export function BudgetDialog(props: BudgetDialogProps): ReactElement {
   const [tab, setTab] = useState<'budget' | 'cache'>('budget');
   const [draft, setDraft] = useState(String(props.maxInputTokens));
-  const [snapshot, setSnapshot] = useState<InspectView | null>(null);
-  const [error, setError] = useState<string | null>(null);
   const { view, renderer, modelId, maxInputTokens } = props;
   const texts = new Map(view.graph.nodes.map((node) => [node.id, node]));
-
-  const plan = useCallback(async () => {
-    setError(null);
-    try {
-      setSnapshot(
-        (await api.inspect(
-          view.chat.id,
-          renderer,
-          modelId,
-          maxInputTokens,
-        )) as unknown as InspectView,
-      );
-    } catch (failure) {
-      setSnapshot(null);
-      setError(describeError(failure).message);
-    }
-  }, [view.chat.id, renderer, modelId, maxInputTokens]);
-
-  // biome-ignore lint/correctness/useExhaustiveDependencies: plan again when the chat changes
-  useEffect(() => {
-    void plan();
-  }, [plan, view.headMessageId, view.context]);
+  // The plan is read from the chat: a change to the chat marks it stale, and it is read again.
+  const plan = useQuery({
+    queryKey: queryKeys.inspect(props.userId, view.chat.id, { renderer, modelId, maxInputTokens }),
+    queryFn: () => api.inspect(view.chat.id, renderer, modelId, maxInputTokens),
+    placeholderData: keepPreviousData,
+  });
+  const snapshot = plan.error ? null : (plan.data ?? null);
+  const error = plan.error ? describeError(plan.error).message : null;
 
   const draftValue = Number(draft);
   const draftValid = Number.isInteger(draftValue) && draftValue >= 1 && draftValue <= 10_000_000;
@@ -254,89 +223,5 @@ export function BudgetDialog(props: BudgetDialogProps): ReactElement {
         <CacheView calls={props.calls} texts={texts} onRecord={props.onRecord} />
       )}
     </DialogFrame>
-  );
-}
-
-/** Per recorded call: the prefix it shared with the previous one, and what broke it. */
-function CacheView(props: {
-  calls: readonly RecordedCall[];
-  texts: ReadonlyMap<string, { text: string }>;
-  onRecord: () => Promise<void>;
-}): ReactElement {
-  return (
-    <div className="budget-body" data-testid="cache-view">
-      <p className="muted">
-        An app calls the model once per turn; each call made within the budget is compared with the
-        previous one on this branch. The leading part that repeats byte for byte is what a provider
-        serves from its cache. While this window is open, a call is recorded at every new message;{' '}
-        <em>Record a call now</em> records one at once.
-      </p>
-      <button type="button" className="primary" onClick={() => void props.onRecord()}>
-        Record a call now
-      </button>
-      {props.calls.length === 0 ? <p className="muted">No call recorded yet.</p> : null}
-      <ol className="cache-turns" aria-label="Recorded calls">
-        {props.calls.map((call, index) => {
-          const { prefix } = call.budget;
-          const change = prefix.firstChange;
-          const segments = [
-            ...call.budget.fragments
-              .filter((fragment) => fragment.kept)
-              .map((fragment) => ({ kind: 'fragment', id: fragment.id, name: fragment.name })),
-            ...call.budget.messages.map((message) => ({
-              kind: 'message',
-              id: message.id,
-              name: props.texts.get(message.id)?.text.slice(0, 48) ?? message.role,
-            })),
-          ];
-          const brokenAt =
-            change === null
-              ? -1
-              : segments.findIndex(
-                  (segment) => segment.kind === change.kind && segment.id === change.id,
-                );
-          return (
-            // biome-ignore lint/suspicious/noArrayIndexKey: calls are appended, never reordered
-            <li key={index} className="cache-turn">
-              <div className="cache-turn-head">
-                <strong>Call {index + 1}</strong>
-                <Bar value={prefix.reusedTokens} of={prefix.totalTokens} tone="reused" />
-                <span data-testid="cache-reuse">
-                  {prefix.compared
-                    ? `${tokens(prefix.reusedTokens)} of ${tokens(prefix.totalTokens)} reused`
-                    : `first call: ${tokens(prefix.totalTokens)}, nothing to compare with`}
-                </span>
-              </div>
-              {change ? (
-                <p className="cache-break" data-testid="cache-break">
-                  The prefix broke at the {change.kind} “{change.name}” ({change.change}).
-                </p>
-              ) : prefix.compared ? (
-                <p className="muted small">The previous call is an unchanged prefix of this one.</p>
-              ) : null}
-              <div className="segments" data-testid="prompt-segments">
-                {segments.map((segment, at) => (
-                  <span
-                    key={`${segment.kind}-${segment.id}`}
-                    className={`segment ${
-                      !prefix.compared
-                        ? 'new'
-                        : brokenAt === -1 || at < brokenAt
-                          ? 'reused'
-                          : at === brokenAt
-                            ? 'broke'
-                            : 'new'
-                    }`}
-                    title={`${segment.kind}: ${segment.name}`}
-                  >
-                    {segment.name}
-                  </span>
-                ))}
-              </div>
-            </li>
-          );
-        })}
-      </ol>
-    </div>
   );
 }

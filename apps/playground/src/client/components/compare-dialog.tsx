@@ -1,12 +1,16 @@
-import { type ReactElement, useEffect, useState } from 'react';
+import { keepPreviousData, useQuery } from '@tanstack/react-query';
+import { type ReactElement, useState } from 'react';
 import { api, type BranchComparisonView } from '../api';
 import { describeError } from '../describe-error';
 import { textOf } from '../message-text';
+import { queryKeys } from '../state/query-keys';
 import { DialogFrame } from './dialog-frame';
 import { BranchIcon } from './icons';
 
 /** Props of {@link CompareDialog}. */
 export interface CompareDialogProps {
+  /** The user the page acts as. */
+  userId: string;
   chatId: string;
   /** Every branch of the chat, offered on both sides. */
   branches: readonly string[];
@@ -26,28 +30,15 @@ function spent(side: BranchComparisonView['left']): string {
 export function CompareDialog(props: CompareDialogProps): ReactElement {
   const [left, setLeft] = useState(props.left);
   const [right, setRight] = useState(props.right);
-  const [report, setReport] = useState<BranchComparisonView | null>(null);
-  const [error, setError] = useState<string | null>(null);
   const { chatId } = props;
-
-  useEffect(() => {
-    let current = true;
-    setError(null);
-    api.compare(chatId, left, right).then(
-      (next) => {
-        if (current) setReport(next);
-      },
-      (failure: unknown) => {
-        if (current) {
-          setReport(null);
-          setError(describeError(failure).message);
-        }
-      },
-    );
-    return () => {
-      current = false;
-    };
-  }, [chatId, left, right]);
+  // The report on screen stays while another pair's is read.
+  const comparison = useQuery({
+    queryKey: queryKeys.compare(props.userId, chatId, left, right),
+    queryFn: () => api.compare(chatId, left, right),
+    placeholderData: keepPreviousData,
+  });
+  const report = comparison.error ? null : (comparison.data ?? null);
+  const error = comparison.error ? describeError(comparison.error).message : null;
 
   const picker = (label: string, value: string, onChange: (next: string) => void) => (
     <select aria-label={label} value={value} onChange={(event) => onChange(event.target.value)}>

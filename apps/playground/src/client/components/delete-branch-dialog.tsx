@@ -1,10 +1,14 @@
+import { useQuery } from '@tanstack/react-query';
 import { type ReactElement, useEffect, useState } from 'react';
-import { api, type BranchDeletion } from '../api';
+import { api } from '../api';
 import { describeError } from '../describe-error';
+import { queryKeys } from '../state/query-keys';
 import { DialogFrame } from './dialog-frame';
 
 /** Props of {@link DeleteBranchDialog}. */
 export interface DeleteBranchDialogProps {
+  /** The user the page acts as. */
+  userId: string;
   chatId: string;
   /** Every branch of the chat. */
   branches: readonly string[];
@@ -31,36 +35,24 @@ export function DeleteBranchDialog(props: DeleteBranchDialogProps): ReactElement
   const [activate, setActivate] = useState(others[0] ?? '');
   const deletingActive = branch === props.activeBranch;
   const target = deletingActive ? activate : undefined;
-  const [preview, setPreview] = useState<BranchDeletion['result'] | null>(null);
-  const [error, setError] = useState<string | null>(null);
   const { chatId } = props;
 
   useEffect(() => {
     if (!others.includes(activate)) setActivate(others[0] ?? '');
   }, [others, activate]);
 
-  useEffect(() => {
-    let current = true;
-    setPreview(null);
-    setError(null);
-    if (deletingActive && !target) return;
-    api
-      .deleteBranch(chatId, branch, {
-        ...(target ? { activate: target } : {}),
-        dryRun: true,
-      })
-      .then(
-        (answer) => {
-          if (current) setPreview(answer.result);
-        },
-        (failure: unknown) => {
-          if (current) setError(describeError(failure).message);
-        },
-      );
-    return () => {
-      current = false;
-    };
-  }, [chatId, branch, target, deletingActive]);
+  // Set while the branch is deleted for real: the dry run is not read again for a branch that is
+  // going (the deletion marks the chat's queries stale).
+  const [deleting, setDeleting] = useState(false);
+  // What would go: the engine's deleteBranch with dryRun, which changes nothing.
+  const dryRun = useQuery({
+    queryKey: queryKeys.branchDeletion(props.userId, chatId, branch, target),
+    queryFn: () =>
+      api.deleteBranch(chatId, branch, { ...(target ? { activate: target } : {}), dryRun: true }),
+    enabled: !deleting && !(deletingActive && !target),
+  });
+  const preview = dryRun.data?.result ?? null;
+  const error = dryRun.error ? describeError(dryRun.error).message : null;
 
   return (
     <DialogFrame label="Delete a branch" className="small-dialog" onClose={props.onClose}>
@@ -120,8 +112,10 @@ export function DeleteBranchDialog(props: DeleteBranchDialogProps): ReactElement
             className="danger-solid"
             disabled={preview === null}
             onClick={() => {
+              setDeleting(true);
               void props.onDelete(branch, target).then((done) => {
                 if (done) props.onClose();
+                else setDeleting(false);
               });
             }}
           >

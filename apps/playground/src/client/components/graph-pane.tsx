@@ -1,20 +1,11 @@
-import { Graph, layout } from '@dagrejs/dagre';
-import {
-  Background,
-  ControlButton,
-  Controls,
-  type Edge,
-  MiniMap,
-  type Node,
-  ReactFlow,
-  useReactFlow,
-  useStore,
-} from '@xyflow/react';
-import { type ReactElement, type RefObject, useEffect, useMemo, useRef, useState } from 'react';
+import { Background, ControlButton, Controls, MiniMap, ReactFlow } from '@xyflow/react';
+import { type ReactElement, useEffect, useMemo, useRef, useState } from 'react';
 import type { ChatView, SearchResults } from '../api';
-import { collapseGraph, compactedSpan, type DisplayGraph, type GraphItem } from '../graph-model';
+import { collapseGraph, compactedSpan } from '../graph-model';
+import { CentreOn, LabelScale, place } from './graph-layout';
 import { GraphSearch } from './graph-search';
-import { BranchIcon, SummaryIcon, TargetIcon } from './icons';
+import { GraphToolbar } from './graph-toolbar';
+import { TargetIcon } from './icons';
 import { NodeCard } from './node-card';
 
 /** Props of {@link GraphPane}. */
@@ -36,155 +27,10 @@ export interface GraphPaneProps {
   onSearch: (query: string, scope: 'branch' | 'chat') => Promise<SearchResults>;
 }
 
-const NODE_WIDTH = 200;
-const NODE_HEIGHT = 56;
-const RUN_HEIGHT = 34;
 /** How far right of the centre a selected message is drawn, clear of its card on the left. */
 const CARD_SHIFT = 150;
 /** How many messages each end of a long folded run shows per click. */
 const REVEAL_STEP = 10;
-
-interface Placed {
-  nodes: Node[];
-  edges: Edge[];
-  centres: Map<string, { x: number; y: number }>;
-}
-
-/** Lays the drawn graph out top to bottom with dagre. */
-function place(display: DisplayGraph, activeBranch: string, selectedId: string | null): Placed {
-  const graph = new Graph();
-  graph.setGraph({ rankdir: 'TB', nodesep: 28, ranksep: 36, marginx: 10, marginy: 10 });
-  graph.setDefaultEdgeLabel(() => ({}));
-  for (const item of display.items) {
-    graph.setNode(item.id, {
-      width: NODE_WIDTH,
-      height: item.kind === 'run' ? RUN_HEIGHT : NODE_HEIGHT,
-    });
-  }
-  for (const link of display.links) graph.setEdge(link.source, link.target);
-  layout(graph);
-  const centres = new Map<string, { x: number; y: number }>();
-  const nodes: Node[] = display.items.map((item) => {
-    const { x, y } = graph.node(item.id);
-    centres.set(item.id, { x, y });
-    const height = item.kind === 'run' ? RUN_HEIGHT : NODE_HEIGHT;
-    return {
-      id: item.id,
-      position: { x: x - NODE_WIDTH / 2, y: y - height / 2 },
-      data: { label: labelOf(item, activeBranch) },
-      className: [
-        'graph-node',
-        item.kind === 'run' ? 'run' : item.node.role,
-        item.kind === 'message' && item.node.compaction !== null ? 'compaction' : '',
-        item.onBranch ? 'on-branch' : 'off-branch',
-        item.kind === 'message' && item.isHead ? 'current-head' : '',
-        item.id === selectedId ? 'selected-node' : '',
-      ]
-        .filter(Boolean)
-        .join(' '),
-      style: { width: NODE_WIDTH, height },
-      // Known sizes: the minimap and the visible-only rendering need no measuring first.
-      width: NODE_WIDTH,
-      height,
-      draggable: false,
-      connectable: false,
-      selectable: false,
-    };
-  });
-  const edges: Edge[] = display.links.map((link) => ({
-    id: link.id,
-    source: link.source,
-    target: link.target,
-    className: link.onBranch ? 'on-branch' : 'off-branch',
-  }));
-  return { nodes, edges, centres };
-}
-
-function labelOf(item: GraphItem, activeBranch: string): ReactElement {
-  if (item.kind === 'run') {
-    return (
-      <div
-        className="graph-node-inner run-label"
-        title="A run of messages without forks, folded. Click to unfold it."
-      >
-        ⋯ {item.messageIds.length} messages
-      </div>
-    );
-  }
-  const { node } = item;
-  if (node.compaction !== null) {
-    return (
-      <div className="graph-node-inner" title={node.text}>
-        <div className="graph-node-top">
-          <span className="compaction-mark">
-            <SummaryIcon />
-          </span>
-          <span className="graph-node-text">
-            Summary of {node.compaction.coveredMessages} messages
-          </span>
-        </div>
-        <div className="graph-node-tags">
-          <span className="tag saved">−{node.compaction.savedTokens} tokens</span>
-          {item.heads.map((name) => (
-            <span key={name} className={name === activeBranch ? 'tag head active' : 'tag head'}>
-              <BranchIcon /> {name}
-            </span>
-          ))}
-        </div>
-      </div>
-    );
-  }
-  return (
-    <div className="graph-node-inner" title={`${node.role}: ${node.text}`}>
-      <div className="graph-node-top">
-        <span className={`dot ${node.role}`} />
-        <span className="graph-node-text">{node.text || '(no text)'}</span>
-      </div>
-      <div className="graph-node-tags">
-        {item.heads.map((name) => (
-          <span key={name} className={name === activeBranch ? 'tag head active' : 'tag head'}>
-            <BranchIcon /> {name}
-          </span>
-        ))}
-        {item.checkpoints.map((name) => (
-          <span key={name} className="tag checkpoint">
-            ⚑ {name}
-          </span>
-        ))}
-      </div>
-    </div>
-  );
-}
-
-/**
- * Keeps branch and checkpoint labels legible when zoomed out: sets `--label-scale` (the inverse
- * of the zoom, at least 1) on the canvas, which the tags' CSS scales by.
- */
-function LabelScale(props: { target: RefObject<HTMLDivElement | null> }): null {
-  const zoom = useStore((state) => state.transform[2]);
-  useEffect(() => {
-    props.target.current?.style.setProperty('--label-scale', String(Math.max(1, 0.9 / zoom)));
-  }, [zoom, props.target]);
-  return null;
-}
-
-/** Centres the view on a point whenever `request` changes (the head moved, a node was asked for). */
-function CentreOn(props: {
-  point: { x: number; y: number } | null;
-  request: string;
-  /** Screen pixels to move the point right of the centre (to clear the message card). */
-  shift: number;
-}): null {
-  const flow = useReactFlow();
-  const { point, request, shift } = props;
-  // biome-ignore lint/correctness/useExhaustiveDependencies: centre once per request, not per layout
-  useEffect(() => {
-    if (point === null) return;
-    const zoom = Math.max(flow.getZoom(), 0.8);
-    void flow.setCenter(point.x - shift / zoom, point.y, { zoom, duration: 0 });
-  }, [request]);
-  return null;
-}
 
 /**
  * A branch other than the active one whose history holds the message (for "compare with the
@@ -218,7 +64,6 @@ export function GraphPane(props: GraphPaneProps): ReactElement {
   const [revealed, setRevealed] = useState<ReadonlySet<string>>(new Set());
   const [centreRequest, setCentreRequest] = useState<{ id: string; nonce: number } | null>(null);
   const canvas = useRef<HTMLDivElement>(null);
-  const checkpointMenu = useRef<HTMLDetailsElement>(null);
   const headId = view.headMessageId;
   // The active branch's path: the head and its ancestors (not the resolved messages, which a
   // compaction shortens).
@@ -271,6 +116,12 @@ export function GraphPane(props: GraphPaneProps): ReactElement {
     ? `focus:${centreRequest.id}:${centreRequest.nonce}`
     : `head:${view.chat.id}:${view.branch}:${headId}`;
 
+  /** Selects a message and brings it into view. */
+  const focus = (messageId: string) => {
+    setSelectedId(messageId);
+    setCentreRequest({ id: messageId, nonce: Date.now() });
+  };
+
   const clickItem = (id: string) => {
     const run = display.items.find((item) => item.id === id);
     if (run?.kind === 'run') {
@@ -301,113 +152,18 @@ export function GraphPane(props: GraphPaneProps): ReactElement {
           {plural(view.graph.branches.length, 'branch')}
         </span>
         <span className="grow" />
-        <GraphSearch
-          onSearch={props.onSearch}
-          onPick={(messageId) => {
-            setSelectedId(messageId);
-            setCentreRequest({ id: messageId, nonce: Date.now() });
-          }}
-        />
+        <GraphSearch onSearch={props.onSearch} onPick={focus} />
       </header>
-      <div className="graph-toolbar">
-        <label className="inline" title="The branch you are on">
-          <BranchIcon />
-          <select
-            aria-label="Switch branch"
-            value={view.branch}
-            disabled={props.busy}
-            onChange={(event) => props.onSwitch(event.target.value)}
-          >
-            {view.graph.branches.map((branch) => (
-              <option key={branch.name} value={branch.name}>
-                {branch.name}
-              </option>
-            ))}
-          </select>
-        </label>
-        <button
-          type="button"
-          disabled={props.busy || headId === null}
-          onClick={props.onBtw}
-          title="Side branch (“by the way”): start a new branch at the current message for a digression, and stay on this one"
-        >
-          Side branch
-        </button>
-        <button
-          type="button"
-          disabled={view.graph.branches.length < 2}
-          title="Two branches side by side, from the message they share"
-          onClick={() =>
-            props.onCompare(
-              view.branch,
-              view.graph.branches.find((branch) => branch.name !== view.branch)?.name ??
-                view.branch,
-            )
-          }
-        >
-          Compare…
-        </button>
-        <button
-          type="button"
-          disabled={props.busy || view.graph.branches.length < 2}
-          title="Delete a branch and the messages only it reached (shows what would go first)"
-          onClick={() => props.onDeleteBranch(view.branch)}
-        >
-          Delete…
-        </button>
-        <span className="divider" />
-        <details className="menu toolbar-menu" ref={checkpointMenu}>
-          <summary aria-label="Checkpoints">
-            ⚑ Checkpoints <span className="count">{view.graph.checkpoints.length}</span> ▾
-          </summary>
-          <div className="menu-items checkpoint-menu">
-            <button
-              type="button"
-              disabled={headId === null}
-              onClick={() => {
-                checkpointMenu.current?.removeAttribute('open');
-                if (headId === null) return;
-                setSelectedId(headId);
-                setCentreRequest({ id: headId, nonce: Date.now() });
-              }}
-              title="Select the current message; name it in its card"
-            >
-              New checkpoint at the current message…
-            </button>
-            {view.graph.checkpoints.length === 0 ? (
-              <p className="muted small menu-note">No checkpoints yet.</p>
-            ) : null}
-            {view.graph.checkpoints.map((checkpoint) => (
-              <div key={checkpoint.name} className="checkpoint-row">
-                <button
-                  type="button"
-                  className="checkpoint-name"
-                  title="Show this checkpoint's message"
-                  onClick={() => {
-                    checkpointMenu.current?.removeAttribute('open');
-                    setSelectedId(checkpoint.messageId);
-                    setCentreRequest({ id: checkpoint.messageId, nonce: Date.now() });
-                  }}
-                >
-                  ⚑ {checkpoint.name}
-                </button>
-                <button
-                  type="button"
-                  disabled={props.busy}
-                  aria-label={`Restore ${checkpoint.name}`}
-                  title="Go back to this checkpoint, on a new branch"
-                  onClick={() => {
-                    checkpointMenu.current?.removeAttribute('open');
-                    props.onRestore(checkpoint.name);
-                  }}
-                >
-                  Restore
-                </button>
-              </div>
-            ))}
-          </div>
-        </details>
-      </div>
+      <GraphToolbar
+        view={view}
+        busy={props.busy}
+        onSwitch={props.onSwitch}
+        onBtw={props.onBtw}
+        onCompare={props.onCompare}
+        onDeleteBranch={props.onDeleteBranch}
+        onRestore={props.onRestore}
+        onFocus={focus}
+      />
       <div className="graph-canvas" ref={canvas} data-testid="graph-canvas">
         {view.graph.nodes.length === 0 ? (
           <p className="muted center">The graph fills in as messages are saved.</p>

@@ -1,5 +1,5 @@
 import { type ReactElement, useState } from 'react';
-import type { GraphNodeView } from '../../shared/wire';
+import type { GraphNodeView } from '../api';
 import { BranchIcon } from './icons';
 
 /** Props of {@link NodeCard}. */

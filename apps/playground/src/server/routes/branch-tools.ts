@@ -1,8 +1,7 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
-import type { BranchComparisonView, BranchDeletion, SearchResults } from '../../shared/wire';
 import { buildChatView } from '../chat-view';
-import { nameSchema, readBody, readQuery, userOf } from '../read-request';
+import { jsonBody, nameSchema, queryOf, userOf } from '../read-request';
 import type { RouteDependencies } from './route-dependencies';
 
 const schemas = {
@@ -28,45 +27,39 @@ const schemas = {
  * from their common ancestor, with each side's tokens and cost), `search` (the active branch or
  * the whole chat), `delete-branch` (with `dryRun`, what would go, changing nothing).
  */
-export function branchToolRoutes(dependencies: RouteDependencies): Hono {
+export function branchToolRoutes(dependencies: RouteDependencies) {
   const { store, engines, defaultUserId } = dependencies;
   return new Hono()
-    .get('/chats/:chatId/compare', async (context) => {
+    .get('/chats/:chatId/compare', queryOf(schemas.compare), async (context) => {
       const userId = userOf(context, defaultUserId);
-      const query = readQuery(context, schemas.compare);
-      const report: BranchComparisonView = await engines.use(
-        context.req.param('chatId'),
-        userId,
-        (engine) => engine.compareBranches(query.left, query.right),
+      const query = context.req.valid('query');
+      const report = await engines.use(context.req.param('chatId'), userId, (engine) =>
+        engine.compareBranches(query.left, query.right),
       );
-      return context.json(report);
+      return context.json(report, 200);
     })
-    .get('/chats/:chatId/search', async (context) => {
+    .get('/chats/:chatId/search', queryOf(schemas.search), async (context) => {
       const userId = userOf(context, defaultUserId);
-      const query = readQuery(context, schemas.search);
-      const page: SearchResults = await engines.use(context.req.param('chatId'), userId, (engine) =>
+      const query = context.req.valid('query');
+      const page = await engines.use(context.req.param('chatId'), userId, (engine) =>
         engine.search(query.q, {
           scope: query.scope ?? 'branch',
           limit: 20,
           ...(query.cursor === undefined ? {} : { cursor: query.cursor }),
         }),
       );
-      return context.json(page);
+      return context.json(page, 200);
     })
-    .post('/chats/:chatId/delete-branch', async (context) => {
+    .post('/chats/:chatId/delete-branch', jsonBody(schemas.deleteBranch), async (context) => {
       const userId = userOf(context, defaultUserId);
-      const body = await readBody(context, schemas.deleteBranch);
-      const answer: BranchDeletion = await engines.use(
-        context.req.param('chatId'),
-        userId,
-        async (engine) => {
-          const result = await engine.deleteBranch(body.branch, {
-            ...(body.activate === undefined ? {} : { activate: body.activate }),
-            dryRun: body.dryRun ?? false,
-          });
-          return { result, view: await buildChatView(engine, store) };
-        },
-      );
-      return context.json(answer);
+      const body = context.req.valid('json');
+      const answer = await engines.use(context.req.param('chatId'), userId, async (engine) => {
+        const result = await engine.deleteBranch(body.branch, {
+          ...(body.activate === undefined ? {} : { activate: body.activate }),
+          dryRun: body.dryRun ?? false,
+        });
+        return { result, view: await buildChatView(engine, store) };
+      });
+      return context.json(answer, 200);
     });
 }

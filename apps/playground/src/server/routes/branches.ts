@@ -1,10 +1,9 @@
 import type { ContextEngine } from '@ctxgraph/engine';
 import type { BranchRecord, CheckpointRecord } from '@ctxgraph/fragments-core';
-import { type Context, Hono } from 'hono';
+import { Hono } from 'hono';
 import { z } from 'zod';
-import type { ChatOperation } from '../../shared/wire';
 import { buildChatView } from '../chat-view';
-import { nameSchema, readBody, userOf } from '../read-request';
+import { jsonBody, nameSchema, userOf } from '../read-request';
 import type { RouteDependencies } from './route-dependencies';
 
 const schemas = {
@@ -22,34 +21,35 @@ const schemas = {
  * (name the head, or `messageId`), `restore` (a new branch at a checkpoint), `btw` (fork at the head and stay),
  * `switch` (another branch). Each answers `{ result, view }`.
  */
-export function branchRoutes(dependencies: RouteDependencies): Hono {
+export function branchRoutes(dependencies: RouteDependencies) {
   const { store, engines, defaultUserId } = dependencies;
 
   /** Runs the operation on the chat's engine and answers its result with the chat after it. */
   async function operate<T extends BranchRecord | CheckpointRecord>(
-    context: Context,
+    chatId: string,
     userId: string,
     operation: (engine: ContextEngine) => Promise<T>,
-  ): Promise<ChatOperation<T>> {
-    return engines.use(context.req.param('chatId') as string, userId, async (engine) => {
+  ) {
+    return engines.use(chatId, userId, async (engine) => {
       const result = await operation(engine);
       return { result, view: await buildChatView(engine, store) };
     });
   }
 
   return new Hono()
-    .post('/chats/:chatId/rewind', async (context) => {
+    .post('/chats/:chatId/rewind', jsonBody(schemas.rewind), async (context) => {
       const userId = userOf(context, defaultUserId);
-      const body = await readBody(context, schemas.rewind);
-      return context.json(
-        await operate(context, userId, (engine) => engine.rewind(body.messageId)),
+      const body = context.req.valid('json');
+      const answer = await operate(context.req.param('chatId'), userId, (engine) =>
+        engine.rewind(body.messageId),
       );
+      return context.json(answer, 200);
     })
-    .post('/chats/:chatId/checkpoints', async (context) => {
+    .post('/chats/:chatId/checkpoints', jsonBody(schemas.checkpoint), async (context) => {
       const userId = userOf(context, defaultUserId);
-      const body = await readBody(context, schemas.checkpoint);
+      const body = context.req.valid('json');
       const replace = body.replace ?? false;
-      const answer = await operate(context, userId, (engine) =>
+      const answer = await operate(context.req.param('chatId'), userId, (engine) =>
         // The engine names its head; any other message is named through the store, which checks
         // that the message belongs to the chat.
         body.messageId === undefined || body.messageId === engine.headMessageId
@@ -63,21 +63,25 @@ export function branchRoutes(dependencies: RouteDependencies): Hono {
       );
       return context.json(answer, 201);
     })
-    .post('/chats/:chatId/restore', async (context) => {
+    .post('/chats/:chatId/restore', jsonBody(schemas.restore), async (context) => {
       const userId = userOf(context, defaultUserId);
-      const body = await readBody(context, schemas.restore);
-      return context.json(await operate(context, userId, (engine) => engine.restore(body.name)));
-    })
-    .post('/chats/:chatId/btw', async (context) => {
-      const userId = userOf(context, defaultUserId);
-      await readBody(context, schemas.empty);
-      return context.json(await operate(context, userId, (engine) => engine.btw()));
-    })
-    .post('/chats/:chatId/switch', async (context) => {
-      const userId = userOf(context, defaultUserId);
-      const body = await readBody(context, schemas.switchBranch);
-      return context.json(
-        await operate(context, userId, (engine) => engine.switchBranch(body.branch)),
+      const body = context.req.valid('json');
+      const answer = await operate(context.req.param('chatId'), userId, (engine) =>
+        engine.restore(body.name),
       );
+      return context.json(answer, 200);
+    })
+    .post('/chats/:chatId/btw', jsonBody(schemas.empty), async (context) => {
+      const userId = userOf(context, defaultUserId);
+      const answer = await operate(context.req.param('chatId'), userId, (engine) => engine.btw());
+      return context.json(answer, 200);
+    })
+    .post('/chats/:chatId/switch', jsonBody(schemas.switchBranch), async (context) => {
+      const userId = userOf(context, defaultUserId);
+      const body = context.req.valid('json');
+      const answer = await operate(context.req.param('chatId'), userId, (engine) =>
+        engine.switchBranch(body.branch),
+      );
+      return context.json(answer, 200);
     });
 }

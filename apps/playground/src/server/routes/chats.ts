@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Hono } from 'hono';
 import { z } from 'zod';
-import type { ChatPage, ChatView, DeletedChat } from '../../shared/wire';
 import { buildChatView } from '../chat-view';
-import { readBody, readQuery, userOf } from '../read-request';
+import { jsonBody, queryOf, userOf } from '../read-request';
 import type { RouteDependencies } from './route-dependencies';
 
 const schemas = {
@@ -16,49 +15,43 @@ const schemas = {
 };
 
 /** `/chats`: list and create; `/chats/:chatId`: view, rename, delete. */
-export function chatRoutes(dependencies: RouteDependencies): Hono {
+export function chatRoutes(dependencies: RouteDependencies) {
   const { store, engines, defaultUserId } = dependencies;
   return new Hono()
-    .get('/chats', async (context) => {
+    .get('/chats', queryOf(schemas.list), async (context) => {
       const userId = userOf(context, defaultUserId);
-      const query = readQuery(context, schemas.list);
-      const page: ChatPage = await store.listChats({
+      const query = context.req.valid('query');
+      const page = await store.listChats({
         userId,
         limit: query.limit ?? 20,
         cursor: query.cursor,
       });
-      return context.json(page);
+      return context.json(page, 200);
     })
-    .post('/chats', async (context) => {
+    .post('/chats', jsonBody(schemas.create), async (context) => {
       const userId = userOf(context, defaultUserId);
-      const body = await readBody(context, schemas.create);
+      const body = context.req.valid('json');
       const chatId = `chat-${randomUUID()}`;
       const title = body.title === undefined || body.title === '' ? 'Untitled chat' : body.title;
       await store.openChat({ chatId, userId, title });
-      const view: ChatView = await engines.use(chatId, userId, (engine) =>
-        buildChatView(engine, store),
-      );
+      const view = await engines.use(chatId, userId, (engine) => buildChatView(engine, store));
       return context.json(view, 201);
     })
     .get('/chats/:chatId', async (context) => {
       const userId = userOf(context, defaultUserId);
-      const view: ChatView = await engines.use(context.req.param('chatId'), userId, (engine) =>
+      const view = await engines.use(context.req.param('chatId'), userId, (engine) =>
         buildChatView(engine, store),
       );
-      return context.json(view);
+      return context.json(view, 200);
     })
-    .patch('/chats/:chatId', async (context) => {
+    .patch('/chats/:chatId', jsonBody(schemas.rename), async (context) => {
       const userId = userOf(context, defaultUserId);
-      const body = await readBody(context, schemas.rename);
-      const view: ChatView = await engines.use(
-        context.req.param('chatId'),
-        userId,
-        async (engine) => {
-          await engine.updateChat({ title: body.title === '' ? null : body.title });
-          return buildChatView(engine, store);
-        },
-      );
-      return context.json(view);
+      const body = context.req.valid('json');
+      const view = await engines.use(context.req.param('chatId'), userId, async (engine) => {
+        await engine.updateChat({ title: body.title === '' ? null : body.title });
+        return buildChatView(engine, store);
+      });
+      return context.json(view, 200);
     })
     .delete('/chats/:chatId', async (context) => {
       const chatId = context.req.param('chatId');
@@ -68,7 +61,6 @@ export function chatRoutes(dependencies: RouteDependencies): Hono {
         // Requests queued behind this one start over and find no chat.
         engines.evict(chatId);
       });
-      const deleted: DeletedChat = { deleted: chatId };
-      return context.json(deleted);
+      return context.json({ deleted: chatId }, 200);
     });
 }

@@ -1,10 +1,9 @@
 import { type Summarizer, summarizer } from '@ctxgraph/engine';
 import { Hono } from 'hono';
 import { z } from 'zod';
-import type { Compaction } from '../../shared/wire';
 import { buildChatView } from '../chat-view';
 import { PlaygroundRequestError } from '../http-errors';
-import { readBody, userOf } from '../read-request';
+import { jsonBody, userOf } from '../read-request';
 import type { RouteDependencies } from './route-dependencies';
 
 const compactSchema = z
@@ -21,11 +20,11 @@ const compactSchema = z
  * summarizer on the configured model, or a summary written by hand (the only way without a model).
  * Answers what was written (null when there was nothing to compact) and the chat after.
  */
-export function compactionRoutes(dependencies: RouteDependencies): Hono {
+export function compactionRoutes(dependencies: RouteDependencies) {
   const { store, engines, defaultUserId, languageModel } = dependencies;
-  return new Hono().post('/chats/:chatId/compact', async (context) => {
+  return new Hono().post('/chats/:chatId/compact', jsonBody(compactSchema), async (context) => {
     const userId = userOf(context, defaultUserId);
-    const body = await readBody(context, compactSchema);
+    const body = context.req.valid('json');
     let summarize: Summarizer;
     if (body.summary !== undefined) {
       const written = body.summary;
@@ -38,14 +37,10 @@ export function compactionRoutes(dependencies: RouteDependencies): Hono {
         { issues: [{ path: 'summary', message: 'required without a model' }] },
       );
     }
-    const answer: Compaction = await engines.use(
-      context.req.param('chatId'),
-      userId,
-      async (engine) => {
-        const result = await engine.compact({ summarize, keep: { turns: body.keepTurns ?? 2 } });
-        return { result, view: await buildChatView(engine, store) };
-      },
-    );
-    return context.json(answer);
+    const answer = await engines.use(context.req.param('chatId'), userId, async (engine) => {
+      const result = await engine.compact({ summarize, keep: { turns: body.keepTurns ?? 2 } });
+      return { result, view: await buildChatView(engine, store) };
+    });
+    return context.json(answer, 200);
   });
 }

@@ -2,10 +2,9 @@ import type { ContextEngine } from '@ctxgraph/engine';
 import { ContextConflictError, type ContextFragment } from '@ctxgraph/fragments-core';
 import { Hono } from 'hono';
 import { z } from 'zod';
-import type { ChatView, PreviewResult, SerializedFragment } from '../../shared/wire';
 import { buildChatView } from '../chat-view';
 import { decodeContext, encodeContext } from '../context-codec';
-import { readBody, userOf } from '../read-request';
+import { jsonBody, userOf } from '../read-request';
 import { renderPreviews } from '../renderers';
 import type { RouteDependencies } from './route-dependencies';
 
@@ -32,14 +31,14 @@ async function storeContext(
 }
 
 /** `PUT /chats/:chatId/context`: replace a chat's context; `POST /preview`: render a draft. */
-export function contextRoutes(dependencies: RouteDependencies): Hono {
+export function contextRoutes(dependencies: RouteDependencies) {
   const { store, engines, defaultUserId } = dependencies;
   return new Hono()
-    .put('/chats/:chatId/context', async (context) => {
+    .put('/chats/:chatId/context', jsonBody(contextSchema), async (context) => {
       const userId = userOf(context, defaultUserId);
-      const body = await readBody(context, contextSchema);
+      const body = context.req.valid('json');
       const chatId = context.req.param('chatId');
-      const view: ChatView = await engines.use(chatId, userId, async (engine) => {
+      const view = await engines.use(chatId, userId, async (engine) => {
         // Decode first: a bad fragment is refused before anything is stored.
         const fragments = decodeContext(body.fragments);
         try {
@@ -51,15 +50,11 @@ export function contextRoutes(dependencies: RouteDependencies): Hono {
         }
         return buildChatView(engine, store);
       });
-      return context.json(view);
+      return context.json(view, 200);
     })
-    .post('/preview', async (context) => {
-      const body = await readBody(context, contextSchema);
-      const fragments = decodeContext(body.fragments);
-      const preview: PreviewResult = {
-        fragments: encodeContext(fragments) as SerializedFragment[],
-        prompts: renderPreviews(fragments),
-      };
-      return context.json(preview);
+    .post('/preview', jsonBody(contextSchema), async (context) => {
+      const fragments = decodeContext(context.req.valid('json').fragments);
+      const preview = { fragments: encodeContext(fragments), prompts: renderPreviews(fragments) };
+      return context.json(preview, 200);
     });
 }

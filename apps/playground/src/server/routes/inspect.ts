@@ -1,8 +1,7 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
-import type { BudgetedCall } from '../../shared/wire';
 import { DEFAULT_MODEL_ID } from '../playground-config';
-import { readBody, readQuery, rendererSchema, userOf } from '../read-request';
+import { jsonBody, queryOf, rendererSchema, userOf } from '../read-request';
 import { rendererFor } from '../renderers';
 import type { RouteDependencies } from './route-dependencies';
 
@@ -30,12 +29,12 @@ const budgetedCallSchema = z
  * `POST /chats/:chatId/budgeted-call`: `resolve({ budget })` as an app does before calling the
  * model: the engine remembers the plan, so the next call's prefix report compares with it.
  */
-export function inspectRoutes(dependencies: RouteDependencies): Hono {
+export function inspectRoutes(dependencies: RouteDependencies) {
   const { engines, defaultUserId, model } = dependencies;
   return new Hono()
-    .get('/chats/:chatId/inspect', async (context) => {
+    .get('/chats/:chatId/inspect', queryOf(querySchema), async (context) => {
       const userId = userOf(context, defaultUserId);
-      const query = readQuery(context, querySchema);
+      const query = context.req.valid('query');
       const snapshot = await engines.use(context.req.param('chatId'), userId, (engine) =>
         engine.inspect({
           modelId: query.modelId ?? model?.modelId ?? DEFAULT_MODEL_ID,
@@ -45,23 +44,19 @@ export function inspectRoutes(dependencies: RouteDependencies): Hono {
             : { budget: { maxInputTokens: query.maxInputTokens } }),
         }),
       );
-      return context.json(snapshot);
+      return context.json(snapshot, 200);
     })
-    .post('/chats/:chatId/budgeted-call', async (context) => {
+    .post('/chats/:chatId/budgeted-call', jsonBody(budgetedCallSchema), async (context) => {
       const userId = userOf(context, defaultUserId);
-      const body = await readBody(context, budgetedCallSchema);
-      const call: BudgetedCall = await engines.use(
-        context.req.param('chatId'),
-        userId,
-        async (engine) => {
-          const resolved = await engine.resolve({
-            renderer: rendererFor(body.renderer ?? 'xml'),
-            budget: { maxInputTokens: body.maxInputTokens },
-          });
-          if (resolved.budget === undefined) throw new Error('resolve({ budget }) gave no report');
-          return { headMessageId: engine.headMessageId ?? null, budget: resolved.budget };
-        },
-      );
-      return context.json(call);
+      const body = context.req.valid('json');
+      const call = await engines.use(context.req.param('chatId'), userId, async (engine) => {
+        const resolved = await engine.resolve({
+          renderer: rendererFor(body.renderer ?? 'xml'),
+          budget: { maxInputTokens: body.maxInputTokens },
+        });
+        if (resolved.budget === undefined) throw new Error('resolve({ budget }) gave no report');
+        return { headMessageId: engine.headMessageId ?? null, budget: resolved.budget };
+      });
+      return context.json(call, 200);
     });
 }

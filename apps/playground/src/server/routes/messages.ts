@@ -3,12 +3,21 @@ import { streamText } from 'ai';
 import { Hono } from 'hono';
 import { stream } from 'hono/streaming';
 import { z } from 'zod';
-import type { ChatView, ReplyEvent } from '../../shared/wire';
-import { buildChatView } from '../chat-view';
+import { buildChatView, type ChatView } from '../chat-view';
 import { PlaygroundRequestError, toErrorResponse } from '../http-errors';
-import { readBody, rendererSchema, userOf } from '../read-request';
+import { jsonBody, rendererSchema, userOf } from '../read-request';
 import { rendererFor } from '../renderers';
 import type { RouteDependencies } from './route-dependencies';
+
+/**
+ * One line of the NDJSON stream `POST /chats/:chatId/reply` answers: pieces of the reply, then
+ * either the chat with both messages saved, or why the reply failed. (A stream has no JSON type
+ * for the typed client to infer, so the page imports this type from here.)
+ */
+export type ReplyEvent =
+  | { type: 'delta'; text: string }
+  | { type: 'done'; view: ChatView }
+  | { type: 'error'; message: string };
 
 const schemas = {
   message: z
@@ -24,26 +33,22 @@ const schemas = {
  * /chats/:chatId/reply`: save the user's message and stream the model's reply (NDJSON of
  * {@link ReplyEvent}).
  */
-export function messageRoutes(dependencies: RouteDependencies): Hono {
+export function messageRoutes(dependencies: RouteDependencies) {
   const { store, engines, defaultUserId, languageModel, logError } = dependencies;
   return new Hono()
-    .post('/chats/:chatId/messages', async (context) => {
+    .post('/chats/:chatId/messages', jsonBody(schemas.message), async (context) => {
       const userId = userOf(context, defaultUserId);
-      const body = await readBody(context, schemas.message);
-      const view: ChatView = await engines.use(
-        context.req.param('chatId'),
-        userId,
-        async (engine) => {
-          engine.set(body.role === 'user' ? user(body.text) : assistantText(body.text));
-          await engine.save();
-          return buildChatView(engine, store);
-        },
-      );
-      return context.json(view);
+      const body = context.req.valid('json');
+      const view = await engines.use(context.req.param('chatId'), userId, async (engine) => {
+        engine.set(body.role === 'user' ? user(body.text) : assistantText(body.text));
+        await engine.save();
+        return buildChatView(engine, store);
+      });
+      return context.json(view, 200);
     })
-    .post('/chats/:chatId/reply', async (context) => {
+    .post('/chats/:chatId/reply', jsonBody(schemas.reply), async (context) => {
       const userId = userOf(context, defaultUserId);
-      const body = await readBody(context, schemas.reply);
+      const body = context.req.valid('json');
       if (languageModel === null) {
         throw new PlaygroundRequestError(
           'No model is configured: start the playground with OPENAI_API_KEY, or OPENAI_BASE_URL and OPENAI_MODEL, or write the reply by hand.',

@@ -1,7 +1,7 @@
 import type { ContextStore } from '@ctxgraph/fragments-core';
 import type { LanguageModel } from 'ai';
-import type { StoreDescription } from '../../shared/wire';
 import type { EnginePool } from '../engine-pool';
+import type { StoreDescription } from '../open-backend';
 import type { ModelChoice } from '../playground-config';
 
 /** What the route modules share: the store, the warm engines, the model and the settings. */

@@ -1,0 +1,72 @@
+import { type ReactElement, useState } from 'react';
+import type { PlaygroundInfo } from '../api';
+
+/** Props of {@link TopBar}. */
+export interface TopBarProps {
+  info: PlaygroundInfo | null;
+  userId: string | null;
+  onSwitchUser: (userId: string) => void;
+  /** False while no chat is open: the chat tools are off. */
+  chatOpen: boolean;
+  onBudget: () => void;
+  onInspect: () => void;
+}
+
+/** The user the page acts as, and a field to act as another. */
+function UserForm(props: { userId: string | null; onSwitch: (userId: string) => void }) {
+  const [draft, setDraft] = useState(props.userId ?? '');
+  const next = draft.trim();
+  return (
+    <form
+      className="user-form"
+      onSubmit={(event) => {
+        event.preventDefault();
+        if (next !== '' && next !== props.userId) props.onSwitch(next);
+      }}
+    >
+      <label className="inline">
+        <span className="muted small">user</span>
+        <input
+          aria-label="User id"
+          value={draft}
+          onChange={(event) => setDraft(event.target.value)}
+        />
+      </label>
+      <button type="submit" disabled={next === props.userId || next === ''}>
+        Switch user
+      </button>
+    </form>
+  );
+}
+
+/** The page's top bar: the store in use, the user, and the tools on the open chat. */
+export function TopBar(props: TopBarProps): ReactElement {
+  const { info } = props;
+  return (
+    <header className="topbar">
+      <div className="brand">
+        <span className="logo">◆</span> ctxgraph <span className="muted">playground</span>
+      </div>
+      {info ? (
+        <div className="store-info" data-testid="store-info" title={info.store.location}>
+          <span className="pill">{info.store.kind}</span>
+          <span className="store-location">{info.store.location}</span>
+        </div>
+      ) : null}
+      <span className="grow" />
+      {/* Keyed by the user: the field starts from the user the page acts as. */}
+      <UserForm key={props.userId ?? ''} userId={props.userId} onSwitch={props.onSwitchUser} />
+      <button
+        type="button"
+        disabled={!props.chatOpen}
+        onClick={props.onBudget}
+        title="Set a token budget: what the model would receive, what is left out and why, and the cache per call"
+      >
+        Budget & cache
+      </button>
+      <button type="button" disabled={!props.chatOpen} onClick={props.onInspect}>
+        Inspect
+      </button>
+    </header>
+  );
+}

@@ -1,0 +1,223 @@
+import {
+  type QueryClient,
+  useIsMutating,
+  useMutation,
+  useQueryClient,
+} from '@tanstack/react-query';
+import { useState } from 'react';
+import { api, type ChatView, type FlatFragment, type RendererName, streamReply } from '../api';
+import { type Notice, noticeFor, type ShowNotice } from './notice';
+import { derivedFromChat, queryKeys, refreshChatList } from './query-keys';
+import { closeChat, openChat } from './use-open-chat';
+
+/** The key every action's mutation starts with: while one runs, the page is busy. */
+const ACTION = 'action';
+
+/** Puts the chat as the server answered it in the cache, and marks what was read from it stale. */
+function chatChanged(queryClient: QueryClient, userId: string, view: ChatView): void {
+  queryClient.setQueryData(queryKeys.chat(userId, view.chat.id), view);
+  void queryClient.invalidateQueries(derivedFromChat(userId, view.chat.id));
+}
+
+/** What an action does and what it tells. */
+interface ActionSpec<Variables, Result> {
+  name: string;
+  run: (variables: Variables) => Promise<Result>;
+  /** The chat after the action, or null when it leaves none (a deleted chat). */
+  view: (result: Result) => ChatView | null;
+  /** What the notice bar says when it worked. */
+  notice?: (result: Result, variables: Variables) => Notice;
+  /** What else to do once it worked and the chat list was read again. */
+  after?: (variables: Variables) => void;
+}
+
+/**
+ * One action of the page as a mutation: it clears the notice, puts the chat it answers in the
+ * cache, says what it did (or its error), and reads the chat list's first page again (the chat it
+ * touched moves to the top). Resolves to true when it worked.
+ */
+function useAction<Variables, Result>(
+  userId: string | null,
+  show: ShowNotice,
+  spec: ActionSpec<Variables, Result>,
+): (variables: Variables) => Promise<boolean> {
+  const queryClient = useQueryClient();
+  const mutation = useMutation({
+    mutationKey: [ACTION, spec.name],
+    mutationFn: spec.run,
+    onMutate: () => show(null),
+    onSuccess: async (result, variables) => {
+      if (userId === null) return;
+      const view = spec.view(result);
+      if (view !== null) chatChanged(queryClient, userId, view);
+      if (spec.notice) show(spec.notice(result, variables));
+      await refreshChatList(queryClient, userId);
+      spec.after?.(variables);
+    },
+    onError: (error) => show(noticeFor(error)),
+  });
+  return (variables) =>
+    mutation.mutateAsync(variables).then(
+      () => true,
+      () => false,
+    );
+}
+
+const info = (title: string, message: string): Notice => ({ kind: 'info', title, message });
+const itself = (view: ChatView): ChatView => view;
+const viewOf = (answer: { view: ChatView }): ChatView => answer.view;
+
+/** The chat list's actions: create (and open), rename, delete. */
+export function useChatListActions(userId: string | null, openId: string | null, show: ShowNotice) {
+  const queryClient = useQueryClient();
+  return {
+    create: useAction(userId, show, {
+      name: 'create-chat',
+      run: async (title: string) => {
+        const created = await api.createChat(title);
+        openChat(created.chat.id);
+        return created;
+      },
+      view: itself,
+    }),
+    rename: useAction(userId, show, {
+      name: 'rename-chat',
+      run: ({ chatId, title }: { chatId: string; title: string }) => api.rename(chatId, title),
+      view: itself,
+    }),
+    remove: useAction(userId, show, {
+      name: 'delete-chat',
+      run: async (chatId: string) => {
+        await api.deleteChat(chatId);
+        if (chatId === openId) closeChat();
+        return null;
+      },
+      view: () => null,
+      // Forgotten once the page has left it (a query still in use would be read again): going
+      // back to its address then reads it afresh and says it is gone.
+      after: (chatId) => {
+        if (userId !== null)
+          queryClient.removeQueries({ queryKey: queryKeys.chat(userId, chatId) });
+      },
+    }),
+  };
+}
+
+/** Every action on the open chat `chatId`, each a mutation; `busy` while any action runs. */
+export function useChatActions(userId: string | null, chatId: string, show: ShowNotice) {
+  const queryClient = useQueryClient();
+  // The message sent to the model and its reply so far, while the reply streams.
+  const [exchange, setExchange] = useState<{ user: string; reply: string } | null>(null);
+
+  const actions = {
+    say: useAction(userId, show, {
+      name: 'say',
+      run: ({ role, text }: { role: 'user' | 'assistant'; text: string }) =>
+        api.say(chatId, role, text),
+      view: itself,
+    }),
+    ask: useAction(userId, show, {
+      name: 'ask',
+      run: ({ text, renderer }: { text: string; renderer: RendererName }) =>
+        streamReply(chatId, text, renderer, (delta) =>
+          setExchange((old) => (old === null ? old : { ...old, reply: old.reply + delta })),
+        ),
+      view: itself,
+    }),
+    rewind: useAction(userId, show, {
+      name: 'rewind',
+      run: (messageId: string) => api.rewind(chatId, messageId),
+      view: viewOf,
+      notice: ({ result }) =>
+        info('New branch', `Now on ${result.name}, continuing from that message.`),
+    }),
+    checkpoint: useAction(userId, show, {
+      name: 'checkpoint',
+      run: ({ name, messageId }: { name: string; messageId: string | null }) =>
+        api.checkpoint(chatId, name, messageId),
+      view: viewOf,
+      notice: (_answer, { name }) => info('Done', `Checkpoint “${name}” saved.`),
+    }),
+    restore: useAction(userId, show, {
+      name: 'restore',
+      run: (name: string) => api.restore(chatId, name),
+      view: viewOf,
+      notice: ({ result }, name) =>
+        info('Restored', `“${name}” restored on the new branch ${result.name}.`),
+    }),
+    btw: useAction(userId, show, {
+      name: 'btw',
+      run: () => api.btw(chatId),
+      view: viewOf,
+      notice: ({ result, view }) =>
+        info(
+          'Side branch',
+          `Side branch ${result.name} starts at the current message; you stay on ${view.branch}.`,
+        ),
+    }),
+    switchBranch: useAction(userId, show, {
+      name: 'switch-branch',
+      run: (branch: string) => api.switchBranch(chatId, branch),
+      view: viewOf,
+    }),
+    deleteBranch: useAction(userId, show, {
+      name: 'delete-branch',
+      run: ({ branch, activate }: { branch: string; activate: string | undefined }) =>
+        api.deleteBranch(chatId, branch, { ...(activate ? { activate } : {}), dryRun: false }),
+      view: viewOf,
+      notice: ({ result, view }, { branch }) =>
+        info(
+          'Branch deleted',
+          `${branch} is gone, with ${result.nodes} ${result.nodes === 1 ? 'message' : 'messages'} only it reached; you are on ${view.branch}.`,
+        ),
+    }),
+    compact: useAction(userId, show, {
+      name: 'compact',
+      run: ({ keepTurns, summary }: { keepTurns: number; summary: string | undefined }) =>
+        api.compact(chatId, keepTurns, summary),
+      view: viewOf,
+      notice: ({ result }) =>
+        result === null
+          ? info('Nothing to compact', 'Every message is within the turns kept.')
+          : info(
+              'Compacted',
+              `${result.compaction.coveredMessages} messages are replaced by a summary, ${result.compaction.tokens.saved} tokens fewer per call.`,
+            ),
+    }),
+  };
+
+  // Saving the context is the context pane's own: its errors show there, not in the notice bar.
+  const saveContext = useMutation({
+    mutationFn: (fragments: FlatFragment[] | readonly unknown[]) =>
+      api.saveContext(chatId, fragments),
+    onSuccess: (view) => {
+      if (userId !== null) chatChanged(queryClient, userId, view);
+    },
+  });
+
+  return {
+    ...actions,
+    /** Sends a user message to the model; the reply streams into `streaming`. */
+    ask: async (text: string, renderer: RendererName): Promise<boolean> => {
+      setExchange({ user: text, reply: '' });
+      try {
+        return await actions.ask({ text, renderer });
+      } finally {
+        setExchange(null);
+        // The user's message is saved even when the model fails: read the chat (and what
+        // depends on it) again.
+        if (userId !== null)
+          void queryClient.invalidateQueries({ queryKey: queryKeys.chat(userId, chatId) });
+      }
+    },
+    /** The model's reply as it streams in, or null. */
+    streaming: exchange?.reply ?? null,
+    /** The user message sent to the model, shown until the saved chat comes back. */
+    pendingUser: exchange?.user ?? null,
+    saveContext: saveContext.mutateAsync,
+    busy: useIsMutating({ mutationKey: [ACTION] }) > 0,
+  };
+}
+
+/** The open chat's actions and their state, as {@link useChatActions} answers them. */
+export type ChatActions = ReturnType<typeof useChatActions>;
