@@ -1,66 +1,28 @@
-import { toModelMessages } from '@ctxgraph/codecs';
 import {
-  BranchExistsError,
   type BranchRecord,
-  BudgetExceededError,
-  type BudgetShortfall,
   type ChatRecord,
   CheckpointNotFoundError,
   type CheckpointRecord,
-  type CommitMessage,
   type ContextFragment,
   type ContextLaneRecord,
   type ContextRenderer,
-  type ContextStore,
   EngineError,
-  type EngineRecord,
-  HeadConflictError,
-  type HeadState,
-  isFragment,
-  isLazyFragment,
-  isMessageFragment,
-  type JsonObject,
-  type JsonValue,
-  MessageIdConflictError,
-  type MessageNodeRecord,
-  MessageNotFoundError,
-  nextBranchName,
   type Page,
   type PruneResult,
   type SearchHit,
-  type Tokenizer,
-  UnsupportedCapabilityError,
   ValidationError,
 } from '@ctxgraph/fragments-core';
 import { assertIdentifier } from '@ctxgraph/fragments-core/store-kit';
-import type { UIMessage } from 'ai';
-import { BranchView } from './branch-view';
 import {
   type BranchComparisonReport,
   type CompareBranchesOptions,
   compareBranches,
 } from './branches/compare-branches';
 import { type CompactedDropReport, dropCompactedOriginals } from './branches/drop-compacted';
-import { pruneOf } from './branches/retention';
-import { type SearchOptions, searchInput, searchOf } from './branches/search';
-// --- budget (issue #14) ---
-import { toMarkedModelMessages } from './budget/cache-markers';
+import { type SearchOptions, searchInput } from './branches/search';
+import { BudgetPlanner } from './budget/budgeted-resolve';
+import { type CheckedBudget, checkBudget } from './budget/fit-to-budget';
 import {
-  type BudgetMemory,
-  type BudgetReport,
-  checkBudget,
-  fitToBudget,
-} from './budget/fit-to-budget';
-import { TokenCounter } from './budget/token-counter';
-// --- end budget ---
-import {
-  type AutoCompaction,
-  type CheckedAutoCompact,
-  compactForBudget,
-  wantsCompaction,
-} from './compaction/auto-compact';
-import {
-  type CompactionContext,
   type CompactionResult,
   type CompactOptions,
   carrySummary,
@@ -68,16 +30,9 @@ import {
   compactBranch,
 } from './compaction/compact';
 import {
-  lastShownIdWithRole,
-  shownMessageCount,
-  visibleConversation,
-  wholeChainNodes,
-} from './compaction/compacted-view';
-import {
   type ChatUpdate,
   type CheckpointOptions,
   type ContextEngineOptions,
-  type ContextSerializer,
   checkEngineOptions,
   type DeleteBranchOptions,
   type EnginePruneResult,
@@ -92,12 +47,16 @@ import {
   type SwitchBranchOptions,
   type UsageOptions,
 } from './context-engine-options';
-import { buildSnapshot, type InspectOptions, type InspectSnapshot } from './inspect';
-import { MessageValidator } from './message-validator';
-import { DEFAULT_MODEL_PRICES, type ModelPrices, modelPricesProblem } from './model-prices';
-import { PendingLane } from './pending-lane';
-import { RecordKeepingStore } from './record-keeping-store';
-import { totalUsage, type UsageTotals } from './usage/message-usage';
+import { ContextLane } from './context-lane/context-lane';
+import { bindLazy, routeFragments } from './conversation/conversation';
+import { saveTurn } from './conversation/save-turn';
+import { type InspectOptions, type InspectSnapshot, inspectChat } from './inspect';
+import { modelPricesProblem } from './model-prices';
+import { ChatSession } from './session/chat-session';
+import { forkBranch } from './session/fork-branch';
+import { requireAbility } from './session/store-abilities';
+import { chatUsage, pricesFor } from './usage/chat-usage';
+import type { UsageTotals } from './usage/message-usage';
 
 export type {
   ChatUpdate,
@@ -136,77 +95,50 @@ export type {
  * ```
  */
 export class ContextEngine {
-  readonly #store: RecordKeepingStore;
-  readonly #chatId: string;
-  readonly #userId: string;
-  readonly #metadata: JsonObject | undefined;
+  /** The open chat: store, ids, call-order queue, branch view, pending lane, validator. */
+  readonly #session: ChatSession;
+  readonly #lane: ContextLane;
+  readonly #planner: BudgetPlanner;
   readonly #renderer: ContextRenderer | undefined;
-  readonly #onInvalidMessage: 'throw' | 'skip';
-  readonly #maxSaveAttempts: number;
-  readonly #prices: ModelPrices | undefined;
-  readonly #validator: MessageValidator;
-
-  readonly #serializer: ContextSerializer;
-  /** compaction/: the engine's `autoCompact` option, checked. */
-  readonly #autoCompact: CheckedAutoCompact | undefined;
-  // --- budget (issue #14) ---
-  readonly #tokenizer: Tokenizer;
-  readonly #counter = new TokenCounter();
-  /** Per branch: the last budgeted input's segment hashes, for the prefix report only. */
-  readonly #budgetMemory = new Map<string, BudgetMemory>();
-  // --- end budget ---
-  /**
-   * The context lane. Never changed in place (every change makes a new array), so an operation
-   * keeps exactly the lane it was called with.
-   */
-  #fragments: readonly ContextFragment[] = [];
-  /** Changes whenever the lane is replaced (not when `set()` appends to it). */
-  #contextOrigin: object = {};
-  /** `loadContext()` calls not finished yet: operations called meanwhile read the lane late. */
-  #contextLoads = 0;
-  /** The context revision last loaded or saved, or undefined when never. */
-  #contextRevision: number | undefined;
-  readonly #pending = new PendingLane();
-  readonly #view: BranchView;
-  #chat: ChatRecord | null = null;
-  #queue: Promise<unknown> = Promise.resolve();
 
   constructor(options: ContextEngineOptions) {
     const settings = checkEngineOptions(options);
-    // The engine's records live beside each message, whatever the store (record-keeping-store.ts).
-    this.#store = new RecordKeepingStore(settings.store);
-    this.#chatId = settings.chatId;
-    this.#userId = settings.userId;
-    this.#metadata = settings.metadata;
+    this.#session = new ChatSession({
+      store: settings.store,
+      chatId: settings.chatId,
+      userId: settings.userId,
+      metadata: settings.metadata,
+      messageSchemas: settings.messageSchemas,
+      settings: {
+        maxAttempts: settings.maxSaveAttempts,
+        onInvalidMessage: settings.onInvalidMessage,
+        tokenizer: settings.tokenizer,
+        prices: settings.prices,
+      },
+    });
+    this.#lane = new ContextLane(settings.serializer);
+    this.#planner = new BudgetPlanner(settings.autoCompact);
     this.#renderer = settings.renderer;
-    this.#onInvalidMessage = settings.onInvalidMessage;
-    this.#maxSaveAttempts = settings.maxSaveAttempts;
-    this.#tokenizer = settings.tokenizer;
-    this.#prices = settings.prices;
-    this.#validator = new MessageValidator(settings.messageSchemas);
-    this.#serializer = settings.serializer;
-    this.#autoCompact = settings.autoCompact;
-    this.#view = new BranchView(this.#store, settings.chatId, this.#validator);
   }
 
   /** The chat id. */
   get chatId(): string {
-    return this.#chatId;
+    return this.#session.chatId;
   }
 
   /** The user this engine works for. */
   get userId(): string {
-    return this.#userId;
+    return this.#session.userId;
   }
 
   /** The active branch (`main` until the chat is opened, then the chat's active branch). */
   get branch(): string {
-    return this.#view.branch;
+    return this.#session.view.branch;
   }
 
   /** The head of the active branch as last seen, or undefined when it has no message. */
   get headMessageId(): string | undefined {
-    return this.#view.headMessageId ?? undefined;
+    return this.#session.view.headMessageId ?? undefined;
   }
 
   /**
@@ -214,14 +146,7 @@ export class ContextEngine {
    * of this engine), or null before the engine opened it.
    */
   get chat(): ChatRecord | null {
-    const chat = this.#chat;
-    if (
-      chat !== null &&
-      (chat.version !== this.#view.version || chat.rewrittenAt !== this.#view.rewrittenAt)
-    ) {
-      this.#chat = { ...chat, version: this.#view.version, rewrittenAt: this.#view.rewrittenAt };
-    }
-    return this.#chat;
+    return this.#session.chat;
   }
 
   /**
@@ -231,41 +156,15 @@ export class ContextEngine {
    * `resolve()` shows can always be saved; a bad fragment throws and none of them is added.
    */
   set(...fragments: ContextFragment[]): this {
-    const messages: Array<{ fragment: ContextFragment; index: number }> = [];
-    const context: ContextFragment[] = [];
-    fragments.forEach((fragment, index) => {
-      if (!isFragment(fragment)) {
-        throw new ValidationError(
-          `set(...fragments): fragments[${index}] is not a fragment (expected an object with a string name and data).`,
-          {
-            issues: [{ path: `fragments[${index}]`, message: 'expected a fragment' }],
-          },
-        );
-      }
-      if (!isMessageFragment(fragment)) {
-        context.push(fragment);
-        return;
-      }
-      if (!isLazyFragment(fragment) && typeof fragment.codec?.encode !== 'function') {
-        throw new ValidationError(
-          `set(...fragments): message fragment "${fragment.name}" at fragments[${index}] has no codec; build messages with user(), assistant(), assistantText() or message().`,
-          {
-            issues: [
-              { path: `fragments[${index}].codec`, message: 'message fragments need a codec' },
-            ],
-          },
-        );
-      }
-      messages.push({ fragment, index });
-    });
-    this.#pending.add(messages);
-    if (context.length > 0) this.#fragments = [...this.#fragments, ...context];
-    if (messages.some(({ fragment }) => isLazyFragment(fragment))) {
+    const routed = routeFragments(fragments);
+    const session = this.#session;
+    session.pending.add(routed.messages);
+    this.#lane.add(routed.context);
+    if (routed.lazy) {
       // A lazy correction targets what the caller was looking at: bind it after the calls before
       // it have run, from the view they left (or, with no view yet, when first used).
-      const ticket = this.#pending.ticket;
-      this.#exclusive(async () => {
-        if (this.#view.loaded) this.#bindLazy(ticket);
+      session.run(async (ticket) => {
+        if (session.view.loaded) bindLazy(session, ticket);
       });
     }
     return this;
@@ -273,7 +172,7 @@ export class ContextEngine {
 
   /** Renders the context fragments (not the messages) with `renderer` or the engine's default. */
   render(renderer?: ContextRenderer): string {
-    return this.#pickRenderer(renderer, 'render(renderer)').render(this.#fragments);
+    return pickRenderer(renderer, this.#renderer, 'render(renderer)').render(this.#lane.fragments);
   }
 
   /**
@@ -294,41 +193,18 @@ export class ContextEngine {
         ),
       );
     }
-    let budget: ReturnType<typeof checkBudget> | undefined;
+    let budget: CheckedBudget | undefined;
     try {
       if (options?.budget !== undefined) budget = checkBudget('resolve(options)', options.budget);
     } catch (error) {
       return Promise.reject(error);
     }
-    const ticket = this.#pending.ticket;
-    const context = this.#contextAtCall();
-    return this.#exclusive(async () => {
-      const renderer = this.#pickRenderer(options?.renderer, 'resolve(options)');
-      const opened = await this.#open();
-      if (budget !== undefined) {
-        // compaction/: compact instead of leaving history out, when the app opted in.
-        const compaction = await this.#compactForBudget(
-          budget,
-          renderer,
-          context ?? this.#fragments,
-          ticket,
-          opened,
-        );
-        const result = await this.#resolveWithin(
-          budget,
-          renderer,
-          context ?? this.#fragments,
-          ticket,
-          format,
-          // A compaction that ran may have moved the head: then the state openChat read is stale.
-          compaction === undefined ? opened : undefined,
-        );
-        return compaction === undefined ? result : { ...result, compaction };
-      }
-      const systemPrompt = renderer.render(context ?? this.#fragments);
-      const messages = await this.#conversation(ticket, opened);
-      if (format === 'model') return { systemPrompt, messages: await toModelMessages(messages) };
-      return { systemPrompt, messages };
+    const context = this.#lane.atCall();
+    return this.#session.run(async (ticket) => {
+      const renderer = pickRenderer(options?.renderer, this.#renderer, 'resolve(options)');
+      const opened = await this.#session.open();
+      const call = { budget, renderer, fragments: context(), ticket, format };
+      return this.#planner.resolve(this.#session, call, opened);
     });
   }
 
@@ -341,43 +217,8 @@ export class ContextEngine {
    * messages stay pending.
    */
   save(): Promise<SaveResult> {
-    const ticket = this.#pending.ticket;
-    return this.#exclusive(async () => {
-      const opened = this.#chat === null ? await this.#open() : undefined;
-      if (this.#pending.before(ticket).length === 0) return { headMessageId: this.headMessageId };
-      if (this.#pending.hasUnbound(ticket)) {
-        await this.#view.sync(opened);
-        this.#bindLazy(ticket);
-      }
-      // A turn of plain text messages is validated at once; anything else by the AI SDK.
-      const messages =
-        this.#pending.messagesNow(ticket, this.#validator) ??
-        (await this.#pending.messages(ticket, this.#validator));
-      const records = this.#pending.engineRecords(ticket);
-      const batch: CommitMessage[] = messages.map((message) => {
-        const engineRecord = keptRecord(
-          this.#view.chain.node(message.id),
-          records?.get(message.id),
-        );
-        return engineRecord === undefined
-          ? { id: message.id, message }
-          : { id: message.id, message, engineRecord };
-      });
-      try {
-        if (this.#store.capabilities.append === true && typeof this.#store.append === 'function') {
-          const result = await this.#store.append({
-            chatId: this.#chatId,
-            branch: this.#view.branch,
-            messages: batch,
-          });
-          this.#view.applyWrite(result.previousHeadId, result, messages);
-        } else {
-          await this.#commitOnTop(batch, messages);
-        }
-      } catch (error) {
-        throw this.#explainSaveError(error);
-      }
-      this.#pending.drop(ticket);
+    return this.#session.run(async (ticket) => {
+      await saveTurn(this.#session, ticket);
       return { headMessageId: this.headMessageId };
     });
   }
@@ -387,10 +228,10 @@ export class ContextEngine {
    * were on is kept. Pending messages stay pending and will be saved on the new branch.
    */
   rewind(messageId: string): Promise<BranchRecord> {
-    return this.#exclusive(async () => {
+    return this.#session.run(async () => {
       assertIdentifier('rewind(messageId)', 'messageId', messageId);
-      await this.#open();
-      return this.#fork(messageId, true);
+      await this.#session.open();
+      return forkBranch(this.#session, messageId, true);
     });
   }
 
@@ -398,35 +239,30 @@ export class ContextEngine {
   checkpoint(name: string, options?: CheckpointOptions): Promise<CheckpointRecord> {
     const problem = optionsProblem('checkpoint(name, options)', options);
     if (problem) return Promise.reject(problem);
-    return this.#exclusive(async () => {
+    const { store, chatId, view } = this.#session;
+    return this.#session.run(async () => {
       assertIdentifier('checkpoint(name)', 'name', name);
-      await this.#open();
-      const { headMessageId } = await this.#store.getHead({
-        chatId: this.#chatId,
-        branch: this.#view.branch,
-      });
+      await this.#session.open();
+      const { headMessageId } = await store.getHead({ chatId, branch: view.branch });
       if (headMessageId === null) {
         throw new EngineError(
-          `checkpoint("${name}"): branch "${this.#view.branch}" has no saved message yet; save() before taking a checkpoint.`,
+          `checkpoint("${name}"): branch "${view.branch}" has no saved message yet; save() before taking a checkpoint.`,
         );
       }
-      return this.#store.createCheckpoint({
-        chatId: this.#chatId,
-        name,
-        messageId: headMessageId,
-        replace: options?.replace === true,
-      });
+      const replace = options?.replace === true;
+      return store.createCheckpoint({ chatId, name, messageId: headMessageId, replace });
     });
   }
 
   /** Goes back to a checkpoint on a new branch (like `rewind()` to the checkpoint's message). */
   restore(name: string): Promise<BranchRecord> {
-    return this.#exclusive(async () => {
+    const { store, chatId } = this.#session;
+    return this.#session.run(async () => {
       assertIdentifier('restore(name)', 'name', name);
-      await this.#open();
-      const checkpoint = await this.#store.getCheckpoint({ chatId: this.#chatId, name });
-      if (checkpoint === null) throw new CheckpointNotFoundError(this.#chatId, name);
-      return this.#fork(checkpoint.messageId, true);
+      await this.#session.open();
+      const checkpoint = await store.getCheckpoint({ chatId, name });
+      if (checkpoint === null) throw new CheckpointNotFoundError(chatId, name);
+      return forkBranch(this.#session, checkpoint.messageId, true);
     });
   }
 
@@ -447,21 +283,17 @@ export class ContextEngine {
         ),
       );
     }
-    const ticket = this.#pending.ticket;
-    return this.#exclusive(async () => {
+    const session = this.#session;
+    return session.run(async (ticket) => {
       assertIdentifier('switchBranch(name)', 'name', name);
-      await this.#open();
-      // compaction/: the summary of the branch left goes onto the destination before the switch.
-      if (carry !== undefined && name !== this.#view.branch) {
-        await carrySummary(this.#compaction(), {
-          fromBranch: this.#view.branch,
-          toBranch: name,
-          summarize: carry.summarize,
-        });
-      }
-      const branch = await this.#store.setActiveBranch({ chatId: this.#chatId, name });
-      this.#pending.drop(ticket);
-      this.#view.moveTo(branch);
+      await session.open();
+      const fromBranch = session.view.branch;
+      // The summary of the branch left goes onto the destination before the switch.
+      if (carry !== undefined && name !== fromBranch)
+        await carrySummary(session, { fromBranch, toBranch: name, summarize: carry.summarize });
+      const branch = await session.store.setActiveBranch({ chatId: session.chatId, name });
+      session.pending.drop(ticket);
+      session.view.moveTo(branch);
       return branch;
     });
   }
@@ -481,9 +313,9 @@ export class ContextEngine {
     } catch (error) {
       return Promise.reject(error);
     }
-    return this.#exclusive(async () => {
-      await this.#open();
-      return compactBranch(this.#compaction(), checked);
+    return this.#session.run(async () => {
+      await this.#session.open();
+      return compactBranch(this.#session, checked);
     });
   }
 
@@ -492,13 +324,11 @@ export class ContextEngine {
    * messages stay pending on the current branch.
    */
   btw(): Promise<BranchRecord> {
-    return this.#exclusive(async () => {
-      await this.#open();
-      const { headMessageId } = await this.#store.getHead({
-        chatId: this.#chatId,
-        branch: this.#view.branch,
-      });
-      return this.#fork(headMessageId, false);
+    const { store, chatId, view } = this.#session;
+    return this.#session.run(async () => {
+      await this.#session.open();
+      const { headMessageId } = await store.getHead({ chatId, branch: view.branch });
+      return forkBranch(this.#session, headMessageId, false);
     });
   }
 
@@ -513,16 +343,17 @@ export class ContextEngine {
     right: string,
     options?: CompareBranchesOptions,
   ): Promise<BranchComparisonReport> {
-    const problem =
-      optionsProblem('compareBranches(left, right, options)', options) ??
-      modelPricesProblem('compareBranches(left, right, options)', options?.prices);
+    const method = 'compareBranches(left, right, options)';
+    const problem = optionsProblem(method, options) ?? modelPricesProblem(method, options?.prices);
     if (problem) return Promise.reject(problem);
-    return this.#exclusive(async () => {
+    const session = this.#session;
+    return session.run(async () => {
       assertIdentifier('compareBranches(left, right)', 'left', left);
       assertIdentifier('compareBranches(left, right)', 'right', right);
-      await this.#open();
-      return compareBranches(this.#store, this.#chatId, { left, right }, this.#tokenizer, {
-        ...this.#prices,
+      await session.open();
+      const { tokenizer, prices } = session.settings;
+      return compareBranches(session.store, session.chatId, { left, right }, tokenizer, {
+        ...prices,
         ...options?.prices,
       });
     });
@@ -536,10 +367,10 @@ export class ContextEngine {
   search(query: string, options?: SearchOptions): Promise<Page<SearchHit>> {
     const problem = optionsProblem('search(query, options)', options);
     if (problem) return Promise.reject(problem);
-    return this.#exclusive(async () => {
-      const search = searchOf(this.#store, 'search(query)');
+    return this.#session.run(async () => {
+      const search = requireAbility(this.#session.abilities, 'search', 'search(query)');
       // After opening: the engine's branch is the chat's active one only from then on.
-      await this.#open();
+      await this.#session.open();
       return search(searchInput(query, options ?? {}, this));
     });
   }
@@ -554,25 +385,23 @@ export class ContextEngine {
   deleteBranch(name: string, options?: DeleteBranchOptions): Promise<PruneResult> {
     const problem = optionsProblem('deleteBranch(name, options)', options);
     if (problem) return Promise.reject(problem);
-    const ticket = this.#pending.ticket;
-    return this.#exclusive(async () => {
-      const prune = pruneOf(this.#store, 'deleteBranch(name)');
+    const session = this.#session;
+    return session.run(async (ticket) => {
+      const prune = requireAbility(session.abilities, 'prune', 'deleteBranch(name)');
       assertIdentifier('deleteBranch(name)', 'name', name);
-      await this.#open();
+      await session.open();
+      const { chatId, view } = session;
       const result = await prune({
-        chatId: this.#chatId,
+        chatId,
         deleteBranches: [name],
         ...(options?.activate === undefined ? {} : { activate: options.activate }),
         ...(options?.dryRun === undefined ? {} : { dryRun: options.dryRun }),
       });
-      if (!result.dryRun && name === this.#view.branch) {
-        const branch = await this.#store.getBranch({
-          chatId: this.#chatId,
-          name: result.activeBranch,
-        });
+      if (!result.dryRun && name === view.branch) {
+        const branch = await session.store.getBranch({ chatId, name: result.activeBranch });
         if (branch !== null) {
-          this.#pending.drop(ticket);
-          this.#view.moveTo(branch);
+          session.pending.drop(ticket);
+          view.moveTo(branch);
         }
       }
       return result;
@@ -590,14 +419,16 @@ export class ContextEngine {
   prune(options?: PruneOptions): Promise<EnginePruneResult> {
     const problem = optionsProblem('prune(options)', options) ?? pruneOptionsProblem(options);
     if (problem) return Promise.reject(problem);
-    return this.#exclusive(async () => {
-      const prune = pruneOf(this.#store, 'prune(options)');
-      await this.#open();
+    const session = this.#session;
+    return session.run(async () => {
+      const prune = requireAbility(session.abilities, 'prune', 'prune(options)');
+      await session.open();
+      const { chatId } = session;
       const dryRun = options?.dryRun === true;
-      const result = await prune({ chatId: this.#chatId, dryRun });
+      const result = await prune({ chatId, dryRun });
       const compacted: CompactedDropReport =
         options?.compacted === 'drop'
-          ? await dropCompactedOriginals(this.#store, { chatId: this.#chatId, dryRun })
+          ? await dropCompactedOriginals(session, { chatId, dryRun })
           : { nodes: 0, bytes: 0, tombstoneBytes: 0, messageIds: [] };
       return { ...result, compacted };
     });
@@ -608,36 +439,36 @@ export class ContextEngine {
    * example one whose id belongs to another branch). Resolves to how many were dropped.
    */
   discardPending(): Promise<number> {
-    const ticket = this.#pending.ticket;
-    return this.#exclusive(async () => {
-      const count = this.#pending.before(ticket).length;
-      this.#pending.drop(ticket);
+    const { pending } = this.#session;
+    return this.#session.run(async (ticket) => {
+      const count = pending.before(ticket).length;
+      pending.drop(ticket);
       return count;
     });
   }
 
   /** Sets the chat title and merges metadata; returns the chat as stored. */
   updateChat(update: ChatUpdate): Promise<ChatRecord> {
-    return this.#exclusive(async () => {
+    const session = this.#session;
+    return session.run(async () => {
       if (typeof update !== 'object' || update === null) {
         throw new ValidationError(
           'updateChat(update): update must be an object with title and/or metadata.',
         );
       }
-      await this.#open();
-      const chat = await this.#store.updateChat({
-        chatId: this.#chatId,
+      await session.open();
+      session.chat = await session.store.updateChat({
+        chatId: session.chatId,
         ...(update.title === undefined ? {} : { title: update.title }),
         ...(update.metadata === undefined ? {} : { metadata: update.metadata }),
       });
-      this.#chat = chat;
-      return this.chat as ChatRecord;
+      return session.chat as ChatRecord;
     });
   }
 
   /** The context fragments (the system-context lane), in order. */
   get context(): readonly ContextFragment[] {
-    return this.#fragments;
+    return this.#lane.fragments;
   }
 
   /**
@@ -645,21 +476,7 @@ export class ContextEngine {
    * called before keep the lane they were called with. Chainable.
    */
   replaceContext(fragments: readonly ContextFragment[]): this {
-    if (!Array.isArray(fragments)) {
-      throw new ValidationError('replaceContext(fragments): fragments must be an array.', {
-        issues: [{ path: 'fragments', message: 'expected an array' }],
-      });
-    }
-    fragments.forEach((fragment, index) => {
-      if (!isFragment(fragment) || isMessageFragment(fragment)) {
-        throw new ValidationError(
-          `replaceContext(fragments): fragments[${index}] is not a context fragment (messages go through set()).`,
-          { issues: [{ path: `fragments[${index}]`, message: 'expected a non-message fragment' }] },
-        );
-      }
-    });
-    this.#fragments = fragments.slice();
-    this.#contextOrigin = {};
+    this.#lane.replace(fragments);
     return this;
   }
 
@@ -668,33 +485,7 @@ export class ContextEngine {
    * and makes it this engine's context, replacing what was set. Resolves to the fragments.
    */
   loadContext(): Promise<readonly ContextFragment[]> {
-    const origin = this.#contextOrigin;
-    const setBefore = this.#fragments.length;
-    this.#contextLoads += 1;
-    return this.#exclusive(async () => {
-      const store = this.#contextStore('loadContext()');
-      await this.#open();
-      const lane = await store.getContext(this.#chatId);
-      const fragments = lane.fragments.map((json, index) => {
-        try {
-          return this.#serializer.toFragment(json);
-        } catch (error) {
-          throw new ValidationError(
-            `loadContext(): stored context fragment ${index} of chat "${this.#chatId}" cannot be read: ${(error as Error).message}`,
-            { cause: error },
-          );
-        }
-      });
-      // In call order: fragments set after this call stay on top; a replaceContext() after it wins.
-      if (this.#contextOrigin === origin) {
-        this.#fragments = [...fragments, ...this.#fragments.slice(setBefore)];
-        this.#contextOrigin = {};
-      }
-      this.#contextRevision = lane.revision;
-      return fragments;
-    }).finally(() => {
-      this.#contextLoads -= 1;
-    });
+    return this.#lane.load(this.#session);
   }
 
   /**
@@ -704,31 +495,9 @@ export class ContextEngine {
    * `ContextConflictError` and writes nothing.
    */
   saveContext(): Promise<ContextLaneRecord> {
-    const contextAtCall = this.#contextAtCall();
-    return this.#exclusive(async () => {
-      const store = this.#contextStore('saveContext()');
-      const fragments = (contextAtCall ?? this.#fragments).map((fragment, index) => {
-        try {
-          return this.#serializer.fromFragment(fragment) as JsonValue;
-        } catch (error) {
-          throw new ValidationError(
-            `saveContext(): context fragment ${index} ("${fragment.name}") cannot be serialized: ${(error as Error).message}`,
-            { cause: error },
-          );
-        }
-      });
-      await this.#open();
-      const saved = await store.saveContext({
-        chatId: this.#chatId,
-        fragments,
-        ...(this.#contextRevision === undefined ? {} : { expectedRevision: this.#contextRevision }),
-      });
-      this.#contextRevision = saved.revision;
-      return saved;
-    });
+    return this.#lane.save(this.#session);
   }
 
-  // --- usage (issue #14) ---
   /**
    * Recorded usage (assistant messages saved through `withUsage`) added up, with its cost from
    * the price table: over the active branch's saved messages (`scope: 'branch'`, the default) or
@@ -747,19 +516,11 @@ export class ContextEngine {
         ),
       );
     }
-    return this.#exclusive(async () => {
-      await this.#open();
-      const prices = { ...DEFAULT_MODEL_PRICES, ...this.#prices, ...options?.prices };
-      if (scope === 'chat') {
-        const graph = await this.#store.getGraph(this.#chatId);
-        return totalUsage(graph.nodes, prices);
-      }
-      await this.#view.sync();
-      // compaction/: a cache read back to a compaction's boundary holds only part of the chain.
-      return totalUsage(await wholeChainNodes(this.#store, this.#chatId, this.#view.chain), prices);
+    return this.#session.run(async () => {
+      await this.#session.open();
+      return chatUsage(this.#session, scope, pricesFor(this.#session, options?.prices));
     });
   }
-  // --- end usage ---
 
   /**
    * A JSON-safe snapshot for debugging: token estimate (and cost when the model's price is known),
@@ -770,359 +531,15 @@ export class ContextEngine {
       optionsProblem('inspect(options)', options) ??
       modelPricesProblem('inspect(options)', options?.prices);
     if (problem) return Promise.reject(problem);
-    const ticket = this.#pending.ticket;
-    const contextAtCall = this.#contextAtCall();
-    return this.#exclusive(async () => {
-      const renderer = this.#pickRenderer(options?.renderer, 'inspect(options)');
-      const opened = await this.#open();
-      const context = contextAtCall ?? this.#fragments;
-      const rendered = renderer.render(context);
-      await this.#view.sync(opened);
-      this.#bindLazy(ticket);
-      const pending = await this.#pending.messages(ticket, this.#validator);
-      const graph = await this.#store.getGraph(this.#chatId);
-      this.#chat = graph.chat;
-      const visible = visibleConversation(this.#view.chain);
-      // --- budget and usage (issue #14) ---
-      const budget =
-        options?.budget === undefined
-          ? null
-          : this.#planDryRun(
-              checkBudget('inspect(options)', options.budget),
-              renderer,
-              context,
-              pending,
-            );
-      const prices = { ...DEFAULT_MODEL_PRICES, ...this.#prices, ...options?.prices };
-      const usage = {
-        branch: totalUsage(
-          await wholeChainNodes(this.#store, this.#chatId, this.#view.chain),
-          prices,
-        ),
-        chat: totalUsage(graph.nodes, prices),
-      };
-      // --- end budget and usage ---
-      return buildSnapshot({
+    const context = this.#lane.atCall();
+    return this.#session.run(async (ticket) => {
+      const renderer = pickRenderer(options?.renderer, this.#renderer, 'inspect(options)');
+      return inspectChat(this.#session, this.#planner, {
         options: options ?? {},
-        tokenizer: this.#tokenizer,
-        budget,
-        usage,
-        prices: this.#prices,
-        rendererFormat: renderer.format,
-        rendered,
+        renderer,
         context,
-        pending,
-        persisted: visible.entries,
-        appliedCompactionId: visible.compaction?.entry.node.id ?? null,
-        graph,
-        chatId: this.#chatId,
-        userId: this.#userId,
-        branch: this.#view.branch,
-        headMessageId: this.#view.headMessageId,
+        ticket,
       });
     });
   }
-
-  // ---------------------------------------------------------------------------------------------
-
-  /**
-   * With `autoCompact`: plans the budget without remembering anything; when the plan would leave
-   * history out or the input passes the threshold, compacts first. Undefined when it did not try.
-   */
-  async #compactForBudget(
-    budget: ReturnType<typeof checkBudget>,
-    renderer: ContextRenderer,
-    fragments: readonly ContextFragment[],
-    ticket: number,
-    opened: HeadState | undefined,
-  ): Promise<AutoCompaction | undefined> {
-    const options = this.#autoCompact;
-    if (options === undefined) return undefined;
-    await this.#view.sync(opened);
-    this.#bindLazy(ticket);
-    const pending = await this.#pending.messages(ticket, this.#validator);
-    const plan = this.#planDryRun(budget, renderer, fragments, pending);
-    if ('exceeded' in plan || !wantsCompaction(plan, options.threshold)) return undefined;
-    return compactForBudget(() =>
-      compactBranch(this.#compaction(), { summarize: options.summarize, keep: options.keep }),
-    );
-  }
-
-  #compaction(): CompactionContext {
-    return {
-      store: this.#store,
-      chatId: this.#chatId,
-      view: this.#view,
-      validator: this.#validator,
-      maxAttempts: this.#maxSaveAttempts,
-      tokenizer: this.#tokenizer,
-    };
-  }
-
-  #exclusive<T>(task: () => Promise<T>): Promise<T> {
-    const run = this.#queue.then(task, task);
-    this.#queue = run.then(ignore, ignore);
-    return run;
-  }
-
-  /** The lane as an operation called now must see it; null while a load will change it first. */
-  #contextAtCall(): readonly ContextFragment[] | null {
-    return this.#contextLoads > 0 ? null : this.#fragments;
-  }
-
-  #contextStore(method: string): Required<Pick<ContextStore, 'getContext' | 'saveContext'>> {
-    const store = this.#store;
-    if (
-      store.capabilities.contextLane !== true ||
-      typeof store.getContext !== 'function' ||
-      typeof store.saveContext !== 'function'
-    ) {
-      throw new UnsupportedCapabilityError(method, 'contextLane');
-    }
-    return store as Required<Pick<ContextStore, 'getContext' | 'saveContext'>>;
-  }
-
-  #pickRenderer(renderer: ContextRenderer | undefined, method: string): ContextRenderer {
-    return pickRenderer(renderer, this.#renderer, method);
-  }
-
-  /**
-   * Opens (or creates) the chat once; the store refuses another owner before anything else. When
-   * it opened the chat just now, returns the head state `openChat` read (the active branch's head,
-   * the chat's version and `rewrittenAt`, read together), which this operation may use instead of
-   * reading the head again; otherwise undefined.
-   */
-  async #open(): Promise<HeadState | undefined> {
-    if (this.#chat !== null) return undefined;
-    const opened = await this.#store.openChat({
-      chatId: this.#chatId,
-      userId: this.#userId,
-      ...(this.#metadata === undefined ? {} : { metadata: this.#metadata }),
-    });
-    this.#chat = opened.chat;
-    this.#view.open(opened.branch, opened.chat);
-    return {
-      headMessageId: opened.branch.headMessageId,
-      version: opened.chat.version,
-      rewrittenAt: opened.chat.rewrittenAt,
-    };
-  }
-
-  #bindLazy(ticket: number): void {
-    this.#pending.bind(ticket, () => lastShownIdWithRole(this.#view.chain, 'assistant'));
-  }
-
-  /** The saved chain followed by the pending messages, validated, lazy ones resolved in place. */
-  async #conversation(ticket: number, opened: HeadState | undefined): Promise<UIMessage[]> {
-    await this.#view.sync(opened);
-    this.#bindLazy(ticket);
-    // compaction/: what the chain shows (a compaction's summary in place of its span).
-    const visible = visibleConversation(this.#view.chain);
-    if (visible.invalid !== undefined && this.#onInvalidMessage === 'throw') {
-      const entry = visible.invalid;
-      throw new ValidationError(
-        `Stored message "${entry?.node.id}" of chat "${this.#chatId}" no longer validates: ${entry?.error?.message ?? 'invalid'} Pass onInvalidMessage: 'skip' to leave such messages out.`,
-        { cause: entry?.error },
-      );
-    }
-    // A fresh list (its messages are frozen): callers may change the array.
-    const messages = visible.messages;
-    const added = new Map<string, number>();
-    for (const message of await this.#pending.messages(ticket, this.#validator)) {
-      const index = visible.position(message.id) ?? added.get(message.id);
-      if (index === undefined) {
-        added.set(message.id, messages.length);
-        messages.push(message);
-      } else {
-        messages[index] = message;
-      }
-    }
-    return messages;
-  }
-
-  // --- budget (issue #14) ---
-  /** The plan `resolve({ budget })` would make now, remembering nothing (for `inspect()`). */
-  #planDryRun(
-    budget: ReturnType<typeof checkBudget>,
-    renderer: ContextRenderer,
-    fragments: readonly ContextFragment[],
-    pending: readonly UIMessage[],
-  ): BudgetReport | { exceeded: BudgetShortfall } {
-    const history = visibleConversation(this.#view.chain).messages;
-    try {
-      return fitToBudget({
-        budget,
-        tokenizer: this.#tokenizer,
-        counter: this.#counter,
-        renderer,
-        fragments,
-        messages: [...history, ...pending],
-        pendingFrom: history.length,
-        previous: this.#budgetMemory.get(this.#view.branch) ?? null,
-      }).report;
-    } catch (error) {
-      if (BudgetExceededError.isInstance(error)) return { exceeded: error.shortfall };
-      throw error;
-    }
-  }
-
-  /** `resolve({ budget })`: plan from this call's input, apply, remember what the next report compares with. */
-  async #resolveWithin(
-    budget: ReturnType<typeof checkBudget>,
-    renderer: ContextRenderer,
-    fragments: readonly ContextFragment[],
-    ticket: number,
-    format: 'ui' | 'model' | undefined,
-    opened: HeadState | undefined,
-  ): Promise<ResolveResult | ModelResolveResult> {
-    const conversation = await this.#conversation(ticket, opened);
-    const branch = this.#view.branch;
-    const fitted = fitToBudget({
-      budget,
-      tokenizer: this.#tokenizer,
-      counter: this.#counter,
-      renderer,
-      fragments,
-      messages: conversation,
-      pendingFrom: shownMessageCount(this.#view.chain),
-      previous: this.#budgetMemory.get(branch) ?? null,
-    });
-    this.#budgetMemory.set(branch, fitted.memory);
-    if (format !== 'model') {
-      return {
-        systemPrompt: fitted.systemPrompt,
-        messages: fitted.messages,
-        budget: fitted.report,
-      };
-    }
-    const marked = await toMarkedModelMessages(
-      fitted.systemPrompt,
-      fitted.messages,
-      fitted.report.breakpoints,
-      budget.cacheMarkers,
-    );
-    return {
-      systemPrompt: fitted.systemPrompt,
-      system: marked.system,
-      messages: marked.messages,
-      budget: fitted.report,
-    };
-  }
-  // --- end budget ---
-
-  /**
-   * The compare-and-set path, for stores without `append`: commit against the head the engine
-   * knows; when another writer moved it, the conflict names the new head and the batch is
-   * attached on top of it (a lazy correction is already bound, so it does not depend on where it
-   * lands). Backs off a little after the first few conflicts.
-   */
-  async #commitOnTop(
-    batch: readonly CommitMessage[],
-    messages: readonly UIMessage[],
-  ): Promise<void> {
-    let expectedHeadId = this.#view.headMessageId;
-    for (let attempt = 1; attempt <= this.#maxSaveAttempts; attempt += 1) {
-      try {
-        const result = await this.#store.commit({
-          chatId: this.#chatId,
-          branch: this.#view.branch,
-          expectedHeadId,
-          messages: batch,
-        });
-        this.#view.applyWrite(expectedHeadId, result, messages);
-        return;
-      } catch (error) {
-        if (!HeadConflictError.isInstance(error)) throw error;
-        expectedHeadId = error.currentHeadId;
-        if (attempt > 3) await pause(Math.random() * Math.min(2 ** attempt, 100));
-      }
-    }
-    throw new EngineError(
-      `save(): gave up after ${this.#maxSaveAttempts} attempts because other writers kept moving the head of branch "${this.#view.branch}". Nothing was written; the messages are still pending.`,
-    );
-  }
-
-  #explainSaveError(error: unknown): unknown {
-    if (MessageIdConflictError.isInstance(error) && this.#pending.isLazyTarget(error.messageId)) {
-      return new EngineError(
-        `save(): lastAssistantMessage() corrects message "${error.messageId}", which is not on branch "${this.#view.branch}" (the engine moved to another branch after the correction was set). Nothing was written; the messages are still pending (discardPending() drops them).`,
-        { cause: error },
-      );
-    }
-    return error;
-  }
-
-  /**
-   * Creates a fork of the current branch at `headMessageId`, switching to it when `activate`.
-   * A store that declares `forkBranch` names it atomically; otherwise the engine picks the next
-   * free name and, when a concurrent fork took it, the next one.
-   */
-  async #fork(headMessageId: string | null, activate: boolean): Promise<BranchRecord> {
-    const input = { chatId: this.#chatId, headMessageId, activate };
-    let branch: BranchRecord | undefined;
-    if (
-      this.#store.capabilities.forkBranch === true &&
-      typeof this.#store.forkBranch === 'function'
-    ) {
-      branch = await this.#store.forkBranch({ ...input, from: this.#view.branch });
-    } else {
-      if (headMessageId !== null) {
-        const node = await this.#store.getMessage({
-          chatId: this.#chatId,
-          messageId: headMessageId,
-        });
-        if (node === null) throw new MessageNotFoundError(this.#chatId, headMessageId);
-      }
-      for (let attempt = 1; attempt <= 100 && branch === undefined; attempt += 1) {
-        const names = (await this.#store.listBranches(this.#chatId)).map((entry) => entry.name);
-        try {
-          branch = await this.#store.createBranch({
-            ...input,
-            name: nextBranchName(this.#view.branch, names),
-          });
-        } catch (error) {
-          if (!BranchExistsError.isInstance(error)) throw error;
-          if (attempt > 3) await pause(Math.random() * Math.min(2 ** attempt, 100));
-        }
-      }
-      if (branch === undefined) {
-        throw new EngineError(
-          `Could not find a free branch name after "${this.#view.branch}" in chat "${this.#chatId}": other writers kept taking them.`,
-        );
-      }
-    }
-    if (activate) this.#view.moveTo(branch);
-    return branch;
-  }
-}
-
-/** Every runtime the engine targets has a timer; the package's types name no runtime. */
-const timers = globalThis as unknown as {
-  setTimeout(callback: () => void, milliseconds: number): unknown;
-};
-
-function pause(milliseconds: number): Promise<void> {
-  return new Promise((resolve) => timers.setTimeout(resolve, milliseconds));
-}
-
-/** A settled queue link: the next operation runs whatever the last one did. */
-function ignore(): undefined {
-  return undefined;
-}
-
-/**
- * The record a saved message gets: the one `withUsage` attached, over the engine's own record of
- * the node it replaces in place. A chat client echoes back the whole conversation (a compaction's
- * summary and replies with recorded usage included): replacing them keeps what the engine
- * recorded, and a client's copy can neither add to nor remove it. (A store that keeps records
- * also keeps a replaced node's record when none is given; this covers the others, for the nodes
- * the engine has read.)
- */
-function keptRecord(
-  replaced: MessageNodeRecord | undefined,
-  attached: EngineRecord | undefined,
-): EngineRecord | undefined {
-  const existing = replaced?.engineRecord ?? undefined;
-  if (existing === undefined) return attached;
-  return attached === undefined ? existing : { ...existing, ...attached };
 }
