@@ -15,7 +15,6 @@ import {
 import { assertIdentifier, assertJsonObject } from '@ctxgraph/fragments-core/store-kit';
 import { defaultSerializer } from '@ctxgraph/serialization';
 import type { ModelMessage, SystemModelMessage, UIMessage } from 'ai';
-import type { CompactedDropReport } from './branches/drop-compacted';
 import type { BudgetOptions, BudgetReport } from './budget/fit-to-budget';
 import {
   type AutoCompaction,
@@ -23,6 +22,7 @@ import {
   type CheckedAutoCompact,
   checkAutoCompact,
 } from './compaction/auto-compact';
+import type { CompactedDropReport } from './compaction/drop-originals';
 import type { Summarizer } from './compaction/summarizer';
 import { type ModelPrices, modelPricesProblem } from './model-prices';
 

@@ -18,7 +18,6 @@ import {
   type CompareBranchesOptions,
   compareBranches,
 } from './branches/compare-branches';
-import { type CompactedDropReport, dropCompactedOriginals } from './branches/drop-compacted';
 import { type SearchOptions, searchInput } from './branches/search';
 import { BudgetPlanner } from './budget/budgeted-resolve';
 import { type CheckedBudget, checkBudget } from './budget/fit-to-budget';
@@ -29,6 +28,7 @@ import {
   checkCompactOptions,
   compactBranch,
 } from './compaction/compact';
+import { type CompactedDropReport, dropCompactedOriginals } from './compaction/drop-originals';
 import {
   type ChatUpdate,
   type CheckpointOptions,

@@ -146,7 +146,7 @@ export interface InspectSnapshot {
 }
 
 /** Everything {@link buildSnapshot} needs from the engine. */
-export interface SnapshotInput {
+interface SnapshotInput {
   options: InspectOptions;
   tokenizer: Tokenizer;
   budget: BudgetReport | { exceeded: BudgetShortfall } | null;
@@ -171,7 +171,7 @@ export interface SnapshotInput {
 }
 
 /** Builds the snapshot, counting with the engine's tokenizer. */
-export function buildSnapshot(input: SnapshotInput): InspectSnapshot {
+function buildSnapshot(input: SnapshotInput): InspectSnapshot {
   const countTokens = (text: string): number => input.tokenizer.count(text);
   const persisted = input.persisted.flatMap((entry) => (entry.message ? [entry.message] : []));
   const messageTokens = (messages: readonly UIMessage[]): number =>

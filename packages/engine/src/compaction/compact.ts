@@ -12,7 +12,7 @@ import {
 import { assertIdentifier } from '@ctxgraph/fragments-core/store-kit';
 import { generateId, isToolUIPart, type UIMessage } from 'ai';
 import { messageText } from '../budget/token-counter';
-import type { ChainEntry } from '../chain-cache';
+import type { ChainEntry } from '../session/chain-cache';
 import type { ChatSession } from '../session/chat-session';
 import { writeMessages } from '../session/write-messages';
 import { visibleConversation } from './compacted-view';

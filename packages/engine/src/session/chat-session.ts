@@ -6,11 +6,11 @@ import type {
   JsonObject,
   Tokenizer,
 } from '@ctxgraph/fragments-core';
-import { BranchView } from '../branch-view';
-import { MessageValidator } from '../message-validator';
+import { PendingLane } from '../conversation/pending-lane';
 import type { ModelPrices } from '../model-prices';
-import { PendingLane } from '../pending-lane';
-import { RecordKeepingStore } from '../record-keeping-store';
+import { BranchView } from './branch-view';
+import { MessageValidator } from './message-validator';
+import { RecordKeepingStore } from './record-keeping-store';
 import { abilitiesOf, type StoreAbilities } from './store-abilities';
 
 /** What a session is opened with (the engine's options, checked). */

@@ -1,6 +1,6 @@
 import type { ChatGraph } from '@ctxgraph/fragments-core';
-import { wholeChainNodes } from '../compaction/compacted-view';
 import { DEFAULT_MODEL_PRICES, type ModelPrices } from '../model-prices';
+import { wholeChainNodes } from '../session/chain-reads';
 import type { ChatSession } from '../session/chat-session';
 import { totalUsage, type UsageTotals } from './message-usage';
 

@@ -14,7 +14,7 @@ import {
   splitEngineRecord,
   withoutEngineMetadata,
 } from '@ctxgraph/fragments-core';
-import { keepsEngineRecords } from './session/store-abilities';
+import { keepsEngineRecords } from './store-abilities';
 
 /**
  * The store as the engine uses it: every node it reads has the engine's record beside the
