@@ -15,7 +15,12 @@ import {
 import { assertIdentifier, assertJsonObject } from '@ctxgraph/fragments-core/store-kit';
 import { defaultSerializer } from '@ctxgraph/serialization';
 import type { ModelMessage, SystemModelMessage, UIMessage } from 'ai';
-import type { BudgetOptions, BudgetReport } from './budget/fit-to-budget';
+import {
+  type BudgetOptions,
+  type BudgetReport,
+  type CheckedBudget,
+  checkBudget,
+} from './budget/fit-to-budget';
 import {
   type AutoCompaction,
   type AutoCompactOptions,
@@ -335,4 +340,64 @@ function checkRenderer(renderer: ContextRenderer, method: string): void {
       `${method}: the renderer implements ContextRenderer specification ${JSON.stringify(renderer.specificationVersion)}, but this engine supports "v1".`,
     );
   }
+}
+
+/** `resolve()`'s options, checked. */
+export interface CheckedResolveOptions {
+  readonly format: 'ui' | 'model' | undefined;
+  readonly budget: CheckedBudget | undefined;
+}
+
+/** Checks `resolve()`'s options (the object, then `format`, then `budget`). */
+export function checkResolveOptions(options: ResolveOptions | undefined): CheckedResolveOptions {
+  const problem = optionsProblem('resolve(options)', options);
+  if (problem) throw problem;
+  const format = options?.format;
+  if (format !== undefined && format !== 'ui' && format !== 'model') {
+    throw new ValidationError(
+      `resolve(options): format must be 'ui' or 'model', received ${JSON.stringify(format)}.`,
+    );
+  }
+  const budget =
+    options?.budget === undefined ? undefined : checkBudget('resolve(options)', options.budget);
+  return { format, budget };
+}
+
+/** What is wrong with an options object that may carry `prices`, if anything. */
+export function pricedOptionsProblem(
+  method: string,
+  options: { readonly prices?: ModelPrices } | undefined,
+): ValidationError | undefined {
+  return optionsProblem(method, options) ?? modelPricesProblem(method, options?.prices);
+}
+
+/** What is wrong with `usage()`'s options, if anything. */
+export function usageOptionsProblem(
+  options: UsageOptions | undefined,
+): ValidationError | undefined {
+  const problem = pricedOptionsProblem('usage(options)', options);
+  if (problem) return problem;
+  const scope = options?.scope ?? 'branch';
+  if (scope !== 'branch' && scope !== 'chat') {
+    return new ValidationError(
+      `usage(options): scope must be 'branch' or 'chat', received ${JSON.stringify(scope)}.`,
+    );
+  }
+  return undefined;
+}
+
+/** What is wrong with `switchBranch()`'s options, if anything. */
+export function switchOptionsProblem(
+  options: SwitchBranchOptions | undefined,
+): ValidationError | undefined {
+  const problem = optionsProblem('switchBranch(name, options)', options);
+  if (problem) return problem;
+  const carry = options?.carry;
+  if (carry !== undefined && typeof carry?.summarize !== 'function') {
+    return new ValidationError(
+      'switchBranch(name, options): carry must be { summarize } with a summarizer function (for example summarizer({ model })).',
+      { issues: [{ path: 'carry.summarize', message: 'expected a function' }] },
+    );
+  }
+  return undefined;
 }

@@ -1,12 +1,10 @@
 import {
   type BranchRecord,
   type ChatRecord,
-  CheckpointNotFoundError,
   type CheckpointRecord,
   type ContextFragment,
   type ContextLaneRecord,
   type ContextRenderer,
-  EngineError,
   type Page,
   type PruneResult,
   type SearchHit,
@@ -14,46 +12,55 @@ import {
 } from '@ctxgraph/fragments-core';
 import { assertIdentifier } from '@ctxgraph/fragments-core/store-kit';
 import {
+  checkpointHead,
+  deleteBranchOf,
+  forkAtHead,
+  pruneChat,
+  restoreCheckpoint,
+  rewindTo,
+  switchToBranch,
+} from './branches/branch-operations';
+import {
   type BranchComparisonReport,
   type CompareBranchesOptions,
   compareBranches,
 } from './branches/compare-branches';
 import { type SearchOptions, searchInput } from './branches/search';
 import { BudgetPlanner } from './budget/budgeted-resolve';
-import { type CheckedBudget, checkBudget } from './budget/fit-to-budget';
 import {
   type CompactionResult,
   type CompactOptions,
-  carrySummary,
   checkCompactOptions,
   compactBranch,
 } from './compaction/compact';
-import { type CompactedDropReport, dropCompactedOriginals } from './compaction/drop-originals';
 import {
   type ChatUpdate,
+  type CheckedResolveOptions,
   type CheckpointOptions,
   type ContextEngineOptions,
   checkEngineOptions,
+  checkResolveOptions,
   type DeleteBranchOptions,
   type EnginePruneResult,
   type ModelResolveResult,
   optionsProblem,
   type PruneOptions,
   pickRenderer,
+  pricedOptionsProblem,
   pruneOptionsProblem,
   type ResolveOptions,
   type ResolveResult,
   type SaveResult,
   type SwitchBranchOptions,
+  switchOptionsProblem,
   type UsageOptions,
+  usageOptionsProblem,
 } from './context-engine-options';
 import { ContextLane } from './context-lane/context-lane';
 import { bindLazy, routeFragments } from './conversation/conversation';
 import { saveTurn } from './conversation/save-turn';
 import { type InspectOptions, type InspectSnapshot, inspectChat } from './inspect';
-import { modelPricesProblem } from './model-prices';
 import { ChatSession } from './session/chat-session';
-import { forkBranch } from './session/fork-branch';
 import { requireAbility } from './session/store-abilities';
 import { chatUsage, pricesFor } from './usage/chat-usage';
 import type { UsageTotals } from './usage/message-usage';
@@ -183,19 +190,9 @@ export class ContextEngine {
   resolve(options?: ResolveOptions & { format?: 'ui' }): Promise<ResolveResult>;
   resolve(options: ResolveOptions & { format: 'model' }): Promise<ModelResolveResult>;
   resolve(options?: ResolveOptions): Promise<ResolveResult | ModelResolveResult> {
-    const problem = optionsProblem('resolve(options)', options);
-    if (problem) return Promise.reject(problem);
-    const format = options?.format;
-    if (format !== undefined && format !== 'ui' && format !== 'model') {
-      return Promise.reject(
-        new ValidationError(
-          `resolve(options): format must be 'ui' or 'model', received ${JSON.stringify(format)}.`,
-        ),
-      );
-    }
-    let budget: CheckedBudget | undefined;
+    let checked: CheckedResolveOptions;
     try {
-      if (options?.budget !== undefined) budget = checkBudget('resolve(options)', options.budget);
+      checked = checkResolveOptions(options);
     } catch (error) {
       return Promise.reject(error);
     }
@@ -203,7 +200,7 @@ export class ContextEngine {
     return this.#session.run(async (ticket) => {
       const renderer = pickRenderer(options?.renderer, this.#renderer, 'resolve(options)');
       const opened = await this.#session.open();
-      const call = { budget, renderer, fragments: context(), ticket, format };
+      const call = { ...checked, renderer, fragments: context(), ticket };
       return this.#planner.resolve(this.#session, call, opened);
     });
   }
@@ -228,42 +225,19 @@ export class ContextEngine {
    * were on is kept. Pending messages stay pending and will be saved on the new branch.
    */
   rewind(messageId: string): Promise<BranchRecord> {
-    return this.#session.run(async () => {
-      assertIdentifier('rewind(messageId)', 'messageId', messageId);
-      await this.#session.open();
-      return forkBranch(this.#session, messageId, true);
-    });
+    return this.#session.run(() => rewindTo(this.#session, messageId));
   }
 
   /** Names the current branch head, to come back to with `restore()`. */
   checkpoint(name: string, options?: CheckpointOptions): Promise<CheckpointRecord> {
-    const problem = optionsProblem('checkpoint(name, options)', options);
-    if (problem) return Promise.reject(problem);
-    const { store, chatId, view } = this.#session;
-    return this.#session.run(async () => {
-      assertIdentifier('checkpoint(name)', 'name', name);
-      await this.#session.open();
-      const { headMessageId } = await store.getHead({ chatId, branch: view.branch });
-      if (headMessageId === null) {
-        throw new EngineError(
-          `checkpoint("${name}"): branch "${view.branch}" has no saved message yet; save() before taking a checkpoint.`,
-        );
-      }
-      const replace = options?.replace === true;
-      return store.createCheckpoint({ chatId, name, messageId: headMessageId, replace });
-    });
+    return this.#run(optionsProblem('checkpoint(name, options)', options), () =>
+      checkpointHead(this.#session, name, options?.replace === true),
+    );
   }
 
   /** Goes back to a checkpoint on a new branch (like `rewind()` to the checkpoint's message). */
   restore(name: string): Promise<BranchRecord> {
-    const { store, chatId } = this.#session;
-    return this.#session.run(async () => {
-      assertIdentifier('restore(name)', 'name', name);
-      await this.#session.open();
-      const checkpoint = await store.getCheckpoint({ chatId, name });
-      if (checkpoint === null) throw new CheckpointNotFoundError(chatId, name);
-      return forkBranch(this.#session, checkpoint.messageId, true);
-    });
+    return this.#session.run(() => restoreCheckpoint(this.#session, name));
   }
 
   /**
@@ -272,30 +246,9 @@ export class ContextEngine {
    * `carry`, a summary of the branch left is appended on the destination first.
    */
   switchBranch(name: string, options?: SwitchBranchOptions): Promise<BranchRecord> {
-    const problem = optionsProblem('switchBranch(name, options)', options);
-    if (problem) return Promise.reject(problem);
-    const carry = options?.carry;
-    if (carry !== undefined && typeof carry?.summarize !== 'function') {
-      return Promise.reject(
-        new ValidationError(
-          'switchBranch(name, options): carry must be { summarize } with a summarizer function (for example summarizer({ model })).',
-          { issues: [{ path: 'carry.summarize', message: 'expected a function' }] },
-        ),
-      );
-    }
-    const session = this.#session;
-    return session.run(async (ticket) => {
-      assertIdentifier('switchBranch(name)', 'name', name);
-      await session.open();
-      const fromBranch = session.view.branch;
-      // The summary of the branch left goes onto the destination before the switch.
-      if (carry !== undefined && name !== fromBranch)
-        await carrySummary(session, { fromBranch, toBranch: name, summarize: carry.summarize });
-      const branch = await session.store.setActiveBranch({ chatId: session.chatId, name });
-      session.pending.drop(ticket);
-      session.view.moveTo(branch);
-      return branch;
-    });
+    return this.#run(switchOptionsProblem(options), (ticket) =>
+      switchToBranch(this.#session, ticket, name, options?.carry),
+    );
   }
 
   /**
@@ -324,12 +277,7 @@ export class ContextEngine {
    * messages stay pending on the current branch.
    */
   btw(): Promise<BranchRecord> {
-    const { store, chatId, view } = this.#session;
-    return this.#session.run(async () => {
-      await this.#session.open();
-      const { headMessageId } = await store.getHead({ chatId, branch: view.branch });
-      return forkBranch(this.#session, headMessageId, false);
-    });
+    return this.#session.run(() => forkAtHead(this.#session));
   }
 
   /**
@@ -343,20 +291,20 @@ export class ContextEngine {
     right: string,
     options?: CompareBranchesOptions,
   ): Promise<BranchComparisonReport> {
-    const method = 'compareBranches(left, right, options)';
-    const problem = optionsProblem(method, options) ?? modelPricesProblem(method, options?.prices);
-    if (problem) return Promise.reject(problem);
     const session = this.#session;
-    return session.run(async () => {
-      assertIdentifier('compareBranches(left, right)', 'left', left);
-      assertIdentifier('compareBranches(left, right)', 'right', right);
-      await session.open();
-      const { tokenizer, prices } = session.settings;
-      return compareBranches(session.store, session.chatId, { left, right }, tokenizer, {
-        ...prices,
-        ...options?.prices,
-      });
-    });
+    return this.#run(
+      pricedOptionsProblem('compareBranches(left, right, options)', options),
+      async () => {
+        assertIdentifier('compareBranches(left, right)', 'left', left);
+        assertIdentifier('compareBranches(left, right)', 'right', right);
+        await session.open();
+        const { tokenizer, prices } = session.settings;
+        return compareBranches(session.store, session.chatId, { left, right }, tokenizer, {
+          ...prices,
+          ...options?.prices,
+        });
+      },
+    );
   }
 
   /**
@@ -365,9 +313,7 @@ export class ContextEngine {
    * Needs a store with `capabilities.search` (`UnsupportedCapabilityError` otherwise).
    */
   search(query: string, options?: SearchOptions): Promise<Page<SearchHit>> {
-    const problem = optionsProblem('search(query, options)', options);
-    if (problem) return Promise.reject(problem);
-    return this.#session.run(async () => {
+    return this.#run(optionsProblem('search(query, options)', options), async () => {
       const search = requireAbility(this.#session.abilities, 'search', 'search(query)');
       // After opening: the engine's branch is the chat's active one only from then on.
       await this.#session.open();
@@ -383,29 +329,9 @@ export class ContextEngine {
    * store with `capabilities.retention`.
    */
   deleteBranch(name: string, options?: DeleteBranchOptions): Promise<PruneResult> {
-    const problem = optionsProblem('deleteBranch(name, options)', options);
-    if (problem) return Promise.reject(problem);
-    const session = this.#session;
-    return session.run(async (ticket) => {
-      const prune = requireAbility(session.abilities, 'prune', 'deleteBranch(name)');
-      assertIdentifier('deleteBranch(name)', 'name', name);
-      await session.open();
-      const { chatId, view } = session;
-      const result = await prune({
-        chatId,
-        deleteBranches: [name],
-        ...(options?.activate === undefined ? {} : { activate: options.activate }),
-        ...(options?.dryRun === undefined ? {} : { dryRun: options.dryRun }),
-      });
-      if (!result.dryRun && name === view.branch) {
-        const branch = await session.store.getBranch({ chatId, name: result.activeBranch });
-        if (branch !== null) {
-          session.pending.drop(ticket);
-          view.moveTo(branch);
-        }
-      }
-      return result;
-    });
+    return this.#run(optionsProblem('deleteBranch(name, options)', options), (ticket) =>
+      deleteBranchOf(this.#session, ticket, name, options),
+    );
   }
 
   /**
@@ -418,20 +344,7 @@ export class ContextEngine {
    */
   prune(options?: PruneOptions): Promise<EnginePruneResult> {
     const problem = optionsProblem('prune(options)', options) ?? pruneOptionsProblem(options);
-    if (problem) return Promise.reject(problem);
-    const session = this.#session;
-    return session.run(async () => {
-      const prune = requireAbility(session.abilities, 'prune', 'prune(options)');
-      await session.open();
-      const { chatId } = session;
-      const dryRun = options?.dryRun === true;
-      const result = await prune({ chatId, dryRun });
-      const compacted: CompactedDropReport =
-        options?.compacted === 'drop'
-          ? await dropCompactedOriginals(session, { chatId, dryRun })
-          : { nodes: 0, bytes: 0, tombstoneBytes: 0, messageIds: [] };
-      return { ...result, compacted };
-    });
+    return this.#run(problem, () => pruneChat(this.#session, options));
   }
 
   /**
@@ -504,21 +417,10 @@ export class ContextEngine {
    * every message of the chat, on any branch (`scope: 'chat'`).
    */
   usage(options?: UsageOptions): Promise<UsageTotals> {
-    const problem =
-      optionsProblem('usage(options)', options) ??
-      modelPricesProblem('usage(options)', options?.prices);
-    if (problem) return Promise.reject(problem);
-    const scope = options?.scope ?? 'branch';
-    if (scope !== 'branch' && scope !== 'chat') {
-      return Promise.reject(
-        new ValidationError(
-          `usage(options): scope must be 'branch' or 'chat', received ${JSON.stringify(scope)}.`,
-        ),
-      );
-    }
-    return this.#session.run(async () => {
+    return this.#run(usageOptionsProblem(options), async () => {
       await this.#session.open();
-      return chatUsage(this.#session, scope, pricesFor(this.#session, options?.prices));
+      const prices = pricesFor(this.#session, options?.prices);
+      return chatUsage(this.#session, options?.scope ?? 'branch', prices);
     });
   }
 
@@ -527,19 +429,16 @@ export class ContextEngine {
    * the rendered prompt, the context / pending / persisted lanes, the chat's graph, and metadata.
    */
   inspect(options?: InspectOptions): Promise<InspectSnapshot> {
-    const problem =
-      optionsProblem('inspect(options)', options) ??
-      modelPricesProblem('inspect(options)', options?.prices);
-    if (problem) return Promise.reject(problem);
     const context = this.#lane.atCall();
-    return this.#session.run(async (ticket) => {
+    return this.#run(pricedOptionsProblem('inspect(options)', options), async (ticket) => {
       const renderer = pickRenderer(options?.renderer, this.#renderer, 'inspect(options)');
-      return inspectChat(this.#session, this.#planner, {
-        options: options ?? {},
-        renderer,
-        context,
-        ticket,
-      });
+      const call = { options: options ?? {}, renderer, context, ticket };
+      return inspectChat(this.#session, this.#planner, call);
     });
+  }
+
+  /** Runs `task` in call order, or rejects with the problem found in the call's arguments. */
+  #run<T>(problem: Error | undefined, task: (ticket: number) => Promise<T>): Promise<T> {
+    return problem === undefined ? this.#session.run(task) : Promise.reject(problem);
   }
 }
