@@ -110,19 +110,7 @@ export class ContextEngine {
 
   constructor(options: ContextEngineOptions) {
     const settings = checkEngineOptions(options);
-    this.#session = new ChatSession({
-      store: settings.store,
-      chatId: settings.chatId,
-      userId: settings.userId,
-      metadata: settings.metadata,
-      messageSchemas: settings.messageSchemas,
-      settings: {
-        maxAttempts: settings.maxSaveAttempts,
-        onInvalidMessage: settings.onInvalidMessage,
-        tokenizer: settings.tokenizer,
-        prices: settings.prices,
-      },
-    });
+    this.#session = new ChatSession(settings);
     this.#lane = new ContextLane(settings.serializer);
     this.#planner = new BudgetPlanner(settings.autoCompact);
     this.#renderer = settings.renderer;

@@ -1,27 +1,11 @@
-import type { MessageSchemas } from '@ctxgraph/codecs';
-import type {
-  ChatRecord,
-  ContextStore,
-  HeadState,
-  JsonObject,
-  Tokenizer,
-} from '@ctxgraph/fragments-core';
+import type { ChatRecord, HeadState, JsonObject, Tokenizer } from '@ctxgraph/fragments-core';
+import type { EngineSettings } from '../context-engine-options';
 import { PendingLane } from '../conversation/pending-lane';
 import type { ModelPrices } from '../model-prices';
 import { BranchView } from './branch-view';
 import { MessageValidator } from './message-validator';
 import { RecordKeepingStore } from './record-keeping-store';
 import { abilitiesOf, type StoreAbilities } from './store-abilities';
-
-/** What a session is opened with (the engine's options, checked). */
-export interface ChatSessionInput {
-  readonly store: ContextStore;
-  readonly chatId: string;
-  readonly userId: string;
-  readonly metadata: JsonObject | undefined;
-  readonly messageSchemas: MessageSchemas;
-  readonly settings: SessionSettings;
-}
 
 /** The engine's settings every feature reads. */
 export interface SessionSettings {
@@ -53,16 +37,21 @@ export class ChatSession {
   #chat: ChatRecord | null = null;
   #queue: Promise<unknown> = Promise.resolve();
 
-  constructor(input: ChatSessionInput) {
+  constructor(options: EngineSettings) {
     // The engine's records live beside each message, whatever the store (record-keeping-store.ts).
-    this.store = new RecordKeepingStore(input.store);
+    this.store = new RecordKeepingStore(options.store);
     this.abilities = abilitiesOf(this.store);
-    this.chatId = input.chatId;
-    this.userId = input.userId;
-    this.#metadata = input.metadata;
-    this.settings = input.settings;
-    this.validator = new MessageValidator(input.messageSchemas);
-    this.view = new BranchView(this.store, input.chatId, this.validator);
+    this.chatId = options.chatId;
+    this.userId = options.userId;
+    this.#metadata = options.metadata;
+    this.settings = {
+      maxAttempts: options.maxSaveAttempts,
+      onInvalidMessage: options.onInvalidMessage,
+      tokenizer: options.tokenizer,
+      prices: options.prices,
+    };
+    this.validator = new MessageValidator(options.messageSchemas);
+    this.view = new BranchView(this.store, options.chatId, this.validator);
   }
 
   /**

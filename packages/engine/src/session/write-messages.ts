@@ -87,14 +87,7 @@ export async function writeMessages(
       return follow({ ...result, attachedTo: result.previousHeadId });
     }
     const guard = attach === 'any-head' ? undefined : attach.beforeAttempt;
-    let expectedHeadId =
-      attach === 'any-head'
-        ? request.knownHead !== undefined
-          ? request.knownHead
-          : branch === view.branch
-            ? view.headMessageId
-            : null
-        : attach.from;
+    let expectedHeadId = firstExpectedHead(request, view.branch, view.headMessageId);
     const maxAttempts = request.maxAttempts ?? session.settings.maxAttempts;
     let conflict: HeadConflictError | undefined;
     for (let attempt = 1; attempt <= maxAttempts; attempt += 1) {
@@ -124,6 +117,17 @@ export async function writeMessages(
     if (gaveUpErrors.has(error as object) || request.explain === undefined) throw error;
     throw request.explain(error);
   }
+}
+
+/** The head the first compare-and-set expects (see `WriteRequest.knownHead`). */
+function firstExpectedHead(
+  request: WriteRequest,
+  viewBranch: string,
+  viewHead: string | null,
+): string | null {
+  if (request.attach !== 'any-head') return request.attach.from;
+  if (request.knownHead !== undefined) return request.knownHead;
+  return request.branch === viewBranch ? viewHead : null;
 }
 
 /** The errors `writeMessages` gave up with (other writers kept moving the head). */
