@@ -116,7 +116,8 @@ export class BudgetPlanner {
     const options = this.#autoCompact;
     if (options === undefined) return undefined;
     const pending = await pendingMessages(session, call.ticket, opened);
-    const plan = this.planDryRun(session, { ...call, budget }, pending);
+    const { renderer, fragments } = call;
+    const plan = this.planDryRun(session, { budget, renderer, fragments }, pending);
     if ('exceeded' in plan || !wantsCompaction(plan, options.threshold)) return undefined;
     return compactForBudget(() =>
       compactBranch(session, { summarize: options.summarize, keep: options.keep }),

@@ -61,7 +61,10 @@ export interface WriteRequest {
 }
 
 /** What a write did: the store's result and the head the batch was attached to. */
-export type WriteResult = CommitResult & { readonly attachedTo: string | null };
+export interface WriteResult {
+  readonly result: CommitResult;
+  readonly attachedTo: string | null;
+}
 
 /**
  * The one write path of the engine: save, a branch summary's carry, compaction and the drop pass
@@ -76,15 +79,15 @@ export async function writeMessages(
 ): Promise<WriteResult> {
   const { store, chatId, view, abilities } = session;
   const { branch, attach } = request;
-  const follow = (written: WriteResult): WriteResult => {
+  const follow = (result: CommitResult, attachedTo: string | null): WriteResult => {
     if (request.validated !== undefined && branch === view.branch)
-      view.applyWrite(written.attachedTo, written, request.validated);
-    return written;
+      view.applyWrite(attachedTo, result, request.validated);
+    return { result, attachedTo };
   };
   try {
     if (attach === 'any-head' && abilities.append !== undefined) {
       const result = await abilities.append({ chatId, branch, messages: request.batch });
-      return follow({ ...result, attachedTo: result.previousHeadId });
+      return follow(result, result.previousHeadId);
     }
     const guard = attach === 'any-head' ? undefined : attach.beforeAttempt;
     let expectedHeadId = firstExpectedHead(request, view.branch, view.headMessageId);
@@ -99,7 +102,7 @@ export async function writeMessages(
           expectedHeadId,
           messages: request.batch,
         });
-        return follow({ ...result, attachedTo: expectedHeadId });
+        return follow(result, expectedHeadId);
       } catch (error) {
         if (!HeadConflictError.isInstance(error)) throw error;
         conflict = error;
