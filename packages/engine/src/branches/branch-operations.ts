@@ -126,7 +126,7 @@ export async function pruneChat(
   const result = await prune({ chatId, dryRun });
   const compacted: CompactedDropReport =
     options?.compacted === 'drop'
-      ? await dropCompactedOriginals(session, { chatId, dryRun })
+      ? await dropCompactedOriginals(session, { dryRun })
       : { nodes: 0, bytes: 0, tombstoneBytes: 0, messageIds: [] };
   return { ...result, compacted };
 }

@@ -27,10 +27,8 @@ export interface CompactedDropReport {
   messageIds: string[];
 }
 
-/** Input of {@link dropCompactedOriginals}. */
+/** Input of {@link dropCompactedOriginals} (the chat is the session's). */
 export interface DropCompactedInput {
-  /** The chat. */
-  readonly chatId: string;
   /** Work out and report, write nothing. */
   readonly dryRun: boolean;
 }
@@ -281,13 +279,13 @@ export async function dropCompactedOriginals(
   session: ChatSession,
   input: DropCompactedInput,
 ): Promise<CompactedDropReport> {
-  const { store } = session;
+  const { store, chatId } = session;
   const droppedAt = Date.now();
   // Summed over the attempts: what one attempt committed is a tombstone the next one skips.
   const report: CompactedDropReport = { nodes: 0, bytes: 0, tombstoneBytes: 0, messageIds: [] };
   let conflict: unknown;
   for (let attempt = 1; attempt <= ATTEMPTS; attempt += 1) {
-    const plan = await planDrop(store, input.chatId);
+    const plan = await planDrop(store, chatId);
     // A graph that is not whole (read from more than one moment) counts as a moved head.
     if (plan === undefined) continue;
     let restart = false;
@@ -297,7 +295,7 @@ export async function dropCompactedOriginals(
         tombstone: droppedMessage(node, { version: 1, compactionId, droppedAt }),
       }));
       if (!input.dryRun) {
-        if ((await pointers(store, input.chatId)) !== plan.pointers) {
+        if ((await pointers(store, chatId)) !== plan.pointers) {
           restart = true;
           break;
         }
@@ -328,7 +326,7 @@ export async function dropCompactedOriginals(
     if (!restart) return report;
   }
   throw new EngineError(
-    `prune({ compacted: 'drop' }): the branches or checkpoints of chat "${input.chatId}" changed during each of ${ATTEMPTS} attempts; ${report.nodes} originals were dropped before that, and no message was lost. Call prune again when writers are quieter.`,
+    `prune({ compacted: 'drop' }): the branches or checkpoints of chat "${chatId}" changed during each of ${ATTEMPTS} attempts; ${report.nodes} originals were dropped before that, and no message was lost. Call prune again when writers are quieter.`,
     { cause: conflict },
   );
 }
