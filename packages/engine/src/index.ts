@@ -3,7 +3,6 @@ export type {
   BranchSideReport,
   CompareBranchesOptions,
 } from './branches/compare-branches';
-export type { CompactedDropReport } from './branches/drop-compacted';
 export {
   type PruneUserChatsOptions,
   type PruneUserChatsResult,
@@ -30,6 +29,7 @@ export type {
   CompactKeep,
   CompactOptions,
 } from './compaction/compact';
+export type { CompactedDropReport } from './compaction/drop-originals';
 export type { SummarizeContext, Summarizer } from './compaction/summarizer';
 export {
   type ChatUpdate,

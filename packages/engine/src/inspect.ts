@@ -15,10 +15,15 @@ import {
   type ValidationError,
 } from '@ctxgraph/fragments-core';
 import type { UIMessage } from 'ai';
-import type { BudgetOptions, BudgetReport } from './budget/fit-to-budget';
+import type { BudgetPlanner } from './budget/budgeted-resolve';
+import { type BudgetOptions, type BudgetReport, checkBudget } from './budget/fit-to-budget';
 import { messageText } from './budget/token-counter';
+import { visibleConversation } from './compaction/compacted-view';
+import { pendingMessages } from './conversation/conversation';
 import { DEFAULT_MODEL_PRICES, findModelPrice, type ModelPrices } from './model-prices';
-import type { UsageTotals } from './usage/message-usage';
+import type { ChatSession } from './session/chat-session';
+import { branchUsage, pricesFor } from './usage/chat-usage';
+import { totalUsage, type UsageTotals } from './usage/message-usage';
 
 /** Options of `ContextEngine.inspect`. */
 export interface InspectOptions {
@@ -141,7 +146,7 @@ export interface InspectSnapshot {
 }
 
 /** Everything {@link buildSnapshot} needs from the engine. */
-export interface SnapshotInput {
+interface SnapshotInput {
   options: InspectOptions;
   tokenizer: Tokenizer;
   budget: BudgetReport | { exceeded: BudgetShortfall } | null;
@@ -166,7 +171,7 @@ export interface SnapshotInput {
 }
 
 /** Builds the snapshot, counting with the engine's tokenizer. */
-export function buildSnapshot(input: SnapshotInput): InspectSnapshot {
+function buildSnapshot(input: SnapshotInput): InspectSnapshot {
   const countTokens = (text: string): number => input.tokenizer.count(text);
   const persisted = input.persisted.flatMap((entry) => (entry.message ? [entry.message] : []));
   const messageTokens = (messages: readonly UIMessage[]): number =>
@@ -313,4 +318,63 @@ function toJson(value: unknown, depth: number): JsonValue {
     return result;
   }
   return String(value);
+}
+
+/** One `inspect()` call, as the engine took it. */
+export interface InspectCall {
+  readonly options: InspectOptions;
+  readonly renderer: ContextRenderer;
+  /** The context lane as the call sees it (read once the chat is open). */
+  readonly context: () => readonly ContextFragment[];
+  readonly ticket: number;
+}
+
+/**
+ * `inspect()`: renders, syncs the view, reads the chat's graph once, plans the budget without
+ * remembering it, adds up usage, and builds the snapshot.
+ */
+export async function inspectChat(
+  session: ChatSession,
+  planner: BudgetPlanner,
+  call: InspectCall,
+): Promise<InspectSnapshot> {
+  const { options, renderer } = call;
+  const opened = await session.open();
+  const context = call.context();
+  const rendered = renderer.render(context);
+  const pending = await pendingMessages(session, call.ticket, opened);
+  const graph = await session.store.getGraph(session.chatId);
+  session.chat = graph.chat;
+  const visible = visibleConversation(session.view.chain);
+  const budget =
+    options.budget === undefined
+      ? null
+      : planner.planDryRun(
+          session,
+          { budget: checkBudget('inspect(options)', options.budget), renderer, fragments: context },
+          pending,
+        );
+  const prices = pricesFor(session, options.prices);
+  const usage = {
+    branch: await branchUsage(session, prices),
+    chat: totalUsage(graph.nodes, prices),
+  };
+  return buildSnapshot({
+    options,
+    tokenizer: session.settings.tokenizer,
+    budget,
+    usage,
+    prices: session.settings.prices,
+    rendererFormat: renderer.format,
+    rendered,
+    context,
+    pending,
+    persisted: visible.entries,
+    appliedCompactionId: visible.compaction?.entry.node.id ?? null,
+    graph,
+    chatId: session.chatId,
+    userId: session.userId,
+    branch: session.view.branch,
+    headMessageId: session.view.headMessageId,
+  });
 }

@@ -1,23 +1,11 @@
 import {
   ChatNotFoundError,
   type ContextStore,
-  type PruneInput,
   type PruneResult,
-  UnsupportedCapabilityError,
   ValidationError,
 } from '@ctxgraph/fragments-core';
 import { assertIdentifier, CHAT_PAGE_SIZE } from '@ctxgraph/fragments-core/store-kit';
-
-/** The store's `prune`, or `UnsupportedCapabilityError` naming `retention`. */
-export function pruneOf(
-  store: ContextStore,
-  method: string,
-): (input: PruneInput) => Promise<PruneResult> {
-  const { prune } = store;
-  if (store.capabilities.retention !== true || typeof prune !== 'function')
-    throw new UnsupportedCapabilityError(method, 'retention');
-  return (input) => prune.call(store, input);
-}
+import { abilitiesOf, requireAbility } from '../session/store-abilities';
 
 /** Options of {@link pruneUserChats}. */
 export interface PruneUserChatsOptions {
@@ -83,7 +71,7 @@ export async function pruneUserChats(
       `${method}: batchSize must be an integer from 1 to ${CHAT_PAGE_SIZE.max}, received ${String(batchSize)}.`,
       { issues: [{ path: 'batchSize', message: 'expected an integer from 1 to 100' }] },
     );
-  const prune = pruneOf(store, method);
+  const prune = requireAbility(abilitiesOf(store), 'prune', method);
   const total: PruneUserChatsResult = {
     dryRun: dryRun === true,
     chats: 0,

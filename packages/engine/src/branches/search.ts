@@ -1,11 +1,4 @@
-import {
-  type ContextStore,
-  type Page,
-  type SearchHit,
-  type SearchMessagesInput,
-  UnsupportedCapabilityError,
-  ValidationError,
-} from '@ctxgraph/fragments-core';
+import { type SearchMessagesInput, ValidationError } from '@ctxgraph/fragments-core';
 
 /** Options of `ContextEngine.search`. */
 export interface SearchOptions {
@@ -48,15 +41,4 @@ export function searchInput(
     ...(options.limit === undefined ? {} : { limit: options.limit }),
     ...(options.cursor === undefined ? {} : { cursor: options.cursor }),
   };
-}
-
-/** The store's `searchMessages`, or `UnsupportedCapabilityError` naming `search`. */
-export function searchOf(
-  store: ContextStore,
-  method: string,
-): (input: SearchMessagesInput) => Promise<Page<SearchHit>> {
-  const { searchMessages } = store;
-  if (store.capabilities.search !== true || typeof searchMessages !== 'function')
-    throw new UnsupportedCapabilityError(method, 'search');
-  return (input) => searchMessages.call(store, input);
 }

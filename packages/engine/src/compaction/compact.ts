@@ -1,24 +1,20 @@
 import {
   type BranchSummaryRecord,
   type CommitMessage,
-  type CommitResult,
   type CompactionRecord,
   ConflictError,
-  type ContextStore,
   compactionMessage,
   EngineError,
-  HeadConflictError,
   type JsonObject,
   type StoredMessage,
-  type Tokenizer,
   ValidationError,
 } from '@ctxgraph/fragments-core';
 import { assertIdentifier } from '@ctxgraph/fragments-core/store-kit';
 import { generateId, isToolUIPart, type UIMessage } from 'ai';
-import type { BranchView } from '../branch-view';
 import { messageText } from '../budget/token-counter';
-import type { ChainEntry } from '../chain-cache';
-import type { MessageValidator } from '../message-validator';
+import type { ChainEntry } from '../session/chain-cache';
+import type { ChatSession } from '../session/chat-session';
+import { writeMessages } from '../session/write-messages';
 import { visibleConversation } from './compacted-view';
 import { runSummarizer, type Summarizer } from './summarizer';
 
@@ -65,17 +61,6 @@ export interface CompactionResult {
   readonly attachedTo: string;
 }
 
-/** What the engine hands the compaction flows. */
-export interface CompactionContext {
-  readonly store: ContextStore;
-  readonly chatId: string;
-  readonly view: BranchView;
-  readonly validator: MessageValidator;
-  readonly maxAttempts: number;
-  /** The engine's tokenizer: what the record's token counts are in. */
-  readonly tokenizer: Tokenizer;
-}
-
 /** The framing of the text a compaction node sends in place of its span. */
 const COMPACTION_PREFIX = 'Summary of the conversation so far:\n\n';
 
@@ -115,12 +100,12 @@ export function checkCompactOptions(options: unknown): CompactOptions {
  * node on top of the head. Resolves to null when there is nothing to compact.
  */
 export async function compactBranch(
-  context: CompactionContext,
+  session: ChatSession,
   options: CompactOptions,
 ): Promise<CompactionResult | null> {
   const method = 'compact()';
-  const { view } = context;
-  if (options.id !== undefined) await assertNewId(context, options.id, method);
+  const { view } = session;
+  if (options.id !== undefined) await assertNewId(session, options.id, method);
   await view.sync();
   const startHead = view.headMessageId;
   const startVersion = view.version;
@@ -140,7 +125,7 @@ export async function compactBranch(
     method,
   );
 
-  const { tokenizer } = context;
+  const { tokenizer } = session.settings;
   const id = options.id ?? `compaction-${generateId()}`;
   const text = `${COMPACTION_PREFIX}${summary}`;
   const covered = spanMessages.reduce(
@@ -162,7 +147,7 @@ export async function compactBranch(
     createdAt: Date.now(),
   };
   const entry = compactionMessage({ id, text, compaction: record });
-  const attachedTo = await writeOnTop(context, entry, startHead, startVersion, method);
+  const attachedTo = await writeOnTop(session, entry, startHead, startVersion, method);
   return {
     messageId: id,
     compaction: record,
@@ -186,11 +171,11 @@ export interface CarryInput {
  * nothing to summarize. Nothing is written when the summarizer fails.
  */
 export async function carrySummary(
-  context: CompactionContext,
+  session: ChatSession,
   input: CarryInput,
 ): Promise<string | null> {
   const method = `switchBranch("${input.toBranch}", { carry })`;
-  const { store, chatId, view } = context;
+  const { store, chatId, view } = session;
   await view.sync();
   const visible = visibleConversation(view.chain);
   if (visible.entries.length === 0) return null;
@@ -214,27 +199,20 @@ export async function carrySummary(
     role: 'user',
     parts: [{ type: 'text', text: `Summary of branch "${input.fromBranch}":\n\n${summary}` }],
   };
-  await checkedNode(context, message, method);
+  await checkedNode(session, message, method);
   // The record goes beside the message (the engine's record), never in its metadata.
   const batch: CommitMessage[] = [
     { id: message.id, message, engineRecord: { branchSummary: record as unknown as JsonObject } },
   ];
   // A branch summary replaces nothing, so it can attach to whatever head the branch has.
-  if (store.capabilities.append === true && typeof store.append === 'function') {
-    await store.append({ chatId, branch: input.toBranch, messages: batch });
-    return message.id;
-  }
-  let expectedHeadId = destination.headMessageId;
-  for (let attempt = 1; attempt <= context.maxAttempts; attempt += 1) {
-    try {
-      await store.commit({ chatId, branch: input.toBranch, expectedHeadId, messages: batch });
-      return message.id;
-    } catch (error) {
-      if (!HeadConflictError.isInstance(error)) throw error;
-      expectedHeadId = error.currentHeadId;
-    }
-  }
-  throw gaveUp(context, method, input.toBranch);
+  await writeMessages(session, {
+    method,
+    branch: input.toBranch,
+    batch,
+    attach: 'any-head',
+    knownHead: destination.headMessageId,
+  });
+  return message.id;
 }
 
 /**
@@ -246,85 +224,74 @@ export async function carrySummary(
  * when the head left the chain that was summarized.
  */
 async function writeOnTop(
-  context: CompactionContext,
+  session: ChatSession,
   entry: CommitMessage,
   startHead: string,
   startVersion: number,
   method: string,
 ): Promise<string> {
-  const { store, chatId, view } = context;
-  const written = [await checkedNode(context, entry.message, method)];
+  const { store, chatId, view } = session;
+  const written = [await checkedNode(session, entry.message, method)];
   const branch = view.branch;
-  let expectedHeadId = startHead;
-  for (let attempt = 1; attempt <= context.maxAttempts; attempt += 1) {
+  // The last head known to descend from the summarized one.
+  let onChain = startHead;
+  const guard = async (): Promise<string> => {
     const state = await store.getHead({ chatId, branch });
     if (state.rewrittenAt > startVersion) {
       throw new EngineError(
         `${method}: a message of chat "${chatId}" was replaced in place while the summary was being made, so it may no longer match the span. Nothing was written; call compact() again.`,
       );
     }
-    if (state.headMessageId !== expectedHeadId) {
+    if (state.headMessageId !== onChain) {
       if (
         state.headMessageId === null ||
-        !(await descends(context, state.headMessageId, startHead))
+        !(await descends(session, state.headMessageId, startHead))
       ) {
         throw new EngineError(
           `${method}: the head of branch "${branch}" moved off the chain that was summarized. Nothing was written; call compact() again.`,
         );
       }
-      expectedHeadId = state.headMessageId;
+      onChain = state.headMessageId;
     }
-    let result: CommitResult;
-    try {
-      result = await store.commit({
-        chatId,
-        branch,
-        expectedHeadId,
-        messages: [entry],
-      });
-    } catch (error) {
-      if (HeadConflictError.isInstance(error)) continue;
-      if (ValidationError.isInstance(error)) {
-        throw new EngineError(
-          `${method}: the store refused the summary node (${error.message}). Nothing was written.`,
-          { cause: error },
-        );
-      }
-      throw error;
-    }
-    view.applyWrite(expectedHeadId, result, written);
-    return expectedHeadId;
-  }
-  throw gaveUp(context, method, branch);
+    return onChain;
+  };
+  const result = await writeMessages(session, {
+    method,
+    branch,
+    batch: [entry],
+    validated: written,
+    attach: { from: startHead, beforeAttempt: guard },
+    explain: (error) =>
+      ValidationError.isInstance(error)
+        ? new EngineError(
+            `${method}: the store refused the summary node (${error.message}). Nothing was written.`,
+            { cause: error },
+          )
+        : error,
+  });
+  return result.attachedTo as string;
 }
 
 /**
  * Refuses a node id the chat already has: a commit would replace that message in place (a saved
  * turn lost, or an earlier compaction rewritten), or change another branch's history.
  */
-async function assertNewId(context: CompactionContext, id: string, method: string): Promise<void> {
-  const existing = await context.store.getMessage({ chatId: context.chatId, messageId: id });
+async function assertNewId(session: ChatSession, id: string, method: string): Promise<void> {
+  const existing = await session.store.getMessage({ chatId: session.chatId, messageId: id });
   if (existing !== null) {
     throw new ConflictError(
-      `${method}: id "${id}" already names a message of chat "${context.chatId}" (a compaction written by an earlier try with the same id, or another message). Nothing was written; pass a new id, or none for a generated one.`,
+      `${method}: id "${id}" already names a message of chat "${session.chatId}" (a compaction written by an earlier try with the same id, or another message). Nothing was written; pass a new id, or none for a generated one.`,
     );
   }
 }
 
-/** The error of a write that other writers kept beating to the head. */
-function gaveUp(context: CompactionContext, method: string, branch: string): EngineError {
-  return new EngineError(
-    `${method}: gave up after ${context.maxAttempts} attempts because other writers kept moving the head of branch "${branch}". Nothing was written.`,
-  );
-}
-
 /** The node as the engine validates it, or an `EngineError` (nothing written) saying why not. */
 async function checkedNode(
-  context: CompactionContext,
+  session: ChatSession,
   message: StoredMessage,
   method: string,
 ): Promise<UIMessage> {
-  const [checked] = await context.validator.check([message]);
+  const [checked] = await session.validator.check([message]);
   if (!checked?.success) {
     throw new EngineError(
       `${method}: the summary node does not validate against the engine's message schemas (${checked?.error.message ?? 'invalid'}). Nothing was written.`,
@@ -334,15 +301,11 @@ async function checkedNode(
 }
 
 /** True when `ancestor` is on the chain of `head` (reads only the nodes in between). */
-async function descends(
-  context: CompactionContext,
-  head: string,
-  ancestor: string,
-): Promise<boolean> {
+async function descends(session: ChatSession, head: string, ancestor: string): Promise<boolean> {
   let cursor: string | null = head;
   while (cursor !== null) {
-    const page = await context.store.getChain({
-      chatId: context.chatId,
+    const page = await session.store.getChain({
+      chatId: session.chatId,
       headMessageId: cursor,
       until: ancestor,
     });

@@ -13,7 +13,7 @@ import {
   holdsConversation,
   readConversationChain,
   readWholeChain,
-} from './compaction/compacted-view';
+} from './chain-reads';
 import type { MessageValidator } from './message-validator';
 
 /**
@@ -88,7 +88,7 @@ export class BranchView {
       const nodes = page.reachedUntil ? page.nodes : await this.#wholeChain(head, page);
       if (page.reachedUntil) this.#cache.append(await this.#validator.entries(nodes));
       else this.#cache.reset(await this.#validator.entries(nodes));
-      // compaction/: a cache that starts at a boundary needs the compaction that named it.
+      // A cache that starts at a boundary needs the compaction that named it.
       if (!holdsConversation(this.#cache)) await this.#readCold(head);
     } else {
       await this.#readCold(head);
@@ -164,7 +164,7 @@ export class BranchView {
     }
   }
 
-  /** The chain back to the newest compaction's boundary, or to the root (compaction/). */
+  /** The chain back to the newest compaction's boundary, or to the root. */
   async #readCold(head: string): Promise<void> {
     const nodes = await readConversationChain(this.#store, this.#chatId, head);
     this.#cache.reset(await this.#validator.entries(nodes));

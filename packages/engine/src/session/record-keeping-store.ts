@@ -14,6 +14,7 @@ import {
   splitEngineRecord,
   withoutEngineMetadata,
 } from '@ctxgraph/fragments-core';
+import { keepsEngineRecords } from './store-abilities';
 
 /**
  * The store as the engine uses it: every node it reads has the engine's record beside the
@@ -41,7 +42,7 @@ export class RecordKeepingStore implements ContextStore {
 
   constructor(store: ContextStore) {
     this.#store = store;
-    this.#keepsRecords = store.capabilities.engineRecords === true;
+    this.#keepsRecords = keepsEngineRecords(store);
     this.capabilities = store.capabilities;
     const { append, forkBranch, getContext, saveContext, searchMessages, prune } = store;
     if (typeof append === 'function') {

@@ -16,8 +16,8 @@ import {
 } from '@ctxgraph/fragments-core';
 import { jsonIssues } from '@ctxgraph/fragments-core/store-kit';
 import type { UIMessage } from 'ai';
-import type { MessageValidator } from './message-validator';
-import { engineRecordFor } from './usage/message-usage';
+import type { MessageValidator } from '../session/message-validator';
+import { engineRecordFor } from '../usage/message-usage';
 
 /** One message waiting for `save()`. */
 interface PendingEntry {

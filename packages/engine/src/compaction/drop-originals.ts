@@ -4,12 +4,13 @@ import {
   type ContextStore,
   droppedMessage,
   EngineError,
-  HeadConflictError,
   type MessageNodeRecord,
   readCompaction,
   readDropped,
 } from '@ctxgraph/fragments-core';
 import { utf8Length } from '@ctxgraph/fragments-core/store-kit';
+import type { ChatSession } from '../session/chat-session';
+import { conflictBehind, writeMessages } from '../session/write-messages';
 
 /** What `prune({ compacted: 'drop' })` dropped (or, with `dryRun`, would drop). */
 export interface CompactedDropReport {
@@ -26,10 +27,8 @@ export interface CompactedDropReport {
   messageIds: string[];
 }
 
-/** Input of {@link dropCompactedOriginals}. */
+/** Input of {@link dropCompactedOriginals} (the chat is the session's). */
 export interface DropCompactedInput {
-  /** The chat. */
-  readonly chatId: string;
   /** Work out and report, write nothing. */
   readonly dryRun: boolean;
 }
@@ -277,39 +276,43 @@ function recordBytes(node: { readonly message: unknown; readonly engineRecord?: 
  * already written stay.
  */
 export async function dropCompactedOriginals(
-  store: ContextStore,
+  session: ChatSession,
   input: DropCompactedInput,
 ): Promise<CompactedDropReport> {
+  const { store, chatId } = session;
   const droppedAt = Date.now();
   // Summed over the attempts: what one attempt committed is a tombstone the next one skips.
   const report: CompactedDropReport = { nodes: 0, bytes: 0, tombstoneBytes: 0, messageIds: [] };
   let conflict: unknown;
   for (let attempt = 1; attempt <= ATTEMPTS; attempt += 1) {
-    const plan = await planDrop(store, input.chatId);
+    const plan = await planDrop(store, chatId);
     // A graph that is not whole (read from more than one moment) counts as a moved head.
     if (plan === undefined) continue;
-    let moved = false;
+    let restart = false;
     for (const drop of plan.drops) {
       const tombstones = drop.nodes.map(({ node, compactionId }) => ({
         original: node,
         tombstone: droppedMessage(node, { version: 1, compactionId, droppedAt }),
       }));
       if (!input.dryRun) {
-        if ((await pointers(store, input.chatId)) !== plan.pointers) {
-          moved = true;
+        if ((await pointers(store, chatId)) !== plan.pointers) {
+          restart = true;
           break;
         }
         try {
-          await store.commit({
-            chatId: input.chatId,
+          await writeMessages(session, {
+            method: "prune({ compacted: 'drop' })",
             branch: drop.branch,
-            expectedHeadId: drop.headId,
-            messages: tombstones.map(({ tombstone }) => tombstone),
+            batch: tombstones.map(({ tombstone }) => tombstone),
+            // The pass starts over on a moved head (it re-plans), so one attempt per commit.
+            attach: { from: drop.headId },
+            maxAttempts: 1,
           });
         } catch (error) {
-          if (!HeadConflictError.isInstance(error)) throw error;
-          conflict = error;
-          moved = true;
+          const moved = conflictBehind(error);
+          if (moved === undefined) throw error;
+          conflict = moved;
+          restart = true;
           break;
         }
       }
@@ -320,10 +323,10 @@ export async function dropCompactedOriginals(
         report.messageIds.push(original.id);
       }
     }
-    if (!moved) return report;
+    if (!restart) return report;
   }
   throw new EngineError(
-    `prune({ compacted: 'drop' }): the branches or checkpoints of chat "${input.chatId}" changed during each of ${ATTEMPTS} attempts; ${report.nodes} originals were dropped before that, and no message was lost. Call prune again when writers are quieter.`,
+    `prune({ compacted: 'drop' }): the branches or checkpoints of chat "${chatId}" changed during each of ${ATTEMPTS} attempts; ${report.nodes} originals were dropped before that, and no message was lost. Call prune again when writers are quieter.`,
     { cause: conflict },
   );
 }

@@ -26,7 +26,7 @@ export class ChainCache {
   #messages: UIMessage[] = [];
   #messagePositions = new Map<string, number>();
   #invalid = 0;
-  /** Positions of the compaction nodes among the entries, oldest first (compaction/). */
+  /** Positions of the compaction nodes among the entries, oldest first. */
   #compactions: number[] = [];
 
   /** The entries, oldest first. Read-only for callers. */

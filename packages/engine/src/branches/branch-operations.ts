@@ -1,0 +1,132 @@
+import {
+  type BranchRecord,
+  CheckpointNotFoundError,
+  type CheckpointRecord,
+  EngineError,
+  type PruneResult,
+} from '@ctxgraph/fragments-core';
+import { assertIdentifier } from '@ctxgraph/fragments-core/store-kit';
+import { carrySummary } from '../compaction/compact';
+import { type CompactedDropReport, dropCompactedOriginals } from '../compaction/drop-originals';
+import type {
+  DeleteBranchOptions,
+  EnginePruneResult,
+  PruneOptions,
+  SwitchBranchOptions,
+} from '../context-engine-options';
+import type { ChatSession } from '../session/chat-session';
+import { forkBranch } from '../session/fork-branch';
+import { requireAbility } from '../session/store-abilities';
+
+/** `rewind()`: a new branch at `messageId`, made active. */
+export async function rewindTo(session: ChatSession, messageId: string): Promise<BranchRecord> {
+  assertIdentifier('rewind(messageId)', 'messageId', messageId);
+  await session.open();
+  return forkBranch(session, messageId, true);
+}
+
+/** `btw()`: a new branch at the head, the view staying where it is. */
+export async function forkAtHead(session: ChatSession): Promise<BranchRecord> {
+  await session.open();
+  const { headMessageId } = await session.store.getHead({
+    chatId: session.chatId,
+    branch: session.view.branch,
+  });
+  return forkBranch(session, headMessageId, false);
+}
+
+/** `checkpoint()`: names the head of the view's branch. */
+export async function checkpointHead(
+  session: ChatSession,
+  name: string,
+  replace: boolean,
+): Promise<CheckpointRecord> {
+  assertIdentifier('checkpoint(name)', 'name', name);
+  await session.open();
+  const { store, chatId, view } = session;
+  const { headMessageId } = await store.getHead({ chatId, branch: view.branch });
+  if (headMessageId === null) {
+    throw new EngineError(
+      `checkpoint("${name}"): branch "${view.branch}" has no saved message yet; save() before taking a checkpoint.`,
+    );
+  }
+  return store.createCheckpoint({ chatId, name, messageId: headMessageId, replace });
+}
+
+/** `restore()`: a new branch at the checkpoint's message, made active. */
+export async function restoreCheckpoint(session: ChatSession, name: string): Promise<BranchRecord> {
+  assertIdentifier('restore(name)', 'name', name);
+  await session.open();
+  const checkpoint = await session.store.getCheckpoint({ chatId: session.chatId, name });
+  if (checkpoint === null) throw new CheckpointNotFoundError(session.chatId, name);
+  return forkBranch(session, checkpoint.messageId, true);
+}
+
+/**
+ * `switchBranch()`: with `carry`, the summary of the branch left goes onto the destination
+ * first; then the destination becomes the chat's active branch, and the messages pending before
+ * `ticket` (the branch left's) are dropped.
+ */
+export async function switchToBranch(
+  session: ChatSession,
+  ticket: number,
+  name: string,
+  carry: SwitchBranchOptions['carry'],
+): Promise<BranchRecord> {
+  assertIdentifier('switchBranch(name)', 'name', name);
+  await session.open();
+  const fromBranch = session.view.branch;
+  if (carry !== undefined && name !== fromBranch)
+    await carrySummary(session, { fromBranch, toBranch: name, summarize: carry.summarize });
+  const branch = await session.store.setActiveBranch({ chatId: session.chatId, name });
+  session.pending.drop(ticket);
+  session.view.moveTo(branch);
+  return branch;
+}
+
+/**
+ * `deleteBranch()`: the store's prune of one branch; when the view was on it, the view moves to
+ * the active branch and the messages pending before `ticket` are dropped.
+ */
+export async function deleteBranchOf(
+  session: ChatSession,
+  ticket: number,
+  name: string,
+  options: DeleteBranchOptions | undefined,
+): Promise<PruneResult> {
+  const prune = requireAbility(session.abilities, 'prune', 'deleteBranch(name)');
+  assertIdentifier('deleteBranch(name)', 'name', name);
+  await session.open();
+  const { chatId, view } = session;
+  const result = await prune({
+    chatId,
+    deleteBranches: [name],
+    ...(options?.activate === undefined ? {} : { activate: options.activate }),
+    ...(options?.dryRun === undefined ? {} : { dryRun: options.dryRun }),
+  });
+  if (!result.dryRun && name === view.branch) {
+    const branch = await session.store.getBranch({ chatId, name: result.activeBranch });
+    if (branch !== null) {
+      session.pending.drop(ticket);
+      view.moveTo(branch);
+    }
+  }
+  return result;
+}
+
+/** `prune()`: unreachable nodes, then, with `compacted: 'drop'`, the compacted originals. */
+export async function pruneChat(
+  session: ChatSession,
+  options: PruneOptions | undefined,
+): Promise<EnginePruneResult> {
+  const prune = requireAbility(session.abilities, 'prune', 'prune(options)');
+  await session.open();
+  const { chatId } = session;
+  const dryRun = options?.dryRun === true;
+  const result = await prune({ chatId, dryRun });
+  const compacted: CompactedDropReport =
+    options?.compacted === 'drop'
+      ? await dropCompactedOriginals(session, { dryRun })
+      : { nodes: 0, bytes: 0, tombstoneBytes: 0, messageIds: [] };
+  return { ...result, compacted };
+}

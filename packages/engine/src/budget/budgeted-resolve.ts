@@ -1,0 +1,157 @@
+import { toModelMessages } from '@ctxgraph/codecs';
+import {
+  BudgetExceededError,
+  type BudgetShortfall,
+  type ContextFragment,
+  type ContextRenderer,
+  type HeadState,
+} from '@ctxgraph/fragments-core';
+import type { UIMessage } from 'ai';
+import {
+  type AutoCompaction,
+  type CheckedAutoCompact,
+  compactForBudget,
+  wantsCompaction,
+} from '../compaction/auto-compact';
+import { compactBranch } from '../compaction/compact';
+import { shownMessageCount, visibleConversation } from '../compaction/compacted-view';
+import type { ModelResolveResult, ResolveResult } from '../context-engine-options';
+import { conversation, pendingMessages } from '../conversation/conversation';
+import type { ChatSession } from '../session/chat-session';
+import { toMarkedModelMessages } from './cache-markers';
+import {
+  type BudgetMemory,
+  type BudgetReport,
+  type CheckedBudget,
+  fitToBudget,
+} from './fit-to-budget';
+import { TokenCounter } from './token-counter';
+
+/** One `resolve()` call, as the engine took it. */
+export interface ResolveCall {
+  /** Undefined for a resolve without a budget. */
+  readonly budget: CheckedBudget | undefined;
+  readonly renderer: ContextRenderer;
+  readonly fragments: readonly ContextFragment[];
+  readonly ticket: number;
+  readonly format: 'ui' | 'model' | undefined;
+}
+
+/**
+ * Resolves with or without a budget. Keeps what budgets need between calls: the token counter's
+ * cache and, per branch, the last budgeted input's segment hashes (for the prefix report only:
+ * the plan itself never depends on them).
+ */
+export class BudgetPlanner {
+  readonly #counter = new TokenCounter();
+  readonly #memory = new Map<string, BudgetMemory>();
+  readonly #autoCompact: CheckedAutoCompact | undefined;
+
+  constructor(autoCompact: CheckedAutoCompact | undefined) {
+    this.#autoCompact = autoCompact;
+  }
+
+  /**
+   * `resolve()`: the system prompt and the conversation; with a budget, fitted to it (and, with
+   * `autoCompact`, compacted first when it would leave history out). `opened` is the head state
+   * this call's `open()` read, if any.
+   */
+  async resolve(
+    session: ChatSession,
+    call: ResolveCall,
+    opened: HeadState | undefined,
+  ): Promise<ResolveResult | ModelResolveResult> {
+    if (call.budget === undefined) {
+      const systemPrompt = call.renderer.render(call.fragments);
+      const messages = await conversation(session, call.ticket, opened);
+      if (call.format === 'model')
+        return { systemPrompt, messages: await toModelMessages(messages) };
+      return { systemPrompt, messages };
+    }
+    const compaction = await this.#compactFirst(session, call, call.budget, opened);
+    // A compaction that ran may have moved the head: then the state `openChat` read is stale.
+    const result = await this.#resolveWithin(
+      session,
+      call,
+      call.budget,
+      compaction === undefined ? opened : undefined,
+    );
+    return compaction === undefined ? result : { ...result, compaction };
+  }
+
+  /** The plan `resolve({ budget })` would make now, remembering nothing (`inspect()`, auto-compaction). */
+  planDryRun(
+    session: ChatSession,
+    call: Omit<ResolveCall, 'ticket' | 'format' | 'budget'> & { readonly budget: CheckedBudget },
+    pending: readonly UIMessage[],
+  ): BudgetReport | { exceeded: BudgetShortfall } {
+    const history = visibleConversation(session.view.chain).messages;
+    try {
+      return fitToBudget({
+        budget: call.budget,
+        tokenizer: session.settings.tokenizer,
+        counter: this.#counter,
+        renderer: call.renderer,
+        fragments: call.fragments,
+        messages: [...history, ...pending],
+        pendingFrom: history.length,
+        previous: this.#memory.get(session.view.branch) ?? null,
+      }).report;
+    } catch (error) {
+      if (BudgetExceededError.isInstance(error)) return { exceeded: error.shortfall };
+      throw error;
+    }
+  }
+
+  /**
+   * With `autoCompact`: plans without remembering anything; when the plan would leave history
+   * out or the input passes the threshold, compacts first. Undefined when it did not try.
+   */
+  async #compactFirst(
+    session: ChatSession,
+    call: ResolveCall,
+    budget: CheckedBudget,
+    opened: HeadState | undefined,
+  ): Promise<AutoCompaction | undefined> {
+    const options = this.#autoCompact;
+    if (options === undefined) return undefined;
+    const pending = await pendingMessages(session, call.ticket, opened);
+    const { renderer, fragments } = call;
+    const plan = this.planDryRun(session, { budget, renderer, fragments }, pending);
+    if ('exceeded' in plan || !wantsCompaction(plan, options.threshold)) return undefined;
+    return compactForBudget(() =>
+      compactBranch(session, { summarize: options.summarize, keep: options.keep }),
+    );
+  }
+
+  /** Plans from this call's input, applies, and remembers what the next report compares with. */
+  async #resolveWithin(
+    session: ChatSession,
+    call: ResolveCall,
+    budget: CheckedBudget,
+    opened: HeadState | undefined,
+  ): Promise<ResolveResult | ModelResolveResult> {
+    const messages = await conversation(session, call.ticket, opened);
+    const branch = session.view.branch;
+    const fitted = fitToBudget({
+      budget,
+      tokenizer: session.settings.tokenizer,
+      counter: this.#counter,
+      renderer: call.renderer,
+      fragments: call.fragments,
+      messages,
+      pendingFrom: shownMessageCount(session.view.chain),
+      previous: this.#memory.get(branch) ?? null,
+    });
+    this.#memory.set(branch, fitted.memory);
+    const { systemPrompt, report } = fitted;
+    if (call.format !== 'model') return { systemPrompt, messages: fitted.messages, budget: report };
+    const marked = await toMarkedModelMessages(
+      systemPrompt,
+      fitted.messages,
+      report.breakpoints,
+      budget.cacheMarkers,
+    );
+    return { systemPrompt, system: marked.system, messages: marked.messages, budget: report };
+  }
+}

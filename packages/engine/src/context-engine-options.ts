@@ -1,0 +1,403 @@
+import type { MessageSchemas } from '@ctxgraph/codecs';
+import {
+  type ContextFragment,
+  type ContextRenderer,
+  type ContextStore,
+  createEstimatorTokenizer,
+  EngineError,
+  isTokenizer,
+  type JsonObject,
+  type PruneResult,
+  type Tokenizer,
+  UnsupportedSpecificationError,
+  ValidationError,
+} from '@ctxgraph/fragments-core';
+import { assertIdentifier, assertJsonObject } from '@ctxgraph/fragments-core/store-kit';
+import { defaultSerializer } from '@ctxgraph/serialization';
+import type { ModelMessage, SystemModelMessage, UIMessage } from 'ai';
+import {
+  type BudgetOptions,
+  type BudgetReport,
+  type CheckedBudget,
+  checkBudget,
+} from './budget/fit-to-budget';
+import {
+  type AutoCompaction,
+  type AutoCompactOptions,
+  type CheckedAutoCompact,
+  checkAutoCompact,
+} from './compaction/auto-compact';
+import type { CompactedDropReport } from './compaction/drop-originals';
+import type { Summarizer } from './compaction/summarizer';
+import { type ModelPrices, modelPricesProblem } from './model-prices';
+
+/** Options of {@link ContextEngine.deleteBranch}. */
+export interface DeleteBranchOptions {
+  /** The branch that becomes active; required when deleting the chat's active branch. */
+  activate?: string;
+  /** Report what would go and change nothing. @default false */
+  dryRun?: boolean;
+}
+
+/** Options of {@link ContextEngine.prune}. */
+export interface PruneOptions {
+  /** Report what would go and change nothing. @default false */
+  dryRun?: boolean;
+  /**
+   * The originals behind compaction nodes: `'keep'` leaves them (a rewind before the compaction
+   * shows them again); `'drop'` replaces, in place, each one that every branch and checkpoint
+   * reaching it shows only through a compaction's summary with a tombstone (same id, parent and
+   * sequence, content gone, an engine record whose `dropped` names the compaction). A resolve never
+   * shows tombstones; search no longer finds their text. There is no undo.
+   * @default 'keep'
+   */
+  compacted?: 'keep' | 'drop';
+}
+
+/** What {@link ContextEngine.prune} removed (or, with `dryRun`, would remove). */
+export interface EnginePruneResult extends PruneResult {
+  /** The originals behind compactions dropped (all zero with `compacted: 'keep'`). */
+  readonly compacted: CompactedDropReport;
+}
+
+/** Options of {@link ContextEngine}. */
+export interface ContextEngineOptions {
+  /** Where the conversation graph lives. */
+  store: ContextStore;
+  /** The chat to open (created on first use). */
+  chatId: string;
+  /** The user working in it; a chat owned by someone else is refused. */
+  userId: string;
+  /** Metadata for a new chat; merged into an existing chat's metadata. */
+  metadata?: JsonObject;
+  /** The renderer `resolve()`, `render()` and `inspect()` use when none is passed to them. */
+  renderer?: ContextRenderer;
+  /**
+   * Schemas the AI SDK validates messages against (`metadataSchema`, `dataSchemas`, `tools`).
+   * Without them, metadata, data parts and tool payloads are only checked for shape.
+   */
+  messageSchemas?: MessageSchemas;
+  /**
+   * What `resolve()` does with a stored message that no longer validates (a tool whose schema
+   * changed, say): `'throw'` refuses to resolve, `'skip'` leaves it out (`inspect()` lists it).
+   * @default 'throw'
+   */
+  onInvalidMessage?: 'throw' | 'skip';
+  /**
+   * How often `save()` re-reads the head and tries again when other writers keep moving it.
+   * @default 25
+   */
+  maxSaveAttempts?: number;
+  /** Prices used by `inspect()` and `usage()`, merged over the built-in table. */
+  prices?: ModelPrices;
+  /**
+   * How `loadContext()` / `saveContext()` turn context fragments into stored JSON and back.
+   * @default `defaultSerializer` of `@ctxgraph/serialization` (every built-in fragment type)
+   */
+  contextSerializer?: ContextSerializer;
+  /**
+   * Counts tokens for `resolve({ budget })` and `inspect()`. Install a counter for your model
+   * (`o200kTokenizer` of `@ctxgraph/tokenizer-o200k`, `cl100kTokenizer` of
+   * `@ctxgraph/tokenizer-cl100k`) or pass any `Tokenizer`.
+   * @default `createEstimatorTokenizer()` of `@ctxgraph/fragments-core` (about 4 characters a token)
+   */
+  tokenizer?: Tokenizer;
+  /**
+   * With `resolve({ budget })`: compact the branch (a summary node, see `compact()`) before the
+   * budget would leave history out, once the input passes `threshold` of the budget. Off unless
+   * given.
+   */
+  autoCompact?: AutoCompactOptions;
+}
+
+/**
+ * Turns context fragments into JSON and back, for the stored context lane. A
+ * `FragmentSerializer` of `@ctxgraph/serialization` is one (`createSerializer({ types })` adds
+ * your own fragment types).
+ */
+export interface ContextSerializer {
+  /** The fragment as JSON; throws when the fragment has no serialized form. */
+  fromFragment(fragment: ContextFragment): unknown;
+  /** The fragment back from its JSON; throws a `ValidationError` for JSON it does not accept. */
+  toFragment(json: unknown): ContextFragment;
+}
+
+/** Options of {@link ContextEngine.resolve}. */
+export interface ResolveOptions {
+  /** How to render the context fragments; defaults to the engine's renderer. */
+  renderer?: ContextRenderer;
+  /**
+   * `'ui'`: `messages` are AI SDK `UIMessage`s (the default). `'model'`: `messages` are model
+   * messages, ready for `generateText({ system, messages })`.
+   * @default 'ui'
+   */
+  format?: 'ui' | 'model';
+  /**
+   * Fit the system prompt and the history to a token budget (see `BudgetOptions`); the stored
+   * graph never changes. Without it, nothing is left out and nothing is counted.
+   */
+  budget?: BudgetOptions;
+}
+
+/** What {@link ContextEngine.resolve} returns. */
+export interface ResolveResult {
+  /** The context fragments, rendered. */
+  systemPrompt: string;
+  /** The branch's saved messages, oldest first, then the pending ones, validated. */
+  messages: UIMessage[];
+  /** With `budget`: what was counted, kept and left out, the cache plan and prefix reuse. */
+  budget?: BudgetReport;
+  /** With `budget` and the engine's `autoCompact`, when the input passed the threshold. */
+  compaction?: AutoCompaction;
+}
+
+/** What {@link ContextEngine.resolve} returns with `format: 'model'`. */
+export interface ModelResolveResult {
+  /** The context fragments, rendered. */
+  systemPrompt: string;
+  /** The same conversation as model messages (with `budget`, cache breakpoints marked). */
+  messages: ModelMessage[];
+  /**
+   * With `budget`: the system prompt as a system message carrying its cache breakpoint, for
+   * `generateText({ system, messages })`.
+   */
+  system?: SystemModelMessage;
+  /** With `budget`: what was counted, kept and left out, the cache plan and prefix reuse. */
+  budget?: BudgetReport;
+  /** With `budget` and the engine's `autoCompact`, when the input passed the threshold. */
+  compaction?: AutoCompaction;
+}
+
+/** What {@link ContextEngine.save} returns. */
+export interface SaveResult {
+  /** The branch head after saving (undefined while the branch has no message). */
+  headMessageId: string | undefined;
+}
+
+/** Options of {@link ContextEngine.usage}. */
+export interface UsageOptions {
+  /** `'branch'`: the active branch's saved messages; `'chat'`: every message of the chat. @default 'branch' */
+  scope?: 'branch' | 'chat';
+  /** Prices for this call, over the engine's and the built-in ones. */
+  prices?: ModelPrices;
+}
+
+/** Options of {@link ContextEngine.checkpoint}. */
+export interface CheckpointOptions {
+  /** Move an existing checkpoint of that name here instead of refusing. @default false */
+  replace?: boolean;
+}
+
+/** Options of {@link ContextEngine.switchBranch}. */
+export interface SwitchBranchOptions {
+  /**
+   * Carry a summary of the branch being left to the destination: `summarize` makes it from that
+   * branch's conversation and it is appended as a node on the destination before the switch. A
+   * failing or empty summary writes nothing and does not switch.
+   */
+  carry?: { summarize: Summarizer };
+}
+
+/** Changes for {@link ContextEngine.updateChat}. */
+export interface ChatUpdate {
+  /** A new title (null clears it). */
+  title?: string | null;
+  /** Keys to merge into the chat's metadata. */
+  metadata?: JsonObject;
+}
+
+/** The engine's options, checked, with their defaults. */
+export interface EngineSettings {
+  readonly store: ContextStore;
+  readonly chatId: string;
+  readonly userId: string;
+  readonly metadata: JsonObject | undefined;
+  readonly renderer: ContextRenderer | undefined;
+  readonly messageSchemas: MessageSchemas;
+  readonly onInvalidMessage: 'throw' | 'skip';
+  readonly maxSaveAttempts: number;
+  readonly prices: ModelPrices | undefined;
+  readonly serializer: ContextSerializer;
+  readonly tokenizer: Tokenizer;
+  readonly autoCompact: CheckedAutoCompact | undefined;
+}
+
+/** Checks `new ContextEngine(options)`; throws the error that says which option is wrong. */
+export function checkEngineOptions(options: ContextEngineOptions): EngineSettings {
+  const method = 'new ContextEngine(options)';
+  if (typeof options !== 'object' || options === null) {
+    throw new ValidationError(
+      `${method}: options must be an object with store, chatId and userId.`,
+    );
+  }
+  const store = options.store as Partial<ContextStore> | undefined;
+  if (typeof store !== 'object' || store === null || typeof store.commit !== 'function') {
+    throw new ValidationError(
+      `${method}: store must be a ContextStore (for example new InMemoryContextStore()).`,
+      { issues: [{ path: 'store', message: 'expected a ContextStore' }] },
+    );
+  }
+  if (store.specificationVersion !== 'v1') {
+    throw new UnsupportedSpecificationError(
+      `${method}: the store implements ContextStore specification ${JSON.stringify(store.specificationVersion)}, but this engine supports "v1". Upgrade the store or the engine so they match.`,
+    );
+  }
+  assertIdentifier(method, 'chatId', options.chatId);
+  assertIdentifier(method, 'userId', options.userId);
+  if (options.metadata !== undefined) assertJsonObject(method, 'metadata', options.metadata);
+  if (options.renderer !== undefined) checkRenderer(options.renderer, method);
+  const onInvalidMessage = options.onInvalidMessage ?? 'throw';
+  if (onInvalidMessage !== 'throw' && onInvalidMessage !== 'skip') {
+    throw new ValidationError(
+      `${method}: onInvalidMessage must be 'throw' or 'skip', received ${JSON.stringify(onInvalidMessage)}.`,
+    );
+  }
+  const maxSaveAttempts = options.maxSaveAttempts ?? 25;
+  if (!Number.isInteger(maxSaveAttempts) || maxSaveAttempts < 1) {
+    throw new ValidationError(
+      `${method}: maxSaveAttempts must be a positive integer, received ${String(maxSaveAttempts)}.`,
+    );
+  }
+  const pricesProblem = modelPricesProblem(method, options.prices);
+  if (pricesProblem) throw pricesProblem;
+  if (options.tokenizer !== undefined && !isTokenizer(options.tokenizer)) {
+    throw new ValidationError(
+      `${method}: tokenizer must be a Tokenizer (an object with id and count(text)), such as o200kTokenizer from @ctxgraph/tokenizer-o200k.`,
+      { issues: [{ path: 'tokenizer', message: 'expected a Tokenizer' }] },
+    );
+  }
+  return {
+    store: options.store,
+    chatId: options.chatId,
+    userId: options.userId,
+    metadata: options.metadata,
+    renderer: options.renderer,
+    messageSchemas: options.messageSchemas ?? {},
+    onInvalidMessage,
+    maxSaveAttempts,
+    prices: options.prices,
+    serializer: options.contextSerializer ?? defaultSerializer,
+    tokenizer: options.tokenizer ?? createEstimatorTokenizer(),
+    autoCompact:
+      options.autoCompact === undefined ? undefined : checkAutoCompact(method, options.autoCompact),
+  };
+}
+
+/** What is wrong with `prune`'s option values, if anything. */
+export function pruneOptionsProblem(
+  options: PruneOptions | undefined,
+): ValidationError | undefined {
+  if (options?.dryRun !== undefined && typeof options.dryRun !== 'boolean')
+    return new ValidationError(
+      `prune(options): dryRun must be a boolean, received ${JSON.stringify(options.dryRun)}.`,
+      { issues: [{ path: 'dryRun', message: 'expected a boolean' }] },
+    );
+  const compacted: unknown = options?.compacted;
+  if (compacted !== undefined && compacted !== 'keep' && compacted !== 'drop')
+    return new ValidationError(
+      `prune(options): compacted must be 'keep' or 'drop', received ${JSON.stringify(compacted)}.`,
+      { issues: [{ path: 'compacted', message: "expected 'keep' or 'drop'" }] },
+    );
+  return undefined;
+}
+
+/** The error for an options argument that is neither omitted nor an object, if it is one. */
+export function optionsProblem(method: string, options: unknown): ValidationError | undefined {
+  if (options === undefined) return undefined;
+  if (typeof options === 'object' && options !== null && !Array.isArray(options)) return undefined;
+  const received = options === null ? 'null' : Array.isArray(options) ? 'an array' : typeof options;
+  return new ValidationError(
+    `${method}: options must be an object or omitted, received ${received}.`,
+    { issues: [{ path: 'options', message: 'expected an object' }] },
+  );
+}
+
+/** The renderer a call uses (its own, else the engine's), checked. */
+export function pickRenderer(
+  renderer: ContextRenderer | undefined,
+  fallback: ContextRenderer | undefined,
+  method: string,
+): ContextRenderer {
+  const chosen = renderer ?? fallback;
+  if (chosen === undefined) {
+    throw new EngineError(
+      `${method}: no renderer. Pass one (for example { renderer: new XmlRenderer() } from @ctxgraph/renderer-xml) or give the engine a default with new ContextEngine({ renderer }).`,
+    );
+  }
+  checkRenderer(chosen, method);
+  return chosen;
+}
+
+function checkRenderer(renderer: ContextRenderer, method: string): void {
+  if (typeof renderer !== 'object' || renderer === null || typeof renderer.render !== 'function') {
+    throw new ValidationError(
+      `${method}: renderer must be a ContextRenderer (an object with render(fragments)).`,
+      { issues: [{ path: 'renderer', message: 'expected a ContextRenderer' }] },
+    );
+  }
+  if (renderer.specificationVersion !== 'v1') {
+    throw new UnsupportedSpecificationError(
+      `${method}: the renderer implements ContextRenderer specification ${JSON.stringify(renderer.specificationVersion)}, but this engine supports "v1".`,
+    );
+  }
+}
+
+/** `resolve()`'s options, checked. */
+export interface CheckedResolveOptions {
+  readonly format: 'ui' | 'model' | undefined;
+  readonly budget: CheckedBudget | undefined;
+}
+
+/** Checks `resolve()`'s options (the object, then `format`, then `budget`). */
+export function checkResolveOptions(options: ResolveOptions | undefined): CheckedResolveOptions {
+  const problem = optionsProblem('resolve(options)', options);
+  if (problem) throw problem;
+  const format = options?.format;
+  if (format !== undefined && format !== 'ui' && format !== 'model') {
+    throw new ValidationError(
+      `resolve(options): format must be 'ui' or 'model', received ${JSON.stringify(format)}.`,
+    );
+  }
+  const budget =
+    options?.budget === undefined ? undefined : checkBudget('resolve(options)', options.budget);
+  return { format, budget };
+}
+
+/** What is wrong with an options object that may carry `prices`, if anything. */
+export function pricedOptionsProblem(
+  method: string,
+  options: { readonly prices?: ModelPrices } | undefined,
+): ValidationError | undefined {
+  return optionsProblem(method, options) ?? modelPricesProblem(method, options?.prices);
+}
+
+/** What is wrong with `usage()`'s options, if anything. */
+export function usageOptionsProblem(
+  options: UsageOptions | undefined,
+): ValidationError | undefined {
+  const problem = pricedOptionsProblem('usage(options)', options);
+  if (problem) return problem;
+  const scope = options?.scope ?? 'branch';
+  if (scope !== 'branch' && scope !== 'chat') {
+    return new ValidationError(
+      `usage(options): scope must be 'branch' or 'chat', received ${JSON.stringify(scope)}.`,
+    );
+  }
+  return undefined;
+}
+
+/** What is wrong with `switchBranch()`'s options, if anything. */
+export function switchOptionsProblem(
+  options: SwitchBranchOptions | undefined,
+): ValidationError | undefined {
+  const problem = optionsProblem('switchBranch(name, options)', options);
+  if (problem) return problem;
+  const carry = options?.carry;
+  if (carry !== undefined && typeof carry?.summarize !== 'function') {
+    return new ValidationError(
+      'switchBranch(name, options): carry must be { summarize } with a summarizer function (for example summarizer({ model })).',
+      { issues: [{ path: 'carry.summarize', message: 'expected a function' }] },
+    );
+  }
+  return undefined;
+}

@@ -1,0 +1,119 @@
+import type { ChatRecord, HeadState, JsonObject, Tokenizer } from '@ctxgraph/fragments-core';
+import type { EngineSettings } from '../context-engine-options';
+import { PendingLane } from '../conversation/pending-lane';
+import type { ModelPrices } from '../model-prices';
+import { BranchView } from './branch-view';
+import { MessageValidator } from './message-validator';
+import { RecordKeepingStore } from './record-keeping-store';
+import { abilitiesOf, type StoreAbilities } from './store-abilities';
+
+/** The engine's settings every feature reads. */
+export interface SessionSettings {
+  /** How often a write retries when other writers move the head (`maxSaveAttempts`). */
+  readonly maxAttempts: number;
+  readonly onInvalidMessage: 'throw' | 'skip';
+  /** What token counts are in (budgets, compaction records, reports). */
+  readonly tokenizer: Tokenizer;
+  /** The engine's prices, over the built-in table. */
+  readonly prices: ModelPrices | undefined;
+}
+
+/**
+ * What an open chat is: the store (with the engine's records beside each message), the chat and
+ * user ids, the call-order queue, the view of the active branch, the pending lane, the message
+ * validator and the store's abilities, found once. The engine's features take the session; the
+ * engine itself only checks arguments and hands each call to them through `run`.
+ */
+export class ChatSession {
+  readonly store: RecordKeepingStore;
+  readonly chatId: string;
+  readonly userId: string;
+  readonly abilities: StoreAbilities;
+  readonly validator: MessageValidator;
+  readonly view: BranchView;
+  readonly pending: PendingLane = new PendingLane();
+  readonly settings: SessionSettings;
+  readonly #metadata: JsonObject | undefined;
+  #chat: ChatRecord | null = null;
+  #queue: Promise<unknown> = Promise.resolve();
+
+  constructor(options: EngineSettings) {
+    // The engine's records live beside each message, whatever the store (record-keeping-store.ts).
+    this.store = new RecordKeepingStore(options.store);
+    this.abilities = abilitiesOf(this.store);
+    this.chatId = options.chatId;
+    this.userId = options.userId;
+    this.#metadata = options.metadata;
+    this.settings = {
+      maxAttempts: options.maxSaveAttempts,
+      onInvalidMessage: options.onInvalidMessage,
+      tokenizer: options.tokenizer,
+      prices: options.prices,
+    };
+    this.validator = new MessageValidator(options.messageSchemas);
+    this.view = new BranchView(this.store, options.chatId, this.validator);
+  }
+
+  /**
+   * The chat as last read or written (its `version` and `rewrittenAt` follow every write and read
+   * of the view), or null before the session opened it.
+   */
+  get chat(): ChatRecord | null {
+    const chat = this.#chat;
+    const view = this.view;
+    if (chat !== null && (chat.version !== view.version || chat.rewrittenAt !== view.rewrittenAt)) {
+      this.#chat = { ...chat, version: view.version, rewrittenAt: view.rewrittenAt };
+    }
+    return this.#chat;
+  }
+
+  /** The chat as the store just returned it (`updateChat`, `getGraph`). */
+  set chat(chat: ChatRecord) {
+    this.#chat = chat;
+  }
+
+  /**
+   * Runs `task` after every operation called before it, whatever they did, one at a time. The
+   * task gets the pending lane's ticket taken now: it sees exactly the messages set before it was
+   * called.
+   */
+  run<T>(task: (ticket: number) => Promise<T>): Promise<T> {
+    const ticket = this.pending.ticket;
+    const call = (): Promise<T> => task(ticket);
+    const run = this.#queue.then(call, call);
+    this.#queue = run.then(ignore, ignore);
+    return run;
+  }
+
+  /**
+   * Opens (or creates) the chat once; the store refuses another owner before anything else. When
+   * it opened the chat just now, returns the head state `openChat` read (the active branch's head,
+   * the chat's version and `rewrittenAt`, read together), which this operation may use instead of
+   * reading the head again; otherwise undefined.
+   */
+  async open(): Promise<HeadState | undefined> {
+    if (this.#chat !== null) return undefined;
+    const opened = await this.store.openChat({
+      chatId: this.chatId,
+      userId: this.userId,
+      ...(this.#metadata === undefined ? {} : { metadata: this.#metadata }),
+    });
+    this.#chat = opened.chat;
+    this.view.open(opened.branch, opened.chat);
+    return {
+      headMessageId: opened.branch.headMessageId,
+      version: opened.chat.version,
+      rewrittenAt: opened.chat.rewrittenAt,
+    };
+  }
+
+  /** True once the chat is open. */
+  get isOpen(): boolean {
+    return this.#chat !== null;
+  }
+}
+
+/** A settled queue link: the next operation runs whatever the last one did. */
+function ignore(): undefined {
+  return undefined;
+}

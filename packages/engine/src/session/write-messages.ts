@@ -1,0 +1,154 @@
+import {
+  type CommitMessage,
+  type CommitResult,
+  EngineError,
+  HeadConflictError,
+} from '@ctxgraph/fragments-core';
+import type { UIMessage } from 'ai';
+import type { ChatSession } from './chat-session';
+
+/**
+ * Where a write attaches on its branch.
+ *
+ * - `'any-head'`: the batch does not depend on where it lands (a turn whose lazy correction is
+ *   already bound, a branch summary). Appended when the store declares `append` (the store
+ *   serializes writers itself); otherwise compare-and-set, on top of whatever head each conflict
+ *   reports.
+ * - `{ from, beforeAttempt }`: compare-and-set, starting at `from`, never appended. Before each
+ *   attempt, the first included, `beforeAttempt` (when given) gets the head the last conflict
+ *   named (`from` at first), may refuse by throwing, and returns the head to expect: compaction
+ *   reads the head again and refuses when a message was rewritten or the head left the chain it
+ *   summarized. Without it, a conflict's head is taken as for `'any-head'`.
+ *
+ * Reserved for issue #26 (writes addressed by what the caller saw), not implemented yet:
+ * `{ after: messageId }` continues from a message in one store transaction, extending the branch
+ * when that message is its head and starting a branch at it when it is not. It takes its place in
+ * this union, and `writeMessages` gains its case, without another retry loop.
+ */
+export type AttachPoint =
+  | 'any-head'
+  | {
+      readonly from: string | null;
+      readonly beforeAttempt?: (expectedHeadId: string | null) => Promise<string | null>;
+    };
+
+/** One write of message nodes on one branch of the session's chat. */
+export interface WriteRequest {
+  /** The engine method the write serves, for error messages (`'save()'`, `'compact()'`, …). */
+  readonly method: string;
+  /** The branch written to. */
+  readonly branch: string;
+  /** The nodes, in order. */
+  readonly batch: readonly CommitMessage[];
+  /**
+   * The batch's messages as the engine validated them, in batch order. The session's view follows
+   * a write on its own branch with them; without them (the drop pass's tombstones) the view reads
+   * what changed on its next sync.
+   */
+  readonly validated?: readonly UIMessage[];
+  readonly attach: AttachPoint;
+  /**
+   * For `'any-head'` on a store without `append`: the head the first compare-and-set expects.
+   * @default the view's head when `branch` is the view's branch, else null
+   */
+  readonly knownHead?: string | null;
+  /** @default the session's `maxAttempts` (the engine's `maxSaveAttempts`) */
+  readonly maxAttempts?: number;
+  /** Appended to "Nothing was written" when the write gives up (`'; the messages are still pending'`). */
+  readonly gaveUpNote?: string;
+  /** How the caller words a store's refusal (any error but a head conflict); as thrown by default. */
+  readonly explain?: (error: unknown) => unknown;
+}
+
+/** What a write did: the store's result and the head the batch was attached to. */
+export interface WriteResult {
+  readonly result: CommitResult;
+  readonly attachedTo: string | null;
+}
+
+/**
+ * The one write path of the engine: save, a branch summary's carry, compaction and the drop pass
+ * all write through it. One retry policy (a conflict retries on the head it names, with a short
+ * random pause after the first three), one way the view follows a write (`applyWrite` when the
+ * write is on the view's branch and carries its validated messages), one place a store's refusal
+ * is worded. Fails with an `EngineError`, nothing written, after `maxAttempts` conflicts.
+ */
+export async function writeMessages(
+  session: ChatSession,
+  request: WriteRequest,
+): Promise<WriteResult> {
+  const { store, chatId, view, abilities } = session;
+  const { branch, attach } = request;
+  const follow = (result: CommitResult, attachedTo: string | null): WriteResult => {
+    if (request.validated !== undefined && branch === view.branch)
+      view.applyWrite(attachedTo, result, request.validated);
+    return { result, attachedTo };
+  };
+  try {
+    if (attach === 'any-head' && abilities.append !== undefined) {
+      const result = await abilities.append({ chatId, branch, messages: request.batch });
+      return follow(result, result.previousHeadId);
+    }
+    const guard = attach === 'any-head' ? undefined : attach.beforeAttempt;
+    let expectedHeadId = firstExpectedHead(request, view.branch, view.headMessageId);
+    const maxAttempts = request.maxAttempts ?? session.settings.maxAttempts;
+    let conflict: HeadConflictError | undefined;
+    for (let attempt = 1; attempt <= maxAttempts; attempt += 1) {
+      if (guard !== undefined) expectedHeadId = await guard(expectedHeadId);
+      try {
+        const result = await store.commit({
+          chatId,
+          branch,
+          expectedHeadId,
+          messages: request.batch,
+        });
+        return follow(result, expectedHeadId);
+      } catch (error) {
+        if (!HeadConflictError.isInstance(error)) throw error;
+        conflict = error;
+        expectedHeadId = error.currentHeadId;
+        if (attempt > 3) await pause(Math.random() * Math.min(2 ** attempt, 100));
+      }
+    }
+    const gaveUp = new EngineError(
+      `${request.method}: gave up after ${maxAttempts} attempts because other writers kept moving the head of branch "${branch}". Nothing was written${request.gaveUpNote ?? ''}.`,
+      { cause: conflict },
+    );
+    gaveUpErrors.add(gaveUp);
+    throw gaveUp;
+  } catch (error) {
+    if (gaveUpErrors.has(error as object) || request.explain === undefined) throw error;
+    throw request.explain(error);
+  }
+}
+
+/** The head the first compare-and-set expects (see `WriteRequest.knownHead`). */
+function firstExpectedHead(
+  request: WriteRequest,
+  viewBranch: string,
+  viewHead: string | null,
+): string | null {
+  if (request.attach !== 'any-head') return request.attach.from;
+  if (request.knownHead !== undefined) return request.knownHead;
+  return request.branch === viewBranch ? viewHead : null;
+}
+
+/** The errors `writeMessages` gave up with (other writers kept moving the head). */
+const gaveUpErrors = new WeakSet<object>();
+
+/** The last head conflict behind a write that gave up, or undefined for any other error. */
+export function conflictBehind(error: unknown): HeadConflictError | undefined {
+  if (typeof error !== 'object' || error === null || !gaveUpErrors.has(error)) return undefined;
+  const { cause } = error as { cause?: unknown };
+  return HeadConflictError.isInstance(cause) ? cause : undefined;
+}
+
+/** Every runtime the engine targets has a timer; the package's types name no runtime. */
+const timers = globalThis as unknown as {
+  setTimeout(callback: () => void, milliseconds: number): unknown;
+};
+
+/** Waits `milliseconds` (a back-off between retries). */
+export function pause(milliseconds: number): Promise<void> {
+  return new Promise((resolve) => timers.setTimeout(resolve, milliseconds));
+}
