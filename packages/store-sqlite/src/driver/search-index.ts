@@ -65,7 +65,11 @@ export function catchUp(db: SqliteConnection, chat: StaleChat): void {
   const changed = db
     .prepared(changedSql)
     .raw(true)
-    .all({ chatId: chat.id, sequence: fromSequence, version: chat.indexed_version ?? -1 }) as ChangedRow[];
+    .all({
+      chatId: chat.id,
+      sequence: fromSequence,
+      version: chat.indexed_version ?? -1,
+    }) as ChangedRow[];
   const scope = `${scopeToken('c', chat.id)} ${scopeToken('u', chat.user_id)}`;
   const remove = db.prepared(removeSql);
   const insert = db.prepared(insertSql);
