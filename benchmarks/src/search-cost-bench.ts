@@ -5,8 +5,10 @@
 // dropped at the end.
 //
 // - Saves, for an app that never searches: one 10,000-message save and a per-turn save (two
-//   messages on a 1,000-message chat), store against the bare floor (the same rows inserted and
-//   the head moved, nothing else).
+//   messages on a 1,000-message chat), store against the bare floor: the same rows inserted, the
+//   head moved where it is still the expected one (compare-and-set) and the chat's version
+//   bumped, nothing else: what the contract obliges any store's commit to do, done the cheapest
+//   way (the head and the next sequence known in memory, no read of its own).
 // - Saves, for an app that searches: the same save followed by a search of the chat (which is
 //   when the store indexes what is new: its catch-up), against an indexing floor that writes the
 //   same rows plus the same index entries (the same words, computed in JavaScript as the store
@@ -79,7 +81,8 @@ interface Subject {
 
 /**
  * Bare better-sqlite3 on the store's own schema (prefix `floor_`): one IMMEDIATE transaction
- * that inserts the rows and moves the head; indexed, it also writes each message's words into
+ * that inserts the rows, moves the head if it is still the expected one and bumps the chat's
+ * version; indexed, it also writes each message's words into
  * an FTS5 table of the store's definition (` w1  w2 `, scope tokens, word count).
  */
 function sqliteFloors(path: string): Floors {
@@ -95,8 +98,14 @@ function sqliteFloors(path: string): Floors {
   const index = database.prepare(
     'INSERT INTO floor_message_search (rowid, body, scope, words) VALUES (?, ?, ?, ?)',
   );
+  // The head moves only where it still is the head the write expects (the compare-and-set every
+  // commit makes, in its own transaction), and the chat's version goes up by one: what the
+  // contract obliges any store to do on a commit, at its cheapest (no read of its own).
   const moveHead = database.prepare(
-    'UPDATE floor_branches SET head_message_id = ?, updated_at = ? WHERE chat_id = ? AND name = ?',
+    'UPDATE floor_branches SET head_message_id = ?, updated_at = ? WHERE chat_id = ? AND name = ? AND head_message_id IS ?',
+  );
+  const bumpVersion = database.prepare(
+    'UPDATE floor_chats SET version = version + 1, updated_at = ? WHERE id = ?',
   );
   const chats = new Map<string, { head: string | null; sequence: number }>();
   const write = database.transaction((chatId: string, entries: readonly Entry[], indexed) => {
@@ -113,6 +122,7 @@ function sqliteFloors(path: string): Floors {
       chats.set(chatId, chat);
     }
     const scope = `c${Buffer.from(chatId).toString('hex')} u75`;
+    const expected = chat.head;
     for (const entry of entries) {
       chat.sequence += 1;
       const { lastInsertRowid } = insert.run(
@@ -131,7 +141,9 @@ function sqliteFloors(path: string): Floors {
       }
       chat.head = entry.id;
     }
-    moveHead.run(chat.head, now, chatId, 'main');
+    if (moveHead.run(chat.head, now, chatId, 'main', expected).changes !== 1)
+      throw new Error('floor: the head moved');
+    bumpVersion.run(now, chatId);
   });
   return {
     write: async (chatId, entries, indexed) => {
@@ -164,7 +176,8 @@ async function sqliteSubject(): Promise<Subject> {
 
 /**
  * Bare postgres.js on the store's own tables in the same schema: one transaction that inserts
- * the rows (one `unnest` statement) and moves the head; indexed, it also inserts each message's
+ * the rows (one `unnest` statement), then moves the head if it is still the expected one and
+ * bumps the chat's version (one statement); indexed, it also inserts each message's
  * words into `search_words` in the same transaction.
  */
 function postgresFloors(url: string, schema: string): Floors {
@@ -188,6 +201,7 @@ function postgresFloors(url: string, schema: string): Floors {
         chats.set(chatId, chat);
       }
       const state = chat;
+      const expected = chat.head;
       const ids: string[] = [];
       const parents: (string | null)[] = [];
       const sequences: string[] = [];
@@ -217,10 +231,15 @@ function postgresFloors(url: string, schema: string): Floors {
              SELECT $1, r.id, string_to_array(r.words, ' '), 0 FROM unnest($2::text[], $3::text[]) AS r(id, words)`,
             [chatId, ids, texts],
           );
-        await transaction.unsafe(
-          `UPDATE ${t('branches')} SET head_message_id = $1, updated_at = $2 WHERE chat_id = $3 AND name = 'main'`,
-          [state.head, now, chatId],
+        const moved = await transaction.unsafe(
+          `WITH gate AS (
+             UPDATE ${t('branches')} SET head_message_id = $1, updated_at = $2
+              WHERE chat_id = $3 AND name = 'main' AND head_message_id IS NOT DISTINCT FROM $4::text
+             RETURNING chat_id)
+           UPDATE ${t('chats')} c SET version = c.version + 1, updated_at = $2 FROM gate WHERE c.chat_id = gate.chat_id`,
+          [state.head, now, chatId, expected],
         );
+        if (moved.count !== 1) throw new Error('floor: the head moved');
       });
     },
     close: () => sql.end(),

@@ -11,11 +11,16 @@ import type { SqliteConnection } from './connection';
 // `rewritten_at` above the version. So a catch-up reads only what changed: O(messages written
 // since), and nothing at all when the chat's version has not moved.
 
-/** A chat whose index may be behind: its id, owner and current version. */
+/**
+ * A chat whose index is behind: its id, owner and current version, and its marks (the version
+ * and sequence indexed so far; null when the chat was never indexed), read by the same lookup.
+ */
 export interface StaleChat {
   readonly id: string;
   readonly user_id: string;
   readonly version: number;
+  readonly indexed_version: number | null;
+  readonly indexed_sequence: number | null;
 }
 
 /**
@@ -35,23 +40,19 @@ export function staleChats(
 }
 
 function staleChatSql(t: TableNames): string {
-  return `SELECT c.id, c.user_id, c.version FROM ${t.chats} c
+  return `SELECT c.id, c.user_id, c.version, s.indexed_version, s.indexed_sequence FROM ${t.chats} c
     LEFT JOIN ${t.searchState} s ON s.chat_id = c.id
    WHERE c.id = ? AND (s.chat_id IS NULL OR s.indexed_version <> c.version)`;
 }
 
 function staleOfUserSql(t: TableNames): string {
-  return `SELECT c.id, c.user_id, c.version FROM ${t.chats} c
+  return `SELECT c.id, c.user_id, c.version, s.indexed_version, s.indexed_sequence FROM ${t.chats} c
     LEFT JOIN ${t.searchState} s ON s.chat_id = c.id
    WHERE c.user_id = ? AND (s.chat_id IS NULL OR s.indexed_version <> c.version)`;
 }
 
-interface ChangedRow {
-  readonly rowid: number;
-  readonly sequence: number;
-  readonly payload: string;
-  readonly rewritten: number;
-}
+/** A node to index: a row of {@link changedSql}, as an array (`raw()`: no object per row). */
+type ChangedRow = [rowid: number, sequence: number, payload: string, rewritten: number];
 
 /**
  * Indexes what changed in `chat` since its last catch-up. Run it inside a write transaction
@@ -59,27 +60,27 @@ interface ChangedRow {
  * nothing committed is missed and nothing indexed is stale when the same transaction searches.
  */
 export function catchUp(db: SqliteConnection, chat: StaleChat): void {
-  const state = db.prepared(stateSql).get(chat.id) as
-    | { indexed_version: number; indexed_sequence: number }
-    | undefined;
-  const fromVersion = state?.indexed_version ?? -1;
-  const fromSequence = state?.indexed_sequence ?? 0;
-  const changed = db.prepared(changedSql).all({
-    chatId: chat.id,
-    sequence: fromSequence,
-    version: fromVersion,
-  }) as ChangedRow[];
+  // The marks come with the chat's row (`staleChats`, in this same transaction).
+  const fromSequence = chat.indexed_sequence ?? 0;
+  const changed = db
+    .prepared(changedSql)
+    .raw(true)
+    .all({
+      chatId: chat.id,
+      sequence: fromSequence,
+      version: chat.indexed_version ?? -1,
+    }) as ChangedRow[];
   const scope = `${scopeToken('c', chat.id)} ${scopeToken('u', chat.user_id)}`;
   const remove = db.prepared(removeSql);
   const insert = db.prepared(insertSql);
   let highest = fromSequence;
-  for (const row of changed) {
-    if (row.sequence > highest) highest = row.sequence;
+  for (const [rowid, sequence, payload, rewritten] of changed) {
+    if (sequence > highest) highest = sequence;
     // A replaced node was indexed before (unless it is also new): its old words go first.
-    if (row.rewritten === 1) remove.run(row.rowid);
-    const tokens = searchTokens(messageSearchText(JSON.parse(row.payload) as StoredMessage));
+    if (rewritten === 1) remove.run(rowid);
+    const tokens = searchTokens(messageSearchText(JSON.parse(payload) as StoredMessage));
     if (tokens.length === 0) continue;
-    insert.run(row.rowid, ` ${tokens.join('  ')} `, scope, tokens.length);
+    insert.run(rowid, ` ${tokens.join('  ')} `, scope, tokens.length);
   }
   db.prepared(saveStateSql).run(chat.id, chat.version, highest);
 }
