@@ -75,10 +75,15 @@ export function writeMessages(db: SqliteConnection, input: MessageWrite): Append
     }
     const kept = db
       .prepared(replaceSql)
-      .get(message.role, message.json, message.engineRecordJson, now, state.version + 1, chatId, message.id) as Pick<
-      MessageRow,
-      'parent_id' | 'sequence' | 'created_at' | 'engine_record'
-    >;
+      .get(
+        message.role,
+        message.json,
+        message.engineRecordJson,
+        now,
+        state.version + 1,
+        chatId,
+        message.id,
+      ) as Pick<MessageRow, 'parent_id' | 'sequence' | 'created_at' | 'engine_record'>;
     replacedIds.push(message.id);
     if (kept.sequence < oldestReplaced) oldestReplaced = kept.sequence;
     nodes.push(

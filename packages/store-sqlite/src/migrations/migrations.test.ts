@@ -31,7 +31,13 @@ describe('migrateSqliteDatabase', () => {
     expect(migrateSqliteDatabase(database)).toEqual({
       fromVersion: 0,
       toVersion: SCHEMA_VERSION,
-      applied: ['initial', 'context lanes', 'message search', 'engine records', 'lazy search index'],
+      applied: [
+        'initial',
+        'context lanes',
+        'message search',
+        'engine records',
+        'lazy search index',
+      ],
     });
     expect(migrateSqliteDatabase(database)).toEqual({
       fromVersion: SCHEMA_VERSION,
@@ -203,7 +209,13 @@ describe('SqliteContextStore and migrations', () => {
     expect((error as Error).message).toContain('migrate()');
     expect(await store.migrate()).toMatchObject({
       fromVersion: 0,
-      applied: ['initial', 'context lanes', 'message search', 'engine records', 'lazy search index'],
+      applied: [
+        'initial',
+        'context lanes',
+        'message search',
+        'engine records',
+        'lazy search index',
+      ],
     });
     expect((await store.openChat({ chatId: 'c', userId: 'u' })).created).toBe(true);
     expect((await store.migrate()).applied).toEqual([]);
