@@ -14,6 +14,7 @@ import {
   existsSync,
   mkdirSync,
   mkdtempSync,
+  readdirSync,
   readFileSync,
   rmSync,
   statSync,
@@ -61,15 +62,29 @@ function run(command, args, cwd) {
   });
 }
 
+/** Every file under `folder` except dependencies and build output, for a checkout without git. */
+function filesWithoutGit(folder, prefix = '') {
+  return readdirSync(join(folder, prefix), { withFileTypes: true }).flatMap((item) => {
+    const path = prefix === '' ? item.name : `${prefix}/${item.name}`;
+    if (['node_modules', 'dist', '.turbo', '.git'].includes(item.name)) return [];
+    return item.isDirectory() ? filesWithoutGit(folder, path) : [path];
+  });
+}
+
 /** The repository's files as they are now (tracked and new, not ignored), then each `dist`. */
 function copyRepository(source, target, packages) {
-  const listed = run(
-    'git',
-    ['ls-files', '-z', '--cached', '--others', '--exclude-standard'],
-    source,
-  )
-    .split('\0')
-    .filter((path) => path !== '' && existsSync(join(source, path)));
+  let listed;
+  try {
+    // safe.directory: CI may run as root on a checkout another user owns.
+    listed = run(
+      'git',
+      ['-c', 'safe.directory=*', 'ls-files', '-z', '--cached', '--others', '--exclude-standard'],
+      source,
+    ).split('\0');
+  } catch {
+    listed = filesWithoutGit(source);
+  }
+  listed = listed.filter((path) => path !== '' && existsSync(join(source, path)));
   for (const path of listed) {
     if (statSync(join(source, path)).isDirectory()) continue;
     mkdirSync(dirname(join(target, path)), { recursive: true });
