@@ -1,5 +1,5 @@
 // The worker that tries the PostgreSQL store from workerd: postgres.js's Cloudflare build
-// (`cloudflare:sockets` for TCP, `node:buffer`, `node:events`, `node:crypto` under
+// (`cloudflare:sockets` for TCP, `node:buffer`, `node:events`, `node:stream` under
 // `nodejs_compat`) against the URL the test binds as DATABASE_URL, in a schema of its own.
 import { assistant, user } from '@ctxgraph/codecs';
 import { ContextEngine } from '@ctxgraph/engine';
