@@ -68,6 +68,8 @@ export const layerMap = {
   '@ctxgraph/playground': { layer: 3, uses: '*', external: '*' },
   '@ctxgraph/benchmarks': { layer: 3, uses: '*', external: '*' },
   '@ctxgraph/tooling': { layer: 'tooling', uses: '*', external: '*' },
+  // Runs the runtime-neutral packages (and the stores that can) inside workerd.
+  '@ctxgraph/edge-runtime-test': { layer: 'tooling', uses: '*', external: '*' },
 };
 
 /** Files that are tests or test helpers: they may import sideways (engine tests use a store). */

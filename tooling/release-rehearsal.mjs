@@ -1,0 +1,297 @@
+// `pnpm release:rehearse`: the release, rehearsed in a temporary copy of the repository (its
+// files as they are now, the built `dist` folders included), never touching the repository's
+// files or git state. In the copy it runs `changeset version`, checks that every published
+// package came out at a real version (0.1.0 for the first release) with a CHANGELOG, then packs
+// each package as `pnpm publish` would (`pnpm pack`: `workspace:` ranges replaced by real ones)
+// and checks each tarball: no tests, no fixtures, no source map pointing at a file the tarball
+// lacks, a manifest with repository, license, engines and sideEffects, the LICENSE, README and
+// CHANGELOG. Prints one row per package (version, files, packed and unpacked size) and exits 1
+// with one line per problem. Nothing is published. Run the build first (the script does).
+import { execFileSync } from 'node:child_process';
+import {
+  copyFileSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, posix } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { root, workspacePackages } from './workspace.mjs';
+
+/**
+ * @typedef {object} PackedPackage
+ * @property {string} name
+ * @property {string} folder The package's folder, relative to the repository root.
+ * @property {string} before Its version in the repository.
+ * @property {string} version Its version after `changeset version`.
+ * @property {number} files Entries in its tarball.
+ * @property {number} packedBytes The tarball's size.
+ * @property {number} unpackedBytes The files' total size.
+ * @property {string[]} entries The tarball's paths, without the leading `package/`.
+ */
+
+/**
+ * @typedef {object} Rehearsal
+ * @property {PackedPackage[]} packages One per published package, in workspace order.
+ * @property {string[]} problems One sentence each; empty when the release would be sound.
+ */
+
+const testFile = /\.test(-d)?\.[cm]?[jt]sx?$/;
+const fixtureFolder = /(^|\/)__(fixtures|tests|mocks)__\//;
+const dependencyFields = [
+  'dependencies',
+  'peerDependencies',
+  'optionalDependencies',
+  'devDependencies',
+];
+
+function run(command, args, cwd) {
+  return execFileSync(command, args, {
+    cwd,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, CI: 'true', TURBO_TELEMETRY_DISABLED: '1' },
+    maxBuffer: 64 * 1024 * 1024,
+  });
+}
+
+/** Every file under `folder` except dependencies and build output, for a checkout without git. */
+function filesWithoutGit(folder, prefix = '') {
+  return readdirSync(join(folder, prefix), { withFileTypes: true }).flatMap((item) => {
+    const path = prefix === '' ? item.name : `${prefix}/${item.name}`;
+    if (['node_modules', 'dist', '.turbo', '.git'].includes(item.name)) return [];
+    return item.isDirectory() ? filesWithoutGit(folder, path) : [path];
+  });
+}
+
+/** The repository's files as they are now (tracked and new, not ignored), then each `dist`. */
+function copyRepository(source, target, packages) {
+  let listed;
+  try {
+    // safe.directory: CI may run as root on a checkout another user owns.
+    listed = run(
+      'git',
+      ['-c', 'safe.directory=*', 'ls-files', '-z', '--cached', '--others', '--exclude-standard'],
+      source,
+    ).split('\0');
+  } catch {
+    listed = filesWithoutGit(source);
+  }
+  listed = listed.filter((path) => path !== '' && existsSync(join(source, path)));
+  for (const path of listed) {
+    if (statSync(join(source, path)).isDirectory()) continue;
+    mkdirSync(dirname(join(target, path)), { recursive: true });
+    copyFileSync(join(source, path), join(target, path));
+  }
+  for (const { relative } of packages) {
+    const dist = join(source, relative, 'dist');
+    if (existsSync(dist)) cpSync(dist, join(target, relative, 'dist'), { recursive: true });
+  }
+}
+
+/** `{ path, bytes }` for every file of a tarball, paths without the leading `package/`. */
+function tarballEntries(tarball) {
+  return run('tar', ['-tvzf', tarball], dirname(tarball))
+    .split('\n')
+    .filter((line) => line.startsWith('-'))
+    .map((line) => {
+      const fields = line.trim().split(/\s+/);
+      const path = fields.slice(5).join(' ');
+      return { path: path.replace(/^package\//, ''), bytes: Number(fields[2]) };
+    });
+}
+
+function readFromTarball(tarball, path) {
+  return run('tar', ['-xzOf', tarball, `package/${path}`], dirname(tarball));
+}
+
+/** Every string target of an `exports` map. */
+function exportTargets(exportsField) {
+  if (typeof exportsField === 'string') return [exportsField];
+  if (exportsField === null || typeof exportsField !== 'object') return [];
+  return Object.values(exportsField).flatMap(exportTargets);
+}
+
+/** Whether a version has the `x.y.z` form of a release (no pre-release tag). */
+function isRelease(version) {
+  return /^\d+\.\d+\.\d+$/.test(version);
+}
+
+/**
+ * Rehearses the release in a temporary copy; see the file's header.
+ * @param {{ repository?: string, keep?: boolean }} [options] `repository`: the checkout to copy
+ *   (default: this one); `keep`: leave the copy on disk and print where.
+ * @returns {Rehearsal}
+ */
+export function rehearseRelease(options = {}) {
+  const source = options.repository ?? root;
+  const published = workspacePackages(source).filter(({ manifest }) => manifest.private !== true);
+  const problems = [];
+  const copy = mkdtempSync(join(tmpdir(), 'ctxgraph-release-'));
+  try {
+    copyRepository(source, copy, published);
+    // changesets reads git for the commit each changeset came in; the copy gets one commit.
+    const git = ['-c', 'user.name=release rehearsal', '-c', 'user.email=rehearsal@invalid'];
+    run('git', ['init', '-q'], copy);
+    run('git', [...git, 'add', '-A'], copy);
+    run('git', [...git, 'commit', '-q', '--no-verify', '-m', 'release rehearsal'], copy);
+    const changesetBin = join(source, 'node_modules', '@changesets', 'cli', 'bin.js');
+    run(process.execPath, [changesetBin, 'version'], copy);
+
+    // pnpm pack reads the version a `workspace:` range stands for from the installed sibling:
+    // link each one (an install of the copy would take far longer and change nothing packed).
+    const folders = new Map(published.map(({ relative, manifest }) => [manifest.name, relative]));
+    for (const { relative, manifest } of published) {
+      for (const field of dependencyFields) {
+        for (const [dependency, range] of Object.entries(manifest[field] ?? {})) {
+          const sibling = folders.get(dependency);
+          if (!String(range).startsWith('workspace:') || sibling === undefined) continue;
+          const link = join(copy, relative, 'node_modules', dependency);
+          if (existsSync(link)) continue;
+          mkdirSync(dirname(link), { recursive: true });
+          symlinkSync(join(copy, sibling), link, 'dir');
+        }
+      }
+    }
+
+    const tarballs = join(copy, '.tarballs');
+    mkdirSync(tarballs);
+    const pnpmBin = join(source, 'node_modules', 'pnpm', 'bin', 'pnpm.cjs');
+    const packages = [];
+    for (const { relative, manifest: before } of published) {
+      const folder = join(copy, relative);
+      const after = JSON.parse(readFileSync(join(folder, 'package.json'), 'utf8'));
+      const where = `${after.name} (${relative})`;
+      if (!isRelease(after.version)) {
+        problems.push(
+          `${where}: changeset version left ${after.version}, not a release; add a changeset for it.`,
+        );
+      }
+      const placeholder = /^(\d+\.\d+\.\d+)-0$/.exec(before.version);
+      if (placeholder !== null && after.version !== placeholder[1]) {
+        problems.push(
+          `${where}: ${before.version} stands for the unreleased ${placeholder[1]}, but changeset version made it ${after.version}.`,
+        );
+      }
+      const changelog = join(folder, 'CHANGELOG.md');
+      if (
+        !existsSync(changelog) ||
+        !readFileSync(changelog, 'utf8').includes(`## ${after.version}`)
+      ) {
+        problems.push(`${where}: CHANGELOG.md has no "## ${after.version}" section.`);
+      }
+
+      const packed = run(
+        process.execPath,
+        [pnpmBin, 'pack', '--pack-destination', tarballs, '--json'],
+        folder,
+      );
+      const { filename } = JSON.parse(packed);
+      const tarball = filename.startsWith('/') ? filename : join(tarballs, filename);
+      const entries = tarballEntries(tarball);
+      const paths = new Set(entries.map(({ path }) => path));
+
+      for (const { path } of entries) {
+        if (testFile.test(path)) problems.push(`${where}: ships a test, ${path}.`);
+        if (fixtureFolder.test(path)) problems.push(`${where}: ships a fixture, ${path}.`);
+        if (!path.endsWith('.map')) continue;
+        const map = JSON.parse(readFromTarball(tarball, path));
+        for (const mapped of map.sources ?? []) {
+          const target = posix.normalize(
+            posix.join(posix.dirname(path), map.sourceRoot ?? '', mapped),
+          );
+          if (!paths.has(target)) {
+            problems.push(`${where}: ${path} maps ${mapped}, which the package does not ship.`);
+          }
+        }
+      }
+      for (const needed of ['package.json', 'README.md', 'LICENSE', 'CHANGELOG.md']) {
+        if (!paths.has(needed)) problems.push(`${where}: the tarball has no ${needed}.`);
+      }
+
+      const manifest = JSON.parse(readFromTarball(tarball, 'package.json'));
+      for (const field of dependencyFields) {
+        for (const [dependency, range] of Object.entries(manifest[field] ?? {})) {
+          if (String(range).startsWith('workspace:')) {
+            problems.push(`${where}: ${field}.${dependency} is still ${range}.`);
+          }
+        }
+      }
+      if (manifest.version !== after.version) {
+        problems.push(`${where}: the tarball says ${manifest.version}, not ${after.version}.`);
+      }
+      const repository = manifest.repository;
+      if (typeof repository?.url !== 'string' || repository.directory !== relative) {
+        problems.push(`${where}: repository needs a url and directory "${relative}".`);
+      }
+      if (manifest.license !== 'MIT') problems.push(`${where}: license is not MIT.`);
+      if (typeof manifest.engines?.node !== 'string') problems.push(`${where}: no engines.node.`);
+      if (manifest.sideEffects === undefined) problems.push(`${where}: sideEffects is not set.`);
+      for (const target of exportTargets(manifest.exports)) {
+        if (!paths.has(posix.normalize(target))) {
+          problems.push(`${where}: exports points at ${target}, which the tarball lacks.`);
+        }
+      }
+
+      packages.push({
+        name: after.name,
+        folder: relative,
+        before: before.version,
+        version: after.version,
+        files: entries.length,
+        packedBytes: statSync(tarball).size,
+        unpackedBytes: entries.reduce((sum, { bytes }) => sum + bytes, 0),
+        entries: [...paths].sort(),
+      });
+    }
+    return { packages, problems };
+  } finally {
+    if (options.keep === true) console.log(`the rehearsal's copy: ${copy}`);
+    else rmSync(copy, { recursive: true, force: true });
+  }
+}
+
+function kilobytes(bytes) {
+  return `${(bytes / 1024).toFixed(1)} kB`;
+}
+
+/**
+ * The rehearsal as a Markdown table: package, version, files, packed and unpacked size.
+ * @param {PackedPackage[]} packages
+ * @returns {string}
+ */
+export function releaseTable(packages) {
+  const rows = packages.map(
+    (item) =>
+      `| ${item.name} | ${item.before} → ${item.version} | ${item.files} | ${kilobytes(item.packedBytes)} | ${kilobytes(item.unpackedBytes)} |`,
+  );
+  return [
+    '| Package | Version | Files | Packed | Unpacked |',
+    '| --- | --- | ---: | ---: | ---: |',
+    ...rows,
+  ].join('\n');
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const keep = process.argv.includes('--keep');
+  const { packages, problems } = rehearseRelease({ keep });
+  console.log(releaseTable(packages));
+  if (process.argv.includes('--files')) {
+    for (const item of packages)
+      console.log(`\n${item.name}@${item.version}\n  ${item.entries.join('\n  ')}`);
+  }
+  for (const problem of problems) console.error(problem);
+  console.log(
+    problems.length === 0
+      ? `release rehearsal: ${packages.length} packages would publish cleanly (nothing was published).`
+      : `release rehearsal: ${problems.length} problems.`,
+  );
+  process.exitCode = problems.length === 0 ? 0 : 1;
+}
