@@ -1,5 +1,7 @@
 import { type MessageSchemas, toModelMessages } from '@ctxgraph/codecs';
 import {
+  assertIdentifier,
+  assertJsonObject,
   BranchExistsError,
   type BranchRecord,
   BudgetExceededError,
@@ -35,7 +37,6 @@ import {
   UnsupportedSpecificationError,
   ValidationError,
 } from '@ctxgraph/fragments-core';
-import { assertIdentifier, assertJsonObject } from '@ctxgraph/fragments-core/store-kit';
 import { defaultSerializer } from '@ctxgraph/serialization';
 import type { ModelMessage, SystemModelMessage, UIMessage } from 'ai';
 import { BranchView } from './branch-view';

@@ -9,12 +9,12 @@ import {
   EngineError,
   type EngineRecord,
   isLazyFragment,
+  jsonIssues,
   LAZY_ID,
   type LazyFragment,
   ValidationError,
   withoutEngineMetadata,
 } from '@ctxgraph/fragments-core';
-import { jsonIssues } from '@ctxgraph/fragments-core/store-kit';
 import type { UIMessage } from 'ai';
 import type { MessageValidator } from './message-validator';
 import { engineRecordFor } from './usage/message-usage';

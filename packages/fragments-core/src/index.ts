@@ -110,7 +110,20 @@ export {
   walkFragments,
 } from './renderer/render-tree';
 export { TreeRenderer, type TreeRendererOptions } from './renderer/tree-renderer';
-
+export {
+  assertIdentifier,
+  assertJsonObject,
+  CHAT_PAGE_SIZE,
+  describeValue,
+  joinPath,
+  jsonIssues,
+  MAX_IDENTIFIER_BYTES,
+  MAX_IDENTIFIER_LENGTH,
+  MAX_JSON_DEPTH,
+  prefixPath,
+  stringProblem,
+  utf8Length,
+} from './rules';
 export type {
   PruneInput,
   PruneResult,
@@ -165,12 +178,6 @@ export type {
   SaveContextInput,
   UpdateChatInput,
 } from './store/context-store';
-export {
-  CHAT_PAGE_SIZE,
-  MAX_IDENTIFIER_BYTES,
-  MAX_IDENTIFIER_LENGTH,
-  MAX_JSON_DEPTH,
-} from './store/kit/store-input';
 export type {
   BranchRecord,
   ChatGraph,

@@ -5,7 +5,7 @@ import {
   type FragmentTypeDescriptor,
 } from '@ctxgraph/fragments-core';
 import { z } from 'zod';
-import { describeValue } from './paths';
+import { describeKind } from './describe-kind';
 
 // One schema per supported fragment type, for the flat JSON form `{ type, ...fields }`, derived
 // from the type's descriptor in fragments-core (its fields, their kinds, which are required).
@@ -29,7 +29,7 @@ export const serializedBudgetSchema: z.ZodType<FragmentBudget> = z.strictObject(
     priority: z
       .custom<number>((value) => typeof value === 'number' && Number.isFinite(value), {
         error: (issue) =>
-          `expected a finite number, received ${typeof issue.input === 'number' ? String(issue.input) : describeValue(issue.input)}`,
+          `expected a finite number, received ${typeof issue.input === 'number' ? String(issue.input) : describeKind(issue.input)}`,
       })
       .optional(),
     required: z.boolean({ error: 'expected boolean' }).optional(),

@@ -8,8 +8,8 @@ import {
   type MessageNodeRecord,
   readCompaction,
   readDropped,
+  utf8Length,
 } from '@ctxgraph/fragments-core';
-import { utf8Length } from '@ctxgraph/fragments-core/store-kit';
 
 /** What `prune({ compacted: 'drop' })` dropped (or, with `dryRun`, would drop). */
 export interface CompactedDropReport {

@@ -1,4 +1,6 @@
 import {
+  assertIdentifier,
+  CHAT_PAGE_SIZE,
   ChatNotFoundError,
   type ContextStore,
   type PruneInput,
@@ -6,7 +8,6 @@ import {
   UnsupportedCapabilityError,
   ValidationError,
 } from '@ctxgraph/fragments-core';
-import { assertIdentifier, CHAT_PAGE_SIZE } from '@ctxgraph/fragments-core/store-kit';
 
 /** The store's `prune`, or `UnsupportedCapabilityError` naming `retention`. */
 export function pruneOf(

@@ -1,4 +1,5 @@
 import {
+  assertIdentifier,
   type BranchSummaryRecord,
   type CommitMessage,
   type CommitResult,
@@ -13,7 +14,6 @@ import {
   type Tokenizer,
   ValidationError,
 } from '@ctxgraph/fragments-core';
-import { assertIdentifier } from '@ctxgraph/fragments-core/store-kit';
 import { generateId, isToolUIPart, type UIMessage } from 'ai';
 import type { BranchView } from '../branch-view';
 import { messageText } from '../budget/token-counter';

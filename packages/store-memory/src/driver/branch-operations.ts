@@ -1,4 +1,4 @@
-import { OwnershipError, type StoredMessage } from '@ctxgraph/fragments-core';
+import { OwnershipError, type StoredMessage, utf8Length } from '@ctxgraph/fragments-core';
 import {
   activeBranchAfterPrune,
   branchesHolding,
@@ -9,7 +9,6 @@ import {
   searchScore,
   searchTokens,
   unreachableNodes,
-  utf8Length,
 } from '@ctxgraph/fragments-core/store-kit';
 import {
   type ChatState,
