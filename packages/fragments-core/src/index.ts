@@ -72,29 +72,10 @@ export type {
 } from './fragment/context-fragment';
 export { fragment } from './fragment/fragment';
 export {
-  aliasType,
-  analogyType,
   builtinFragmentDescriptors,
-  clarificationType,
-  correctionType,
-  exampleType,
-  explainType,
   type FragmentFieldDescriptor,
   type FragmentFieldKind,
   type FragmentTypeDescriptor,
-  glossaryType,
-  guardrailType,
-  hintType,
-  identityType,
-  personaType,
-  policyType,
-  preferenceType,
-  principleType,
-  quirkType,
-  roleType,
-  styleGuideType,
-  termType,
-  workflowType,
 } from './fragment/fragment-types';
 export { isFragment, isFragmentObject, isLazyFragment, isMessageFragment } from './fragment/guards';
 export { LAZY_ID, type LazyConfig, type LazyFragment, lastAssistantMessage } from './fragment/lazy';
