@@ -129,12 +129,6 @@ export {
   splitEngineRecord,
   withoutEngineMetadata,
 } from './store/compaction-node';
-export {
-  type BranchComparison,
-  type BranchSide,
-  type CompareBranchesInput,
-  compareBranchChains,
-} from './store/compare-branches';
 export type {
   AppendInput,
   AppendResult,

@@ -1,14 +1,14 @@
-import {
-  type ContextStore,
-  compareBranchChains,
-  type MessageNodeRecord,
-  type StoredMessage,
-  type Tokenizer,
+import type {
+  ContextStore,
+  MessageNodeRecord,
+  StoredMessage,
+  Tokenizer,
 } from '@ctxgraph/fragments-core';
 import type { UIMessage } from 'ai';
 import { messageText } from '../budget/token-counter';
 import { DEFAULT_MODEL_PRICES, type ModelPrices } from '../model-prices';
 import { totalUsage, type UsageTotals } from '../usage/message-usage';
+import { readBranchesApart as compareBranchChains } from './common-ancestor';
 
 /** Options of `ContextEngine.compareBranches`. */
 export interface CompareBranchesOptions {
