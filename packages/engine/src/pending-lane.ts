@@ -1,9 +1,5 @@
-import {
-  assistantText,
-  type BuiltMessage,
-  builtMessage,
-  encodeStorableMessage,
-} from '@ctxgraph/codecs';
+import { assistantText } from '@ctxgraph/codecs';
+import { type BuiltMessage, builtMessage, encodeStorableMessage } from '@ctxgraph/codecs/internal';
 import {
   type ContextFragment,
   EngineError,
