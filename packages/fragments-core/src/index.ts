@@ -71,6 +71,7 @@ export type {
   FragmentType,
 } from './fragment/context-fragment';
 export { fragment } from './fragment/fragment';
+export { type FragmentBudget, withBudget } from './fragment/fragment-budget';
 export {
   builtinFragmentDescriptors,
   type FragmentFieldDescriptor,
@@ -80,7 +81,6 @@ export {
 export { isFragment, isFragmentObject, isLazyFragment, isMessageFragment } from './fragment/guards';
 export { LAZY_ID, type LazyConfig, type LazyFragment, lastAssistantMessage } from './fragment/lazy';
 export type { JsonObject, JsonValue } from './json';
-
 export type { ContextRenderer } from './renderer/context-renderer';
 export {
   DEFAULT_MAX_DEPTH,
@@ -105,12 +105,6 @@ export {
   stringProblem,
   utf8Length,
 } from './rules';
-export type {
-  PruneInput,
-  PruneResult,
-  SearchHit,
-  SearchMessagesInput,
-} from './store/branch-extensions';
 export { nextBranchName } from './store/branch-names';
 export {
   type BranchSummaryRecord,
@@ -163,14 +157,14 @@ export type {
   Page,
   StoredMessage,
 } from './store/records';
-
+export type { PruneInput, PruneResult } from './store/retention';
+export type { SearchHit, SearchMessagesInput } from './store/search';
 export {
   type CalibrationSample,
   createEstimatorTokenizer,
   type EstimatorTokenizer,
   type EstimatorTokenizerOptions,
 } from './tokenizer/estimator-tokenizer';
-export { type FragmentBudget, withBudget } from './tokenizer/fragment-budget';
 export { isTokenizer, type Tokenizer } from './tokenizer/tokenizer';
 
 /** The contract version this package defines for stores and renderers. */

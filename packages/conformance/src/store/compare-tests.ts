@@ -3,10 +3,10 @@ import { describe, expect, it } from 'vitest';
 import {
   appendMessages,
   openFreshChat,
-  type StoreKit,
+  type StoreHarness,
   sequentialIds,
   uniqueId,
-} from './store-test-kit';
+} from './store-harness';
 
 /** A branch's chain read page by page from its head, newest first, as a comparison reads it. */
 async function pageChain(
@@ -40,14 +40,14 @@ const ids = (nodes: readonly MessageNodeRecord[]): string[] => nodes.map((node) 
  * node is the same record from either branch, sequences grow along every chain, and an empty
  * branch or one grown from an empty branch shares nothing.
  */
-export function defineCompareTests(kit: StoreKit): void {
-  const { timeout, slowTimeout } = kit;
+export function defineCompareTests(harness: StoreHarness): void {
+  const { timeout, slowTimeout } = harness;
 
   describe('paging two branches apart (what comparing branches relies on)', () => {
     it(
       'pages each branch from its head back to the root, newest first, the shared part alike',
       async () => {
-        const store = kit.store();
+        const store = harness.store();
         const { chatId } = await openFreshChat(store);
         const [a, b, c, d, e, f] = sequentialIds(uniqueId('cmp'), 6);
         await appendMessages(store, chatId, [a, b, c, d] as string[]);
@@ -74,7 +74,7 @@ export function defineCompareTests(kit: StoreKit): void {
     it(
       'gives an empty branch no chain, and a branch grown from an empty one a root of its own',
       async () => {
-        const store = kit.store();
+        const store = harness.store();
         const { chatId } = await openFreshChat(store);
         const [a, b, c, r1, r2] = sequentialIds(uniqueId('cmp'), 5);
         await appendMessages(store, chatId, [a, b, c] as string[]);
@@ -97,7 +97,7 @@ export function defineCompareTests(kit: StoreKit): void {
     it(
       'reaches where two long branches part in a few small pages, not the shared history',
       async () => {
-        const store = kit.store();
+        const store = harness.store();
         const { chatId } = await openFreshChat(store);
         const prefix = uniqueId('long');
         const shared = sequentialIds(prefix, 600);

@@ -19,7 +19,9 @@ import {
 } from './memory-state';
 
 /** The search and retention operations of the memory driver. */
-export type BranchOperations = Required<Pick<ContextStoreDriver, 'searchMessages' | 'prune'>>;
+export type SearchAndPruneOperations = Required<
+  Pick<ContextStoreDriver, 'searchMessages' | 'prune'>
+>;
 
 /** The ids on the chain from `head` back to the root. O(chain). */
 function chainIds(chat: ChatState, head: string | null): Set<string> {
@@ -37,7 +39,7 @@ function chainIds(chat: ChatState, head: string | null): Set<string> {
  * searched)) and retention over the chat's maps, each in one synchronous stretch, so it
  * serializes with every other write of the store.
  */
-export function branchOperations(chats: MemoryChats): BranchOperations {
+export function searchAndPruneOperations(chats: MemoryChats): SearchAndPruneOperations {
   return {
     searchMessages(query) {
       let scope: ChatState[];
