@@ -72,6 +72,22 @@ export const layerMap = {
   '@ctxgraph/edge-runtime-test': { layer: 'tooling', uses: '*', external: '*' },
 };
 
+/**
+ * Subpath entries with one audience: only these packages' source may import them (tests, fixtures
+ * and the apps, whose `uses` is `*`, may import any). The store kit is for stores (and the
+ * conformance kit's example store); codecs' `./internal` is the engine's fast path, not for users.
+ * @type {Readonly<Record<string, readonly string[]>>}
+ */
+export const subpathAudience = {
+  '@ctxgraph/fragments-core/store-kit': [
+    '@ctxgraph/store-memory',
+    '@ctxgraph/store-sqlite',
+    '@ctxgraph/store-postgres',
+    '@ctxgraph/conformance',
+  ],
+  '@ctxgraph/codecs/internal': ['@ctxgraph/engine'],
+};
+
 /** Files that are tests or test helpers: they may import sideways (engine tests use a store). */
 const testFile = /\.test(-d)?\.[cm]?[jt]sx?$|(^|\/)__(fixtures|tests|mocks)__\//;
 const sourceFile = /\.[cm]?[jt]sx?$/;
@@ -252,6 +268,14 @@ export function checkLayers({ workspaceRoot = root, map = layerMap } = {}) {
               : `${location}: imports ${specifier}, which the layer map does not allow ${name} (allowed: ${
                   entry.external.length === 0 ? 'none' : entry.external.join(', ')
                 })`,
+          );
+        } else if (
+          entry.uses !== '*' &&
+          subpathAudience[specifier] !== undefined &&
+          !subpathAudience[specifier].includes(name)
+        ) {
+          problems.push(
+            `${location}: imports ${specifier}, an entry only for ${subpathAudience[specifier].join(', ')} (import what ${name} needs from the package's main entry)`,
           );
         } else if (target !== name && manifest.private !== true && !declared.has(target)) {
           problems.push(

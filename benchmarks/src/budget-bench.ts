@@ -9,7 +9,7 @@ import { XmlRenderer } from '@ctxgraph/renderer-xml';
 import { InMemoryContextStore } from '@ctxgraph/store-memory';
 import { o200kTokenizer } from '@ctxgraph/tokenizer-o200k';
 import type { UIMessage } from 'ai';
-import { median, printTable, seedChat } from './bench-kit';
+import { median, printTable, seedChat } from './bench-helpers';
 
 const maxInputTokens = 8000;
 const turns = 200;

@@ -17,7 +17,7 @@ import { SqliteContextStore } from '@ctxgraph/store-sqlite';
 import Database from 'better-sqlite3';
 import postgres from 'postgres';
 import { startPostgresServer } from '../../tooling/postgres-server.ts';
-import { printTable, seedChat, timeAsync } from './bench-kit.ts';
+import { printTable, seedChat, timeAsync } from './bench-helpers.ts';
 
 const history = Number(process.argv[2] ?? 100_000);
 const runs = Number(process.argv[3] ?? 15);

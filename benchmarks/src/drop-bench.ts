@@ -19,7 +19,7 @@ import { PostgresContextStore } from '@ctxgraph/store-postgres';
 import { SqliteContextStore } from '@ctxgraph/store-sqlite';
 import postgres from 'postgres';
 import { startPostgresServer } from '../../tooling/postgres-server.ts';
-import { median, printTable } from './bench-kit.ts';
+import { median, printTable } from './bench-helpers.ts';
 
 const runs = Number(process.argv[2] ?? 5);
 const only = process.argv[3];

@@ -5,7 +5,7 @@ import { ContextEngine } from '@ctxgraph/engine';
 import { type ContextStore, hint, role } from '@ctxgraph/fragments-core';
 import { XmlRenderer } from '@ctxgraph/renderer-xml';
 import { InMemoryContextStore } from '@ctxgraph/store-memory';
-import { median, printTable, seedChat } from './bench-kit.ts';
+import { median, printTable, seedChat } from './bench-helpers.ts';
 
 const sizes = [100, 1_000, 10_000];
 const renderer = new XmlRenderer();

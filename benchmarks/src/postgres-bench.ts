@@ -14,7 +14,7 @@ import { XmlRenderer } from '@ctxgraph/renderer-xml';
 import { PostgresContextStore } from '@ctxgraph/store-postgres';
 import postgres from 'postgres';
 import { startPostgresServer } from '../../tooling/postgres-server.ts';
-import { childLines, median, printTable, saveRow, seedChat, turn } from './bench-kit.ts';
+import { childLines, median, printTable, saveRow, seedChat, turn } from './bench-helpers.ts';
 
 const sizes = [100, 1_000, 10_000];
 const saveRuns = 200;

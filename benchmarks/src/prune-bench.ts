@@ -19,7 +19,7 @@ import { SqliteContextStore } from '@ctxgraph/store-sqlite';
 import Database from 'better-sqlite3';
 import postgres from 'postgres';
 import { startPostgresServer } from '../../tooling/postgres-server.ts';
-import { printTable } from './bench-kit.ts';
+import { printTable } from './bench-helpers.ts';
 
 const REACHABLE = 1_000;
 const UNREACHABLE = 100_000;

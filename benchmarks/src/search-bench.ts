@@ -19,7 +19,7 @@ import { SqliteContextStore } from '@ctxgraph/store-sqlite';
 import Database from 'better-sqlite3';
 import postgres from 'postgres';
 import { startPostgresServer } from '../../tooling/postgres-server.ts';
-import { median, printTable } from './bench-kit.ts';
+import { median, printTable } from './bench-helpers.ts';
 
 const USERS = 100;
 const CHATS_PER_USER = 10;

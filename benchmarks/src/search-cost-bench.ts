@@ -28,7 +28,7 @@ import { migrateSqliteDatabase, SqliteContextStore } from '@ctxgraph/store-sqlit
 import Database from 'better-sqlite3';
 import postgres from 'postgres';
 import { startPostgresServer } from '../../tooling/postgres-server.ts';
-import { median, printTable, seedChat, turn } from './bench-kit.ts';
+import { median, printTable, seedChat, turn } from './bench-helpers.ts';
 
 const BATCH = 10_000;
 const BATCH_RUNS = 7;

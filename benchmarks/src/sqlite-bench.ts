@@ -12,7 +12,7 @@ import { HeadConflictError, hint, role } from '@ctxgraph/fragments-core';
 import { XmlRenderer } from '@ctxgraph/renderer-xml';
 import { migrateSqliteDatabase, SqliteContextStore } from '@ctxgraph/store-sqlite';
 import Database from 'better-sqlite3';
-import { printTable, saveRow, seedChat, timeAsync, turn } from './bench-kit.ts';
+import { printTable, saveRow, seedChat, timeAsync, turn } from './bench-helpers.ts';
 
 const sizes = [100, 1_000, 10_000];
 const saveRuns = 300;

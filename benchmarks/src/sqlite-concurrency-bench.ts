@@ -37,7 +37,7 @@ import { prepareAppend } from '@ctxgraph/fragments-core/store-kit';
 import { XmlRenderer } from '@ctxgraph/renderer-xml';
 import { migrateSqliteDatabase, SqliteContextStore } from '@ctxgraph/store-sqlite';
 import Database from 'better-sqlite3';
-import { childLines, median, printTable, seedChat, turn } from './bench-kit.ts';
+import { childLines, median, printTable, seedChat, turn } from './bench-helpers.ts';
 
 type Mode = 'engine' | 'append' | 'floor';
 const modes: readonly Mode[] = ['engine', 'append', 'floor'];

@@ -1,4 +1,4 @@
-import type { ValidationIssue } from '@ctxgraph/fragments-core';
+import { describeValue, type ValidationIssue } from '@ctxgraph/fragments-core';
 import { safeValidateUIMessages } from 'ai';
 
 // Turns the AI SDK's validation error for one message into issues that name the real cause.
@@ -90,7 +90,7 @@ async function explainPart(
   if (typeof type !== 'string') {
     out.push({
       path: formatPath(index, [...partPath, 'type']),
-      message: `expected a string part type (${known}), received ${describe(type)}`,
+      message: `expected a string part type (${known}), received ${describeValue(type)}`,
     });
     return out;
   }
@@ -187,8 +187,8 @@ function describeIssue(
     if (issue.expected === 'never') {
       const state = valueAt(candidate, [...path.slice(0, -1), 'state']);
       return typeof state === 'string'
-        ? `not allowed when state is ${JSON.stringify(state)} (received ${describe(value)})`
-        : `not allowed here (received ${describe(value)})`;
+        ? `not allowed when state is ${JSON.stringify(state)} (received ${describeValue(value)})`
+        : `not allowed here (received ${describeValue(value)})`;
     }
     if (value === undefined) {
       return issue.expected === undefined || issue.expected === 'nonoptional'
@@ -307,10 +307,4 @@ function formatPath(index: number, path: readonly PropertyKey[]): string {
   let text = `messages[${index}]`;
   for (const key of path) text += typeof key === 'number' ? `[${key}]` : `.${String(key)}`;
   return text;
-}
-
-function describe(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'array';
-  return typeof value;
 }

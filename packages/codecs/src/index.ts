@@ -1,9 +1,6 @@
 export {
   assistant,
   assistantText,
-  type BuiltMessage,
-  builtMessage,
-  encodeStorableMessage,
   type MaterializedMessage,
   type MessageFragment,
   type MessageRole,
@@ -12,7 +9,6 @@ export {
   user,
 } from './message-fragment';
 export { type ToModelMessagesOptions, toModelMessages } from './model-messages';
-export { parsePlainMessages, settledMessage } from './plain-messages';
 export { assertStorableMessage, storableMessageIssues } from './storable-message';
 export {
   checkMessages,

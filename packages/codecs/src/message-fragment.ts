@@ -1,15 +1,15 @@
 import {
   type ContextFragment,
+  describeValue,
   type FragmentCodec,
+  prefixPath,
+  stringProblem,
   ValidationError,
 } from '@ctxgraph/fragments-core';
-import { stringProblem } from '@ctxgraph/fragments-core/store-kit';
 import { generateId, type UIMessage } from 'ai';
 import {
   assertStorableMessage,
-  describe,
   identifierProblem,
-  joinPath,
   messageError,
   messageIssues,
   roles,
@@ -83,9 +83,9 @@ export function user(
 export function assistantText(text: string, options: TextMessageOptions = {}): MessageFragment {
   if (typeof text !== 'string') {
     throw new ValidationError(
-      `assistantText(text, options): text must be a string, received ${describe(text)}.`,
+      `assistantText(text, options): text must be a string, received ${describeValue(text)}.`,
       {
-        issues: [{ path: 'text', message: `expected string, received ${describe(text)}` }],
+        issues: [{ path: 'text', message: `expected string, received ${describeValue(text)}` }],
       },
     );
   }
@@ -133,7 +133,7 @@ function roleMessage(
   const argument = (): string => builder.slice(builder.indexOf('(') + 1, builder.indexOf(','));
   if (typeof options !== 'object' || options === null) {
     throw messageError(builder, undefined, [
-      { path: 'options', message: `expected an object, received ${describe(options)}` },
+      { path: 'options', message: `expected an object, received ${describeValue(options)}` },
     ]);
   }
   const contentIsText = typeof content === 'string';
@@ -142,7 +142,10 @@ function roleMessage(
     (typeof content !== 'object' || content === null || Array.isArray(content))
   ) {
     throw messageError(builder, undefined, [
-      { path: argument(), message: `expected a UIMessage object, received ${describe(content)}` },
+      {
+        path: argument(),
+        message: `expected a UIMessage object, received ${describeValue(content)}`,
+      },
     ]);
   }
   // The usual case, a text message with a valid id and clean text, needs no walk: nothing else in
@@ -209,7 +212,7 @@ function callerPath(
   if (head === 'id' && options.id !== undefined) return `options.id${rest}`;
   if (head === 'metadata' && options.metadata !== undefined) return `options.metadata${rest}`;
   if (contentIsText && path === 'parts[0].text') return argument;
-  return joinPath(argument, path);
+  return prefixPath(argument, path);
 }
 
 /** Where a builder's `encode` keeps the message it copies (see {@link builtMessage}). */

@@ -1,5 +1,11 @@
-import { ValidationError, type ValidationIssue } from '@ctxgraph/fragments-core';
-import { assertIdentifier, jsonIssues } from '@ctxgraph/fragments-core/store-kit';
+import {
+  assertIdentifier,
+  describeValue,
+  jsonIssues,
+  prefixPath,
+  ValidationError,
+  type ValidationIssue,
+} from '@ctxgraph/fragments-core';
 import type { UIMessage } from 'ai';
 
 export const roles: readonly string[] = ['system', 'user', 'assistant'];
@@ -28,7 +34,7 @@ export const roles: readonly string[] = ['system', 'user', 'assistant'];
  */
 export function storableMessageIssues(value: unknown, path = 'message'): ValidationIssue[] {
   return messageIssues(value).map((issue) => ({
-    path: joinPath(path, issue.path),
+    path: prefixPath(path, issue.path),
     message: issue.message,
   }));
 }
@@ -57,7 +63,7 @@ export function assertStorableMessage(
 /** The problems of {@link storableMessageIssues}, with paths relative to the message (`id`). */
 export function messageIssues(value: unknown): ValidationIssue[] {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    return [{ path: '', message: `expected a UIMessage object, received ${describe(value)}` }];
+    return [{ path: '', message: `expected a UIMessage object, received ${describeValue(value)}` }];
   }
   const record = value as Record<string, unknown>;
   const issues: ValidationIssue[] = [];
@@ -72,7 +78,7 @@ export function messageIssues(value: unknown): ValidationIssue[] {
   if (!Array.isArray(record.parts)) {
     issues.push({
       path: 'parts',
-      message: `expected an array, received ${describe(record.parts)}`,
+      message: `expected an array, received ${describeValue(record.parts)}`,
     });
   } else {
     record.parts.forEach((part: unknown, index) => {
@@ -125,17 +131,4 @@ export function identifierProblem(value: unknown): string | undefined {
     if (!ValidationError.isInstance(error)) throw error;
     return error.issues[0]?.message ?? error.message;
   }
-}
-
-/** `path` under `prefix`: `message` + `parts[0]` is `message.parts[0]`, + `` is `message`. */
-export function joinPath(prefix: string, path: string): string {
-  if (path === '') return prefix;
-  if (prefix === '') return path;
-  return path.startsWith('[') ? `${prefix}${path}` : `${prefix}.${path}`;
-}
-
-export function describe(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'array';
-  return typeof value;
 }

@@ -1,5 +1,7 @@
 import type { MessageSchemas } from '@ctxgraph/codecs';
 import {
+  assertIdentifier,
+  assertJsonObject,
   type ContextFragment,
   type ContextRenderer,
   type ContextStore,
@@ -12,7 +14,6 @@ import {
   UnsupportedSpecificationError,
   ValidationError,
 } from '@ctxgraph/fragments-core';
-import { assertIdentifier, assertJsonObject } from '@ctxgraph/fragments-core/store-kit';
 import { defaultSerializer } from '@ctxgraph/serialization';
 import type { ModelMessage, SystemModelMessage, UIMessage } from 'ai';
 import {

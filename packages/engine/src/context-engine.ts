@@ -1,4 +1,5 @@
 import {
+  assertIdentifier,
   type BranchRecord,
   type ChatRecord,
   type CheckpointRecord,
@@ -10,7 +11,6 @@ import {
   type SearchHit,
   ValidationError,
 } from '@ctxgraph/fragments-core';
-import { assertIdentifier } from '@ctxgraph/fragments-core/store-kit';
 import {
   checkpointHead,
   deleteBranchOf,

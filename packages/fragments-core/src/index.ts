@@ -71,35 +71,16 @@ export type {
   FragmentType,
 } from './fragment/context-fragment';
 export { fragment } from './fragment/fragment';
+export { type FragmentBudget, withBudget } from './fragment/fragment-budget';
 export {
-  aliasType,
-  analogyType,
   builtinFragmentDescriptors,
-  clarificationType,
-  correctionType,
-  exampleType,
-  explainType,
   type FragmentFieldDescriptor,
   type FragmentFieldKind,
   type FragmentTypeDescriptor,
-  glossaryType,
-  guardrailType,
-  hintType,
-  identityType,
-  personaType,
-  policyType,
-  preferenceType,
-  principleType,
-  quirkType,
-  roleType,
-  styleGuideType,
-  termType,
-  workflowType,
 } from './fragment/fragment-types';
 export { isFragment, isFragmentObject, isLazyFragment, isMessageFragment } from './fragment/guards';
 export { LAZY_ID, type LazyConfig, type LazyFragment, lastAssistantMessage } from './fragment/lazy';
 export type { JsonObject, JsonValue } from './json';
-
 export type { ContextRenderer } from './renderer/context-renderer';
 export {
   DEFAULT_MAX_DEPTH,
@@ -110,13 +91,20 @@ export {
   walkFragments,
 } from './renderer/render-tree';
 export { TreeRenderer, type TreeRendererOptions } from './renderer/tree-renderer';
-
-export type {
-  PruneInput,
-  PruneResult,
-  SearchHit,
-  SearchMessagesInput,
-} from './store/branch-extensions';
+export {
+  assertIdentifier,
+  assertJsonObject,
+  CHAT_PAGE_SIZE,
+  describeValue,
+  joinPath,
+  jsonIssues,
+  MAX_IDENTIFIER_BYTES,
+  MAX_IDENTIFIER_LENGTH,
+  MAX_JSON_DEPTH,
+  prefixPath,
+  stringProblem,
+  utf8Length,
+} from './rules';
 export { nextBranchName } from './store/branch-names';
 export {
   type BranchSummaryRecord,
@@ -135,12 +123,6 @@ export {
   splitEngineRecord,
   withoutEngineMetadata,
 } from './store/compaction-node';
-export {
-  type BranchComparison,
-  type BranchSide,
-  type CompareBranchesInput,
-  compareBranchChains,
-} from './store/compare-branches';
 export type {
   AppendInput,
   AppendResult,
@@ -165,12 +147,6 @@ export type {
   SaveContextInput,
   UpdateChatInput,
 } from './store/context-store';
-export {
-  CHAT_PAGE_SIZE,
-  MAX_IDENTIFIER_BYTES,
-  MAX_IDENTIFIER_LENGTH,
-  MAX_JSON_DEPTH,
-} from './store/kit/store-input';
 export type {
   BranchRecord,
   ChatGraph,
@@ -181,14 +157,14 @@ export type {
   Page,
   StoredMessage,
 } from './store/records';
-
+export type { PruneInput, PruneResult } from './store/retention';
+export type { SearchHit, SearchMessagesInput } from './store/search';
 export {
   type CalibrationSample,
   createEstimatorTokenizer,
   type EstimatorTokenizer,
   type EstimatorTokenizerOptions,
 } from './tokenizer/estimator-tokenizer';
-export { type FragmentBudget, withBudget } from './tokenizer/fragment-budget';
 export { isTokenizer, type Tokenizer } from './tokenizer/tokenizer';
 
 /** The contract version this package defines for stores and renderers. */

@@ -4,8 +4,8 @@ import {
   isFragmentObject,
   ValidationError,
 } from '@ctxgraph/fragments-core';
+import { describeKind } from './describe-kind';
 import type { FragmentTypeDefinition } from './fragment-type-definition';
-import { describeValue } from './paths';
 import { serializedFragmentSchemas } from './schemas';
 
 // Each built-in type is derived from its descriptor in fragments-core: the flat form holds the
@@ -15,8 +15,8 @@ import { serializedFragmentSchemas } from './schemas';
 /** The flat fields of a fragment whose data is an object of the descriptor's fields. */
 function objectFields(data: unknown): Record<string, unknown> {
   if (!isFragmentObject(data)) {
-    throw new ValidationError(`data: expected an object, received ${describeValue(data)}`, {
-      issues: [{ path: 'data', message: `expected an object, received ${describeValue(data)}` }],
+    throw new ValidationError(`data: expected an object, received ${describeKind(data)}`, {
+      issues: [{ path: 'data', message: `expected an object, received ${describeKind(data)}` }],
     });
   }
   // `type` names the format in the flat form and `budget` holds the fragment's budget settings,

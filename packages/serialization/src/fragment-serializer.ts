@@ -6,17 +6,19 @@ import {
   isFragment,
   isFragmentObject,
   type JsonValue,
+  joinPath,
+  prefixPath,
   ValidationError,
   type ValidationIssue,
 } from '@ctxgraph/fragments-core';
 import type { z } from 'zod';
 import { builtinFragmentTypes } from './builtin-fragment-types';
+import { describeKind } from './describe-kind';
 import type {
   FragmentTypeDefinition,
   SerializationContext,
   SerializedFragmentBase,
 } from './fragment-type-definition';
-import { describeValue, joinPath, prefixPath } from './paths';
 import {
   type SerializedBudgetField,
   type SerializedFragment,
@@ -233,7 +235,7 @@ export class FragmentSerializer<Serialized extends SerializedFragmentBase = Seri
       throw fail(walk, [
         {
           path,
-          message: `expected a fragment (an object with a string name and data), received ${describeValue(fragment)}`,
+          message: `expected a fragment (an object with a string name and data), received ${describeKind(fragment)}`,
         },
       ]);
     }
@@ -281,7 +283,7 @@ export class FragmentSerializer<Serialized extends SerializedFragmentBase = Seri
         throw fail(walk, [
           {
             path,
-            message: `the "${definition.type}" type's fromFragment returned ${describeValue(fields)}, expected an object of fields`,
+            message: `the "${definition.type}" type's fromFragment returned ${describeKind(fields)}, expected an object of fields`,
           },
         ]);
       }
@@ -352,7 +354,7 @@ export class FragmentSerializer<Serialized extends SerializedFragmentBase = Seri
     if (typeof type !== 'string' || !this.#byType.has(type)) {
       const received = isFragmentObject(encoded)
         ? `an object with type ${JSON.stringify(type)}`
-        : describeValue(encoded);
+        : describeKind(encoded);
       throw fail(walk, [
         {
           path,
@@ -367,7 +369,7 @@ export class FragmentSerializer<Serialized extends SerializedFragmentBase = Seri
     if (!isFragmentObject(flat)) {
       const received = isFragment(flat)
         ? `a "${flat.name}" fragment (it is already hydrated)`
-        : describeValue(flat);
+        : describeKind(flat);
       throw fail(walk, [
         { path, message: `expected a serialized fragment object, received ${received}` },
       ]);
@@ -378,7 +380,7 @@ export class FragmentSerializer<Serialized extends SerializedFragmentBase = Seri
       const message =
         type === undefined
           ? 'missing (expected the fragment type, a string)'
-          : `expected the fragment type as a string, received ${describeValue(type)}`;
+          : `expected the fragment type as a string, received ${describeKind(type)}`;
       throw fail(walk, [{ path: typePath, message }]);
     }
     if (type === GROUP_TYPE) return this.#toGroup(flat, path, walk);
@@ -400,7 +402,7 @@ export class FragmentSerializer<Serialized extends SerializedFragmentBase = Seri
         throw fail(walk, [
           {
             path,
-            message: `the "${type}" type's toFragment returned ${describeValue(hydrated)}, expected a fragment`,
+            message: `the "${type}" type's toFragment returned ${describeKind(hydrated)}, expected a fragment`,
           },
         ]);
       }
@@ -509,7 +511,7 @@ export class FragmentSerializer<Serialized extends SerializedFragmentBase = Seri
     throw fail(walk, [
       {
         path,
-        message: `${describeValue(value)} cannot be stored as JSON (use strings, finite numbers, booleans, null, arrays, plain objects or fragments)`,
+        message: `${describeKind(value)} cannot be stored as JSON (use strings, finite numbers, booleans, null, arrays, plain objects or fragments)`,
       },
     ]);
   }
@@ -575,7 +577,7 @@ export class FragmentSerializer<Serialized extends SerializedFragmentBase = Seri
     }
     const received = isFragment(value)
       ? `a "${value.name}" fragment (it is already hydrated)`
-      : describeValue(value);
+      : describeKind(value);
     throw fail(walk, [{ path, message: `${received} is not a JSON value` }]);
   }
 
@@ -807,7 +809,7 @@ function defineEntry<T>(target: Record<string, T>, key: string, value: T): void 
 
 function checkDefinition(definition: unknown): string | undefined {
   if (typeof definition !== 'object' || definition === null) {
-    return `expected a fragment type definition, received ${describeValue(definition)}`;
+    return `expected a fragment type definition, received ${describeKind(definition)}`;
   }
   const candidate = definition as Partial<Record<keyof FragmentTypeDefinition, unknown>>;
   if (typeof candidate.type !== 'string' || candidate.type.trim() === '')

@@ -1,8 +1,8 @@
 import type { ContextFragment } from '@ctxgraph/fragments-core';
 import {
+  builtinFragmentDescriptors,
   fragment,
   guardrail,
-  guardrailType,
   hint,
   identity,
   policy,
@@ -128,6 +128,8 @@ describe('README examples', () => {
   });
 
   it('fragments-core: fragment types, one descriptor each', () => {
+    const guardrailType = builtinFragmentDescriptors.find((type) => type.name === 'guardrail');
+    if (!guardrailType) throw new Error('no guardrail descriptor');
     expect(guardrailType.fields.map((field) => field.name)).toEqual(['rule', 'reason', 'action']);
     expect(guardrailType.build({ rule: 'Never expose PII' })).toEqual(
       guardrail('Never expose PII'),

@@ -1,6 +1,7 @@
 import {
   type ContextFragment,
   type FragmentData,
+  joinPath,
   policy,
   ValidationError,
   walkFragments,
@@ -23,7 +24,6 @@ import {
   serializedFragmentSchema,
   toFragment,
 } from './index';
-import { joinPath } from './paths';
 
 // Deeply nested policies go past the renderers' default depth limit; the comparison is about
 // equality, not about whether a renderer would accept them.

@@ -5,7 +5,7 @@ import {
   type FragmentTypeDescriptor,
 } from '@ctxgraph/fragments-core';
 import { z } from 'zod';
-import { describeValue } from './paths';
+import { describeKind } from './describe-kind';
 
 // One schema per supported fragment type, for the flat JSON form `{ type, ...fields }`, derived
 // from the type's descriptor in fragments-core (its fields, their kinds, which are required).
@@ -29,7 +29,7 @@ export const serializedBudgetSchema: z.ZodType<FragmentBudget> = z.strictObject(
     priority: z
       .custom<number>((value) => typeof value === 'number' && Number.isFinite(value), {
         error: (issue) =>
-          `expected a finite number, received ${typeof issue.input === 'number' ? String(issue.input) : describeValue(issue.input)}`,
+          `expected a finite number, received ${typeof issue.input === 'number' ? String(issue.input) : describeKind(issue.input)}`,
       })
       .optional(),
     required: z.boolean({ error: 'expected boolean' }).optional(),
@@ -47,7 +47,7 @@ export interface SerializedBudgetField {
 }
 
 /** `{ type: 'term', name, definition }`: a {@link term} fragment. */
-export interface SerializedTerm extends SerializedBudgetField {
+interface SerializedTerm extends SerializedBudgetField {
   type: 'term';
   /** The term. */
   name: string;
@@ -56,14 +56,14 @@ export interface SerializedTerm extends SerializedBudgetField {
 }
 
 /** `{ type: 'hint', text }`: a `hint()` fragment (its data is the text). */
-export interface SerializedHint extends SerializedBudgetField {
+interface SerializedHint extends SerializedBudgetField {
   type: 'hint';
   /** The advice. */
   text: string;
 }
 
 /** `{ type: 'guardrail', rule, reason?, action? }`: a `guardrail()` fragment. */
-export interface SerializedGuardrail extends SerializedBudgetField {
+interface SerializedGuardrail extends SerializedBudgetField {
   type: 'guardrail';
   /** What must (not) happen. */
   rule: string;
@@ -74,7 +74,7 @@ export interface SerializedGuardrail extends SerializedBudgetField {
 }
 
 /** `{ type: 'explain', concept, explanation, therefore? }`: an `explain()` fragment. */
-export interface SerializedExplain extends SerializedBudgetField {
+interface SerializedExplain extends SerializedBudgetField {
   type: 'explain';
   /** The concept. */
   concept: string;
@@ -85,7 +85,7 @@ export interface SerializedExplain extends SerializedBudgetField {
 }
 
 /** `{ type: 'example', question, answer, note? }`: an `example()` fragment. */
-export interface SerializedExample extends SerializedBudgetField {
+interface SerializedExample extends SerializedBudgetField {
   type: 'example';
   /** The question or input. */
   question: string;
@@ -96,7 +96,7 @@ export interface SerializedExample extends SerializedBudgetField {
 }
 
 /** `{ type: 'clarification', when, ask, reason? }`: a `clarification()` fragment. */
-export interface SerializedClarification extends SerializedBudgetField {
+interface SerializedClarification extends SerializedBudgetField {
   type: 'clarification';
   /** When to ask. */
   when: string;
@@ -107,7 +107,7 @@ export interface SerializedClarification extends SerializedBudgetField {
 }
 
 /** `{ type: 'workflow', task, steps, triggers?, notes? }`: a `workflow()` fragment. */
-export interface SerializedWorkflow extends SerializedBudgetField {
+interface SerializedWorkflow extends SerializedBudgetField {
   type: 'workflow';
   /** What the workflow accomplishes. */
   task: string;
@@ -120,7 +120,7 @@ export interface SerializedWorkflow extends SerializedBudgetField {
 }
 
 /** `{ type: 'quirk', issue, workaround }`: a `quirk()` fragment. */
-export interface SerializedQuirk extends SerializedBudgetField {
+interface SerializedQuirk extends SerializedBudgetField {
   type: 'quirk';
   /** The oddity. */
   issue: string;
@@ -129,7 +129,7 @@ export interface SerializedQuirk extends SerializedBudgetField {
 }
 
 /** `{ type: 'styleGuide', prefer, never?, always? }`: a `styleGuide()` fragment. */
-export interface SerializedStyleGuide extends SerializedBudgetField {
+interface SerializedStyleGuide extends SerializedBudgetField {
   type: 'styleGuide';
   /** What to prefer. */
   prefer: string;
@@ -140,7 +140,7 @@ export interface SerializedStyleGuide extends SerializedBudgetField {
 }
 
 /** `{ type: 'analogy', concepts, relationship, insight? }`: an `analogy()` fragment. */
-export interface SerializedAnalogy extends SerializedBudgetField {
+interface SerializedAnalogy extends SerializedBudgetField {
   type: 'analogy';
   /** The concepts compared (at least two). */
   concepts: string[];
@@ -151,24 +151,24 @@ export interface SerializedAnalogy extends SerializedBudgetField {
 }
 
 /** `{ type: 'glossary', entries }`: a `glossary()` fragment (its data is the entries map). */
-export interface SerializedGlossary extends SerializedBudgetField {
+interface SerializedGlossary extends SerializedBudgetField {
   type: 'glossary';
   /** Term → meaning (at least one entry, no blank terms). */
   entries: Record<string, string>;
 }
 
 /** `{ type: 'role', text }`: a `role()` fragment (its data is the text, as for `hint`). */
-export interface SerializedRole extends SerializedBudgetField {
+interface SerializedRole extends SerializedBudgetField {
   type: 'role';
   /** Who the model is. */
   text: string;
 }
 
 /** An item of `policies`: a nested serialized policy, or plain text. */
-export type SerializedPolicyItem = SerializedPolicy | string;
+type SerializedPolicyItem = SerializedPolicy | string;
 
 /** `{ type: 'principle', title, description, policies? }`: a `principle()` fragment. */
-export interface SerializedPrinciple extends SerializedBudgetField {
+interface SerializedPrinciple extends SerializedBudgetField {
   type: 'principle';
   /** A short title. */
   title: string;
@@ -179,7 +179,7 @@ export interface SerializedPrinciple extends SerializedBudgetField {
 }
 
 /** `{ type: 'policy', rule, policies? }`: a `policy()` fragment, nested as deep as needed. */
-export interface SerializedPolicy extends SerializedBudgetField {
+interface SerializedPolicy extends SerializedBudgetField {
   type: 'policy';
   /** The rule. */
   rule: string;
@@ -188,7 +188,7 @@ export interface SerializedPolicy extends SerializedBudgetField {
 }
 
 /** `{ type: 'identity', name?, role? }` (at least one of them): an `identity()` fragment. */
-export interface SerializedIdentity extends SerializedBudgetField {
+interface SerializedIdentity extends SerializedBudgetField {
   type: 'identity';
   /** The user's name. */
   name?: string;
@@ -197,7 +197,7 @@ export interface SerializedIdentity extends SerializedBudgetField {
 }
 
 /** `{ type: 'persona', name, role?, tone? }`: a `persona()` fragment. */
-export interface SerializedPersona extends SerializedBudgetField {
+interface SerializedPersona extends SerializedBudgetField {
   type: 'persona';
   /** The persona's name. */
   name: string;
@@ -208,7 +208,7 @@ export interface SerializedPersona extends SerializedBudgetField {
 }
 
 /** `{ type: 'alias', term, meaning }`: an `alias()` fragment. */
-export interface SerializedAlias extends SerializedBudgetField {
+interface SerializedAlias extends SerializedBudgetField {
   type: 'alias';
   /** The word the user says. */
   term: string;
@@ -217,7 +217,7 @@ export interface SerializedAlias extends SerializedBudgetField {
 }
 
 /** `{ type: 'preference', aspect, value }`: a `preference()` fragment. */
-export interface SerializedPreference extends SerializedBudgetField {
+interface SerializedPreference extends SerializedBudgetField {
   type: 'preference';
   /** What the preference is about. */
   aspect: string;
@@ -226,7 +226,7 @@ export interface SerializedPreference extends SerializedBudgetField {
 }
 
 /** `{ type: 'correction', subject, wrong, right }`: a `correction()` fragment. */
-export interface SerializedCorrection extends SerializedBudgetField {
+interface SerializedCorrection extends SerializedBudgetField {
   type: 'correction';
   /** What it is about. */
   subject: string;
@@ -260,6 +260,15 @@ export type SerializedFragment =
 
 /** The `type` of a built-in serialized fragment: `'term'`, `'hint'`, … */
 export type SerializedFragmentType = SerializedFragment['type'];
+
+/**
+ * The flat form of one built-in type, picked from the {@link SerializedFragment} union by its
+ * `type`: `SerializedFragmentOf<'hint'>` is `{ type: 'hint', text, budget? }`.
+ */
+export type SerializedFragmentOf<Type extends SerializedFragmentType> = Extract<
+  SerializedFragment,
+  { type: Type }
+>;
 
 // Object schemas by type, filled as the descriptors are derived; `fragments` fields reach them
 // lazily, so a type may nest itself (policy) or one derived after it.
@@ -343,54 +352,17 @@ for (const descriptor of builtinFragmentDescriptors) {
   objectSchemas.set(descriptor.name, objectSchema(descriptor));
 }
 
-function derived<Serialized>(type: SerializedFragmentType): z.ZodType<Serialized> {
-  return objectSchemas.get(type) as z.ZodType<Serialized>;
-}
-
-/** Schema of {@link SerializedTerm}. */
-export const termSchema: z.ZodType<SerializedTerm> = derived('term');
-/** Schema of {@link SerializedHint}. */
-export const hintSchema: z.ZodType<SerializedHint> = derived('hint');
-/** Schema of {@link SerializedGuardrail}. */
-export const guardrailSchema: z.ZodType<SerializedGuardrail> = derived('guardrail');
-/** Schema of {@link SerializedExplain}. */
-export const explainSchema: z.ZodType<SerializedExplain> = derived('explain');
-/** Schema of {@link SerializedExample}. */
-export const exampleSchema: z.ZodType<SerializedExample> = derived('example');
-/** Schema of {@link SerializedClarification}. */
-export const clarificationSchema: z.ZodType<SerializedClarification> = derived('clarification');
-/** Schema of {@link SerializedWorkflow}. */
-export const workflowSchema: z.ZodType<SerializedWorkflow> = derived('workflow');
-/** Schema of {@link SerializedQuirk}. */
-export const quirkSchema: z.ZodType<SerializedQuirk> = derived('quirk');
-/** Schema of {@link SerializedStyleGuide}. */
-export const styleGuideSchema: z.ZodType<SerializedStyleGuide> = derived('styleGuide');
-/** Schema of {@link SerializedAnalogy}. */
-export const analogySchema: z.ZodType<SerializedAnalogy> = derived('analogy');
-/** Schema of {@link SerializedGlossary}. */
-export const glossarySchema: z.ZodType<SerializedGlossary> = derived('glossary');
-/** Schema of {@link SerializedRole}. */
-export const roleSchema: z.ZodType<SerializedRole> = derived('role');
-/** Schema of {@link SerializedPrinciple} (nested policies included). */
-export const principleSchema: z.ZodType<SerializedPrinciple> = derived('principle');
-/** Schema of {@link SerializedPolicy} (recursive). */
-export const policySchema: z.ZodType<SerializedPolicy> = derived('policy');
-/** Schema of {@link SerializedIdentity}. */
-export const identitySchema: z.ZodType<SerializedIdentity> = derived('identity');
-/** Schema of {@link SerializedPersona}. */
-export const personaSchema: z.ZodType<SerializedPersona> = derived('persona');
-/** Schema of {@link SerializedAlias}. */
-export const aliasSchema: z.ZodType<SerializedAlias> = derived('alias');
-/** Schema of {@link SerializedPreference}. */
-export const preferenceSchema: z.ZodType<SerializedPreference> = derived('preference');
-/** Schema of {@link SerializedCorrection}. */
-export const correctionSchema: z.ZodType<SerializedCorrection> = derived('correction');
-
-/** Every built-in type's schema, keyed by its `type` (derived from fragments-core's descriptors). */
+/**
+ * Every built-in type's schema, keyed by its `type` (derived from fragments-core's descriptors):
+ * the one way to reach a single type's schema.
+ *
+ * @example
+ * serializedFragmentSchemas.hint.parse({ type: 'hint', text: 'Be brief' });
+ */
 export const serializedFragmentSchemas: {
-  readonly [Type in SerializedFragmentType]: z.ZodType<Extract<SerializedFragment, { type: Type }>>;
+  readonly [Type in SerializedFragmentType]: z.ZodType<SerializedFragmentOf<Type>>;
 } = Object.freeze(Object.fromEntries(objectSchemas)) as {
-  readonly [Type in SerializedFragmentType]: z.ZodType<Extract<SerializedFragment, { type: Type }>>;
+  readonly [Type in SerializedFragmentType]: z.ZodType<SerializedFragmentOf<Type>>;
 };
 
 /**

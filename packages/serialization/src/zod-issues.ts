@@ -1,6 +1,6 @@
-import type { ValidationIssue } from '@ctxgraph/fragments-core';
+import { joinPath, type ValidationIssue } from '@ctxgraph/fragments-core';
 import type { z } from 'zod';
-import { describeValue, joinPath } from './paths';
+import { describeKind } from './describe-kind';
 
 type ZodIssue = z.core.$ZodIssue;
 
@@ -29,7 +29,7 @@ function collect(issue: ZodIssue, base: string, result: ValidationIssue[]): void
       const message =
         issue.input === undefined
           ? `missing (expected ${issue.expected})`
-          : `expected ${issue.expected}, received ${describeValue(issue.input)}`;
+          : `expected ${issue.expected}, received ${describeKind(issue.input)}`;
       result.push({ path, message });
       return;
     }
@@ -44,7 +44,7 @@ function collect(issue: ZodIssue, base: string, result: ValidationIssue[]): void
     case 'invalid_value': {
       const expected = issue.values.map((value) => JSON.stringify(value)).join(' or ');
       const received =
-        typeof issue.input === 'string' ? JSON.stringify(issue.input) : describeValue(issue.input);
+        typeof issue.input === 'string' ? JSON.stringify(issue.input) : describeKind(issue.input);
       result.push({ path, message: `expected ${expected}, received ${received}` });
       return;
     }
@@ -57,7 +57,7 @@ function collect(issue: ZodIssue, base: string, result: ValidationIssue[]): void
         for (const inner of fitting[0]) collect(inner, path, result);
         return;
       }
-      result.push({ path, message: `${issue.message}, received ${describeValue(issue.input)}` });
+      result.push({ path, message: `${issue.message}, received ${describeKind(issue.input)}` });
       return;
     }
     case 'invalid_key':

@@ -12,12 +12,12 @@ import type {
   SearchMessagesInput,
 } from '@ctxgraph/fragments-core';
 import { CheckedContextStore, type ContextStoreDriver } from '@ctxgraph/fragments-core/store-kit';
-import { branchOperations } from './driver/branch-operations';
+import { branchAndCheckpointOperations } from './driver/branch-and-checkpoint-operations';
 import { chatOperations } from './driver/chat-operations';
 import { contextLaneOperations } from './driver/context-lane-operations';
 import type { MemoryChats } from './driver/memory-state';
 import { messageOperations } from './driver/message-operations';
-import { pointerOperations } from './driver/pointer-operations';
+import { searchAndPruneOperations } from './driver/search-and-prune-operations';
 
 const NAME = 'InMemoryContextStore';
 
@@ -38,9 +38,9 @@ function memoryDriver(): ContextStoreDriver {
     },
     ...chatOperations(chats),
     ...messageOperations(chats),
-    ...pointerOperations(chats),
+    ...branchAndCheckpointOperations(chats),
     ...contextLaneOperations(chats),
-    ...branchOperations(chats),
+    ...searchAndPruneOperations(chats),
     close() {
       chats.clear();
     },

@@ -16,25 +16,25 @@ import {
   messageOfDepth,
   missingCapability,
   openFreshChat,
-  type StoreKit,
+  type StoreHarness,
   snapshot,
   textEntries,
   textMessage,
   uniqueId,
-} from './store-test-kit';
+} from './store-harness';
 
 /**
  * `append` (when `capabilities.append` is declared): the write of `commit` attached at whatever
  * the head is when the store takes it, appenders serialized by the store.
  */
-export function defineAppendTests(kit: StoreKit): void {
-  const { timeout, slowTimeout } = kit;
+export function defineAppendTests(harness: StoreHarness): void {
+  const { timeout, slowTimeout } = harness;
 
   describe('append', () => {
     it(
       'attaches at the current head, returns it as previousHeadId, moves the head and bumps the version by one',
       async ({ skip }) => {
-        const store = kit.store();
+        const store = harness.store();
         const reason = missingCapability(store, 'append');
         if (reason !== undefined) skip(reason);
         const { chatId, opened } = await openFreshChat(store);
@@ -113,7 +113,7 @@ export function defineAppendTests(kit: StoreKit): void {
     it(
       'replaces ids on the branch in place and chains only the new ones',
       async ({ skip }) => {
-        const store = kit.store();
+        const store = harness.store();
         const reason = missingCapability(store, 'append');
         if (reason !== undefined) skip(reason);
         const { chatId } = await openFreshChat(store);
@@ -164,7 +164,7 @@ export function defineAppendTests(kit: StoreKit): void {
     it(
       'an unknown branch or chat throws BranchNotFoundError / ChatNotFoundError and writes nothing',
       async ({ skip }) => {
-        const store = kit.store();
+        const store = harness.store();
         const reason = missingCapability(store, 'append');
         if (reason !== undefined) skip(reason);
         const { chatId } = await openFreshChat(store);
@@ -194,7 +194,7 @@ export function defineAppendTests(kit: StoreKit): void {
     it(
       'refuses bad input with ValidationError naming the field, and changes nothing',
       async ({ skip }) => {
-        const store = kit.store();
+        const store = harness.store();
         const reason = missingCapability(store, 'append');
         if (reason !== undefined) skip(reason);
         const { chatId } = await openFreshChat(store);
@@ -290,7 +290,7 @@ export function defineAppendTests(kit: StoreKit): void {
     it(
       '8 appenders × 10 batches of 2 on one branch through one store: none fails, nothing lost, every head move accounted for',
       async ({ skip }) => {
-        const store = kit.store();
+        const store = harness.store();
         const reason = missingCapability(store, 'append');
         if (reason !== undefined) skip(reason);
         const { chatId } = await openFreshChat(store);
@@ -304,13 +304,13 @@ export function defineAppendTests(kit: StoreKit): void {
     it(
       '8 appenders × 10 batches of 2 spread over two store objects on the same data: the same guarantees',
       async ({ skip }) => {
-        const store = kit.store();
+        const store = harness.store();
         const reason = missingCapability(store, 'append');
         if (reason !== undefined) skip(reason);
         if (!store.capabilities.multiProcess)
           skip('the store does not declare capabilities.multiProcess');
-        if (kit.options.reopenStore === undefined) skip('no reopenStore was given');
-        await kit.withReopened(store, async (reopened) => {
+        if (harness.options.reopenStore === undefined) skip('no reopenStore was given');
+        await harness.withReopened(store, async (reopened) => {
           const { chatId } = await openFreshChat(store);
           const start = await store.getHead({ chatId, branch: 'main' });
           const runs = await runAppenders([store, reopened], chatId, 8, 10);

@@ -5,21 +5,21 @@ import {
   expectRejection,
   openFreshChat,
   readWholeChain,
-  type StoreKit,
+  type StoreHarness,
   sequentialIds,
   textMessage,
   uniqueId,
-} from './store-test-kit';
+} from './store-harness';
 
 /** Chains: walking from a node to the root, `until`, `limit` and cursors, long chains. */
-export function defineChainTests(kit: StoreKit): void {
-  const { timeout, slowTimeout } = kit;
+export function defineChainTests(harness: StoreHarness): void {
+  const { timeout, slowTimeout } = harness;
 
   describe('chains', () => {
     it(
       'getChain returns the chain from a node back to the root, oldest first',
       async () => {
-        const store = kit.store();
+        const store = harness.store();
         const { chatId } = await openFreshChat(store);
         const ids = sequentialIds(uniqueId('c'), 5);
         await appendMessages(store, chatId, ids);
@@ -41,7 +41,7 @@ export function defineChainTests(kit: StoreKit): void {
     it(
       'until stops the walk before a node the caller already has',
       async () => {
-        const store = kit.store();
+        const store = harness.store();
         const { chatId } = await openFreshChat(store);
         const ids = sequentialIds(uniqueId('u'), 5);
         await appendMessages(store, chatId, ids);
@@ -76,7 +76,7 @@ export function defineChainTests(kit: StoreKit): void {
     it(
       'limit returns the newest nodes and a cursor that continues with the older ones',
       async () => {
-        const store = kit.store();
+        const store = harness.store();
         const { chatId } = await openFreshChat(store);
         const ids = sequentialIds(uniqueId('l'), 10);
         await appendMessages(store, chatId, ids);
@@ -100,7 +100,7 @@ export function defineChainTests(kit: StoreKit): void {
     it(
       'limit and until together: the walk reports until when the page ends right before it',
       async () => {
-        const store = kit.store();
+        const store = harness.store();
         const { chatId } = await openFreshChat(store);
         const ids = sequentialIds(uniqueId('lu'), 10);
         await appendMessages(store, chatId, ids);
@@ -128,7 +128,7 @@ export function defineChainTests(kit: StoreKit): void {
     it(
       'a fork shares its ancestors with the branch it came from',
       async () => {
-        const store = kit.store();
+        const store = harness.store();
         const { chatId } = await openFreshChat(store);
         const trunk = sequentialIds(uniqueId('t'), 4);
         await appendMessages(store, chatId, trunk);
@@ -149,7 +149,7 @@ export function defineChainTests(kit: StoreKit): void {
     it(
       'getChain from a node that is not in the chat throws MessageNotFoundError',
       async () => {
-        const store = kit.store();
+        const store = harness.store();
         const { chatId } = await openFreshChat(store);
         await appendMessages(store, chatId, [uniqueId('m')]);
         const other = await openFreshChat(store);
@@ -169,7 +169,7 @@ export function defineChainTests(kit: StoreKit): void {
     it(
       'a 2,000-node chain reads whole in one call, and exactly once when paged',
       async () => {
-        const store = kit.store();
+        const store = harness.store();
         const { chatId } = await openFreshChat(store);
         const ids = sequentialIds(uniqueId('long'), 2_000);
         let head: string | null = null;

@@ -9,21 +9,21 @@ import {
   appendMessages,
   expectRejection,
   openFreshChat,
-  type StoreKit,
+  type StoreHarness,
   snapshot,
   textMessage,
   uniqueId,
-} from './store-test-kit';
+} from './store-harness';
 
 /** Chats: create, load, ownership, update, list, delete, and the not-found rules. */
-export function defineChatTests(kit: StoreKit): void {
-  const { timeout } = kit;
+export function defineChatTests(harness: StoreHarness): void {
+  const { timeout } = harness;
 
   describe('chats', () => {
     it(
       'openChat creates a chat with an empty, active main branch',
       async () => {
-        const store = kit.store();
+        const store = harness.store();
         const chatId = uniqueId('chat');
         const userId = uniqueId('user');
         const opened = await store.openChat({ chatId, userId });
@@ -52,7 +52,7 @@ export function defineChatTests(kit: StoreKit): void {
     it(
       'openChat stores the title and metadata of a new chat',
       async () => {
-        const store = kit.store();
+        const store = harness.store();
         const metadata = {
           project: 'atlas',
           tags: ['a', 'b'],
@@ -71,7 +71,7 @@ export function defineChatTests(kit: StoreKit): void {
     it(
       'openChat loads an existing chat as it is (a title passed again is for new chats only)',
       async () => {
-        const store = kit.store();
+        const store = harness.store();
         const { chatId, userId, opened } = await openFreshChat(store, { title: 'First' });
         await appendMessages(store, chatId, [uniqueId('m'), uniqueId('m')]);
         const before = await store.getChat(chatId);
@@ -88,7 +88,7 @@ export function defineChatTests(kit: StoreKit): void {
     it(
       'openChat merges metadata given for an existing chat (shallow)',
       async () => {
-        const store = kit.store();
+        const store = harness.store();
         const { chatId, userId } = await openFreshChat(store, {
           metadata: { keep: 1, replace: { x: 1 }, cleared: 'yes' },
         });
@@ -107,7 +107,7 @@ export function defineChatTests(kit: StoreKit): void {
     it(
       'openChat returns the active branch, wherever it points',
       async () => {
-        const store = kit.store();
+        const store = harness.store();
         const { chatId, userId } = await openFreshChat(store);
         const first = uniqueId('m');
         await appendMessages(store, chatId, [first, uniqueId('m')]);
@@ -127,7 +127,7 @@ export function defineChatTests(kit: StoreKit): void {
     it(
       'openChat refuses another user with OwnershipError and changes nothing',
       async () => {
-        const store = kit.store();
+        const store = harness.store();
         const { chatId, userId } = await openFreshChat(store, {
           title: 'Mine',
           metadata: { owner: 'me' },
@@ -158,7 +158,7 @@ export function defineChatTests(kit: StoreKit): void {
     it(
       'updateChat sets the title, clears it with null, and keeps it when omitted',
       async () => {
-        const store = kit.store();
+        const store = harness.store();
         const { chatId } = await openFreshChat(store);
         expect((await store.updateChat({ chatId, title: 'Named' })).title).toBe('Named');
         expect((await store.updateChat({ chatId, metadata: { touched: true } })).title).toBe(
@@ -175,7 +175,7 @@ export function defineChatTests(kit: StoreKit): void {
     it(
       'updateChat merges metadata shallowly; a key set to null stays, as null',
       async () => {
-        const store = kit.store();
+        const store = harness.store();
         const { chatId } = await openFreshChat(store, {
           metadata: { a: 1, b: { inner: 1 }, c: 'c' },
         });
@@ -194,7 +194,7 @@ export function defineChatTests(kit: StoreKit): void {
     it(
       'updateChat returns the chat as stored and never moves updatedAt back',
       async () => {
-        const store = kit.store();
+        const store = harness.store();
         const { chatId, opened } = await openFreshChat(store);
         const updated = await store.updateChat({ chatId, title: 'T', metadata: { k: 'v' } });
         expect(updated).toEqual(await store.getChat(chatId));
@@ -209,7 +209,7 @@ export function defineChatTests(kit: StoreKit): void {
     it(
       'listChats pages through every chat of a user, most recently updated first, without gaps or duplicates',
       async () => {
-        const store = kit.store();
+        const store = harness.store();
         const userId = uniqueId('user');
         const base = uniqueId('listed');
         const ids = Array.from(
@@ -233,7 +233,7 @@ export function defineChatTests(kit: StoreKit): void {
     it(
       'listChats orders chats with the same updatedAt by id and pages across the tie',
       async () => {
-        const store = kit.store();
+        const store = harness.store();
         const userId = uniqueId('user');
         const base = uniqueId('tied');
         const ids = Array.from(
@@ -261,7 +261,7 @@ export function defineChatTests(kit: StoreKit): void {
     it(
       'listChats returns 20 chats by default and an empty page for a user without chats',
       async () => {
-        const store = kit.store();
+        const store = harness.store();
         const userId = uniqueId('user');
         const base = uniqueId('many');
         for (let index = 0; index < 21; index += 1) {
@@ -284,7 +284,7 @@ export function defineChatTests(kit: StoreKit): void {
     it(
       'deleteChat removes the chat and everything it owns',
       async () => {
-        const store = kit.store();
+        const store = harness.store();
         const { chatId, userId } = await openFreshChat(store, {
           title: 'Doomed',
           metadata: { a: 1 },
@@ -333,7 +333,7 @@ export function defineChatTests(kit: StoreKit): void {
     it(
       'deleteChat leaves other chats of the same user untouched',
       async () => {
-        const store = kit.store();
+        const store = harness.store();
         const userId = uniqueId('user');
         const keptId = uniqueId('chat');
         const goneId = uniqueId('chat');
@@ -353,7 +353,7 @@ export function defineChatTests(kit: StoreKit): void {
     it(
       'every method throws ChatNotFoundError for a missing chat (getChat: null, deleteChat: false)',
       async () => {
-        const store = kit.store();
+        const store = harness.store();
         const chatId = uniqueId('missing');
         expect(await store.getChat(chatId)).toBeNull();
         expect(await store.deleteChat(chatId)).toBe(false);

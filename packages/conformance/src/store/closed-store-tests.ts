@@ -4,11 +4,11 @@ import {
   abilityMethods,
   appendMessages,
   openFreshChat,
-  type StoreKit,
+  type StoreHarness,
   textEntries,
   textMessage,
   uniqueId,
-} from './store-test-kit';
+} from './store-harness';
 
 /** One valid call of each method, for a chat with one message `messageId` on `main`. */
 function everyCall(
@@ -79,14 +79,14 @@ function everyCall(
  * again and concurrently, and a refused call writes nothing. (The store kit of
  * `@ctxgraph/fragments-core/store-kit` keeps these promises for the stores built on it.)
  */
-export function defineClosedStoreTests(kit: StoreKit): void {
-  const { timeout } = kit;
+export function defineClosedStoreTests(harness: StoreHarness): void {
+  const { timeout } = harness;
 
   describe('closed store', () => {
     it(
       'refuses every method after close() with a StoreError that names the call and says closed',
       async () => {
-        await kit.withOwnStore(async (store) => {
+        await harness.withOwnStore(async (store) => {
           const { chatId, userId } = await openFreshChat(store);
           const messageId = uniqueId('m');
           await appendMessages(store, chatId, [messageId]);
@@ -124,7 +124,7 @@ export function defineClosedStoreTests(kit: StoreKit): void {
     it(
       'close() may be called concurrently and again; every call resolves',
       async () => {
-        await kit.withOwnStore(async (store) => {
+        await harness.withOwnStore(async (store) => {
           const { chatId } = await openFreshChat(store);
           await appendMessages(store, chatId, [uniqueId('m')]);
           const both = await Promise.all([store.close(), store.close()]);
@@ -138,8 +138,8 @@ export function defineClosedStoreTests(kit: StoreKit): void {
     it(
       'a write refused after close() leaves the data as it was (seen through a reopened store)',
       async ({ skip }) => {
-        if (kit.options.reopenStore === undefined) skip('no reopenStore was given');
-        await kit.withOwnStore(async (store) => {
+        if (harness.options.reopenStore === undefined) skip('no reopenStore was given');
+        await harness.withOwnStore(async (store) => {
           const { chatId, userId } = await openFreshChat(store);
           const messageId = uniqueId('m');
           await appendMessages(store, chatId, [messageId]);
@@ -164,7 +164,7 @@ export function defineClosedStoreTests(kit: StoreKit): void {
                 .then(call)
                 .catch(() => undefined);
           }
-          await kit.withReopened(store, async (reopened) => {
+          await harness.withReopened(store, async (reopened) => {
             expect(await reopened.getGraph(chatId)).toEqual(before);
           });
         });

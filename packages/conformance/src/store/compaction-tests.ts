@@ -12,10 +12,10 @@ import {
   appendMessages,
   openFreshChat,
   readWholeChain,
-  type StoreKit,
+  type StoreHarness,
   sequentialIds,
   uniqueId,
-} from './store-test-kit';
+} from './store-harness';
 
 /**
  * A compaction node as the engine writes it to `store`: a message with text that must come back
@@ -84,14 +84,14 @@ async function compactedChat(
  * `engineRecords`, inside its `metadata.ctxgraph` by any other), so any v1 store carries it if it
  * keeps JSON exactly and reads chains with `until` and `limit` as the contract says.
  */
-export function defineCompactionTests(kit: StoreKit): void {
-  const { timeout } = kit;
+export function defineCompactionTests(harness: StoreHarness): void {
+  const { timeout } = harness;
 
   describe('compaction nodes', () => {
     it(
       'a compaction node round-trips byte for byte (its record, key order, text)',
       async () => {
-        const store = kit.store();
+        const store = harness.store();
         const { chatId, ids, node } = await compactedChat(store, 8, 2);
         const stored = await store.getMessage({ chatId, messageId: node.id });
         expect(stored?.parentId).toBe(ids.at(-1));
@@ -110,7 +110,7 @@ export function defineCompactionTests(kit: StoreKit): void {
     it(
       'a chain read with until at the boundary returns the kept messages and the node only',
       async () => {
-        const store = kit.store();
+        const store = harness.store();
         const { chatId, ids, boundary, node } = await compactedChat(store, 10, 3);
         const page = await store.getChain({ chatId, headMessageId: node.id, until: boundary });
         expect(page.nodes.map((entry) => entry.id)).toEqual([...ids.slice(7), node.id]);
@@ -138,7 +138,7 @@ export function defineCompactionTests(kit: StoreKit): void {
     it(
       'a compaction of a compaction, and a branch forked before the node, keep their own chains',
       async () => {
-        const store = kit.store();
+        const store = harness.store();
         const { chatId, ids, node } = await compactedChat(store, 6, 2);
         const later = sequentialIds(uniqueId('l'), 4);
         await appendMessages(store, chatId, later);
@@ -170,12 +170,12 @@ export function defineCompactionTests(kit: StoreKit): void {
     it(
       'a compaction node survives closing the store and opening it again',
       async ({ skip }) => {
-        if (!kit.store().capabilities.persistent || kit.options.reopenStore === undefined)
+        if (!harness.store().capabilities.persistent || harness.options.reopenStore === undefined)
           skip('the store does not declare capabilities.persistent (or no reopenStore)');
-        await kit.withOwnStore(async (store) => {
+        await harness.withOwnStore(async (store) => {
           const { chatId, boundary, node } = await compactedChat(store, 4, 1);
           await store.close();
-          await kit.withReopened(store, async (reopened) => {
+          await harness.withReopened(store, async (reopened) => {
             const page = await reopened.getChain({
               chatId,
               headMessageId: node.id,

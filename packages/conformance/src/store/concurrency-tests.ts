@@ -9,20 +9,20 @@ import { describe, expect, it } from 'vitest';
 import {
   appendMessages,
   openFreshChat,
-  type StoreKit,
+  type StoreHarness,
   textMessage,
   uniqueId,
-} from './store-test-kit';
+} from './store-harness';
 
 /** The atomic head-moving write and other races, in one store object and (when declared) across several. */
-export function defineConcurrencyTests(kit: StoreKit): void {
-  const { timeout, slowTimeout } = kit;
+export function defineConcurrencyTests(harness: StoreHarness): void {
+  const { timeout, slowTimeout } = harness;
 
   describe('concurrent writers', () => {
     it(
       '20 commits on the same expected head: one wins, 19 get HeadConflictError with its head, nothing of theirs is written',
       async () => {
-        const store = kit.store();
+        const store = harness.store();
         const { chatId } = await openFreshChat(store);
         const base = await appendMessages(store, chatId, [uniqueId('base')]);
         const outcome = await raceCommits([store], chatId, base.headMessageId, 20);
@@ -39,7 +39,7 @@ export function defineConcurrencyTests(kit: StoreKit): void {
     it(
       'writers that re-read the head and retry lose no turn',
       async () => {
-        const store = kit.store();
+        const store = harness.store();
         const { chatId } = await openFreshChat(store);
         const start = await store.getHead({ chatId, branch: 'main' });
         const turns = await runRetryingWriters([store], chatId, 8, 5);
@@ -54,7 +54,7 @@ export function defineConcurrencyTests(kit: StoreKit): void {
     it(
       'commits to different branches and different chats all succeed side by side',
       async () => {
-        const store = kit.store();
+        const store = harness.store();
         const { chatId } = await openFreshChat(store);
         const root = uniqueId('root');
         await appendMessages(store, chatId, [root]);
@@ -102,7 +102,7 @@ export function defineConcurrencyTests(kit: StoreKit): void {
     it(
       'concurrent openChat of a new chat creates it exactly once',
       async () => {
-        const store = kit.store();
+        const store = harness.store();
         const chatId = uniqueId('chat');
         const userId = uniqueId('user');
         const results = await Promise.all(
@@ -119,7 +119,7 @@ export function defineConcurrencyTests(kit: StoreKit): void {
     it(
       'concurrent createBranch with one name: one succeeds, the others get BranchExistsError',
       async () => {
-        const store = kit.store();
+        const store = harness.store();
         const { chatId } = await openFreshChat(store);
         const ids = Array.from({ length: 6 }, () => uniqueId('m'));
         await appendMessages(store, chatId, ids);
@@ -143,11 +143,11 @@ export function defineConcurrencyTests(kit: StoreKit): void {
     it(
       'across store objects over the same data: one winner, and retrying writers lose no turn',
       async ({ skip }) => {
-        const store = kit.store();
+        const store = harness.store();
         if (!store.capabilities.multiProcess)
           skip('the store does not declare capabilities.multiProcess');
-        if (kit.options.reopenStore === undefined) skip('no reopenStore was given');
-        await kit.withReopened(store, async (reopened) => {
+        if (harness.options.reopenStore === undefined) skip('no reopenStore was given');
+        await harness.withReopened(store, async (reopened) => {
           const { chatId } = await openFreshChat(store);
           const base = await appendMessages(reopened, chatId, [uniqueId('base')]);
           const outcome = await raceCommits([store, reopened], chatId, base.headMessageId, 20);

@@ -14,14 +14,14 @@ import {
   missingCapability,
   nestedValue,
   openFreshChat,
-  type StoreKit,
+  type StoreHarness,
   snapshot,
   uniqueId,
-} from './store-test-kit';
+} from './store-harness';
 
 /** Bad input to `getContext` / `saveContext`: refused with `ValidationError`, nothing changed. */
-export function defineContextLaneInputTests(kit: StoreKit): void {
-  const { timeout } = kit;
+export function defineContextLaneInputTests(harness: StoreHarness): void {
+  const { timeout } = harness;
 
   /**
    * Expects `call` to reject with `ValidationError` naming `field`, and the chat (its lane and its
@@ -52,7 +52,7 @@ export function defineContextLaneInputTests(kit: StoreKit): void {
     it(
       'refuses bad chat ids, a non-object input, and fragments that are not an array',
       async ({ skip }) => {
-        const store = kit.store();
+        const store = harness.store();
         const reason = missingCapability(store, 'contextLane');
         if (reason !== undefined) skip(reason);
         const lane = laneOf(store);
@@ -87,7 +87,7 @@ export function defineContextLaneInputTests(kit: StoreKit): void {
     it(
       'refuses fragments that would not come back the same: NUL, lone surrogates, non-JSON values, cycles',
       async ({ skip }) => {
-        const store = kit.store();
+        const store = harness.store();
         const reason = missingCapability(store, 'contextLane');
         if (reason !== undefined) skip(reason);
         const lane = laneOf(store);
@@ -122,7 +122,7 @@ export function defineContextLaneInputTests(kit: StoreKit): void {
     it(
       `accepts nesting up to ${MAX_JSON_DEPTH} levels (the array counts as one) and refuses deeper`,
       async ({ skip }) => {
-        const store = kit.store();
+        const store = harness.store();
         const reason = missingCapability(store, 'contextLane');
         if (reason !== undefined) skip(reason);
         const lane = laneOf(store);
@@ -140,7 +140,7 @@ export function defineContextLaneInputTests(kit: StoreKit): void {
     it(
       'refuses an expectedRevision that is not a non-negative safe integer',
       async ({ skip }) => {
-        const store = kit.store();
+        const store = harness.store();
         const reason = missingCapability(store, 'contextLane');
         if (reason !== undefined) skip(reason);
         const lane = laneOf(store);

@@ -13,9 +13,9 @@ import {
   missingCapability,
   nestedValue,
   openFreshChat,
-  type StoreKit,
+  type StoreHarness,
   uniqueId,
-} from './store-test-kit';
+} from './store-harness';
 
 /**
  * A lane that exercises what a JSON column can lose: key order (not sorted), unicode in keys and
@@ -54,8 +54,8 @@ function attempt(mutation: () => unknown): void {
 }
 
 /** The context lane (`getContext` / `saveContext`), when the store declares `contextLane`. */
-export function defineContextLaneTests(kit: StoreKit): void {
-  const { timeout, slowTimeout } = kit;
+export function defineContextLaneTests(harness: StoreHarness): void {
+  const { timeout, slowTimeout } = harness;
 
   /** The lane of the shared store, or a skip when it declares none. */
   function laneOrSkip(store: ContextStore, skip: (reason: string) => never): ContextLane {
@@ -68,7 +68,7 @@ export function defineContextLaneTests(kit: StoreKit): void {
     it(
       'is empty at revision 0 (updatedAt null) until the first save',
       async ({ skip }) => {
-        const store = kit.store();
+        const store = harness.store();
         const lane = laneOrSkip(store, skip);
         const { chatId } = await openFreshChat(store);
         expect(await lane.getContext(chatId)).toEqual({
@@ -84,7 +84,7 @@ export function defineContextLaneTests(kit: StoreKit): void {
     it(
       'round-trips the fragments byte for byte (key order, unicode, numbers, nesting)',
       async ({ skip }) => {
-        const store = kit.store();
+        const store = harness.store();
         const lane = laneOrSkip(store, skip);
         const { chatId } = await openFreshChat(store);
         const fragments = [...laneFixture, nestedValue(100) as JsonValue];
@@ -103,7 +103,7 @@ export function defineContextLaneTests(kit: StoreKit): void {
     it(
       'keeps its own copy: changing the input or a result afterwards changes nothing stored',
       async ({ skip }) => {
-        const store = kit.store();
+        const store = harness.store();
         const lane = laneOrSkip(store, skip);
         const { chatId } = await openFreshChat(store);
         const fragments: JsonValue[] = [{ type: 'hint', text: 'original', list: [1] }];
@@ -124,7 +124,7 @@ export function defineContextLaneTests(kit: StoreKit): void {
     it(
       'goes up by exactly one per save, with or without expectedRevision, an empty lane included',
       async ({ skip }) => {
-        const store = kit.store();
+        const store = harness.store();
         const lane = laneOrSkip(store, skip);
         const { chatId } = await openFreshChat(store);
         const first = await lane.saveContext({ chatId, fragments: ['one'], expectedRevision: 0 });
@@ -142,7 +142,7 @@ export function defineContextLaneTests(kit: StoreKit): void {
     it(
       'refuses a stale expectedRevision with ContextConflictError and writes nothing',
       async ({ skip }) => {
-        const store = kit.store();
+        const store = harness.store();
         const lane = laneOrSkip(store, skip);
         const { chatId } = await openFreshChat(store);
         await lane.saveContext({ chatId, fragments: ['v1'] });
@@ -164,7 +164,7 @@ export function defineContextLaneTests(kit: StoreKit): void {
     it(
       'refuses an unknown chat with ChatNotFoundError, and saving does not create it',
       async ({ skip }) => {
-        const store = kit.store();
+        const store = harness.store();
         const lane = laneOrSkip(store, skip);
         const chatId = uniqueId('missing');
         const read = await expectRejection(() => lane.getContext(chatId), ChatNotFoundError);
@@ -185,7 +185,7 @@ export function defineContextLaneTests(kit: StoreKit): void {
     it(
       'leaves the chat version, rewrittenAt and graph alone; commits still count from where they were',
       async ({ skip }) => {
-        const store = kit.store();
+        const store = harness.store();
         const lane = laneOrSkip(store, skip);
         const { chatId } = await openFreshChat(store);
         const [a, b] = [uniqueId('m'), uniqueId('m')];
@@ -210,7 +210,7 @@ export function defineContextLaneTests(kit: StoreKit): void {
     it(
       'belongs to its chat: saves to one chat leave another as it was',
       async ({ skip }) => {
-        const store = kit.store();
+        const store = harness.store();
         const lane = laneOrSkip(store, skip);
         const first = await openFreshChat(store);
         const second = await openFreshChat(store);
@@ -236,7 +236,7 @@ export function defineContextLaneTests(kit: StoreKit): void {
     it(
       'is deleted with its chat: a chat opened again under the same id starts at revision 0',
       async ({ skip }) => {
-        const store = kit.store();
+        const store = harness.store();
         const lane = laneOrSkip(store, skip);
         const { chatId, userId } = await openFreshChat(store);
         await lane.saveContext({ chatId, fragments: ['doomed'] });
@@ -256,7 +256,7 @@ export function defineContextLaneTests(kit: StoreKit): void {
     it(
       'keeps a 1 MB lane intact',
       async ({ skip }) => {
-        const store = kit.store();
+        const store = harness.store();
         const lane = laneOrSkip(store, skip);
         const { chatId } = await openFreshChat(store);
         const fragments = Array.from({ length: 200 }, (_, index) => ({
@@ -274,7 +274,7 @@ export function defineContextLaneTests(kit: StoreKit): void {
     it(
       'concurrent saves expecting the same revision: exactly one wins each round, the rest conflict',
       async ({ skip }) => {
-        const store = kit.store();
+        const store = harness.store();
         const lane = laneOrSkip(store, skip);
         const { chatId } = await openFreshChat(store);
         await racingLanes(store, async (lanes) => {
@@ -313,7 +313,7 @@ export function defineContextLaneTests(kit: StoreKit): void {
     it(
       'concurrent saves without expectedRevision: all land, each one revision up (none lost)',
       async ({ skip }) => {
-        const store = kit.store();
+        const store = harness.store();
         const lane = laneOrSkip(store, skip);
         const { chatId } = await openFreshChat(store);
         await racingLanes(store, async (lanes) => {
@@ -337,20 +337,20 @@ export function defineContextLaneTests(kit: StoreKit): void {
     it(
       'survives closing the store and opening it again',
       async ({ skip }) => {
-        if (missingCapability(kit.store(), 'contextLane') !== undefined)
+        if (missingCapability(harness.store(), 'contextLane') !== undefined)
           skip('the store does not declare capabilities.contextLane');
-        if (!kit.store().capabilities.persistent)
+        if (!harness.store().capabilities.persistent)
           skip('the store does not declare capabilities.persistent');
-        if (kit.options.reopenStore === undefined)
+        if (harness.options.reopenStore === undefined)
           expect.fail(
             'the store declares capabilities.persistent, so defineStoreConformance needs reopenStore',
           );
-        await kit.withOwnStore(async (store) => {
+        await harness.withOwnStore(async (store) => {
           const { chatId } = await openFreshChat(store);
           await laneOf(store).saveContext({ chatId, fragments: laneFixture });
           const before = await laneOf(store).getContext(chatId);
           await store.close();
-          await kit.withReopened(store, async (reopened) => {
+          await harness.withReopened(store, async (reopened) => {
             const lane = laneOf(reopened);
             const loaded = await lane.getContext(chatId);
             expect(loaded).toEqual(before);
@@ -372,10 +372,10 @@ export function defineContextLaneTests(kit: StoreKit): void {
     store: ContextStore,
     body: (lanes: readonly ContextLane[]) => Promise<void>,
   ): Promise<void> {
-    if (!store.capabilities.multiProcess || kit.options.reopenStore === undefined) {
+    if (!store.capabilities.multiProcess || harness.options.reopenStore === undefined) {
       await body([laneOf(store)]);
       return;
     }
-    await kit.withReopened(store, (other) => body([laneOf(store), laneOf(other)]));
+    await harness.withReopened(store, (other) => body([laneOf(store), laneOf(other)]));
   }
 }

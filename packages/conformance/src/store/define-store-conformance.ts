@@ -19,7 +19,7 @@ import { defineOffBranchTests } from './off-branch-tests';
 import { definePointerTests } from './pointer-tests';
 import { defineRetentionTests } from './retention-tests';
 import { defineSearchTests } from './search-tests';
-import type { StoreKit } from './store-test-kit';
+import type { StoreHarness } from './store-harness';
 
 /** Options of {@link defineStoreConformance}. */
 export interface StoreConformanceOptions {
@@ -106,7 +106,7 @@ export function defineStoreConformance(options: StoreConformanceOptions): void {
       await disposeStore(options, shared);
     }, timeout);
 
-    const kit: StoreKit = {
+    const harness: StoreHarness = {
       store: () => {
         if (shared === undefined)
           throw new Error('defineStoreConformance: createStore() did not produce a store.');
@@ -135,25 +135,25 @@ export function defineStoreConformance(options: StoreConformanceOptions): void {
       },
     };
 
-    defineChatTests(kit);
-    defineMessageTests(kit);
-    defineOffBranchTests(kit);
-    defineChainTests(kit);
-    defineCompactionTests(kit);
-    defineEngineRecordTests(kit);
-    definePointerTests(kit);
-    defineConcurrencyTests(kit);
-    defineAppendTests(kit);
-    defineForkTests(kit);
-    defineContextLaneTests(kit);
-    defineContextLaneInputTests(kit);
-    defineCompareTests(kit);
-    defineSearchTests(kit);
-    defineRetentionTests(kit);
-    defineInputTests(kit);
-    defineLimitTests(kit);
-    defineLifecycleTests(kit);
-    defineClosedStoreTests(kit);
+    defineChatTests(harness);
+    defineMessageTests(harness);
+    defineOffBranchTests(harness);
+    defineChainTests(harness);
+    defineCompactionTests(harness);
+    defineEngineRecordTests(harness);
+    definePointerTests(harness);
+    defineConcurrencyTests(harness);
+    defineAppendTests(harness);
+    defineForkTests(harness);
+    defineContextLaneTests(harness);
+    defineContextLaneInputTests(harness);
+    defineCompareTests(harness);
+    defineSearchTests(harness);
+    defineRetentionTests(harness);
+    defineInputTests(harness);
+    defineLimitTests(harness);
+    defineLifecycleTests(harness);
+    defineClosedStoreTests(harness);
   });
 }
 

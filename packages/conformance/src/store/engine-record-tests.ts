@@ -11,11 +11,11 @@ import {
   expectRejection,
   missingCapability,
   openFreshChat,
-  type StoreKit,
+  type StoreHarness,
   snapshot,
   textMessage,
   uniqueId,
-} from './store-test-kit';
+} from './store-harness';
 
 /** A record with what must survive: key order, unicode, nesting, numbers, null. */
 function recordOf(label: string): EngineRecord {
@@ -83,14 +83,14 @@ function keepsRecords(store: ContextStore): string | undefined {
  * message never holds it. A store without
  * the capability refuses a write that carries one, writing nothing.
  */
-export function defineEngineRecordTests(kit: StoreKit): void {
-  const { timeout } = kit;
+export function defineEngineRecordTests(harness: StoreHarness): void {
+  const { timeout } = harness;
 
   describe('engine records', () => {
     it(
       'a store without capabilities.engineRecords refuses a record, writing nothing',
       async ({ skip }) => {
-        const store = kit.store();
+        const store = harness.store();
         if (store.capabilities.engineRecords === true)
           skip('the store declares capabilities.engineRecords');
         const { chatId } = await openFreshChat(store);
@@ -115,7 +115,7 @@ export function defineEngineRecordTests(kit: StoreKit): void {
     it(
       'commit keeps each record beside its message, byte for byte, in every read',
       async ({ skip }) => {
-        const store = kit.store();
+        const store = harness.store();
         const reason = keepsRecords(store);
         if (reason !== undefined) skip(reason);
         const { chatId } = await openFreshChat(store);
@@ -141,7 +141,7 @@ export function defineEngineRecordTests(kit: StoreKit): void {
     it(
       'append keeps the record too',
       async ({ skip }) => {
-        const store = kit.store();
+        const store = harness.store();
         const reason = keepsRecords(store) ?? missingCapability(store, 'append');
         if (reason !== undefined) skip(reason);
         const { chatId } = await openFreshChat(store);
@@ -158,7 +158,7 @@ export function defineEngineRecordTests(kit: StoreKit): void {
     it(
       'replacing a node in place replaces its record with the one given, and keeps it when none is',
       async ({ skip }) => {
-        const store = kit.store();
+        const store = harness.store();
         const reason = keepsRecords(store);
         if (reason !== undefined) skip(reason);
         const { chatId } = await openFreshChat(store);
@@ -215,7 +215,7 @@ export function defineEngineRecordTests(kit: StoreKit): void {
     it(
       'a record that is not a JSON object, or not storable, is refused, writing nothing',
       async ({ skip }) => {
-        const store = kit.store();
+        const store = harness.store();
         const reason = keepsRecords(store);
         if (reason !== undefined) skip(reason);
         const { chatId } = await openFreshChat(store);
@@ -241,16 +241,16 @@ export function defineEngineRecordTests(kit: StoreKit): void {
     it(
       'records survive closing the store and opening it again',
       async ({ skip }) => {
-        const reason = keepsRecords(kit.store());
+        const reason = keepsRecords(harness.store());
         if (reason !== undefined) skip(reason);
-        if (!kit.store().capabilities.persistent || kit.options.reopenStore === undefined)
+        if (!harness.store().capabilities.persistent || harness.options.reopenStore === undefined)
           skip('the store does not declare capabilities.persistent (or no reopenStore)');
-        await kit.withOwnStore(async (store) => {
+        await harness.withOwnStore(async (store) => {
           const { chatId } = await openFreshChat(store);
           const written = [entry(uniqueId('m'), recordOf('kept')), entry(uniqueId('m'))];
           await store.commit({ chatId, branch: 'main', expectedHeadId: null, messages: written });
           await store.close();
-          await kit.withReopened(store, async (reopened) => {
+          await harness.withReopened(store, async (reopened) => {
             await expectEveryRead(reopened, chatId, written.at(-1)?.id as string, written);
           });
         });

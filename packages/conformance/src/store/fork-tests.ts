@@ -16,24 +16,24 @@ import {
   idOfBytes,
   missingCapability,
   openFreshChat,
-  type StoreKit,
+  type StoreHarness,
   snapshot,
   textEntries,
   uniqueId,
-} from './store-test-kit';
+} from './store-harness';
 
 /**
  * `forkBranch` (when `capabilities.forkBranch` is declared): the store names the fork with
  * `nextBranchName` in the write that creates it, so concurrent forks all succeed.
  */
-export function defineForkTests(kit: StoreKit): void {
-  const { timeout, slowTimeout } = kit;
+export function defineForkTests(harness: StoreHarness): void {
+  const { timeout, slowTimeout } = harness;
 
   describe('forkBranch', () => {
     it(
       'names each fork with nextBranchName over every branch name of the chat',
       async ({ skip }) => {
-        const store = kit.store();
+        const store = harness.store();
         const reason = missingCapability(store, 'forkBranch');
         if (reason !== undefined) skip(reason);
         const { chatId } = await openFreshChat(store);
@@ -84,7 +84,7 @@ export function defineForkTests(kit: StoreKit): void {
     it(
       'activate makes the fork the active branch in the same write; a null head makes an empty branch',
       async ({ skip }) => {
-        const store = kit.store();
+        const store = harness.store();
         const reason = missingCapability(store, 'forkBranch');
         if (reason !== undefined) skip(reason);
         const { chatId, userId } = await openFreshChat(store);
@@ -124,7 +124,7 @@ export function defineForkTests(kit: StoreKit): void {
     it(
       'a head not in the chat throws MessageNotFoundError, an unknown chat ChatNotFoundError; nothing is created',
       async ({ skip }) => {
-        const store = kit.store();
+        const store = harness.store();
         const reason = missingCapability(store, 'forkBranch');
         if (reason !== undefined) skip(reason);
         const { chatId } = await openFreshChat(store);
@@ -157,7 +157,7 @@ export function defineForkTests(kit: StoreKit): void {
     it(
       'refuses bad input with ValidationError naming the field, and creates nothing',
       async ({ skip }) => {
-        const store = kit.store();
+        const store = harness.store();
         const reason = missingCapability(store, 'forkBranch');
         if (reason !== undefined) skip(reason);
         const { chatId } = await openFreshChat(store);
@@ -210,7 +210,7 @@ export function defineForkTests(kit: StoreKit): void {
     it(
       '25 concurrent forks from one branch all succeed, with 25 distinct names',
       async ({ skip }) => {
-        const store = kit.store();
+        const store = harness.store();
         const reason = missingCapability(store, 'forkBranch');
         if (reason !== undefined) skip(reason);
         const { chatId } = await openFreshChat(store);
@@ -224,13 +224,13 @@ export function defineForkTests(kit: StoreKit): void {
     it(
       '25 concurrent forks spread over two store objects on the same data: the same guarantees',
       async ({ skip }) => {
-        const store = kit.store();
+        const store = harness.store();
         const reason = missingCapability(store, 'forkBranch');
         if (reason !== undefined) skip(reason);
         if (!store.capabilities.multiProcess)
           skip('the store does not declare capabilities.multiProcess');
-        if (kit.options.reopenStore === undefined) skip('no reopenStore was given');
-        await kit.withReopened(store, async (reopened) => {
+        if (harness.options.reopenStore === undefined) skip('no reopenStore was given');
+        await harness.withReopened(store, async (reopened) => {
           const { chatId } = await openFreshChat(store);
           const ids = Array.from({ length: 5 }, () => uniqueId('m'));
           await appendMessages(store, chatId, ids);

@@ -14,14 +14,14 @@ import {
   expectRejection,
   forkOf,
   openFreshChat,
-  type StoreKit,
+  type StoreHarness,
   textMessage,
   uniqueId,
-} from './store-test-kit';
+} from './store-harness';
 
 /** Bad input refused with `ValidationError` and nothing changed; unicode; large payloads. */
-export function defineInputTests(kit: StoreKit): void {
-  const { timeout, slowTimeout } = kit;
+export function defineInputTests(harness: StoreHarness): void {
+  const { timeout, slowTimeout } = harness;
 
   /** A chat with two nodes, a branch and a checkpoint: something for a bad call to damage. */
   async function populatedChat(
@@ -42,7 +42,7 @@ export function defineInputTests(kit: StoreKit): void {
     it(
       'every id and name argument refuses empty, non-string, too long (characters or bytes) and NUL values',
       async () => {
-        const store = kit.store();
+        const store = harness.store();
         const { chatId, userId, head, first } = await populatedChat(store);
         for (const [what, bad] of badIdentifiers) {
           const value = bad as string;
@@ -215,7 +215,7 @@ export function defineInputTests(kit: StoreKit): void {
     it(
       'commit refuses malformed message lists and names the problem',
       async () => {
-        const store = kit.store();
+        const store = harness.store();
         const { chatId, head } = await populatedChat(store);
         const id = uniqueId('m');
         const other = uniqueId('m');
@@ -308,7 +308,7 @@ export function defineInputTests(kit: StoreKit): void {
     it(
       'commit refuses content that JSON cannot carry unchanged (functions, cycles, NaN, …)',
       async () => {
-        const store = kit.store();
+        const store = harness.store();
         const { chatId, head } = await populatedChat(store);
         const cyclic: Record<string, unknown> = { type: 'data-loop' };
         cyclic.data = cyclic;
@@ -366,7 +366,7 @@ export function defineInputTests(kit: StoreKit): void {
     it(
       'chat metadata and titles must be JSON objects and strings',
       async () => {
-        const store = kit.store();
+        const store = harness.store();
         const { chatId, userId } = await populatedChat(store);
         const badMetadata: [string, unknown][] = [
           ['an array', [1, 2]],
@@ -419,7 +419,7 @@ export function defineInputTests(kit: StoreKit): void {
     it(
       'listChats refuses a bad limit or a cursor it did not issue',
       async () => {
-        const store = kit.store();
+        const store = harness.store();
         const { chatId, userId } = await populatedChat(store);
         for (const limit of [0, -1, 101, 1.5, Number.NaN, '5']) {
           await expectRefused(store, chatId, `listChats limit ${String(limit)}`, 'limit', () =>
@@ -442,7 +442,7 @@ export function defineInputTests(kit: StoreKit): void {
     it(
       'getChain refuses a limit that is not a positive integer',
       async () => {
-        const store = kit.store();
+        const store = harness.store();
         const { chatId, head } = await populatedChat(store);
         for (const limit of [0, -3, 2.5, Number.NaN, Number.POSITIVE_INFINITY, '3']) {
           await expectRefused(store, chatId, `getChain limit ${String(limit)}`, 'limit', () =>
@@ -458,7 +458,7 @@ export function defineInputTests(kit: StoreKit): void {
     it(
       'unicode ids, names, titles and content round-trip exactly, with no normalization',
       async () => {
-        const store = kit.store();
+        const store = harness.store();
         const tag = uniqueId('u');
         const chatId = `chat-${tag}-💬-مرحبا-שלום`;
         const userId = `user-${tag}-👩🏽‍💻-Zoë`;
@@ -535,7 +535,7 @@ export function defineInputTests(kit: StoreKit): void {
     it(
       'a 1 MB text part and a message with 2,000 parts round-trip',
       async () => {
-        const store = kit.store();
+        const store = harness.store();
         const { chatId } = await openFreshChat(store);
         const unit = 'All work and no play — ünïcödé 👍 ';
         const big = unit.repeat(Math.ceil(1_048_576 / unit.length)).slice(0, 1_048_576);

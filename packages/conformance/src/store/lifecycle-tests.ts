@@ -5,20 +5,20 @@ import {
   appendMessages,
   expectRejection,
   openFreshChat,
-  type StoreKit,
+  type StoreHarness,
   textMessage,
   uniqueId,
-} from './store-test-kit';
+} from './store-harness';
 
 /** The contract version, getGraph, close(), and persistence across store objects. */
-export function defineLifecycleTests(kit: StoreKit): void {
-  const { timeout, slowTimeout } = kit;
+export function defineLifecycleTests(harness: StoreHarness): void {
+  const { timeout, slowTimeout } = harness;
 
   describe('store lifecycle', () => {
     it(
       "declares specificationVersion 'v1' and boolean capabilities",
       () => {
-        const store = kit.store();
+        const store = harness.store();
         expect(store.specificationVersion).toBe('v1');
         expect(typeof store.capabilities.persistent).toBe('boolean');
         expect(typeof store.capabilities.multiProcess).toBe('boolean');
@@ -37,7 +37,7 @@ export function defineLifecycleTests(kit: StoreKit): void {
     it(
       'getGraph returns the chat, every node in sequence order, and its branches and checkpoints oldest first',
       async () => {
-        const store = kit.store();
+        const store = harness.store();
         const { chatId } = await openFreshChat(store, { title: 'Graph' });
         const [a, b, c, d] = [uniqueId('g'), uniqueId('g'), uniqueId('g'), uniqueId('g')];
         await appendMessages(store, chatId, [a, b]);
@@ -75,7 +75,7 @@ export function defineLifecycleTests(kit: StoreKit): void {
     it(
       'close() can be called twice',
       async () => {
-        await kit.withOwnStore(async (store) => {
+        await harness.withOwnStore(async (store) => {
           const { chatId } = await openFreshChat(store);
           await appendMessages(store, chatId, [uniqueId('m')]);
           await expect(store.close()).resolves.toBeUndefined();
@@ -88,14 +88,14 @@ export function defineLifecycleTests(kit: StoreKit): void {
     it(
       'everything survives closing the store and opening it again',
       async ({ skip }) => {
-        if (!kit.store().capabilities.persistent)
+        if (!harness.store().capabilities.persistent)
           skip('the store does not declare capabilities.persistent');
-        if (kit.options.reopenStore === undefined) {
+        if (harness.options.reopenStore === undefined) {
           expect.fail(
             'the store declares capabilities.persistent, so defineStoreConformance needs reopenStore',
           );
         }
-        await kit.withOwnStore(async (store) => {
+        await harness.withOwnStore(async (store) => {
           const { chatId, userId } = await openFreshChat(store, {
             title: 'Durable',
             metadata: { plan: 'pro' },
@@ -113,7 +113,7 @@ export function defineLifecycleTests(kit: StoreKit): void {
           const before = await store.getGraph(chatId);
           const listed = await store.listChats({ userId });
           await store.close();
-          await kit.withReopened(store, async (reopened) => {
+          await harness.withReopened(store, async (reopened) => {
             expect(await reopened.getGraph(chatId)).toEqual(before);
             expect(await reopened.listChats({ userId })).toEqual(listed);
             const again = await reopened.openChat({ chatId, userId });
@@ -140,9 +140,9 @@ export function defineLifecycleTests(kit: StoreKit): void {
     it(
       'a second store object over the same data sees every write at once',
       async ({ skip }) => {
-        if (kit.options.reopenStore === undefined) skip('no reopenStore was given');
-        const store = kit.store();
-        await kit.withReopened(store, async (other) => {
+        if (harness.options.reopenStore === undefined) skip('no reopenStore was given');
+        const store = harness.store();
+        await harness.withReopened(store, async (other) => {
           const { chatId } = await openFreshChat(store);
           const a = uniqueId('x');
           const first = await appendMessages(store, chatId, [a]);

@@ -15,26 +15,26 @@ import {
   messageOfDepth,
   nestedValue,
   openFreshChat,
-  type StoreKit,
+  type StoreHarness,
   sequentialIds,
   snapshot,
   textEntries,
   textMessage,
   uniqueId,
-} from './store-test-kit';
+} from './store-harness';
 
 /**
  * The documented limits, exactly: identifiers up to {@link MAX_IDENTIFIER_BYTES} bytes of UTF-8,
  * JSON up to {@link MAX_JSON_DEPTH} levels, and `getChain` limits up to `MAX_SAFE_INTEGER`.
  */
-export function defineLimitTests(kit: StoreKit): void {
-  const { timeout, slowTimeout } = kit;
+export function defineLimitTests(harness: StoreHarness): void {
+  const { timeout, slowTimeout } = harness;
 
   describe('limits', () => {
     it(
       `ids and names of exactly ${MAX_IDENTIFIER_BYTES} bytes of UTF-8 work end to end`,
       async () => {
-        const store = kit.store();
+        const store = harness.store();
         // Three-byte CJK characters: far fewer characters than bytes, so a store counting
         // characters, or a column sized in characters, shows here.
         const chatId = idOfBytes('chat');
@@ -113,7 +113,7 @@ export function defineLimitTests(kit: StoreKit): void {
     it(
       `ids and names of ${MAX_IDENTIFIER_BYTES + 1} bytes are refused with ValidationError, wherever they go`,
       async () => {
-        const store = kit.store();
+        const store = harness.store();
         const { chatId, userId } = await openFreshChat(store);
         const [a, b] = [uniqueId('a'), uniqueId('b')];
         await appendMessages(store, chatId, [a, b]);
@@ -174,7 +174,7 @@ export function defineLimitTests(kit: StoreKit): void {
     it(
       `JSON nested up to ${MAX_JSON_DEPTH} levels is stored; deeper is refused with ValidationError and nothing is written`,
       async () => {
-        const store = kit.store();
+        const store = harness.store();
         const { chatId, userId } = await openFreshChat(store);
         const head = uniqueId('head');
         await appendMessages(store, chatId, [head]);
@@ -276,7 +276,7 @@ export function defineLimitTests(kit: StoreKit): void {
     it(
       'getChain takes limits past 32 bits up to MAX_SAFE_INTEGER and returns the whole chain',
       async () => {
-        const store = kit.store();
+        const store = harness.store();
         const { chatId } = await openFreshChat(store);
         const ids = sequentialIds(uniqueId('big'), 6);
         await appendMessages(store, chatId, ids);

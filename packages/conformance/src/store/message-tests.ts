@@ -8,22 +8,22 @@ import {
   appendMessages,
   expectRejection,
   openFreshChat,
-  type StoreKit,
+  type StoreHarness,
   snapshot,
   textMessage,
   uniqueId,
-} from './store-test-kit';
+} from './store-harness';
 import { uiMessageFixtures } from './ui-message-fixtures';
 
 /** Message nodes: insert, chain, replace in place, ordering, round trips, isolation. */
-export function defineMessageTests(kit: StoreKit): void {
-  const { timeout } = kit;
+export function defineMessageTests(harness: StoreHarness): void {
+  const { timeout } = harness;
 
   describe('message nodes', () => {
     it(
       'commit chains new nodes from the expected head, moves the head and bumps the version by one',
       async () => {
-        const store = kit.store();
+        const store = harness.store();
         const { chatId, opened } = await openFreshChat(store);
         const [a, b, c] = [uniqueId('m'), uniqueId('m'), uniqueId('m')];
         const first = await store.commit({
@@ -78,7 +78,7 @@ export function defineMessageTests(kit: StoreKit): void {
     it(
       'every UIMessage part kind and message metadata round-trips deep-equal',
       async () => {
-        const store = kit.store();
+        const store = harness.store();
         const together = await openFreshChat(store);
         const committed = await store.commit({
           chatId: together.chatId,
@@ -120,7 +120,7 @@ export function defineMessageTests(kit: StoreKit): void {
     it(
       'keys beyond id, role, parts and metadata are kept as given',
       async () => {
-        const store = kit.store();
+        const store = harness.store();
         const { chatId } = await openFreshChat(store);
         const id = uniqueId('m');
         const message = {
@@ -144,7 +144,7 @@ export function defineMessageTests(kit: StoreKit): void {
     it(
       'an id that exists replaces the content in place, keeping parent, sequence and head',
       async () => {
-        const store = kit.store();
+        const store = harness.store();
         const { chatId } = await openFreshChat(store);
         const [a, b, c] = [uniqueId('m'), uniqueId('m'), uniqueId('m')];
         const base = await appendMessages(store, chatId, [a, b, c]);
@@ -190,7 +190,7 @@ export function defineMessageTests(kit: StoreKit): void {
     it(
       'a commit mixing new and existing ids chains the new ones and replaces the others',
       async () => {
-        const store = kit.store();
+        const store = harness.store();
         const { chatId } = await openFreshChat(store);
         const [a, b, x, y] = [uniqueId('m'), uniqueId('m'), uniqueId('m'), uniqueId('m')];
         await appendMessages(store, chatId, [a, b]);
@@ -221,7 +221,7 @@ export function defineMessageTests(kit: StoreKit): void {
     it(
       'replacing a shared ancestor from a fork changes its content for both branches, and no head',
       async () => {
-        const store = kit.store();
+        const store = harness.store();
         const { chatId } = await openFreshChat(store);
         const [a, b] = [uniqueId('m'), uniqueId('m')];
         await appendMessages(store, chatId, [a, b]);
@@ -244,7 +244,7 @@ export function defineMessageTests(kit: StoreKit): void {
     it(
       'a stale expected head refuses the whole commit, replacements included, and reports the head',
       async () => {
-        const store = kit.store();
+        const store = harness.store();
         const { chatId } = await openFreshChat(store);
         const [a, b, c] = [uniqueId('m'), uniqueId('m'), uniqueId('m')];
         await appendMessages(store, chatId, [a, b]);
@@ -299,7 +299,7 @@ export function defineMessageTests(kit: StoreKit): void {
     it(
       'rewrittenAt keeps the version of the last replacing commit',
       async () => {
-        const store = kit.store();
+        const store = harness.store();
         const { chatId } = await openFreshChat(store);
         const [a, b] = [uniqueId('m'), uniqueId('m')];
         await appendMessages(store, chatId, [a]);
@@ -331,7 +331,7 @@ export function defineMessageTests(kit: StoreKit): void {
     it(
       'sequence orders nodes by insertion across commits and branches, even within one millisecond',
       async () => {
-        const store = kit.store();
+        const store = harness.store();
         const { chatId } = await openFreshChat(store);
         const inserted: string[] = [];
         // Stores that take time from the JS clock see one single instant; order must come from sequence.
@@ -373,7 +373,7 @@ export function defineMessageTests(kit: StoreKit): void {
     it(
       'the same message id in two chats is two independent nodes',
       async () => {
-        const store = kit.store();
+        const store = harness.store();
         const left = await openFreshChat(store);
         const right = await openFreshChat(store);
         const shared = uniqueId('shared');
@@ -422,7 +422,7 @@ export function defineMessageTests(kit: StoreKit): void {
     it(
       'changing objects passed in or read back never changes what is stored',
       async () => {
-        const store = kit.store();
+        const store = harness.store();
         const { chatId } = await openFreshChat(store, { metadata: { list: [1, 2] } });
         const id = uniqueId('m');
         const original = {

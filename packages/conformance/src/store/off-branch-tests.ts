@@ -14,13 +14,13 @@ import {
   expectRejection,
   missingCapability,
   openFreshChat,
-  type StoreKit,
+  type StoreHarness,
   sequentialIds,
   snapshot,
   textEntries,
   textMessage,
   uniqueId,
-} from './store-test-kit';
+} from './store-harness';
 
 /** One of the two message writes, as the tests call it: on top of whatever the branch head is. */
 interface Write {
@@ -56,15 +56,15 @@ const writes: readonly Write[] = [
  * only when the node is on the branch written (the head or an ancestor); an id that exists only
  * elsewhere in the chat is refused with `MessageIdConflictError` and nothing is written.
  */
-export function defineOffBranchTests(kit: StoreKit): void {
-  const { timeout } = kit;
+export function defineOffBranchTests(harness: StoreHarness): void {
+  const { timeout } = harness;
 
   for (const { method, skip: skipReason, write } of writes) {
     describe(`${method}: message ids on other branches`, () => {
       it(
         'an id that exists only off the branch is refused with MessageIdConflictError and nothing is written',
         async ({ skip }) => {
-          const store = kit.store();
+          const store = harness.store();
           const reason = skipReason(store);
           if (reason !== undefined) skip(reason);
           const { chatId } = await openFreshChat(store);
@@ -121,7 +121,7 @@ export function defineOffBranchTests(kit: StoreKit): void {
       it(
         'an id on the branch is replaced in place, from the head back to a deep ancestor',
         async ({ skip }) => {
-          const store = kit.store();
+          const store = harness.store();
           const reason = skipReason(store);
           if (reason !== undefined) skip(reason);
           const { chatId } = await openFreshChat(store);
@@ -185,7 +185,7 @@ export function defineOffBranchTests(kit: StoreKit): void {
       it(
         'a batch of replacements only leaves the head where it is and still counts as one write',
         async ({ skip }) => {
-          const store = kit.store();
+          const store = harness.store();
           const reason = skipReason(store);
           if (reason !== undefined) skip(reason);
           const { chatId } = await openFreshChat(store);

@@ -12,21 +12,21 @@ import {
   expectRejection,
   findBranch,
   openFreshChat,
-  type StoreKit,
+  type StoreHarness,
   snapshot,
   textMessage,
   uniqueId,
-} from './store-test-kit';
+} from './store-harness';
 
 /** Branches and checkpoints: the pointers into the graph. */
-export function definePointerTests(kit: StoreKit): void {
-  const { timeout } = kit;
+export function definePointerTests(harness: StoreHarness): void {
+  const { timeout } = harness;
 
   describe('branches', () => {
     it(
       'createBranch starts a branch at a node or empty; listBranches lists them oldest first',
       async () => {
-        const store = kit.store();
+        const store = harness.store();
         const { chatId } = await openFreshChat(store);
         const [a, b] = [uniqueId('m'), uniqueId('m')];
         await appendMessages(store, chatId, [a, b]);
@@ -56,7 +56,7 @@ export function definePointerTests(kit: StoreKit): void {
     it(
       'createBranch with activate makes it the active branch in the same call',
       async () => {
-        const store = kit.store();
+        const store = harness.store();
         const { chatId, userId } = await openFreshChat(store);
         const a = uniqueId('m');
         await appendMessages(store, chatId, [a]);
@@ -75,7 +75,7 @@ export function definePointerTests(kit: StoreKit): void {
     it(
       'a commit moves only its own branch; an empty branch takes a root',
       async () => {
-        const store = kit.store();
+        const store = harness.store();
         const { chatId } = await openFreshChat(store);
         const [a, b] = [uniqueId('m'), uniqueId('m')];
         await appendMessages(store, chatId, [a, b]);
@@ -108,7 +108,7 @@ export function definePointerTests(kit: StoreKit): void {
     it(
       'createBranch refuses a taken name with BranchExistsError and changes nothing',
       async () => {
-        const store = kit.store();
+        const store = harness.store();
         const { chatId } = await openFreshChat(store);
         const a = uniqueId('m');
         await appendMessages(store, chatId, [a]);
@@ -129,7 +129,7 @@ export function definePointerTests(kit: StoreKit): void {
     it(
       'createBranch refuses a head that is not a node of the chat and changes nothing',
       async () => {
-        const store = kit.store();
+        const store = harness.store();
         const { chatId } = await openFreshChat(store);
         await appendMessages(store, chatId, [uniqueId('m')]);
         const other = await openFreshChat(store);
@@ -151,7 +151,7 @@ export function definePointerTests(kit: StoreKit): void {
     it(
       'setActiveBranch switches the active branch; an unknown name throws BranchNotFoundError',
       async () => {
-        const store = kit.store();
+        const store = harness.store();
         const { chatId, userId } = await openFreshChat(store);
         const a = uniqueId('m');
         await appendMessages(store, chatId, [a]);
@@ -175,7 +175,7 @@ export function definePointerTests(kit: StoreKit): void {
     it(
       'getHead and commit on an unknown branch throw BranchNotFoundError and write nothing',
       async () => {
-        const store = kit.store();
+        const store = harness.store();
         const { chatId } = await openFreshChat(store);
         await appendMessages(store, chatId, [uniqueId('m')]);
         const before = await snapshot(store, chatId);
@@ -206,7 +206,7 @@ export function definePointerTests(kit: StoreKit): void {
     it(
       'createCheckpoint names a node; get and list (oldest first) return it',
       async () => {
-        const store = kit.store();
+        const store = harness.store();
         const { chatId } = await openFreshChat(store);
         const [a, b] = [uniqueId('m'), uniqueId('m')];
         await appendMessages(store, chatId, [a, b]);
@@ -227,7 +227,7 @@ export function definePointerTests(kit: StoreKit): void {
     it(
       'a taken name throws CheckpointExistsError (nothing changes) unless replace moves it',
       async () => {
-        const store = kit.store();
+        const store = harness.store();
         const { chatId } = await openFreshChat(store);
         const [a, b] = [uniqueId('m'), uniqueId('m')];
         await appendMessages(store, chatId, [a, b]);
@@ -271,7 +271,7 @@ export function definePointerTests(kit: StoreKit): void {
     it(
       'createCheckpoint refuses a node that is not in the chat and changes nothing',
       async () => {
-        const store = kit.store();
+        const store = harness.store();
         const { chatId } = await openFreshChat(store);
         const a = uniqueId('m');
         await appendMessages(store, chatId, [a]);
@@ -293,7 +293,7 @@ export function definePointerTests(kit: StoreKit): void {
     it(
       'deleteCheckpoint removes the name, never the node; false when there was none',
       async () => {
-        const store = kit.store();
+        const store = harness.store();
         const { chatId } = await openFreshChat(store);
         const a = uniqueId('m');
         await appendMessages(store, chatId, [a]);
@@ -316,7 +316,7 @@ export function definePointerTests(kit: StoreKit): void {
     it(
       'branch and checkpoint names are separate namespaces; pointer writes leave the version',
       async () => {
-        const store = kit.store();
+        const store = harness.store();
         const { chatId } = await openFreshChat(store);
         const a = uniqueId('m');
         const { version } = await appendMessages(store, chatId, [a]);

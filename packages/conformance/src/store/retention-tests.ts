@@ -13,13 +13,13 @@ import {
   openFreshChat,
   pruneIn,
   readWholeChain,
-  type StoreKit,
+  type StoreHarness,
   searchIn,
   sequentialIds,
   snapshot,
   textMessage,
   uniqueId,
-} from './store-test-kit';
+} from './store-harness';
 
 /** UTF-8 bytes of the stored JSON of these nodes, as the store reports them. */
 async function bytesOf(
@@ -71,14 +71,14 @@ async function forkedChat(store: ContextStore) {
  * reaches any more, never one a branch head or a checkpoint reaches; the dry run; the active
  * branch rule; bad input; and writers saving while a prune runs.
  */
-export function defineRetentionTests(kit: StoreKit): void {
-  const { timeout, slowTimeout } = kit;
+export function defineRetentionTests(harness: StoreHarness): void {
+  const { timeout, slowTimeout } = harness;
 
   describe('retention (prune)', () => {
     it(
       'deletes a branch and only the nodes no other branch or checkpoint reaches',
       async ({ skip }) => {
-        const store = kit.store();
+        const store = harness.store();
         const reason = missingCapability(store, 'retention');
         if (reason !== undefined) skip(reason);
         const chat = await forkedChat(store);
@@ -129,7 +129,7 @@ export function defineRetentionTests(kit: StoreKit): void {
     it(
       'reports with dryRun exactly what would go, and changes nothing',
       async ({ skip }) => {
-        const store = kit.store();
+        const store = harness.store();
         const reason = missingCapability(store, 'retention');
         if (reason !== undefined) skip(reason);
         const { chatId, d, e, f, g } = await forkedChat(store);
@@ -155,7 +155,7 @@ export function defineRetentionTests(kit: StoreKit): void {
     it(
       'deletes the active branch only when told which becomes active',
       async ({ skip }) => {
-        const store = kit.store();
+        const store = harness.store();
         const reason = missingCapability(store, 'retention');
         if (reason !== undefined) skip(reason);
         const { chatId, c } = await forkedChat(store);
@@ -202,7 +202,7 @@ export function defineRetentionTests(kit: StoreKit): void {
     it(
       'refuses bad input with a ValidationError naming the field, and an unknown chat',
       async ({ skip }) => {
-        const store = kit.store();
+        const store = harness.store();
         const reason = missingCapability(store, 'retention');
         if (reason !== undefined) skip(reason);
         const { chatId } = await forkedChat(store);
@@ -232,7 +232,7 @@ export function defineRetentionTests(kit: StoreKit): void {
     it(
       'removes pruned messages, and those of a deleted chat, from search results',
       async ({ skip }) => {
-        const store = kit.store();
+        const store = harness.store();
         const reason = missingCapability(store, 'retention') ?? missingCapability(store, 'search');
         if (reason !== undefined) skip(reason);
         const { chatId, userId } = await openFreshChat(store);
@@ -265,7 +265,7 @@ export function defineRetentionTests(kit: StoreKit): void {
     it(
       'never removes a reachable node or loses a turn while writers save to the chat',
       async ({ skip }) => {
-        const store = kit.store();
+        const store = harness.store();
         const reason = missingCapability(store, 'retention');
         if (reason !== undefined) skip(reason);
         const { chatId } = await openFreshChat(store);

@@ -12,11 +12,11 @@ import {
   missingCapability,
   openFreshChat,
   pruneIn,
-  type StoreKit,
+  type StoreHarness,
   searchIn,
   textMessage,
   uniqueId,
-} from './store-test-kit';
+} from './store-harness';
 
 /** Commits one message per text on top of the branch head; returns their ids. */
 async function say(
@@ -41,7 +41,7 @@ async function say(
 
 /**
  * The contract's search rule and score, written out here from `SearchMessagesInput.query` and
- * `SearchHit.score` (not imported from the store kit), so the kit is checked too.
+ * `SearchHit.score` (not imported from the store harness), so the kit is checked too.
  */
 function contractWords(text: string): string[] {
   const fold = (value: string): string => value.normalize('NFKD').replace(/\p{M}+/gu, '');
@@ -108,14 +108,14 @@ async function searchAll(
  * a chat or a user's chats, ownership, cursor paging, relevance order, snippets, the branches of
  * each hit, unicode, messages replaced in place, and bad input.
  */
-export function defineSearchTests(kit: StoreKit): void {
-  const { timeout, slowTimeout } = kit;
+export function defineSearchTests(harness: StoreHarness): void {
+  const { timeout, slowTimeout } = harness;
 
   describe('searchMessages', () => {
     it(
       "scopes to a branch's chain, a chat, or every chat of the user, and names each hit's branches",
       async ({ skip }) => {
-        const store = kit.store();
+        const store = harness.store();
         const reason = missingCapability(store, 'search');
         if (reason !== undefined) skip(reason);
         const { chatId, userId } = await openFreshChat(store);
@@ -174,7 +174,7 @@ export function defineSearchTests(kit: StoreKit): void {
     it(
       'needs every word of the query, ignores case, punctuation and operator words',
       async ({ skip }) => {
-        const store = kit.store();
+        const store = harness.store();
         const reason = missingCapability(store, 'search');
         if (reason !== undefined) skip(reason);
         const { chatId, userId } = await openFreshChat(store);
@@ -199,7 +199,7 @@ export function defineSearchTests(kit: StoreKit): void {
     it(
       'ranks a message that uses the words more, in fewer words, first',
       async ({ skip }) => {
-        const store = kit.store();
+        const store = harness.store();
         const reason = missingCapability(store, 'search');
         if (reason !== undefined) skip(reason);
         const { chatId, userId } = await openFreshChat(store);
@@ -217,7 +217,7 @@ export function defineSearchTests(kit: StoreKit): void {
     it(
       'pages by cursor through every hit once, and refuses a cursor of another search',
       async ({ skip }) => {
-        const store = kit.store();
+        const store = harness.store();
         const reason = missingCapability(store, 'search');
         if (reason !== undefined) skip(reason);
         const { chatId, userId } = await openFreshChat(store);
@@ -246,7 +246,7 @@ export function defineSearchTests(kit: StoreKit): void {
     it(
       'finds only the chats of the user asking, and refuses a chat of another user',
       async ({ skip }) => {
-        const store = kit.store();
+        const store = harness.store();
         const reason = missingCapability(store, 'search');
         if (reason !== undefined) skip(reason);
         const owner = await openFreshChat(store);
@@ -269,7 +269,7 @@ export function defineSearchTests(kit: StoreKit): void {
     it(
       'finds words in any script, and a query in another Unicode normal form',
       async ({ skip }) => {
-        const store = kit.store();
+        const store = harness.store();
         const reason = missingCapability(store, 'search');
         if (reason !== undefined) skip(reason);
         const { chatId, userId } = await openFreshChat(store);
@@ -295,7 +295,7 @@ export function defineSearchTests(kit: StoreKit): void {
     it(
       'finds a message replaced in place by its new text only',
       async ({ skip }) => {
-        const store = kit.store();
+        const store = harness.store();
         const reason = missingCapability(store, 'search');
         if (reason !== undefined) skip(reason);
         const { chatId, userId } = await openFreshChat(store);
@@ -320,7 +320,7 @@ export function defineSearchTests(kit: StoreKit): void {
     it(
       'follows the one tokenization rule: emails, decimals, file names, URLs, hosts, versions, phone numbers, İstanbul, café',
       async ({ skip }) => {
-        const store = kit.store();
+        const store = harness.store();
         const reason = missingCapability(store, 'search');
         if (reason !== undefined) skip(reason);
         const { chatId, userId } = await openFreshChat(store);
@@ -381,7 +381,7 @@ export function defineSearchTests(kit: StoreKit): void {
     it(
       'scores every hit as the contract computes it, so every store ranks alike',
       async ({ skip }) => {
-        const store = kit.store();
+        const store = harness.store();
         const reason = missingCapability(store, 'search');
         if (reason !== undefined) skip(reason);
         const { chatId, userId } = await openFreshChat(store);
@@ -409,7 +409,7 @@ export function defineSearchTests(kit: StoreKit): void {
     it(
       'pages by the last hit, not by an offset: a branch deleted between pages skips nothing',
       async ({ skip }) => {
-        const store = kit.store();
+        const store = harness.store();
         const reason = missingCapability(store, 'search') ?? missingCapability(store, 'retention');
         if (reason !== undefined) skip(reason);
         const { chatId, userId } = await openFreshChat(store);
@@ -441,7 +441,7 @@ export function defineSearchTests(kit: StoreKit): void {
     it(
       'pages by the last hit, not by an offset: a better hit saved between pages repeats nothing',
       async ({ skip }) => {
-        const store = kit.store();
+        const store = harness.store();
         const reason = missingCapability(store, 'search');
         if (reason !== undefined) skip(reason);
         const { chatId, userId } = await openFreshChat(store);
@@ -475,7 +475,7 @@ export function defineSearchTests(kit: StoreKit): void {
     it(
       'finds messages saved before and after the first search, and never a pruned or deleted one',
       async ({ skip }) => {
-        const store = kit.store();
+        const store = harness.store();
         const reason = missingCapability(store, 'search') ?? missingCapability(store, 'retention');
         if (reason !== undefined) skip(reason);
         const { chatId, userId } = await openFreshChat(store);
@@ -520,7 +520,7 @@ export function defineSearchTests(kit: StoreKit): void {
     it(
       'searches text and reasoning parts, not tool calls, ids or metadata',
       async ({ skip }) => {
-        const store = kit.store();
+        const store = harness.store();
         const reason = missingCapability(store, 'search');
         if (reason !== undefined) skip(reason);
         const { chatId, userId } = await openFreshChat(store);
@@ -563,7 +563,7 @@ export function defineSearchTests(kit: StoreKit): void {
     it(
       'refuses bad input with a ValidationError that names the field, and unknown chats or branches',
       async ({ skip }) => {
-        const store = kit.store();
+        const store = harness.store();
         const reason = missingCapability(store, 'search');
         if (reason !== undefined) skip(reason);
         const { chatId, userId } = await openFreshChat(store);

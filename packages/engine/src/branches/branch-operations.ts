@@ -1,11 +1,11 @@
 import {
+  assertIdentifier,
   type BranchRecord,
   CheckpointNotFoundError,
   type CheckpointRecord,
   EngineError,
   type PruneResult,
 } from '@ctxgraph/fragments-core';
-import { assertIdentifier } from '@ctxgraph/fragments-core/store-kit';
 import { carrySummary } from '../compaction/compact';
 import { type CompactedDropReport, dropCompactedOriginals } from '../compaction/drop-originals';
 import type {

@@ -1,14 +1,14 @@
-import {
-  type ContextStore,
-  compareBranchChains,
-  type MessageNodeRecord,
-  type StoredMessage,
-  type Tokenizer,
+import type {
+  ContextStore,
+  MessageNodeRecord,
+  StoredMessage,
+  Tokenizer,
 } from '@ctxgraph/fragments-core';
 import type { UIMessage } from 'ai';
 import { messageText } from '../budget/token-counter';
 import { DEFAULT_MODEL_PRICES, type ModelPrices } from '../model-prices';
 import { totalUsage, type UsageTotals } from '../usage/message-usage';
+import { readBranchesApart } from './common-ancestor';
 
 /** Options of `ContextEngine.compareBranches`. */
 export interface CompareBranchesOptions {
@@ -52,7 +52,7 @@ export interface BranchComparisonReport {
 }
 
 /**
- * Compares two branches: `compareBranchChains` (the meeting point and each side's own nodes,
+ * Compares two branches: `readBranchesApart` (the meeting point and each side's own nodes,
  * read only back to where they part), then each side's tokens and recorded usage and cost.
  */
 export async function compareBranches(
@@ -62,7 +62,7 @@ export async function compareBranches(
   tokenizer: Tokenizer,
   prices: ModelPrices,
 ): Promise<BranchComparisonReport> {
-  const comparison = await compareBranchChains(store, { chatId, ...names });
+  const comparison = await readBranchesApart(store, { chatId, ...names });
   const side = (
     branch: string,
     headMessageId: string | null,

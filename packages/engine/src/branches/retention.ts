@@ -1,10 +1,11 @@
 import {
+  assertIdentifier,assertIdentifier, 
+  CHAT_PAGE_SIZE,CHAT_PAGE_SIZE, 
   ChatNotFoundError,
   type ContextStore,
   type PruneResult,
-  ValidationError,
+  ValidationError
 } from '@ctxgraph/fragments-core';
-import { assertIdentifier, CHAT_PAGE_SIZE } from '@ctxgraph/fragments-core/store-kit';
 import { abilitiesOf, requireAbility } from '../session/store-abilities';
 
 /** Options of {@link pruneUserChats}. */

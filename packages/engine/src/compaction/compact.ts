@@ -1,4 +1,5 @@
 import {
+  assertIdentifier,
   type BranchSummaryRecord,
   type CommitMessage,
   type CompactionRecord,
@@ -9,7 +10,6 @@ import {
   type StoredMessage,
   ValidationError,
 } from '@ctxgraph/fragments-core';
-import { assertIdentifier } from '@ctxgraph/fragments-core/store-kit';
 import { generateId, isToolUIPart, type UIMessage } from 'ai';
 import { messageText } from '../budget/token-counter';
 import type { ChainEntry } from '../session/chain-cache';

@@ -7,8 +7,8 @@ import {
   type MessageNodeRecord,
   readCompaction,
   readDropped,
+  utf8Length,
 } from '@ctxgraph/fragments-core';
-import { utf8Length } from '@ctxgraph/fragments-core/store-kit';
 import type { ChatSession } from '../session/chat-session';
 import { conflictBehind, writeMessages } from '../session/write-messages';
 

@@ -1,5 +1,4 @@
-import { EngineError, ValidationError } from '@ctxgraph/fragments-core';
-import { stringProblem } from '@ctxgraph/fragments-core/store-kit';
+import { EngineError, stringProblem, ValidationError } from '@ctxgraph/fragments-core';
 import type { UIMessage } from 'ai';
 
 /** Why a summary is asked for. */

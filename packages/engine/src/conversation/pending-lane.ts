@@ -1,20 +1,16 @@
-import {
-  assistantText,
-  type BuiltMessage,
-  builtMessage,
-  encodeStorableMessage,
-} from '@ctxgraph/codecs';
+import { assistantText } from '@ctxgraph/codecs';
+import { type BuiltMessage, builtMessage, encodeStorableMessage } from '@ctxgraph/codecs/internal';
 import {
   type ContextFragment,
   EngineError,
   type EngineRecord,
   isLazyFragment,
+  jsonIssues,
   LAZY_ID,
   type LazyFragment,
   ValidationError,
   withoutEngineMetadata,
 } from '@ctxgraph/fragments-core';
-import { jsonIssues } from '@ctxgraph/fragments-core/store-kit';
 import type { UIMessage } from 'ai';
 import type { MessageValidator } from '../session/message-validator';
 import { engineRecordFor } from '../usage/message-usage';

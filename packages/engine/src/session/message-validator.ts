@@ -1,12 +1,10 @@
 import {
-  type BuiltMessage,
   checkMessages,
   type MessageCheck,
   type MessageSchemas,
-  parsePlainMessages,
-  settledMessage,
   validateMessages,
 } from '@ctxgraph/codecs';
+import { type BuiltMessage, parsePlainMessages, settledMessage } from '@ctxgraph/codecs/internal';
 import { type MessageNodeRecord, readDropped, ValidationError } from '@ctxgraph/fragments-core';
 import type { UIMessage } from 'ai';
 import type { ChainEntry } from './chain-cache';

@@ -1,7 +1,7 @@
 import { ValidationError, type ValidationIssue } from '../errors/errors';
+import { describeValue } from '../rules/paths';
 import type { ContextFragment } from './context-fragment';
 import { isFragment } from './guards';
-import { describeValue } from './lazy';
 
 /**
  * Collects the problems in one builder call, then throws them together, each named by builder

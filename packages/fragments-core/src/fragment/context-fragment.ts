@@ -1,4 +1,4 @@
-import type { FragmentBudget } from '../tokenizer/fragment-budget';
+import type { FragmentBudget } from './fragment-budget';
 
 /**
  * What a fragment holds: text, numbers, booleans, nothing, another fragment, or arrays and plain

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import * as core from '../index';
 import { builtinFragmentDescriptors, type FragmentTypeDescriptor } from '../index';
+import { glossaryType, guardrailType, identityType, policyType, termType } from './fragment-types';
 
 /** A value for each field that the builder accepts. */
 function sampleFields(descriptor: FragmentTypeDescriptor): Record<string, unknown> {
@@ -67,17 +68,24 @@ describe('built-in fragment type descriptors', () => {
   );
 
   it('builds through the same checks as the builders', () => {
-    expect(core.guardrailType.build({ rule: 'No PII' })).toEqual(core.guardrail('No PII'));
-    expect(() => core.identityType.build({})).toThrow(/expected at least one of name or role/);
-    expect(() => core.glossaryType.build({ entries: {} })).toThrow(/expected at least one entry/);
-    expect(() => core.policyType.build({ rule: 'x', policies: [core.hint('no')] })).toThrow(
+    expect(guardrailType.build({ rule: 'No PII' })).toEqual(core.guardrail('No PII'));
+    expect(() => identityType.build({})).toThrow(/expected at least one of name or role/);
+    expect(() => glossaryType.build({ entries: {} })).toThrow(/expected at least one entry/);
+    expect(() => policyType.build({ rule: 'x', policies: [core.hint('no')] })).toThrow(
       /policies\[0\]: expected a policy fragment or a non-empty string, received a "hint" fragment/,
+    );
+  });
+
+  it('is reached through builtinFragmentDescriptors, not one export per type', () => {
+    expect('hintType' in core).toBe(false);
+    expect(builtinFragmentDescriptors.find((type) => type.name === 'guardrail')).toBe(
+      guardrailType,
     );
   });
 
   it('is frozen, so no one can change a built-in type at run time', () => {
     expect(Object.isFrozen(builtinFragmentDescriptors)).toBe(true);
-    expect(Object.isFrozen(core.termType)).toBe(true);
-    expect(Object.isFrozen(core.termType.fields)).toBe(true);
+    expect(Object.isFrozen(termType)).toBe(true);
+    expect(Object.isFrozen(termType.fields)).toBe(true);
   });
 });

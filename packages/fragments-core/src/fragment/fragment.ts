@@ -1,7 +1,7 @@
 import { ValidationError } from '../errors/errors';
+import { describeValue } from '../rules/paths';
 import type { ContextFragment, FragmentData } from './context-fragment';
 import { isFragment } from './guards';
-import { describeValue } from './lazy';
 
 /**
  * A named group. With several children (or none) its data is the list of children; with exactly

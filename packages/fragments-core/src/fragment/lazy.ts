@@ -1,4 +1,5 @@
 import { ValidationError } from '../errors/errors';
+import { describeValue } from '../rules/paths';
 import type { ContextFragment } from './context-fragment';
 
 /**
@@ -49,11 +50,4 @@ export function lastAssistantMessage(content: string): LazyFragment {
     data: content,
     [LAZY_ID]: { type: 'last-assistant', content },
   };
-}
-
-/** A short description of a value's type for error messages (`array`, `null`, `number`). */
-export function describeValue(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'array';
-  return typeof value;
 }

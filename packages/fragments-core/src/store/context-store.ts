@@ -1,5 +1,4 @@
 import type { JsonObject, JsonValue } from '../json';
-import type { PruneInput, PruneResult, SearchHit, SearchMessagesInput } from './branch-extensions';
 import type {
   BranchRecord,
   ChatGraph,
@@ -10,6 +9,8 @@ import type {
   Page,
   StoredMessage,
 } from './records';
+import type { PruneInput, PruneResult } from './retention';
+import type { SearchHit, SearchMessagesInput } from './search';
 
 /** Optional abilities a store declares. The engine and the conformance kit read these. */
 export interface ContextStoreCapabilities {

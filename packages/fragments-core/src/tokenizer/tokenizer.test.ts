@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { CtxGraphError } from '../errors/ctxgraph-error';
 import { BudgetExceededError, ValidationError } from '../errors/errors';
 import { hint, role } from '../fragment/builders';
+import { withBudget } from '../fragment/fragment-budget';
 import { createEstimatorTokenizer } from './estimator-tokenizer';
-import { withBudget } from './fragment-budget';
 import { isTokenizer } from './tokenizer';
 
 describe('createEstimatorTokenizer', () => {

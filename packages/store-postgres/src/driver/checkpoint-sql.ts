@@ -1,5 +1,4 @@
 import {
-  type ChatGraph,
   ChatNotFoundError,
   type ChatPointerInput,
   CheckpointExistsError,
@@ -7,18 +6,7 @@ import {
 } from '@ctxgraph/fragments-core';
 import type { PreparedCreateCheckpoint } from '@ctxgraph/fragments-core/store-kit';
 import type { PostgresConnection } from './connection';
-import {
-  BRANCH_COLUMNS,
-  branchFrom,
-  CHAT_COLUMNS,
-  CHECKPOINT_COLUMNS,
-  chatFrom,
-  checkpointFrom,
-  integer,
-  MESSAGE_COLUMNS,
-  messageFrom,
-  type Row,
-} from './rows';
+import { CHECKPOINT_COLUMNS, checkpointFrom, integer, type Row } from './rows';
 
 /** Names a node; refuses a taken name unless `replace`. */
 export function createCheckpoint(
@@ -105,40 +93,4 @@ export function deleteCheckpoint(
     if (integer(row[0]) === 0) throw new ChatNotFoundError(input.chatId);
     return integer(row[1]) > 0;
   });
-}
-
-/** The whole graph of a chat, read from one consistent snapshot. */
-export function getGraph(db: PostgresConnection, chatId: string): Promise<ChatGraph> {
-  return db.run(() =>
-    db.transaction(async (sql) => {
-      const names = db.names;
-      const chats = await db.query(
-        sql,
-        `SELECT ${CHAT_COLUMNS} FROM ${names.chats} c WHERE c.chat_id = $1`,
-        [chatId],
-      );
-      if (chats[0] === undefined) throw new ChatNotFoundError(chatId);
-      const nodes = await db.query(
-        sql,
-        `SELECT ${MESSAGE_COLUMNS} FROM ${names.messages} m WHERE m.chat_id = $1 ORDER BY m.sequence`,
-        [chatId],
-      );
-      const branches = await db.query(
-        sql,
-        `SELECT ${BRANCH_COLUMNS} FROM ${names.branches} b WHERE b.chat_id = $1 ORDER BY b.created_at, b.ordinal`,
-        [chatId],
-      );
-      const checkpoints = await db.query(
-        sql,
-        `SELECT ${CHECKPOINT_COLUMNS} FROM ${names.checkpoints} k WHERE k.chat_id = $1 ORDER BY k.created_at, k.ordinal`,
-        [chatId],
-      );
-      return {
-        chat: chatFrom(chats[0]),
-        nodes: nodes.map((row) => messageFrom(row)),
-        branches: branches.map((row) => branchFrom(row)),
-        checkpoints: checkpoints.map((row) => checkpointFrom(row)),
-      };
-    }, 'isolation level repeatable read read only'),
-  );
 }

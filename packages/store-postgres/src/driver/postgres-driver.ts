@@ -42,6 +42,7 @@ import * as chats from './chat-sql';
 import * as checkpoints from './checkpoint-sql';
 import { PostgresConnection } from './connection';
 import * as contextLanes from './context-lane-sql';
+import { getGraph } from './graph-sql';
 import * as retention from './retention-sql';
 import * as search from './search-sql';
 import { write } from './write-sql';
@@ -173,7 +174,7 @@ export class PostgresDriver implements ContextStoreDriver {
   }
 
   getGraph(chatId: string): Promise<ChatGraph> {
-    return checkpoints.getGraph(this.#db, chatId);
+    return getGraph(this.#db, chatId);
   }
 
   getContext(chatId: string): Promise<ContextLaneRecord> {

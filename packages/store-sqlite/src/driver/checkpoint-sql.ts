@@ -1,23 +1,13 @@
 import {
-  type ChatGraph,
   type ChatPointerInput,
   CheckpointExistsError,
   type CheckpointRecord,
   MessageNotFoundError,
 } from '@ctxgraph/fragments-core';
 import type { PreparedCreateCheckpoint } from '@ctxgraph/fragments-core/store-kit';
-import { branchRows } from './branch-sql';
 import type { SqliteConnection } from './connection';
 import { checkpointRow, messageRow, requireChat, touchChat } from './lookups';
-import {
-  branchRecord,
-  type CheckpointRow,
-  chatRecord,
-  checkpointRecord,
-  MESSAGE_COLUMNS,
-  type MessageRow,
-  messageRecord,
-} from './rows';
+import { type CheckpointRow, checkpointRecord } from './rows';
 
 /** Names a node; `replace` moves an existing checkpoint of that name instead of refusing. */
 export function createCheckpoint(
@@ -85,27 +75,8 @@ export function deleteCheckpoint(db: SqliteConnection, input: ChatPointerInput):
   );
 }
 
-/** The whole graph of a chat, read in one snapshot. */
-export function getGraph(db: SqliteConnection, chatId: string): ChatGraph {
-  return db.run('getGraph(chatId)', () =>
-    db.read(() => {
-      const chat = requireChat(db, chatId);
-      const nodes = db
-        .statement(
-          `SELECT ${MESSAGE_COLUMNS} FROM ${db.tables.messages} WHERE chat_id = ? ORDER BY sequence`,
-        )
-        .all(chatId) as MessageRow[];
-      return {
-        chat: chatRecord(chat),
-        nodes: nodes.map((row) => messageRecord(chatId, row)),
-        branches: branchRows(db, chatId).map(branchRecord),
-        checkpoints: checkpointRows(db, chatId).map(checkpointRecord),
-      };
-    }),
-  );
-}
-
-function checkpointRows(db: SqliteConnection, chatId: string): CheckpointRow[] {
+/** A chat's checkpoints, oldest first. */
+export function checkpointRows(db: SqliteConnection, chatId: string): CheckpointRow[] {
   return db
     .statement(
       `SELECT * FROM ${db.tables.checkpoints} WHERE chat_id = ? ORDER BY created_at, rowid`,

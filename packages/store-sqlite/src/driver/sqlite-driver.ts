@@ -42,6 +42,7 @@ import * as chats from './chat-sql';
 import * as checkpoints from './checkpoint-sql';
 import { SqliteConnection } from './connection';
 import * as contextLanes from './context-lane-sql';
+import { getGraph } from './graph-sql';
 import * as retention from './retention-sql';
 import * as search from './search-sql';
 import { writeMessages } from './write-sql';
@@ -182,7 +183,7 @@ export class SqliteDriver implements ContextStoreDriver {
   }
 
   getGraph(chatId: string): ChatGraph {
-    return checkpoints.getGraph(this.db, chatId);
+    return getGraph(this.db, chatId);
   }
 
   getContext(chatId: string): ContextLaneRecord {

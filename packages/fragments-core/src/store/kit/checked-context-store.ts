@@ -1,6 +1,5 @@
 import { CtxGraphError } from '../../errors/ctxgraph-error';
 import { StoreError, ValidationError } from '../../errors/errors';
-import type { PruneInput, PruneResult, SearchHit, SearchMessagesInput } from '../branch-extensions';
 import type {
   AppendInput,
   AppendResult,
@@ -32,6 +31,8 @@ import type {
   MessageNodeRecord,
   Page,
 } from '../records';
+import type { PruneInput, PruneResult } from '../retention';
+import type { SearchHit, SearchMessagesInput } from '../search';
 import type { Awaitable, ContextStoreDriver, StoreCall } from './context-store-driver';
 import {
   type ByteLimit,

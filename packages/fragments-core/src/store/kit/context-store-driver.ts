@@ -1,5 +1,4 @@
 import type { JsonObject } from '../../json';
-import type { PruneResult } from '../branch-extensions';
 import type {
   AppendResult,
   ChainPage,
@@ -19,6 +18,7 @@ import type {
   CheckpointRecord,
   MessageNodeRecord,
 } from '../records';
+import type { PruneResult } from '../retention';
 import type { PreparedPrune } from './retention-input';
 import type { PreparedSearch, SearchMatch } from './search-input';
 import type { ChatListQuery, PreparedCommitMessage } from './store-input';

@@ -1,6 +1,8 @@
 // `@ctxgraph/fragments-core/store-kit`: what a ContextStore implementer needs beyond the contract.
 // The wrapper (`CheckedContextStore` / `defineContextStore` over a `ContextStoreDriver`) and the
-// shared input checks it is built from, for stores that prefer to call them themselves.
+// shared input checks it is built from, for stores that prefer to call them themselves. The data
+// rules the checks apply (identifiers, storable JSON, UTF-8 length, limits) are the main entry's
+// (`@ctxgraph/fragments-core`, `src/rules/`): codecs and the engine apply them too.
 export {
   CheckedContextStore,
   defineContextStore,
@@ -44,19 +46,12 @@ export {
 export {
   assertChainLimit,
   assertForkBranchInput,
-  assertIdentifier,
   assertInputObject,
-  assertJsonObject,
   assertOptionalBoolean,
   assertTitle,
-  CHAT_PAGE_SIZE,
   type ChatListQuery,
   chatCursor,
   forkBranchName,
-  jsonIssues,
-  MAX_IDENTIFIER_BYTES,
-  MAX_IDENTIFIER_LENGTH,
-  MAX_JSON_DEPTH,
   mergeMetadata,
   type PreparedCommitMessage,
   type PrepareMessagesOptions,
@@ -64,7 +59,5 @@ export {
   prepareChatList,
   prepareCommit,
   prepareSaveContext,
-  stringProblem,
   toJsonText,
-  utf8Length,
 } from './store-input';

@@ -1,5 +1,5 @@
 import { BranchNotFoundError, ValidationError } from '../../errors/errors';
-import type { PruneInput } from '../branch-extensions';
+import type { PruneInput } from '../retention';
 import { assertIdentifier, assertInputObject, assertOptionalBoolean } from './store-input';
 
 // The shared half of `prune`: the input checks, the rules for deleting branches (never the

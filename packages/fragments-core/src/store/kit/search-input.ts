@@ -1,6 +1,6 @@
 import { ValidationError } from '../../errors/errors';
-import type { SearchHit, SearchMessagesInput } from '../branch-extensions';
 import type { StoredMessage } from '../records';
+import type { SearchHit, SearchMessagesInput } from '../search';
 import { assertIdentifier, assertInputObject } from './store-input';
 
 // The shared half of `searchMessages`: what a query means (its words), what text of a message is

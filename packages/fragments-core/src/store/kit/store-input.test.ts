@@ -254,9 +254,11 @@ describe('forkBranchName', () => {
 });
 
 describe('the package root', () => {
-  it('keeps the contract limits and no longer exports the store-input helpers', () => {
+  it('exports the data rules and limits, not the store-input helpers', () => {
     expect(root.MAX_JSON_DEPTH).toBe(MAX_JSON_DEPTH);
-    for (const name of ['prepareCommit', 'assertIdentifier', 'toJsonText', 'mergeMetadata'])
+    for (const name of ['assertIdentifier', 'jsonIssues', 'stringProblem', 'utf8Length'])
+      expect(name in root, name).toBe(true);
+    for (const name of ['prepareCommit', 'toJsonText', 'mergeMetadata'])
       expect(name in root, name).toBe(false);
   });
 });

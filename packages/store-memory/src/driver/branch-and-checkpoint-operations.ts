@@ -18,7 +18,7 @@ import {
 } from './memory-state';
 
 /** The branch and checkpoint operations of the memory driver. */
-export type PointerOperations = Required<
+export type BranchAndCheckpointOperations = Required<
   Pick<
     ContextStoreDriver,
     | 'createBranch'
@@ -34,7 +34,7 @@ export type PointerOperations = Required<
 >;
 
 /** Branches and checkpoints: each a pointer to a node, each write O(1) (a fork O(branches)). */
-export function pointerOperations(chats: MemoryChats): PointerOperations {
+export function branchAndCheckpointOperations(chats: MemoryChats): BranchAndCheckpointOperations {
   return {
     createBranch(input) {
       const chat = requireChat(chats, input.chatId);

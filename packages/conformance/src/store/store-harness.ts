@@ -27,8 +27,8 @@ import type { StoreConformanceOptions } from './define-store-conformance';
 // Internal plumbing shared by the store suites: the store under test, per-test unique ids, and
 // small helpers that keep each test about the behaviour it checks.
 
-/** What every suite of the store kit receives. */
-export interface StoreKit {
+/** What every suite of the store conformance kit receives: the store under test and its options. */
+export interface StoreHarness {
   /** The store the suite's `beforeAll` created (shared by the tests; they use unique chat ids). */
   readonly store: () => ContextStore;
   /** The options the kit was defined with. */

@@ -1,6 +1,6 @@
 import { ValidationError } from '../errors/errors';
-import type { ContextFragment } from '../fragment/context-fragment';
-import { isFragment, isMessageFragment } from '../fragment/guards';
+import type { ContextFragment } from './context-fragment';
+import { isFragment, isMessageFragment } from './guards';
 
 /**
  * How a context fragment fares when `resolve({ budget })` has to leave things out. Renderers never

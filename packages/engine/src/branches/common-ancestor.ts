@@ -1,9 +1,17 @@
-import { BranchNotFoundError, ValidationError } from '../errors/errors';
-import type { ContextStore } from './context-store';
-import type { MessageNodeRecord } from './records';
+import {
+  BranchNotFoundError,
+  type ContextStore,
+  type MessageNodeRecord,
+  ValidationError,
+} from '@ctxgraph/fragments-core';
 
-/** Input of {@link compareBranchChains}. */
-export interface CompareBranchesInput {
+// The engine's branch comparison, without tokens or prices: where two branches part and what
+// each holds of its own, read over any ContextStore's `getChain` paging. It moved here from
+// fragments-core (#24), where the layer rule had pushed it because the conformance kit tested it;
+// the conformance kit now tests the `getChain` paging it relies on directly.
+
+/** Input of {@link readBranchesApart}. */
+export interface BranchesApartInput {
   /** The chat. */
   readonly chatId: string;
   /** One branch. */
@@ -12,8 +20,8 @@ export interface CompareBranchesInput {
   readonly right: string;
 }
 
-/** One side of a {@link BranchComparison}. */
-export interface BranchSide {
+/** One side of {@link BranchesApart}. */
+export interface BranchApart {
   /** The branch name. */
   readonly branch: string;
   /** Its head, or null while it is empty. */
@@ -22,8 +30,8 @@ export interface BranchSide {
   readonly messages: readonly MessageNodeRecord[];
 }
 
-/** What {@link compareBranchChains} returns. */
-export interface BranchComparison {
+/** What {@link readBranchesApart} returns. */
+export interface BranchesApart {
   /** The chat. */
   readonly chatId: string;
   /**
@@ -32,9 +40,9 @@ export interface BranchComparison {
    */
   readonly commonAncestor: MessageNodeRecord | null;
   /** The left branch and its own messages. */
-  readonly left: BranchSide;
+  readonly left: BranchApart;
   /** The right branch and its own messages. */
-  readonly right: BranchSide;
+  readonly right: BranchApart;
   /** How many nodes were read from the store in all (the cost of the comparison). */
   readonly nodesRead: number;
 }
@@ -93,7 +101,7 @@ class ChainReader {
 }
 
 /**
- * Compares two branches of a chat over any `ContextStore`: where they part (the common
+ * Reads two branches of a chat apart over any `ContextStore`: where they part (the common
  * ancestor) and the messages unique to each side, oldest first.
  *
  * It reads only the two chains back to their meeting point (and at most one page past it on each
@@ -104,19 +112,19 @@ class ChainReader {
  *
  * @example
  * ```ts
- * const { commonAncestor, left, right } = await compareBranchChains(store, {
+ * const { commonAncestor, left, right } = await readBranchesApart(store, {
  *   chatId: 'chat-1',
  *   left: 'main',
  *   right: 'main-v2',
  * });
  * ```
  */
-export async function compareBranchChains(
+export async function readBranchesApart(
   store: ContextStore,
-  input: CompareBranchesInput,
-): Promise<BranchComparison> {
+  input: BranchesApartInput,
+): Promise<BranchesApart> {
   if (typeof input !== 'object' || input === null)
-    throw new ValidationError('compareBranchChains(store, input): input must be an object.', {
+    throw new ValidationError('readBranchesApart(store, input): input must be an object.', {
       issues: [{ path: 'input', message: 'expected an object' }],
     });
   const { chatId, left, right } = input;

@@ -1,4 +1,4 @@
-import { OwnershipError, type StoredMessage } from '@ctxgraph/fragments-core';
+import { OwnershipError, type StoredMessage, utf8Length } from '@ctxgraph/fragments-core';
 import {
   activeBranchAfterPrune,
   branchesHolding,
@@ -9,7 +9,6 @@ import {
   searchScore,
   searchTokens,
   unreachableNodes,
-  utf8Length,
 } from '@ctxgraph/fragments-core/store-kit';
 import {
   type ChatState,
@@ -20,7 +19,9 @@ import {
 } from './memory-state';
 
 /** The search and retention operations of the memory driver. */
-export type BranchOperations = Required<Pick<ContextStoreDriver, 'searchMessages' | 'prune'>>;
+export type SearchAndPruneOperations = Required<
+  Pick<ContextStoreDriver, 'searchMessages' | 'prune'>
+>;
 
 /** The ids on the chain from `head` back to the root. O(chain). */
 function chainIds(chat: ChatState, head: string | null): Set<string> {
@@ -38,7 +39,7 @@ function chainIds(chat: ChatState, head: string | null): Set<string> {
  * searched)) and retention over the chat's maps, each in one synchronous stretch, so it
  * serializes with every other write of the store.
  */
-export function branchOperations(chats: MemoryChats): BranchOperations {
+export function searchAndPruneOperations(chats: MemoryChats): SearchAndPruneOperations {
   return {
     searchMessages(query) {
       let scope: ChatState[];
