@@ -1,10 +1,10 @@
 import {
-  assertIdentifier,assertIdentifier, 
-  CHAT_PAGE_SIZE,CHAT_PAGE_SIZE, 
+  assertIdentifier,
+  CHAT_PAGE_SIZE,
   ChatNotFoundError,
   type ContextStore,
   type PruneResult,
-  ValidationError
+  ValidationError,
 } from '@ctxgraph/fragments-core';
 import { abilitiesOf, requireAbility } from '../session/store-abilities';
 
