@@ -11,6 +11,7 @@ const scripts = [
   'postgres-bench.ts',
   'compaction-bench.ts',
   'drop-bench.ts',
+  'search-cost-bench.ts',
 ];
 let failed = false;
 for (const script of scripts) {
