@@ -70,6 +70,20 @@ async function expectEveryRead(
   }
 }
 
+/** A write's returned nodes and every later read hold what was written, record included. */
+async function expectWritten(
+  store: ContextStore,
+  chatId: string,
+  returned: readonly MessageNodeRecord[],
+  head: string,
+  written: readonly CommitMessage[],
+): Promise<void> {
+  returned.forEach((node, index) => {
+    expectNode(node, written[index] as CommitMessage);
+  });
+  await expectEveryRead(store, chatId, head, written);
+}
+
 function keepsRecords(store: ContextStore): string | undefined {
   return store.capabilities.engineRecords === true
     ? undefined
@@ -130,10 +144,7 @@ export function defineEngineRecordTests(harness: StoreHarness): void {
           expectedHeadId: null,
           messages: written,
         });
-        result.nodes.forEach((node, index) => {
-          expectNode(node, written[index] as CommitMessage);
-        });
-        await expectEveryRead(store, chatId, written.at(-1)?.id as string, written);
+        await expectWritten(store, chatId, result.nodes, written.at(-1)?.id as string, written);
       },
       timeout,
     );
@@ -147,10 +158,7 @@ export function defineEngineRecordTests(harness: StoreHarness): void {
         const { chatId } = await openFreshChat(store);
         const written = [entry(uniqueId('m')), entry(uniqueId('m'), recordOf('b'))];
         const result = await appendTo(store, { chatId, branch: 'main', messages: written });
-        result.nodes.forEach((node, index) => {
-          expectNode(node, written[index] as CommitMessage);
-        });
-        await expectEveryRead(store, chatId, written.at(-1)?.id as string, written);
+        await expectWritten(store, chatId, result.nodes, written.at(-1)?.id as string, written);
       },
       timeout,
     );
@@ -178,10 +186,7 @@ export function defineEngineRecordTests(harness: StoreHarness): void {
         });
         expect(result.headMessageId).toBe(second);
         const expected = [replaced[0] as CommitMessage, entry(second, recordOf('old'))];
-        result.nodes.forEach((node, index) => {
-          expectNode(node, expected[index] as CommitMessage);
-        });
-        await expectEveryRead(store, chatId, second, expected);
+        await expectWritten(store, chatId, result.nodes, second, expected);
         // A message that looks like a record inside is only a message: the record beside it stays.
         const lookalike: CommitMessage = {
           id: first,
