@@ -36,6 +36,18 @@ export async function saveTurn(session: ChatSession, ticket: number): Promise<vo
   // any other is a new node under its own id, or, when that id is taken elsewhere in the chat
   // (an edited message keeps its id on its new branch), under a version id (below).
   const nodeIds = new Map<string, string>();
+  // A message whose own id is the node id of another message of the path (a version's node id
+  // used as a message id) must not replace that node: it gets a version id of its own.
+  for (const message of messages) {
+    const node = view.chain.node(message.id);
+    if (
+      node !== undefined &&
+      node.message.id !== message.id &&
+      view.chain.nodeIdOf(message.id) === undefined &&
+      session.abilities.findMessageNodes !== undefined
+    )
+      nodeIds.set(message.id, await freeVersionId(session, message.id, new Set([message.id])));
+  }
   const batchOf = (): CommitMessage[] =>
     messages.map((message) => {
       const id = nodeIds.get(message.id) ?? view.chain.nodeIdOf(message.id) ?? message.id;
@@ -108,20 +120,31 @@ async function versionFor(
       { cause: error },
     );
   }
-  const { view, chatId } = session;
+  const { view } = session;
   await view.sync();
   const onPath = view.chain.nodeIdOf(message.id);
   if (onPath !== undefined && onPath !== error.messageId)
     return { messageId: message.id, nodeId: onPath };
-  const taken = new Set(
-    (await find({ chatId, messageId: message.id, limit: 100 })).map((node) => node.id),
-  );
-  taken.add(error.messageId);
-  for (const entry of batch) taken.add(entry.id);
+  const taken = new Set([error.messageId, ...batch.map((entry) => entry.id)]);
+  return { messageId: message.id, nodeId: await freeVersionId(session, message.id, taken) };
+}
+
+/**
+ * A node id for a new version of `messageId`: `<messageId>~<n>` with the smallest n ≥ 2 that no
+ * node holding the message, no node of the path and nothing in `taken` has.
+ */
+async function freeVersionId(
+  session: ChatSession,
+  messageId: string,
+  taken: Set<string>,
+): Promise<string> {
+  const { view, chatId } = session;
+  const find = session.abilities.findMessageNodes;
+  if (find !== undefined)
+    for (const node of await find({ chatId, messageId, limit: 100 })) taken.add(node.id);
   for (let n = 2; ; n += 1) {
-    const candidate = versionId(message.id, n);
-    if (!taken.has(candidate) && !view.chain.has(candidate))
-      return { messageId: message.id, nodeId: candidate };
+    const candidate = versionId(messageId, n);
+    if (!taken.has(candidate) && !view.chain.has(candidate)) return candidate;
   }
 }
 

@@ -417,6 +417,26 @@ describe.each(stores)('message versions (%s store)', (_label, makeStore) => {
     );
   });
 
+  it('a message whose id is a version’s node id never replaces that version', async () => {
+    const { store, engine } = setup();
+    const chatId = newChatId();
+    const client = await threeTurns(engine(chatId));
+    const server = engine(chatId);
+    await server.continueFrom('a1');
+    const edited = structuredClone(client[2] as UIMessage);
+    edited.parts = [{ type: 'text', text: 'edited' }];
+    await server.set(message(edited)).save();
+    expect(server.nodeIdOf('u2')).toBe('u2~2');
+    // A client (or a hostile one) sends a new message whose id is that node id.
+    await server.set(user('look-alike', { id: 'u2~2' })).save();
+    const shown = (await server.resolve()).messages;
+    expect(ids(shown)).toEqual(['u1', 'a1', 'u2', 'u2~2']);
+    expect(texts(shown)).toEqual(['hello', 'hi', 'edited', 'look-alike']);
+    expect((await store.getMessage({ chatId, messageId: 'u2~2' }))?.message.id).toBe('u2');
+    expect(server.nodeIdOf('u2~2')).toBe('u2~2~2');
+    expect(await server.findMessage('u2~2')).toEqual(['u2~2~2']);
+  });
+
   it('unknown nodes and another chat’s nodes are refused with MessageNotFoundError', async () => {
     const { engine } = setup();
     const chatId = newChatId();
