@@ -267,9 +267,9 @@ export async function versions(
   assertIdentifier('versions(nodeId)', 'nodeId', nodeId);
   await session.open();
   const { store, chatId } = session;
-  const node = await store.getMessage({ chatId, messageId: nodeId });
-  if (node === null) throw new MessageNotFoundError(chatId, nodeId);
   const graph = await store.getGraph(chatId);
+  const node = graph.nodes.find((each) => each.id === nodeId);
+  if (node === undefined) throw new MessageNotFoundError(chatId, nodeId);
   // Children always come after their parent in sequence order, so one pass from the newest node
   // back carries each subtree's newest node up to its root: the newest leaf below every node.
   const newest = new Map<string, MessageNodeRecord>();
