@@ -346,7 +346,11 @@ function firstKeptIndex(
 ): number {
   let index: number;
   if (typeof keep === 'object' && 'fromMessageId' in keep) {
-    index = entries.findIndex((entry) => entry.node.id === keep.fromMessageId);
+    // A node id, or a message id (a version's node id differs from it; a path holds one).
+    index = entries.findIndex(
+      (entry) =>
+        entry.node.id === keep.fromMessageId || entry.node.message.id === keep.fromMessageId,
+    );
     if (index < 0) {
       throw new ValidationError(
         `${method}: keep.fromMessageId "${keep.fromMessageId}" is not a message the branch shows (after the latest compaction's summary).`,

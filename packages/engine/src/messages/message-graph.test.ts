@@ -437,6 +437,28 @@ describe.each(stores)('message versions (%s store)', (_label, makeStore) => {
     expect(await server.findMessage('u2~2')).toEqual(['u2~2~2']);
   });
 
+  it('compact() after continueFrom writes the compaction right after the position', async () => {
+    const { engine } = setup();
+    const chatId = newChatId();
+    await threeTurns(engine(chatId));
+    const server = engine(chatId);
+    await server.continueFrom('a1');
+    await server.set(user('q3', { id: 'u3' }), assistantText('a3', { id: 'a3' })).save();
+    const result = await server.compact({ summarize: async () => 'the summary', keep: 1 });
+    expect(result).not.toBeNull();
+    // On the engine's own branch, after its head; main is untouched.
+    expect(server.branch).toBe('main-v2');
+    const shown = (await server.resolve()).messages;
+    expect(texts(shown).at(-2)).toBe('q3');
+    expect(texts(shown).at(-1)).toBe('a3');
+    expect(texts(shown)[0]).toContain('the summary');
+    expect(ids((await engine(chatId).resolve()).messages)).toEqual(['u1', 'a1', 'u2', 'a2']);
+    // A fresh engine at the same position shows the same.
+    const reader = engine(chatId);
+    await reader.continueFrom(server.headMessageId ?? null);
+    expect((await reader.resolve()).messages).toStrictEqual(shown);
+  });
+
   it('unknown nodes and another chat’s nodes are refused with MessageNotFoundError', async () => {
     const { engine } = setup();
     const chatId = newChatId();
