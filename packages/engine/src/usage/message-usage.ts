@@ -10,6 +10,13 @@ import {
 } from '@ctxgraph/fragments-core';
 import type { UIMessage } from 'ai';
 import { findModelPrice, type ModelPrices } from '../model-prices';
+import {
+  type CacheCallRecord,
+  type CacheTotals,
+  cacheTotals,
+  readCacheRecord,
+  reconcileCache,
+} from './cache-reconcile';
 
 /**
  * The usage of the model call that produced an assistant message, as stored in the node's engine
@@ -26,6 +33,11 @@ export interface MessageUsage {
   /** Input tokens written to the provider's prompt cache. */
   readonly cacheWriteTokens: number | null;
   readonly outputTokens: number | null;
+  /**
+   * With `withUsage(…, { cache })`: the call's cache prediction and what the provider's usage
+   * confirmed of it.
+   */
+  readonly cache?: CacheCallRecord;
 }
 
 /**
@@ -44,6 +56,12 @@ export interface UsageInput {
     readonly cachedInputTokens?: number | undefined;
   };
   readonly modelId: string;
+  /**
+   * The call's cache prediction, `result.budget.cache` of the budgeted resolve the call sent:
+   * the engine checks it against the usage (hit rate, write amplification, where the read
+   * stopped) and records both with the reply.
+   */
+  readonly cache?: unknown;
 }
 
 const where = 'withUsage(fragment, { usage, modelId })';
@@ -76,7 +94,7 @@ function toMessageUsage(input: UsageInput): MessageUsage {
       issues: [{ path: 'usage', message: 'expected an object' }],
     });
   }
-  return {
+  const counted = {
     modelId,
     inputTokens: count('usage.inputTokens', usage.inputTokens),
     cacheReadTokens: count(
@@ -89,6 +107,8 @@ function toMessageUsage(input: UsageInput): MessageUsage {
     ),
     outputTokens: count('usage.outputTokens', usage.outputTokens),
   };
+  if (input.cache === undefined) return counted;
+  return { ...counted, cache: reconcileCache(where, input.cache, counted) };
 }
 
 /**
@@ -140,7 +160,7 @@ export function withUsage<T extends ContextFragment>(fragment: T, input: UsageIn
 /** The engine record `save()` writes for a fragment: its usage when `withUsage` made it. */
 export function engineRecordFor(fragment: ContextFragment): JsonObject | undefined {
   const usage = recordedUsage.get(fragment);
-  return usage === undefined ? undefined : { usage: { ...usage } };
+  return usage === undefined ? undefined : { usage: { ...usage } as unknown as JsonObject };
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -153,13 +173,15 @@ export function usageOf(node: EngineRecordSource): MessageUsage | null {
   if (!isPlainObject(usage) || typeof usage.modelId !== 'string') return null;
   const read = (value: unknown): number | null =>
     typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : null;
-  return {
+  const result: MessageUsage = {
     modelId: usage.modelId,
     inputTokens: read(usage.inputTokens),
     cacheReadTokens: read(usage.cacheReadTokens),
     cacheWriteTokens: read(usage.cacheWriteTokens),
     outputTokens: read(usage.outputTokens),
   };
+  const cache = usage.cache === undefined ? null : readCacheRecord(usage.cache);
+  return cache === null ? result : { ...result, cache };
 }
 
 /** Usage added up over messages, with its cost. */
@@ -180,7 +202,15 @@ export interface UsageTotals {
    * The same figures per model id: an object without a prototype (`Object.create(null)`), so a
    * model id such as `__proto__` or `constructor` is an entry like any other.
    */
-  readonly byModel: Readonly<Record<string, Omit<UsageTotals, 'byModel' | 'unpricedModels'>>>;
+  readonly byModel: Readonly<
+    Record<string, Omit<UsageTotals, 'byModel' | 'unpricedModels' | 'cache'>>
+  >;
+  /**
+   * The cache predictions recorded with the usage (`withUsage(…, { cache })`), reconciled with
+   * what the providers reported: hit rate, write amplification and every miss, predicted and
+   * confirmed.
+   */
+  readonly cache: CacheTotals;
 }
 
 interface Sums {
@@ -212,9 +242,11 @@ export function totalUsage(nodes: Iterable<EngineRecordSource>, prices: ModelPri
   // Keyed by data (a model id): a Map, never a plain object.
   const models = new Map<string, Sums>();
   const unpriced = new Set<string>();
+  const cacheRecords: { messageId: string; record: CacheCallRecord }[] = [];
   for (const node of nodes) {
     const usage = usageOf(node);
     if (usage === null) continue;
+    if (usage.cache !== undefined) cacheRecords.push({ messageId: node.id, record: usage.cache });
     const cacheRead = usage.cacheReadTokens ?? 0;
     const cacheWrite = usage.cacheWriteTokens ?? 0;
     const input = usage.inputTokens ?? 0;
@@ -249,5 +281,10 @@ export function totalUsage(nodes: Iterable<EngineRecordSource>, prices: ModelPri
   }
   const byModel: Record<string, Sums> = Object.create(null);
   for (const [modelId, sums] of models) byModel[modelId] = sums;
-  return { ...total, unpricedModels: [...unpriced].sort(), byModel };
+  return {
+    ...total,
+    unpricedModels: [...unpriced].sort(),
+    byModel,
+    cache: cacheTotals(cacheRecords),
+  };
 }
