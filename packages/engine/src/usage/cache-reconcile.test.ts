@@ -255,7 +255,7 @@ describe('cache predictions, confirmed by the reported usage', () => {
       format: 'model',
       budget: { maxInputTokens: 100_000, model: anthropic.model },
     });
-    const copy = structuredClone(result.budget?.cache);
+    const copy: unknown = JSON.parse(JSON.stringify(result.budget?.cache));
     const usage = { inputTokens: 10, outputTokens: 1 };
     expect(() =>
       withUsage(assistantText('a', { id: 'r' }), { usage, modelId: 'm', cache: copy }),
