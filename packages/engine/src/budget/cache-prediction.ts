@@ -51,7 +51,10 @@ export interface CachePrediction {
   readonly inputTokens: number;
   /** Leading tokens the previous budgeted call on this branch sent too (could be read). */
   readonly reusableTokens: number;
-  /** Tokens no earlier input started with: `inputTokens - reusableTokens`. */
+  /**
+   * Tokens of the fragments and messages the previous call did not send (the system prompt
+   * counts as one piece): what any cache has to write at least once.
+   */
   readonly newTokens: number;
   /** Leading tokens predicted to be read from the cache. */
   readonly readTokens: number;
@@ -109,9 +112,12 @@ const LOOKBACK_UNITS = 20;
 /** Entries kept per branch (the newest). */
 const MAX_ENTRIES = 16;
 
-/** The tolerance of a comparison between token counts: 2% of the input, at least 16 tokens. */
-export function tokenTolerance(inputTokens: number): number {
-  return Math.max(16, Math.ceil(inputTokens * 0.02));
+/**
+ * The tolerance of a comparison between token counts: 2% of the input, at least 16 tokens and
+ * at least the provider's prefix step (a read rounded down to it is not a miss).
+ */
+export function tokenTolerance(inputTokens: number, prefixStep = 1): number {
+  return Math.max(16, prefixStep, Math.ceil(inputTokens * 0.02));
 }
 
 /** The unit that holds token position `position` (the first whose end is past it). */
@@ -228,7 +234,12 @@ export function predictCache(input: PredictInput): {
   )
     writeTokens = Math.max(0, input.inputTokens - readTokens);
 
-  const tolerance = tokenTolerance(input.inputTokens);
+  const tolerance = tokenTolerance(input.inputTokens, rules.prefixStep);
+  const sent = new Set(previous.map((unit) => `${unit.kind}|${unit.id}|${unit.hash}`));
+  let newTokens = 0;
+  for (const unit of units) {
+    if (!sent.has(`${unit.kind}|${unit.id}|${unit.hash}`)) newTokens += unit.tokens;
+  }
   const prefixBroke = memory !== null && common < previous.length;
   let cacheBreak: CacheBreak | null = null;
   const nameUnit = (index: number, cause: CacheBreakCause): CacheBreak => {
@@ -267,6 +278,9 @@ export function predictCache(input: PredictInput): {
       removed && (units[common] === undefined || units[common]?.kind === 'message')
         ? { kind: gone.kind, id: gone.id, name: gone.name, cause: 'removed' }
         : nameUnit(common, 'changed');
+  } else if (readTokens === 0 && reusableTokens > 0 && reusableTokens < rules.minCacheableTokens) {
+    // Within the tolerance, but nothing at all is read: the shared prefix is too short.
+    cacheBreak = nameUnit(0, 'below-minimum');
   }
   return {
     prediction: {
@@ -276,7 +290,7 @@ export function predictCache(input: PredictInput): {
       marks: input.marks.length,
       inputTokens: input.inputTokens,
       reusableTokens,
-      newTokens: Math.max(0, input.inputTokens - reusableTokens),
+      newTokens,
       readTokens,
       writeTokens,
       break: cacheBreak,

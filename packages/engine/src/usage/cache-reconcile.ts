@@ -90,7 +90,7 @@ export function reconcileCache(
   // The provider counts with its own tokenizer: map its figures onto the engine's count.
   const scale = providerInput > 0 ? planned.inputTokens / providerInput : 1;
   const readInEngineTokens = read * scale;
-  const tolerance = tokenTolerance(planned.inputTokens);
+  const tolerance = tokenTolerance(planned.inputTokens, planned.rules.prefixStep);
   const predictedShare = share(planned.readTokens, planned.inputTokens);
   const confirmedShare = share(read, providerInput);
   const status: CacheCallStatus =
