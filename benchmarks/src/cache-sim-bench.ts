@@ -9,6 +9,9 @@
 // oldest message until it fits" with the usual marks (system prompt and last message). Prints
 // the share of input tokens read from cache, write amplification, input cost, and how the
 // engine's predictions compare with what the simulation reported. Prints figures only.
+// Environment: CACHE_BENCH_BUDGET (maxInputTokens, 8000), CACHE_BENCH_RELEASE (releaseRatios,
+// '0.3,0.9'), CACHE_BENCH_PAUSE (seconds of the pause at turn 100, 600), CACHE_BENCH_ONLY (one
+// profile by name), CACHE_BENCH_DEBUG (print every miss the engine recorded).
 import { createHash } from 'node:crypto';
 import { message, toModelMessages } from '@ctxgraph/codecs';
 import { type CacheProfile, ContextEngine, selectCacheProfile, withUsage } from '@ctxgraph/engine';
@@ -464,6 +467,7 @@ for (const releaseRatio of releaseRatios) {
     const byReply = new Map(usage.cache.misses.map((miss) => [miss.messageId, miss]));
     const attributed = misses.filter((call) => byReply.get(`a${call.turn}`)?.confirmed);
     if (process.env.CACHE_BENCH_DEBUG) {
+      for (const miss of usage.cache.misses) console.log(rules.name, JSON.stringify(miss));
       for (const call of misses) {
         if (!byReply.get(`a${call.turn}`)?.confirmed)
           console.log(

@@ -263,24 +263,28 @@ export function predictCache(input: PredictInput): {
     cacheBreak = nameUnit(0, 'model-changed');
   } else if (rules.mode === 'none') {
     cacheBreak = nameUnit(0, 'not-cached');
-  } else if (readTokens < reusableTokens - tolerance) {
-    const at = unitAt(units, readTokens)?.index ?? 0;
-    const cause: CacheBreakCause = expired
-      ? 'expired'
-      : reusableTokens < rules.minCacheableTokens
-        ? 'below-minimum'
-        : 'not-marked';
-    cacheBreak = nameUnit(at, cause);
-  } else if (prefixBroke) {
-    const gone = previous[common] as CacheUnit;
-    const removed = !units.some((unit) => unit.id === gone.id && unit.kind === gone.kind);
-    cacheBreak =
-      removed && (units[common] === undefined || units[common]?.kind === 'message')
-        ? { kind: gone.kind, id: gone.id, name: gone.name, cause: 'removed' }
-        : nameUnit(common, 'changed');
-  } else if (readTokens === 0 && reusableTokens > 0 && reusableTokens < rules.minCacheableTokens) {
-    // Within the tolerance, but nothing at all is read: the shared prefix is too short.
-    cacheBreak = nameUnit(0, 'below-minimum');
+  } else {
+    // What the rules leave unread of the shared prefix, and why.
+    let ruleCause: CacheBreakCause | null = null;
+    if (readTokens < reusableTokens - tolerance)
+      ruleCause = expired
+        ? 'expired'
+        : reusableTokens < rules.minCacheableTokens
+          ? 'below-minimum'
+          : 'not-marked';
+    else if (readTokens === 0 && reusableTokens > 0 && reusableTokens < rules.minCacheableTokens)
+      ruleCause = 'below-minimum';
+    if (prefixBroke && (ruleCause === null || ruleCause === 'below-minimum')) {
+      // The prefix itself broke (a cut, an edit): that, not its short remainder, is the cause.
+      const gone = previous[common] as CacheUnit;
+      const removed = !units.some((unit) => unit.id === gone.id && unit.kind === gone.kind);
+      cacheBreak =
+        removed && (units[common] === undefined || units[common]?.kind === 'message')
+          ? { kind: gone.kind, id: gone.id, name: gone.name, cause: 'removed' }
+          : nameUnit(common, 'changed');
+    } else if (ruleCause !== null) {
+      cacheBreak = nameUnit(unitAt(units, readTokens)?.index ?? 0, ruleCause);
+    }
   }
   return {
     prediction: {

@@ -202,6 +202,24 @@ describe('cache predictions, confirmed by the reported usage', () => {
     });
   });
 
+  it('names the first message a history cut left out', async () => {
+    const { engine } = await chat('cut');
+    const anthropic = reportingModel('anthropic.messages', 'claude-sonnet-4-5');
+    await turn(engine, anthropic, 'p1', agreeing);
+    engine.set(user('a short one', { id: 'p2' }));
+    const result = await engine.resolve({
+      format: 'model',
+      budget: { maxInputTokens: 1500, model: anthropic.model },
+    });
+    expect(result.budget?.droppedHistory.messages).toBeGreaterThan(0);
+    expect(result.budget?.cache.break).toEqual({
+      kind: 'message',
+      id: 'q0',
+      name: 'user',
+      cause: 'removed',
+    });
+  });
+
   it('predicts expiry after the time to live, and a model switch', async () => {
     vi.useFakeTimers({ toFake: ['Date'] });
     vi.setSystemTime(new Date('2026-11-27T10:00:00Z'));
