@@ -186,7 +186,7 @@ export class BudgetPlanner {
  * The cache profile a budget uses: its own, none with `cacheMarkers: 'none'`, the one matching
  * its model, else Anthropic's (the marks before profiles existed).
  */
-export function profileFor(budget: CheckedBudget): CacheProfile {
+function profileFor(budget: CheckedBudget): CacheProfile {
   if (budget.cacheMarkers === 'none') return noCacheProfile();
   if (budget.cacheProfile !== undefined) return budget.cacheProfile;
   if (budget.model !== undefined) return selectCacheProfile(budget.model);
