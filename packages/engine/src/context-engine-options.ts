@@ -151,6 +151,12 @@ export interface ResolveResult {
   budget?: BudgetReport;
   /** With `budget` and the engine's `autoCompact`, when the input passed the threshold. */
   compaction?: AutoCompaction;
+  /**
+   * With `budget`, when the cache profile needs a call-level option (OpenAI's `promptCacheKey`):
+   * pass it as `streamText({ providerOptions })`. UI messages carry no breakpoint marks; use
+   * `format: 'model'` for those.
+   */
+  providerOptions?: CacheProviderOptions;
 }
 
 /** What {@link ContextEngine.resolve} returns with `format: 'model'`. */

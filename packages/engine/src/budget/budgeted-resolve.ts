@@ -164,7 +164,21 @@ export class BudgetPlanner {
     );
     this.#memory.set(branch, memory);
     const { systemPrompt } = fitted;
-    if (call.format !== 'model') return { systemPrompt, messages: fitted.messages, budget: report };
+    if (call.format !== 'model') {
+      // UI messages carry no marks; a call-level option (a cache key) still applies.
+      const { providerOptions } = profile.mark({
+        model: budget.model ?? null,
+        chatId: session.chatId,
+        branch,
+        system: { role: 'system', content: systemPrompt },
+        messages: [],
+        markSystem: false,
+        markMessages: [],
+      });
+      const result: ResolveResult = { systemPrompt, messages: fitted.messages, budget: report };
+      if (providerOptions !== undefined) result.providerOptions = providerOptions;
+      return result;
+    }
     const marked = await toMarkedModelMessages(systemPrompt, fitted.messages, report.breakpoints, {
       profile,
       model: budget.model ?? null,

@@ -189,6 +189,13 @@ describe('cache profiles, through the AI SDK', () => {
     });
     expect(branched.providerOptions).not.toEqual(result.providerOptions);
     expect(key).toMatch(/^ctxgraph-[0-9a-f]{16}$/);
+    // UI messages too get the call's key (they carry no marks).
+    const ui = await engine.resolve({ budget: { maxInputTokens: 1000, model } });
+    expect(ui.providerOptions).toEqual({ openai: { promptCacheKey: key } });
+    const anthropicUi = await engine.resolve({
+      budget: { maxInputTokens: 1000, model: modelOf('anthropic.messages', 'claude-sonnet-4-5') },
+    });
+    expect(anthropicUi.providerOptions).toBeUndefined();
   });
 
   it('Google, and an unknown provider: nothing marked, no call options', async () => {
