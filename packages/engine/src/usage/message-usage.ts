@@ -10,6 +10,13 @@ import {
 } from '@ctxgraph/fragments-core';
 import type { UIMessage } from 'ai';
 import { findModelPrice, type ModelPrices } from '../model-prices';
+import {
+  type CacheCallRecord,
+  type CacheTotals,
+  cacheTotals,
+  readCacheRecord,
+  reconcileCache,
+} from './cache-reconcile';
 
 /**
  * The usage of the model call that produced an assistant message, as stored in the node's engine
@@ -37,6 +44,11 @@ export interface MessageUsage {
    * `withUsage(…, { outcome })`; `'complete'` when not recorded.
    */
   readonly outcome: ReplyOutcome;
+  /**
+   * With `withUsage(…, { cache })`: the call's cache prediction and what the provider's usage
+   * confirmed of it (for a reply continued in place with `add`, the latest call's).
+   */
+  readonly cache?: CacheCallRecord;
 }
 
 /** How the call that produced a reply ended (see {@link MessageUsage.outcome}). */
@@ -70,6 +82,12 @@ export interface UsageInput {
    * @default 'complete'
    */
   readonly outcome?: ReplyOutcome;
+  /**
+   * The call's cache prediction, `result.budget.cache` of the budgeted resolve the call sent:
+   * the engine checks it against the usage (hit rate, write amplification, where the read
+   * stopped) and records both with the reply.
+   */
+  readonly cache?: unknown;
 }
 
 const where = 'withUsage(fragment, { usage, modelId })';
@@ -128,20 +146,24 @@ function toMessageUsage(input: UsageInput): RecordedUsage {
       { issues: [{ path: 'outcome', message: "expected 'complete', 'aborted' or 'error'" }] },
     );
   }
+  const counted = {
+    modelId,
+    inputTokens: count('usage.inputTokens', usage.inputTokens),
+    cacheReadTokens: count(
+      'usage.inputTokenDetails.cacheReadTokens',
+      usage.inputTokenDetails?.cacheReadTokens ?? usage.cachedInputTokens,
+    ),
+    cacheWriteTokens: count(
+      'usage.inputTokenDetails.cacheWriteTokens',
+      usage.inputTokenDetails?.cacheWriteTokens,
+    ),
+    outputTokens: count('usage.outputTokens', usage.outputTokens),
+  };
   return {
     usage: {
-      modelId,
-      inputTokens: count('usage.inputTokens', usage.inputTokens),
-      cacheReadTokens: count(
-        'usage.inputTokenDetails.cacheReadTokens',
-        usage.inputTokenDetails?.cacheReadTokens ?? usage.cachedInputTokens,
-      ),
-      cacheWriteTokens: count(
-        'usage.inputTokenDetails.cacheWriteTokens',
-        usage.inputTokenDetails?.cacheWriteTokens,
-      ),
-      outputTokens: count('usage.outputTokens', usage.outputTokens),
+      ...counted,
       ...(outcome === undefined || outcome === 'complete' ? {} : { outcome }),
+      ...(input.cache === undefined ? {} : { cache: reconcileCache(where, input.cache, counted) }),
     },
     add: add === true,
   };
@@ -167,6 +189,7 @@ export function addUsage(recorded: unknown, added: unknown): JsonObject | undefi
     outputTokens: sum(before.outputTokens, now.outputTokens),
     calls: before.calls + now.calls,
     ...(now.outcome === 'complete' ? {} : { outcome: now.outcome }),
+    ...(now.cache === undefined ? {} : { cache: now.cache as unknown as JsonObject }),
   };
 }
 
@@ -219,7 +242,9 @@ export function withUsage<T extends ContextFragment>(fragment: T, input: UsageIn
 /** The engine record `save()` writes for a fragment: its usage when `withUsage` made it. */
 export function engineRecordFor(fragment: ContextFragment): JsonObject | undefined {
   const recorded = recordedUsage.get(fragment);
-  return recorded === undefined ? undefined : { usage: { ...recorded.usage } };
+  return recorded === undefined
+    ? undefined
+    : { usage: { ...recorded.usage } as unknown as JsonObject };
 }
 
 /** True when `withUsage(…, { add: true })` made the fragment (its usage adds to a replaced node's). */
@@ -243,7 +268,7 @@ function readUsage(usage: unknown): MessageUsage | null {
     typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : null;
   const calls = usage.calls;
   const outcome = usage.outcome;
-  return {
+  const result: MessageUsage = {
     modelId: usage.modelId,
     inputTokens: read(usage.inputTokens),
     cacheReadTokens: read(usage.cacheReadTokens),
@@ -252,6 +277,8 @@ function readUsage(usage: unknown): MessageUsage | null {
     calls: typeof calls === 'number' && Number.isSafeInteger(calls) && calls >= 1 ? calls : 1,
     outcome: outcome === 'aborted' || outcome === 'error' ? outcome : 'complete',
   };
+  const cache = usage.cache === undefined ? null : readCacheRecord(usage.cache);
+  return cache === null ? result : { ...result, cache };
 }
 
 /** Usage added up over messages, with its cost. */
@@ -277,7 +304,15 @@ export interface UsageTotals {
    * The same figures per model id: an object without a prototype (`Object.create(null)`), so a
    * model id such as `__proto__` or `constructor` is an entry like any other.
    */
-  readonly byModel: Readonly<Record<string, Omit<UsageTotals, 'byModel' | 'unpricedModels'>>>;
+  readonly byModel: Readonly<
+    Record<string, Omit<UsageTotals, 'byModel' | 'unpricedModels' | 'cache'>>
+  >;
+  /**
+   * The cache predictions recorded with the usage (`withUsage(…, { cache })`), reconciled with
+   * what the providers reported: hit rate, write amplification and every miss, predicted and
+   * confirmed.
+   */
+  readonly cache: CacheTotals;
 }
 
 interface Sums {
@@ -311,9 +346,11 @@ export function totalUsage(nodes: Iterable<EngineRecordSource>, prices: ModelPri
   // Keyed by data (a model id): a Map, never a plain object.
   const models = new Map<string, Sums>();
   const unpriced = new Set<string>();
+  const cacheRecords: { messageId: string; record: CacheCallRecord }[] = [];
   for (const node of nodes) {
     const usage = usageOf(node);
     if (usage === null) continue;
+    if (usage.cache !== undefined) cacheRecords.push({ messageId: node.id, record: usage.cache });
     const cacheRead = usage.cacheReadTokens ?? 0;
     const cacheWrite = usage.cacheWriteTokens ?? 0;
     const input = usage.inputTokens ?? 0;
@@ -349,5 +386,10 @@ export function totalUsage(nodes: Iterable<EngineRecordSource>, prices: ModelPri
   }
   const byModel: Record<string, Sums> = Object.create(null);
   for (const [modelId, sums] of models) byModel[modelId] = sums;
-  return { ...total, unpricedModels: [...unpriced].sort(), byModel };
+  return {
+    ...total,
+    unpricedModels: [...unpriced].sort(),
+    byModel,
+    cache: cacheTotals(cacheRecords),
+  };
 }
