@@ -1,0 +1,23 @@
+import { type InferUITools, tool, type UIDataTypes, type UIMessage } from 'ai';
+import { z } from 'zod';
+
+/** The app's server-side tools (the mock model calls `getWeather` for any text with "weather"). */
+export const chatTools = {
+  getWeather: tool({
+    description: 'The current weather in a city.',
+    inputSchema: z.object({ city: z.string() }),
+    execute: async ({ city }) => ({ city, temperatureC: 18, sky: 'clear' }),
+  }),
+};
+
+/** Metadata the client may attach to its messages (checked by the AI SDK on every request). */
+export const messageMetadataSchema = z
+  .object({ sentAt: z.number().optional(), tag: z.string().optional() })
+  .strict();
+
+/** The app's UI message: its metadata and tools carried through the types. */
+export type ChatUIMessage = UIMessage<
+  z.infer<typeof messageMetadataSchema>,
+  UIDataTypes,
+  InferUITools<typeof chatTools>
+>;
