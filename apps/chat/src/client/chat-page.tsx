@@ -8,9 +8,9 @@ interface VersionsAnswer {
   versions: { nodeId: string; messageId: string; leafNodeId: string }[];
 }
 
-async function loadMessages(chatId: string, leaf?: string): Promise<ChatUIMessage[]> {
+async function loadMessages(apiBase: string, chatId: string, leaf?: string): Promise<ChatUIMessage[]> {
   const query = leaf ? `?leaf=${encodeURIComponent(leaf)}` : '';
-  const response = await fetch(`/api/chat/${encodeURIComponent(chatId)}/messages${query}`);
+  const response = await fetch(`${apiBase}/api/chat/${encodeURIComponent(chatId)}/messages${query}`);
   if (response.status === 404) return [];
   if (!response.ok) throw new Error(await response.text());
   return ((await response.json()) as { messages: ChatUIMessage[] }).messages;
@@ -30,18 +30,37 @@ function textOf(message: ChatUIMessage): string {
     .join('');
 }
 
-/** One chat: loads the stored path, then talks to the server through useChat. */
-export function ChatPage({ chatId }: { chatId: string }) {
-  const [initial, setInitial] = useState<ChatUIMessage[] | undefined>(undefined);
-  useEffect(() => {
-    loadMessages(chatId).then(setInitial, () => setInitial([]));
-  }, [chatId]);
-  if (initial === undefined) return <p data-testid="loading">Loading…</p>;
-  return <Conversation chatId={chatId} initial={initial} />;
+/** Props of {@link ChatPage}. */
+export interface ChatPageProps {
+  /** The chat shown. */
+  chatId: string;
+  /** Where the API is (the page's own origin when empty). @default '' */
+  apiBase?: string;
 }
 
-function Conversation({ chatId, initial }: { chatId: string; initial: ChatUIMessage[] }) {
-  const transport = useMemo(() => new DefaultChatTransport<ChatUIMessage>({ api: '/api/chat' }), []);
+/** One chat: loads the stored path, then talks to the server through useChat. */
+export function ChatPage({ chatId, apiBase = '' }: ChatPageProps) {
+  const [initial, setInitial] = useState<ChatUIMessage[] | undefined>(undefined);
+  useEffect(() => {
+    loadMessages(apiBase, chatId).then(setInitial, () => setInitial([]));
+  }, [apiBase, chatId]);
+  if (initial === undefined) return <p data-testid="loading">Loading…</p>;
+  return <Conversation apiBase={apiBase} chatId={chatId} initial={initial} />;
+}
+
+function Conversation({
+  apiBase,
+  chatId,
+  initial,
+}: {
+  apiBase: string;
+  chatId: string;
+  initial: ChatUIMessage[];
+}) {
+  const transport = useMemo(
+    () => new DefaultChatTransport<ChatUIMessage>({ api: `${apiBase}/api/chat` }),
+    [apiBase],
+  );
   const { messages, setMessages, sendMessage, regenerate, stop, status, error } =
     useChat<ChatUIMessage>({ id: chatId, messages: initial, transport, resume: true });
   const [draft, setDraft] = useState('');
@@ -55,7 +74,7 @@ function Conversation({ chatId, initial }: { chatId: string; initial: ChatUIMess
       const found: Record<string, VersionsAnswer['versions']> = {};
       for (const message of messages) {
         const response = await fetch(
-          `/api/chat/${encodeURIComponent(chatId)}/versions/${encodeURIComponent(message.id)}`,
+          `${apiBase}/api/chat/${encodeURIComponent(chatId)}/versions/${encodeURIComponent(message.id)}`,
         );
         if (!response.ok) continue;
         const answer = (await response.json()) as VersionsAnswer;
@@ -66,7 +85,7 @@ function Conversation({ chatId, initial }: { chatId: string; initial: ChatUIMess
     return () => {
       cancelled = true;
     };
-  }, [chatId, messages, status]);
+  }, [apiBase, chatId, messages, status]);
 
   const submit = (event: FormEvent) => {
     event.preventDefault();
@@ -75,7 +94,7 @@ function Conversation({ chatId, initial }: { chatId: string; initial: ChatUIMess
     setDraft('');
   };
   const openVersion = async (leafNodeId: string) => {
-    const response = await fetch(`/api/chat/${encodeURIComponent(chatId)}/messages?node=${encodeURIComponent(leafNodeId)}`);
+    const response = await fetch(`${apiBase}/api/chat/${encodeURIComponent(chatId)}/messages?node=${encodeURIComponent(leafNodeId)}`);
     if (response.ok) setMessages(((await response.json()) as { messages: ChatUIMessage[] }).messages);
   };
 

@@ -35,7 +35,7 @@ function readPrompt(prompt: Prompt): { userText: string; toolResult: unknown } {
   return { userText, toolResult };
 }
 
-function promptSize(prompt: Prompt): number {
+export function promptSize(prompt: Prompt): number {
   return Math.max(1, Math.ceil(JSON.stringify(prompt).length / 4));
 }
 

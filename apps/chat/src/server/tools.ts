@@ -13,7 +13,8 @@ export const chatTools = {
 /** Metadata the client may attach to its messages (checked by the AI SDK on every request). */
 export const messageMetadataSchema = z
   .object({ sentAt: z.number().optional(), tag: z.string().optional() })
-  .strict();
+  .strict()
+  .optional();
 
 /** The app's UI message: its metadata and tools carried through the types. */
 export type ChatUIMessage = UIMessage<
