@@ -12,6 +12,7 @@ export {
   chatErrorResponse,
   createChatCycle,
   type ReadOptions,
+  type ReplySavedEvent,
   type RespondOptions,
   type StreamTextResultLike,
 } from './cycle/chat-cycle';

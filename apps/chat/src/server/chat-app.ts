@@ -18,6 +18,8 @@ export interface ChatAppOptions {
   clientDirectory?: string;
   /** The user every request acts as (the app has no sign-in). @default 'chat-app-user' */
   userId?: string;
+  /** Told how long ctxgraph's parts of a turn took (the benchmark's figures). */
+  onTiming?: (entry: { phase: 'begin' | 'save'; ms: number }) => void;
 }
 
 /**
@@ -33,6 +35,7 @@ export function createChatApp(options: ChatAppOptions): Hono {
     schemas: { metadataSchema: messageMetadataSchema, tools: chatTools },
     ...(options.streams ? { streams: options.streams } : {}),
     onSaveError: (error) => console.error(error),
+    onReplySaved: (event) => options.onTiming?.({ phase: 'save', ms: event.saveMs }),
   });
   const app = new Hono();
 
@@ -50,6 +53,7 @@ export function createChatApp(options: ChatAppOptions): Hono {
     } catch {
       return c.json({ error: 'Chat request refused: the body is not JSON.' }, 400);
     }
+    const started = performance.now();
     const turn = await cycle.begin(body, {
       userId,
       signal: c.req.raw.signal,
@@ -60,6 +64,7 @@ export function createChatApp(options: ChatAppOptions): Hono {
         );
       },
     });
+    options.onTiming?.({ phase: 'begin', ms: performance.now() - started });
     const result = streamText({
       model: options.model,
       system: turn.system,

@@ -17,6 +17,8 @@ export interface StartChatServerOptions {
   host?: string;
   /** Serve the built client from this folder. */
   clientDirectory?: string;
+  /** Told how long ctxgraph's parts of each turn took. */
+  onTiming?: (entry: { phase: 'begin' | 'save'; ms: number }) => void;
 }
 
 /** A running chat server. */
@@ -35,6 +37,7 @@ export async function startChatServer(options: StartChatServerOptions): Promise<
     model: options.model,
     streams: createMemoryResumableStreams(),
     ...(options.clientDirectory ? { clientDirectory: options.clientDirectory } : {}),
+    ...(options.onTiming ? { onTiming: options.onTiming } : {}),
   });
   const host = options.host ?? '127.0.0.1';
   return new Promise((resolve) => {

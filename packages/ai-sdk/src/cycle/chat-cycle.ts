@@ -54,6 +54,20 @@ export interface ChatCycleOptions<UI_MESSAGE extends UIMessage = UIMessage> {
   stopOnDisconnect?: boolean;
   /** Called when a streamed reply could not be saved (the client gets an `error` chunk too). */
   onSaveError?: (error: unknown) => void;
+  /**
+   * Called once a reply is saved (not for a reply dropped because it had no content): which one,
+   * how it ended, and how long the save took in milliseconds.
+   */
+  onReplySaved?: (event: ReplySavedEvent) => void;
+}
+
+/** What {@link ChatCycleOptions.onReplySaved} is told. */
+export interface ReplySavedEvent {
+  readonly chatId: string;
+  readonly replyId: string;
+  readonly outcome: ReplyOutcome;
+  /** Milliseconds the save took. */
+  readonly saveMs: number;
 }
 
 /** Options of {@link ChatCycle.begin}. */
@@ -423,11 +437,18 @@ export function createChatCycle<UI_MESSAGE extends UIMessage = UIMessage>(
                   : 'The reply failed before this tool finished.',
               );
         if (toSave !== undefined) {
+          const started = performance.now();
           await run.attached.saveReply(
             toSave,
             { usage: usage.usage(), modelId: usage.modelId ?? respondOptions.modelId ?? 'unknown' },
             { outcome, add: run.continues !== undefined },
           );
+          options.onReplySaved?.({
+            chatId: run.request.chatId,
+            replyId: toSave.id,
+            outcome,
+            saveMs: performance.now() - started,
+          });
         }
         if (held) broadcast(held);
       } catch (error) {
