@@ -77,7 +77,7 @@ export interface BeginTurnOptions {
   /** The request's signal: the model call stops when it aborts. */
   signal?: AbortSignal;
   /** Sets the turn's system context on the engine (`engine.set(role(…))`, `loadContext()`). */
-  context?: (engine: ContextEngine) => void | Promise<void>;
+  context?: (engine: ContextEngine) => unknown;
 }
 
 /** Options of {@link ChatTurn.respond} and {@link ChatTurn.stream}. */
