@@ -422,7 +422,7 @@ export function createChatCycle<UI_MESSAGE extends UIMessage = UIMessage>(
       try {
         const reply = finished?.responseMessage;
         const outcome: ReplyOutcome =
-          aborted || finished?.isAborted === true || run.disconnect.signal.aborted
+          aborted || finished?.isAborted === true
             ? 'aborted'
             : failed
               ? 'error'
