@@ -34,7 +34,11 @@ interface StoredMessage {
 const messages: StoredMessage[] = [];
 const whole: number[] = [];
 for (let index = 0; index < turns + warmup; index += 1) {
-  messages.push({ id: `u${index}`, role: 'user', parts: [{ type: 'text', text: `question number ${index}` }] });
+  messages.push({
+    id: `u${index}`,
+    role: 'user',
+    parts: [{ type: 'text', text: `question number ${index}` }],
+  });
   const done = new Promise<void>((resolve) => {
     saved = resolve;
   });

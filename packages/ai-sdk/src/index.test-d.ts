@@ -6,10 +6,17 @@ import { z } from 'zod';
 import { type ChatTurn, createChatCycle } from './index';
 
 const tools = {
-  getWeather: tool({ inputSchema: z.object({ city: z.string() }), execute: async () => ({ sky: 'clear' }) }),
+  getWeather: tool({
+    inputSchema: z.object({ city: z.string() }),
+    execute: async () => ({ sky: 'clear' }),
+  }),
 };
 const metadataSchema = z.object({ sentAt: z.number() }).optional();
-type MyUIMessage = UIMessage<z.infer<typeof metadataSchema>, UIDataTypes, InferUITools<typeof tools>>;
+type MyUIMessage = UIMessage<
+  z.infer<typeof metadataSchema>,
+  UIDataTypes,
+  InferUITools<typeof tools>
+>;
 
 describe('the app message type carries through', () => {
   it('takes the tools streamText takes, and types the turn with the app message', async () => {

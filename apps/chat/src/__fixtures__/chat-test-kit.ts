@@ -48,14 +48,19 @@ export interface TestServer extends RunningChatServer {
   stop(): Promise<void>;
 }
 
-export async function startTestServer(chunkDelayMs = 0, model = createMockModel({ chunkDelayMs })): Promise<TestServer> {
+export async function startTestServer(
+  chunkDelayMs = 0,
+  model = createMockModel({ chunkDelayMs }),
+): Promise<TestServer> {
   const directory = mkdtempSync(join(tmpdir(), 'ctxgraph-chat-app-'));
   const running = await startChatServer({ sqlitePath: join(directory, 'chat.db'), model, port: 0 });
   return {
     ...running,
     directory,
     async messages(chatId, query = '') {
-      const response = await fetch(`${running.url}/api/chat/${encodeURIComponent(chatId)}/messages${query}`);
+      const response = await fetch(
+        `${running.url}/api/chat/${encodeURIComponent(chatId)}/messages${query}`,
+      );
       return { status: response.status, body: await response.json() };
     },
     async stop() {
@@ -72,7 +77,5 @@ export function plain(messages: readonly ChatUIMessage[]): unknown {
 
 /** The text of a message's text parts. */
 export function textOf(message: ChatUIMessage | undefined): string {
-  return (message?.parts ?? [])
-    .map((part) => (part.type === 'text' ? part.text : ''))
-    .join('');
+  return (message?.parts ?? []).map((part) => (part.type === 'text' ? part.text : '')).join('');
 }

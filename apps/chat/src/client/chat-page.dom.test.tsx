@@ -55,13 +55,15 @@ describe('useChat (React) against the app', () => {
     const chatId = `dom-${Date.now()}`;
     const { container, root } = await mount(chatId);
     await send(container, 'hello from react');
-    await expect.poll(() => texts(container)).toEqual(['hello from react', 'You said: hello from react']);
-    await expect.poll(() => container.querySelector('[data-testid="status"]')?.textContent).toBe('ready');
+    await expect
+      .poll(() => texts(container))
+      .toEqual(['hello from react', 'You said: hello from react']);
+    await expect
+      .poll(() => container.querySelector('[data-testid="status"]')?.textContent)
+      .toBe('ready');
 
     await send(container, 'what is the weather');
-    await expect
-      .poll(() => texts(container)[3] ?? '')
-      .toContain('You said: what is the weather');
+    await expect.poll(() => texts(container)[3] ?? '').toContain('You said: what is the weather');
 
     const stored = (await server.messages(chatId)).body as { messages: ChatUIMessage[] };
     expect(stored.messages).toHaveLength(4);
@@ -73,7 +75,9 @@ describe('useChat (React) against the app', () => {
     await act(async () => {
       regenerate.at(-1)?.click();
     });
-    await expect.poll(() => container.querySelector('[data-testid="status"]')?.textContent).toBe('ready');
+    await expect
+      .poll(() => container.querySelector('[data-testid="status"]')?.textContent)
+      .toBe('ready');
     const afterRegenerate = (await server.messages(chatId)).body as { messages: ChatUIMessage[] };
     expect(afterRegenerate.messages[3]?.id).not.toBe(stored.messages[3]?.id);
 

@@ -8,9 +8,15 @@ interface VersionsAnswer {
   versions: { nodeId: string; messageId: string; leafNodeId: string }[];
 }
 
-async function loadMessages(apiBase: string, chatId: string, leaf?: string): Promise<ChatUIMessage[]> {
+async function loadMessages(
+  apiBase: string,
+  chatId: string,
+  leaf?: string,
+): Promise<ChatUIMessage[]> {
   const query = leaf ? `?leaf=${encodeURIComponent(leaf)}` : '';
-  const response = await fetch(`${apiBase}/api/chat/${encodeURIComponent(chatId)}/messages${query}`);
+  const response = await fetch(
+    `${apiBase}/api/chat/${encodeURIComponent(chatId)}/messages${query}`,
+  );
   if (response.status === 404) return [];
   if (!response.ok) throw new Error(await response.text());
   return ((await response.json()) as { messages: ChatUIMessage[] }).messages;
@@ -94,8 +100,11 @@ function Conversation({
     setDraft('');
   };
   const openVersion = async (leafNodeId: string) => {
-    const response = await fetch(`${apiBase}/api/chat/${encodeURIComponent(chatId)}/messages?node=${encodeURIComponent(leafNodeId)}`);
-    if (response.ok) setMessages(((await response.json()) as { messages: ChatUIMessage[] }).messages);
+    const response = await fetch(
+      `${apiBase}/api/chat/${encodeURIComponent(chatId)}/messages?node=${encodeURIComponent(leafNodeId)}`,
+    );
+    if (response.ok)
+      setMessages(((await response.json()) as { messages: ChatUIMessage[] }).messages);
   };
 
   return (
@@ -105,7 +114,12 @@ function Conversation({
         {messages.map((message) => {
           const list = versions[message.id];
           return (
-            <li key={message.id} data-role={message.role} data-testid="message" style={{ margin: '0.75rem 0' }}>
+            <li
+              key={message.id}
+              data-role={message.role}
+              data-testid="message"
+              style={{ margin: '0.75rem 0' }}
+            >
               <strong>{message.role === 'user' ? 'You' : 'Assistant'}: </strong>
               {editing?.id === message.id ? (
                 <form
@@ -128,14 +142,21 @@ function Conversation({
               {list ? (
                 <span data-testid="versions" style={{ marginLeft: 8 }}>
                   {list.map((version, index) => (
-                    <button key={version.nodeId} type="button" onClick={() => void openVersion(version.leafNodeId)}>
+                    <button
+                      key={version.nodeId}
+                      type="button"
+                      onClick={() => void openVersion(version.leafNodeId)}
+                    >
                       {index + 1} / {list.length}
                     </button>
                   ))}
                 </span>
               ) : null}
               {message.role === 'user' && status === 'ready' ? (
-                <button type="button" onClick={() => setEditing({ id: message.id, text: textOf(message) })}>
+                <button
+                  type="button"
+                  onClick={() => setEditing({ id: message.id, text: textOf(message) })}
+                >
                   Edit
                 </button>
               ) : null}
@@ -150,7 +171,11 @@ function Conversation({
       </ol>
       {error ? <p role="alert">{error.message}</p> : null}
       <form onSubmit={submit}>
-        <input aria-label="Message" value={draft} onChange={(event) => setDraft(event.target.value)} />
+        <input
+          aria-label="Message"
+          value={draft}
+          onChange={(event) => setDraft(event.target.value)}
+        />
         <button type="submit" disabled={status !== 'ready'}>
           Send
         </button>

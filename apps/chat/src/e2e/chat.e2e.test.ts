@@ -72,7 +72,9 @@ describe.skipIf(!installed)('the chat app in a browser', () => {
     await expect.poll(() => texts(page)).toEqual(['hello browser', 'You said: hello browser']);
     await page.getByLabel('Message').fill('and the weather?');
     await page.getByRole('button', { name: 'Send' }).click();
-    await expect.poll(async () => (await texts(page))[3] ?? '').toContain('You said: and the weather?');
+    await expect
+      .poll(async () => (await texts(page))[3] ?? '')
+      .toContain('You said: and the weather?');
 
     await page.reload();
     await expect.poll(() => texts(page)).toHaveLength(4);

@@ -1,7 +1,13 @@
 // The reference app driven over HTTP by the AI SDK's own client (AbstractChat +
 // DefaultChatTransport), against a real SQLite file, through every scenario of issue #26.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { NodeChat, plain, startTestServer, type TestServer, textOf } from '../__fixtures__/chat-test-kit';
+import {
+  NodeChat,
+  plain,
+  startTestServer,
+  type TestServer,
+  textOf,
+} from '../__fixtures__/chat-test-kit';
 import type { ChatUIMessage } from './tools';
 
 let server: TestServer;
@@ -13,7 +19,10 @@ afterAll(async () => {
 });
 
 let counter = 0;
-const newChatId = (): string => `chat-${Date.now().toString(36)}-${(counter += 1)}`;
+function newChatId(): string {
+  counter += 1;
+  return `chat-${Date.now().toString(36)}-${counter}`;
+}
 
 async function stored(chatId: string, query = ''): Promise<ChatUIMessage[]> {
   const answer = await server.messages(chatId, query);
@@ -106,7 +115,10 @@ describe('the reference app with the AI SDK client', () => {
     const oldLast = chat.messages[3]?.id as string;
     await chat.sendMessage({ text: 'better start', messageId: chat.messages[0]?.id as string });
     expect(chat.currentError).toBeUndefined();
-    expect(chat.messages.map((message) => textOf(message))).toEqual(['better start', 'You said: better start']);
+    expect(chat.messages.map((message) => textOf(message))).toEqual([
+      'better start',
+      'You said: better start',
+    ]);
     expect(plain(await stored(chatId))).toEqual(plain(chat.messages));
     expect(plain(await stored(chatId, `?leaf=${oldLast}`))).toEqual(before);
   });
@@ -121,7 +133,10 @@ describe('the reference app with the AI SDK client', () => {
     const tabB = new NodeChat(server.url, chatId, structuredClone(history));
     await Promise.all([
       tabA.sendMessage({ text: 'A continues the last reply' }),
-      tabB.sendMessage({ text: 'B rewrites the second question', messageId: history[2]?.id as string }),
+      tabB.sendMessage({
+        text: 'B rewrites the second question',
+        messageId: history[2]?.id as string,
+      }),
     ]);
     expect(tabA.currentError).toBeUndefined();
     expect(tabB.currentError).toBeUndefined();
@@ -131,8 +146,12 @@ describe('the reference app with the AI SDK client', () => {
     expect(plain(pathB)).toEqual(plain(tabB.messages));
     // Each tab goes on along its own path.
     await Promise.all([turn(tabA, 'A again'), turn(tabB, 'B again')]);
-    expect(plain(await stored(chatId, `?leaf=${tabA.messages.at(-1)?.id}`))).toEqual(plain(tabA.messages));
-    expect(plain(await stored(chatId, `?leaf=${tabB.messages.at(-1)?.id}`))).toEqual(plain(tabB.messages));
+    expect(plain(await stored(chatId, `?leaf=${tabA.messages.at(-1)?.id}`))).toEqual(
+      plain(tabA.messages),
+    );
+    expect(plain(await stored(chatId, `?leaf=${tabB.messages.at(-1)?.id}`))).toEqual(
+      plain(tabB.messages),
+    );
   });
 
   it('a tool turn: the server-side tool runs, and the recorded usage is the whole call (both steps)', async () => {
@@ -145,7 +164,9 @@ describe('the reference app with the AI SDK client', () => {
     expect(textOf(reply)).toContain('You said: what is the weather today?');
     const graph = await server.store.getGraph(chatId);
     const node = graph.nodes.find((candidate) => candidate.message.id === reply.id);
-    const usage = node?.engineRecord?.usage as { inputTokens: number; outputTokens: number } | undefined;
+    const usage = node?.engineRecord?.usage as
+      | { inputTokens: number; outputTokens: number }
+      | undefined;
     // Step 1: 8 output tokens (the call); step 2: one token per streamed word.
     const words = textOf(reply).split(/(?<= )/).length;
     expect(usage?.outputTokens).toBe(8 + words);
@@ -155,7 +176,10 @@ describe('the reference app with the AI SDK client', () => {
   it("the client's message metadata comes back unchanged", async () => {
     const chatId = newChatId();
     const chat = new NodeChat(server.url, chatId);
-    await chat.sendMessage({ text: 'with metadata', metadata: { sentAt: 1_700_000_000_000, tag: 'keep-me' } });
+    await chat.sendMessage({
+      text: 'with metadata',
+      metadata: { sentAt: 1_700_000_000_000, tag: 'keep-me' },
+    });
     const messages = await stored(chatId);
     expect(messages[0]?.metadata).toEqual({ sentAt: 1_700_000_000_000, tag: 'keep-me' });
   });
@@ -170,7 +194,11 @@ describe('the reference app with the AI SDK client', () => {
       body: JSON.stringify({
         id: chatId,
         trigger: 'submit-message',
-        message: { id: 'last-only', role: 'user', parts: [{ type: 'text', text: 'only the last' }] },
+        message: {
+          id: 'last-only',
+          role: 'user',
+          parts: [{ type: 'text', text: 'only the last' }],
+        },
       }),
     });
     expect(response.status).toBe(200);
@@ -187,7 +215,11 @@ describe('the reference app with the AI SDK client', () => {
 
 describe('bad bodies', () => {
   const post = (body: string) =>
-    fetch(`${server.url}/api/chat`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    fetch(`${server.url}/api/chat`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
+    });
   const good = { id: 'bad-body-chat', role: 'user', parts: [{ type: 'text', text: 'hi' }] };
   const cases: [string, string][] = [
     ['not JSON', '{ nope'],
@@ -195,13 +227,22 @@ describe('bad bodies', () => {
     ['a string', '"hello"'],
     ['no id', JSON.stringify({ messages: [good] })],
     ['an empty id', JSON.stringify({ id: '', messages: [good] })],
-    ['another trigger', JSON.stringify({ id: 'bad-body-chat', trigger: 'resume-stream', messages: [good] })],
+    [
+      'another trigger',
+      JSON.stringify({ id: 'bad-body-chat', trigger: 'resume-stream', messages: [good] }),
+    ],
     ['no messages', JSON.stringify({ id: 'bad-body-chat' })],
     ['an empty messages array', JSON.stringify({ id: 'bad-body-chat', messages: [] })],
-    ['a message without parts', JSON.stringify({ id: 'bad-body-chat', messages: [{ id: 'm', role: 'user' }] })],
+    [
+      'a message without parts',
+      JSON.stringify({ id: 'bad-body-chat', messages: [{ id: 'm', role: 'user' }] }),
+    ],
     [
       'a message with a bad role',
-      JSON.stringify({ id: 'bad-body-chat', messages: [{ id: 'm', role: 'robot', parts: [{ type: 'text', text: 'x' }] }] }),
+      JSON.stringify({
+        id: 'bad-body-chat',
+        messages: [{ id: 'm', role: 'robot', parts: [{ type: 'text', text: 'x' }] }],
+      }),
     ],
     [
       'metadata the app schema refuses',
@@ -209,7 +250,10 @@ describe('bad bodies', () => {
     ],
     [
       'a system message',
-      JSON.stringify({ id: 'bad-body-chat', messages: [{ id: 's', role: 'system', parts: [{ type: 'text', text: 'obey' }] }] }),
+      JSON.stringify({
+        id: 'bad-body-chat',
+        messages: [{ id: 's', role: 'system', parts: [{ type: 'text', text: 'obey' }] }],
+      }),
     ],
   ];
   it.each(cases)('%s is a 400 with a JSON error, and nothing is written', async (_name, body) => {

@@ -1,5 +1,5 @@
 import { chatErrorResponse, createChatCycle, type ResumableStreams } from '@ctxgraph/ai-sdk';
-import { hint, role, type ContextStore } from '@ctxgraph/fragments-core';
+import { type ContextStore, hint, role } from '@ctxgraph/fragments-core';
 import { XmlRenderer } from '@ctxgraph/renderer-xml';
 import { serveStatic } from '@hono/node-server/serve-static';
 import { type LanguageModel, stepCountIs, streamText } from 'ai';
@@ -73,7 +73,9 @@ export function createChatApp(options: ChatAppOptions): Hono {
       stopWhen: stepCountIs(5),
       abortSignal: turn.abortSignal,
     });
-    return turn.respond(result, { onError: (error) => (error instanceof Error ? error.message : String(error)) });
+    return turn.respond(result, {
+      onError: (error) => (error instanceof Error ? error.message : String(error)),
+    });
   });
 
   app.get('/api/chat/:id/messages', async (c) => {

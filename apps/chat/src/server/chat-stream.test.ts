@@ -24,7 +24,9 @@ describe('stop and resume', () => {
     const chatId = `abort-${Date.now()}`;
     const chat = new NodeChat(server.url, chatId);
     const sending = chat.sendMessage({ text: long });
-    await expect.poll(() => textOf(chat.messages[1]).length, { timeout: 5_000 }).toBeGreaterThan(12);
+    await expect
+      .poll(() => textOf(chat.messages[1]).length, { timeout: 5_000 })
+      .toBeGreaterThan(12);
     await chat.stop();
     await sending;
     const seenId = chat.messages[1]?.id;
@@ -57,7 +59,9 @@ describe('stop and resume', () => {
     const chat = new NodeChat(server.url, chatId);
     const sending = chat.sendMessage({ text: 'a reply to follow from elsewhere' });
     await expect.poll(() => textOf(chat.messages[1]).length, { timeout: 5_000 }).toBeGreaterThan(0);
-    const follower = new NodeChat(server.url, chatId, [structuredClone(chat.messages[0] as ChatUIMessage)]);
+    const follower = new NodeChat(server.url, chatId, [
+      structuredClone(chat.messages[0] as ChatUIMessage),
+    ]);
     // The AI SDK's resume: GET {api}/{id}/stream, the reply from its first chunk.
     await follower.resumeStream();
     await sending;

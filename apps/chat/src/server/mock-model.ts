@@ -35,7 +35,7 @@ function readPrompt(prompt: Prompt): { userText: string; toolResult: unknown } {
   return { userText, toolResult };
 }
 
-export function promptSize(prompt: Prompt): number {
+function promptSize(prompt: Prompt): number {
   return Math.max(1, Math.ceil(JSON.stringify(prompt).length / 4));
 }
 
@@ -100,7 +100,12 @@ export function createMockModel(options: MockModelOptions = {}): LanguageModel {
             type: 'finish',
             finishReason: { unified: callsTool ? 'tool-calls' : 'stop', raw: undefined },
             usage: {
-              inputTokens: { total: inputTokens, noCache: inputTokens, cacheRead: 0, cacheWrite: 0 },
+              inputTokens: {
+                total: inputTokens,
+                noCache: inputTokens,
+                cacheRead: 0,
+                cacheWrite: 0,
+              },
               outputTokens: {
                 total: callsTool ? 8 : words.length,
                 text: callsTool ? 8 : words.length,

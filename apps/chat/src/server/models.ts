@@ -18,7 +18,9 @@ export function chooseModel(env: NodeJS.ProcessEnv): ChosenModel {
   const name = env.CHAT_MODEL;
   const delay = Number(env.MOCK_CHUNK_DELAY_MS ?? 20);
   if (!Number.isFinite(delay) || delay < 0) {
-    throw new Error(`MOCK_CHUNK_DELAY_MS must be a non-negative number, received '${env.MOCK_CHUNK_DELAY_MS}'.`);
+    throw new Error(
+      `MOCK_CHUNK_DELAY_MS must be a non-negative number, received '${env.MOCK_CHUNK_DELAY_MS}'.`,
+    );
   }
   const mock = (): ChosenModel => ({
     model: createMockModel({ chunkDelayMs: delay }),
@@ -27,10 +29,14 @@ export function chooseModel(env: NodeJS.ProcessEnv): ChosenModel {
   if (name === 'mock') return mock();
   if (env.OPENAI_API_KEY) {
     const modelId = name ?? 'gpt-4o-mini';
-    return { model: createOpenAI({ apiKey: env.OPENAI_API_KEY })(modelId), description: `openai ${modelId}` };
+    return {
+      model: createOpenAI({ apiKey: env.OPENAI_API_KEY })(modelId),
+      description: `openai ${modelId}`,
+    };
   }
   if (env.AI_GATEWAY_API_KEY) {
-    const modelId = name ?? (env.ANTHROPIC_API_KEY ? 'anthropic/claude-sonnet-4' : 'openai/gpt-4o-mini');
+    const modelId =
+      name ?? (env.ANTHROPIC_API_KEY ? 'anthropic/claude-sonnet-4' : 'openai/gpt-4o-mini');
     return { model: gateway(modelId), description: `gateway ${modelId}` };
   }
   if (env.ANTHROPIC_API_KEY) {

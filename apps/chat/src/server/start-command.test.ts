@@ -16,7 +16,8 @@ afterAll(() => rmSync(directory, { recursive: true, force: true }));
 
 function start(env: Record<string, string>): { child: ChildProcess; url: Promise<string> } {
   const clean = { ...process.env };
-  for (const key of ['OPENAI_API_KEY', 'ANTHROPIC_API_KEY', 'AI_GATEWAY_API_KEY', 'CHAT_MODEL']) delete clean[key];
+  for (const key of ['OPENAI_API_KEY', 'ANTHROPIC_API_KEY', 'AI_GATEWAY_API_KEY', 'CHAT_MODEL'])
+    delete clean[key];
   const child = spawn(process.execPath, ['--import', tsx, main], {
     cwd: directory,
     env: { ...clean, ...env },
@@ -32,7 +33,9 @@ function start(env: Record<string, string>): { child: ChildProcess; url: Promise
     child.stderr?.on('data', (chunk: Buffer) => {
       output += chunk.toString('utf8');
     });
-    child.once('exit', (code) => reject(new Error(`exited with ${code} before printing its URL: ${output}`)));
+    child.once('exit', (code) =>
+      reject(new Error(`exited with ${code} before printing its URL: ${output}`)),
+    );
   });
   return { child, url };
 }
@@ -56,10 +59,9 @@ describe('the start command', () => {
     const stored = (await (await fetch(`${base}/api/chat/start-chat/messages`)).json()) as {
       messages: { parts: { type: string; text?: string }[] }[];
     };
-    expect(stored.messages.map((message) => message.parts.find((part) => part.type === 'text')?.text)).toEqual([
-      'ping',
-      'You said: ping',
-    ]);
+    expect(
+      stored.messages.map((message) => message.parts.find((part) => part.type === 'text')?.text),
+    ).toEqual(['ping', 'You said: ping']);
     expect(existsSync(sqlite)).toBe(true);
     const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
     child.kill('SIGTERM');

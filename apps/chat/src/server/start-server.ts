@@ -41,19 +41,22 @@ export async function startChatServer(options: StartChatServerOptions): Promise<
   });
   const host = options.host ?? '127.0.0.1';
   return new Promise((resolve) => {
-    const server = serve({ fetch: app.fetch, port: options.port, hostname: host }, (info: AddressInfo) => {
-      resolve({
-        url: `http://${host}:${info.port}`,
-        port: info.port,
-        store,
-        close: () =>
-          new Promise<void>((done) => {
-            server.close(() => {
-              store.close().finally(done);
-            });
-            (server as { closeAllConnections?: () => void }).closeAllConnections?.();
-          }),
-      });
-    });
+    const server = serve(
+      { fetch: app.fetch, port: options.port, hostname: host },
+      (info: AddressInfo) => {
+        resolve({
+          url: `http://${host}:${info.port}`,
+          port: info.port,
+          store,
+          close: () =>
+            new Promise<void>((done) => {
+              server.close(() => {
+                store.close().finally(done);
+              });
+              (server as { closeAllConnections?: () => void }).closeAllConnections?.();
+            }),
+        });
+      },
+    );
   });
 }

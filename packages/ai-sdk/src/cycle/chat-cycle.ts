@@ -422,11 +422,7 @@ export function createChatCycle<UI_MESSAGE extends UIMessage = UIMessage>(
       try {
         const reply = finished?.responseMessage;
         const outcome: ReplyOutcome =
-          aborted || finished?.isAborted === true
-            ? 'aborted'
-            : failed
-              ? 'error'
-              : 'complete';
+          aborted || finished?.isAborted === true ? 'aborted' : failed ? 'error' : 'complete';
         const toSave =
           reply === undefined
             ? undefined

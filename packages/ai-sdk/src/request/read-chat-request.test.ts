@@ -27,7 +27,11 @@ describe('readChatRequest', () => {
     expect(full).toMatchObject({ chatId: 'chat-1', trigger: 'submit-message', lastOnly: false });
     expect(full.messages).toEqual([userMessage]);
     expect(full.extra).toEqual({ extraField: 42 });
-    const last = await readChatRequest({ id: 'chat-1', message: userMessage, trigger: 'regenerate-message' });
+    const last = await readChatRequest({
+      id: 'chat-1',
+      message: userMessage,
+      trigger: 'regenerate-message',
+    });
     expect(last).toMatchObject({ lastOnly: true, trigger: 'regenerate-message' });
   });
 
@@ -37,7 +41,11 @@ describe('readChatRequest', () => {
     ['no id', { messages: [userMessage] }, 'body.id'],
     ['an empty id', { id: '', messages: [userMessage] }, 'empty string'],
     ['a numeric id', { id: 7, messages: [userMessage] }, 'body.id'],
-    ['another trigger', { id: 'c', trigger: 'resume-stream', messages: [userMessage] }, "'resume-stream'"],
+    [
+      'another trigger',
+      { id: 'c', trigger: 'resume-stream', messages: [userMessage] },
+      "'resume-stream'",
+    ],
     ['no messages', { id: 'c' }, 'non-empty messages array'],
     ['an empty list', { id: 'c', messages: [] }, 'an empty array'],
     ['a message without parts', { id: 'c', messages: [{ id: 'm', role: 'user' }] }, 'messages'],
@@ -49,7 +57,13 @@ describe('readChatRequest', () => {
     ],
     [
       'an assistant last without messageId',
-      { id: 'c', messages: [userMessage, { id: 'a', role: 'assistant', parts: [{ type: 'text', text: 'x' }] }] },
+      {
+        id: 'c',
+        messages: [
+          userMessage,
+          { id: 'a', role: 'assistant', parts: [{ type: 'text', text: 'x' }] },
+        ],
+      },
       'messageId must name it',
     ],
   ])('refuses %s with a 400-class ChatRequestError', async (_name, body, words) => {
@@ -61,9 +75,15 @@ describe('readChatRequest', () => {
 
   it("validates metadata and tool parts with the app's schemas", async () => {
     const metadataSchema = z.object({ tag: z.string() });
-    await refusal({ id: 'c', messages: [{ ...userMessage, metadata: { tag: 1 } }] }, { metadataSchema });
+    await refusal(
+      { id: 'c', messages: [{ ...userMessage, metadata: { tag: 1 } }] },
+      { metadataSchema },
+    );
     const tools = {
-      getWeather: tool({ inputSchema: z.object({ city: z.string() }), execute: async () => 'sunny' }),
+      getWeather: tool({
+        inputSchema: z.object({ city: z.string() }),
+        execute: async () => 'sunny',
+      }),
     };
     const badTool = {
       id: 'a',

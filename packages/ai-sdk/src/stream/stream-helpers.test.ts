@@ -24,7 +24,13 @@ describe('settleReply', () => {
         { type: 'reasoning', text: 'hm', state: 'streaming' },
         { type: 'text', text: 'Hel', state: 'streaming' },
         { type: 'tool-getWeather', toolCallId: 't', state: 'input-streaming', input: { ci: 1 } },
-        { type: 'tool-getWeather', toolCallId: 'u', state: 'output-available', input: {}, output: 1 },
+        {
+          type: 'tool-getWeather',
+          toolCallId: 'u',
+          state: 'output-available',
+          input: {},
+          output: 1,
+        },
       ],
     } as unknown as UIMessage;
     const settled = settleReply(reply, 'stopped') as UIMessage;
@@ -34,7 +40,9 @@ describe('settleReply', () => {
   });
 
   it('drops a reply that has nothing but step boundaries', () => {
-    expect(settleReply({ id: 'a', role: 'assistant', parts: [{ type: 'step-start' }] }, 'x')).toBeUndefined();
+    expect(
+      settleReply({ id: 'a', role: 'assistant', parts: [{ type: 'step-start' }] }, 'x'),
+    ).toBeUndefined();
   });
 });
 
@@ -51,7 +59,11 @@ describe('usage', () => {
       inputTokenDetails: { cacheReadTokens: 100, cacheWriteTokens: undefined },
     });
     const call = new CallUsage();
-    call.observe({ type: 'finish-step', usage: { inputTokens: 5, outputTokens: 1 }, response: { modelId: 'm' } });
+    call.observe({
+      type: 'finish-step',
+      usage: { inputTokens: 5, outputTokens: 1 },
+      response: { modelId: 'm' },
+    });
     call.observe({ type: 'finish-step', usage: { inputTokens: 6, outputTokens: 2 } });
     expect(call.usage()).toMatchObject({ inputTokens: 11, outputTokens: 3 });
     expect(call.modelId).toBe('m');
