@@ -3,7 +3,13 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AbstractChat, type ChatState, type ChatStatus, DefaultChatTransport } from 'ai';
+import {
+  AbstractChat,
+  type ChatInit,
+  type ChatState,
+  type ChatStatus,
+  DefaultChatTransport,
+} from 'ai';
 import { createMockModel } from '../server/mock-model';
 import { type RunningChatServer, startChatServer } from '../server/start-server';
 import type { ChatUIMessage } from '../server/tools';
@@ -29,8 +35,14 @@ class ArrayChatState implements ChatState<ChatUIMessage> {
 
 /** The AI SDK's AbstractChat with a plain array state: what `useChat` runs, without React. */
 export class NodeChat extends AbstractChat<ChatUIMessage> {
-  constructor(url: string, id: string, messages: ChatUIMessage[] = []) {
+  constructor(
+    url: string,
+    id: string,
+    messages: ChatUIMessage[] = [],
+    init: Pick<ChatInit<ChatUIMessage>, 'onToolCall' | 'sendAutomaticallyWhen'> = {},
+  ) {
     super({
+      ...init,
       id,
       transport: new DefaultChatTransport<ChatUIMessage>({ api: `${url}/api/chat` }),
       state: new ArrayChatState(messages),

@@ -1,5 +1,7 @@
 // The reference app driven over HTTP by the AI SDK's own client (AbstractChat +
 // DefaultChatTransport), against a real SQLite file, through every scenario of issue #26.
+
+import { lastAssistantMessageIsCompleteWithToolCalls } from 'ai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   NodeChat,
@@ -171,6 +173,40 @@ describe('the reference app with the AI SDK client', () => {
     const words = textOf(reply).split(/(?<= )/).length;
     expect(usage?.outputTokens).toBe(8 + words);
     expect(plain(await stored(chatId))).toEqual(plain(chat.messages));
+  });
+
+  it('a client-side tool result continues its reply in place, and the usage adds up', async () => {
+    const chatId = newChatId();
+    const chat: NodeChat = new NodeChat(server.url, chatId, [], {
+      sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithToolCalls,
+      onToolCall: ({ toolCall }) => {
+        if (toolCall.toolName === 'askForConfirmation') {
+          void chat.addToolResult({
+            tool: 'askForConfirmation',
+            toolCallId: toolCall.toolCallId,
+            output: { confirmed: true },
+          });
+        }
+      },
+    });
+    await chat.sendMessage({ text: 'please confirm the order' });
+    await expect
+      .poll(() => textOf(chat.messages[1]), { timeout: 5_000 })
+      .toContain('You said: please confirm the order');
+    await expect.poll(() => chat.status).toBe('ready');
+    expect(chat.messages).toHaveLength(2);
+    const reply = chat.messages[1] as ChatUIMessage;
+    expect(reply.parts.find((part) => part.type === 'tool-askForConfirmation')).toMatchObject({
+      state: 'output-available',
+      output: { confirmed: true },
+    });
+    expect(plain(await stored(chatId))).toEqual(plain(chat.messages));
+    const graph = await server.store.getGraph(chatId);
+    const nodes = graph.nodes.filter((candidate) => candidate.message.id === reply.id);
+    expect(nodes).toHaveLength(1);
+    const usage = nodes[0]?.engineRecord?.usage as { outputTokens: number } | undefined;
+    // The first call (8 tokens for the tool call) plus the continuation (one per word).
+    expect(usage?.outputTokens).toBe(8 + textOf(reply).split(/(?<= )/).length);
   });
 
   it("the client's message metadata comes back unchanged", async () => {

@@ -74,6 +74,7 @@ export function createChatApp(options: ChatAppOptions): Hono {
       abortSignal: turn.abortSignal,
     });
     return turn.respond(result, {
+      modelId: typeof options.model === 'string' ? options.model : options.model.modelId,
       onError: (error) => (error instanceof Error ? error.message : String(error)),
     });
   });

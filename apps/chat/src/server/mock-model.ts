@@ -54,7 +54,9 @@ const sleep = (ms: number, signal: AbortSignal | undefined): Promise<void> =>
  * `You said: <the last user message's text>`, one text chunk per word, `chunkDelayMs` apart.
  * When that text contains the word `weather`, it first calls the `getWeather` tool (a step of its
  * own), then answers with the tool's result appended: two steps, each reporting usage (input: the
- * prompt's length / 4; output: the words streamed).
+ * prompt's length / 4; output: 8 for a tool call, else the words streamed). The word `confirm`
+ * does the same with the client-side tool `askForConfirmation` (no `execute`: the client answers
+ * it, and its next request continues the reply).
  */
 export function createMockModel(options: MockModelOptions = {}): LanguageModel {
   const delay = options.chunkDelayMs ?? 20;
@@ -64,11 +66,17 @@ export function createMockModel(options: MockModelOptions = {}): LanguageModel {
     doStream: async ({ prompt, abortSignal }) => {
       const { userText, toolResult } = readPrompt(prompt);
       const inputTokens = promptSize(prompt);
-      const callsTool = /\bweather\b/i.test(userText) && toolResult === undefined;
+      // `weather` calls the server-side getWeather; `confirm` the client-side askForConfirmation.
+      const toolName = /\bweather\b/i.test(userText)
+        ? 'getWeather'
+        : /\bconfirm\b/i.test(userText)
+          ? 'askForConfirmation'
+          : undefined;
+      const callsTool = toolName !== undefined && toolResult === undefined;
       const words = callsTool
         ? []
         : `You said: ${userText}${
-            toolResult === undefined ? '' : ` (weather: ${JSON.stringify(toolResult)})`
+            toolResult === undefined ? '' : ` (${toolName}: ${JSON.stringify(toolResult)})`
           }`.split(/(?<= )/);
       const stream = new ReadableStream({
         async start(controller) {
@@ -84,8 +92,10 @@ export function createMockModel(options: MockModelOptions = {}): LanguageModel {
             controller.enqueue({
               type: 'tool-call',
               toolCallId: `call-${inputTokens}`,
-              toolName: 'getWeather',
-              input: JSON.stringify({ city: 'Paris' }),
+              toolName: toolName as string,
+              input: JSON.stringify(
+                toolName === 'getWeather' ? { city: 'Paris' } : { question: userText },
+              ),
             });
           } else {
             controller.enqueue({ type: 'text-start', id: 'text-1' });

@@ -8,6 +8,12 @@ export const chatTools = {
     inputSchema: z.object({ city: z.string() }),
     execute: async ({ city }) => ({ city, temperatureC: 18, sky: 'clear' }),
   }),
+  /** A client-side tool: no `execute`; the page (or test client) answers it. */
+  askForConfirmation: tool({
+    description: 'Ask the user to confirm before going on.',
+    inputSchema: z.object({ question: z.string() }),
+    outputSchema: z.object({ confirmed: z.boolean() }),
+  }),
 };
 
 /** Metadata the client may attach to its messages (checked by the AI SDK on every request). */
