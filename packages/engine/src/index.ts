@@ -54,9 +54,16 @@ export type {
   InspectOptions,
   InspectSnapshot,
 } from './inspect';
+export type {
+  ContinueFromOptions,
+  ContinueFromResult,
+  LocateResult,
+  MessageVersion,
+} from './messages/message-graph';
 export { DEFAULT_MODEL_PRICES, type ModelPrice, type ModelPrices } from './model-prices';
 export {
   type MessageUsage,
+  type ReplyOutcome,
   type UsageInput,
   type UsageTotals,
   usageOf,
