@@ -1,7 +1,6 @@
 export type {
   CycleEngineOptions,
   MessageVersion,
-  ReplyOutcome,
   ReplyUsage,
 } from './cycle/attach';
 export {

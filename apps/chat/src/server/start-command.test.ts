@@ -55,7 +55,7 @@ describe('the start command', () => {
       }),
     });
     expect(response.status).toBe(200);
-    expect(await response.text()).toContain('You said: ');
+    expect(await response.text()).toContain('"type":"text-delta"');
     const stored = (await (await fetch(`${base}/api/chat/start-chat/messages`)).json()) as {
       messages: { parts: { type: string; text?: string }[] }[];
     };

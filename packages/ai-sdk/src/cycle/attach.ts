@@ -6,6 +6,7 @@ import {
   type BudgetOptions,
   ContextEngine,
   type ContextEngineOptions,
+  type ReplyOutcome,
   withUsage,
 } from '@ctxgraph/engine';
 import type { ContextStore } from '@ctxgraph/fragments-core';
@@ -41,8 +42,6 @@ export interface ReplyUsage {
   readonly modelId: string;
 }
 
-/** How a reply ended. */
-export type ReplyOutcome = 'complete' | 'aborted' | 'error';
 
 /** The engine settings the cycle opens each request's engine with. */
 export type CycleEngineOptions = Omit<ContextEngineOptions, 'store' | 'chatId' | 'userId'>;
@@ -55,42 +54,18 @@ export interface PlacedRequest<UI_MESSAGE extends UIMessage> {
   readonly continues: UI_MESSAGE | undefined;
 }
 
-/** The graph operations the cycle needs from the engine (issue #26's engine API). */
-interface CycleGraph {
-  continueFrom(
-    nodeId: string | null,
-    options?: { activate?: boolean },
-  ): Promise<{ nodeId: string | null; branch: string | null }>;
-  locate(messages: readonly UIMessage[]): Promise<{
-    matched: number;
-    nodeIds: string[];
-    changed: { index: number; nodeId: string } | null;
-  }>;
-  findMessage(messageId: string): Promise<string[]>;
-  versions(nodeId: string): Promise<
-    {
-      nodeId: string;
-      messageId: string;
-      message: UIMessage;
-      leafNodeId: string;
-      createdAt: number;
-    }[]
-  >;
-  nodeIdOf(messageId: string): string | undefined;
-}
 
-type CycleEngine = ContextEngine & CycleGraph;
 
 /** A request's engine: opened per request, never shared, so concurrent requests never share a position. */
 export class AttachedChat<UI_MESSAGE extends UIMessage = UIMessage> {
-  readonly #engine: CycleEngine;
+  readonly #engine: ContextEngine;
   readonly #store: ContextStore;
   readonly #chatId: string;
 
   constructor(store: ContextStore, chatId: string, userId: string, options: CycleEngineOptions) {
     this.#store = store;
     this.#chatId = chatId;
-    this.#engine = new ContextEngine({ ...options, store, chatId, userId }) as CycleEngine;
+    this.#engine = new ContextEngine({ ...options, store, chatId, userId });
   }
 
   /** The engine, for the app's context (`set(role(...))`, `loadContext()`). */
@@ -187,7 +162,7 @@ export class AttachedChat<UI_MESSAGE extends UIMessage = UIMessage> {
       ...usage,
       add: options.add,
       outcome: options.outcome,
-    } as Parameters<typeof withUsage>[1]);
+    });
     this.#engine.set(fragment);
     await this.#engine.save();
   }

@@ -1,4 +1,4 @@
-import type { BudgetOptions, ContextEngine } from '@ctxgraph/engine';
+import type { BudgetOptions, ContextEngine, ReplyOutcome } from '@ctxgraph/engine';
 import { type ContextStore, CtxGraphError, OwnershipError } from '@ctxgraph/fragments-core';
 import {
   generateId as defaultGenerateId,
@@ -24,7 +24,6 @@ import {
   type CycleEngineOptions,
   chatBelongsTo,
   type MessageVersion,
-  type ReplyOutcome,
 } from './attach';
 
 /** Options of {@link createChatCycle}. */
