@@ -81,10 +81,37 @@ describe('useChat (React) against the app', () => {
     const afterRegenerate = (await server.messages(chatId)).body as { messages: ChatUIMessage[] };
     expect(afterRegenerate.messages[3]?.id).not.toBe(stored.messages[3]?.id);
 
+    // Edit the first message: the page shows the new version and its reply.
+    const edit = [...container.querySelectorAll('button')].find(
+      (button) => button.textContent === 'Edit',
+    );
+    await act(async () => {
+      edit?.click();
+    });
+    const editor = container.querySelector('[aria-label="Edit message"]') as HTMLInputElement;
+    await act(async () => typeInto(editor, 'hello, edited'));
+    await act(async () => {
+      (editor.closest('form') as HTMLFormElement).requestSubmit();
+    });
+    await expect.poll(() => texts(container)).toEqual(['hello, edited', 'You said: hello, edited']);
+    await expect
+      .poll(() => container.querySelector('[data-testid="status"]')?.textContent)
+      .toBe('ready');
+    await expect
+      .poll(() => container.querySelectorAll('[data-testid="versions"]').length)
+      .toBeGreaterThan(0);
+
     await act(async () => root.unmount());
     const again = await mount(chatId);
-    await expect.poll(() => texts(again.container)).toHaveLength(4);
-    expect(texts(again.container)[0]).toBe('hello from react');
+    await expect
+      .poll(() => texts(again.container))
+      .toEqual(['hello, edited', 'You said: hello, edited']);
+    // The pre-edit path is still stored.
+    const old = (await server.messages(chatId, `?leaf=${afterRegenerate.messages[3]?.id}`))
+      .body as {
+      messages: ChatUIMessage[];
+    };
+    expect(old.messages).toHaveLength(4);
     await act(async () => again.root.unmount());
   });
 });

@@ -87,7 +87,9 @@ function Conversation({
         if (answer.versions.length > 1) found[message.id] = answer.versions;
       }
       if (!cancelled) setVersions(found);
-    })();
+    })().catch(() => {
+      // The versions are an extra: a failed read leaves the buttons out.
+    });
     return () => {
       cancelled = true;
     };
@@ -176,7 +178,7 @@ function Conversation({
           value={draft}
           onChange={(event) => setDraft(event.target.value)}
         />
-        <button type="submit" disabled={status !== 'ready'}>
+        <button type="submit" disabled={status === 'submitted' || status === 'streaming'}>
           Send
         </button>
         {status === 'streaming' || status === 'submitted' ? (

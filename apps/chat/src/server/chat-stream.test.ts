@@ -55,7 +55,7 @@ describe('stop and resume', () => {
 
   it('a second client resumes the active stream (GET /api/chat/:id/stream), 204 when none', async () => {
     const chatId = `resume-${Date.now()}`;
-    expect((await fetch(`${server.url}/api/chat/${chatId}/stream`)).status).toBe(404);
+    expect((await fetch(`${server.url}/api/chat/${chatId}/stream`)).status).toBe(204);
     const chat = new NodeChat(server.url, chatId);
     const sending = chat.sendMessage({ text: 'a reply to follow from elsewhere' });
     await expect.poll(() => textOf(chat.messages[1]).length, { timeout: 5_000 }).toBeGreaterThan(0);
@@ -69,5 +69,17 @@ describe('stop and resume', () => {
     expect(textOf(follower.messages.at(-1))).toBe('You said: a reply to follow from elsewhere');
     expect(follower.messages.at(-1)?.id).toBe(chat.messages[1]?.id);
     expect((await fetch(`${server.url}/api/chat/${chatId}/stream`)).status).toBe(204);
+  });
+
+  it('a reply that cannot be saved ends the stream with an error the client sees', async () => {
+    const chatId = `unsaved-${Date.now()}`;
+    const chat = new NodeChat(server.url, chatId);
+    const sending = chat.sendMessage({ text: 'this chat is deleted while the reply streams' });
+    await expect.poll(() => textOf(chat.messages[1]).length, { timeout: 5_000 }).toBeGreaterThan(0);
+    // Another request deletes the chat mid-stream: the reply has nowhere to go.
+    expect(await server.store.deleteChat(chatId)).toBe(true);
+    await sending;
+    expect(chat.status).toBe('error');
+    expect(chat.currentError?.message).toContain('The reply could not be saved');
   });
 });

@@ -42,7 +42,6 @@ export interface ReplyUsage {
   readonly modelId: string;
 }
 
-
 /** The engine settings the cycle opens each request's engine with. */
 export type CycleEngineOptions = Omit<ContextEngineOptions, 'store' | 'chatId' | 'userId'>;
 
@@ -53,8 +52,6 @@ export interface PlacedRequest<UI_MESSAGE extends UIMessage> {
   /** The assistant message the reply continues in place (client-side tool result), if any. */
   readonly continues: UI_MESSAGE | undefined;
 }
-
-
 
 /** A request's engine: opened per request, never shared, so concurrent requests never share a position. */
 export class AttachedChat<UI_MESSAGE extends UIMessage = UIMessage> {

@@ -167,7 +167,8 @@ export interface ChatCycle<UI_MESSAGE extends UIMessage = UIMessage> {
   openVersion(chatId: string, leafNodeId: string, options: ReadOptions): Promise<UI_MESSAGE[]>;
   /**
    * The answer to the AI SDK's resume request (`GET …/:id/stream`): the chat's active reply
-   * stream, or 204 when none is streaming (and always without `streams`).
+   * stream, or 204 when none is streaming (always without `streams`, and for a chat this user
+   * does not have).
    */
   resume(chatId: string, options: ReadOptions): Promise<Response>;
 }
@@ -250,7 +251,11 @@ export function createChatCycle<UI_MESSAGE extends UIMessage = UIMessage>(
       return open(chatId, readOptions.userId).pathToNode(leafNodeId);
     },
     async resume(chatId, readOptions) {
-      await known(chatId, readOptions.userId);
+      // A chat that does not exist (yet) has nothing to resume: 204, as for one at rest, so a
+      // client that resumes on mount can start a new chat.
+      if (!(await chatBelongsTo(store, chatId, readOptions.userId))) {
+        return new Response(null, { status: 204 });
+      }
       const stream = await options.streams?.resume(chatId);
       if (!stream) return new Response(null, { status: 204 });
       return new Response(stream.pipeThrough(new TextEncoderStream()), {
