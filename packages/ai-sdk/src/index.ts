@@ -21,6 +21,7 @@ export {
   type ChatRequest,
   type ChatTrigger,
   readChatRequest,
+  validateChatMessages,
 } from './request/read-chat-request';
 export { sumUsage } from './stream/call-usage';
 export { createMemoryResumableStreams, type ResumableStreams } from './stream/resumable-streams';

@@ -301,6 +301,25 @@ describe('bad bodies', () => {
     expect((await server.messages('bad-body-chat')).status).toBe(404);
   });
 
+  it('in an existing chat, a new message the AI SDK refuses is a 400 and nothing is written', async () => {
+    const chatId = newChatId();
+    const chat = new NodeChat(server.url, chatId);
+    await turn(chat, 'a good start');
+    const before = await stored(chatId);
+    const bad = [
+      { id: 'n1', role: 'user', parts: [{ type: 'text', text: 'x' }], metadata: { tag: 7 } },
+      { id: 'n2', role: 'user', parts: [] },
+      { id: 'n3', role: 'user', parts: [{ type: 'text' }] },
+    ];
+    for (const message of bad) {
+      const response = await post(JSON.stringify({ id: chatId, messages: [...before, message] }));
+      expect(response.status).toBe(400);
+      expect(((await response.json()) as { error: string }).error).toContain('messages');
+    }
+    expect(plain(await stored(chatId))).toEqual(plain(before));
+    expect((await server.store.getGraph(chatId)).nodes).toHaveLength(2);
+  });
+
   it('unknown chats and leaves are 404 with a JSON error', async () => {
     const unknown = await server.messages('never-created');
     expect(unknown.status).toBe(404);

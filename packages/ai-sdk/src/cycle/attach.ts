@@ -77,7 +77,10 @@ export class AttachedChat<UI_MESSAGE extends UIMessage = UIMessage> {
    * when it is not). An edited message becomes a new version on a branch at its parent, with its
    * id; a tool result replaces its assistant message in place.
    */
-  async place(request: ChatRequest<UI_MESSAGE>): Promise<PlacedRequest<UI_MESSAGE>> {
+  async place(
+    request: ChatRequest<UI_MESSAGE>,
+    validateFrom: (from: number) => Promise<UI_MESSAGE[]>,
+  ): Promise<PlacedRequest<UI_MESSAGE>> {
     const engine = this.#engine;
     const messages = request.messages;
     const last = messages.at(-1) as UI_MESSAGE;
@@ -119,14 +122,15 @@ export class AttachedChat<UI_MESSAGE extends UIMessage = UIMessage> {
           located.changed?.index === messages.length - 1
             ? located.changed.nodeId
             : located.nodeIds[messages.length - 1];
+        fresh = await validateFrom(messages.length - 1);
         await engine.continueFrom(nodeId ?? null, { activate: false });
-        fresh = [last];
       } else {
         const matched = located.matched;
+        // What the graph already holds was validated when it was written: only the rest is.
+        fresh = await validateFrom(matched);
         await engine.continueFrom(matched === 0 ? null : (located.nodeIds[matched - 1] ?? null), {
           activate: false,
         });
-        fresh = messages.slice(matched);
       }
     }
     if (fresh.length > 0) {

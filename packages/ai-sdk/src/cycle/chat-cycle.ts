@@ -14,6 +14,7 @@ import {
   type ChatRequest,
   type ChatTrigger,
   readChatRequest,
+  validateChatMessages,
 } from '../request/read-chat-request';
 import { CallUsage, type UsagePart } from '../stream/call-usage';
 import type { ResumableStreams } from '../stream/resumable-streams';
@@ -205,10 +206,20 @@ export function createChatCycle<UI_MESSAGE extends UIMessage = UIMessage>(
 
   return {
     async begin(body, beginOptions) {
-      const request = await readChatRequest<UI_MESSAGE>(
-        body,
-        options.schemas ?? ({} as ChatMessageSchemas<UI_MESSAGE>),
-      );
+      const schemas = options.schemas ?? ({} as ChatMessageSchemas<UI_MESSAGE>);
+      const shaped = await readChatRequest<UI_MESSAGE>(body, schemas, 'shape');
+      // A chat that exists has its messages validated on write: only the messages it does not
+      // hold yet are validated (after locating them). A new chat is validated whole, up front, so
+      // a bad body never creates it.
+      const fresh =
+        shaped.lastOnly || !(await chatBelongsTo(store, shaped.chatId, beginOptions.userId));
+      const request = fresh
+        ? { ...shaped, messages: await validateChatMessages(shaped, 0, schemas) }
+        : shaped;
+      const validateFrom = (from: number): Promise<UI_MESSAGE[]> =>
+        fresh
+          ? Promise.resolve(request.messages.slice(from))
+          : validateChatMessages(request, from, schemas);
       if (request.trigger === 'regenerate-message' && request.messages.at(-1)?.role !== 'user') {
         throw new ChatRequestError(
           'Chat request refused: a regenerate-message body ends with the user message whose reply is regenerated.',
@@ -219,7 +230,7 @@ export function createChatCycle<UI_MESSAGE extends UIMessage = UIMessage>(
       try {
         attached = open(request.chatId, beginOptions.userId);
         await beginOptions.context?.(attached.engine);
-        const placed = await attached.place(request);
+        const placed = await attached.place(request, validateFrom);
         const input = await attached.modelInput(options.budget);
         return makeTurn(
           request,

@@ -26,7 +26,10 @@ export interface ChatRequest<UI_MESSAGE extends UIMessage = UIMessage> {
    * reply being replaced; for a tool result or approval, the assistant message it completes.
    */
   readonly messageId: string | undefined;
-  /** The client's messages, validated by the AI SDK (one message for a last-message-only body). */
+  /**
+   * The client's messages (one for a last-message-only body): validated by the AI SDK with
+   * `validate: 'all'`, only checked for shape (id, role, parts) with `validate: 'shape'`.
+   */
   readonly messages: readonly UI_MESSAGE[];
   /** True when the body carried only the last message (`{ id, message }`). */
   readonly lastOnly: boolean;
@@ -46,6 +49,9 @@ function refuse(message: string, path: string, problem: string): never {
  * Reads and validates the body the AI SDK's `DefaultChatTransport` posts (`{ id, messages,
  * trigger, messageId }`), or the last-message-only form (`{ id, message, trigger, messageId }`).
  * Throws a {@link ChatRequestError} (status 400) for anything it refuses; it writes nothing.
+ * `validate: 'shape'` checks the body and each message's id, role and parts only, leaving the AI
+ * SDK's validation to {@link validateChatMessages} (the cycle validates only the messages the
+ * graph does not already hold, so a long conversation is not re-validated on every turn).
  *
  * @example
  * ```ts
@@ -55,6 +61,7 @@ function refuse(message: string, path: string, problem: string): never {
 export async function readChatRequest<UI_MESSAGE extends UIMessage = UIMessage>(
   body: unknown,
   schemas: ChatMessageSchemas<UI_MESSAGE> = {} as ChatMessageSchemas<UI_MESSAGE>,
+  validate: 'all' | 'shape' = 'all',
 ): Promise<ChatRequest<UI_MESSAGE>> {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     refuse(
@@ -119,40 +126,56 @@ export async function readChatRequest<UI_MESSAGE extends UIMessage = UIMessage>(
       'expected a non-empty array, or a message',
     );
   }
-  const validated = await safeValidateUIMessages<UI_MESSAGE>({ ...schemas, messages: list });
-  if (!validated.success) {
-    refuse(
-      `${path} is not a valid list of AI SDK UI messages: ${validated.error.message}`,
-      path,
-      validated.error.message,
-    );
-  }
   const seen = new Set<string>();
-  validated.data.forEach((candidate, index) => {
-    const where = lastOnly ? 'message.id' : `messages[${index}].id`;
+  list.forEach((candidate, index) => {
+    const at = lastOnly ? 'message' : `messages[${index}]`;
+    if (typeof candidate !== 'object' || candidate === null || Array.isArray(candidate)) {
+      refuse(
+        `${at} must be a UI message object, received ${describeValue(candidate)}.`,
+        at,
+        'expected an object',
+      );
+    }
+    const { id: candidateId, role, parts } = candidate as Record<string, unknown>;
     try {
-      assertIdentifier('chat request', where, candidate.id);
+      assertIdentifier('chat request', `${at}.id`, candidateId);
     } catch (error) {
-      if (ValidationError.isInstance(error)) refuse(error.message, where, 'not a valid message id');
+      if (ValidationError.isInstance(error))
+        refuse(error.message, `${at}.id`, 'not a valid message id');
       throw error;
     }
-    if (seen.has(candidate.id)) {
+    if (seen.has(candidateId)) {
       refuse(
-        `${where} repeats the id '${candidate.id}': a conversation path holds each id once.`,
-        where,
+        `${at}.id repeats the id '${candidateId}': a conversation path holds each id once.`,
+        `${at}.id`,
         'duplicate id',
       );
     }
-    seen.add(candidate.id);
-    if (candidate.role === 'system') {
+    seen.add(candidateId);
+    if (role === 'system') {
       refuse(
-        `${where.replace('.id', '')} is a system message: the system prompt comes from the server's context, never from the client.`,
-        where.replace('.id', '.role'),
+        `${at} is a system message: the system prompt comes from the server's context, never from the client.`,
+        `${at}.role`,
         'system messages are not accepted from a client',
       );
     }
+    if (role !== 'user' && role !== 'assistant') {
+      refuse(
+        `${at}.role must be 'user' or 'assistant', received ${describeValue(role)}.`,
+        `${at}.role`,
+        'expected user or assistant',
+      );
+    }
+    if (!Array.isArray(parts)) {
+      refuse(
+        `${at}.parts must be an array of message parts, received ${describeValue(parts)}.`,
+        `${at}.parts`,
+        'expected an array',
+      );
+    }
   });
-  const last = validated.data.at(-1) as UI_MESSAGE;
+  const shaped = list as UI_MESSAGE[];
+  const last = shaped.at(-1) as UI_MESSAGE;
   if (
     resolvedTrigger === 'submit-message' &&
     last.role === 'assistant' &&
@@ -164,12 +187,42 @@ export async function readChatRequest<UI_MESSAGE extends UIMessage = UIMessage>(
       'expected the id of the last assistant message',
     );
   }
-  return {
+  const request: ChatRequest<UI_MESSAGE> = {
     chatId: id,
     trigger: resolvedTrigger as ChatTrigger,
     messageId: typeof messageId === 'string' ? messageId : undefined,
-    messages: validated.data,
+    messages: shaped,
     lastOnly,
     extra,
   };
+  return validate === 'all'
+    ? { ...request, messages: await validateChatMessages(request, 0, schemas) }
+    : request;
+}
+
+/**
+ * The request's messages from `from` on, validated by the AI SDK's `validateUIMessages` (with the
+ * app's schemas); a {@link ChatRequestError} names the first one refused.
+ */
+export async function validateChatMessages<UI_MESSAGE extends UIMessage>(
+  request: ChatRequest<UI_MESSAGE>,
+  from: number,
+  schemas: ChatMessageSchemas<UI_MESSAGE>,
+): Promise<UI_MESSAGE[]> {
+  const list = request.messages.slice(from);
+  if (list.length === 0) return [];
+  const validated = await safeValidateUIMessages<UI_MESSAGE>({ ...schemas, messages: list });
+  if (!validated.success) {
+    const path = request.lastOnly
+      ? 'message'
+      : from === 0
+        ? 'messages'
+        : `messages (from index ${from})`;
+    refuse(
+      `${path} ${list.length === 1 ? 'is not a valid AI SDK UI message' : 'is not a valid list of AI SDK UI messages'}: ${validated.error.message}`,
+      request.lastOnly ? 'message' : `messages[${from}]`,
+      validated.error.message,
+    );
+  }
+  return validated.data;
 }
