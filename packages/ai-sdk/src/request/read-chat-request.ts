@@ -108,15 +108,12 @@ export async function readChatRequest<UI_MESSAGE extends UIMessage = UIMessage>(
   }
   let list: unknown[];
   let lastOnly: boolean;
-  let path: string;
   if (Array.isArray(messages) && messages.length > 0) {
     list = messages;
     lastOnly = false;
-    path = 'messages';
   } else if (messages === undefined && typeof message === 'object' && message !== null) {
     list = [message];
     lastOnly = true;
-    path = 'message';
   } else {
     refuse(
       `the body needs a non-empty messages array (all the client's messages) or a message (only the last one); received messages: ${
