@@ -1,3 +1,4 @@
+import { XmlRenderer } from '@ctxgraph/renderer-xml';
 import { InMemoryContextStore } from '@ctxgraph/store-memory';
 import { type InferUITools, streamText, tool, type UIDataTypes, type UIMessage } from 'ai';
 import { MockLanguageModelV3 } from 'ai/test';
@@ -22,6 +23,7 @@ describe('the app message type carries through', () => {
   it('takes the tools streamText takes, and types the turn with the app message', async () => {
     const cycle = createChatCycle<MyUIMessage>({
       store: new InMemoryContextStore(),
+      engine: { renderer: new XmlRenderer() },
       schemas: { metadataSchema, tools },
     });
     const turn = await cycle.begin({}, { userId: 'u' });

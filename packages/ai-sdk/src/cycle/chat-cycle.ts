@@ -1,5 +1,10 @@
 import type { BudgetOptions, ContextEngine, ReplyOutcome } from '@ctxgraph/engine';
-import { type ContextStore, CtxGraphError, OwnershipError } from '@ctxgraph/fragments-core';
+import {
+  type ContextStore,
+  CtxGraphError,
+  OwnershipError,
+  ValidationError,
+} from '@ctxgraph/fragments-core';
 import {
   generateId as defaultGenerateId,
   type InferUIMessageChunk,
@@ -31,8 +36,11 @@ import {
 export interface ChatCycleOptions<UI_MESSAGE extends UIMessage = UIMessage> {
   /** Where the chats live. */
   store: ContextStore;
-  /** The engine settings each request's engine opens with (renderer, tokenizer, prices, …). */
-  engine?: CycleEngineOptions;
+  /**
+   * The engine settings each request's engine opens with: `renderer` (required), tokenizer,
+   * prices, `messageSchemas`, …
+   */
+  engine: CycleEngineOptions;
   /**
    * The AI SDK schemas the client's messages are validated with (`metadataSchema`,
    * `dataSchemas`, `tools`: the same `tools` you give `streamText`). Without them, metadata, data
@@ -195,6 +203,12 @@ export function createChatCycle<UI_MESSAGE extends UIMessage = UIMessage>(
 ): ChatCycle<UI_MESSAGE> {
   const { store } = options;
   const engineOptions = options.engine ?? {};
+  if (engineOptions.renderer === undefined) {
+    throw new ValidationError(
+      'createChatCycle(options): engine.renderer is required (the system prompt is rendered on every turn), for example { engine: { renderer: new XmlRenderer() } } from @ctxgraph/renderer-xml.',
+      { issues: [{ path: 'engine.renderer', message: 'expected a ContextRenderer' }] },
+    );
+  }
   const generateId = options.generateId ?? defaultGenerateId;
   const open = (chatId: string, userId: string): AttachedChat<UI_MESSAGE> =>
     new AttachedChat<UI_MESSAGE>(store, chatId, userId, engineOptions);
