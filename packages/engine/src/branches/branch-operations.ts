@@ -30,7 +30,7 @@ export async function rewindTo(session: ChatSession, messageId: string): Promise
  * read); else, as a message id, its newest node (a message id several versions share means the
  * newest); else the id itself, as a node id (the store then says when it is missing).
  */
-export async function nodeIdFor(session: ChatSession, id: string): Promise<string> {
+async function nodeIdFor(session: ChatSession, id: string): Promise<string> {
   const { view, chatId } = session;
   // "The engine's path" is what it would show: read it once when it was never read.
   if (!view.loaded) await view.sync();

@@ -180,6 +180,34 @@ describe.each(stores)('message versions (%s store)', (_label, makeStore) => {
     expect((await store.getChat(chatId))?.activeBranch).toBe('main');
   });
 
+  it('two engines continuing the same head at once: one extends the branch, the other forks, nothing lost', async () => {
+    const { store, engine } = setup();
+    const chatId = newChatId();
+    await threeTurns(engine(chatId));
+    const tabs = [engine(chatId), engine(chatId), engine(chatId)];
+    for (const tab of tabs) await tab.continueFrom('a2');
+    tabs.forEach((tab, index) => {
+      tab.set(user(`question ${index}`, { id: `q${index}` }));
+    });
+    await Promise.all(tabs.map((tab) => tab.save()));
+    tabs.forEach((tab, index) => {
+      tab.set(assistantText(`answer ${index}`, { id: `r${index}` }));
+    });
+    await Promise.all(tabs.map((tab) => tab.save()));
+    for (const [index, tab] of tabs.entries()) {
+      expect(ids((await tab.resolve()).messages)).toEqual([
+        'u1',
+        'a1',
+        'u2',
+        'a2',
+        `q${index}`,
+        `r${index}`,
+      ]);
+    }
+    expect(new Set(tabs.map((tab) => tab.branch)).size).toBe(3);
+    expect((await store.getGraph(chatId)).nodes).toHaveLength(4 + 6);
+  });
+
   it('when another writer moves the head it continued from, a save starts its own branch', async () => {
     const { engine } = setup();
     const chatId = newChatId();
