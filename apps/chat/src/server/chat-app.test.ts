@@ -106,6 +106,19 @@ describe('the reference app with the AI SDK client', () => {
     expect(plain(await stored(chatId, `?leaf=${oldLastReply}`))).toEqual(before);
     // The edited id exists on two branches: the most recently written one answers.
     expect(textOf((await stored(chatId, `?leaf=${editedId}`)).at(-1))).toBe('two, edited');
+    // Its versions ("1 / 2", "2 / 2"), oldest first; each opens its own conversation.
+    const answer = await fetch(`${server.url}/api/chat/${chatId}/versions/${editedId}`);
+    const { versions } = (await answer.json()) as {
+      versions: { nodeId: string; messageId: string; message: ChatUIMessage; leafNodeId: string }[];
+    };
+    expect(versions.map((version) => [version.messageId, textOf(version.message)])).toEqual([
+      [editedId, 'two'],
+      [editedId, 'two, edited'],
+    ]);
+    expect(plain(await stored(chatId, `?node=${versions[0]?.leafNodeId}`))).toEqual(before);
+    expect(plain(await stored(chatId, `?node=${versions[1]?.leafNodeId}`))).toEqual(
+      plain(chat.messages),
+    );
   });
 
   it('edit of the first message', async () => {

@@ -1,5 +1,5 @@
 import { assertIdentifier, describeValue, ValidationError } from '@ctxgraph/fragments-core';
-import { safeValidateUIMessages, type UIMessage } from 'ai';
+import { safeValidateUIMessages, type ToolSet, type UIMessage } from 'ai';
 import { ChatRequestError } from '../errors';
 
 /** What the AI SDK's chat transport says a request is for. */
@@ -12,8 +12,11 @@ export type ChatTrigger = 'submit-message' | 'regenerate-message';
  */
 export type ChatMessageSchemas<UI_MESSAGE extends UIMessage = UIMessage> = Omit<
   Parameters<typeof safeValidateUIMessages<UI_MESSAGE>>[0],
-  'messages'
->;
+  'messages' | 'tools'
+> & {
+  /** The tools (`streamText`'s `tools`): tool parts are validated against their schemas. */
+  tools?: ToolSet;
+};
 
 /** A chat request as the cycle read it: validated, nothing written yet. */
 export interface ChatRequest<UI_MESSAGE extends UIMessage = UIMessage> {
@@ -208,7 +211,10 @@ export async function validateChatMessages<UI_MESSAGE extends UIMessage>(
 ): Promise<UI_MESSAGE[]> {
   const list = request.messages.slice(from);
   if (list.length === 0) return [];
-  const validated = await safeValidateUIMessages<UI_MESSAGE>({ ...schemas, messages: list });
+  const validated = await safeValidateUIMessages<UI_MESSAGE>({
+    ...(schemas as Omit<Parameters<typeof safeValidateUIMessages<UI_MESSAGE>>[0], 'messages'>),
+    messages: list,
+  });
   if (!validated.success) {
     const path = request.lastOnly
       ? 'message'
