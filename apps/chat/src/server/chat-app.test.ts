@@ -259,6 +259,32 @@ describe('the reference app with the AI SDK client', () => {
       'last-only',
     ]);
     expect(textOf(messages[3])).toBe('You said: only the last');
+
+    // A regenerate with only the (stored) last user message, keys in another order: a new reply
+    // at that message, no new version of it.
+    const again = await fetch(`${server.url}/api/chat`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        trigger: 'regenerate-message',
+        id: chatId,
+        message: {
+          parts: [{ text: 'only the last', type: 'text' }],
+          role: 'user',
+          id: 'last-only',
+        },
+      }),
+    });
+    expect(again.status).toBe(200);
+    await again.text();
+    const versions = await fetch(`${server.url}/api/chat/${chatId}/versions/last-only`);
+    expect(((await versions.json()) as { versions: unknown[] }).versions).toHaveLength(1);
+    const latest = await stored(chatId);
+    expect(latest.map((message) => message.id).slice(0, 3)).toEqual(
+      messages.map((message) => message.id).slice(0, 3),
+    );
+    expect(latest[3]?.id).not.toBe(messages[3]?.id);
+    expect((await stored(chatId, `?leaf=${messages[3]?.id}`)).at(-1)?.id).toBe(messages[3]?.id);
   });
 });
 

@@ -235,7 +235,18 @@ export async function chatBelongsTo(
 function sameMessage(left: UIMessage, right: UIMessage): boolean {
   return (
     left.role === right.role &&
-    JSON.stringify(left.parts) === JSON.stringify(right.parts) &&
-    JSON.stringify(left.metadata ?? null) === JSON.stringify(right.metadata ?? null)
+    canonical(left.parts) === canonical(right.parts) &&
+    canonical(left.metadata ?? null) === canonical(right.metadata ?? null)
   );
+}
+
+/** JSON with object keys sorted (a client may send the same message with its keys reordered). */
+function canonical(value: unknown): string {
+  return JSON.stringify(value, (_key, entry: unknown) => {
+    if (entry === null || typeof entry !== 'object' || Array.isArray(entry)) return entry;
+    const sorted: Record<string, unknown> = {};
+    for (const key of Object.keys(entry).sort())
+      sorted[key] = (entry as Record<string, unknown>)[key];
+    return sorted;
+  });
 }
