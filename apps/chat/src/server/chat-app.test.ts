@@ -169,6 +169,24 @@ describe('the reference app with the AI SDK client', () => {
     );
   });
 
+  it('two clients sending from the same last reply at once: both turns kept, each on its own path', async () => {
+    const chatId = newChatId();
+    const first = new NodeChat(server.url, chatId);
+    await turn(first, 'common ground');
+    const history = await stored(chatId);
+    const tabs = [0, 1, 2].map(
+      (index) => new NodeChat(server.url, chatId, structuredClone(history)),
+    );
+    await Promise.all(tabs.map((tab, index) => tab.sendMessage({ text: `tab ${index} speaks` })));
+    for (const tab of tabs) {
+      expect(tab.currentError).toBeUndefined();
+      expect(plain(await stored(chatId, `?leaf=${tab.messages.at(-1)?.id}`))).toEqual(
+        plain(tab.messages),
+      );
+    }
+    expect((await server.store.getGraph(chatId)).nodes).toHaveLength(2 + 3 * 2);
+  });
+
   it('a tool turn: the server-side tool runs, and the recorded usage is the whole call (both steps)', async () => {
     const chatId = newChatId();
     const chat = new NodeChat(server.url, chatId);
