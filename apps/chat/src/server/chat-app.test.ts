@@ -174,9 +174,7 @@ describe('the reference app with the AI SDK client', () => {
     const first = new NodeChat(server.url, chatId);
     await turn(first, 'common ground');
     const history = await stored(chatId);
-    const tabs = [0, 1, 2].map(
-      (index) => new NodeChat(server.url, chatId, structuredClone(history)),
-    );
+    const tabs = [0, 1, 2].map(() => new NodeChat(server.url, chatId, structuredClone(history)));
     await Promise.all(tabs.map((tab, index) => tab.sendMessage({ text: `tab ${index} speaks` })));
     for (const tab of tabs) {
       expect(tab.currentError).toBeUndefined();
