@@ -110,6 +110,7 @@ export {
   type BranchSummaryRecord,
   type CompactionMessageInput,
   type CompactionRecord,
+  type ProviderCompactionRecord,
   CTXGRAPH_METADATA_KEY,
   compactionMessage,
   type DroppedRecord,
