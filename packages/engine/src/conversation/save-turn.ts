@@ -8,10 +8,10 @@ import {
   type MessageNodeRecord,
 } from '@ctxgraph/fragments-core';
 import type { UIMessage } from 'ai';
+import { messageText } from '../budget/token-counter';
+import { visibleConversation } from '../compaction/compacted-view';
 import type { ChatSession } from '../session/chat-session';
 import { type AttachPoint, writeMessages } from '../session/write-messages';
-import { visibleConversation } from '../compaction/compacted-view';
-import { messageText } from '../budget/token-counter';
 import { addUsage, PENDING_PROVIDER_COMPACTION } from '../usage/message-usage';
 import type { PendingProviderCompaction } from '../usage/provider-compaction';
 import { bindLazy } from './conversation';
@@ -236,7 +236,8 @@ function placeProviderCompaction(
   const added = batch.filter((entry) => !view.chain.has(entry.id));
   const boundaryId =
     replaced !== undefined ? replaced.parentId : (added.at(-1)?.id ?? view.headMessageId);
-  if (boundaryId === null || boundaryId === id) return Object.keys(rest).length > 0 ? rest : undefined;
+  if (boundaryId === null || boundaryId === id)
+    return Object.keys(rest).length > 0 ? rest : undefined;
   const visible = visibleConversation(view.chain);
   const shownBefore: UIMessage[] = [];
   const boundaryInView = visible.entries.findIndex((entry) => entry.node.id === boundaryId);
