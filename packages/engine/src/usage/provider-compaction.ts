@@ -70,7 +70,7 @@ const where = 'withUsage(fragment, { response })';
  * and tool messages this call produced), in order. Throws a `ValidationError` when `response` is
  * not `{ messages: [...] }`.
  */
-export function compactionsInResponse(response: unknown): FoundCompaction[] {
+function compactionsInResponse(response: unknown): FoundCompaction[] {
   if (!isObject(response) || !Array.isArray(response.messages)) {
     throw new ValidationError(
       `${where}: response must be the call's result.response (an object with the messages it produced).`,
