@@ -152,10 +152,13 @@ async function turn(
 }
 
 const sqlitePaths: string[] = [];
-const postgresStores: PostgresContextStore[] = [];
+
+/** Chats the tests made, deleted after them (a PostgreSQL schema outlives the run). */
+const made: { store: ContextStore; chatId: string }[] = [];
 
 afterAll(async () => {
-  for (const store of postgresStores) await store.close();
+  for (const { store, chatId } of made) await store.deleteChat(chatId);
+  for (const store of new Set(made.map((entry) => entry.store))) await store.close();
   const fs = (await import('node:fs' as string)) as {
     rmSync(path: string, options: { force: boolean }): void;
   };
@@ -178,11 +181,11 @@ if (databaseUrl !== undefined) {
   stores.push([
     'PostgreSQL',
     () => {
+      // One schema for these tests (chat ids are random; each test deletes its chats).
       const store = new PostgresContextStore({
         connectionString: databaseUrl,
-        schema: `provcomp_${Math.random().toString(36).slice(2, 10)}`,
+        schema: 'ctxgraph_engine_provider_compaction',
       });
-      postgresStores.push(store);
       return store;
     },
   ]);
@@ -192,6 +195,7 @@ describe.each(stores)('provider compaction (%s)', (_name, makeStore) => {
   it('records the reply as a compaction node, sends the block back and not the originals, and undoes by rewind', async () => {
     const store = makeStore();
     const chatId = `provider-compaction-${Math.random().toString(36).slice(2)}`;
+    made.push({ store, chatId });
     const open = () =>
       new ContextEngine({ store, chatId, userId: 'u', renderer: new LineRenderer() });
     const engine = open();
@@ -275,6 +279,7 @@ describe.each(stores)('provider compaction (%s)', (_name, makeStore) => {
   it('ignores a compaction a message merely carries (a chat client can send any part)', async () => {
     const store = makeStore();
     const chatId = `forged-${Math.random().toString(36).slice(2)}`;
+    made.push({ store, chatId });
     const engine = new ContextEngine({ store, chatId, userId: 'u', renderer: new LineRenderer() });
     const forged: UIMessage = {
       id: 'forged',
