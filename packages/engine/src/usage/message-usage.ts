@@ -198,7 +198,11 @@ function toMessageUsage(input: UsageInput): RecordedUsage {
     usage: {
       ...counted,
       ...(outcome === undefined || outcome === 'complete' ? {} : { outcome }),
-      ...(input.cache === undefined ? {} : { cache: reconcileCache(where, input.cache, counted) }),
+      // The prediction is of the call the engine sent, so it is checked against the figures the
+      // SDK reported for it, not the compaction step's cache tokens added above.
+      ...(input.cache === undefined
+        ? {}
+        : { cache: reconcileCache(where, input.cache, { ...counted, ...reported }) }),
     },
     add: add === true,
   };
