@@ -48,6 +48,26 @@ describe('resolve({ budget })', () => {
     expect(result).not.toHaveProperty('budget');
   });
 
+  it('cuts in write-bound chunks by default where the profile bills cache writes, 0.3 elsewhere', async () => {
+    const store = new InMemoryContextStore();
+    const engine = engineFor('chunking', store);
+    engine.set(role('You help.'));
+    await seed(engine, 20); // 40 messages of about 24 tokens
+    const ids = async (budget: Record<string, unknown>) =>
+      (await engine.resolve({ budget: { maxInputTokens: 700, ...budget } })).messages.length;
+    const openai = { model: { provider: 'openai.responses', modelId: 'gpt-4o' } };
+    const anthropic = { model: { provider: 'anthropic.messages', modelId: 'claude-sonnet-4-5' } };
+    // OpenAI bills no cache writes: chunks of 0.3 of the budget, as an explicit 0.3.
+    expect(await ids(openai)).toBe(await ids({ ...openai, releaseRatio: 0.3 }));
+    // Anthropic (and the default profile, Anthropic's marks) cuts deeper, in chunks of the room
+    // / 1.1, so the kept history it must write again is small against what the next calls add.
+    const deep = await ids(anthropic);
+    expect(deep).toBeLessThan(await ids({ ...anthropic, releaseRatio: 0.3 }));
+    expect(await ids({})).toBe(deep);
+    // An explicit releaseRatio still decides.
+    expect(await ids({ ...anthropic, releaseRatio: 0.3 })).toBe(await ids(openai));
+  });
+
   it('keeps everything that fits and reports tokens per fragment and per message', async () => {
     const engine = engineFor('fits');
     engine.set(role('You help.'), hint('Be brief.'));
@@ -352,12 +372,12 @@ async function expectAsFresh(
   store: InMemoryContextStore,
   chatId: string,
   maxInputTokens: number,
+  releaseRatio?: number,
 ): Promise<void> {
   const fresh = engineFor(chatId, store);
   fresh.set(...warm.context);
-  expect(comparable(result)).toEqual(
-    comparable(await fresh.resolve({ budget: { maxInputTokens } })),
-  );
+  const budget = releaseRatio === undefined ? { maxInputTokens } : { maxInputTokens, releaseRatio };
+  expect(comparable(result)).toEqual(comparable(await fresh.resolve({ budget })));
 }
 
 describe('a warm engine plans as a fresh one on the same chat', () => {
@@ -374,17 +394,25 @@ describe('a warm engine plans as a fresh one on the same chat', () => {
     await expectAsFresh(engine, big, store, 'grows', 2000);
   });
 
+  // With chunks of a fixed share of the budget (an explicit releaseRatio), more room never means
+  // less history. (The default for a profile that bills cache writes sizes chunks by the room
+  // instead, so there it may cut at a later boundary: see the write-bound tests below.)
   it('sends more history once replaceContext() removes a big fragment', async () => {
     const store = new InMemoryContextStore();
     const engine = engineFor('shrinks', store);
     engine.set(role('You help.'), hint(`Catalogue ${'item '.repeat(400)}`));
     await seed(engine, 20);
-    const crowded = await engine.resolve({ budget: { maxInputTokens: 800 } });
+    const budget = { maxInputTokens: 800, releaseRatio: 0.3 };
+    const crowded = await engine.resolve({ budget });
     expect(crowded.messages.length).toBeLessThan(20);
     engine.replaceContext([role('You help.')]);
-    const roomy = await engine.resolve({ budget: { maxInputTokens: 800 } });
+    const roomy = await engine.resolve({ budget });
     expect(roomy.messages.length).toBeGreaterThan(crowded.messages.length);
-    await expectAsFresh(engine, roomy, store, 'shrinks', 800);
+    await expectAsFresh(engine, roomy, store, 'shrinks', 800, 0.3);
+    // Under the default (write-bound: the default profile is Anthropic's), a warm engine still
+    // plans as a fresh one.
+    const byDefault = await engine.resolve({ budget: { maxInputTokens: 800 } });
+    await expectAsFresh(engine, byDefault, store, 'shrinks', 800);
   });
 
   it('sends the summary compact() just wrote, and the turns after it', async () => {

@@ -22,7 +22,13 @@ export interface BudgetOptions {
    * same prefix (and hit the provider's cache) instead of shifting the window every turn. The
    * boundaries are fixed places in the history, so an engine made per request cuts where a
    * long-lived one does. 0 cuts only what must go.
-   * @default 0.3
+   *
+   * When not given, it depends on the cache profile: where the provider charges for cache writes
+   * (Anthropic, Bedrock, OpenRouter's Anthropic models, and the default Anthropic marks), a chunk
+   * is the history's room divided by 1.1, so a cut makes the provider write again at most a
+   * tenth of the new tokens the chunk lets in (write amplification at most 1.1); the price is
+   * that right after a cut little history is sent. Elsewhere, 0.3.
+   * @default 0.3, or the room / 1.1 where cache writes are charged
    */
   releaseRatio?: number;
   /**
@@ -112,7 +118,8 @@ export interface BudgetMemory {
 /** The checked budget with its defaults. */
 export interface CheckedBudget {
   readonly maxInputTokens: number;
-  readonly releaseRatio: number;
+  /** Undefined when the caller gave none (the default depends on the cache profile). */
+  readonly releaseRatio: number | undefined;
   readonly cacheMarkers: 'anthropic' | 'none';
   readonly model: CacheModel | undefined;
   readonly cacheProfile: CacheProfile | undefined;
@@ -142,11 +149,7 @@ export function checkBudget(method: string, budget: unknown): CheckedBudget {
       { issues: [{ path: 'budget', message: 'expected an object' }] },
     );
   }
-  const {
-    maxInputTokens,
-    releaseRatio = 0.3,
-    cacheMarkers = 'anthropic',
-  } = budget as BudgetOptions;
+  const { maxInputTokens, releaseRatio, cacheMarkers = 'anthropic' } = budget as BudgetOptions;
   if (
     typeof maxInputTokens !== 'number' ||
     !Number.isSafeInteger(maxInputTokens) ||
@@ -157,7 +160,10 @@ export function checkBudget(method: string, budget: unknown): CheckedBudget {
       { issues: [{ path: 'budget.maxInputTokens', message: 'expected a positive integer' }] },
     );
   }
-  if (typeof releaseRatio !== 'number' || !(releaseRatio >= 0 && releaseRatio <= 0.9)) {
+  if (
+    releaseRatio !== undefined &&
+    (typeof releaseRatio !== 'number' || !(releaseRatio >= 0 && releaseRatio <= 0.9))
+  ) {
     throw new ValidationError(
       `${method}: budget.releaseRatio must be a number from 0 to 0.9, received ${String(releaseRatio)}.`,
       { issues: [{ path: 'budget.releaseRatio', message: 'expected a number from 0 to 0.9' }] },
@@ -192,6 +198,11 @@ export interface FitInput {
   /** Index of the first pending message in `messages`. */
   readonly pendingFrom: number;
   readonly previous: BudgetMemory | null;
+  /**
+   * Whether the call's cache profile charges for cache writes (prefixes cached at breakpoints,
+   * writes reported): then history is cut in `'write-bound'` chunks unless `releaseRatio` is given.
+   */
+  readonly chargesWrites: boolean;
 }
 
 /** What {@link fitToBudget} produces. */
@@ -228,7 +239,7 @@ export function fitToBudget(input: FitInput): FitResult {
   for (let attempt = 1; ; attempt += 1) {
     const plan = planBudget({
       maxInputTokens: input.budget.maxInputTokens,
-      releaseRatio: input.budget.releaseRatio,
+      releaseRatio: input.budget.releaseRatio ?? (input.chargesWrites ? 'write-bound' : 0.3),
       overheadTokens,
       fragments: planFragments,
       messages: planMessages,
