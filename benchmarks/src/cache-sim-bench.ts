@@ -10,7 +10,7 @@
 // the share of input tokens read from cache, write amplification, input cost, and how the
 // engine's predictions compare with what the simulation reported. Prints figures only.
 // Environment: CACHE_BENCH_BUDGET (maxInputTokens, 8000), CACHE_BENCH_RELEASE (releaseRatios,
-// 'default,0.3,0.9'; 'default' passes none), CACHE_BENCH_PAUSE (seconds of the pause at turn 100, 600), CACHE_BENCH_ONLY (one
+// 'default,write-bound,0.9'; 'default' passes none, i.e. 0.3), CACHE_BENCH_PAUSE (seconds of the pause at turn 100, 600), CACHE_BENCH_ONLY (one
 // profile by name), CACHE_BENCH_DEBUG (print every miss the engine recorded).
 import { createHash } from 'node:crypto';
 import { message, toModelMessages } from '@ctxgraph/codecs';
@@ -26,10 +26,12 @@ import { random, scriptedTurn } from './scripted-conversation';
 
 const turns = 200;
 const maxInputTokens = Number(process.env.CACHE_BENCH_BUDGET ?? 8000);
-/** 'default' passes no releaseRatio: the engine picks by profile (write-bound where writes are billed). */
-const releaseRatios = (process.env.CACHE_BENCH_RELEASE ?? 'default,0.3,0.9')
+/** 'default' passes no releaseRatio (0.3); 'write-bound' is the opt-in chunking for billed writes. */
+const releaseRatios = (process.env.CACHE_BENCH_RELEASE ?? 'default,write-bound,0.9')
   .split(',')
-  .map((entry) => (entry === 'default' ? undefined : Number(entry)));
+  .map((entry): number | 'write-bound' | undefined =>
+    entry === 'default' ? undefined : entry === 'write-bound' ? entry : Number(entry),
+  );
 /** Simulated seconds between turns, and one long pause (past every 5-minute TTL). */
 const secondsBetweenTurns = 30;
 const pauseAtTurn = 100;
@@ -328,7 +330,7 @@ function uiTokens(entry: UIMessage): number {
 async function replay(
   rules: ProviderRules,
   strategy: Strategy,
-  releaseRatio: number | undefined,
+  releaseRatio: number | 'write-bound' | undefined,
 ): Promise<RunResult> {
   simulatedNow = Date.UTC(2026, 10, 27, 9, 0, 0);
   const cache = new SimulatedCache(rules);
@@ -515,7 +517,7 @@ for (const releaseRatio of releaseRatios) {
     });
   }
   console.log(
-    `\nSimulated provider caches, ${turns} scripted turns (tool call every 5th), maxInputTokens ${maxInputTokens}, releaseRatio ${releaseRatio ?? 'default (by profile)'}, ${secondsBetweenTurns}s between turns and one ${pauseSeconds}s pause at turn ${pauseAtTurn}; provider counts (o200k of each message's JSON):`,
+    `\nSimulated provider caches, ${turns} scripted turns (tool call every 5th), maxInputTokens ${maxInputTokens}, releaseRatio ${releaseRatio ?? 'default (0.3)'}, ${secondsBetweenTurns}s between turns and one ${pauseSeconds}s pause at turn ${pauseAtTurn}; provider counts (o200k of each message's JSON):`,
   );
   printTable(rows);
   console.log(

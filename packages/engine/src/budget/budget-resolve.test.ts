@@ -48,7 +48,7 @@ describe('resolve({ budget })', () => {
     expect(result).not.toHaveProperty('budget');
   });
 
-  it('cuts in write-bound chunks by default where the profile bills cache writes, 0.3 elsewhere', async () => {
+  it("cuts in chunks of 0.3 of the budget by default, deeper with releaseRatio 'write-bound'", async () => {
     const store = new InMemoryContextStore();
     const engine = engineFor('chunking', store);
     engine.set(role('You help.'));
@@ -57,15 +57,26 @@ describe('resolve({ budget })', () => {
       (await engine.resolve({ budget: { maxInputTokens: 700, ...budget } })).messages.length;
     const openai = { model: { provider: 'openai.responses', modelId: 'gpt-4o' } };
     const anthropic = { model: { provider: 'anthropic.messages', modelId: 'claude-sonnet-4-5' } };
-    // OpenAI bills no cache writes: chunks of 0.3 of the budget, as an explicit 0.3.
-    expect(await ids(openai)).toBe(await ids({ ...openai, releaseRatio: 0.3 }));
-    // Anthropic (and the default profile, Anthropic's marks) cuts deeper, in chunks of the room
-    // / 1.1, so the kept history it must write again is small against what the next calls add.
-    const deep = await ids(anthropic);
-    expect(deep).toBeLessThan(await ids({ ...anthropic, releaseRatio: 0.3 }));
-    expect(await ids({})).toBe(deep);
-    // An explicit releaseRatio still decides.
-    expect(await ids({ ...anthropic, releaseRatio: 0.3 })).toBe(await ids(openai));
+    // The default is the same on every profile: chunks of 0.3 of the budget.
+    const standard = await ids({});
+    expect(await ids(openai)).toBe(standard);
+    expect(await ids(anthropic)).toBe(standard);
+    expect(await ids({ ...anthropic, releaseRatio: 0.3 })).toBe(standard);
+    // 'write-bound' (opt-in, for a provider that bills cache writes) cuts deeper, in chunks of
+    // the room / 1.1, so the kept history it must write again is small against what the next
+    // calls add; the price is less history right after the cut.
+    const deep = await ids({ ...anthropic, releaseRatio: 'write-bound' });
+    expect(deep).toBeLessThan(standard);
+    expect(deep).toBeGreaterThan(0);
+  });
+
+  it("refuses a releaseRatio that is neither a number from 0 to 0.9 nor 'write-bound'", async () => {
+    const engine = engineFor('bad-ratio');
+    await seed(engine, 1);
+    for (const releaseRatio of [1, -0.1, 'deep', null])
+      await expect(
+        engine.resolve({ budget: { maxInputTokens: 700, releaseRatio } as never }),
+      ).rejects.toThrow(/releaseRatio must be a number from 0 to 0.9 or 'write-bound'/);
   });
 
   it('keeps everything that fits and reports tokens per fragment and per message', async () => {

@@ -108,7 +108,6 @@ export class BudgetPlanner {
         messages: [...history, ...pending],
         pendingFrom: history.length,
         previous,
-        chargesWrites: chargesCacheWrites(call.budget),
       });
       return withCachePrediction(fitted, call.budget, previous?.cache ?? null).report;
     } catch (error) {
@@ -157,7 +156,6 @@ export class BudgetPlanner {
       messages,
       pendingFrom: shownMessageCount(session.view.chain),
       previous,
-      chargesWrites: chargesCacheWrites(budget),
     });
     const { report, memory, profile } = withCachePrediction(
       fitted,
@@ -210,17 +208,6 @@ function profileFor(budget: CheckedBudget): CacheProfile {
 }
 
 const defaultProfile = anthropicCacheProfile();
-
-/**
- * True when the budget's cache profile caches prefixes only at its marks and reports (so bills)
- * cache writes: there, every cut that moves the history's start makes the provider write the
- * kept history again, and history is cut in chunks sized to bound that (`'write-bound'`).
- */
-function chargesCacheWrites(budget: CheckedBudget): boolean {
-  const profile = profileFor(budget);
-  const rules = checkCacheRules(profile.id, profile.rules(budget.model?.modelId ?? ''));
-  return rules.mode === 'breakpoints' && rules.reportsWrites;
-}
 
 /**
  * Adds the cache prediction to a fitted plan: the input as cache units (the system prompt, then

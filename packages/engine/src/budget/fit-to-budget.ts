@@ -23,14 +23,14 @@ export interface BudgetOptions {
    * boundaries are fixed places in the history, so an engine made per request cuts where a
    * long-lived one does. 0 cuts only what must go.
    *
-   * When not given, it depends on the cache profile: where the provider charges for cache writes
-   * (Anthropic, Bedrock, OpenRouter's Anthropic models, and the default Anthropic marks), a chunk
-   * is the history's room divided by 1.1, so a cut makes the provider write again at most a
-   * tenth of the new tokens the chunk lets in (write amplification at most 1.1); the price is
-   * that right after a cut little history is sent. Elsewhere, 0.3.
-   * @default 0.3, or the room / 1.1 where cache writes are charged
+   * `'write-bound'`, for a provider that charges for cache writes (Anthropic, Bedrock,
+   * OpenRouter's Anthropic models): a chunk is the history's room divided by 1.1, so a cut makes
+   * the provider write again at most a tenth of the new tokens the chunk lets in (write
+   * amplification at most 1.1). The price is context: right after a cut little history is sent,
+   * so pair it with `autoCompact` (a summary stands in for what went). Opt-in for that reason.
+   * @default 0.3
    */
-  releaseRatio?: number;
+  releaseRatio?: number | 'write-bound';
   /**
    * With `format: 'model'` and neither `model` nor `cacheProfile`: `'anthropic'` marks the
    * planned cache breakpoints with `providerOptions.anthropic.cacheControl` (other providers
@@ -119,7 +119,7 @@ export interface BudgetMemory {
 export interface CheckedBudget {
   readonly maxInputTokens: number;
   /** Undefined when the caller gave none (the default depends on the cache profile). */
-  readonly releaseRatio: number | undefined;
+  readonly releaseRatio: number | 'write-bound' | undefined;
   readonly cacheMarkers: 'anthropic' | 'none';
   readonly model: CacheModel | undefined;
   readonly cacheProfile: CacheProfile | undefined;
@@ -162,11 +162,16 @@ export function checkBudget(method: string, budget: unknown): CheckedBudget {
   }
   if (
     releaseRatio !== undefined &&
+    releaseRatio !== 'write-bound' &&
     (typeof releaseRatio !== 'number' || !(releaseRatio >= 0 && releaseRatio <= 0.9))
   ) {
     throw new ValidationError(
-      `${method}: budget.releaseRatio must be a number from 0 to 0.9, received ${String(releaseRatio)}.`,
-      { issues: [{ path: 'budget.releaseRatio', message: 'expected a number from 0 to 0.9' }] },
+      `${method}: budget.releaseRatio must be a number from 0 to 0.9 or 'write-bound', received ${String(releaseRatio)}.`,
+      {
+        issues: [
+          { path: 'budget.releaseRatio', message: "expected a number from 0 to 0.9 or 'write-bound'" },
+        ],
+      },
     );
   }
   if (cacheMarkers !== 'anthropic' && cacheMarkers !== 'none') {
@@ -198,11 +203,6 @@ export interface FitInput {
   /** Index of the first pending message in `messages`. */
   readonly pendingFrom: number;
   readonly previous: BudgetMemory | null;
-  /**
-   * Whether the call's cache profile charges for cache writes (prefixes cached at breakpoints,
-   * writes reported): then history is cut in `'write-bound'` chunks unless `releaseRatio` is given.
-   */
-  readonly chargesWrites: boolean;
 }
 
 /** What {@link fitToBudget} produces. */
@@ -239,7 +239,7 @@ export function fitToBudget(input: FitInput): FitResult {
   for (let attempt = 1; ; attempt += 1) {
     const plan = planBudget({
       maxInputTokens: input.budget.maxInputTokens,
-      releaseRatio: input.budget.releaseRatio ?? (input.chargesWrites ? 'write-bound' : 0.3),
+      releaseRatio: input.budget.releaseRatio ?? 0.3,
       overheadTokens,
       fragments: planFragments,
       messages: planMessages,
