@@ -6,7 +6,7 @@ import {
   type ContextRenderer,
   type HeadState,
 } from '@ctxgraph/fragments-core';
-import type { UIMessage } from 'ai';
+import type { SystemModelMessage, UIMessage } from 'ai';
 import {
   type AutoCompaction,
   type CheckedAutoCompact,
@@ -18,6 +18,7 @@ import { shownMessageCount, visibleConversation } from '../compaction/compacted-
 import type { ModelResolveResult, ResolveResult } from '../context-engine-options';
 import { conversation, pendingMessages } from '../conversation/conversation';
 import type { ChatSession } from '../session/chat-session';
+import { foldSystemMessages } from './fold-system-messages';
 import { toMarkedModelMessages } from './cache-markers';
 import {
   type BudgetMemory,
@@ -64,8 +65,10 @@ export class BudgetPlanner {
     if (call.budget === undefined) {
       const systemPrompt = call.renderer.render(call.fragments);
       const messages = await conversation(session, call.ticket, opened);
-      if (call.format === 'model')
-        return { systemPrompt, messages: await toModelMessages(messages) };
+      if (call.format === 'model') {
+        const system: SystemModelMessage = { role: 'system', content: systemPrompt };
+        return { systemPrompt, ...foldSystemMessages(system, await toModelMessages(messages)) };
+      }
       return { systemPrompt, messages };
     }
     const compaction = await this.#compactFirst(session, call, call.budget, opened);
@@ -152,6 +155,6 @@ export class BudgetPlanner {
       report.breakpoints,
       budget.cacheMarkers,
     );
-    return { systemPrompt, system: marked.system, messages: marked.messages, budget: report };
+    return { systemPrompt, ...foldSystemMessages(marked.system, marked.messages), budget: report };
   }
 }
