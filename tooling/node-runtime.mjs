@@ -32,7 +32,11 @@ const cache = join(root, 'node_modules', '.cache');
  */
 
 function run(command, args, options = {}) {
-  return execFileSync(command, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], ...options });
+  return execFileSync(command, args, {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+    ...options,
+  });
 }
 
 function describe(node, home) {
@@ -62,7 +66,16 @@ export function nodeRuntime(major) {
     mkdirSync(prefix, { recursive: true });
     const result = spawnSync(
       'npm',
-      ['install', '--prefix', prefix, '--no-save', '--no-package-lock', '--no-audit', '--no-fund', `${name}@${major}`],
+      [
+        'install',
+        '--prefix',
+        prefix,
+        '--no-save',
+        '--no-package-lock',
+        '--no-audit',
+        '--no-fund',
+        `${name}@${major}`,
+      ],
       { stdio: 'inherit', shell: process.platform === 'win32' },
     );
     if (result.status !== 0 || !existsSync(node)) {
@@ -85,7 +98,14 @@ function betterSqliteFolders() {
 /** node-gyp: npm's own copy when npm has one, else from the registry through npx. */
 function nodeGyp() {
   try {
-    const bundled = join(run('npm', ['root', '-g']).trim(), 'npm', 'node_modules', 'node-gyp', 'bin', 'node-gyp.js');
+    const bundled = join(
+      run('npm', ['root', '-g']).trim(),
+      'npm',
+      'node_modules',
+      'node-gyp',
+      'bin',
+      'node-gyp.js',
+    );
     if (existsSync(bundled)) return [bundled];
   } catch {}
   return undefined;
@@ -109,16 +129,24 @@ export function betterSqliteBuild(folder, runtime) {
   );
   if (existsSync(cached)) return cached;
   const own = join(folder, 'build', 'Release', 'better_sqlite3.node');
-  if (runtime.abi === process.versions.modules && existsSync(own) && !existsSync(own + savedSuffix)) {
+  if (
+    runtime.abi === process.versions.modules &&
+    existsSync(own) &&
+    !existsSync(own + savedSuffix)
+  ) {
     return own; // installed by the workspace's install, for this Node
   }
-  console.log(`building better-sqlite3@${version} for Node ${runtime.version} (once; cached in ${dirname(cached)})`);
+  console.log(
+    `building better-sqlite3@${version} for Node ${runtime.version} (once; cached in ${dirname(cached)})`,
+  );
   const copy = mkdtempSync(join(tmpdir(), 'ctxgraph-better-sqlite3-'));
   try {
     cpSync(folder, copy, {
       recursive: true,
       dereference: true,
-      filter: (source) => !source.startsWith(join(folder, 'build')) && !source.startsWith(join(folder, 'node_modules')),
+      filter: (source) =>
+        !source.startsWith(join(folder, 'build')) &&
+        !source.startsWith(join(folder, 'node_modules')),
     });
     const gyp = nodeGyp();
     const [command, args] =

@@ -28,7 +28,9 @@ if (notInstalled.length > 0) {
 for (const { folder } of packages) rmSync(join(folder, '.vitest-report.json'), { force: true });
 
 const lane = aiLane();
-console.log(`AI SDK ${lane} lane on Node ${process.versions.node} (pnpm test:lane 6|7 runs the other)`);
+console.log(
+  `AI SDK ${lane} lane on Node ${process.versions.node} (pnpm test:lane 6|7 runs the other)`,
+);
 const extra = process.argv.slice(2);
 const status = runTurbo(
   ['run', 'test', '--continue=dependencies-successful', '--concurrency=3', ...extra],

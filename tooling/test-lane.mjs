@@ -35,7 +35,9 @@ export function runOnLane(lane, script, args) {
     }).status ?? 1;
   if (current >= needed) return start(process.execPath);
   const runtime = nodeRuntime(needed);
-  console.log(`AI SDK ${lane} needs Node ${needed}+: running on Node ${runtime.version} (${runtime.node})`);
+  console.log(
+    `AI SDK ${lane} needs Node ${needed}+: running on Node ${runtime.version} (${runtime.node})`,
+  );
   environment.npm_config_nodedir = runtime.home;
   return withNativeAddonsFor(runtime, () => start(runtime.node));
 }

@@ -36,7 +36,9 @@ export function aiLane(environment = process.env, nodeVersion = process.versions
   const chosen = environment.CTXGRAPH_AI_LANE;
   if (chosen !== undefined && chosen !== '') {
     if (chosen !== '6' && chosen !== '7') {
-      throw new Error(`CTXGRAPH_AI_LANE must be 6 or 7 (the AI SDK major), received ${JSON.stringify(chosen)}.`);
+      throw new Error(
+        `CTXGRAPH_AI_LANE must be 6 or 7 (the AI SDK major), received ${JSON.stringify(chosen)}.`,
+      );
     }
     return chosen;
   }

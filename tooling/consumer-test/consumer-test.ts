@@ -367,7 +367,9 @@ async function runLane(
         if (outcome.exitCode !== 0 || outcome.stderr !== '') {
           problems.push(`${where} failed (exit ${outcome.exitCode}):\n${outcome.stderr}`);
         } else if (JSON.stringify(printed) !== JSON.stringify(expected)) {
-          problems.push(`${where} printed ${JSON.stringify(printed)}, not ${JSON.stringify(expected)}`);
+          problems.push(
+            `${where} printed ${JSON.stringify(printed)}, not ${JSON.stringify(expected)}`,
+          );
         } else {
           console.log(`ok   ${where}`);
         }
@@ -407,7 +409,9 @@ async function runLane(
             : ` (${theirs.length} errors inside third-party declarations, not ours: ${[
                 ...new Set(theirs.map((line) => line.replace(/\(.*/, ''))),
               ].join(', ')})`;
-        console.log(`ok   the app and the README examples type-check (strict, ${resolution})${note}`);
+        console.log(
+          `ok   the app and the README examples type-check (strict, ${resolution})${note}`,
+        );
       }
     }
     const app = spawnSync(runtime.node, ['--import', tsx, join('app', 'app.ts')], {
@@ -415,7 +419,9 @@ async function runLane(
       encoding: 'utf8',
     });
     if (app.status !== 0 || app.stdout.trim() !== 'Hello from a stream.') {
-      problems.push(`the app (streamText with the engine's system) failed:\n${app.stdout}${app.stderr}`);
+      problems.push(
+        `the app (streamText with the engine's system) failed:\n${app.stdout}${app.stderr}`,
+      );
     } else {
       console.log('ok   the app streams a reply with the folded system message');
     }

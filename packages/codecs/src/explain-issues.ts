@@ -259,28 +259,30 @@ let partSchemaProbe: Promise<PartSchema | undefined> | undefined;
  * branch then reports its literal or prefix (AI SDK 6), or the union names its options (AI SDK 7).
  */
 function partSchema(): Promise<PartSchema | undefined> {
-  partSchemaProbe ??= probeUnion({ type: '\u0000' }).then(async (union) => {
-    if (union === undefined) return undefined;
-    if (isDiscriminatorIssue(union)) return discriminatedSchema(union.options);
-    const branches = union.errors;
-    if (!Array.isArray(branches) || branches.length === 0) return undefined;
-    const types = branches.map((branch): BranchType => {
-      const issue = branch.find((inner) => isAt(inner, 'type'));
-      const literals =
-        issue?.code === 'invalid_value' && Array.isArray(issue.values)
-          ? issue.values.filter((value): value is string => typeof value === 'string')
-          : [];
-      const prefix =
-        issue?.code === 'invalid_format' && typeof issue.prefix === 'string'
-          ? issue.prefix
-          : undefined;
-      return { literals, prefix };
-    });
-    // Every branch must have said what it accepts, or the answer cannot be trusted.
-    return types.every((type) => type.literals.length > 0 || type.prefix !== undefined)
-      ? { kind: 'branches', types }
-      : undefined;
-  });
+  partSchemaProbe ??= probeUnion({ type: '\u0000' }).then(
+    async (union): Promise<PartSchema | undefined> => {
+      if (union === undefined) return undefined;
+      if (isDiscriminatorIssue(union)) return discriminatedSchema(union.options);
+      const branches: Branches | undefined = union.errors;
+      if (branches === undefined || branches.length === 0) return undefined;
+      const types = branches.map((branch): BranchType => {
+        const issue = branch.find((inner) => isAt(inner, 'type'));
+        const literals =
+          issue?.code === 'invalid_value' && Array.isArray(issue.values)
+            ? issue.values.filter((value): value is string => typeof value === 'string')
+            : [];
+        const prefix =
+          issue?.code === 'invalid_format' && typeof issue.prefix === 'string'
+            ? issue.prefix
+            : undefined;
+        return { literals, prefix };
+      });
+      // Every branch must have said what it accepts, or the answer cannot be trusted.
+      return types.every((type) => type.literals.length > 0 || type.prefix !== undefined)
+        ? { kind: 'branches', types }
+        : undefined;
+    },
+  );
   return partSchemaProbe;
 }
 

@@ -184,26 +184,24 @@ describe('validateMessages', () => {
     field as string,
   ]);
 
-  it.each(aiSdk7Parts)('handles the AI SDK 7 part type %s consistently on each major', async (
-    type,
-    valid,
-    broken,
-    field,
-  ) => {
-    const message = { id: `v-${type}`, role: 'assistant', parts: [valid] };
-    const brokenMessage = { id: `b-${type}`, role: 'assistant', parts: [JSON.parse(broken)] };
-    const refusal = (await validateMessages([brokenMessage]).catch(
-      (caught: unknown) => caught,
-    )) as MessageValidationError;
-    expect(MessageValidationError.isInstance(refusal)).toBe(true);
-    expect(storableMessageIssues(message)).toEqual([]);
-    if (aiLane() === '7') {
-      await expect(validateMessages([message])).resolves.toEqual([message]);
-      expect(refusal.message).toContain(`messages[0].parts[0].${field}: missing (expected `);
-    } else {
-      const unknown = `messages[0].parts[0].type: unknown part type "${type}" (known: ${knownPartTypes})`;
-      await expect(validateMessages([message])).rejects.toThrow(unknown);
-      expect(refusal.message).toContain(unknown);
-    }
-  });
+  it.each(aiSdk7Parts)(
+    'handles the AI SDK 7 part type %s consistently on each major',
+    async (type, valid, broken, field) => {
+      const message = { id: `v-${type}`, role: 'assistant', parts: [valid] };
+      const brokenMessage = { id: `b-${type}`, role: 'assistant', parts: [JSON.parse(broken)] };
+      const refusal = (await validateMessages([brokenMessage]).catch(
+        (caught: unknown) => caught,
+      )) as MessageValidationError;
+      expect(MessageValidationError.isInstance(refusal)).toBe(true);
+      expect(storableMessageIssues(message)).toEqual([]);
+      if (aiLane() === '7') {
+        await expect(validateMessages([message])).resolves.toEqual([message]);
+        expect(refusal.message).toContain(`messages[0].parts[0].${field}: missing (expected `);
+      } else {
+        const unknown = `messages[0].parts[0].type: unknown part type "${type}" (known: ${knownPartTypes})`;
+        await expect(validateMessages([message])).rejects.toThrow(unknown);
+        expect(refusal.message).toContain(unknown);
+      }
+    },
+  );
 });

@@ -18,7 +18,6 @@ import { shownMessageCount, visibleConversation } from '../compaction/compacted-
 import type { ModelResolveResult, ResolveResult } from '../context-engine-options';
 import { conversation, pendingMessages } from '../conversation/conversation';
 import type { ChatSession } from '../session/chat-session';
-import { foldSystemMessages } from './fold-system-messages';
 import { toMarkedModelMessages } from './cache-markers';
 import {
   type BudgetMemory,
@@ -26,6 +25,7 @@ import {
   type CheckedBudget,
   fitToBudget,
 } from './fit-to-budget';
+import { foldSystemMessages } from './fold-system-messages';
 import { TokenCounter } from './token-counter';
 
 /** One `resolve()` call, as the engine took it. */
