@@ -17,7 +17,7 @@ export const lanes = /** @type {const} */ ({ 6: { node: 20 }, 7: { node: 22 } })
  * For lane 6: the packages whose imports are swapped, and the tooling/ alias that replaces each.
  * The aliases are installed under tooling/ (its package.json), so they resolve from there.
  */
-export const laneSixAliases = /** @type {const} */ ({
+const laneSixAliases = /** @type {const} */ ({
   ai: 'ai-v6',
   '@ai-sdk/openai': '@ai-sdk/openai-v3',
 });
