@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { validateMessages } from '@ctxgraph/codecs';
 import * as ai from 'ai';
 import { describe, expect, it } from 'vitest';
 import { aiLane, laneSpecifier } from './lane.mjs';
@@ -52,6 +53,15 @@ describe('the AI SDK lane', () => {
   it("puts this vitest run's ai on the lane (the plugin)", () => {
     // isCustomContentUIPart came with AI SDK 7.
     expect('isCustomContentUIPart' in ai).toBe(aiLane() === '7');
+  });
+
+  it("reaches the ai that sibling packages' dist imports", async () => {
+    // @ctxgraph/codecs (its built dist) validates with its own `ai` import: a `custom` part exists
+    // on AI SDK 7 only.
+    const custom = { id: 'c', role: 'assistant', parts: [{ type: 'custom', kind: 'acme.note' }] };
+    const validated = validateMessages([custom]);
+    if (aiLane() === '7') await expect(validated).resolves.toEqual([custom]);
+    else await expect(validated).rejects.toThrow('unknown part type "custom"');
   });
 
   it('puts a plain Node process on the lane (the hooks)', () => {
