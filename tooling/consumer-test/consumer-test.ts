@@ -122,7 +122,16 @@ function withSiblings(names: readonly string[], packed: ReadonlyMap<string, Pack
   return [...needed];
 }
 
-/** The install arguments for `names`: tarballs for ours, `ai@<lane>` for ai, the rest by name. */
+/**
+ * The major of each AI SDK companion package that goes with an AI SDK major, for install lines
+ * that name one (the AI SDK integration's README may name `@ai-sdk/react`, say).
+ */
+const companions: Readonly<Record<Lane, Readonly<Record<string, string>>>> = {
+  '6': { ai: '6', '@ai-sdk/openai': '3', '@ai-sdk/react': '3' },
+  '7': { ai: '7', '@ai-sdk/openai': '4', '@ai-sdk/react': '4' },
+};
+
+/** The install arguments for `names`: tarballs for ours, the lane's major for the AI SDK's. */
 function installArguments(
   names: readonly string[],
   packed: ReadonlyMap<string, PackedPackage>,
@@ -131,7 +140,10 @@ function installArguments(
   const ours = withSiblings(names, packed).map((name) => packed.get(name)?.tarball as string);
   const others = names
     .filter((name) => !packed.has(name))
-    .map((name) => (name === 'ai' ? `ai@${lane}` : name));
+    .map((name) => {
+      const major = companions[lane][name];
+      return major === undefined ? name : `${name}@${major}`;
+    });
   return [...ours, ...others];
 }
 
