@@ -14,7 +14,8 @@
 // the package's install script as usual without compiling, and better-sqlite3 is pinned (npm
 // `overrides`) to the workspace's version, the one those builds are for.
 //
-// Options: `--lane 6` or `--lane 7` (default: both), `--keep` (leave the projects on disk).
+// Options: `--lane 6` or `--lane 7` (default: both), `--node <major>` (another Node for the lane,
+// 24 say; at least the lane's own), `--keep` (leave the projects on disk).
 import { execFileSync, spawnSync } from 'node:child_process';
 import {
   existsSync,
@@ -273,8 +274,12 @@ async function runLane(
   lane: Lane,
   packed: ReadonlyMap<string, PackedPackage>,
   keep: boolean,
+  nodeMajor: number = lanes[lane].node,
 ): Promise<LaneResult> {
-  const runtime = nodeRuntime(lanes[lane].node);
+  if (nodeMajor < lanes[lane].node) {
+    throw new Error(`AI SDK ${lane} needs Node ${lanes[lane].node} or newer, not ${nodeMajor}.`);
+  }
+  const runtime = nodeRuntime(nodeMajor);
   const problems: string[] = [];
   const project = mkdtempSync(join(tmpdir(), `ctxgraph-consumer-ai${lane}-`));
   if (!relative(root, project).startsWith('..')) {
@@ -455,8 +460,13 @@ async function main(): Promise<void> {
   const argv = process.argv.slice(2);
   const laneFlag = argv.indexOf('--lane');
   const chosen = laneFlag === -1 ? undefined : argv[laneFlag + 1];
-  if (chosen !== undefined && chosen !== '6' && chosen !== '7') {
-    console.error('usage: pnpm test:consumer [--lane 6|7] [--keep]');
+  const nodeFlag = argv.indexOf('--node');
+  const nodeMajor = nodeFlag === -1 ? undefined : Number(argv[nodeFlag + 1]);
+  if (
+    (chosen !== undefined && chosen !== '6' && chosen !== '7') ||
+    (nodeMajor !== undefined && !Number.isInteger(nodeMajor))
+  ) {
+    console.error('usage: pnpm test:consumer [--lane 6|7] [--node <major>] [--keep]');
     process.exit(2);
   }
   const toRun: Lane[] = chosen === undefined ? ['6', '7'] : [chosen];
@@ -469,7 +479,9 @@ async function main(): Promise<void> {
     }
     const packed = new Map(rehearsal.packages.map((item) => [item.name, item]));
     const results: LaneResult[] = [];
-    for (const lane of toRun) results.push(await runLane(lane, packed, argv.includes('--keep')));
+    for (const lane of toRun) {
+      results.push(await runLane(lane, packed, argv.includes('--keep'), nodeMajor));
+    }
     console.log('\nInstall footprint (packages / MB on disk under node_modules):');
     console.log(`| Lane | ${footprintPackages.join(' + ')} | + ${footprintTokenizer} |`);
     console.log('| --- | ---: | ---: |');
