@@ -75,7 +75,7 @@ function runtimeImports(metafile: Metafile): string[] {
 
 describe('the runtime-neutral packages and the memory store inside workerd', () => {
   let miniflare: Miniflare | undefined;
-  let worker: Bundle = { code: '', runtimeImports: [] };
+  let worker: Bundle = { code: '', runtimeImports: [], inputs: [] };
 
   beforeAll(async () => {
     // No `external` and no `nodejs_compat`: an import of a Node built-in fails the bundle.
@@ -127,7 +127,7 @@ describe('the runtime-neutral packages and the memory store inside workerd', () 
 describe('the PostgreSQL store inside workerd (nodejs_compat)', () => {
   let server: PostgresServer | undefined;
   let miniflare: Miniflare | undefined;
-  let worker: Bundle = { code: '', runtimeImports: [] };
+  let worker: Bundle = { code: '', runtimeImports: [], inputs: [] };
   const schema = `edge_${randomBytes(6).toString('hex')}`;
 
   beforeAll(async () => {
