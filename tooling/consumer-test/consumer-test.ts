@@ -286,8 +286,9 @@ async function runLane(
     throw new Error(`the consumer project ${project} is inside the workspace.`);
   }
   console.log(`\n=== AI SDK ${lane} on Node ${runtime.version}: ${project}`);
+  const prebuildsFolder = mkdtempSync(join(tmpdir(), 'ctxgraph-prebuilds-'));
   try {
-    const prebuilds = localPrebuilds(runtime, mkdtempSync(join(tmpdir(), 'ctxgraph-prebuilds-')));
+    const prebuilds = localPrebuilds(runtime, prebuildsFolder);
     writeFileSync(
       join(project, 'package.json'),
       `${JSON.stringify(
@@ -451,6 +452,7 @@ async function runLane(
       problems,
     };
   } finally {
+    rmSync(prebuildsFolder, { recursive: true, force: true });
     if (keep) console.log(`kept ${project}`);
     else rmSync(project, { recursive: true, force: true });
   }
