@@ -70,7 +70,15 @@ export const layerMap = {
   },
   // vitest: the kits are vitest suites; node:fs only in the `./golden` subpath's helper.
   '@ctxgraph/conformance': { layer: 2, uses: [core], external: ['vitest', 'ai'] },
+  // The AI SDK request cycle: a library above the engine (L3), used by the apps.
+  '@ctxgraph/ai-sdk': {
+    layer: 3,
+    uses: ['@ctxgraph/engine', '@ctxgraph/codecs', core],
+    external: ['ai'],
+    runtimeNeutral: true,
+  },
   '@ctxgraph/playground': { layer: 3, uses: '*', external: '*' },
+  '@ctxgraph/chat-app': { layer: 3, uses: '*', external: '*' },
   '@ctxgraph/benchmarks': { layer: 3, uses: '*', external: '*' },
   '@ctxgraph/tooling': { layer: 'tooling', uses: '*', external: '*' },
   // Runs the runtime-neutral packages (and the stores that can) inside workerd.

@@ -1,4 +1,4 @@
-// Node module hooks for lane 6 (see lane.mjs): an import of `ai` or `@ai-sdk/openai`, from any
+// Node module hooks for lane 6 (see lane.mjs): an import of `ai`, `@ai-sdk/openai` or `@ai-sdk/react`, from any
 // file, resolves to the AI SDK 6 alias installed under tooling/. Registered by register.mjs.
 import { pathToFileURL } from 'node:url';
 import { aliasAnchor, laneSpecifier } from './lane.mjs';

@@ -1,7 +1,8 @@
 // Which AI SDK major the workspace's tests and apps run against: the "lane". The workspace
-// installs both majors: `ai` (7, the default) and, under tooling/, the aliases `ai-v6` and
-// `@ai-sdk/openai-v3` (AI SDK 6 and its OpenAI provider). Lane 7 uses the packages as installed;
-// lane 6 swaps every import of `ai` (and `@ai-sdk/openai`) for the aliases, in vitest through
+// installs both majors: `ai` (7, the default) and, under tooling/, the aliases `ai-v6`,
+// `@ai-sdk/openai-v3` and `@ai-sdk/react-v3` (AI SDK 6 and its companions). Lane 7 uses the
+// packages as installed; lane 6 swaps every import of `ai` (and those companions) for the
+// aliases, in vitest through
 // the plugin in vitest-plugin.ts and in plain Node processes through hooks.mjs (register.mjs).
 //
 // The lane is CTXGRAPH_AI_LANE (6 or 7) when set, else the one the running Node supports:
@@ -20,6 +21,7 @@ export const lanes = /** @type {const} */ ({ 6: { node: 20 }, 7: { node: 22 } })
 const laneSixAliases = /** @type {const} */ ({
   ai: 'ai-v6',
   '@ai-sdk/openai': '@ai-sdk/openai-v3',
+  '@ai-sdk/react': '@ai-sdk/react-v3',
 });
 
 /** tooling/package.json: the aliases resolve from this file's folder. */

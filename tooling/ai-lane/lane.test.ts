@@ -45,6 +45,7 @@ describe('the AI SDK lane', () => {
     expect(laneSpecifier('ai', '6')).toBe('ai-v6');
     expect(laneSpecifier('ai/test', '6')).toBe('ai-v6/test');
     expect(laneSpecifier('@ai-sdk/openai', '6')).toBe('@ai-sdk/openai-v3');
+    expect(laneSpecifier('@ai-sdk/react', '6')).toBe('@ai-sdk/react-v3');
     expect(laneSpecifier('aim', '6')).toBeUndefined();
     expect(laneSpecifier('@ai-sdk/provider', '6')).toBeUndefined();
     expect(laneSpecifier('ai', '7')).toBeUndefined();

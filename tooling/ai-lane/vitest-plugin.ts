@@ -3,7 +3,7 @@ import { aiLane, aliasAnchor, laneSpecifier } from './lane.mjs';
 
 /**
  * The vite plugin that puts a vitest run on the AI SDK lane (lane.mjs): in lane 6 it resolves
- * every `ai` and `@ai-sdk/openai` import (of the tests, the package's source and the sibling
+ * every `ai`, `@ai-sdk/openai` and `@ai-sdk/react` import (of the tests, the package's source and the sibling
  * packages' `dist`) to the AI SDK 6 alias under tooling/, through vite's own resolver (package
  * exports and conditions apply). In lane 7 it does nothing.
  */

@@ -16,6 +16,7 @@ import {
 } from '@ctxgraph/fragments-core';
 import { defaultSerializer } from '@ctxgraph/serialization';
 import type { ModelMessage, SystemModelMessage, UIMessage } from 'ai';
+import type { CacheProviderOptions } from './budget/cache-profiles';
 import {
   type BudgetOptions,
   type BudgetReport,
@@ -150,6 +151,12 @@ export interface ResolveResult {
   budget?: BudgetReport;
   /** With `budget` and the engine's `autoCompact`, when the input passed the threshold. */
   compaction?: AutoCompaction;
+  /**
+   * With `budget`, when the cache profile needs a call-level option (OpenAI's `promptCacheKey`):
+   * pass it as `streamText({ providerOptions })`. UI messages carry no breakpoint marks; use
+   * `format: 'model'` for those.
+   */
+  providerOptions?: CacheProviderOptions;
 }
 
 /** What {@link ContextEngine.resolve} returns with `format: 'model'`. */
@@ -172,6 +179,11 @@ export interface ModelResolveResult {
   budget?: BudgetReport;
   /** With `budget` and the engine's `autoCompact`, when the input passed the threshold. */
   compaction?: AutoCompaction;
+  /**
+   * With `budget`, when the cache profile needs a call-level option (OpenAI's `promptCacheKey`,
+   * stable per chat and branch): pass it as `generateText({ providerOptions })`.
+   */
+  providerOptions?: CacheProviderOptions;
 }
 
 /** What {@link ContextEngine.save} returns. */

@@ -11,6 +11,7 @@ import {
   type SearchHit,
   ValidationError,
 } from '@ctxgraph/fragments-core';
+import type { UIMessage } from 'ai';
 import {
   checkpointHead,
   deleteBranchOf,
@@ -60,6 +61,16 @@ import { ContextLane } from './context-lane/context-lane';
 import { bindLazy, routeFragments } from './conversation/conversation';
 import { saveTurn } from './conversation/save-turn';
 import { type InspectOptions, type InspectSnapshot, inspectChat } from './inspect';
+import {
+  type ContinueFromOptions,
+  type ContinueFromResult,
+  continueFrom,
+  findMessage,
+  type LocateResult,
+  locate,
+  type MessageVersion,
+  versions,
+} from './messages/message-graph';
 import { ChatSession } from './session/chat-session';
 import { requireAbility } from './session/store-abilities';
 import { chatUsage, pricesFor } from './usage/chat-usage';
@@ -126,12 +137,19 @@ export class ContextEngine {
     return this.#session.userId;
   }
 
-  /** The active branch (`main` until the chat is opened, then the chat's active branch). */
+  /**
+   * The engine's branch: `main` until the chat is opened, then the chat's active branch, or the
+   * one `continueFrom()` put it on (while no branch has its position as head, the branch the next
+   * save's fork is named after).
+   */
   get branch(): string {
     return this.#session.view.branch;
   }
 
-  /** The head of the active branch as last seen, or undefined when it has no message. */
+  /**
+   * The node the engine is at, or undefined when its path has no message: the head of its
+   * branch as last seen, or (after `continueFrom()`) its own position.
+   */
   get headMessageId(): string | undefined {
     return this.#session.view.headMessageId ?? undefined;
   }
@@ -212,10 +230,86 @@ export class ContextEngine {
 
   /**
    * Starts a new branch (`main-v2`, …) at an existing message and switches to it; the branch you
-   * were on is kept. Pending messages stay pending and will be saved on the new branch.
+   * were on is kept. Pending messages stay pending and will be saved on the new branch. Takes a
+   * node id or a message id (a message id several nodes hold means the one on the engine's path,
+   * else the newest). The fork is made now, apart from the next save: to fork and save in one
+   * store transaction, use `continueFrom()`.
    */
   rewind(messageId: string): Promise<BranchRecord> {
     return this.#session.run(() => rewindTo(this.#session, messageId));
+  }
+
+  /**
+   * Positions this engine instance at a node (null: before the first message, to start a new
+   * root). Reads the node's chain. The next `save()` attaches right after that node in one store
+   * transaction: it extends the branch whose head it is (when several branches have it as head:
+   * the one the engine is on, if any, else the most recently updated), otherwise, or when another
+   * writer moved that head meanwhile, starts a branch at it (a fork-commit, named
+   * `nextBranchName(current branch)`). From then on each save attaches after the engine's own
+   * last message, never on top of another writer's. Never changes the chat's active branch
+   * unless `options.activate`. Until the save, `resolve()` shows the path to the node plus the
+   * pending messages (which stay pending). `MessageNotFoundError` for a node that is not in this
+   * chat. `rewind()`, `switchBranch()` and `deleteBranch()` of the engine's branch return it to
+   * following a branch.
+   *
+   * @example
+   * ```ts
+   * // A client edited message u2 (same id, new text): continue from the node before it.
+   * const { nodeIds, changed } = await engine.locate(clientMessages);
+   * await engine.continueFrom(changed ? (nodeIds[changed.index - 1] ?? null) : (nodeIds.at(-1) ?? null));
+   * engine.set(message(clientMessages[changed?.index ?? nodeIds.length]));
+   * ```
+   */
+  continueFrom(nodeId: string | null, options?: ContinueFromOptions): Promise<ContinueFromResult> {
+    const method = 'continueFrom(nodeId, options)';
+    const activate = options?.activate;
+    const problem =
+      optionsProblem(method, options) ??
+      (activate === undefined || typeof activate === 'boolean'
+        ? undefined
+        : new ValidationError(`${method}: activate must be a boolean or omitted.`, {
+            issues: [{ path: 'activate', message: 'expected a boolean' }],
+          }));
+    return this.#run(problem, () => continueFrom(this.#session, nodeId, activate === true));
+  }
+
+  /**
+   * Matches a chat client's messages (as the AI SDK client sends them, oldest first) against the
+   * graph, following the path from the root: message i matches a child of match i-1 (a root for
+   * i = 0) with the same message id; among several (versions) the one whose stored message equals
+   * the client's (deep JSON equality of role, parts and metadata), else the newest. Stops at the
+   * first client message that has no stored node with equal content on that path. Reads the
+   * chain of the newest client message the chat holds (one index lookup and one chain read in the
+   * usual case). Changes nothing.
+   */
+  locate(messages: readonly UIMessage[]): Promise<LocateResult> {
+    return this.#session.run(() => locate(this.#session, messages));
+  }
+
+  /**
+   * The node ids holding a message id, newest first (an edited message has several; at most
+   * 100). Through the store's index (`capabilities.messageVersions`), else one read of the graph.
+   */
+  findMessage(messageId: string): Promise<readonly string[]> {
+    return this.#session.run(() => findMessage(this.#session, messageId));
+  }
+
+  /**
+   * Versions of a node: its siblings (same parent, same role; compaction, summary and dropped
+   * nodes aside), oldest first, the node included, each with the newest leaf below it (open that
+   * version with `continueFrom(leafNodeId)`). Reads the chat's graph.
+   * `MessageNotFoundError` for a node that is not in this chat.
+   */
+  versions(nodeId: string): Promise<readonly MessageVersion[]> {
+    return this.#session.run(() => versions(this.#session, nodeId));
+  }
+
+  /**
+   * The node id of a message on the engine's current path (as the engine last read or wrote it:
+   * after `resolve()`, `continueFrom()` or `save()`), or undefined.
+   */
+  nodeIdOf(messageId: string): string | undefined {
+    return this.#session.view.chain.nodeIdOf(messageId);
   }
 
   /** Names the current branch head, to come back to with `restore()`. */

@@ -10,6 +10,30 @@ export {
 } from './branches/retention';
 export type { SearchOptions } from './branches/search';
 export type {
+  CacheBreak,
+  CacheBreakCause,
+  CachePrediction,
+} from './budget/cache-prediction';
+export {
+  type AnthropicCacheProfileOptions,
+  anthropicCacheProfile,
+  anthropicMinCacheableTokens,
+  BUILT_IN_CACHE_PROFILES,
+  bedrockCacheProfile,
+  type CacheMarkInput,
+  type CacheMarkOutput,
+  type CacheModel,
+  type CacheProfile,
+  type CacheProviderOptions,
+  type CacheRules,
+  googleCacheProfile,
+  noCacheProfile,
+  openAICacheProfile,
+  openRouterCacheProfile,
+  promptCacheKey,
+  selectCacheProfile,
+} from './budget/cache-profiles';
+export type {
   BudgetOptions,
   BudgetReport,
   BudgetReportFragment,
@@ -54,9 +78,22 @@ export type {
   InspectOptions,
   InspectSnapshot,
 } from './inspect';
+export type {
+  ContinueFromOptions,
+  ContinueFromResult,
+  LocateResult,
+  MessageVersion,
+} from './messages/message-graph';
 export { DEFAULT_MODEL_PRICES, type ModelPrice, type ModelPrices } from './model-prices';
+export type {
+  CacheCallRecord,
+  CacheCallStatus,
+  CacheMiss,
+  CacheTotals,
+} from './usage/cache-reconcile';
 export {
   type MessageUsage,
+  type ReplyOutcome,
   type UsageInput,
   type UsageTotals,
   usageOf,

@@ -89,13 +89,25 @@ describe.each(stores)('store %s', (_label, makeStore) => {
   });
 
   describe('a warm engine shows what a fresh engine shows', () => {
-    it('after a save whose id lives on another branch is refused', async () => {
+    it('after a save whose id lives on another branch (a version, or refused without message versions)', async () => {
       const chatId = newChatId();
       const warm = engine(chatId);
       await warm.set(user('q1', { id: 'msg-1' }), assistantText('a1', { id: 'msg-2' })).save();
       await warm.resolve();
       await warm.rewind('msg-1');
       warm.set(assistantText('a1, second try', { id: 'msg-2' }));
+      if (store.capabilities.messageVersions === true) {
+        // The store keeps versions: the reply keeps its id on the new branch, under its own node.
+        await warm.save();
+        expect(warm.nodeIdOf('msg-2')).toBe('msg-2~2');
+        const main = await store.getMessage({ chatId, messageId: 'msg-2' });
+        expect(texts([main?.message as UIMessage])).toEqual(['a1']);
+        const shown = (await warm.resolve()).messages;
+        expect(shown.map((each) => each.id)).toEqual(['msg-1', 'msg-2']);
+        expect(texts(shown)).toEqual(['q1', 'a1, second try']);
+        expect(shown).toStrictEqual(await fresh(chatId));
+        return;
+      }
       const refused = await warm.save().catch((caught: unknown) => caught);
       expect(MessageIdConflictError.isInstance(refused)).toBe(true);
       // main's reply is untouched.

@@ -13,7 +13,7 @@ function text(id: string, body: string = id) {
 }
 
 describe('InMemoryContextStore', () => {
-  it('declares v1, no persistence, single process, append, forkBranch, the context lane, search, retention and engine records', () => {
+  it('declares v1, no persistence, single process, append, forkBranch, the context lane, search, retention, engine records and message versions', () => {
     const store = new InMemoryContextStore();
     expect(store.specificationVersion).toBe('v1');
     expect(store.capabilities).toEqual({
@@ -25,6 +25,7 @@ describe('InMemoryContextStore', () => {
       search: true,
       retention: true,
       engineRecords: true,
+      messageVersions: true,
     });
     expect(Object.isFrozen(store.capabilities)).toBe(true);
   });

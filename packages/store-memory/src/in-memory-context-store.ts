@@ -3,7 +3,9 @@ import type {
   AppendResult,
   BranchRecord,
   ContextLaneRecord,
+  FindMessageNodesInput,
   ForkBranchInput,
+  MessageNodeRecord,
   Page,
   PruneInput,
   PruneResult,
@@ -35,6 +37,7 @@ function memoryDriver(): ContextStoreDriver {
       search: true,
       retention: true,
       engineRecords: true,
+      messageVersions: true,
     },
     ...chatOperations(chats),
     ...messageOperations(chats),
@@ -59,7 +62,8 @@ function memoryDriver(): ContextStoreDriver {
  * compare-and-set semantics a database transaction gives.
  *
  * Serves every optional ability of the contract: `append`, `forkBranch`, the context lane
- * (`getContext` / `saveContext`), `search` (a plain scan) and `retention` (`prune`).
+ * (`getContext` / `saveContext`), `search` (a plain scan), `retention` (`prune`), engine
+ * records and message versions (`findMessageNodes`, fork-commits).
  *
  * @example
  * ```ts
@@ -91,6 +95,10 @@ export class InMemoryContextStore extends CheckedContextStore {
   declare readonly searchMessages: (input: SearchMessagesInput) => Promise<Page<SearchHit>>;
   /** Deletes branches and the nodes nothing reaches any more, or reports them (see `ContextStore.prune`). */
   declare readonly prune: (input: PruneInput) => Promise<PruneResult>;
+  /** The nodes holding a message id, newest first, from an index kept by every write (see `ContextStore.findMessageNodes`). */
+  declare readonly findMessageNodes: (
+    input: FindMessageNodesInput,
+  ) => Promise<readonly MessageNodeRecord[]>;
 
   /** An empty store. */
   constructor() {

@@ -82,6 +82,7 @@ describe('PostgresContextStore construction', () => {
       search: true,
       retention: true,
       engineRecords: true,
+      messageVersions: true,
     });
     expect(store.schema).toMatch(/^t_/);
     expect(store.tablePrefix).toBe('ctxgraph_');

@@ -3,7 +3,9 @@ import type {
   AppendResult,
   BranchRecord,
   ContextLaneRecord,
+  FindMessageNodesInput,
   ForkBranchInput,
+  MessageNodeRecord,
   Page,
   PruneInput,
   PruneResult,
@@ -83,6 +85,13 @@ export class PostgresContextStore extends CheckedContextStore {
    * with `dryRun`.
    */
   declare readonly prune: (input: PruneInput) => Promise<PruneResult>;
+  /**
+   * The nodes holding a message id (versions of an edited message on sibling branches), newest
+   * first, through an index on the id inside the stored message (see `ContextStore.findMessageNodes`).
+   */
+  declare readonly findMessageNodes: (
+    input: FindMessageNodesInput,
+  ) => Promise<readonly MessageNodeRecord[]>;
   /** The schema the tables live in. */
   readonly schema: string;
   /** The prefix of every table name. */

@@ -46,7 +46,13 @@ describe('the context lane in SQLite', () => {
     expect(migrateSqliteDatabase(database)).toEqual({
       fromVersion: 1,
       toVersion: SCHEMA_VERSION,
-      applied: ['context lanes', 'message search', 'engine records', 'lazy search index'],
+      applied: [
+        'context lanes',
+        'message search',
+        'engine records',
+        'lazy search index',
+        'message versions',
+      ],
     });
     database.close();
     await using store = new SqliteContextStore(path);
@@ -70,7 +76,13 @@ describe('the context lane in SQLite', () => {
     expect((error as Error).message).toContain(`schema version 1, older than ${SCHEMA_VERSION}`);
     expect(await store.migrate()).toMatchObject({
       fromVersion: 1,
-      applied: ['context lanes', 'message search', 'engine records', 'lazy search index'],
+      applied: [
+        'context lanes',
+        'message search',
+        'engine records',
+        'lazy search index',
+        'message versions',
+      ],
     });
     expect((await store.getContext('old')).revision).toBe(0);
   });

@@ -180,7 +180,7 @@ describe('commit', () => {
         chatId,
         branch: 'main',
         expectedHeadId: null,
-        messages: [{ id: 'a', message: textMessage('b') }],
+        messages: [{ id: 'a', message: textMessage('') }],
       },
       {
         chatId,
@@ -538,6 +538,7 @@ describe('lifecycle and options', () => {
       search: true,
       retention: true,
       engineRecords: true,
+      messageVersions: true,
     });
     expect(new SqliteContextStore(':memory:').capabilities).toEqual({
       persistent: false,
@@ -548,6 +549,7 @@ describe('lifecycle and options', () => {
       search: true,
       retention: true,
       engineRecords: true,
+      messageVersions: true,
     });
   });
 

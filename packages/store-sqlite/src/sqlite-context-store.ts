@@ -3,7 +3,9 @@ import type {
   AppendResult,
   BranchRecord,
   ContextLaneRecord,
+  FindMessageNodesInput,
   ForkBranchInput,
+  MessageNodeRecord,
   Page,
   PruneInput,
   PruneResult,
@@ -87,6 +89,13 @@ export class SqliteContextStore extends CheckedContextStore {
    * transaction serialized with every writer, or reports them with `dryRun`.
    */
   declare readonly prune: (input: PruneInput) => Promise<PruneResult>;
+  /**
+   * The nodes holding a message id (versions of an edited message on sibling branches), newest
+   * first, through an index on the id inside the stored message (see `ContextStore.findMessageNodes`).
+   */
+  declare readonly findMessageNodes: (
+    input: FindMessageNodesInput,
+  ) => Promise<readonly MessageNodeRecord[]>;
   /** The database file (better-sqlite3's `name`: the path, or `:memory:`). */
   readonly path: string;
   /** The prefix of every table. */

@@ -29,7 +29,7 @@ const aiLanePlugin: Plugin = {
   name: 'ctxgraph-ai-lane',
   setup(builder) {
     const lane = aiLane();
-    builder.onResolve({ filter: /^(ai|@ai-sdk\/openai)(\/|$)/ }, async (args) => {
+    builder.onResolve({ filter: /^(ai|@ai-sdk\/(openai|react))(\/|$)/ }, async (args) => {
       const alias = laneSpecifier(args.path, lane);
       if (alias === undefined) return undefined;
       const resolved = await builder.resolve(alias, {

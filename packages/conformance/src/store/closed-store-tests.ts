@@ -70,6 +70,9 @@ function everyCall(
   if (capabilities.retention === true) {
     calls.push(['prune', () => store.prune?.({ chatId })]);
   }
+  if (capabilities.messageVersions === true) {
+    calls.push(['findMessageNodes', () => store.findMessageNodes?.({ chatId, messageId })]);
+  }
   return calls;
 }
 

@@ -15,6 +15,7 @@ import { defineInputTests } from './input-tests';
 import { defineLifecycleTests } from './lifecycle-tests';
 import { defineLimitTests } from './limit-tests';
 import { defineMessageTests } from './message-tests';
+import { defineMessageVersionTests } from './message-version-tests';
 import { defineOffBranchTests } from './off-branch-tests';
 import { definePointerTests } from './pointer-tests';
 import { defineRetentionTests } from './retention-tests';
@@ -64,14 +65,16 @@ export interface StoreConformanceOptions {
  * atomic head-moving write under concurrent callers, `append`, `forkBranch` and the context lane
  * (when declared, concurrent callers included), comparing branches (over `getChain`), search
  * (scoping, ownership, paging, relevance, unicode, replaced messages) and retention
- * (reachability, dry run, the active branch, concurrent writers) when declared, unicode and large payloads, the documented limits
+ * (reachability, dry run, the active branch, concurrent writers) when declared, message versions
+ * (one message id on sibling branches under distinct node ids, `findMessageNodes`, the atomic
+ * fork-commit, concurrent fork-commits) when declared, unicode and large payloads, the documented limits
  * (512 bytes of UTF-8 per id, JSON depth, `getChain` limits up to `MAX_SAFE_INTEGER`), bad input
  * refused with nothing changed, calls after `close()` refused with a `StoreError`, and
  * persistence across reopening when the store declares it.
  *
  * Call it at the top level of a `*.test.ts` file. Tests that need an ability the store does not
  * declare in `capabilities` (`append`, `forkBranch`, `contextLane`, `search`, `retention`,
- * `engineRecords`, `persistent`, `multiProcess`) or a
+ * `engineRecords`, `messageVersions`, `persistent`, `multiProcess`) or a
  * `reopenStore` that was not given are skipped, never anything else (a declared ability whose
  * method is missing fails); every test uses its own random chat ids, so the data may be shared with other runs.
  *
@@ -145,6 +148,7 @@ export function defineStoreConformance(options: StoreConformanceOptions): void {
     defineConcurrencyTests(harness);
     defineAppendTests(harness);
     defineForkTests(harness);
+    defineMessageVersionTests(harness);
     defineContextLaneTests(harness);
     defineContextLaneInputTests(harness);
     defineCompareTests(harness);

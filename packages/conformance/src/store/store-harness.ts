@@ -283,12 +283,14 @@ export const abilityMethods: {
   readonly contextLane: readonly ['getContext', 'saveContext'];
   readonly search: readonly ['searchMessages'];
   readonly retention: readonly ['prune'];
+  readonly messageVersions: readonly ['findMessageNodes'];
 } = {
   append: ['append'],
   forkBranch: ['forkBranch'],
   contextLane: ['getContext', 'saveContext'],
   search: ['searchMessages'],
   retention: ['prune'],
+  messageVersions: ['findMessageNodes'],
 };
 
 /** Why a capability test is skipped, or undefined when it runs (a declared method must exist). */

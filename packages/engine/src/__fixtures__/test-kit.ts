@@ -88,5 +88,6 @@ export function withoutExtensions(store: ContextStore): ContextStore {
     saveContext: undefined,
     searchMessages: undefined,
     prune: undefined,
+    findMessageNodes: undefined,
   });
 }

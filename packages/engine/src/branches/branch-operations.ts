@@ -18,21 +18,45 @@ import type { ChatSession } from '../session/chat-session';
 import { forkBranch } from '../session/fork-branch';
 import { requireAbility } from '../session/store-abilities';
 
-/** `rewind()`: a new branch at `messageId`, made active. */
+/** `rewind()`: a new branch at `messageId` (a node id or a message id), made active. */
 export async function rewindTo(session: ChatSession, messageId: string): Promise<BranchRecord> {
   assertIdentifier('rewind(messageId)', 'messageId', messageId);
   await session.open();
-  return forkBranch(session, messageId, true);
+  return forkBranch(session, await nodeIdFor(session, messageId), true);
+}
+
+/**
+ * The node an id names: a node of the engine's path with that id or holding that message id (no
+ * read); else, as a message id, its newest node (a message id several versions share means the
+ * newest); else the id itself, as a node id (the store then says when it is missing).
+ */
+async function nodeIdFor(session: ChatSession, id: string): Promise<string> {
+  const { view, chatId } = session;
+  // "The engine's path" is what it would show: read it once when it was never read.
+  if (!view.loaded) await view.sync();
+  if (view.chain.has(id)) return id;
+  const onPath = view.chain.nodeIdOf(id);
+  if (onPath !== undefined) return onPath;
+  const find = session.abilities.findMessageNodes;
+  if (find === undefined) return id;
+  return (await find({ chatId, messageId: id, limit: 1 }))[0]?.id ?? id;
+}
+
+/** The head of the view's branch (after `continueFrom()`, the engine's own position). */
+async function currentHead(session: ChatSession): Promise<string | null> {
+  const { view } = session;
+  if (view.pinned) return view.headMessageId;
+  const { headMessageId } = await session.store.getHead({
+    chatId: session.chatId,
+    branch: view.branch,
+  });
+  return headMessageId;
 }
 
 /** `btw()`: a new branch at the head, the view staying where it is. */
 export async function forkAtHead(session: ChatSession): Promise<BranchRecord> {
   await session.open();
-  const { headMessageId } = await session.store.getHead({
-    chatId: session.chatId,
-    branch: session.view.branch,
-  });
-  return forkBranch(session, headMessageId, false);
+  return forkBranch(session, await currentHead(session), false);
 }
 
 /** `checkpoint()`: names the head of the view's branch. */
@@ -44,7 +68,7 @@ export async function checkpointHead(
   assertIdentifier('checkpoint(name)', 'name', name);
   await session.open();
   const { store, chatId, view } = session;
-  const { headMessageId } = await store.getHead({ chatId, branch: view.branch });
+  const headMessageId = await currentHead(session);
   if (headMessageId === null) {
     throw new EngineError(
       `checkpoint("${name}"): branch "${view.branch}" has no saved message yet; save() before taking a checkpoint.`,

@@ -335,11 +335,13 @@ describe('resolve({ budget })', () => {
 });
 
 /**
- * What a result shows, sends and reports, without the one thing only a previous call can give:
- * the prefix comparison. The breakpoints are included: a fresh engine marks what a warm one does.
+ * What a result shows, sends and reports, without the two things only previous calls can give:
+ * the prefix comparison and the cache prediction. The breakpoints are included: a fresh engine
+ * marks what a warm one does.
  */
 function comparable(result: ResolveResult): unknown {
-  const { prefix: _prefix, ...report } = result.budget ?? ({} as never);
+  // The prefix report and the cache prediction compare with earlier calls: only they may differ.
+  const { prefix: _prefix, cache: _cache, ...report } = result.budget ?? ({} as never);
   return { systemPrompt: result.systemPrompt, messages: result.messages, budget: report };
 }
 

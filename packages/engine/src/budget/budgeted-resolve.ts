@@ -18,14 +18,25 @@ import { shownMessageCount, visibleConversation } from '../compaction/compacted-
 import type { ModelResolveResult, ResolveResult } from '../context-engine-options';
 import { conversation, pendingMessages } from '../conversation/conversation';
 import type { ChatSession } from '../session/chat-session';
+import { registerPrediction } from '../usage/cache-reconcile';
 import { toMarkedModelMessages } from './cache-markers';
+import { type CacheUnit, predictCache } from './cache-prediction';
+import {
+  anthropicCacheProfile,
+  type CacheProfile,
+  checkCacheRules,
+  noCacheProfile,
+  selectCacheProfile,
+} from './cache-profiles';
 import {
   type BudgetMemory,
   type BudgetReport,
   type CheckedBudget,
+  type FitResult,
   fitToBudget,
 } from './fit-to-budget';
 import { foldSystemMessages } from './fold-system-messages';
+import { segmentHash } from './segment-hash';
 import { TokenCounter } from './token-counter';
 
 /** One `resolve()` call, as the engine took it. */
@@ -90,7 +101,8 @@ export class BudgetPlanner {
   ): BudgetReport | { exceeded: BudgetShortfall } {
     const history = visibleConversation(session.view.chain).messages;
     try {
-      return fitToBudget({
+      const previous = this.#memory.get(session.view.branch) ?? null;
+      const fitted = fitToBudget({
         budget: call.budget,
         tokenizer: session.settings.tokenizer,
         counter: this.#counter,
@@ -98,8 +110,9 @@ export class BudgetPlanner {
         fragments: call.fragments,
         messages: [...history, ...pending],
         pendingFrom: history.length,
-        previous: this.#memory.get(session.view.branch) ?? null,
-      }).report;
+        previous,
+      });
+      return withCachePrediction(fitted, call.budget, previous?.cache ?? null).report;
     } catch (error) {
       if (BudgetExceededError.isInstance(error)) return { exceeded: error.shortfall };
       throw error;
@@ -136,6 +149,7 @@ export class BudgetPlanner {
   ): Promise<ResolveResult | ModelResolveResult> {
     const messages = await conversation(session, call.ticket, opened);
     const branch = session.view.branch;
+    const previous = this.#memory.get(branch) ?? null;
     const fitted = fitToBudget({
       budget,
       tokenizer: session.settings.tokenizer,
@@ -144,17 +158,116 @@ export class BudgetPlanner {
       fragments: call.fragments,
       messages,
       pendingFrom: shownMessageCount(session.view.chain),
-      previous: this.#memory.get(branch) ?? null,
+      previous,
     });
-    this.#memory.set(branch, fitted.memory);
-    const { systemPrompt, report } = fitted;
-    if (call.format !== 'model') return { systemPrompt, messages: fitted.messages, budget: report };
-    const marked = await toMarkedModelMessages(
-      systemPrompt,
-      fitted.messages,
-      report.breakpoints,
-      budget.cacheMarkers,
+    const { report, memory, profile } = withCachePrediction(
+      fitted,
+      budget,
+      previous?.cache ?? null,
     );
-    return { systemPrompt, ...foldSystemMessages(marked.system, marked.messages), budget: report };
+    this.#memory.set(branch, memory);
+    const { systemPrompt } = fitted;
+    if (call.format !== 'model') {
+      // UI messages carry no marks; a call-level option (a cache key) still applies.
+      const { providerOptions } = profile.mark({
+        model: budget.model ?? null,
+        chatId: session.chatId,
+        branch,
+        system: { role: 'system', content: systemPrompt },
+        messages: [],
+        markSystem: false,
+        markMessages: [],
+      });
+      const result: ResolveResult = { systemPrompt, messages: fitted.messages, budget: report };
+      if (providerOptions !== undefined) result.providerOptions = providerOptions;
+      return result;
+    }
+    const marked = await toMarkedModelMessages(systemPrompt, fitted.messages, report.breakpoints, {
+      profile,
+      model: budget.model ?? null,
+      chatId: session.chatId,
+      branch,
+    });
+    const result: ModelResolveResult = {
+      systemPrompt,
+      ...foldSystemMessages(marked.system, marked.messages),
+      budget: report,
+    };
+    if (marked.providerOptions !== undefined) result.providerOptions = marked.providerOptions;
+    return result;
   }
+}
+
+/**
+ * The cache profile a budget uses: its own, none with `cacheMarkers: 'none'`, the one matching
+ * its model, else Anthropic's (the marks before profiles existed).
+ */
+function profileFor(budget: CheckedBudget): CacheProfile {
+  if (budget.cacheMarkers === 'none') return noCacheProfile();
+  if (budget.cacheProfile !== undefined) return budget.cacheProfile;
+  if (budget.model !== undefined) return selectCacheProfile(budget.model);
+  return defaultProfile;
+}
+
+const defaultProfile = anthropicCacheProfile();
+
+/**
+ * Adds the cache prediction to a fitted plan: the input as cache units (the system prompt, then
+ * each message), the marks the profile places, and the memory the next prediction starts from.
+ */
+function withCachePrediction(
+  fitted: FitResult,
+  budget: CheckedBudget,
+  previous: Parameters<typeof predictCache>[0]['memory'],
+): { report: BudgetReport; memory: BudgetMemory; profile: CacheProfile } {
+  const profile = profileFor(budget);
+  const modelId = budget.model?.modelId ?? null;
+  const rules = checkCacheRules(profile.id, profile.rules(modelId ?? ''));
+  const { report } = fitted;
+  const units: CacheUnit[] = [
+    {
+      kind: 'system',
+      id: 'system',
+      name: 'system',
+      tokens: report.systemPromptTokens,
+      hash: segmentHash(fitted.systemPrompt),
+    },
+  ];
+  for (const segment of fitted.memory.segments) {
+    if (segment.kind !== 'message') continue;
+    units.push({
+      kind: 'message',
+      id: segment.id,
+      name: segment.name,
+      tokens: segment.tokens,
+      hash: segment.hash,
+    });
+  }
+  const position = new Map<string, number>();
+  units.forEach((unit, index) => {
+    if (unit.kind === 'message') position.set(unit.id, index);
+  });
+  let marks: number[] = [];
+  for (const breakpoint of report.breakpoints) {
+    const index = breakpoint.kind === 'system' ? 0 : position.get(breakpoint.id);
+    if (index !== undefined && (index > 0 || fitted.systemPrompt !== '')) marks.push(index);
+  }
+  marks = marks.slice(Math.max(0, marks.length - rules.maxBreakpoints));
+  const predicted = predictCache({
+    profile: profile.id,
+    modelId,
+    rules,
+    units,
+    marks,
+    inputTokens: report.totalTokens,
+    prefix: report.prefix,
+    memory: previous,
+    now: Date.now(),
+  });
+  registerPrediction(predicted.prediction, units);
+  return {
+    report: { ...report, cache: predicted.prediction },
+    memory: { ...fitted.memory, cache: predicted.memory },
+    profile,
+  };
 }

@@ -1,28 +1,35 @@
 import { toModelMessages } from '@ctxgraph/codecs';
 import type { ModelMessage, SystemModelMessage, UIMessage } from 'ai';
+import type { CacheMarkOutput, CacheModel, CacheProfile } from './cache-profiles';
 import type { CacheBreakpoint } from './plan-budget';
 
-/** Anthropic's cache breakpoint, as the AI SDK's Anthropic provider reads it from a message. */
-function anthropicBreakpoint(): { anthropic: { cacheControl: { type: 'ephemeral' } } } {
-  return { anthropic: { cacheControl: { type: 'ephemeral' } } };
+/** Where the marks go and who places them. */
+export interface MarkContext {
+  readonly profile: CacheProfile;
+  readonly model: CacheModel | null;
+  readonly chatId: string;
+  readonly branch: string;
 }
 
 /**
- * The budgeted conversation as model messages, with the planned breakpoints marked: the system
- * message, and the last model message made from each marked UI message (one UI message can become
- * an assistant message and a tool message; the mark goes on the last, so the cached prefix holds
- * the tool result too). Unmarked (`markers: 'none'`) the output is what `toModelMessages` gives.
+ * The budgeted conversation as model messages, with the planned breakpoints marked by the cache
+ * profile: the system message, and the last model message made from each marked UI message (one
+ * UI message can become an assistant message and a tool message; the mark goes on the last, so
+ * the cached prefix holds the tool result too). Without a profile (`null`) the output is what
+ * `toModelMessages` gives.
  */
 export async function toMarkedModelMessages(
   systemPrompt: string,
   messages: readonly UIMessage[],
   breakpoints: readonly CacheBreakpoint[],
-  markers: 'anthropic' | 'none',
-): Promise<{ system: SystemModelMessage; messages: ModelMessage[] }> {
-  if (markers === 'none') {
+  context: MarkContext | null,
+): Promise<CacheMarkOutput> {
+  const system: SystemModelMessage = { role: 'system', content: systemPrompt };
+  if (context === null) {
     return {
-      system: { role: 'system', content: systemPrompt },
+      system,
       messages: await toModelMessages(messages.slice()),
+      providerOptions: undefined,
     };
   }
   const marked = new Set<string>();
@@ -30,23 +37,23 @@ export async function toMarkedModelMessages(
     if (breakpoint.kind === 'message') marked.add(breakpoint.id);
   }
   const output: ModelMessage[] = [];
+  const markMessages: number[] = [];
   let sliceStart = 0;
   for (let index = 0; index < messages.length; index += 1) {
-    if (!marked.has((messages[index] as UIMessage).id) && index < messages.length - 1) continue;
+    const id = (messages[index] as UIMessage).id;
+    if (!marked.has(id) && index < messages.length - 1) continue;
     const converted = await toModelMessages(messages.slice(sliceStart, index + 1));
-    const last = converted.at(-1);
-    if (last !== undefined && marked.has((messages[index] as UIMessage).id)) {
-      converted[converted.length - 1] = {
-        ...last,
-        providerOptions: { ...last.providerOptions, ...anthropicBreakpoint() },
-      } as ModelMessage;
-    }
     output.push(...converted);
+    if (marked.has(id) && converted.length > 0) markMessages.push(output.length - 1);
     sliceStart = index + 1;
   }
-  const system: SystemModelMessage = { role: 'system', content: systemPrompt };
-  if (breakpoints.some((breakpoint) => breakpoint.kind === 'system') && systemPrompt !== '') {
-    system.providerOptions = anthropicBreakpoint();
-  }
-  return { system, messages: output };
+  return context.profile.mark({
+    model: context.model,
+    chatId: context.chatId,
+    branch: context.branch,
+    system,
+    messages: output,
+    markSystem: breakpoints.some((breakpoint) => breakpoint.kind === 'system'),
+    markMessages,
+  });
 }

@@ -5,6 +5,8 @@ import {
   ValidationError,
 } from '@ctxgraph/fragments-core';
 import type { UIMessage } from 'ai';
+import type { CacheMemory, CachePrediction } from './cache-prediction';
+import { type CacheModel, type CacheProfile, isCacheProfile } from './cache-profiles';
 import { type CacheBreakpoint, type LeftOutItem, planBudget } from './plan-budget';
 import { comparePrefix, type PrefixReport, type Segment } from './prefix-report';
 import type { CountedMessage, TokenCounter } from './token-counter';
@@ -24,12 +26,23 @@ export interface BudgetOptions {
    */
   releaseRatio?: number;
   /**
-   * With `format: 'model'`: `'anthropic'` marks the planned cache breakpoints with
-   * `providerOptions.anthropic.cacheControl` (other providers ignore it; OpenAI caches prefixes
-   * by itself); `'none'` leaves the messages unmarked.
+   * With `format: 'model'` and neither `model` nor `cacheProfile`: `'anthropic'` marks the
+   * planned cache breakpoints with `providerOptions.anthropic.cacheControl` (other providers
+   * ignore it). `'none'` leaves the messages unmarked and predicts no cache reads, whatever the
+   * model or profile.
    * @default 'anthropic'
    */
   cacheMarkers?: 'anthropic' | 'none';
+  /**
+   * The model the call goes to: an AI SDK `LanguageModel` (its `provider` and `modelId` are
+   * read), `{ provider, modelId }`, or a gateway model id string (`'anthropic/claude-sonnet-4'`).
+   * It picks the cache profile (Anthropic, Bedrock, OpenRouter, OpenAI, Google, else none) and
+   * the rules the cache prediction follows. Without it (and without `cacheProfile`), the
+   * Anthropic profile marks the messages (`cacheMarkers`).
+   */
+  model?: CacheModel | string;
+  /** A cache profile to use whatever the model (one of the built-in ones, or your own). */
+  cacheProfile?: CacheProfile;
 }
 
 /** A kept part of the input, counted. */
@@ -78,6 +91,11 @@ export interface BudgetReport {
   readonly breakpoints: readonly CacheBreakpoint[];
   /** How much of this input repeats the previous budgeted call on this chat and branch. */
   readonly prefix: PrefixReport;
+  /**
+   * The cache profile used and what it predicts the provider reads from and writes to its
+   * cache; pass it to `withUsage(…, { cache })` to have it confirmed against the reported usage.
+   */
+  readonly cache: CachePrediction;
 }
 
 /**
@@ -87,10 +105,34 @@ export interface BudgetReport {
  */
 export interface BudgetMemory {
   readonly segments: readonly Segment[];
+  /** What the cache prediction of the next call starts from (set by the planner). */
+  readonly cache?: CacheMemory;
 }
 
 /** The checked budget with its defaults. */
-export type CheckedBudget = Required<BudgetOptions>;
+export interface CheckedBudget {
+  readonly maxInputTokens: number;
+  readonly releaseRatio: number;
+  readonly cacheMarkers: 'anthropic' | 'none';
+  readonly model: CacheModel | undefined;
+  readonly cacheProfile: CacheProfile | undefined;
+}
+
+/** `budget.model` as `{ provider, modelId }`, checked. */
+function checkModel(method: string, model: unknown): CacheModel | undefined {
+  if (model === undefined) return undefined;
+  if (typeof model === 'string' && model.trim() !== '')
+    return { provider: 'gateway', modelId: model };
+  if (typeof model === 'object' && model !== null) {
+    const { provider, modelId } = model as Partial<CacheModel>;
+    if (typeof provider === 'string' && typeof modelId === 'string' && modelId !== '')
+      return { provider, modelId };
+  }
+  throw new ValidationError(
+    `${method}: budget.model must be an AI SDK model (with provider and modelId), { provider, modelId } or a gateway model id string, received ${model === null ? 'null' : typeof model}.`,
+    { issues: [{ path: 'budget.model', message: 'expected a model with provider and modelId' }] },
+  );
+}
 
 /** Checks `budget` at the boundary; throws a `ValidationError` that says what to pass. */
 export function checkBudget(method: string, budget: unknown): CheckedBudget {
@@ -127,7 +169,15 @@ export function checkBudget(method: string, budget: unknown): CheckedBudget {
       { issues: [{ path: 'budget.cacheMarkers', message: "expected 'anthropic' or 'none'" }] },
     );
   }
-  return { maxInputTokens, releaseRatio, cacheMarkers };
+  const cacheProfile = (budget as BudgetOptions).cacheProfile;
+  if (cacheProfile !== undefined && !isCacheProfile(cacheProfile)) {
+    throw new ValidationError(
+      `${method}: budget.cacheProfile must be a CacheProfile (an object with id, matches, rules and mark), such as anthropicCacheProfile().`,
+      { issues: [{ path: 'budget.cacheProfile', message: 'expected a CacheProfile' }] },
+    );
+  }
+  const model = checkModel(method, (budget as BudgetOptions).model);
+  return { maxInputTokens, releaseRatio, cacheMarkers, model, cacheProfile };
 }
 
 /** Everything {@link fitToBudget} needs. */
@@ -148,7 +198,8 @@ export interface FitInput {
 export interface FitResult {
   readonly systemPrompt: string;
   readonly messages: UIMessage[];
-  readonly report: BudgetReport;
+  /** The report, without the cache prediction (the planner adds it). */
+  readonly report: Omit<BudgetReport, 'cache'>;
   readonly memory: BudgetMemory;
 }
 

@@ -14,7 +14,7 @@ import { generateId, isToolUIPart, type UIMessage } from 'ai';
 import { messageText } from '../budget/token-counter';
 import type { ChainEntry } from '../session/chain-cache';
 import type { ChatSession } from '../session/chat-session';
-import { writeMessages } from '../session/write-messages';
+import { type AttachPoint, writeMessages } from '../session/write-messages';
 import { visibleConversation } from './compacted-view';
 import { runSummarizer, type Summarizer } from './summarizer';
 
@@ -255,12 +255,25 @@ async function writeOnTop(
     }
     return onChain;
   };
+  if (view.pinned) {
+    // After continueFrom() the write is addressed: right after the summarized head, on the
+    // engine's own branch or on a new one there, never on top of another writer's messages.
+    const chat = await store.getChat(chatId);
+    if (chat !== null && chat.rewrittenAt > startVersion) {
+      throw new EngineError(
+        `${method}: a message of chat "${chatId}" was replaced in place while the summary was being made, so it may no longer match the span. Nothing was written; call compact() again.`,
+      );
+    }
+  }
+  const attach: AttachPoint = view.pinned
+    ? { after: startHead, extend: !view.detached, activate: view.activateOnFork }
+    : { from: startHead, beforeAttempt: guard };
   const result = await writeMessages(session, {
     method,
     branch,
     batch: [entry],
     validated: written,
-    attach: { from: startHead, beforeAttempt: guard },
+    attach,
     explain: (error) =>
       ValidationError.isInstance(error)
         ? new EngineError(
@@ -333,7 +346,11 @@ function firstKeptIndex(
 ): number {
   let index: number;
   if (typeof keep === 'object' && 'fromMessageId' in keep) {
-    index = entries.findIndex((entry) => entry.node.id === keep.fromMessageId);
+    // A node id, or a message id (a version's node id differs from it; a path holds one).
+    index = entries.findIndex(
+      (entry) =>
+        entry.node.id === keep.fromMessageId || entry.node.message.id === keep.fromMessageId,
+    );
     if (index < 0) {
       throw new ValidationError(
         `${method}: keep.fromMessageId "${keep.fromMessageId}" is not a message the branch shows (after the latest compaction's summary).`,

@@ -3,14 +3,17 @@ import type { ChainCache, ChainEntry } from '../session/chain-cache';
 import { type AppliedCompaction, appliedCompaction } from '../session/chain-reads';
 
 /**
- * The newest node with `role` among those the chain shows (a message hidden behind a compaction's
- * summary is never the target of a lazy correction, warm or cold), or undefined.
+ * The message id of the newest node with `role` among those the chain shows (a message hidden
+ * behind a compaction's summary is never the target of a lazy correction, warm or cold), or
+ * undefined. (The node's own id may differ from it: message versions.)
  */
 export function lastShownIdWithRole(chain: ChainCache, role: string): string | undefined {
   const id = chain.lastIdWithRole(role);
+  if (id === undefined) return undefined;
   const compaction = appliedCompaction(chain);
-  if (id === undefined || compaction === undefined) return id;
-  return (chain.position(id) ?? -1) > compaction.boundaryPosition ? id : undefined;
+  if (compaction !== undefined && (chain.position(id) ?? -1) <= compaction.boundaryPosition)
+    return undefined;
+  return chain.node(id)?.message.id ?? id;
 }
 
 /** The conversation a chain shows, entry by entry. */
@@ -21,7 +24,7 @@ export interface VisibleConversation {
   readonly entries: readonly ChainEntry[];
   /** Their valid messages, in order (a fresh array the caller may change). */
   readonly messages: UIMessage[];
-  /** The position of a message among `messages`, by id. */
+  /** The position of a message among `messages`, by message id. */
   position(id: string): number | undefined;
   /** The first entry shown that no longer validates, if any. */
   readonly invalid: ChainEntry | undefined;
@@ -39,7 +42,10 @@ export function visibleConversation(chain: ChainCache): VisibleConversation {
       compaction,
       entries: chain.entries,
       messages: chain.messages.slice(),
-      position: (id) => chain.messagePosition(id),
+      position: (id) => {
+        const nodeId = chain.nodeIdOf(id);
+        return nodeId === undefined ? undefined : chain.messagePosition(nodeId);
+      },
       invalid:
         chain.invalidCount > 0
           ? chain.entries.find((entry) => entry.message === null && entry.error !== null)
@@ -64,7 +70,7 @@ export function visibleConversation(chain: ChainCache): VisibleConversation {
       if (entry.error !== null) invalid ??= entry;
       continue;
     }
-    positions.set(entry.node.id, messages.length);
+    positions.set(entry.message.id, messages.length);
     messages.push(entry.message);
   }
   return { compaction, entries, messages, position: (id) => positions.get(id), invalid };

@@ -13,7 +13,7 @@ import {
 } from '@ctxgraph/fragments-core';
 import type { UIMessage } from 'ai';
 import type { MessageValidator } from '../session/message-validator';
-import { engineRecordFor } from '../usage/message-usage';
+import { engineRecordFor, usageAddsFor } from '../usage/message-usage';
 
 /** One message waiting for `save()`. */
 interface PendingEntry {
@@ -29,6 +29,8 @@ interface PendingEntry {
   readonly built: BuiltMessage | undefined;
   /** The engine's record `save()` writes beside the message (usage from `withUsage`), if any. */
   readonly engineRecord: EngineRecord | undefined;
+  /** `withUsage(…, { add: true })`: the usage adds to that of the node the message replaces. */
+  readonly addUsage: boolean;
 }
 
 /**
@@ -60,7 +62,7 @@ export class PendingLane {
     for (const { fragment, index } of fragments) {
       if (isLazyFragment(fragment)) {
         assertStorable(where(index), { content: fragment[LAZY_ID].content }, 'content');
-        added.push(newEntry(null, fragment, undefined, undefined));
+        added.push(newEntry(null, fragment, undefined, undefined, false));
         continue;
       }
       // The checks every store applies, so a message resolve() shows is one save() can store
@@ -72,7 +74,13 @@ export class PendingLane {
       // an earlier version handed out with the key in them, so it is ignored, not refused).
       const own = withoutEngineMetadata(encoded);
       added.push(
-        newEntry(own, null, own === encoded ? built : undefined, engineRecordFor(fragment)),
+        newEntry(
+          own,
+          null,
+          own === encoded ? built : undefined,
+          engineRecordFor(fragment),
+          usageAddsFor(fragment),
+        ),
       );
     }
     for (const entry of added) {
@@ -131,6 +139,26 @@ export class PendingLane {
       }
     }
     return records;
+  }
+
+  /**
+   * The message ids (set before `ticket`) whose usage adds to the replaced node's
+   * (`withUsage(…, { add: true })`; the last entry with the id decides); undefined when none.
+   */
+  usageAdds(ticket: number): Set<string> | undefined {
+    let adds: Set<string> | undefined;
+    for (const entry of this.#entries) {
+      if (entry.seq >= ticket) break;
+      const id = entry.encoded?.id;
+      if (id === undefined) continue;
+      if (entry.addUsage && entry.engineRecord !== undefined) {
+        adds ??= new Set();
+        adds.add(id);
+      } else {
+        adds?.delete(id);
+      }
+    }
+    return adds;
   }
 
   /** Whether `id` is the target of a lazy entry (for a clearer error when it is gone). */
@@ -241,8 +269,9 @@ function newEntry(
   lazy: LazyFragment | null,
   built: BuiltMessage | undefined,
   engineRecord: EngineRecord | undefined,
+  addUsage: boolean,
 ): PendingEntry {
-  return { seq: 0, encoded, lazy, validated: null, built, engineRecord };
+  return { seq: 0, encoded, lazy, validated: null, built, engineRecord, addUsage };
 }
 
 /** Where a fragment came from, for an error: `set(...fragments): fragments[2]`. */

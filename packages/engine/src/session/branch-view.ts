@@ -1,5 +1,6 @@
 import {
   type BranchRecord,
+  ChatNotFoundError,
   type CommitResult,
   type ContextStore,
   EngineError,
@@ -18,8 +19,14 @@ import type { MessageValidator } from './message-validator';
 
 /**
  * The engine's view of its active branch: which branch, its head, and the cached chain with the
- * state that says whether the cache still matches the store. It moves in three ways only:
- * `sync()` (read what changed), `applyWrite()` (our own write), `moveTo()` (another branch).
+ * state that says whether the cache still matches the store. It moves in four ways only:
+ * `sync()` (read what changed), `applyWrite()` (our own write), `moveTo()` (another branch),
+ * `pinAt()` (a node, after `continueFrom()`).
+ *
+ * **Pinned** (after `continueFrom()`): the view shows the chain to its own position, whatever
+ * other writers add to the branch, and the engine's writes are addressed to that position (they
+ * extend `branch` while its head is still the position, else start a branch there). `detached`:
+ * no branch has the position as its head, so the next write starts one (named after `branch`).
  */
 export class BranchView {
   readonly #store: ContextStore;
@@ -30,6 +37,12 @@ export class BranchView {
   branch = 'main';
   /** The branch head as last seen (read or written). */
   headMessageId: string | null = null;
+  /** True after `continueFrom()`: the head is the engine's position, not the branch's head. */
+  pinned = false;
+  /** Pinned, and no branch has the position as its head: the next write forks there. */
+  detached = false;
+  /** With `detached`: make the branch the next write starts the chat's active one. */
+  activateOnFork = false;
   /** The chat version and `rewrittenAt` as last seen. */
   version = 0;
   rewrittenAt = 0;
@@ -69,8 +82,9 @@ export class BranchView {
    * saves the `getHead` round trip; without it the head is read.
    */
   async sync(known?: HeadState): Promise<void> {
-    const state =
-      known ?? (await this.#store.getHead({ chatId: this.#chatId, branch: this.branch }));
+    const state = this.pinned
+      ? await this.#pinnedState()
+      : (known ?? (await this.#store.getHead({ chatId: this.#chatId, branch: this.branch })));
     this.#see(state);
     const head = state.headMessageId;
     if (this.#loaded && state.version === this.#cachedVersion && head === this.#cachedHead) return;
@@ -114,11 +128,13 @@ export class BranchView {
     this.version = Math.max(this.version, result.version);
     this.rewrittenAt = Math.max(this.rewrittenAt, result.rewrittenAt);
     if (!this.#loaded) return;
-    // `result.nodes` are in input order, so node i carries messages[i] (found by id otherwise).
+    // `result.nodes` are in input order, so node i carries messages[i] (found by message id
+    // otherwise; a version's node id differs from its message id).
     const entry = (node: MessageNodeRecord, index: number): ChainEntry => {
       const candidate = messages[index];
+      const messageId = node.message.id;
       const message =
-        candidate?.id === node.id ? candidate : messages.find((each) => each.id === node.id);
+        candidate?.id === messageId ? candidate : messages.find((each) => each.id === messageId);
       if (message === undefined) return { node, message: null, error: null };
       // The node carries the message we stored (what a later read parses back from its JSON),
       // so keeping it costs no parse of what the store just serialized.
@@ -146,8 +162,40 @@ export class BranchView {
 
   /** Points the view at another branch, keeping whatever part of the cached chain still holds. */
   moveTo(branch: BranchRecord): void {
+    this.pinned = false;
+    this.detached = false;
+    this.activateOnFork = false;
     this.branch = branch.name;
-    this.headMessageId = branch.headMessageId;
+    this.#moveHead(branch.headMessageId);
+  }
+
+  /**
+   * Pins the view at node `nodeId` (null: before the first message): on `branch` when that branch
+   * has it as its head, else detached (the next write starts a branch named after `forkFrom`).
+   */
+  pinAt(
+    nodeId: string | null,
+    branch: string | null,
+    forkFrom: string,
+    activateOnFork: boolean,
+  ): void {
+    this.pinned = true;
+    this.detached = branch === null;
+    this.activateOnFork = branch === null && activateOnFork;
+    this.branch = branch ?? forkFrom;
+    this.#moveHead(nodeId);
+  }
+
+  /** After our own fork-commit: the view is on the new branch, still pinned at its position. */
+  attachTo(branch: string): void {
+    this.branch = branch;
+    this.detached = false;
+    this.activateOnFork = false;
+  }
+
+  #moveHead(headMessageId: string | null): void {
+    this.headMessageId = headMessageId;
+    const branch = { headMessageId };
     if (branch.headMessageId === null) {
       this.#cache.reset([]);
       this.#cachedHead = null;
@@ -162,6 +210,20 @@ export class BranchView {
     } else {
       this.#loaded = false;
     }
+  }
+
+  /**
+   * A pinned view's state: the chat's version and `rewrittenAt` (one read of the chat row), and
+   * its own position as the head. The chain to a node never changes but by a rewrite.
+   */
+  async #pinnedState(): Promise<HeadState> {
+    const chat = await this.#store.getChat(this.#chatId);
+    if (chat === null) throw new ChatNotFoundError(this.#chatId);
+    return {
+      version: chat.version,
+      rewrittenAt: chat.rewrittenAt,
+      headMessageId: this.headMessageId,
+    };
   }
 
   /** The chain back to the newest compaction's boundary, or to the root. */

@@ -25,6 +25,12 @@ export class ChainCache {
   #positions = new Map<string, number>();
   #messages: UIMessage[] = [];
   #messagePositions = new Map<string, number>();
+  /**
+   * Message id → node id, for the nodes of this chain. A message id appears at most once along a
+   * path (the engine keeps it so), so this is what "the message M of this path" means; with
+   * message versions a node id may differ from its message id.
+   */
+  #nodeByMessage = new Map<string, string>();
   #invalid = 0;
   /** Positions of the compaction nodes among the entries, oldest first. */
   #compactions: number[] = [];
@@ -55,6 +61,7 @@ export class ChainCache {
     this.#positions.clear();
     this.#messages = [];
     this.#messagePositions.clear();
+    this.#nodeByMessage.clear();
     this.#invalid = 0;
     this.#compactions = [];
     this.append(entries);
@@ -65,6 +72,7 @@ export class ChainCache {
     for (const entry of entries) {
       if (readCompaction(entry.node) !== null) this.#compactions.push(this.#entries.length);
       this.#positions.set(entry.node.id, this.#entries.length);
+      this.#nodeByMessage.set(messageIdOf(entry), entry.node.id);
       this.#entries.push(entry);
       if (entry.message) {
         this.#messagePositions.set(entry.node.id, this.#messages.length);
@@ -81,6 +89,11 @@ export class ChainCache {
     return this.#positions.has(id);
   }
 
+  /** The id of the node of this chain that holds message `messageId`, or undefined. */
+  nodeIdOf(messageId: string): string | undefined {
+    return this.#nodeByMessage.get(messageId);
+  }
+
   /** The node with this id, when it is in the chain. */
   node(id: string): MessageNodeRecord | undefined {
     const position = this.#positions.get(id);
@@ -93,6 +106,11 @@ export class ChainCache {
     if (position === undefined) return false;
     const previous = this.#entries[position];
     this.#entries[position] = entry;
+    if (previous !== undefined && messageIdOf(previous) !== messageIdOf(entry)) {
+      if (this.#nodeByMessage.get(messageIdOf(previous)) === entry.node.id)
+        this.#nodeByMessage.delete(messageIdOf(previous));
+      this.#nodeByMessage.set(messageIdOf(entry), entry.node.id);
+    }
     const messagePosition = this.#messagePositions.get(entry.node.id);
     const compactionBefore = previous ? readCompaction(previous.node) !== null : false;
     const compactionNow = readCompaction(entry.node) !== null;
@@ -121,6 +139,8 @@ export class ChainCache {
     for (let index = position + 1; index < this.#entries.length; index += 1) {
       const entry = this.#entries[index] as ChainEntry;
       this.#positions.delete(entry.node.id);
+      if (this.#nodeByMessage.get(messageIdOf(entry)) === entry.node.id)
+        this.#nodeByMessage.delete(messageIdOf(entry));
       if (entry.message) {
         this.#messagePositions.delete(entry.node.id);
         droppedMessages += 1;
@@ -162,4 +182,10 @@ export class ChainCache {
     }
     return undefined;
   }
+}
+
+/** The message id an entry's node holds (its node id when the stored message has none). */
+function messageIdOf(entry: ChainEntry): string {
+  const id = entry.node.message.id;
+  return typeof id === 'string' ? id : entry.node.id;
 }

@@ -18,12 +18,13 @@ export async function forkBranch(
   session: ChatSession,
   headMessageId: string | null,
   activate: boolean,
+  from: string = session.view.branch,
 ): Promise<BranchRecord> {
   const { store, chatId, view } = session;
   const input = { chatId, headMessageId, activate };
   let branch: BranchRecord | undefined;
   if (session.abilities.forkBranch !== undefined) {
-    branch = await session.abilities.forkBranch({ ...input, from: view.branch });
+    branch = await session.abilities.forkBranch({ ...input, from });
   } else {
     if (headMessageId !== null) {
       const node = await store.getMessage({ chatId, messageId: headMessageId });
@@ -32,7 +33,7 @@ export async function forkBranch(
     for (let attempt = 1; attempt <= 100 && branch === undefined; attempt += 1) {
       const names = (await store.listBranches(chatId)).map((entry) => entry.name);
       try {
-        branch = await store.createBranch({ ...input, name: nextBranchName(view.branch, names) });
+        branch = await store.createBranch({ ...input, name: nextBranchName(from, names) });
       } catch (error) {
         if (!BranchExistsError.isInstance(error)) throw error;
         if (attempt > 3) await pause(Math.random() * Math.min(2 ** attempt, 100));
@@ -40,7 +41,7 @@ export async function forkBranch(
     }
     if (branch === undefined) {
       throw new EngineError(
-        `Could not find a free branch name after "${view.branch}" in chat "${chatId}": other writers kept taking them.`,
+        `Could not find a free branch name after "${from}" in chat "${chatId}": other writers kept taking them.`,
       );
     }
   }

@@ -37,6 +37,7 @@ export class RecordKeepingStore implements ContextStore {
   readonly saveContext?: ContextStore['saveContext'];
   readonly searchMessages?: ContextStore['searchMessages'];
   readonly prune?: ContextStore['prune'];
+  readonly findMessageNodes?: ContextStore['findMessageNodes'];
   readonly #store: ContextStore;
   readonly #keepsRecords: boolean;
 
@@ -44,7 +45,8 @@ export class RecordKeepingStore implements ContextStore {
     this.#store = store;
     this.#keepsRecords = keepsEngineRecords(store);
     this.capabilities = store.capabilities;
-    const { append, forkBranch, getContext, saveContext, searchMessages, prune } = store;
+    const { append, forkBranch, getContext, saveContext, searchMessages, prune, findMessageNodes } =
+      store;
     if (typeof append === 'function') {
       this.append = async (input: AppendInput): Promise<AppendResult> =>
         this.#written(await append.call(store, this.#embed(input)));
@@ -62,6 +64,10 @@ export class RecordKeepingStore implements ContextStore {
       };
     }
     if (typeof prune === 'function') this.prune = (input) => prune.call(store, input);
+    if (typeof findMessageNodes === 'function') {
+      this.findMessageNodes = async (input) =>
+        splitNodes(await findMessageNodes.call(store, input));
+    }
   }
 
   /**

@@ -20,6 +20,11 @@ export interface StoreAbilities {
   readonly search: ContextStore['searchMessages'];
   /** `prune` (capability `retention`). */
   readonly prune: ContextStore['prune'];
+  /**
+   * `findMessageNodes` (capability `messageVersions`). Its presence also says the store takes a
+   * node id apart from its message id and a commit's `fork` (the fork-commit).
+   */
+  readonly findMessageNodes: ContextStore['findMessageNodes'];
 }
 
 /** The stored context lane's two methods. */
@@ -35,6 +40,7 @@ const CAPABILITY: { readonly [Name in keyof StoreAbilities]: keyof ContextStoreC
   contextLane: 'contextLane',
   search: 'search',
   prune: 'retention',
+  findMessageNodes: 'messageVersions',
 };
 
 /** What `store` can do beyond the required methods. */
@@ -58,6 +64,7 @@ export function abilitiesOf(store: ContextStore): StoreAbilities {
         : { getContext, saveContext },
     search: bound(capabilities.search, store.searchMessages),
     prune: bound(capabilities.retention, store.prune),
+    findMessageNodes: bound(capabilities.messageVersions, store.findMessageNodes),
   };
 }
 

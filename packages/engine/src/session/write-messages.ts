@@ -1,4 +1,5 @@
 import {
+  BranchNotFoundError,
   type CommitMessage,
   type CommitResult,
   EngineError,
@@ -6,6 +7,7 @@ import {
 } from '@ctxgraph/fragments-core';
 import type { UIMessage } from 'ai';
 import type { ChatSession } from './chat-session';
+import { forkBranch } from './fork-branch';
 
 /**
  * Where a write attaches on its branch.
@@ -20,16 +22,26 @@ import type { ChatSession } from './chat-session';
  *   reads the head again and refuses when a message was rewritten or the head left the chain it
  *   summarized. Without it, a conflict's head is taken as for `'any-head'`.
  *
- * Reserved for issue #26 (writes addressed by what the caller saw), not implemented yet:
- * `{ after: messageId }` continues from a message in one store transaction, extending the branch
- * when that message is its head and starting a branch at it when it is not. It takes its place in
- * this union, and `writeMessages` gains its case, without another retry loop.
+ * - `{ after }` (a write addressed by what the caller saw, `continueFrom()`): attach right after
+ *   node `after` (null: a new root). When `extend` and the branch's head is still `after`, the
+ *   branch is extended (compare-and-set); otherwise (another writer moved the head, or no branch
+ *   has it as its head) a new branch starts at `after`, named after the request's branch, in the
+ *   same store transaction as the messages (a fork-commit, with `capabilities.messageVersions`;
+ *   without it, `forkBranch` then a commit, so a failed commit may leave an empty fork behind).
+ *   `WriteResult.branch` names the branch written. Never appended on top of another writer's head.
  */
 export type AttachPoint =
   | 'any-head'
   | {
       readonly from: string | null;
       readonly beforeAttempt?: (expectedHeadId: string | null) => Promise<string | null>;
+    }
+  | {
+      readonly after: string | null;
+      /** Try to extend the request's branch first (its head was `after` when last seen). */
+      readonly extend: boolean;
+      /** Make a branch this write starts the chat's active one (only once the write succeeded). */
+      readonly activate?: boolean;
     };
 
 /** One write of message nodes on one branch of the session's chat. */
@@ -60,10 +72,12 @@ export interface WriteRequest {
   readonly explain?: (error: unknown) => unknown;
 }
 
-/** What a write did: the store's result and the head the batch was attached to. */
+/** What a write did: the store's result, the head the batch was attached to, the branch written. */
 export interface WriteResult {
   readonly result: CommitResult;
   readonly attachedTo: string | null;
+  /** The branch written: the request's, or the one an `{ after }` write started. */
+  readonly branch: string;
 }
 
 /**
@@ -82,14 +96,16 @@ export async function writeMessages(
   const follow = (result: CommitResult, attachedTo: string | null): WriteResult => {
     if (request.validated !== undefined && branch === view.branch)
       view.applyWrite(attachedTo, result, request.validated);
-    return { result, attachedTo };
+    return { result, attachedTo, branch };
   };
   try {
+    if (attach !== 'any-head' && 'after' in attach)
+      return await writeAfter(session, request, attach);
     if (attach === 'any-head' && abilities.append !== undefined) {
       const result = await abilities.append({ chatId, branch, messages: request.batch });
       return follow(result, result.previousHeadId);
     }
-    const guard = attach === 'any-head' ? undefined : attach.beforeAttempt;
+    const guard = attach === 'any-head' || !('from' in attach) ? undefined : attach.beforeAttempt;
     let expectedHeadId = firstExpectedHead(request, view.branch, view.headMessageId);
     const maxAttempts = request.maxAttempts ?? session.settings.maxAttempts;
     let conflict: HeadConflictError | undefined;
@@ -122,13 +138,77 @@ export async function writeMessages(
   }
 }
 
+/** An `{ after }` attach point. */
+type AfterNode = Extract<AttachPoint, { readonly after: string | null }>;
+
+/**
+ * The `{ after }` write: extend the branch when its head is still `after`, else start a branch
+ * at `after` in the same transaction as the messages. One attempt of each: a branch started at a
+ * node cannot be in anyone's way.
+ */
+async function writeAfter(
+  session: ChatSession,
+  request: WriteRequest,
+  attach: AfterNode,
+): Promise<WriteResult> {
+  const { store, chatId, view, abilities } = session;
+  const { after } = attach;
+  const messages = request.batch;
+  if (attach.extend) {
+    try {
+      const result = await store.commit({
+        chatId,
+        branch: request.branch,
+        expectedHeadId: after,
+        messages,
+      });
+      if (request.validated !== undefined && request.branch === view.branch)
+        view.applyWrite(after, result, request.validated);
+      return { result, attachedTo: after, branch: request.branch };
+    } catch (error) {
+      // Another writer moved the head (or deleted the branch): this write starts its own branch.
+      if (!HeadConflictError.isInstance(error) && !BranchNotFoundError.isInstance(error))
+        throw error;
+    }
+  }
+  let result: CommitResult;
+  let branch: string;
+  if (abilities.findMessageNodes !== undefined) {
+    result = await store.commit({
+      chatId,
+      branch: request.branch,
+      expectedHeadId: after,
+      messages,
+      fork: { from: request.branch, activate: attach.activate === true },
+    });
+    if (result.branch === undefined) {
+      throw new EngineError(
+        `${request.method}: the store declares capabilities.messageVersions but did not name the branch its fork-commit created.`,
+      );
+    }
+    branch = result.branch;
+  } else {
+    // Without fork-commits: the fork, then the commit on it. Nothing else writes to a branch this
+    // new, so the commit fails only for the messages themselves (then the empty fork remains).
+    const fork = await forkBranch(session, after, false, request.branch);
+    branch = fork.name;
+    result = await store.commit({ chatId, branch, expectedHeadId: after, messages });
+    if (attach.activate === true) await store.setActiveBranch({ chatId, name: branch });
+  }
+  if (request.validated !== undefined && view.branch === request.branch) {
+    view.attachTo(branch);
+    view.applyWrite(after, result, request.validated);
+  }
+  return { result, attachedTo: after, branch };
+}
+
 /** The head the first compare-and-set expects (see `WriteRequest.knownHead`). */
 function firstExpectedHead(
   request: WriteRequest,
   viewBranch: string,
   viewHead: string | null,
 ): string | null {
-  if (request.attach !== 'any-head') return request.attach.from;
+  if (request.attach !== 'any-head') return 'from' in request.attach ? request.attach.from : null;
   if (request.knownHead !== undefined) return request.knownHead;
   return request.branch === viewBranch ? viewHead : null;
 }

@@ -141,3 +141,118 @@ describe('withUsage', () => {
     ).toMatchObject({ calls: 0, cost: null, unpricedModels: [] });
   });
 });
+
+describe('withUsage add and outcome', () => {
+  const usage = { inputTokens: 10, outputTokens: 2 };
+
+  it('refuses a bad add or outcome before anything is set', () => {
+    for (const [input, message] of [
+      [{ usage, modelId: 'm', add: 'yes' }, 'add must be a boolean'],
+      [
+        { usage, modelId: 'm', outcome: 'stopped' },
+        "outcome must be 'complete', 'aborted' or 'error'",
+      ],
+      [{ usage, modelId: 'm', outcome: null }, "outcome must be 'complete', 'aborted' or 'error'"],
+    ] as const) {
+      expect(() => withUsage(assistantText('a'), input as never)).toThrow(message);
+      expect(() => withUsage(assistantText('a'), input as never)).toThrow(ValidationError);
+    }
+  });
+
+  it('records the outcome and counts replies by it; old records read as one complete call', async () => {
+    const store = new InMemoryContextStore();
+    const engine = new ContextEngine({
+      store,
+      chatId: 'outcomes',
+      userId: 'u',
+      renderer: new LineRenderer(),
+    });
+    engine.set(
+      user('q1', { id: 'q1' }),
+      withUsage(assistantText('a1', { id: 'a1' }), { usage, modelId: 'm' }),
+    );
+    engine.set(
+      user('q2', { id: 'q2' }),
+      withUsage(assistantText('a2', { id: 'a2' }), { usage, modelId: 'm', outcome: 'aborted' }),
+    );
+    engine.set(
+      user('q3', { id: 'q3' }),
+      withUsage(assistantText('a3', { id: 'a3' }), { usage, modelId: 'm', outcome: 'error' }),
+    );
+    await engine.save();
+    const node = await store.getMessage({ chatId: 'outcomes', messageId: 'a2' });
+    expect(node?.engineRecord).toEqual({
+      usage: {
+        modelId: 'm',
+        inputTokens: 10,
+        cacheReadTokens: null,
+        cacheWriteTokens: null,
+        outputTokens: 2,
+        outcome: 'aborted',
+      },
+    });
+    // The app's message carries none of it.
+    expect(node?.message.metadata).toBeUndefined();
+    expect(
+      usageOf({
+        id: 'x',
+        message: { id: 'x', role: 'assistant', parts: [] },
+        engineRecord: { usage: { modelId: 'old' } },
+      }),
+    ).toMatchObject({
+      calls: 1,
+      outcome: 'complete',
+    });
+    const totals = await engine.usage();
+    expect(totals.calls).toBe(3);
+    expect(totals.replies).toEqual({ complete: 1, aborted: 1, error: 1 });
+    expect(totals.byModel.m?.replies).toEqual({ complete: 1, aborted: 1, error: 1 });
+    const inspected = await engine.inspect();
+    expect(inspected.usage.branch.replies).toEqual({ complete: 1, aborted: 1, error: 1 });
+  });
+
+  it('add on a new node is its usage alone; on a replaced node, summed with what was recorded', async () => {
+    const store = new InMemoryContextStore();
+    const engine = new ContextEngine({
+      store,
+      chatId: 'adds',
+      userId: 'u',
+      renderer: new LineRenderer(),
+    });
+    await engine
+      .set(
+        user('q', { id: 'q' }),
+        withUsage(assistantText('part 1', { id: 'r' }), { usage, modelId: 'm', add: true }),
+      )
+      .save();
+    expect(await engine.usage()).toMatchObject({ calls: 1, inputTokens: 10 });
+    await engine.resolve();
+    await engine
+      .set(
+        withUsage(assistantText('part 1 and 2', { id: 'r' }), {
+          usage: { inputTokens: 30 },
+          modelId: 'm',
+          add: true,
+          outcome: 'aborted',
+        }),
+      )
+      .save();
+    expect(await engine.usage()).toMatchObject({
+      calls: 2,
+      inputTokens: 40,
+      outputTokens: 2,
+      replies: { complete: 0, aborted: 1, error: 0 },
+    });
+    expect((await store.getMessage({ chatId: 'adds', messageId: 'r' }))?.engineRecord).toEqual({
+      usage: {
+        modelId: 'm',
+        inputTokens: 40,
+        cacheReadTokens: null,
+        cacheWriteTokens: null,
+        outputTokens: 2,
+        calls: 2,
+        outcome: 'aborted',
+      },
+    });
+  });
+});

@@ -10,6 +10,13 @@ import {
 } from '@ctxgraph/fragments-core';
 import type { UIMessage } from 'ai';
 import { findModelPrice, type ModelPrices } from '../model-prices';
+import {
+  type CacheCallRecord,
+  type CacheTotals,
+  cacheTotals,
+  readCacheRecord,
+  reconcileCache,
+} from './cache-reconcile';
 
 /**
  * The usage of the model call that produced an assistant message, as stored in the node's engine
@@ -26,7 +33,26 @@ export interface MessageUsage {
   /** Input tokens written to the provider's prompt cache. */
   readonly cacheWriteTokens: number | null;
   readonly outputTokens: number | null;
+  /**
+   * How many model calls these figures add up (a reply continued after a client-side tool result
+   * with `withUsage(…, { add: true })` sums its calls). 1 when not recorded.
+   */
+  readonly calls: number;
+  /**
+   * How the call that produced the message ended: `'complete'` (a normal reply), `'aborted'`
+   * (stopped by the client or the server) or `'error'` (the model call failed). Recorded with
+   * `withUsage(…, { outcome })`; `'complete'` when not recorded.
+   */
+  readonly outcome: ReplyOutcome;
+  /**
+   * With `withUsage(…, { cache })`: the call's cache prediction and what the provider's usage
+   * confirmed of it (for a reply continued in place with `add`, the latest call's).
+   */
+  readonly cache?: CacheCallRecord;
 }
+
+/** How the call that produced a reply ended (see {@link MessageUsage.outcome}). */
+export type ReplyOutcome = 'complete' | 'aborted' | 'error';
 
 /**
  * What {@link withUsage} takes: the AI SDK's `usage` of a call (`LanguageModelUsage`; only the
@@ -44,9 +70,29 @@ export interface UsageInput {
     readonly cachedInputTokens?: number | undefined;
   };
   readonly modelId: string;
+  /**
+   * When the saved message replaces a node in place (a reply continued after a client-side tool
+   * result, under the same message id), add this usage to the usage recorded there (tokens and
+   * calls summed) instead of replacing it. A new node simply gets this usage. @default false
+   */
+  readonly add?: boolean;
+  /**
+   * How the call ended: `'aborted'` or `'error'` marks a reply that is not a normal one (kept in
+   * the engine's record, reported by `usage()` and `inspect()`), so it can be told apart.
+   * @default 'complete'
+   */
+  readonly outcome?: ReplyOutcome;
+  /**
+   * The call's cache prediction, `result.budget.cache` of the budgeted resolve the call sent:
+   * the engine checks it against the usage (hit rate, write amplification, where the read
+   * stopped) and records both with the reply.
+   */
+  readonly cache?: unknown;
 }
 
 const where = 'withUsage(fragment, { usage, modelId })';
+
+const OUTCOMES: readonly ReplyOutcome[] = ['complete', 'aborted', 'error'];
 
 function count(path: string, value: unknown): number | null {
   if (value === undefined || value === null) return null;
@@ -59,8 +105,20 @@ function count(path: string, value: unknown): number | null {
   return value;
 }
 
+/** What `withUsage` keeps for a fragment: the usage as stored, and whether it adds up. */
+interface RecordedUsage {
+  readonly usage: StoredUsage;
+  readonly add: boolean;
+}
+
+/** The usage as the engine record holds it. */
+type StoredUsage = Omit<MessageUsage, 'outcome' | 'calls'> & {
+  readonly calls?: number;
+  readonly outcome?: ReplyOutcome;
+};
+
 /** Checks the AI SDK usage and turns it into the stored form. */
-function toMessageUsage(input: UsageInput): MessageUsage {
+function toMessageUsage(input: UsageInput): RecordedUsage {
   if (typeof input !== 'object' || input === null) {
     throw new ValidationError(`${where}: the second argument must be { usage, modelId }.`);
   }
@@ -76,7 +134,19 @@ function toMessageUsage(input: UsageInput): MessageUsage {
       issues: [{ path: 'usage', message: 'expected an object' }],
     });
   }
-  return {
+  const { add, outcome } = input;
+  if (add !== undefined && typeof add !== 'boolean') {
+    throw new ValidationError(`${where}: add must be a boolean or undefined.`, {
+      issues: [{ path: 'add', message: 'expected a boolean' }],
+    });
+  }
+  if (outcome !== undefined && !OUTCOMES.includes(outcome)) {
+    throw new ValidationError(
+      `${where}: outcome must be 'complete', 'aborted' or 'error', received ${JSON.stringify(outcome) ?? String(outcome)}.`,
+      { issues: [{ path: 'outcome', message: "expected 'complete', 'aborted' or 'error'" }] },
+    );
+  }
+  const counted = {
     modelId,
     inputTokens: count('usage.inputTokens', usage.inputTokens),
     cacheReadTokens: count(
@@ -89,6 +159,38 @@ function toMessageUsage(input: UsageInput): MessageUsage {
     ),
     outputTokens: count('usage.outputTokens', usage.outputTokens),
   };
+  return {
+    usage: {
+      ...counted,
+      ...(outcome === undefined || outcome === 'complete' ? {} : { outcome }),
+      ...(input.cache === undefined ? {} : { cache: reconcileCache(where, input.cache, counted) }),
+    },
+    add: add === true,
+  };
+}
+
+/**
+ * The usage stored for a node continued in place (`add`): the recorded one plus the new one,
+ * counts summed (null only when neither has a count), calls summed, the new call's model and
+ * outcome. Undefined when either is not a usage record.
+ */
+export function addUsage(recorded: unknown, added: unknown): JsonObject | undefined {
+  if (!isPlainObject(recorded) || !isPlainObject(added)) return undefined;
+  const before = readUsage(recorded);
+  const now = readUsage(added);
+  if (before === null || now === null) return undefined;
+  const sum = (left: number | null, right: number | null): number | null =>
+    left === null && right === null ? null : (left ?? 0) + (right ?? 0);
+  return {
+    modelId: now.modelId,
+    inputTokens: sum(before.inputTokens, now.inputTokens),
+    cacheReadTokens: sum(before.cacheReadTokens, now.cacheReadTokens),
+    cacheWriteTokens: sum(before.cacheWriteTokens, now.cacheWriteTokens),
+    outputTokens: sum(before.outputTokens, now.outputTokens),
+    calls: before.calls + now.calls,
+    ...(now.outcome === 'complete' ? {} : { outcome: now.outcome }),
+    ...(now.cache === undefined ? {} : { cache: now.cache as unknown as JsonObject }),
+  };
 }
 
 /**
@@ -96,7 +198,7 @@ function toMessageUsage(input: UsageInput): MessageUsage {
  * `withUsage` in this process has an entry, so nothing an app or a chat client sends (JSON, a
  * message's metadata) can record usage.
  */
-const recordedUsage = new WeakMap<object, MessageUsage>();
+const recordedUsage = new WeakMap<object, RecordedUsage>();
 
 /**
  * The assistant message fragment with the usage of the call that produced it attached. The
@@ -139,8 +241,15 @@ export function withUsage<T extends ContextFragment>(fragment: T, input: UsageIn
 
 /** The engine record `save()` writes for a fragment: its usage when `withUsage` made it. */
 export function engineRecordFor(fragment: ContextFragment): JsonObject | undefined {
-  const usage = recordedUsage.get(fragment);
-  return usage === undefined ? undefined : { usage: { ...usage } };
+  const recorded = recordedUsage.get(fragment);
+  return recorded === undefined
+    ? undefined
+    : { usage: { ...recorded.usage } as unknown as JsonObject };
+}
+
+/** True when `withUsage(…, { add: true })` made the fragment (its usage adds to a replaced node's). */
+export function usageAddsFor(fragment: ContextFragment): boolean {
+  return recordedUsage.get(fragment)?.add === true;
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -149,23 +258,38 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 
 /** The usage recorded for a node, or null when it has none (or it is malformed). */
 export function usageOf(node: EngineRecordSource): MessageUsage | null {
-  const usage = engineRecordOf(node)?.usage;
+  return readUsage(engineRecordOf(node)?.usage);
+}
+
+/** A stored usage record read back, or null when it is not one. */
+function readUsage(usage: unknown): MessageUsage | null {
   if (!isPlainObject(usage) || typeof usage.modelId !== 'string') return null;
   const read = (value: unknown): number | null =>
     typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : null;
-  return {
+  const calls = usage.calls;
+  const outcome = usage.outcome;
+  const result: MessageUsage = {
     modelId: usage.modelId,
     inputTokens: read(usage.inputTokens),
     cacheReadTokens: read(usage.cacheReadTokens),
     cacheWriteTokens: read(usage.cacheWriteTokens),
     outputTokens: read(usage.outputTokens),
+    calls: typeof calls === 'number' && Number.isSafeInteger(calls) && calls >= 1 ? calls : 1,
+    outcome: outcome === 'aborted' || outcome === 'error' ? outcome : 'complete',
   };
+  const cache = usage.cache === undefined ? null : readCacheRecord(usage.cache);
+  return cache === null ? result : { ...result, cache };
 }
 
 /** Usage added up over messages, with its cost. */
 export interface UsageTotals {
-  /** Messages that carry usage (model calls recorded). */
+  /** Model calls recorded (a message continued in place with `add` counts each of its calls). */
   readonly calls: number;
+  /**
+   * Messages with recorded usage by how their call ended (`withUsage(…, { outcome })`): an
+   * aborted or failed reply is counted apart from the complete ones.
+   */
+  readonly replies: { readonly complete: number; readonly aborted: number; readonly error: number };
   readonly inputTokens: number;
   readonly cacheReadTokens: number;
   readonly cacheWriteTokens: number;
@@ -180,11 +304,20 @@ export interface UsageTotals {
    * The same figures per model id: an object without a prototype (`Object.create(null)`), so a
    * model id such as `__proto__` or `constructor` is an entry like any other.
    */
-  readonly byModel: Readonly<Record<string, Omit<UsageTotals, 'byModel' | 'unpricedModels'>>>;
+  readonly byModel: Readonly<
+    Record<string, Omit<UsageTotals, 'byModel' | 'unpricedModels' | 'cache'>>
+  >;
+  /**
+   * The cache predictions recorded with the usage (`withUsage(…, { cache })`), reconciled with
+   * what the providers reported: hit rate, write amplification and every miss, predicted and
+   * confirmed.
+   */
+  readonly cache: CacheTotals;
 }
 
 interface Sums {
   calls: number;
+  replies: { complete: number; aborted: number; error: number };
   inputTokens: number;
   cacheReadTokens: number;
   cacheWriteTokens: number;
@@ -195,6 +328,7 @@ interface Sums {
 
 const emptySums = (): Sums => ({
   calls: 0,
+  replies: { complete: 0, aborted: 0, error: 0 },
   inputTokens: 0,
   cacheReadTokens: 0,
   cacheWriteTokens: 0,
@@ -212,9 +346,11 @@ export function totalUsage(nodes: Iterable<EngineRecordSource>, prices: ModelPri
   // Keyed by data (a model id): a Map, never a plain object.
   const models = new Map<string, Sums>();
   const unpriced = new Set<string>();
+  const cacheRecords: { messageId: string; record: CacheCallRecord }[] = [];
   for (const node of nodes) {
     const usage = usageOf(node);
     if (usage === null) continue;
+    if (usage.cache !== undefined) cacheRecords.push({ messageId: node.id, record: usage.cache });
     const cacheRead = usage.cacheReadTokens ?? 0;
     const cacheWrite = usage.cacheWriteTokens ?? 0;
     const input = usage.inputTokens ?? 0;
@@ -238,7 +374,8 @@ export function totalUsage(nodes: Iterable<EngineRecordSource>, prices: ModelPri
       models.set(usage.modelId, model);
     }
     for (const sums of [total, model]) {
-      sums.calls += 1;
+      sums.calls += usage.calls;
+      sums.replies[usage.outcome] += 1;
       sums.inputTokens += input;
       sums.cacheReadTokens += cacheRead;
       sums.cacheWriteTokens += cacheWrite;
@@ -249,5 +386,10 @@ export function totalUsage(nodes: Iterable<EngineRecordSource>, prices: ModelPri
   }
   const byModel: Record<string, Sums> = Object.create(null);
   for (const [modelId, sums] of models) byModel[modelId] = sums;
-  return { ...total, unpricedModels: [...unpriced].sort(), byModel };
+  return {
+    ...total,
+    unpricedModels: [...unpriced].sort(),
+    byModel,
+    cache: cacheTotals(cacheRecords),
+  };
 }

@@ -158,6 +158,16 @@ describe('dropped messages', () => {
     expect(readCompaction(tombstone)).toBeNull();
   });
 
+  it("droppedMessage() of a message version keeps the node id and the message's own id", () => {
+    const version = { ...node('m2~2', null), message: { id: 'm2', role: 'user', parts: [] } };
+    const dropped = { version: 1, compactionId: 'c1', droppedAt: 5 } as const;
+    expect(droppedMessage(version, dropped)).toEqual({
+      id: 'm2~2',
+      message: { id: 'm2', role: 'user', parts: [] },
+      engineRecord: { dropped },
+    });
+  });
+
   it('readDropped() ignores records of another format', () => {
     expect(readDropped(node('x', { dropped: { version: 2 } }))).toBeNull();
     expect(readDropped(node('x', { dropped: { version: 1, compactionId: 3 } }))).toBeNull();

@@ -254,7 +254,12 @@ export function droppedMessage(
   dropped: DroppedRecord,
 ): CommitMessage {
   const usage = engineRecordOf(original)?.usage;
-  const message: StoredMessage = { id: original.id, role: original.message.role, parts: [] };
+  // The message keeps its own id (a version's node id may differ from it: message versions).
+  const message: StoredMessage = {
+    id: original.message.id,
+    role: original.message.role,
+    parts: [],
+  };
   return {
     id: original.id,
     message,

@@ -62,6 +62,19 @@ export interface ContextStoreCapabilities {
    * engine keeps its records inside the stored message instead (hidden from the app on read).
    */
   readonly engineRecords?: boolean;
+  /**
+   * The store keeps **versions of a message**: a node's id (`CommitMessage.id`, unique in the
+   * chat) may differ from the id of the message it holds (`message.id`, the id a chat client
+   * uses), so the same message id can sit on sibling branches (an edited message keeps its id on
+   * its new branch). The store implements {@link ContextStore.findMessageNodes} (indexed, never a
+   * scan of the chat) and a commit's {@link CommitInput.fork} (a new branch and its messages in
+   * one transaction). Replace-in-place stays keyed by the node id; that a message id appears at
+   * most once along one path is the writer's rule (the engine keeps it), not the store's.
+   * Optional: without it, the kit refuses a node id that differs from its message id and a
+   * commit with `fork` (`ValidationError`), and the engine refuses an edited message that keeps
+   * its id (`MessageIdConflictError`) and forks with `forkBranch` + `commit`.
+   */
+  readonly messageVersions?: boolean;
 }
 
 /** Input of {@link ContextStore.openChat}. */
@@ -106,7 +119,11 @@ export interface HeadState {
 
 /** One message to write in a {@link ContextStore.commit}. */
 export interface CommitMessage {
-  /** The node id; must equal `message.id`. */
+  /**
+   * The node id, unique in the chat. Must equal `message.id`, unless the store declares
+   * `capabilities.messageVersions`: then it may differ (both must be valid ids), so one message
+   * id can have a node on each of several branches.
+   */
   readonly id: string;
   /** The message. */
   readonly message: StoredMessage;
@@ -141,6 +158,36 @@ export interface CommitInput {
    * as it should). When the expected head is stale too, the `HeadConflictError` comes first.
    */
   readonly messages: readonly CommitMessage[];
+  /**
+   * Only for a store that declares `capabilities.messageVersions` (others refuse it with
+   * `ValidationError`): write the messages on a **new branch**, created in the same transaction.
+   * `branch` is then not read for the head check: the store names the branch
+   * `nextBranchName(fork.from, names in the chat)` (the naming of `forkBranch`), starts its head
+   * at `expectedHeadId` (a node of the chat, else `MessageNotFoundError`; null starts a new root),
+   * writes the messages on it with the usual rules (a node id already in the chat must be on the
+   * new branch's chain, i.e. `expectedHeadId` or an ancestor) and returns its name in
+   * {@link CommitResult.branch}. Any refusal leaves neither the branch nor a node behind.
+   * Concurrent fork-commits from the same node all succeed, each with its own name.
+   */
+  readonly fork?: CommitFork;
+}
+
+/** {@link CommitInput.fork}: the commit starts a branch of its own. */
+export interface CommitFork {
+  /** The branch the new one is named after (need not exist): `main` → `main-v2`, … */
+  readonly from: string;
+  /** Make the new branch the chat's active one in the same transaction. @default false */
+  readonly activate?: boolean;
+}
+
+/** Input of {@link ContextStore.findMessageNodes}. */
+export interface FindMessageNodesInput {
+  /** The chat. */
+  readonly chatId: string;
+  /** The message id (`message.id`) to look for. */
+  readonly messageId: string;
+  /** The most nodes to return (1 to 100). @default 20 */
+  readonly limit?: number;
 }
 
 /** Input of {@link ContextStore.append}. */
@@ -180,6 +227,11 @@ export interface CommitResult {
   readonly rewrittenAt: number;
   /** The nodes as stored, in input order (inserted and replaced ones). */
   readonly nodes: readonly MessageNodeRecord[];
+  /**
+   * The branch written: the name the store gave the new branch of a fork-commit
+   * ({@link CommitInput.fork}); a store may also give it for a plain commit (the branch asked for).
+   */
+  readonly branch?: string;
 }
 
 /** A chat's context lane as stored: its system-context fragments, serialized. */
@@ -304,7 +356,7 @@ export interface CreateCheckpointInput {
 export interface GetMessageInput {
   /** The chat. */
   readonly chatId: string;
-  /** The message id. */
+  /** The node id (the message id, unless the store keeps message versions). */
   readonly messageId: string;
 }
 
@@ -371,6 +423,13 @@ export interface ContextStore {
   getChain(input: GetChainInput): Promise<ChainPage>;
   /** One node, or null. */
   getMessage(input: GetMessageInput): Promise<MessageNodeRecord | null>;
+  /**
+   * Optional (declare `capabilities.messageVersions`): the nodes of the chat whose message has
+   * the id `messageId` (`message.id`, which may differ from the node id), newest (highest
+   * sequence) first, at most `limit` (default 20, at most 100). An unknown id gives `[]`.
+   * Indexed: its cost does not grow with the chat. `ChatNotFoundError` for an unknown chat.
+   */
+  findMessageNodes?(input: FindMessageNodesInput): Promise<readonly MessageNodeRecord[]>;
 
   /** Creates a branch (optionally making it active in the same write). */
   createBranch(input: CreateBranchInput): Promise<BranchRecord>;

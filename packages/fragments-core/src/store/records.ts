@@ -6,7 +6,11 @@ import type { JsonObject } from '../json';
  * keys included, and give it back unchanged.
  */
 export interface StoredMessage {
-  /** The message id (equal to the node id). */
+  /**
+   * The message id: equal to the node id, except in a store that declares
+   * `capabilities.messageVersions`, where several nodes (versions on sibling branches) may hold
+   * the same message id.
+   */
   readonly id: string;
   /** `'user'`, `'assistant'` or `'system'`. */
   readonly role: string;
@@ -55,7 +59,10 @@ export interface ChatRecord {
 export interface MessageNodeRecord {
   /** The chat it belongs to. Ids are scoped to their chat. */
   readonly chatId: string;
-  /** The node id (the message id). */
+  /**
+   * The node id, unique in the chat: the message id, except in a store that declares
+   * `capabilities.messageVersions`, where it may differ from `message.id`.
+   */
   readonly id: string;
   /** The previous message in the conversation, or null for a root. */
   readonly parentId: string | null;

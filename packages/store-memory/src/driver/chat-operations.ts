@@ -63,6 +63,7 @@ export function chatOperations(chats: MemoryChats): ChatOperations {
         updatedAt: now,
         nextSequence: 1,
         nodes: new Map(),
+        byMessageId: new Map(),
         branches: new Map([[MAIN_BRANCH, main]]),
         checkpoints: new Map(),
         context: undefined,

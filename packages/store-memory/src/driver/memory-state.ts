@@ -18,6 +18,8 @@ import {
 /** A message node. */
 export interface NodeState {
   readonly id: string;
+  /** `message.id`: the node id, or (message versions) another id the message carries. */
+  messageId: string;
   readonly parentId: string | null;
   readonly sequence: number;
   json: string;
@@ -64,6 +66,11 @@ export interface ChatState {
   nextSequence: number;
   /** Insertion order is sequence order: a replace mutates a node, it is never re-inserted. */
   readonly nodes: Map<string, NodeState>;
+  /**
+   * The index behind `findMessageNodes`: message id → the nodes holding it, in sequence order
+   * (oldest first). Kept by every write, prune and replace.
+   */
+  readonly byMessageId: Map<string, NodeState[]>;
   /** Insertion order is creation order (oldest first). */
   readonly branches: Map<string, BranchState>;
   /** Insertion order is creation order (oldest first); a replaced checkpoint moves to the end. */
@@ -115,6 +122,29 @@ export function chatRecord(chat: ChatState): ChatRecord {
     createdAt: chat.createdAt,
     updatedAt: chat.updatedAt,
   };
+}
+
+/** Adds a node to the message-id index, keeping each list in sequence order. */
+export function indexNode(chat: ChatState, node: NodeState): void {
+  const list = chat.byMessageId.get(node.messageId);
+  if (list === undefined) {
+    chat.byMessageId.set(node.messageId, [node]);
+    return;
+  }
+  // Usually appended (a new node has the highest sequence); a replace that changes the message
+  // id may land in the middle.
+  let index = list.length;
+  while (index > 0 && (list[index - 1] as NodeState).sequence > node.sequence) index -= 1;
+  list.splice(index, 0, node);
+}
+
+/** Removes a node from the message-id index. */
+export function unindexNode(chat: ChatState, node: NodeState): void {
+  const list = chat.byMessageId.get(node.messageId);
+  if (list === undefined) return;
+  const index = list.indexOf(node);
+  if (index >= 0) list.splice(index, 1);
+  if (list.length === 0) chat.byMessageId.delete(node.messageId);
 }
 
 /** A node as the contract returns it (a fresh copy of the message). */

@@ -6,21 +6,31 @@ import {
   MessageNotFoundError,
   StoreError,
 } from '@ctxgraph/fragments-core';
-import type { ContextStoreDriver, PreparedCommitMessage } from '@ctxgraph/fragments-core/store-kit';
+import {
+  type ContextStoreDriver,
+  forkBranchName,
+  type PreparedCommit,
+  type PreparedCommitMessage,
+} from '@ctxgraph/fragments-core/store-kit';
 import {
   type BranchState,
   type ChatState,
+  indexNode,
   type MemoryChats,
   type NodeState,
   nodeRecord,
   requireBranch,
   requireChat,
   timeAfter,
+  unindexNode,
 } from './memory-state';
 
 /** The message operations of the memory driver. */
 export type MessageOperations = Required<
-  Pick<ContextStoreDriver, 'getHead' | 'commit' | 'append' | 'getChain' | 'getMessage'>
+  Pick<
+    ContextStoreDriver,
+    'getHead' | 'commit' | 'append' | 'getChain' | 'getMessage' | 'findMessageNodes'
+  >
 >;
 
 /**
@@ -43,6 +53,7 @@ export function messageOperations(chats: MemoryChats): MessageOperations {
 
     commit(input) {
       const chat = requireChat(chats, input.chatId);
+      if (input.fork !== undefined) return forkCommit(chat, input, input.fork);
       const branch = requireBranch(chat, input.branch);
       if (branch.headMessageId !== input.expectedHeadId) {
         throw new HeadConflictError({
@@ -94,7 +105,39 @@ export function messageOperations(chats: MemoryChats): MessageOperations {
       const node = chat.nodes.get(input.messageId);
       return node === undefined ? null : nodeRecord(chat.id, node);
     },
+
+    // O(limit): the index keeps each message id's nodes in sequence order.
+    findMessageNodes(input) {
+      const chat = requireChat(chats, input.chatId);
+      const list = chat.byMessageId.get(input.messageId);
+      if (list === undefined) return [];
+      const found: MessageNodeRecord[] = [];
+      for (let index = list.length - 1; index >= 0 && found.length < input.limit; index -= 1)
+        found.push(nodeRecord(chat.id, list[index] as NodeState));
+      return found;
+    },
   };
+}
+
+/**
+ * A commit on a new branch: checks everything a refusal could come from (the start node, the
+ * name, the on-branch rule against the new branch's chain) before creating the branch, so a
+ * refused fork-commit leaves neither branch nor node.
+ */
+function forkCommit(
+  chat: ChatState,
+  input: PreparedCommit,
+  fork: NonNullable<PreparedCommit['fork']>,
+): CommitResult {
+  const start = input.expectedHeadId;
+  if (start !== null && !chat.nodes.has(start)) throw new MessageNotFoundError(chat.id, start);
+  const name = forkBranchName(fork.from, chat.branches.keys());
+  const now = timeAfter(chat.updatedAt);
+  const branch: BranchState = { name, headMessageId: start, createdAt: now, updatedAt: now };
+  assertOnBranch(chat, branch, input.messages);
+  chat.branches.set(name, branch);
+  if (fork.activate) chat.activeBranch = name;
+  return { ...write(chat, branch, input.messages), branch: name };
 }
 
 /** Checks that every existing id is on the branch, then writes; nothing is written on a refusal. */
@@ -113,6 +156,11 @@ function write(
   for (const message of messages) {
     const existing = chat.nodes.get(message.id);
     if (existing !== undefined) {
+      if (existing.messageId !== message.messageId) {
+        unindexNode(chat, existing);
+        existing.messageId = message.messageId;
+        indexNode(chat, existing);
+      }
       existing.json = message.json;
       // A replaced node keeps its record unless a new one is given.
       if (message.engineRecordJson !== null) existing.engineRecordJson = message.engineRecordJson;
@@ -123,6 +171,7 @@ function write(
     }
     const node: NodeState = {
       id: message.id,
+      messageId: message.messageId,
       parentId: head,
       sequence: chat.nextSequence,
       json: message.json,
@@ -132,6 +181,7 @@ function write(
     };
     chat.nextSequence += 1;
     chat.nodes.set(node.id, node);
+    indexNode(chat, node);
     head = node.id;
     written.push(node);
   }

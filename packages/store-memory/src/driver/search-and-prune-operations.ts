@@ -16,6 +16,7 @@ import {
   requireBranch,
   requireChat,
   timeAfter,
+  unindexNode,
 } from './memory-state';
 
 /** The search and retention operations of the memory driver. */
@@ -117,7 +118,11 @@ export function searchAndPruneOperations(chats: MemoryChats): SearchAndPruneOper
       if (input.dryRun || (unreachable.size === 0 && input.deleteBranches.length === 0))
         return result;
       for (const name of input.deleteBranches) chat.branches.delete(name);
-      for (const id of unreachable) chat.nodes.delete(id);
+      for (const id of unreachable) {
+        const node = chat.nodes.get(id);
+        if (node !== undefined) unindexNode(chat, node);
+        chat.nodes.delete(id);
+      }
       chat.activeBranch = activeBranch;
       chat.updatedAt = timeAfter(chat.updatedAt);
       return result;

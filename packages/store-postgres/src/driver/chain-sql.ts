@@ -5,7 +5,10 @@ import {
   type MessageNodeRecord,
   MessageNotFoundError,
 } from '@ctxgraph/fragments-core';
-import type { PreparedGetChain } from '@ctxgraph/fragments-core/store-kit';
+import type {
+  PreparedFindMessageNodes,
+  PreparedGetChain,
+} from '@ctxgraph/fragments-core/store-kit';
 import type { TableNames } from '../schema/table-names';
 import type { PostgresConnection } from './connection';
 import { MESSAGE_COLUMNS, messageFrom } from './rows';
@@ -63,6 +66,32 @@ export function getMessage(
     const row = rows[0];
     if (row === undefined) throw new ChatNotFoundError(input.chatId);
     return row[2] === null ? null : messageFrom(row, 1);
+  });
+}
+
+/**
+ * The nodes holding a message id, newest first: one range scan of the `message versions`
+ * expression index (the `->>` below must match the index's expression).
+ */
+export function findMessageNodes(
+  db: PostgresConnection,
+  input: PreparedFindMessageNodes,
+): Promise<MessageNodeRecord[]> {
+  return db.run(async (sql) => {
+    const rows = await db.query(
+      sql,
+      `SELECT ${MESSAGE_COLUMNS} FROM ${db.names.messages} m
+       WHERE m.chat_id = $1 AND (m.message ->> 'id') = $2
+       ORDER BY m.sequence DESC LIMIT $3`,
+      [input.chatId, input.messageId, input.limit],
+    );
+    if (rows.length === 0) {
+      const chat = await db.query(sql, `SELECT 1 FROM ${db.names.chats} WHERE chat_id = $1`, [
+        input.chatId,
+      ]);
+      if (chat.length === 0) throw new ChatNotFoundError(input.chatId);
+    }
+    return rows.map((row) => messageFrom(row));
   });
 }
 

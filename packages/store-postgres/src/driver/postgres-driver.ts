@@ -23,6 +23,7 @@ import type {
   PreparedCommit,
   PreparedCreateBranch,
   PreparedCreateCheckpoint,
+  PreparedFindMessageNodes,
   PreparedForkBranch,
   PreparedGetChain,
   PreparedOpenChat,
@@ -45,7 +46,7 @@ import * as contextLanes from './context-lane-sql';
 import { getGraph } from './graph-sql';
 import * as retention from './retention-sql';
 import * as search from './search-sql';
-import { write } from './write-sql';
+import { forkCommit, write } from './write-sql';
 
 /** What the driver needs: the client, whether the store owns it, the tables, the migrate option. */
 export interface PostgresDriverOptions {
@@ -73,6 +74,7 @@ export class PostgresDriver implements ContextStoreDriver {
     search: true,
     retention: true,
     engineRecords: true,
+    messageVersions: true,
   };
   /** True when the store opened the pool (and so closes it). */
   readonly ownsClient: boolean;
@@ -116,6 +118,8 @@ export class PostgresDriver implements ContextStoreDriver {
 
   /** The compare-and-set write, in one statement (see `write-sql.ts`). */
   commit(input: PreparedCommit): Promise<CommitResult> {
+    const { fork } = input;
+    if (fork !== undefined) return this.#db.run(() => forkCommit(this.#db, input, fork));
     return this.#db.run(async (sql) => {
       const { previousHeadId: _previous, ...result } = await write(this.#db, sql, 'commit', input);
       return result;
@@ -135,6 +139,11 @@ export class PostgresDriver implements ContextStoreDriver {
 
   getMessage(input: GetMessageInput): Promise<MessageNodeRecord | null> {
     return chain.getMessage(this.#db, input);
+  }
+
+  /** The nodes holding a message id, newest first, through the `message versions` index. */
+  findMessageNodes(input: PreparedFindMessageNodes): Promise<MessageNodeRecord[]> {
+    return chain.findMessageNodes(this.#db, input);
   }
 
   createBranch(input: PreparedCreateBranch): Promise<BranchRecord> {

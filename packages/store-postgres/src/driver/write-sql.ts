@@ -2,11 +2,13 @@ import {
   type AppendResult,
   BranchNotFoundError,
   ChatNotFoundError,
+  type CommitResult,
   HeadConflictError,
   MessageIdConflictError,
+  MessageNotFoundError,
   StoreError,
 } from '@ctxgraph/fragments-core';
-import type { PreparedCommitMessage } from '@ctxgraph/fragments-core/store-kit';
+import { forkBranchName, type PreparedCommitMessage } from '@ctxgraph/fragments-core/store-kit';
 import type { TableNames } from '../schema/table-names';
 import type { PostgresConnection, Queryable } from './connection';
 import {
@@ -45,6 +47,7 @@ export async function write(
   sql: Queryable,
   mode: WriteMode,
   request: WriteRequest,
+  maxAttempts: number = MAX_ATTEMPTS,
 ): Promise<AppendResult> {
   const { chatId, branch, expectedHeadId, messages: prepared } = request;
   const names = db.names;
@@ -81,7 +84,7 @@ export async function write(
       // may insert the same id meanwhile. Running again sees it and replaces it, or refuses it.
       const raced =
         isUniqueViolationOf(error, `${names.tablePrefix}messages_pkey`) || isRetryableRace(error);
-      if (raced && attempt < MAX_ATTEMPTS) continue;
+      if (raced && attempt < maxAttempts) continue;
       throw error;
     }
     const first = rows[0] as Row;
@@ -95,7 +98,7 @@ export async function write(
       if (first[11] === true) {
         // The head was committed after the statement's snapshot was taken, so the walk that
         // places the ids being replaced could not see it: run again, lock first.
-        if (attempt >= MAX_ATTEMPTS)
+        if (attempt >= maxAttempts)
           throw new StoreError(
             `${mode}: the head of branch "${branch}" in chat "${chatId}" kept moving while replacing messages; nothing was written, try again.`,
           );
@@ -121,7 +124,7 @@ export async function write(
     if (row === undefined) throw new ChatNotFoundError(chatId);
     if (row[0] === null) throw new BranchNotFoundError(chatId, branch);
     const currentHeadId = optionalText(row[1]);
-    if (attempt >= MAX_ATTEMPTS || (mode === 'commit' && currentHeadId !== expectedHeadId)) {
+    if (attempt >= maxAttempts || (mode === 'commit' && currentHeadId !== expectedHeadId)) {
       if (mode === 'commit')
         throw new HeadConflictError({ chatId, branch, expectedHeadId, currentHeadId });
       throw new StoreError(
@@ -129,6 +132,66 @@ export async function write(
       );
     }
     // The branch is there again (the chat was recreated meanwhile): try again.
+  }
+}
+
+/**
+ * A fork-commit (`CommitInput.fork`): in one transaction, takes the chat row lock (every branch
+ * is created under it, so the names read next are complete and concurrent fork-commits queue and
+ * each gets its own name), checks the start node, inserts the branch at it (activating it when
+ * asked), then runs the commit statement on it. Any refusal rolls the branch back with the
+ * messages. Lock order: chat row, then the new branch's row, which no one else can hold; other
+ * writers take a branch row then the chat row, and never this branch's, so none deadlocks. A
+ * race the commit statement would settle by running again (an id inserted meanwhile) aborts the
+ * transaction instead, so the whole fork-commit runs again.
+ */
+export async function forkCommit(
+  db: PostgresConnection,
+  request: WriteRequest,
+  fork: { readonly from: string; readonly activate: boolean },
+): Promise<CommitResult> {
+  const { chatId, expectedHeadId } = request;
+  const names = db.names;
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await db.transaction(async (sql) => {
+        const now = Date.now();
+        await db.lockChat(sql, chatId, now, null);
+        const found = await db.query(
+          sql,
+          `SELECT (SELECT array_agg(b.name) FROM ${names.branches} b WHERE b.chat_id = $1),
+             $2::text IS NULL OR EXISTS (SELECT 1 FROM ${names.messages} m WHERE m.chat_id = $1 AND m.message_id = $2::text)`,
+          [chatId, expectedHeadId],
+        );
+        const row = found[0] as Row;
+        if (row[1] !== true) throw new MessageNotFoundError(chatId, expectedHeadId as string);
+        const name = forkBranchName(fork.from, (row[0] as string[] | null) ?? []);
+        await db.query(
+          sql,
+          `WITH created AS (
+             INSERT INTO ${names.branches} (chat_id, name, head_message_id, created_at, updated_at)
+             VALUES ($1, $2, $3, $4, $4)
+             RETURNING 1
+           )
+           UPDATE ${names.chats} c SET active_branch = $2
+           WHERE c.chat_id = $1 AND $5 AND EXISTS (SELECT 1 FROM created)`,
+          [chatId, name, expectedHeadId, now, fork.activate],
+        );
+        const { previousHeadId: _previous, ...result } = await write(
+          db,
+          sql,
+          'commit',
+          { ...request, branch: name },
+          1,
+        );
+        return { ...result, branch: name };
+      });
+    } catch (error) {
+      const raced =
+        isUniqueViolationOf(error, `${names.tablePrefix}messages_pkey`) || isRetryableRace(error);
+      if (raced && attempt < MAX_ATTEMPTS) continue;
+      throw error;
+    }
   }
 }
 

@@ -194,6 +194,65 @@ describe('migrations', () => {
     }
   });
 
+  it('the message-versions step indexes every node of an earlier database by its message id', async () => {
+    const schema = freshSchema();
+    const script = getMigrationSql({ schema });
+    const step = MIGRATIONS.findIndex((migration) => migration.name === 'message versions') + 1;
+    expect(step).toBe(SCHEMA_VERSION);
+    const connection = await admin.reserve();
+    try {
+      await connection.unsafe(script.slice(0, script.indexOf(`-- version ${step}`)));
+    } finally {
+      connection.release();
+    }
+    expect(await recordedVersions(schema)).toEqual(
+      Array.from({ length: step - 1 }, (_, index) => index + 1),
+    );
+    await admin.unsafe(
+      `INSERT INTO "${schema}".ctxgraph_chats (chat_id, user_id, active_branch, version, last_sequence, created_at, updated_at)
+       VALUES ('old', 'u', 'main', 1, 2, 1, 1)`,
+    );
+    for (const [id, parent, sequence] of [
+      ['u1', null, 1],
+      ['a1', 'u1', 2],
+    ] as const) {
+      await admin.unsafe(
+        `INSERT INTO "${schema}".ctxgraph_messages (chat_id, message_id, parent_id, sequence, role, message, created_at, updated_at)
+         VALUES ('old', $1, $2, $3, 'user', $4::text::json, 1, 1)`,
+        [id, parent, sequence, JSON.stringify({ id, role: 'user', parts: [] })],
+      );
+    }
+    await admin.unsafe(
+      `INSERT INTO "${schema}".ctxgraph_branches (chat_id, name, head_message_id, created_at, updated_at)
+       VALUES ('old', 'main', 'a1', 1, 1)`,
+    );
+    const store = new PostgresContextStore({ connectionString: databaseUrl(), schema });
+    try {
+      expect(await store.migrate()).toEqual({ from: step - 1, to: SCHEMA_VERSION });
+      const found = await store.findMessageNodes({ chatId: 'old', messageId: 'a1' });
+      expect(found.map((node) => [node.id, node.parentId])).toEqual([['a1', 'u1']]);
+      const fork = await store.commit({
+        chatId: 'old',
+        branch: 'main',
+        expectedHeadId: 'u1',
+        fork: { from: 'main' },
+        messages: [{ id: 'a1~2', message: { id: 'a1', role: 'user', parts: [] } }],
+      });
+      expect(fork.branch).toBe('main-v2');
+      expect(
+        (await store.findMessageNodes({ chatId: 'old', messageId: 'a1' })).map((node) => node.id),
+      ).toEqual(['a1~2', 'a1']);
+      const indexes = await admin.unsafe(
+        `SELECT indexdef FROM pg_indexes WHERE schemaname = $1 AND indexname = 'ctxgraph_messages_by_message_id_idx'`,
+        [schema],
+      );
+      expect(indexes).toHaveLength(1);
+      expect(String(indexes[0]?.indexdef)).toContain("(message ->> 'id'::text)");
+    } finally {
+      await store.close();
+    }
+  });
+
   it('refuses a searchLanguage that is not a configuration name', () => {
     expect(
       () =>

@@ -195,6 +195,22 @@ CREATE TABLE IF NOT EXISTS ${names.searchState} (
 `,
 };
 
+// Message versions (capabilities.messageVersions, issue #26): a node's id (`message_id`, the
+// key) may differ from the id of the message it holds (`message->>'id'`), and `findMessageNodes`
+// looks nodes up by the message id. An expression index over the id inside the stored JSON
+// (`->>` on json is immutable), so no column is added and every existing row is indexed by this
+// step; `sequence` in the key gives newest-first without a sort. The lookup spells the
+// expression the same way (`driver/chain-sql.ts`). Building it takes a lock that holds writes
+// back for as long as it runs: on a large table, create the same index CONCURRENTLY ahead of
+// the deploy (IF NOT EXISTS then skips it).
+const messageVersions: Migration = {
+  name: 'message versions',
+  sql: (names) => `
+CREATE INDEX IF NOT EXISTS ${names.local('messages_by_message_id_idx')}
+  ON ${names.messages} (chat_id, (message ->> 'id'), sequence);
+`,
+};
+
 /**
  * The schema's history, oldest first. Never edit or reorder a released step: append a new one.
  * The version of the schema is the number of steps applied.
@@ -206,6 +222,7 @@ export const MIGRATIONS: readonly Migration[] = [
   messageSearch,
   engineRecords,
   lazySearchIndex,
+  messageVersions,
 ];
 
 /** The schema version this code creates and understands. */

@@ -88,14 +88,19 @@ export function branchRows(db: SqliteConnection, chatId: string): BranchRow[] {
     .all(chatId) as BranchRow[];
 }
 
-function assertNode(db: SqliteConnection, chatId: string, headMessageId: string | null): void {
+export function assertNode(
+  db: SqliteConnection,
+  chatId: string,
+  headMessageId: string | null,
+): void {
   if (headMessageId !== null && messageRow(db, chatId, headMessageId) === undefined) {
     throw new MessageNotFoundError(chatId, headMessageId);
   }
 }
 
-// Inside the write of createBranch / forkBranch: the chat and the node exist, the name is free.
-function insertBranch(
+// Inside the write of createBranch / forkBranch / a fork-commit: the chat and the node exist, the
+// name is free.
+export function insertBranch(
   db: SqliteConnection,
   chatId: string,
   name: string,

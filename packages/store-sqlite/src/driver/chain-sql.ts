@@ -4,10 +4,13 @@ import {
   type MessageNodeRecord,
   MessageNotFoundError,
 } from '@ctxgraph/fragments-core';
-import type { PreparedGetChain } from '@ctxgraph/fragments-core/store-kit';
+import type {
+  PreparedFindMessageNodes,
+  PreparedGetChain,
+} from '@ctxgraph/fragments-core/store-kit';
 import type { SqliteConnection } from './connection';
 import { messageRow, requireChat } from './lookups';
-import { type MessageRow, messageRecord } from './rows';
+import { MESSAGE_COLUMNS, type MessageRow, messageRecord } from './rows';
 
 const UNLIMITED = Number.MAX_SAFE_INTEGER;
 
@@ -56,4 +59,27 @@ export function getMessage(db: SqliteConnection, input: GetMessageInput): Messag
     requireChat(db, input.chatId);
     return null;
   });
+}
+
+/**
+ * The nodes holding a message id, newest first: one range scan of the `message versions`
+ * expression index (the `json_extract` below must match the index's expression).
+ */
+export function findMessageNodes(
+  db: SqliteConnection,
+  input: PreparedFindMessageNodes,
+): MessageNodeRecord[] {
+  return db.run('findMessageNodes(input)', () =>
+    db.read(() => {
+      const rows = db
+        .statement(
+          `SELECT ${MESSAGE_COLUMNS} FROM ${db.tables.messages}
+            WHERE chat_id = ? AND json_extract(payload, '$.id') = ?
+            ORDER BY sequence DESC LIMIT ?`,
+        )
+        .all(input.chatId, input.messageId, input.limit) as MessageRow[];
+      if (rows.length === 0) requireChat(db, input.chatId);
+      return rows.map((row) => messageRecord(input.chatId, row));
+    }),
+  );
 }

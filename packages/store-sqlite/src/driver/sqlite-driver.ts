@@ -16,22 +16,24 @@ import type {
   OpenChatResult,
   PruneResult,
 } from '@ctxgraph/fragments-core';
-import type {
-  ChatListQuery,
-  ContextStoreDriver,
-  PreparedAppend,
-  PreparedCommit,
-  PreparedCreateBranch,
-  PreparedCreateCheckpoint,
-  PreparedForkBranch,
-  PreparedGetChain,
-  PreparedOpenChat,
-  PreparedPrune,
-  PreparedSaveContext,
-  PreparedSearch,
-  PreparedUpdateChat,
-  SearchMatch,
-  StoreCall,
+import {
+  type ChatListQuery,
+  type ContextStoreDriver,
+  forkBranchName,
+  type PreparedAppend,
+  type PreparedCommit,
+  type PreparedCreateBranch,
+  type PreparedCreateCheckpoint,
+  type PreparedFindMessageNodes,
+  type PreparedForkBranch,
+  type PreparedGetChain,
+  type PreparedOpenChat,
+  type PreparedPrune,
+  type PreparedSaveContext,
+  type PreparedSearch,
+  type PreparedUpdateChat,
+  type SearchMatch,
+  type StoreCall,
 } from '@ctxgraph/fragments-core/store-kit';
 import type { SqliteMigrationResult } from '../migrations/migrations';
 import type { ResolvedStoreOptions } from '../options';
@@ -43,6 +45,7 @@ import * as checkpoints from './checkpoint-sql';
 import { SqliteConnection } from './connection';
 import * as contextLanes from './context-lane-sql';
 import { getGraph } from './graph-sql';
+import { requireChat } from './lookups';
 import * as retention from './retention-sql';
 import * as search from './search-sql';
 import { writeMessages } from './write-sql';
@@ -80,6 +83,7 @@ export class SqliteDriver implements ContextStoreDriver {
       search: true,
       retention: true,
       engineRecords: true,
+      messageVersions: true,
     };
   }
 
@@ -118,10 +122,26 @@ export class SqliteDriver implements ContextStoreDriver {
    */
   commit(input: PreparedCommit): CommitResult {
     const db = this.db;
+    const { fork } = input;
     return db.run('commit(input)', () =>
       db.write(() => {
-        const { previousHeadId: _previous, ...result } = writeMessages(db, input);
-        return result;
+        if (fork === undefined) {
+          const { previousHeadId: _previous, ...result } = writeMessages(db, input);
+          return result;
+        }
+        // A fork-commit: the branch and its messages in the one transaction, so a refusal of
+        // the messages rolls the branch back too.
+        const { chatId, expectedHeadId } = input;
+        requireChat(db, chatId);
+        branches.assertNode(db, chatId, expectedHeadId);
+        const names = branches.branchRows(db, chatId).map((row) => row.name);
+        const name = forkBranchName(fork.from, names);
+        branches.insertBranch(db, chatId, name, expectedHeadId, fork.activate);
+        const { previousHeadId: _previous, ...result } = writeMessages(db, {
+          ...input,
+          branch: name,
+        });
+        return { ...result, branch: name };
       }),
     );
   }
@@ -144,6 +164,11 @@ export class SqliteDriver implements ContextStoreDriver {
 
   getMessage(input: GetMessageInput): MessageNodeRecord | null {
     return chain.getMessage(this.db, input);
+  }
+
+  /** The nodes holding a message id, newest first, through the `message versions` index. */
+  findMessageNodes(input: PreparedFindMessageNodes): MessageNodeRecord[] {
+    return chain.findMessageNodes(this.db, input);
   }
 
   createBranch(input: PreparedCreateBranch): BranchRecord {

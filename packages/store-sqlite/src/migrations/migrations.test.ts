@@ -37,6 +37,7 @@ describe('migrateSqliteDatabase', () => {
         'message search',
         'engine records',
         'lazy search index',
+        'message versions',
       ],
     });
     expect(migrateSqliteDatabase(database)).toEqual({
@@ -174,6 +175,7 @@ describe('migrateSqliteDatabase', () => {
       'message search',
       'engine records',
       'lazy search index',
+      'message versions',
     ]);
     expect(database.pragma('user_version', { simple: true })).toBe(42);
     database.close();
@@ -215,6 +217,7 @@ describe('SqliteContextStore and migrations', () => {
         'message search',
         'engine records',
         'lazy search index',
+        'message versions',
       ],
     });
     expect((await store.openChat({ chatId: 'c', userId: 'u' })).created).toBe(true);

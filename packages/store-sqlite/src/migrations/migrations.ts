@@ -153,6 +153,18 @@ CREATE TABLE ${t.searchState} (
 ) STRICT;
 `,
   },
+  {
+    // Message versions (capabilities.messageVersions, issue #26): a node's id may differ from
+    // the id of the message it holds, and `findMessageNodes` looks nodes up by the message id.
+    // An expression index over the id inside the stored JSON (json_extract is deterministic), so
+    // nothing is added to the row and existing rows are indexed by this step; `sequence` in the
+    // key gives the newest-first order without a sort. The lookup must spell the expression the
+    // same way (`driver/chain-sql.ts`).
+    name: 'message versions',
+    sql: (t) => `
+CREATE INDEX ${t.messages}_by_message_id ON ${t.messages} (chat_id, json_extract(payload, '$.id'), sequence);
+`,
+  },
 ];
 
 /**

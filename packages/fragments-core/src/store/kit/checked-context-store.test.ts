@@ -188,6 +188,57 @@ describe('CheckedContextStore: the driver it accepts', () => {
     for (const method of methods) expect(typeof declared[method], method).toBe('function');
   });
 
+  it('findMessageNodes: present only with messageVersions, input checked, limit defaulted to 20', async () => {
+    expect(
+      () =>
+        new CheckedContextStore(
+          stubDriver({
+            capabilities: { persistent: false, multiProcess: false, messageVersions: true },
+          }).driver,
+        ),
+    ).toThrow(
+      'findMessageNodes: capabilities.messageVersions is true, so the driver must have a findMessageNodes() method',
+    );
+    const without = new CheckedContextStore(stubDriver({ findMessageNodes: () => [] }).driver);
+    expect(without.findMessageNodes).toBeUndefined();
+    const { driver, calls } = stubDriver({
+      capabilities: { persistent: false, multiProcess: false, messageVersions: true },
+      findMessageNodes(input) {
+        calls.push({ method: 'findMessageNodes', argument: input });
+        return [];
+      },
+    });
+    const store = new CheckedContextStore(driver);
+    expect(await store.findMessageNodes?.({ chatId: 'c', messageId: 'm' })).toEqual([]);
+    await store.findMessageNodes?.({ chatId: 'c', messageId: 'm', limit: 100 });
+    for (const limit of [0, 101, 2.5, '3']) {
+      await expect(
+        store.findMessageNodes?.({ chatId: 'c', messageId: 'm', limit: limit as never }),
+      ).rejects.toThrow(
+        `findMessageNodes(input): limit must be an integer from 1 to 100 or omitted, received ${String(limit)}.`,
+      );
+    }
+    await expect(store.findMessageNodes?.({ chatId: 'c', messageId: '' })).rejects.toThrow(
+      ValidationError,
+    );
+    expect(calls.map((entry) => entry.argument)).toEqual([
+      { chatId: 'c', messageId: 'm', limit: 20 },
+      { chatId: 'c', messageId: 'm', limit: 100 },
+    ]);
+    // A fork-commit goes to the driver with its fork, read once and defaulted.
+    await store.commit({
+      chatId: 'c',
+      branch: 'main',
+      expectedHeadId: null,
+      fork: { from: 'main' },
+      messages: [{ id: 'n', message: { id: 'm', role: 'user', parts: [] } }],
+    });
+    expect(calls.at(-1)?.argument).toMatchObject({
+      fork: { from: 'main', activate: false },
+      messages: [{ id: 'n', messageId: 'm' }],
+    });
+  });
+
   it('searchMessages: hits with role and snippet, the page cut and the next cursor', async () => {
     const match = (index: number): SearchMatch => ({
       chatId: 'c',
@@ -292,11 +343,13 @@ describe('CheckedContextStore: inputs', () => {
         messages: [
           {
             id: 'm',
+            messageId: 'm',
             role: 'user',
             json: JSON.stringify(message('m', 'é').message),
             engineRecordJson: null,
           },
         ],
+        fork: undefined,
       },
       { chatId: 'c', headMessageId: 'm', until: undefined, limit: 2 },
     ]);

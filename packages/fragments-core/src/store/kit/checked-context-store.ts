@@ -12,6 +12,7 @@ import type {
   ContextStoreCapabilities,
   CreateBranchInput,
   CreateCheckpointInput,
+  FindMessageNodesInput,
   ForkBranchInput,
   GetChainInput,
   GetHeadInput,
@@ -41,6 +42,7 @@ import {
   prepareCommitInput,
   prepareCreateBranch,
   prepareCreateCheckpoint,
+  prepareFindMessageNodes,
   prepareForkBranch,
   prepareGetChain,
   prepareGetHead,
@@ -70,7 +72,10 @@ import { chatCursor } from './store-input';
  * - `capabilities` is a frozen copy, checked against the driver's methods when constructed, and
  *   `append`, `forkBranch`, `getContext` / `saveContext` exist exactly when declared;
  * - a commit or append that carries an engine record is refused with `ValidationError` unless
- *   the driver declares `engineRecords` (then the driver gets it as `engineRecordJson`).
+ *   the driver declares `engineRecords` (then the driver gets it as `engineRecordJson`);
+ * - a node id that differs from its `message.id`, or a commit with `fork`, is refused with
+ *   `ValidationError` unless the driver declares `messageVersions` (then `findMessageNodes`
+ *   exists too).
  *
  * Use it directly (or through {@link defineContextStore}), or extend it to add members of your
  * own (`migrate()`, `[Symbol.asyncDispose]`, options you expose); {@link CheckedContextStore.guard}
@@ -105,11 +110,18 @@ export class CheckedContextStore implements ContextStore {
   declare readonly searchMessages?: (input: SearchMessagesInput) => Promise<Page<SearchHit>>;
   /** Present when `capabilities.retention` is true (see `ContextStore.prune`). */
   declare readonly prune?: (input: PruneInput) => Promise<PruneResult>;
+  /** Present when `capabilities.messageVersions` is true (see `ContextStore.findMessageNodes`). */
+  declare readonly findMessageNodes?: (
+    input: FindMessageNodesInput,
+  ) => Promise<readonly MessageNodeRecord[]>;
 
   readonly #driver: ContextStoreDriver;
   readonly #limit: ByteLimit;
-  /** `capabilities.engineRecords`: whether a commit or append may carry engine records. */
-  readonly #engineRecords: boolean;
+  /**
+   * What the message checks allow: engine records (`capabilities.engineRecords`), node ids apart
+   * from message ids and fork-commits (`capabilities.messageVersions`).
+   */
+  readonly #messageOptions: { readonly engineRecords: boolean; readonly messageVersions: boolean };
   readonly #pending = new Set<Promise<unknown>>();
   #closing: Promise<void> | undefined;
 
@@ -131,8 +143,12 @@ export class CheckedContextStore implements ContextStore {
     this.#driver = driver;
     this.#limit = driver.maxJsonBytes;
     this.capabilities = Object.freeze({ ...driver.capabilities });
-    this.#engineRecords = this.capabilities.engineRecords === true;
-    const { append, forkBranch, getContext, saveContext, searchMessages, prune } = driver;
+    this.#messageOptions = {
+      engineRecords: this.capabilities.engineRecords === true,
+      messageVersions: this.capabilities.messageVersions === true,
+    };
+    const { append, forkBranch, getContext, saveContext, searchMessages, prune, findMessageNodes } =
+      driver;
     // Own properties, present only when declared, so `typeof store.append === 'function'` and the
     // capability always agree. Configurable, so proxies over the store may still replace them.
     const define = (name: string, value: unknown): void => {
@@ -141,7 +157,7 @@ export class CheckedContextStore implements ContextStore {
     if (this.capabilities.append === true && append !== undefined) {
       define('append', (input: AppendInput) =>
         this.#run(CALLS.append, () =>
-          append.call(driver, prepareAppendInput(input, this.#limit, this.#engineRecords)),
+          append.call(driver, prepareAppendInput(input, this.#limit, this.#messageOptions)),
         ),
       );
     }
@@ -183,6 +199,13 @@ export class CheckedContextStore implements ContextStore {
             };
           });
         }),
+      );
+    }
+    if (this.capabilities.messageVersions === true && findMessageNodes !== undefined) {
+      define('findMessageNodes', (input: FindMessageNodesInput) =>
+        this.#run(CALLS.findMessageNodes, () =>
+          findMessageNodes.call(driver, prepareFindMessageNodes(input)),
+        ),
       );
     }
     if (this.capabilities.retention === true && prune !== undefined) {
@@ -243,7 +266,7 @@ export class CheckedContextStore implements ContextStore {
   /** The atomic head-moving write (see `ContextStore.commit`). */
   commit(input: CommitInput): Promise<CommitResult> {
     return this.#run(CALLS.commit, () =>
-      this.#driver.commit(prepareCommitInput(input, this.#limit, this.#engineRecords)),
+      this.#driver.commit(prepareCommitInput(input, this.#limit, this.#messageOptions)),
     );
   }
 

@@ -64,6 +64,23 @@ export interface PreparedCommit {
   readonly expectedHeadId: string | null;
   /** At least one message, no id twice, each with its JSON text. */
   readonly messages: readonly PreparedCommitMessage[];
+  /**
+   * Only when the driver declares `capabilities.messageVersions`: write on a new branch named
+   * `forkBranchName(fork.from, names)` whose head starts at `expectedHeadId` (which must be a
+   * node of the chat, or null), created in the same transaction as the messages; return its name
+   * as `CommitResult.branch`. `branch` is not used. Undefined for a plain commit.
+   */
+  readonly fork: { readonly from: string; readonly activate: boolean } | undefined;
+}
+
+/** `findMessageNodes` input, checked. */
+export interface PreparedFindMessageNodes {
+  /** The chat id. */
+  readonly chatId: string;
+  /** The message id (`message.id`) to look for. */
+  readonly messageId: string;
+  /** The most nodes to return (1 to 100, defaulted to 20). */
+  readonly limit: number;
 }
 
 /** `append` input, checked, with every message already serialized. */
@@ -200,6 +217,12 @@ export interface ContextStoreDriver {
   getChain(input: PreparedGetChain): Awaitable<ChainPage>;
   /** One node, or null. */
   getMessage(input: GetMessageInput): Awaitable<MessageNodeRecord | null>;
+  /**
+   * Optional (`capabilities.messageVersions`): the nodes whose `message.id` is
+   * `input.messageId`, highest sequence first, at most `input.limit`; `ChatNotFoundError` for an
+   * unknown chat. Use an index, not a scan.
+   */
+  findMessageNodes?(input: PreparedFindMessageNodes): Awaitable<readonly MessageNodeRecord[]>;
   /** Create a branch (and activate it when asked) in one write. */
   createBranch(input: PreparedCreateBranch): Awaitable<BranchRecord>;
   /** Optional (`capabilities.forkBranch`): name it with `forkBranchName` inside the write. */

@@ -6,6 +6,7 @@ import type {
   CommitInput,
   CreateBranchInput,
   CreateCheckpointInput,
+  FindMessageNodesInput,
   ForkBranchInput,
   GetChainInput,
   GetHeadInput,
@@ -20,6 +21,7 @@ import type {
   PreparedCommit,
   PreparedCreateBranch,
   PreparedCreateCheckpoint,
+  PreparedFindMessageNodes,
   PreparedForkBranch,
   PreparedGetChain,
   PreparedOpenChat,
@@ -35,7 +37,9 @@ import {
   assertOptionalBoolean,
   assertTitle,
   type ChatListQuery,
+  findMessageNodesLimit,
   type PreparedCommitMessage,
+  type PrepareMessagesOptions,
   prepareAppend,
   prepareChatList,
   prepareCommit,
@@ -150,24 +154,57 @@ export function prepareGetHead(input: GetHeadInput): GetHeadInput {
 export function prepareCommitInput(
   input: CommitInput,
   limit: ByteLimit,
-  engineRecords: boolean,
+  options: PrepareMessagesOptions,
 ): PreparedCommit {
   assertInputObject('commit(input)', input);
-  const { chatId, branch, expectedHeadId, messages } = input;
-  const prepared = prepareCommit({ chatId, branch, expectedHeadId, messages }, { engineRecords });
+  const { chatId, branch, expectedHeadId, messages, fork } = input;
+  // Read once into a fresh object: what was checked is what the driver gets.
+  const forkCopy =
+    typeof fork === 'object' && fork !== null && !Array.isArray(fork)
+      ? { from: fork.from, activate: fork.activate }
+      : fork;
+  const prepared = prepareCommit(
+    {
+      chatId,
+      branch,
+      expectedHeadId,
+      messages,
+      ...(forkCopy === undefined ? {} : { fork: forkCopy }),
+    },
+    options,
+  );
   checkMessageBytes('commit(input)', prepared, limit);
-  return { chatId, branch, expectedHeadId, messages: prepared };
+  return {
+    chatId,
+    branch,
+    expectedHeadId,
+    messages: prepared,
+    fork:
+      forkCopy === undefined
+        ? undefined
+        : { from: forkCopy.from, activate: forkCopy.activate === true },
+  };
+}
+
+/** `findMessageNodes(input)`. */
+export function prepareFindMessageNodes(input: FindMessageNodesInput): PreparedFindMessageNodes {
+  const method = 'findMessageNodes(input)';
+  assertInputObject(method, input);
+  const { chatId, messageId, limit } = input;
+  assertIdentifier(method, 'chatId', chatId);
+  assertIdentifier(method, 'messageId', messageId);
+  return { chatId, messageId, limit: findMessageNodesLimit(limit) };
 }
 
 /** `append(input)`. */
 export function prepareAppendInput(
   input: AppendInput,
   limit: ByteLimit,
-  engineRecords: boolean,
+  options: PrepareMessagesOptions,
 ): PreparedAppend {
   assertInputObject('append(input)', input);
   const { chatId, branch, messages } = input;
-  const prepared = prepareAppend({ chatId, branch, messages }, { engineRecords });
+  const prepared = prepareAppend({ chatId, branch, messages }, options);
   checkMessageBytes('append(input)', prepared, limit);
   return { chatId, branch, messages: prepared };
 }

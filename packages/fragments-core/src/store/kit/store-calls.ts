@@ -20,6 +20,7 @@ export type StoreCallName =
   | 'append'
   | 'getChain'
   | 'getMessage'
+  | 'findMessageNodes'
   | 'createBranch'
   | 'forkBranch'
   | 'getBranch'
@@ -48,6 +49,7 @@ export const CALLS: Readonly<Record<StoreCallName, StoreCall>> = {
   append: call('append', 'input', true),
   getChain: call('getChain', 'input', false),
   getMessage: call('getMessage', 'input', false),
+  findMessageNodes: call('findMessageNodes', 'input', false),
   createBranch: call('createBranch', 'input', true),
   forkBranch: call('forkBranch', 'input', true),
   getBranch: call('getBranch', 'input', false),
@@ -93,6 +95,7 @@ const OPTIONAL_ABILITIES = [
   ['contextLane', ['getContext', 'saveContext']],
   ['search', ['searchMessages']],
   ['retention', ['prune']],
+  ['messageVersions', ['findMessageNodes']],
 ] as const;
 
 export function isThenable(value: unknown): value is PromiseLike<unknown> {

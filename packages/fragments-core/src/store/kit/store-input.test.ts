@@ -266,9 +266,16 @@ describe('the package root', () => {
 describe('prepareCommit', () => {
   it('serializes valid messages', () => {
     expect(prepareCommit(commit([message('a'), message('b', 'ünï')]))).toEqual([
-      { id: 'a', role: 'user', json: JSON.stringify(message('a').message), engineRecordJson: null },
+      {
+        id: 'a',
+        messageId: 'a',
+        role: 'user',
+        json: JSON.stringify(message('a').message),
+        engineRecordJson: null,
+      },
       {
         id: 'b',
+        messageId: 'b',
         role: 'user',
         json: JSON.stringify(message('b', 'ünï').message),
         engineRecordJson: null,
@@ -276,11 +283,55 @@ describe('prepareCommit', () => {
     ]);
   });
 
+  it('lets a node id differ from its message id, and takes a fork, only for a store that keeps message versions', () => {
+    const version = { id: 'a~2', message: { ...message('a').message } };
+    expect(prepareCommit(commit([version]), { messageVersions: true })).toEqual([
+      {
+        id: 'a~2',
+        messageId: 'a',
+        role: 'user',
+        json: JSON.stringify(message('a').message),
+        engineRecordJson: null,
+      },
+    ]);
+    expect(() => prepareCommit(commit([version]))).toThrow(
+      'commit(input): messages[0].message.id: must equal the node id "a~2" (this store does not declare capabilities.messageVersions).',
+    );
+    // The message id is still an id.
+    for (const bad of ['', 42, null, 'x'.repeat(1000), 'a\u0000b']) {
+      expect(() =>
+        prepareCommit(commit([{ id: 'n', message: { ...message('a').message, id: bad } }]), {
+          messageVersions: true,
+        }),
+      ).toThrow(/messages\[0\]\.message\.id/);
+    }
+    const forked = { ...commit([message('a')]), fork: { from: 'main' } };
+    expect(prepareCommit(forked, { messageVersions: true })).toHaveLength(1);
+    expect(() => prepareCommit(forked)).toThrow(
+      'commit(input): fork is only for a store that keeps message versions (capabilities.messageVersions is not declared); fork with forkBranch, then commit. Nothing was written.',
+    );
+    for (const [fork, path] of [
+      [1, 'fork'],
+      [[], 'fork'],
+      [{}, 'fork.from'],
+      [{ from: '' }, 'fork.from'],
+      [{ from: 'main', activate: 1 }, 'fork.activate'],
+    ] as const) {
+      expect(() =>
+        prepareCommit(
+          { ...commit([message('a')]), fork: fork as never },
+          { messageVersions: true },
+        ),
+      ).toThrow(path);
+    }
+  });
+
   it('serializes an engine record only for a store that keeps them, with the rules of a message', () => {
     const withRecord = { ...message('a'), engineRecord: { usage: { modelId: 'm', n: 1 } } };
     expect(prepareCommit(commit([withRecord]), { engineRecords: true })).toEqual([
       {
         id: 'a',
+        messageId: 'a',
         role: 'user',
         json: JSON.stringify(message('a').message),
         engineRecordJson: '{"usage":{"modelId":"m","n":1}}',

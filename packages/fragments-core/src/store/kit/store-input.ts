@@ -260,6 +260,11 @@ function collectFrom(value: unknown, walk: JsonWalk): void {
 export interface PreparedCommitMessage {
   /** The node id. */
   readonly id: string;
+  /**
+   * The message's own id (`message.id`): the node id, unless the store declares
+   * `capabilities.messageVersions` and the writer gave another one.
+   */
+  readonly messageId: string;
   /** The message's role. */
   readonly role: string;
   /** `JSON.stringify(message)`, checked. */
@@ -280,6 +285,12 @@ export interface PrepareMessagesOptions {
    * is refused with `ValidationError`. @default false
    */
   readonly engineRecords?: boolean;
+  /**
+   * The store declares `capabilities.messageVersions`: a node id may differ from its
+   * `message.id` (which must then be a valid id too). Otherwise they must be equal.
+   * @default false
+   */
+  readonly messageVersions?: boolean;
 }
 
 /**
@@ -298,7 +309,26 @@ export function prepareCommit(
   assertIdentifier(method, 'branch', input.branch);
   if (input.expectedHeadId !== null)
     assertIdentifier(method, 'expectedHeadId', input.expectedHeadId);
-  return prepareMessages(method, input.messages, options?.engineRecords === true);
+  const { fork } = input;
+  if (fork !== undefined) {
+    if (options?.messageVersions !== true) {
+      throw new ValidationError(
+        `${method}: fork is only for a store that keeps message versions (capabilities.messageVersions is not declared); fork with forkBranch, then commit. Nothing was written.`,
+        { issues: [{ path: 'fork', message: 'this store does not declare messageVersions' }] },
+      );
+    }
+    if (typeof fork !== 'object' || fork === null || Array.isArray(fork)) {
+      throw new ValidationError(
+        `${method}: fork must be an object { from, activate? } or omitted.`,
+        {
+          issues: [{ path: 'fork', message: 'expected an object' }],
+        },
+      );
+    }
+    assertIdentifier(method, 'fork.from', fork.from);
+    assertOptionalBoolean(method, 'fork.activate', fork.activate);
+  }
+  return prepareMessages(method, input.messages, options);
 }
 
 /** Checks an `append` input and serializes its messages, with the rules of {@link prepareCommit}. */
@@ -310,7 +340,7 @@ export function prepareAppend(
   assertInputObject(method, input);
   assertIdentifier(method, 'chatId', input.chatId);
   assertIdentifier(method, 'branch', input.branch);
-  return prepareMessages(method, input.messages, options?.engineRecords === true);
+  return prepareMessages(method, input.messages, options);
 }
 
 /**
@@ -371,8 +401,10 @@ export function forkBranchName(from: string, existing: Iterable<string>): string
 function prepareMessages(
   method: string,
   messages: unknown,
-  engineRecords: boolean,
+  options: PrepareMessagesOptions | undefined,
 ): PreparedCommitMessage[] {
+  const engineRecords = options?.engineRecords === true;
+  const messageVersions = options?.messageVersions === true;
   if (!Array.isArray(messages) || messages.length === 0) {
     throw new ValidationError(`${method}: messages must be a non-empty array.`, {
       issues: [{ path: 'messages', message: 'expected a non-empty array' }],
@@ -403,10 +435,15 @@ function prepareMessages(
       continue;
     }
     const record = message as Record<string, unknown>;
-    if (record.id !== id)
+    if (messageVersions) {
+      // A version of a message: its node id may differ, but the message id is an id all the same.
+      const messageIdProblem = record.id === id ? undefined : identifierProblem(record.id);
+      if (messageIdProblem)
+        issues.push({ path: at(index, '.message.id'), message: messageIdProblem });
+    } else if (record.id !== id)
       issues.push({
         path: at(index, '.message.id'),
-        message: `must equal the node id ${JSON.stringify(id)}`,
+        message: `must equal the node id ${JSON.stringify(id)} (this store does not declare capabilities.messageVersions)`,
       });
     if (typeof record.role !== 'string' || record.role === '')
       issues.push({ path: at(index, '.message.role'), message: 'expected a non-empty string' });
@@ -446,6 +483,7 @@ function prepareMessages(
     if (issues.length === before && typeof id === 'string') {
       prepared.push({
         id,
+        messageId: record.id as string,
         role: String(record.role),
         json: JSON.stringify(message),
         engineRecordJson: engineRecord === undefined ? null : JSON.stringify(engineRecord),
@@ -532,6 +570,34 @@ export function prepareChatList(input: ListChatsInput): ChatListQuery {
 /** The cursor that continues a chat listing after `chat`. */
 export function chatCursor(chat: { readonly updatedAt: number; readonly id: string }): string {
   return `${chat.updatedAt}:${chat.id}`;
+}
+
+/** The default and largest `limit` of `findMessageNodes`. */
+export const FIND_MESSAGE_NODES_LIMITS: { readonly default: number; readonly max: number } =
+  Object.freeze({ default: 20, max: 100 });
+
+/** Checks a `findMessageNodes` limit: omitted, or an integer from 1 to 100. Returns it, defaulted. */
+export function findMessageNodesLimit(limit: unknown): number {
+  if (limit === undefined) return FIND_MESSAGE_NODES_LIMITS.default;
+  if (
+    typeof limit !== 'number' ||
+    !Number.isInteger(limit) ||
+    limit < 1 ||
+    limit > FIND_MESSAGE_NODES_LIMITS.max
+  ) {
+    throw new ValidationError(
+      `findMessageNodes(input): limit must be an integer from 1 to ${FIND_MESSAGE_NODES_LIMITS.max} or omitted, received ${String(limit)}.`,
+      {
+        issues: [
+          {
+            path: 'limit',
+            message: `expected an integer from 1 to ${FIND_MESSAGE_NODES_LIMITS.max}`,
+          },
+        ],
+      },
+    );
+  }
+  return limit;
 }
 
 /**

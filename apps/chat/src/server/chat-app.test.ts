@@ -1,0 +1,393 @@
+// The reference app driven over HTTP by the AI SDK's own client (AbstractChat +
+// DefaultChatTransport), against a real SQLite file, through every scenario of issue #26.
+
+import { lastAssistantMessageIsCompleteWithToolCalls } from 'ai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  NodeChat,
+  plain,
+  startTestServer,
+  type TestServer,
+  textOf,
+} from '../__fixtures__/chat-test-kit';
+import type { ChatUIMessage } from './tools';
+
+let server: TestServer;
+beforeAll(async () => {
+  server = await startTestServer(0);
+});
+afterAll(async () => {
+  await server.stop();
+});
+
+let counter = 0;
+function newChatId(): string {
+  counter += 1;
+  return `chat-${Date.now().toString(36)}-${counter}`;
+}
+
+async function stored(chatId: string, query = ''): Promise<ChatUIMessage[]> {
+  const answer = await server.messages(chatId, query);
+  expect(answer.status).toBe(200);
+  return (answer.body as { messages: ChatUIMessage[] }).messages;
+}
+
+async function turn(chat: NodeChat, text: string): Promise<void> {
+  await chat.sendMessage({ text });
+  expect(chat.currentError).toBeUndefined();
+}
+
+describe('the reference app with the AI SDK client', () => {
+  it('three turns, then a reload equals what the client holds', async () => {
+    const chatId = newChatId();
+    const chat = new NodeChat(server.url, chatId);
+    await turn(chat, 'first question');
+    await turn(chat, 'second question');
+    await turn(chat, 'third question');
+    expect(chat.messages).toHaveLength(6);
+    expect(textOf(chat.messages[5])).toBe('You said: third question');
+    expect(plain(await stored(chatId))).toEqual(plain(chat.messages));
+    // A fresh client that loads the stored messages continues the same path.
+    const reloaded = new NodeChat(server.url, chatId, await stored(chatId));
+    await turn(reloaded, 'fourth');
+    expect(plain(await stored(chatId))).toEqual(plain(reloaded.messages));
+    expect(reloaded.messages).toHaveLength(8);
+  });
+
+  it('the start chunk id is the id the reply is stored under', async () => {
+    const chatId = newChatId();
+    const response = await fetch(`${server.url}/api/chat`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        id: chatId,
+        trigger: 'submit-message',
+        messages: [{ id: 'u1', role: 'user', parts: [{ type: 'text', text: 'hello' }] }],
+      }),
+    });
+    const events = (await response.text())
+      .split('\n\n')
+      .filter((event) => event.startsWith('data: {'))
+      .map((event) => JSON.parse(event.slice(6)) as { type: string; messageId?: string });
+    const start = events.find((event) => event.type === 'start');
+    const messages = await stored(chatId);
+    expect(messages.map((message) => message.id)).toEqual(['u1', start?.messageId]);
+  });
+
+  it('regenerate: a new reply, the old one still reachable by its id', async () => {
+    const chatId = newChatId();
+    const chat = new NodeChat(server.url, chatId);
+    await turn(chat, 'tell me something');
+    const oldReply = chat.messages[1] as ChatUIMessage;
+    await chat.regenerate();
+    expect(chat.currentError).toBeUndefined();
+    const newReply = chat.messages[1] as ChatUIMessage;
+    expect(newReply.id).not.toBe(oldReply.id);
+    expect(plain(await stored(chatId))).toEqual(plain(chat.messages));
+    const old = await stored(chatId, `?leaf=${oldReply.id}`);
+    expect(old.map((message) => message.id)).toEqual([chat.messages[0]?.id, oldReply.id]);
+  });
+
+  it('edit of a middle message: the reply answers the edited text, the old path stays reachable', async () => {
+    const chatId = newChatId();
+    const chat = new NodeChat(server.url, chatId);
+    await turn(chat, 'one');
+    await turn(chat, 'two');
+    await turn(chat, 'three');
+    const before = plain(chat.messages);
+    const editedId = chat.messages[2]?.id as string;
+    const oldLastReply = chat.messages[5]?.id as string;
+    await chat.sendMessage({ text: 'two, edited', messageId: editedId });
+    expect(chat.currentError).toBeUndefined();
+    expect(chat.messages).toHaveLength(4);
+    expect(chat.messages[2]?.id).toBe(editedId);
+    expect(textOf(chat.messages[3])).toBe('You said: two, edited');
+    expect(plain(await stored(chatId))).toEqual(plain(chat.messages));
+    expect(plain(await stored(chatId, `?leaf=${oldLastReply}`))).toEqual(before);
+    // The edited id exists on two branches: the most recently written one answers.
+    expect(textOf((await stored(chatId, `?leaf=${editedId}`)).at(-1))).toBe('two, edited');
+    // Its versions ("1 / 2", "2 / 2"), oldest first; each opens its own conversation.
+    const answer = await fetch(`${server.url}/api/chat/${chatId}/versions/${editedId}`);
+    const { versions } = (await answer.json()) as {
+      versions: { nodeId: string; messageId: string; message: ChatUIMessage; leafNodeId: string }[];
+    };
+    expect(versions.map((version) => [version.messageId, textOf(version.message)])).toEqual([
+      [editedId, 'two'],
+      [editedId, 'two, edited'],
+    ]);
+    expect(plain(await stored(chatId, `?node=${versions[0]?.leafNodeId}`))).toEqual(before);
+    expect(plain(await stored(chatId, `?node=${versions[1]?.leafNodeId}`))).toEqual(
+      plain(chat.messages),
+    );
+  });
+
+  it('edit of the first message', async () => {
+    const chatId = newChatId();
+    const chat = new NodeChat(server.url, chatId);
+    await turn(chat, 'original start');
+    await turn(chat, 'follow-up');
+    const before = plain(chat.messages);
+    const oldLast = chat.messages[3]?.id as string;
+    await chat.sendMessage({ text: 'better start', messageId: chat.messages[0]?.id as string });
+    expect(chat.currentError).toBeUndefined();
+    expect(chat.messages.map((message) => textOf(message))).toEqual([
+      'better start',
+      'You said: better start',
+    ]);
+    expect(plain(await stored(chatId))).toEqual(plain(chat.messages));
+    expect(plain(await stored(chatId, `?leaf=${oldLast}`))).toEqual(before);
+  });
+
+  it('two clients continuing different messages of one chat at once each keep their path', async () => {
+    const chatId = newChatId();
+    const first = new NodeChat(server.url, chatId);
+    await turn(first, 'shared one');
+    await turn(first, 'shared two');
+    const history = await stored(chatId);
+    const tabA = new NodeChat(server.url, chatId, structuredClone(history));
+    const tabB = new NodeChat(server.url, chatId, structuredClone(history));
+    await Promise.all([
+      tabA.sendMessage({ text: 'A continues the last reply' }),
+      tabB.sendMessage({
+        text: 'B rewrites the second question',
+        messageId: history[2]?.id as string,
+      }),
+    ]);
+    expect(tabA.currentError).toBeUndefined();
+    expect(tabB.currentError).toBeUndefined();
+    const pathA = await stored(chatId, `?leaf=${tabA.messages.at(-1)?.id}`);
+    const pathB = await stored(chatId, `?leaf=${tabB.messages.at(-1)?.id}`);
+    expect(plain(pathA)).toEqual(plain(tabA.messages));
+    expect(plain(pathB)).toEqual(plain(tabB.messages));
+    // Each tab goes on along its own path.
+    await Promise.all([turn(tabA, 'A again'), turn(tabB, 'B again')]);
+    expect(plain(await stored(chatId, `?leaf=${tabA.messages.at(-1)?.id}`))).toEqual(
+      plain(tabA.messages),
+    );
+    expect(plain(await stored(chatId, `?leaf=${tabB.messages.at(-1)?.id}`))).toEqual(
+      plain(tabB.messages),
+    );
+  });
+
+  it('two clients sending from the same last reply at once: both turns kept, each on its own path', async () => {
+    const chatId = newChatId();
+    const first = new NodeChat(server.url, chatId);
+    await turn(first, 'common ground');
+    const history = await stored(chatId);
+    const tabs = [0, 1, 2].map(() => new NodeChat(server.url, chatId, structuredClone(history)));
+    await Promise.all(tabs.map((tab, index) => tab.sendMessage({ text: `tab ${index} speaks` })));
+    for (const tab of tabs) {
+      expect(tab.currentError).toBeUndefined();
+      expect(plain(await stored(chatId, `?leaf=${tab.messages.at(-1)?.id}`))).toEqual(
+        plain(tab.messages),
+      );
+    }
+    expect((await server.store.getGraph(chatId)).nodes).toHaveLength(2 + 3 * 2);
+  });
+
+  it('a tool turn: the server-side tool runs, and the recorded usage is the whole call (both steps)', async () => {
+    const chatId = newChatId();
+    const chat = new NodeChat(server.url, chatId);
+    await turn(chat, 'what is the weather today?');
+    const reply = chat.messages[1] as ChatUIMessage;
+    const tool = reply.parts.find((part) => part.type === 'tool-getWeather');
+    expect(tool).toMatchObject({ state: 'output-available', output: { city: 'Paris' } });
+    expect(textOf(reply)).toContain('You said: what is the weather today?');
+    const graph = await server.store.getGraph(chatId);
+    const node = graph.nodes.find((candidate) => candidate.message.id === reply.id);
+    const usage = node?.engineRecord?.usage as
+      | { inputTokens: number; outputTokens: number }
+      | undefined;
+    // Step 1: 8 output tokens (the call); step 2: one token per streamed word.
+    const words = textOf(reply).split(/(?<= )/).length;
+    expect(usage?.outputTokens).toBe(8 + words);
+    expect(plain(await stored(chatId))).toEqual(plain(chat.messages));
+  });
+
+  it('a client-side tool result continues its reply in place, and the usage adds up', async () => {
+    const chatId = newChatId();
+    const chat: NodeChat = new NodeChat(server.url, chatId, [], {
+      sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithToolCalls,
+      onToolCall: ({ toolCall }) => {
+        if (toolCall.toolName === 'askForConfirmation') {
+          void chat.addToolResult({
+            tool: 'askForConfirmation',
+            toolCallId: toolCall.toolCallId,
+            output: { confirmed: true },
+          });
+        }
+      },
+    });
+    await chat.sendMessage({ text: 'please confirm the order' });
+    await expect
+      .poll(() => textOf(chat.messages[1]), { timeout: 5_000 })
+      .toContain('You said: please confirm the order');
+    await expect.poll(() => chat.status).toBe('ready');
+    expect(chat.messages).toHaveLength(2);
+    const reply = chat.messages[1] as ChatUIMessage;
+    expect(reply.parts.find((part) => part.type === 'tool-askForConfirmation')).toMatchObject({
+      state: 'output-available',
+      output: { confirmed: true },
+    });
+    expect(plain(await stored(chatId))).toEqual(plain(chat.messages));
+    const graph = await server.store.getGraph(chatId);
+    const nodes = graph.nodes.filter((candidate) => candidate.message.id === reply.id);
+    expect(nodes).toHaveLength(1);
+    const usage = nodes[0]?.engineRecord?.usage as { outputTokens: number } | undefined;
+    // The first call (8 tokens for the tool call) plus the continuation (one per word).
+    expect(usage?.outputTokens).toBe(8 + textOf(reply).split(/(?<= )/).length);
+  });
+
+  it("the client's message metadata comes back unchanged", async () => {
+    const chatId = newChatId();
+    const chat = new NodeChat(server.url, chatId);
+    await chat.sendMessage({
+      text: 'with metadata',
+      metadata: { sentAt: 1_700_000_000_000, tag: 'keep-me' },
+    });
+    const messages = await stored(chatId);
+    expect(messages[0]?.metadata).toEqual({ sentAt: 1_700_000_000_000, tag: 'keep-me' });
+  });
+
+  it('a body with only the last message continues from the most recently written message', async () => {
+    const chatId = newChatId();
+    const chat = new NodeChat(server.url, chatId);
+    await turn(chat, 'hello');
+    const response = await fetch(`${server.url}/api/chat`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        id: chatId,
+        trigger: 'submit-message',
+        message: {
+          id: 'last-only',
+          role: 'user',
+          parts: [{ type: 'text', text: 'only the last' }],
+        },
+      }),
+    });
+    expect(response.status).toBe(200);
+    await response.text();
+    const messages = await stored(chatId);
+    expect(messages.map((message) => message.id).slice(0, 3)).toEqual([
+      chat.messages[0]?.id,
+      chat.messages[1]?.id,
+      'last-only',
+    ]);
+    expect(textOf(messages[3])).toBe('You said: only the last');
+
+    // A regenerate with only the (stored) last user message, keys in another order: a new reply
+    // at that message, no new version of it.
+    const again = await fetch(`${server.url}/api/chat`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        trigger: 'regenerate-message',
+        id: chatId,
+        message: {
+          parts: [{ text: 'only the last', type: 'text' }],
+          role: 'user',
+          id: 'last-only',
+        },
+      }),
+    });
+    expect(again.status).toBe(200);
+    await again.text();
+    const versions = await fetch(`${server.url}/api/chat/${chatId}/versions/last-only`);
+    expect(((await versions.json()) as { versions: unknown[] }).versions).toHaveLength(1);
+    const latest = await stored(chatId);
+    expect(latest.map((message) => message.id).slice(0, 3)).toEqual(
+      messages.map((message) => message.id).slice(0, 3),
+    );
+    expect(latest[3]?.id).not.toBe(messages[3]?.id);
+    expect((await stored(chatId, `?leaf=${messages[3]?.id}`)).at(-1)?.id).toBe(messages[3]?.id);
+  });
+});
+
+describe('bad bodies', () => {
+  const post = (body: string) =>
+    fetch(`${server.url}/api/chat`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
+    });
+  const good = { id: 'bad-body-chat', role: 'user', parts: [{ type: 'text', text: 'hi' }] };
+  const cases: [string, string][] = [
+    ['not JSON', '{ nope'],
+    ['not an object', '[1, 2]'],
+    ['a string', '"hello"'],
+    ['no id', JSON.stringify({ messages: [good] })],
+    ['an empty id', JSON.stringify({ id: '', messages: [good] })],
+    [
+      'another trigger',
+      JSON.stringify({ id: 'bad-body-chat', trigger: 'resume-stream', messages: [good] }),
+    ],
+    ['no messages', JSON.stringify({ id: 'bad-body-chat' })],
+    ['an empty messages array', JSON.stringify({ id: 'bad-body-chat', messages: [] })],
+    [
+      'a message without parts',
+      JSON.stringify({ id: 'bad-body-chat', messages: [{ id: 'm', role: 'user' }] }),
+    ],
+    [
+      'a message with a bad role',
+      JSON.stringify({
+        id: 'bad-body-chat',
+        messages: [{ id: 'm', role: 'robot', parts: [{ type: 'text', text: 'x' }] }],
+      }),
+    ],
+    [
+      'metadata the app schema refuses',
+      JSON.stringify({ id: 'bad-body-chat', messages: [{ ...good, metadata: { tag: 5 } }] }),
+    ],
+    [
+      'a system message',
+      JSON.stringify({
+        id: 'bad-body-chat',
+        messages: [{ id: 's', role: 'system', parts: [{ type: 'text', text: 'obey' }] }],
+      }),
+    ],
+  ];
+  it.each(cases)('%s is a 400 with a JSON error, and nothing is written', async (_name, body) => {
+    const response = await post(body);
+    expect(response.status).toBe(400);
+    const answer = (await response.json()) as { error: string };
+    expect(typeof answer.error).toBe('string');
+    expect(answer.error.length).toBeGreaterThan(10);
+    expect((await server.messages('bad-body-chat')).status).toBe(404);
+  });
+
+  it('in an existing chat, a new message the AI SDK refuses is a 400 and nothing is written', async () => {
+    const chatId = newChatId();
+    const chat = new NodeChat(server.url, chatId);
+    await turn(chat, 'a good start');
+    const before = await stored(chatId);
+    const bad = [
+      { id: 'n1', role: 'user', parts: [{ type: 'text', text: 'x' }], metadata: { tag: 7 } },
+      { id: 'n2', role: 'user', parts: [] },
+      { id: 'n3', role: 'user', parts: [{ type: 'text' }] },
+    ];
+    for (const message of bad) {
+      const response = await post(JSON.stringify({ id: chatId, messages: [...before, message] }));
+      expect(response.status).toBe(400);
+      expect(((await response.json()) as { error: string }).error).toContain('messages');
+    }
+    expect(plain(await stored(chatId))).toEqual(plain(before));
+    expect((await server.store.getGraph(chatId)).nodes).toHaveLength(2);
+  });
+
+  it('unknown chats and leaves are 404 with a JSON error', async () => {
+    const unknown = await server.messages('never-created');
+    expect(unknown.status).toBe(404);
+    expect(unknown.body).toMatchObject({ error: expect.any(String) });
+    const chatId = newChatId();
+    await turn(new NodeChat(server.url, chatId), 'something');
+    const leaf = await server.messages(chatId, '?leaf=not-a-message');
+    expect(leaf.status).toBe(404);
+    expect(leaf.body).toMatchObject({ error: expect.any(String) });
+    const other = newChatId();
+    const otherChat = new NodeChat(server.url, other);
+    await turn(otherChat, 'elsewhere');
+    const foreign = await server.messages(chatId, `?leaf=${otherChat.messages[0]?.id}`);
+    expect(foreign.status).toBe(404);
+  });
+});

@@ -1,0 +1,70 @@
+// The start command's contract: PORT and CTXGRAPH_SQLITE, the URL printed when ready, a turn
+// served with the mock model by default, a clean exit on SIGTERM. Runs src/server/main.ts (what
+// `start` runs once built) in a child process.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const main = resolve(dirname(fileURLToPath(import.meta.url)), 'main.ts');
+const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+const directory = mkdtempSync(join(tmpdir(), 'ctxgraph-chat-start-'));
+afterAll(() => rmSync(directory, { recursive: true, force: true }));
+
+function start(env: Record<string, string>): { child: ChildProcess; url: Promise<string> } {
+  const clean = { ...process.env };
+  for (const key of ['OPENAI_API_KEY', 'ANTHROPIC_API_KEY', 'AI_GATEWAY_API_KEY', 'CHAT_MODEL'])
+    delete clean[key];
+  const child = spawn(process.execPath, ['--import', tsx, main], {
+    cwd: directory,
+    env: { ...clean, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const url = new Promise<string>((resolveUrl, reject) => {
+    let output = '';
+    child.stdout?.on('data', (chunk: Buffer) => {
+      output += chunk.toString('utf8');
+      const match = /running at (http:\/\/(?:127\.0\.0\.1|localhost):\d+)/.exec(output);
+      if (match?.[1]) resolveUrl(match[1]);
+    });
+    child.stderr?.on('data', (chunk: Buffer) => {
+      output += chunk.toString('utf8');
+    });
+    child.once('exit', (code) =>
+      reject(new Error(`exited with ${code} before printing its URL: ${output}`)),
+    );
+  });
+  return { child, url };
+}
+
+describe('the start command', () => {
+  it('prints its URL, answers with the mock by default, stores in CTXGRAPH_SQLITE, exits on SIGTERM', async () => {
+    const sqlite = join(directory, 'contract.db');
+    const { child, url } = start({ PORT: '0', CTXGRAPH_SQLITE: sqlite, MOCK_CHUNK_DELAY_MS: '0' });
+    const base = await url;
+    const response = await fetch(`${base}/api/chat`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        id: 'start-chat',
+        trigger: 'submit-message',
+        messages: [{ id: 'q', role: 'user', parts: [{ type: 'text', text: 'ping' }] }],
+      }),
+    });
+    expect(response.status).toBe(200);
+    expect(await response.text()).toContain('"type":"text-delta"');
+    const stored = (await (await fetch(`${base}/api/chat/start-chat/messages`)).json()) as {
+      messages: { parts: { type: string; text?: string }[] }[];
+    };
+    expect(
+      stored.messages.map((message) => message.parts.find((part) => part.type === 'text')?.text),
+    ).toEqual(['ping', 'You said: ping']);
+    expect(existsSync(sqlite)).toBe(true);
+    const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+  });
+});

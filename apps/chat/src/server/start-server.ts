@@ -1,0 +1,62 @@
+import type { AddressInfo } from 'node:net';
+import { createMemoryResumableStreams } from '@ctxgraph/ai-sdk';
+import { SqliteContextStore } from '@ctxgraph/store-sqlite';
+import { serve } from '@hono/node-server';
+import type { LanguageModel } from 'ai';
+import { createChatApp } from './chat-app';
+
+/** Options of {@link startChatServer}. */
+export interface StartChatServerOptions {
+  /** The SQLite file. */
+  sqlitePath: string;
+  /** The model that answers. */
+  model: LanguageModel;
+  /** 0 picks a free port. */
+  port: number;
+  /** @default '127.0.0.1' */
+  host?: string;
+  /** Serve the built client from this folder. */
+  clientDirectory?: string;
+  /** Told how long ctxgraph's parts of each turn took. */
+  onTiming?: (entry: { phase: 'begin' | 'save'; ms: number }) => void;
+}
+
+/** A running chat server. */
+export interface RunningChatServer {
+  readonly url: string;
+  readonly port: number;
+  readonly store: SqliteContextStore;
+  close(): Promise<void>;
+}
+
+/** Opens the SQLite store and serves the app on a real port. */
+export async function startChatServer(options: StartChatServerOptions): Promise<RunningChatServer> {
+  const store = new SqliteContextStore(options.sqlitePath);
+  const app = createChatApp({
+    store,
+    model: options.model,
+    streams: createMemoryResumableStreams(),
+    ...(options.clientDirectory ? { clientDirectory: options.clientDirectory } : {}),
+    ...(options.onTiming ? { onTiming: options.onTiming } : {}),
+  });
+  const host = options.host ?? '127.0.0.1';
+  return new Promise((resolve) => {
+    const server = serve(
+      { fetch: app.fetch, port: options.port, hostname: host },
+      (info: AddressInfo) => {
+        resolve({
+          url: `http://${host}:${info.port}`,
+          port: info.port,
+          store,
+          close: () =>
+            new Promise<void>((done) => {
+              server.close(() => {
+                store.close().finally(done);
+              });
+              (server as { closeAllConnections?: () => void }).closeAllConnections?.();
+            }),
+        });
+      },
+    );
+  });
+}

@@ -1,0 +1,16 @@
+import type { ViteUserConfig } from 'vitest/config';
+import { packageTests } from '../../tooling/vitest.base.ts';
+
+/**
+ * The server driven over HTTP by the AI SDK's own clients (AbstractChat's `Chat`, and useChat
+ * under jsdom in `*.dom.test.tsx`), and the browser suite (src/e2e). Files run one after another:
+ * each holds a port and a SQLite file, and the machine is shared.
+ */
+const config: ViteUserConfig = packageTests({
+  include: ['src/**/*.test.ts', 'src/**/*.test.tsx'],
+  testTimeout: 30_000,
+  hookTimeout: 120_000,
+  fileParallelism: false,
+});
+
+export default config;

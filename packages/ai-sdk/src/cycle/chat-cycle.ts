@@ -1,0 +1,508 @@
+import type { BudgetOptions, ContextEngine, ReplyOutcome } from '@ctxgraph/engine';
+import {
+  type ContextStore,
+  CtxGraphError,
+  OwnershipError,
+  ValidationError,
+} from '@ctxgraph/fragments-core';
+import {
+  generateId as defaultGenerateId,
+  type InferUIMessageChunk,
+  type ModelMessage,
+  type SystemModelMessage,
+  type UIMessage,
+  type UIMessageStreamOptions,
+} from 'ai';
+import { ChatNotFoundForUserError, ChatRequestError, ReplyNotSavedError } from '../errors';
+import {
+  type ChatMessageSchemas,
+  type ChatRequest,
+  type ChatTrigger,
+  readChatRequest,
+  validateChatMessages,
+} from '../request/read-chat-request';
+import { CallUsage, type UsagePart } from '../stream/call-usage';
+import type { ResumableStreams } from '../stream/resumable-streams';
+import { toServerSentEvents, uiMessageStreamHeaders } from '../stream/server-sent-events';
+import { settleReply } from '../stream/settle-reply';
+import {
+  AttachedChat,
+  type CycleEngineOptions,
+  chatBelongsTo,
+  type MessageVersion,
+} from './attach';
+
+/** Options of {@link createChatCycle}. */
+export interface ChatCycleOptions<UI_MESSAGE extends UIMessage = UIMessage> {
+  /** Where the chats live. */
+  store: ContextStore;
+  /**
+   * The engine settings each request's engine opens with: `renderer` (required), tokenizer,
+   * prices, `messageSchemas`, …
+   */
+  engine: CycleEngineOptions;
+  /**
+   * The AI SDK schemas the client's messages are validated with (`metadataSchema`,
+   * `dataSchemas`, `tools`: the same `tools` you give `streamText`). Without them, metadata, data
+   * parts and tool payloads are only checked for shape.
+   */
+  schemas?: ChatMessageSchemas<UI_MESSAGE>;
+  /** Fit the model input to a token budget (`resolve({ budget })`, cache plan included). */
+  budget?: BudgetOptions;
+  /** Makes the ids of replies (server-side ids). @default the AI SDK's `generateId` */
+  generateId?: () => string;
+  /** Keep each chat's active reply stream so a reconnecting client can resume it. */
+  streams?: ResumableStreams;
+  /**
+   * Stop the model call when the client disconnects (its `stop()`, a closed tab). The reply so
+   * far is saved, marked `aborted`, with every part settled. With resumable streams, set it to
+   * false so that a reload does not stop the reply (then stopping needs an endpoint of its own).
+   * @default true
+   */
+  stopOnDisconnect?: boolean;
+  /** Called when a streamed reply could not be saved (the client gets an `error` chunk too). */
+  onSaveError?: (error: unknown) => void;
+  /**
+   * Called once a reply is saved (not for a reply dropped because it had no content): which one,
+   * how it ended, and how long the save took in milliseconds.
+   */
+  onReplySaved?: (event: ReplySavedEvent) => void;
+}
+
+/** What {@link ChatCycleOptions.onReplySaved} is told. */
+export interface ReplySavedEvent {
+  readonly chatId: string;
+  readonly replyId: string;
+  readonly outcome: ReplyOutcome;
+  /** Milliseconds the save took. */
+  readonly saveMs: number;
+}
+
+/** Options of {@link ChatCycle.begin}. */
+export interface BeginTurnOptions {
+  /** The signed-in user; a chat of another user is refused as unknown. */
+  userId: string;
+  /** The request's signal: the model call stops when it aborts. */
+  signal?: AbortSignal;
+  /** Sets the turn's system context on the engine (`engine.set(role(…))`, `loadContext()`). */
+  context?: (engine: ContextEngine) => unknown;
+}
+
+/** Options of {@link ChatTurn.respond} and {@link ChatTurn.stream}. */
+export interface RespondOptions<UI_MESSAGE extends UIMessage = UIMessage> {
+  /** The model id recorded with the usage when the provider reports none. */
+  modelId?: string;
+  /** Metadata for the reply, on `start` and `finish` (the AI SDK's `messageMetadata`). */
+  messageMetadata?: UIMessageStreamOptions<UI_MESSAGE>['messageMetadata'];
+  /** Send reasoning parts. @default true */
+  sendReasoning?: boolean;
+  /** Send source parts. @default false */
+  sendSources?: boolean;
+  /** Words an error of the model call for the client. @default the AI SDK's 'An error occurred.' */
+  onError?: (error: unknown) => string;
+  /** Extra response headers. */
+  headers?: Record<string, string>;
+}
+
+/** What the cycle needs of a `streamText` result (both AI SDK majors have it). */
+export interface StreamTextResultLike<UI_MESSAGE extends UIMessage = UIMessage> {
+  toUIMessageStream(
+    options?: UIMessageStreamOptions<UI_MESSAGE>,
+  ): ReadableStream<InferUIMessageChunk<UI_MESSAGE>>;
+  readonly fullStream: AsyncIterable<unknown>;
+}
+
+/** One request of the cycle, after its messages were written and before the model is called. */
+export interface ChatTurn<UI_MESSAGE extends UIMessage = UIMessage> {
+  /** The chat. */
+  readonly chatId: string;
+  /** What the client asked for. */
+  readonly trigger: ChatTrigger;
+  /** The request as read. */
+  readonly request: ChatRequest<UI_MESSAGE>;
+  /** The request's engine, positioned where the reply goes. */
+  readonly engine: ContextEngine;
+  /** For `streamText({ system })`: the rendered context (a system message with its cache mark under a budget). */
+  readonly system: string | SystemModelMessage;
+  /** For `streamText({ messages })`: the conversation the reply answers, as model messages. */
+  readonly messages: ModelMessage[];
+  /** The conversation as stored, with the client's ids (the AI SDK's `originalMessages`). */
+  readonly originalMessages: UI_MESSAGE[];
+  /** The id the reply is streamed and stored under (the stream's `start` chunk carries it). */
+  readonly replyId: string;
+  /** For `streamText({ abortSignal })`: aborts when the request does or the client disconnects. */
+  readonly abortSignal: AbortSignal;
+  /**
+   * Streams the reply to the client as the AI SDK's UI message stream response and saves it when
+   * it ends, with the whole call's usage; a reply that cannot be saved ends the stream with an
+   * `error` chunk.
+   */
+  respond(result: StreamTextResultLike<UI_MESSAGE>, options?: RespondOptions<UI_MESSAGE>): Response;
+  /** The same as `respond`, as a chunk stream (for `createUIMessageStream`'s `writer.merge`). */
+  stream(
+    result: StreamTextResultLike<UI_MESSAGE>,
+    options?: RespondOptions<UI_MESSAGE>,
+  ): ReadableStream<InferUIMessageChunk<UI_MESSAGE>>;
+}
+
+/** Options of the cycle's reads. */
+export interface ReadOptions {
+  /** The signed-in user; a chat of another user reads as unknown. */
+  userId: string;
+}
+
+/** The AI SDK request cycle on a ctxgraph store. */
+export interface ChatCycle<UI_MESSAGE extends UIMessage = UIMessage> {
+  /**
+   * Reads the transport's body, validates it (a {@link ChatRequestError} before anything is
+   * written), places it on the graph and saves the client's new messages, then resolves the model
+   * input. Hand the turn's `system`, `messages` and `abortSignal` to `streamText`, then return
+   * `turn.respond(result)`.
+   */
+  begin(body: unknown, options: BeginTurnOptions): Promise<ChatTurn<UI_MESSAGE>>;
+  /**
+   * The conversation from the root to `leaf` (a message id; on several branches, the most
+   * recently written), or to the chat's most recently written message. Unknown chat or leaf:
+   * {@link ChatNotFoundForUserError}.
+   */
+  messages(chatId: string, options: ReadOptions & { leaf?: string }): Promise<UI_MESSAGE[]>;
+  /** The versions of a message (the ChatGPT-style "2 / 3"), oldest first. */
+  versions(
+    chatId: string,
+    messageId: string,
+    options: ReadOptions,
+  ): Promise<MessageVersion<UI_MESSAGE>[]>;
+  /** The conversation a version shows: from the root to its `leafNodeId`. */
+  openVersion(chatId: string, leafNodeId: string, options: ReadOptions): Promise<UI_MESSAGE[]>;
+  /**
+   * The answer to the AI SDK's resume request (`GET …/:id/stream`): the chat's active reply
+   * stream, or 204 when none is streaming (always without `streams`, and for a chat this user
+   * does not have).
+   */
+  resume(chatId: string, options: ReadOptions): Promise<Response>;
+}
+
+/**
+ * The AI SDK request cycle on a ctxgraph store: `useChat` / `AbstractChat` bodies mapped onto
+ * the graph (submit continues the client's path; regenerate and edit are branches; a client-side
+ * tool result continues its reply in place), the reply streamed with server-side ids and saved
+ * with the whole call's usage, versions of a message, resumable streams.
+ *
+ * @example
+ * ```ts
+ * const cycle = createChatCycle({ store, engine: { renderer: new XmlRenderer() } });
+ * app.post('/api/chat', async (c) => {
+ *   const turn = await cycle.begin(await c.req.json(), { userId, signal: c.req.raw.signal });
+ *   const result = streamText({ model, system: turn.system, messages: turn.messages, abortSignal: turn.abortSignal });
+ *   return turn.respond(result);
+ * });
+ * ```
+ */
+export function createChatCycle<UI_MESSAGE extends UIMessage = UIMessage>(
+  options: ChatCycleOptions<UI_MESSAGE>,
+): ChatCycle<UI_MESSAGE> {
+  const { store } = options;
+  const engineOptions = options.engine ?? {};
+  if (engineOptions.renderer === undefined) {
+    throw new ValidationError(
+      'createChatCycle(options): engine.renderer is required (the system prompt is rendered on every turn), for example { engine: { renderer: new XmlRenderer() } } from @ctxgraph/renderer-xml.',
+      { issues: [{ path: 'engine.renderer', message: 'expected a ContextRenderer' }] },
+    );
+  }
+  const generateId = options.generateId ?? defaultGenerateId;
+  const open = (chatId: string, userId: string): AttachedChat<UI_MESSAGE> =>
+    new AttachedChat<UI_MESSAGE>(store, chatId, userId, engineOptions);
+  const known = async (chatId: string, userId: string): Promise<void> => {
+    if (!(await chatBelongsTo(store, chatId, userId))) {
+      throw new ChatNotFoundForUserError(`No chat '${chatId}' for this user.`);
+    }
+  };
+
+  return {
+    async begin(body, beginOptions) {
+      const schemas = options.schemas ?? ({} as ChatMessageSchemas<UI_MESSAGE>);
+      const shaped = await readChatRequest<UI_MESSAGE>(body, schemas, 'shape');
+      // A chat that exists has its messages validated on write: only the messages it does not
+      // hold yet are validated (after locating them). A new chat is validated whole, up front, so
+      // a bad body never creates it.
+      const fresh =
+        shaped.lastOnly || !(await chatBelongsTo(store, shaped.chatId, beginOptions.userId));
+      const request = fresh
+        ? { ...shaped, messages: await validateChatMessages(shaped, 0, schemas) }
+        : shaped;
+      const validateFrom = (from: number): Promise<UI_MESSAGE[]> =>
+        fresh
+          ? Promise.resolve(request.messages.slice(from))
+          : validateChatMessages(request, from, schemas);
+      if (request.trigger === 'regenerate-message' && request.messages.at(-1)?.role !== 'user') {
+        throw new ChatRequestError(
+          'Chat request refused: a regenerate-message body ends with the user message whose reply is regenerated.',
+          { issues: [{ path: 'messages', message: 'expected a user message last' }] },
+        );
+      }
+      let attached: AttachedChat<UI_MESSAGE>;
+      try {
+        attached = open(request.chatId, beginOptions.userId);
+        await beginOptions.context?.(attached.engine);
+        const placed = await attached.place(request, validateFrom);
+        const input = await attached.modelInput(options.budget);
+        return makeTurn(
+          request,
+          attached,
+          placed.path,
+          placed.continues,
+          input,
+          beginOptions.signal,
+        );
+      } catch (error) {
+        if (OwnershipError.isInstance(error)) {
+          throw new ChatNotFoundForUserError(`No chat '${request.chatId}' for this user.`, {
+            cause: error,
+          });
+        }
+        throw error;
+      }
+    },
+    async messages(chatId, readOptions) {
+      await known(chatId, readOptions.userId);
+      return open(chatId, readOptions.userId).path(readOptions.leaf);
+    },
+    async versions(chatId, messageId, readOptions) {
+      await known(chatId, readOptions.userId);
+      return open(chatId, readOptions.userId).versions(messageId);
+    },
+    async openVersion(chatId, leafNodeId, readOptions) {
+      await known(chatId, readOptions.userId);
+      return open(chatId, readOptions.userId).pathToNode(leafNodeId);
+    },
+    async resume(chatId, readOptions) {
+      // A chat that does not exist (yet) has nothing to resume: 204, as for one at rest, so a
+      // client that resumes on mount can start a new chat.
+      if (!(await chatBelongsTo(store, chatId, readOptions.userId))) {
+        return new Response(null, { status: 204 });
+      }
+      const stream = await options.streams?.resume(chatId);
+      if (!stream) return new Response(null, { status: 204 });
+      return new Response(stream.pipeThrough(new TextEncoderStream()), {
+        headers: uiMessageStreamHeaders,
+      });
+    },
+  };
+
+  function makeTurn(
+    request: ChatRequest<UI_MESSAGE>,
+    attached: AttachedChat<UI_MESSAGE>,
+    path: UI_MESSAGE[],
+    continues: UI_MESSAGE | undefined,
+    input: { system: string | SystemModelMessage; messages: ModelMessage[] },
+    signal: AbortSignal | undefined,
+  ): ChatTurn<UI_MESSAGE> {
+    const disconnect = new AbortController();
+    const abortSignal = signal ? AbortSignal.any([signal, disconnect.signal]) : disconnect.signal;
+    const replyId = continues?.id ?? generateId();
+    let used = false;
+    const stream = (
+      result: StreamTextResultLike<UI_MESSAGE>,
+      respondOptions: RespondOptions<UI_MESSAGE> = {},
+    ): ReadableStream<InferUIMessageChunk<UI_MESSAGE>> => {
+      if (used) {
+        throw new CtxGraphError(
+          'A chat turn streams one reply: respond() or stream() was already called.',
+        );
+      }
+      used = true;
+      return runReply({
+        request,
+        attached,
+        path,
+        continues,
+        replyId,
+        result,
+        respondOptions,
+        disconnect,
+      });
+    };
+    return {
+      chatId: request.chatId,
+      trigger: request.trigger,
+      request,
+      engine: attached.engine,
+      system: input.system,
+      messages: input.messages,
+      originalMessages: path,
+      replyId,
+      abortSignal,
+      stream,
+      respond(result, respondOptions = {}) {
+        const chunks = stream(result, respondOptions);
+        return new Response(toServerSentEvents(chunks).pipeThrough(new TextEncoderStream()), {
+          headers: { ...uiMessageStreamHeaders, ...respondOptions.headers },
+        });
+      },
+    };
+  }
+
+  function runReply(run: {
+    request: ChatRequest<UI_MESSAGE>;
+    attached: AttachedChat<UI_MESSAGE>;
+    path: UI_MESSAGE[];
+    continues: UI_MESSAGE | undefined;
+    replyId: string;
+    result: StreamTextResultLike<UI_MESSAGE>;
+    respondOptions: RespondOptions<UI_MESSAGE>;
+    disconnect: AbortController;
+  }): ReadableStream<InferUIMessageChunk<UI_MESSAGE>> {
+    type Chunk = InferUIMessageChunk<UI_MESSAGE>;
+    const { result, respondOptions } = run;
+    const stopOnDisconnect = options.stopOnDisconnect ?? true;
+    const subscribers = new Set<ReadableStreamDefaultController<Chunk>>();
+    const broadcast = (chunk: Chunk): void => {
+      for (const controller of subscribers) {
+        try {
+          controller.enqueue(chunk);
+        } catch {
+          subscribers.delete(controller);
+        }
+      }
+    };
+    const closeAll = (): void => {
+      for (const controller of subscribers) {
+        try {
+          controller.close();
+        } catch {
+          // already closed or cancelled
+        }
+      }
+      subscribers.clear();
+    };
+    let client!: ReadableStreamDefaultController<Chunk>;
+    const clientStream = new ReadableStream<Chunk>({
+      start(controller) {
+        client = controller;
+        subscribers.add(controller);
+      },
+      cancel() {
+        subscribers.delete(client);
+        if (stopOnDisconnect) run.disconnect.abort();
+      },
+    });
+    const streamId = generateId();
+    const streams = options.streams;
+    if (streams) {
+      const recorded = new ReadableStream<Chunk>({
+        start(controller) {
+          subscribers.add(controller);
+        },
+      });
+      void streams
+        .publish({ chatId: run.request.chatId, streamId, stream: toServerSentEvents(recorded) })
+        .catch(() => undefined);
+    }
+
+    const usage = new CallUsage();
+    const usageRead = (async () => {
+      for await (const part of result.fullStream) usage.observe(part as UsagePart);
+    })().catch(() => undefined);
+    let finished: { responseMessage: UI_MESSAGE; isAborted: boolean } | undefined;
+    const source = result.toUIMessageStream({
+      originalMessages: run.path,
+      generateMessageId: () => run.replyId,
+      onFinish: ({ responseMessage, isAborted }) => {
+        finished = { responseMessage, isAborted };
+      },
+      ...(respondOptions.messageMetadata
+        ? { messageMetadata: respondOptions.messageMetadata }
+        : {}),
+      ...(respondOptions.sendReasoning === undefined
+        ? {}
+        : { sendReasoning: respondOptions.sendReasoning }),
+      ...(respondOptions.sendSources === undefined
+        ? {}
+        : { sendSources: respondOptions.sendSources }),
+      ...(respondOptions.onError ? { onError: respondOptions.onError } : {}),
+    });
+
+    void (async () => {
+      let held: Chunk | undefined;
+      let failed = false;
+      let aborted = false;
+      const reader = source.getReader();
+      try {
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) break;
+          const chunk = value as Chunk & { type: string };
+          if (chunk.type === 'finish') {
+            held = chunk;
+            continue;
+          }
+          if (chunk.type === 'error') failed = true;
+          if (chunk.type === 'abort') aborted = true;
+          broadcast(chunk);
+        }
+      } catch (error) {
+        failed = true;
+        broadcast({
+          type: 'error',
+          errorText: respondOptions.onError?.(error) ?? 'An error occurred.',
+        } as Chunk);
+      }
+      await usageRead;
+      try {
+        const reply = finished?.responseMessage;
+        const outcome: ReplyOutcome =
+          aborted || finished?.isAborted === true ? 'aborted' : failed ? 'error' : 'complete';
+        const toSave =
+          reply === undefined
+            ? undefined
+            : settleReply(
+                reply,
+                outcome === 'aborted'
+                  ? 'The reply was stopped.'
+                  : 'The reply failed before this tool finished.',
+              );
+        if (toSave !== undefined) {
+          const started = performance.now();
+          await run.attached.saveReply(
+            toSave,
+            { usage: usage.usage(), modelId: usage.modelId ?? respondOptions.modelId ?? 'unknown' },
+            { outcome, add: run.continues !== undefined },
+          );
+          options.onReplySaved?.({
+            chatId: run.request.chatId,
+            replyId: toSave.id,
+            outcome,
+            saveMs: performance.now() - started,
+          });
+        }
+        if (held) broadcast(held);
+      } catch (error) {
+        const saveError = new ReplyNotSavedError(
+          `The reply could not be saved: ${error instanceof Error ? error.message : String(error)}`,
+          { cause: error },
+        );
+        broadcast({ type: 'error', errorText: saveError.message } as Chunk);
+        options.onSaveError?.(saveError);
+      } finally {
+        closeAll();
+        if (streams)
+          await streams.finish({ chatId: run.request.chatId, streamId }).catch(() => undefined);
+      }
+    })();
+    return clientStream;
+  }
+}
+
+/**
+ * The HTTP answer for an error of the cycle: 400 with `{ error }` for a refused request, 404 for
+ * an unknown chat or message; undefined for anything else (let it be a 500).
+ */
+export function chatErrorResponse(error: unknown): Response | undefined {
+  if (ChatRequestError.isInstance(error)) {
+    return Response.json({ error: error.message, issues: error.issues }, { status: 400 });
+  }
+  if (ChatNotFoundForUserError.isInstance(error)) {
+    return Response.json({ error: error.message }, { status: 404 });
+  }
+  return undefined;
+}

@@ -1,0 +1,44 @@
+import { XmlRenderer } from '@ctxgraph/renderer-xml';
+import { InMemoryContextStore } from '@ctxgraph/store-memory';
+import { type InferUITools, streamText, tool, type UIDataTypes, type UIMessage } from 'ai';
+import { MockLanguageModelV3 } from 'ai/test';
+import { describe, expectTypeOf, it } from 'vitest';
+import { z } from 'zod';
+import { type ChatTurn, createChatCycle } from './index';
+
+const tools = {
+  getWeather: tool({
+    inputSchema: z.object({ city: z.string() }),
+    execute: async () => ({ sky: 'clear' }),
+  }),
+};
+const metadataSchema = z.object({ sentAt: z.number() }).optional();
+type MyUIMessage = UIMessage<
+  z.infer<typeof metadataSchema>,
+  UIDataTypes,
+  InferUITools<typeof tools>
+>;
+
+describe('the app message type carries through', () => {
+  it('takes the tools streamText takes, and types the turn with the app message', async () => {
+    const cycle = createChatCycle<MyUIMessage>({
+      store: new InMemoryContextStore(),
+      engine: { renderer: new XmlRenderer() },
+      schemas: { metadataSchema, tools },
+    });
+    const turn = await cycle.begin({}, { userId: 'u' });
+    expectTypeOf(turn).toEqualTypeOf<ChatTurn<MyUIMessage>>();
+    expectTypeOf(turn.originalMessages).toEqualTypeOf<MyUIMessage[]>();
+    const result = streamText({
+      model: new MockLanguageModelV3(),
+      system: turn.system,
+      messages: turn.messages,
+      tools,
+      abortSignal: turn.abortSignal,
+    });
+    expectTypeOf(turn.respond(result)).toEqualTypeOf<Response>();
+    expectTypeOf(await cycle.messages('c', { userId: 'u' })).toEqualTypeOf<MyUIMessage[]>();
+    const versions = await cycle.versions('c', 'm', { userId: 'u' });
+    expectTypeOf(versions[0]?.message).toEqualTypeOf<MyUIMessage | undefined>();
+  });
+});

@@ -1,0 +1,77 @@
+import type { ReplyUsage } from '../cycle/attach';
+
+type Usage = ReplyUsage['usage'];
+
+/** Adds two counts the way usage totals do: unknown only when both are. */
+function add(left: number | undefined, right: number | undefined): number | undefined {
+  if (left === undefined) return right;
+  if (right === undefined) return left;
+  return left + right;
+}
+
+/** The sum of the usage of several steps of one call. */
+export function sumUsage(steps: readonly Usage[]): Usage {
+  let total: {
+    inputTokens?: number | undefined;
+    outputTokens?: number | undefined;
+    cacheReadTokens?: number | undefined;
+    cacheWriteTokens?: number | undefined;
+  } = {};
+  for (const step of steps) {
+    total = {
+      inputTokens: add(total.inputTokens, step.inputTokens),
+      outputTokens: add(total.outputTokens, step.outputTokens),
+      cacheReadTokens: add(
+        total.cacheReadTokens,
+        step.inputTokenDetails?.cacheReadTokens ?? step.cachedInputTokens,
+      ),
+      cacheWriteTokens: add(total.cacheWriteTokens, step.inputTokenDetails?.cacheWriteTokens),
+    };
+  }
+  return {
+    inputTokens: total.inputTokens,
+    outputTokens: total.outputTokens,
+    inputTokenDetails: {
+      cacheReadTokens: total.cacheReadTokens,
+      cacheWriteTokens: total.cacheWriteTokens,
+    },
+  };
+}
+
+/** The parts of `streamText`'s full stream the cycle reads usage from (both AI SDK majors). */
+export interface UsagePart {
+  readonly type: string;
+  readonly usage?: Usage;
+  readonly totalUsage?: Usage;
+  readonly response?: { readonly modelId?: string };
+}
+
+/**
+ * Collects a call's usage from its full stream: each finished step's usage, and the call's
+ * `totalUsage` when the stream reports it (it is in both majors' `finish` part). A stopped call
+ * has the steps that finished.
+ */
+export class CallUsage {
+  readonly #steps: Usage[] = [];
+  #total: Usage | undefined;
+  #modelId: string | undefined;
+
+  observe(part: UsagePart): void {
+    if (part.type === 'finish-step') {
+      if (part.usage) this.#steps.push(part.usage);
+      if (part.response?.modelId) this.#modelId = part.response.modelId;
+    } else if (part.type === 'finish') {
+      this.#total = part.totalUsage;
+    }
+  }
+
+  /** The call's usage: its reported total, else the sum of its finished steps. */
+  usage(): Usage {
+    return this.#total ?? sumUsage(this.#steps);
+  }
+
+  /** The model id the provider answered with, when a step reported it. */
+  get modelId(): string | undefined {
+    return this.#modelId;
+  }
+}

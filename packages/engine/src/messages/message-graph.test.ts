@@ -1,0 +1,546 @@
+import { assistantText, message, user } from '@ctxgraph/codecs';
+import {
+  type ContextStore,
+  MessageIdConflictError,
+  MessageNotFoundError,
+  ValidationError,
+} from '@ctxgraph/fragments-core';
+import { InMemoryContextStore } from '@ctxgraph/store-memory';
+import { SqliteContextStore } from '@ctxgraph/store-sqlite';
+import type { UIMessage } from 'ai';
+import { afterEach, describe, expect, it } from 'vitest';
+import { LineRenderer, overrideStore, withoutExtensions } from '../__fixtures__/test-kit';
+import { ContextEngine } from '../context-engine';
+import { withUsage } from '../usage/message-usage';
+
+// Writes addressed by what the caller saw (issue #26), on a store that keeps message versions
+// (memory, SQLite) and, where it matters, on one that does not.
+
+const renderer = new LineRenderer();
+let counter = 0;
+const newChatId = (): string => {
+  counter += 1;
+  return `graph-${Date.now()}-${counter}`;
+};
+const texts = (messages: readonly UIMessage[]): string[] =>
+  messages.map((entry) =>
+    entry.parts.map((part) => (part.type === 'text' ? part.text : part.type)).join(''),
+  );
+const ids = (messages: readonly UIMessage[]): string[] => messages.map((entry) => entry.id);
+
+const opened: ContextStore[] = [];
+afterEach(async () => {
+  for (const store of opened.splice(0)) await store.close();
+});
+
+const stores: Array<[string, () => ContextStore]> = [
+  ['memory', () => new InMemoryContextStore()],
+  ['sqlite', () => new SqliteContextStore(':memory:')],
+];
+
+describe.each(stores)('message versions (%s store)', (_label, makeStore) => {
+  const setup = (): { store: ContextStore; engine: (chatId: string) => ContextEngine } => {
+    const store = makeStore();
+    opened.push(store);
+    return {
+      store,
+      engine: (chatId) => new ContextEngine({ store, chatId, userId: 'u', renderer }),
+    };
+  };
+
+  /** u1 → a1 → u2 → a2 on main. */
+  const threeTurns = async (engine: ContextEngine): Promise<UIMessage[]> => {
+    engine.set(
+      user('hello', { id: 'u1' }),
+      assistantText('hi', { id: 'a1' }),
+      user('what is 2+2?', { id: 'u2' }),
+      assistantText('4', { id: 'a2' }),
+    );
+    await engine.save();
+    return (await engine.resolve()).messages;
+  };
+
+  it('an edited message keeps its id on its new branch; the old path stays reachable', async () => {
+    const { store, engine } = setup();
+    const chatId = newChatId();
+    const first = engine(chatId);
+    const client = await threeTurns(first);
+    // The client edits u2 (same id, new text), as useChat does, and sends the list up to it.
+    const edited = { ...structuredClone(client[2] as UIMessage) };
+    edited.parts = [{ type: 'text', text: 'what is 3+3?' }];
+    const server = engine(chatId);
+    const located = await server.locate([...client.slice(0, 2), edited]);
+    expect(located).toEqual({
+      matched: 2,
+      nodeIds: ['u1', 'a1'],
+      changed: { index: 2, nodeId: 'u2' },
+    });
+    const position = await server.continueFrom(located.nodeIds.at(-1) ?? null);
+    // a1 has a child (u2), so no branch has it as its head: the next save starts one.
+    expect(position).toEqual({ nodeId: 'a1', branch: null });
+    server.set(message(edited));
+    expect(ids((await server.resolve()).messages)).toEqual(['u1', 'a1', 'u2']);
+    server.set(assistantText('6', { id: 'a3' }));
+    await server.save();
+    expect(server.branch).toBe('main-v2');
+    expect(server.nodeIdOf('u2')).toBe('u2~2');
+    const shown = (await server.resolve()).messages;
+    expect(ids(shown)).toEqual(['u1', 'a1', 'u2', 'a3']);
+    expect(texts(shown)).toEqual(['hello', 'hi', 'what is 3+3?', '6']);
+    // Never touched the active branch, and the old path is whole.
+    expect((await store.getChat(chatId))?.activeBranch).toBe('main');
+    expect(texts((await engine(chatId).resolve()).messages)).toEqual([
+      'hello',
+      'hi',
+      'what is 2+2?',
+      '4',
+    ]);
+    expect(await server.findMessage('u2')).toEqual(['u2~2', 'u2']);
+    // A fresh engine at the new leaf shows the same.
+    const reader = engine(chatId);
+    await reader.continueFrom('a3');
+    expect((await reader.resolve()).messages).toStrictEqual(shown);
+    // The client's list after the edit is located on the new path, message by message.
+    expect(await engine(chatId).locate(shown)).toEqual({
+      matched: 4,
+      nodeIds: ['u1', 'a1', 'u2~2', 'a3'],
+      changed: null,
+    });
+    // Both versions of u2, each with its newest leaf.
+    const listed = await engine(chatId).versions('u2~2');
+    expect(listed.map((each) => [each.nodeId, each.messageId, each.leafNodeId])).toEqual([
+      ['u2', 'u2', 'a2'],
+      ['u2~2', 'u2', 'a3'],
+    ]);
+    expect(texts(listed.map((each) => each.message))).toEqual(['what is 2+2?', 'what is 3+3?']);
+  });
+
+  it('editing the first message starts a new root (continueFrom(null))', async () => {
+    const { store, engine } = setup();
+    const chatId = newChatId();
+    const client = await threeTurns(engine(chatId));
+    const edited = structuredClone(client[0] as UIMessage);
+    edited.parts = [{ type: 'text', text: 'good evening' }];
+    const server = engine(chatId);
+    const located = await server.locate([edited]);
+    expect(located).toEqual({ matched: 0, nodeIds: [], changed: { index: 0, nodeId: 'u1' } });
+    expect(await server.continueFrom(null)).toEqual({ nodeId: null, branch: null });
+    expect((await server.resolve()).messages).toEqual([]);
+    server.set(message(edited), assistantText('evening!', { id: 'b1' }));
+    await server.save();
+    const shown = (await server.resolve()).messages;
+    expect(ids(shown)).toEqual(['u1', 'b1']);
+    expect(texts(shown)).toEqual(['good evening', 'evening!']);
+    const root = (await store.getMessage({ chatId, messageId: server.nodeIdOf('u1') as string }))
+      ?.parentId;
+    expect(root).toBeNull();
+    expect(await server.findMessage('u1')).toEqual(['u1~2', 'u1']);
+    expect((await server.versions('u1')).map((each) => each.leafNodeId)).toEqual(['a2', 'b1']);
+  });
+
+  it('continueFrom(null) on an empty chat extends main', async () => {
+    const { engine } = setup();
+    const chatId = newChatId();
+    const server = engine(chatId);
+    expect(await server.continueFrom(null)).toEqual({ nodeId: null, branch: 'main' });
+    await server.set(user('first', { id: 'f1' })).save();
+    expect(server.branch).toBe('main');
+    expect(ids((await engine(chatId).resolve()).messages)).toEqual(['f1']);
+  });
+
+  it('two engines continuing different nodes of one chat at once each keep their own path', async () => {
+    const { store, engine } = setup();
+    const chatId = newChatId();
+    await threeTurns(engine(chatId));
+    const tabA = engine(chatId);
+    const tabB = engine(chatId);
+    expect(await tabA.continueFrom('a2')).toEqual({ nodeId: 'a2', branch: 'main' });
+    expect(await tabB.continueFrom('a1')).toEqual({ nodeId: 'a1', branch: null });
+    // Each tab sends three turns, interleaved.
+    for (let turn = 0; turn < 3; turn += 1) {
+      tabA.set(user(`A${turn}`, { id: `ua${turn}` }));
+      tabB.set(user(`B${turn}`, { id: `ub${turn}` }));
+      await Promise.all([tabA.save(), tabB.save()]);
+      tabA.set(assistantText(`reply A${turn}`, { id: `ra${turn}` }));
+      tabB.set(assistantText(`reply B${turn}`, { id: `rb${turn}` }));
+      await Promise.all([tabA.save(), tabB.save()]);
+    }
+    const pathA = ids((await tabA.resolve()).messages);
+    const pathB = ids((await tabB.resolve()).messages);
+    expect(pathA).toEqual(['u1', 'a1', 'u2', 'a2', 'ua0', 'ra0', 'ua1', 'ra1', 'ua2', 'ra2']);
+    expect(pathB).toEqual(['u1', 'a1', 'ub0', 'rb0', 'ub1', 'rb1', 'ub2', 'rb2']);
+    expect(tabA.branch).toBe('main');
+    expect(tabB.branch).toBe('main-v2');
+    const graph = await store.getGraph(chatId);
+    expect(graph.nodes).toHaveLength(4 + 12);
+    expect(graph.branches.map((branch) => [branch.name, branch.headMessageId])).toEqual([
+      ['main', 'ra2'],
+      ['main-v2', 'rb2'],
+    ]);
+    expect((await store.getChat(chatId))?.activeBranch).toBe('main');
+  });
+
+  it('two engines continuing the same head at once: one extends the branch, the other forks, nothing lost', async () => {
+    const { store, engine } = setup();
+    const chatId = newChatId();
+    await threeTurns(engine(chatId));
+    const tabs = [engine(chatId), engine(chatId), engine(chatId)];
+    for (const tab of tabs) await tab.continueFrom('a2');
+    tabs.forEach((tab, index) => {
+      tab.set(user(`question ${index}`, { id: `q${index}` }));
+    });
+    await Promise.all(tabs.map((tab) => tab.save()));
+    tabs.forEach((tab, index) => {
+      tab.set(assistantText(`answer ${index}`, { id: `r${index}` }));
+    });
+    await Promise.all(tabs.map((tab) => tab.save()));
+    for (const [index, tab] of tabs.entries()) {
+      expect(ids((await tab.resolve()).messages)).toEqual([
+        'u1',
+        'a1',
+        'u2',
+        'a2',
+        `q${index}`,
+        `r${index}`,
+      ]);
+    }
+    expect(new Set(tabs.map((tab) => tab.branch)).size).toBe(3);
+    expect((await store.getGraph(chatId)).nodes).toHaveLength(4 + 6);
+  });
+
+  it('when another writer moves the head it continued from, a save starts its own branch', async () => {
+    const { engine } = setup();
+    const chatId = newChatId();
+    await threeTurns(engine(chatId));
+    const tab = engine(chatId);
+    await tab.continueFrom('a2');
+    // Another tab (following main) appends meanwhile.
+    await engine(chatId)
+      .set(user('other', { id: 'o1' }))
+      .save();
+    await tab.set(user('mine', { id: 'm1' })).save();
+    expect(ids((await tab.resolve()).messages)).toEqual(['u1', 'a1', 'u2', 'a2', 'm1']);
+    expect(tab.branch).toBe('main-v2');
+    expect(ids((await engine(chatId).resolve()).messages)).toEqual(['u1', 'a1', 'u2', 'a2', 'o1']);
+  });
+
+  it('activate makes the branch continued on the active one, and only then', async () => {
+    const { store, engine } = setup();
+    const chatId = newChatId();
+    await threeTurns(engine(chatId));
+    const server = engine(chatId);
+    await server.continueFrom('a1', { activate: true });
+    expect((await store.getChat(chatId))?.activeBranch).toBe('main');
+    await server.set(user('other question', { id: 'u9' })).save();
+    expect((await store.getChat(chatId))?.activeBranch).toBe('main-v2');
+    await server.continueFrom('a2', { activate: true });
+    expect((await store.getChat(chatId))?.activeBranch).toBe('main');
+    await expect(server.continueFrom('a2', { activate: 'yes' as never })).rejects.toSatisfy(
+      (error) => ValidationError.isInstance(error),
+    );
+  });
+
+  it('continueFrom a non-head forks atomically: a failed save leaves no branch and keeps the messages pending', async () => {
+    const { store } = setup();
+    const chatId = newChatId();
+    let failNext = false;
+    // A save the store refuses (injected): nothing of it may remain.
+    const failing = overrideStore(store, {
+      commit: async (input) => {
+        if (failNext) {
+          failNext = false;
+          throw new Error('the database went away');
+        }
+        return store.commit(input);
+      },
+    });
+    const engine = new ContextEngine({ store: failing, chatId, userId: 'u', renderer });
+    await threeTurns(engine);
+    const before = await store.getGraph(chatId);
+    await engine.continueFrom('a1');
+    engine.set(user('a new question', { id: 'n1' }));
+    failNext = true;
+    await expect(engine.save()).rejects.toThrow('the database went away');
+    const after = await store.getGraph(chatId);
+    expect(after.branches).toEqual(before.branches);
+    expect(after.nodes).toEqual(before.nodes);
+    // Still pending, still at a1: the retry forks there.
+    expect(ids((await engine.resolve()).messages)).toEqual(['u1', 'a1', 'n1']);
+    await engine.save();
+    expect(engine.branch).toBe('main-v2');
+    expect(ids((await engine.resolve()).messages)).toEqual(['u1', 'a1', 'n1']);
+  });
+
+  it('a save the store refuses inside the fork-commit (a message too large) leaves no branch', async () => {
+    const store = new SqliteContextStore({ path: ':memory:', maxMessageBytes: 2_000 });
+    opened.push(store);
+    const chatId = newChatId();
+    const engine = new ContextEngine({ store, chatId, userId: 'u', renderer });
+    await threeTurns(engine);
+    const before = await store.getGraph(chatId);
+    await engine.continueFrom('a1');
+    engine.set(user('x'.repeat(3_000), { id: 'big' }));
+    await expect(engine.save()).rejects.toSatisfy((error) => ValidationError.isInstance(error));
+    expect(await store.getGraph(chatId)).toEqual(before);
+    expect(await engine.discardPending()).toBe(1);
+  });
+
+  it('a reply continued in place (a client-side tool result) replaces its node and adds its usage', async () => {
+    const { engine } = setup();
+    const chatId = newChatId();
+    const server = engine(chatId);
+    server.set(user('weather?', { id: 'q' }));
+    server.set(
+      withUsage(assistantText('calling the tool', { id: 'r' }), {
+        usage: { inputTokens: 100, outputTokens: 10 },
+        modelId: 'test-model',
+      }),
+    );
+    await server.save();
+    const client = (await server.resolve()).messages;
+    const continued = structuredClone(client[1] as UIMessage);
+    continued.parts = [{ type: 'text', text: 'it is sunny' }];
+    const next = engine(chatId);
+    const located = await next.locate([client[0] as UIMessage, continued]);
+    expect(located).toEqual({ matched: 1, nodeIds: ['q'], changed: { index: 1, nodeId: 'r' } });
+    // Replacing in place: continue from the changed node itself.
+    await next.continueFrom(located.changed?.nodeId ?? null);
+    next.set(
+      withUsage(message(continued), {
+        usage: { inputTokens: 150, outputTokens: 20 },
+        modelId: 'test-model',
+        add: true,
+      }),
+    );
+    await next.save();
+    expect(next.nodeIdOf('r')).toBe('r');
+    expect(texts((await next.resolve()).messages)).toEqual(['weather?', 'it is sunny']);
+    const usage = await next.usage();
+    expect(usage).toMatchObject({
+      calls: 2,
+      inputTokens: 250,
+      outputTokens: 30,
+      replies: { complete: 1, aborted: 0, error: 0 },
+    });
+    // Without add, a continued reply's usage replaces what was recorded.
+    const replacing = engine(chatId);
+    await replacing.continueFrom('r');
+    replacing.set(
+      withUsage(message(continued), {
+        usage: { inputTokens: 5, outputTokens: 1 },
+        modelId: 'test-model',
+        outcome: 'aborted',
+      }),
+    );
+    await replacing.save();
+    expect(await replacing.usage()).toMatchObject({
+      calls: 1,
+      inputTokens: 5,
+      replies: { complete: 0, aborted: 1, error: 0 },
+    });
+    expect((await replacing.inspect()).usage.chat.replies.aborted).toBe(1);
+  });
+
+  it('rewind, compareBranches and search name one node when a message id has several', async () => {
+    const { store, engine } = setup();
+    const chatId = newChatId();
+    const client = await threeTurns(engine(chatId));
+    const server = engine(chatId);
+    await server.continueFrom('a1');
+    const edited = structuredClone(client[2] as UIMessage);
+    edited.parts = [{ type: 'text', text: 'what is 5+5?' }];
+    await server.set(message(edited), assistantText('10', { id: 'a5' })).save();
+    // rewind by message id: the node of the engine's path.
+    const rewound = await server.rewind('u2');
+    expect(rewound.headMessageId).toBe('u2~2');
+    expect(texts((await server.resolve()).messages)).toEqual(['hello', 'hi', 'what is 5+5?']);
+    // An engine whose path does not hold u2: the newest node.
+    const other = engine(chatId);
+    await other.continueFrom('u1');
+    expect((await other.rewind('u2')).headMessageId).toBe('u2~2');
+    // On a path that holds the original, the original.
+    const onMain = engine(chatId);
+    await onMain.continueFrom('a2');
+    expect((await onMain.rewind('u2')).headMessageId).toBe('u2');
+    // A node id names its node.
+    expect((await engine(chatId).rewind('u2~2')).headMessageId).toBe('u2~2');
+    const report = await engine(chatId).compareBranches('main', 'main-v2');
+    expect(report.left.messages.map((each) => each.id)).toEqual(['u2', 'a2']);
+    expect(report.right.messages.map((each) => each.id)).toEqual(['u2', 'a5']);
+    expect(texts(report.right.messages as UIMessage[])).toEqual(['what is 5+5?', '10']);
+    if (store.capabilities.search === true) {
+      const hits = await engine(chatId).search('what', { scope: 'chat' });
+      expect(hits.items.map((hit) => [hit.messageId, hit.message.id]).sort()).toEqual([
+        ['u2', 'u2'],
+        ['u2~2', 'u2'],
+      ]);
+    }
+  });
+
+  it('locate picks the version whose content the client holds, and stops at unknown messages', async () => {
+    const { engine } = setup();
+    const chatId = newChatId();
+    const client = await threeTurns(engine(chatId));
+    const server = engine(chatId);
+    await server.continueFrom('a1');
+    const edited = structuredClone(client[2] as UIMessage);
+    edited.parts = [{ type: 'text', text: 'what is 7+7?' }];
+    await server.set(message(edited), assistantText('14', { id: 'a7' })).save();
+    // The original version (older) is found by its content, not by recency.
+    expect(await engine(chatId).locate(client)).toEqual({
+      matched: 4,
+      nodeIds: ['u1', 'a1', 'u2', 'a2'],
+      changed: null,
+    });
+    // Up to the edited version, then a new message the chat does not hold.
+    const fresh = {
+      id: 'new-1',
+      role: 'user',
+      parts: [{ type: 'text', text: 'next' }],
+    } as UIMessage;
+    expect(await engine(chatId).locate([...client.slice(0, 2), edited, fresh])).toEqual({
+      matched: 3,
+      nodeIds: ['u1', 'a1', 'u2~2'],
+      changed: null,
+    });
+    expect(await engine(chatId).locate([])).toEqual({ matched: 0, nodeIds: [], changed: null });
+    expect(await engine(chatId).locate([fresh])).toEqual({
+      matched: 0,
+      nodeIds: [],
+      changed: null,
+    });
+    await expect(engine(chatId).locate('nope' as never)).rejects.toSatisfy((error) =>
+      ValidationError.isInstance(error),
+    );
+    await expect(engine(chatId).locate([{ role: 'user' }] as never)).rejects.toSatisfy((error) =>
+      ValidationError.isInstance(error),
+    );
+  });
+
+  it('a message whose id is a version’s node id never replaces that version', async () => {
+    const { store, engine } = setup();
+    const chatId = newChatId();
+    const client = await threeTurns(engine(chatId));
+    const server = engine(chatId);
+    await server.continueFrom('a1');
+    const edited = structuredClone(client[2] as UIMessage);
+    edited.parts = [{ type: 'text', text: 'edited' }];
+    await server.set(message(edited)).save();
+    expect(server.nodeIdOf('u2')).toBe('u2~2');
+    // A client (or a hostile one) sends a new message whose id is that node id.
+    await server.set(user('look-alike', { id: 'u2~2' })).save();
+    const shown = (await server.resolve()).messages;
+    expect(ids(shown)).toEqual(['u1', 'a1', 'u2', 'u2~2']);
+    expect(texts(shown)).toEqual(['hello', 'hi', 'edited', 'look-alike']);
+    expect((await store.getMessage({ chatId, messageId: 'u2~2' }))?.message.id).toBe('u2');
+    expect(server.nodeIdOf('u2~2')).toBe('u2~2~2');
+    expect(await server.findMessage('u2~2')).toEqual(['u2~2~2']);
+  });
+
+  it('compact() after continueFrom writes the compaction right after the position', async () => {
+    const { engine } = setup();
+    const chatId = newChatId();
+    await threeTurns(engine(chatId));
+    const server = engine(chatId);
+    await server.continueFrom('a1');
+    await server.set(user('q3', { id: 'u3' }), assistantText('a3', { id: 'a3' })).save();
+    const result = await server.compact({ summarize: async () => 'the summary', keep: 1 });
+    expect(result).not.toBeNull();
+    // On the engine's own branch, after its head; main is untouched.
+    expect(server.branch).toBe('main-v2');
+    const shown = (await server.resolve()).messages;
+    expect(texts(shown).at(-2)).toBe('q3');
+    expect(texts(shown).at(-1)).toBe('a3');
+    expect(texts(shown)[0]).toContain('the summary');
+    expect(ids((await engine(chatId).resolve()).messages)).toEqual(['u1', 'a1', 'u2', 'a2']);
+    // A fresh engine at the same position shows the same.
+    const reader = engine(chatId);
+    await reader.continueFrom(server.headMessageId ?? null);
+    expect((await reader.resolve()).messages).toStrictEqual(shown);
+  });
+
+  it('unknown nodes and another chat’s nodes are refused with MessageNotFoundError', async () => {
+    const { engine } = setup();
+    const chatId = newChatId();
+    await threeTurns(engine(chatId));
+    const otherChat = newChatId();
+    await engine(otherChat)
+      .set(user('elsewhere', { id: 'x1' }))
+      .save();
+    const server = engine(chatId);
+    for (const call of [
+      () => server.continueFrom('x1'),
+      () => server.continueFrom('nope'),
+      () => server.versions('x1'),
+    ]) {
+      await expect(call()).rejects.toSatisfy((error) => MessageNotFoundError.isInstance(error));
+    }
+    await expect(server.continueFrom('' as never)).rejects.toSatisfy((error) =>
+      ValidationError.isInstance(error),
+    );
+    await expect(server.findMessage(42 as never)).rejects.toSatisfy((error) =>
+      ValidationError.isInstance(error),
+    );
+    expect(await server.findMessage('x1')).toEqual([]);
+    // The engine's path did not move.
+    expect(ids((await server.resolve()).messages)).toEqual(['u1', 'a1', 'u2', 'a2']);
+  });
+});
+
+describe('a store without message versions', () => {
+  const setup = (): { store: ContextStore; engine: (chatId: string) => ContextEngine } => {
+    const inner = new InMemoryContextStore();
+    opened.push(inner);
+    const store = withoutExtensions(inner);
+    return {
+      store,
+      engine: (chatId) => new ContextEngine({ store, chatId, userId: 'u', renderer }),
+    };
+  };
+
+  it('refuses an edit that keeps its id with MessageIdConflictError, writing nothing', async () => {
+    const { store, engine } = setup();
+    const chatId = newChatId();
+    engine(chatId).set(user('hello', { id: 'u1' }), assistantText('hi', { id: 'a1' }));
+    const first = engine(chatId);
+    await first.set(user('hello', { id: 'u1' }), assistantText('hi', { id: 'a1' })).save();
+    const before = await store.getGraph(chatId);
+    const server = engine(chatId);
+    await server.continueFrom('u1');
+    server.set(assistantText('hi again', { id: 'a1' }));
+    const refused = await server.save().catch((error: unknown) => error);
+    expect(MessageIdConflictError.isInstance(refused)).toBe(true);
+    expect((refused as Error).message).toContain('a1');
+    // The fallback fork (forkBranch, then commit) is not one transaction: the empty fork stays.
+    const after = await store.getGraph(chatId);
+    expect(after.nodes).toEqual(before.nodes);
+    expect(await server.discardPending()).toBe(1);
+  });
+
+  it('continues from a non-head through forkBranch and commit, and finds messages in the graph', async () => {
+    const { store, engine } = setup();
+    const chatId = newChatId();
+    await engine(chatId)
+      .set(user('hello', { id: 'u1' }), assistantText('hi', { id: 'a1' }))
+      .save();
+    const server = engine(chatId);
+    expect(await server.continueFrom('u1')).toEqual({ nodeId: 'u1', branch: null });
+    await server.set(assistantText('hello there', { id: 'a2' })).save();
+    expect(server.branch).toBe('main-v2');
+    expect(ids((await server.resolve()).messages)).toEqual(['u1', 'a2']);
+    expect((await store.listBranches(chatId)).map((branch) => branch.name)).toEqual([
+      'main',
+      'main-v2',
+    ]);
+    expect(await server.findMessage('a2')).toEqual(['a2']);
+    expect((await server.versions('a2')).map((each) => [each.nodeId, each.leafNodeId])).toEqual([
+      ['a1', 'a1'],
+      ['a2', 'a2'],
+    ]);
+    expect(await engine(chatId).locate((await server.resolve()).messages)).toEqual({
+      matched: 2,
+      nodeIds: ['u1', 'a2'],
+      changed: null,
+    });
+  });
+});

@@ -1,0 +1,303 @@
+import {
+  assertIdentifier,
+  type BranchRecord,
+  type ChatGraph,
+  type MessageNodeRecord,
+  MessageNotFoundError,
+  readBranchSummary,
+  readCompaction,
+  readDropped,
+  ValidationError,
+} from '@ctxgraph/fragments-core';
+import type { UIMessage } from 'ai';
+import { visibleConversation } from '../compaction/compacted-view';
+import { ChainCache } from '../session/chain-cache';
+import { readConversationChain } from '../session/chain-reads';
+import type { ChatSession } from '../session/chat-session';
+
+// Writes addressed by what the caller saw (issue #26): position the engine at a node
+// (`continueFrom`), find where a chat client's messages are in the graph (`locate`), and look
+// messages up by the id the client uses (`findMessage`, `versions`, `nodeIdOf`). A message id is
+// unique along a path, not across the chat: an edited message keeps its id on its new branch, as
+// a node of its own (a version).
+
+/** Options of {@link ContextEngine.continueFrom}. */
+export interface ContinueFromOptions {
+  /**
+   * Make the branch the engine continues on the chat's active one: now, when the node is a
+   * branch's head; otherwise in the same store transaction as the save that starts the branch.
+   * @default false
+   */
+  readonly activate?: boolean;
+}
+
+/** What {@link ContextEngine.continueFrom} returns. */
+export interface ContinueFromResult {
+  /** The node the engine is positioned at (null: before the first message). */
+  readonly nodeId: string | null;
+  /**
+   * The branch whose head it is, which the next save extends; null when no branch has it as its
+   * head, so the next save starts one there.
+   */
+  readonly branch: string | null;
+}
+
+/** What {@link ContextEngine.locate} returns. */
+export interface LocateResult {
+  /** How many leading client messages are stored unchanged on one path. */
+  readonly matched: number;
+  /** Node ids of those messages, in order (length = matched). */
+  readonly nodeIds: readonly string[];
+  /**
+   * When client message `matched` has a stored node with the same id at that position whose
+   * content differs (an edited user message, an assistant message with a client-side tool
+   * result): that node. Else null.
+   */
+  readonly changed: { readonly index: number; readonly nodeId: string } | null;
+}
+
+/** One version of a message: see {@link ContextEngine.versions}. */
+export interface MessageVersion {
+  /** The node of this version (open it, or its newest leaf, with `continueFrom`). */
+  readonly nodeId: string;
+  /** Its message id (versions of an edited message share it; regenerated replies do not). */
+  readonly messageId: string;
+  /** The message as stored (without the engine's record). */
+  readonly message: UIMessage;
+  /** The newest node below it (itself when it has none): `continueFrom(leafNodeId)` opens it. */
+  readonly leafNodeId: string;
+  /** Milliseconds since the epoch. */
+  readonly createdAt: number;
+}
+
+/** `continueFrom()`: positions the view at a node of the chat (see `ContextEngine.continueFrom`). */
+export async function continueFrom(
+  session: ChatSession,
+  nodeId: string | null,
+  activate: boolean,
+): Promise<ContinueFromResult> {
+  const method = 'continueFrom(nodeId)';
+  if (nodeId !== null) assertIdentifier(method, 'nodeId', nodeId);
+  await session.open();
+  const { store, chatId, view } = session;
+  if (nodeId !== null && (await store.getMessage({ chatId, messageId: nodeId })) === null)
+    throw new MessageNotFoundError(chatId, nodeId);
+  const branches = await store.listBranches(chatId);
+  const branch = branchWithHead(branches, nodeId, view.branch);
+  // A fork is named after the branch the engine was on (it always exists: `main` at first).
+  view.pinAt(nodeId, branch?.name ?? null, view.branch, activate);
+  if (activate && branch !== undefined) await store.setActiveBranch({ chatId, name: branch.name });
+  await view.sync();
+  return { nodeId, branch: branch?.name ?? null };
+}
+
+/**
+ * The branch whose head is `nodeId`: the engine's own when it is one of them, else the most
+ * recently updated (the newest on a tie); undefined when no branch has it as its head.
+ */
+function branchWithHead(
+  branches: readonly BranchRecord[],
+  nodeId: string | null,
+  current: string,
+): BranchRecord | undefined {
+  let found: BranchRecord | undefined;
+  for (const branch of branches) {
+    if (branch.headMessageId !== nodeId) continue;
+    if (branch.name === current) return branch;
+    if (found === undefined || branch.updatedAt >= found.updatedAt) found = branch;
+  }
+  return found;
+}
+
+/** The message ids a client sent, checked: an array of objects with a string `id`. */
+function clientIds(messages: unknown): string[] {
+  const method = 'locate(messages)';
+  if (!Array.isArray(messages)) {
+    throw new ValidationError(`${method}: messages must be an array of UI messages.`, {
+      issues: [{ path: 'messages', message: 'expected an array' }],
+    });
+  }
+  return messages.map((message, index) => {
+    const id = (message as { id?: unknown } | null)?.id;
+    if (typeof message !== 'object' || message === null || typeof id !== 'string') {
+      throw new ValidationError(
+        `${method}: messages[${index}] must be a UI message with a string id.`,
+        {
+          issues: [{ path: `messages[${index}]`, message: 'expected a message with a string id' }],
+        },
+      );
+    }
+    return id;
+  });
+}
+
+/** Whether `id` could be a stored message id (one the stores accept). */
+function isStorableId(id: string): boolean {
+  try {
+    assertIdentifier('locate(messages)', 'id', id);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The nodes holding a message id, newest first: the store's index, or one read of the graph. */
+async function nodesOfMessage(
+  session: ChatSession,
+  messageId: string,
+  graph: { value?: ChatGraph },
+): Promise<readonly MessageNodeRecord[]> {
+  const find = session.abilities.findMessageNodes;
+  if (find !== undefined) return find({ chatId: session.chatId, messageId, limit: 100 });
+  graph.value ??= await session.store.getGraph(session.chatId);
+  return graph.value.nodes
+    .filter((node) => node.message.id === messageId)
+    .sort((left, right) => right.sequence - left.sequence);
+}
+
+/** The path to `nodeId` as the engine shows it (a compaction's summary in place of its span). */
+async function shownPath(
+  session: ChatSession,
+  nodeId: string,
+): Promise<{ readonly nodeId: string; readonly message: UIMessage }[]> {
+  const nodes = await readConversationChain(session.store, session.chatId, nodeId);
+  const cache = new ChainCache();
+  cache.reset(await session.validator.entries(nodes));
+  const shown: { nodeId: string; message: UIMessage }[] = [];
+  for (const entry of visibleConversation(cache).entries)
+    if (entry.message !== null) shown.push({ nodeId: entry.node.id, message: entry.message });
+  return shown;
+}
+
+/** `locate()`: see `ContextEngine.locate`. */
+export async function locate(
+  session: ChatSession,
+  messages: readonly UIMessage[],
+): Promise<LocateResult> {
+  const ids = clientIds(messages);
+  await session.open();
+  const graph: { value?: ChatGraph } = {};
+  let best: LocateResult = { matched: 0, nodeIds: [], changed: null };
+  // Anchor at the newest client message the chat holds (usually the last or the one before it)
+  // and compare the client's list with the path to each of its nodes: one index lookup and one
+  // chain read in the usual case, whatever the length of the conversation.
+  for (let anchor = ids.length - 1; anchor >= 0 && best.matched < anchor + 1; anchor -= 1) {
+    const id = ids[anchor] as string;
+    if (!isStorableId(id)) continue;
+    const candidates = await nodesOfMessage(session, id, graph);
+    for (const candidate of candidates) {
+      const path = await shownPath(session, candidate.id);
+      const result = align(path, messages);
+      if (isBetter(result, best)) best = result;
+      if (best.matched === anchor + 1) break;
+    }
+    if (candidates.length > 0 && best.matched >= anchor) break;
+  }
+  return best;
+}
+
+/** The client's messages against one stored path, from the root. */
+function align(
+  path: readonly { readonly nodeId: string; readonly message: UIMessage }[],
+  messages: readonly UIMessage[],
+): LocateResult {
+  const nodeIds: string[] = [];
+  const length = Math.min(path.length, messages.length);
+  for (let index = 0; index < length; index += 1) {
+    const stored = path[index] as { nodeId: string; message: UIMessage };
+    const sent = messages[index] as UIMessage;
+    if (stored.message.id !== sent.id) break;
+    if (!sameContent(stored.message, sent))
+      return { matched: index, nodeIds, changed: { index, nodeId: stored.nodeId } };
+    nodeIds.push(stored.nodeId);
+  }
+  return { matched: nodeIds.length, nodeIds, changed: null };
+}
+
+/** More matched messages win; on a tie, a found change beats none; else the earlier (newer). */
+function isBetter(result: LocateResult, best: LocateResult): boolean {
+  if (result.matched !== best.matched) return result.matched > best.matched;
+  return best.changed === null && result.changed !== null;
+}
+
+/** Equal role, parts and metadata, as JSON (key order aside, an undefined key as no key). */
+function sameContent(stored: UIMessage, sent: UIMessage): boolean {
+  return (
+    stored.role === sent.role &&
+    jsonEqual(stored.parts, sent.parts) &&
+    jsonEqual(stored.metadata, sent.metadata)
+  );
+}
+
+function jsonEqual(left: unknown, right: unknown): boolean {
+  if (left === right) return true;
+  if (typeof left !== 'object' || typeof right !== 'object' || left === null || right === null)
+    return false;
+  if (Array.isArray(left) !== Array.isArray(right)) return false;
+  if (Array.isArray(left)) {
+    const other = right as unknown[];
+    return (
+      left.length === other.length && left.every((item, index) => jsonEqual(item, other[index]))
+    );
+  }
+  const a = left as Record<string, unknown>;
+  const b = right as Record<string, unknown>;
+  const keys = (record: Record<string, unknown>): string[] =>
+    Object.keys(record).filter((key) => record[key] !== undefined);
+  const aKeys = keys(a);
+  if (aKeys.length !== keys(b).length) return false;
+  return aKeys.every((key) => Object.hasOwn(b, key) && jsonEqual(a[key], b[key]));
+}
+
+/** `findMessage()`: the node ids holding a message id, newest first. */
+export async function findMessage(
+  session: ChatSession,
+  messageId: string,
+): Promise<readonly string[]> {
+  assertIdentifier('findMessage(messageId)', 'messageId', messageId);
+  await session.open();
+  return (await nodesOfMessage(session, messageId, {})).map((node) => node.id);
+}
+
+/** `versions()`: the siblings of a node with its role, oldest first, each with its newest leaf. */
+export async function versions(
+  session: ChatSession,
+  nodeId: string,
+): Promise<readonly MessageVersion[]> {
+  assertIdentifier('versions(nodeId)', 'nodeId', nodeId);
+  await session.open();
+  const { store, chatId } = session;
+  const graph = await store.getGraph(chatId);
+  const node = graph.nodes.find((each) => each.id === nodeId);
+  if (node === undefined) throw new MessageNotFoundError(chatId, nodeId);
+  // Children always come after their parent in sequence order, so one pass from the newest node
+  // back carries each subtree's newest node up to its root: the newest leaf below every node.
+  const newest = new Map<string, MessageNodeRecord>();
+  const nodes = [...graph.nodes].sort((left, right) => left.sequence - right.sequence);
+  for (let index = nodes.length - 1; index >= 0; index -= 1) {
+    const each = nodes[index] as MessageNodeRecord;
+    const below = newest.get(each.id) ?? each;
+    newest.set(each.id, below);
+    if (each.parentId === null) continue;
+    const parentBest = newest.get(each.parentId);
+    if (parentBest === undefined || below.sequence > parentBest.sequence)
+      newest.set(each.parentId, below);
+  }
+  return nodes
+    .filter(
+      (each) =>
+        each.parentId === node.parentId &&
+        each.message.role === node.message.role &&
+        (each.id === node.id ||
+          (readCompaction(each) === null &&
+            readBranchSummary(each) === null &&
+            readDropped(each) === null)),
+    )
+    .map((each) => ({
+      nodeId: each.id,
+      messageId: each.message.id,
+      message: each.message as unknown as UIMessage,
+      leafNodeId: (newest.get(each.id) ?? each).id,
+      createdAt: each.createdAt,
+    }));
+}
