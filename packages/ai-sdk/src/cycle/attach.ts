@@ -223,12 +223,21 @@ export class AttachedChat<UI_MESSAGE extends UIMessage = UIMessage> {
     return stored === undefined || stored.id !== sent.id ? sent : acceptToolResults(stored, sent);
   }
 
-  /** The node written last in the chat (highest sequence), or null when it has none. */
+  /**
+   * The node written last in the chat (highest sequence), or null when it has none. A node
+   * becomes a branch head when it is written and stops being one only when a newer node extends
+   * its branch, so the newest node is the newest of the branch heads: one read per branch, not
+   * a read of the whole graph.
+   */
   async #newestNode(): Promise<string | null> {
-    const graph = await this.#store.getGraph(this.#chatId);
+    const chatId = this.#chatId;
+    const heads = new Set<string>();
+    for (const branch of await this.#store.listBranches(chatId))
+      if (branch.headMessageId !== null) heads.add(branch.headMessageId);
     let newest: { id: string; sequence: number } | null = null;
-    for (const node of graph.nodes) {
-      if (newest === null || node.sequence > newest.sequence) newest = node;
+    for (const head of heads) {
+      const node = await this.#store.getMessage({ chatId, messageId: head });
+      if (node !== null && (newest === null || node.sequence > newest.sequence)) newest = node;
     }
     return newest?.id ?? null;
   }
