@@ -89,6 +89,9 @@ try {
   await page.getByRole('button', { name: 'Dismiss the no-model notice' }).click();
   await page.locator('.react-flow__node', { hasText: 'In dollars, please.' }).click();
   await shot('screenshot.png');
+  await page.getByRole('button', { name: 'Use the dark theme' }).click();
+  await shot('screenshot-dark.png');
+  await page.getByRole('button', { name: 'Use the light theme' }).click();
 
   await page.getByRole('button', { name: 'Close' }).click();
   await page.getByRole('button', { name: 'Compare…' }).click();
@@ -127,6 +130,12 @@ try {
   await page.locator('.react-flow__node.current-head').waitFor();
   await page.getByRole('button', { name: 'Fit view' }).click();
   await shot('long-chat.png');
+  await page.getByRole('button', { name: 'Graph only' }).click();
+  await page.getByRole('button', { name: 'Use the dark theme' }).click();
+  await page.getByRole('button', { name: 'Fit view' }).click();
+  await shot('long-chat-dark.png');
+  await page.getByRole('button', { name: 'Use the light theme' }).click();
+  await page.getByRole('button', { name: 'Graph only' }).click();
 
   await page.getByRole('button', { name: 'Compact…' }).click();
   const compact = page.getByRole('dialog', { name: 'Compact the conversation' });

@@ -145,8 +145,13 @@ export const api = {
     answer(chatRoute.switch.$post({ ...at(chatId), json: { branch } })),
   compare: (chatId: string, left: string, right: string) =>
     answer(chatRoute.compare.$get({ ...at(chatId), query: { left, right } })),
-  search: (chatId: string, q: string, scope: 'branch' | 'chat') =>
-    answer(chatRoute.search.$get({ ...at(chatId), query: { q, scope } })),
+  search: (chatId: string, q: string, scope: 'branch' | 'chat', cursor?: string) =>
+    answer(
+      chatRoute.search.$get({
+        ...at(chatId),
+        query: { q, scope, ...(cursor === undefined ? {} : { cursor }) },
+      }),
+    ),
   deleteBranch: (chatId: string, branch: string, options: { activate?: string; dryRun: boolean }) =>
     answer(chatRoute['delete-branch'].$post({ ...at(chatId), json: { branch, ...options } })),
   compact: (chatId: string, keepTurns: number, summary: string | undefined) =>

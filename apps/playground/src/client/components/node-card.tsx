@@ -11,6 +11,8 @@ export interface NodeCardProps {
   onBranch: boolean;
   /** Branches whose head this message is. */
   branches: readonly string[];
+  /** Every branch whose history holds this message. */
+  through: readonly string[];
   /** Checkpoints on this message. */
   checkpoints: readonly string[];
   busy: boolean;
@@ -26,12 +28,16 @@ export interface NodeCardProps {
   onShowSpan: (span: GraphNodeView[]) => void;
 }
 
-/** The selected message of the graph: its text, where it sits, and what can be done from it. */
+/**
+ * The inspector beside the graph: the selected message's text, where it sits (its branches and
+ * checkpoints), and what can be done from it. It sits next to the canvas, never over it; Escape
+ * or Close puts it away and gives the focus back to the node.
+ */
 export function NodeCard(props: NodeCardProps): ReactElement {
   const [name, setName] = useState('');
   const { node } = props;
   return (
-    <aside className="node-card" aria-label="Selected message">
+    <aside className="node-card inspector" aria-label="Selected message">
       <header className="node-card-head">
         <span className={`dot ${node.role}`} />
         <strong>{node.role}</strong>
@@ -39,7 +45,13 @@ export function NodeCard(props: NodeCardProps): ReactElement {
         {props.isHead ? <span className="pill">current</span> : null}
         {!props.onBranch ? <span className="pill muted-pill">other branch</span> : null}
         <span className="grow" />
-        <button type="button" className="icon" aria-label="Close" onClick={props.onClose}>
+        <button
+          type="button"
+          className="icon"
+          aria-label="Close the inspector"
+          title="Close (Escape)"
+          onClick={props.onClose}
+        >
           ×
         </button>
       </header>
@@ -60,6 +72,18 @@ export function NodeCard(props: NodeCardProps): ReactElement {
       <div className="node-card-text" data-testid="selected-message-text">
         {node.text || '(no text)'}
       </div>
+      <dl className="inspector-facts">
+        <dt>Node id</dt>
+        <dd>
+          <code>{node.id}</code>
+        </dd>
+        <dt>On branches</dt>
+        <dd data-testid="branches-through">
+          {props.through.length > 0 ? props.through.join(', ') : 'none (an abandoned fork)'}
+        </dd>
+        <dt>Characters</dt>
+        <dd>{node.text.length.toLocaleString('en-US')}</dd>
+      </dl>
       {node.compaction !== null && props.span !== null ? (
         <details className="compaction-originals">
           <summary>
