@@ -26,7 +26,7 @@ export function App(): ReactElement {
   const settings = useSettings(info);
   const chatId = useChatIdFromHash();
   const chat = useOpenChat(userId, chatId);
-  const chatList = useChatList(userId, show);
+  const chatList = useChatList(userId, show, chatId);
   const listActions = useChatListActions(userId, chatId, show);
   const actions = useChatActions(userId, chat.view?.chat.id ?? '', show);
   const { dialog, open, close } = useDialog();

@@ -112,7 +112,7 @@ export function GraphSearch(props: GraphSearchProps): ReactElement {
       <form
         className="inline"
         role="search"
-        aria-label="Search messages"
+        aria-label="Message search"
         onSubmit={(event) => {
           event.preventDefault();
           const first = hits?.[0];
