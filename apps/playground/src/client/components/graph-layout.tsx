@@ -98,8 +98,8 @@ function accessibleName(item: GraphItem): string {
   const kind =
     node.compaction !== null
       ? `Summary of ${node.compaction.coveredMessages} messages`
-      : `${node.role} message ${node.sequence}`;
-  return `${kind}${where.length > 0 ? ` (${where.join('; ')})` : ''}: ${text}`;
+      : `Message ${node.sequence}, ${node.role}`;
+  return `${[kind, ...where].join('; ')}: ${text}`;
 }
 
 function labelOf(item: GraphItem, activeBranch: string): ReactElement {

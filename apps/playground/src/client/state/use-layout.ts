@@ -43,7 +43,7 @@ function initialLayout(): Layout {
   const fallback: Layout = {
     chatsWidth: 220,
     middleWidth: 380,
-    graphShare: 0.55,
+    graphShare: 0.5,
     chatsCollapsed: false,
     middleCollapsed: false,
     conversationCollapsed: false,
