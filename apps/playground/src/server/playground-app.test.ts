@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DEFAULT_MODEL_PRICES } from '@ctxgraph/engine';
+import { ContextEngine, DEFAULT_MODEL_PRICES } from '@ctxgraph/engine';
 import { ChatNotFoundError } from '@ctxgraph/fragments-core';
 import { MockLanguageModelV3 } from 'ai/test';
 import type { Hono } from 'hono';
@@ -10,7 +10,7 @@ import type { ChatView } from './chat-view';
 import { openBackend, type PlaygroundBackend } from './open-backend';
 import { createPlaygroundApp } from './playground-app';
 import type { ModelChoice } from './playground-config';
-import { startFakeOpenAI } from './testing/start-fake-openai';
+import { FAKE_USAGE, startFakeOpenAI } from './testing/start-fake-openai';
 
 const directory = mkdtempSync(join(tmpdir(), 'ctxgraph-playground-'));
 afterAll(() => rmSync(directory, { recursive: true, force: true }));
@@ -739,6 +739,25 @@ describe('model replies', () => {
       expect(request.model).toBe('fake-model');
       expect(request.messages[0]?.role).toBe('system');
       expect(String(request.messages[0]?.content)).toContain('PostgreSQL 16');
+
+      // The reply's usage is recorded: a fresh engine on the same store counts the call.
+      const fresh = new ContextEngine({
+        store: backend.store,
+        chatId: view.chat.id,
+        userId: 'demo-user',
+      });
+      const usage = await fresh.usage();
+      expect(usage.calls).toBe(1);
+      expect(usage.inputTokens).toBe(FAKE_USAGE.promptTokens);
+      expect(usage.outputTokens).toBe(FAKE_USAGE.completionTokens);
+      expect(usage.cacheReadTokens).toBe(FAKE_USAGE.cachedTokens);
+      expect(Object.keys(usage.byModel)).toEqual(['fake-model']);
+      // And the inspect view of the page shows the same call.
+      const inspected = await target.request(
+        `/api/chats/${view.chat.id}/inspect?renderer=markdown&modelId=fake-model`,
+      );
+      const snapshot = await inspected.json();
+      expect(JSON.stringify(snapshot)).toContain('"calls":1');
     } finally {
       await fake.close();
     }

@@ -1,5 +1,6 @@
 import { assistantText, user } from '@ctxgraph/codecs';
-import { streamText } from 'ai';
+import { withUsage } from '@ctxgraph/engine';
+import { type LanguageModel, streamText } from 'ai';
 import { Hono } from 'hono';
 import { stream } from 'hono/streaming';
 import { z } from 'zod';
@@ -18,6 +19,11 @@ export type ReplyEvent =
   | { type: 'delta'; text: string }
   | { type: 'done'; view: ChatView }
   | { type: 'error'; message: string };
+
+/** The id the usage of a reply is recorded under: the configured model's. */
+function modelIdOf(model: LanguageModel): string {
+  return typeof model === 'string' ? model : model.modelId;
+}
 
 const schemas = {
   message: z
@@ -87,10 +93,13 @@ export function messageRoutes(dependencies: RouteDependencies) {
             }
           }
           if (reply === '') throw new Error('the model returned no text');
+          // The call's usage is saved with the reply (the engine's record, beside the message),
+          // so inspect(), usage() and the comparison count its tokens and cost.
+          const usage = await result.totalUsage;
           // Locked again to save the reply. It joins the chat's active branch as it is now (the
           // page cannot switch branches while it waits for a reply).
           const view = await engines.use(chatId, userId, async (engine) => {
-            engine.set(assistantText(reply));
+            engine.set(withUsage(assistantText(reply), { usage, modelId: modelIdOf(languageModel) }));
             await engine.save();
             return buildChatView(engine, store);
           });
