@@ -61,8 +61,11 @@ try {
   const chat = await call<View>('POST', '/api/chats', { title: 'Revenue questions' });
   const id = chat.chat.id;
   await call('PUT', `/api/chats/${id}/context`, { fragments: EXAMPLE_CONTEXT });
-  const say = (role: 'user' | 'assistant', text: string) =>
-    call<View>('POST', `/api/chats/${id}/messages`, { role, text });
+  // Each answer is what changed; the chat is read whole afterwards.
+  const say = async (role: 'user' | 'assistant', text: string) => {
+    await call('POST', `/api/chats/${id}/messages`, { role, text });
+    return call<View>('GET', `/api/chats/${id}`);
+  };
   await say('user', 'What was MRR last month?');
   await say('assistant', 'SELECT sum(amount) FROM invoices WHERE month = 10;');
   const view = await say('user', 'In dollars, please.');

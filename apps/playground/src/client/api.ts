@@ -53,6 +53,8 @@ export type SearchResults = Answer<(typeof chatRoute)['search']['$get']>;
 /** What `POST /api/chats/:chatId/budgeted-call` answers: the report of `resolve({ budget })`. */
 export type BudgetedCall = Answer<(typeof chatRoute)['budgeted-call']['$post']>;
 
+/** What `POST /api/chats/:chatId/messages` answers: the saved message and what it moved. */
+export type MessageAdded = Answer<(typeof chatRoute)['messages']['$post']>;
 /** A serialized fragment as the page edits it: `{ type, ...fields }`. */
 export type FlatFragment = { type: string; [field: string]: JsonValue };
 

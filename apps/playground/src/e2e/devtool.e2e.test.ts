@@ -73,8 +73,10 @@ describe.skipIf(!chromiumInstalled())('the playground as a devtool, in a browser
     );
     const chat = await call<View>('POST', '/api/chats', { title: 'Keyboard chat' });
     chatId = chat.chat.id;
-    const say = (role: 'user' | 'assistant', text: string) =>
-      call<View>('POST', `/api/chats/${chatId}/messages`, { role, text });
+    const say = async (role: 'user' | 'assistant', text: string) => {
+      await call('POST', `/api/chats/${chatId}/messages`, { role, text });
+      return call<View>('GET', `/api/chats/${chatId}`);
+    };
     await say('user', 'What is a fibonacci number?');
     await say('assistant', 'Each is the sum of the two before it.');
     const view = await say('user', 'Show the first ten.');

@@ -72,10 +72,12 @@ async function createChat(title = 'First chat', user?: string): Promise<ChatView
   return reply.body as ChatView;
 }
 
+/** Saves a message; answers the chat after it (read whole, as the page reads a chat it opens). */
 async function say(chatId: string, role: 'user' | 'assistant', text: string): Promise<ChatView> {
   const reply = await call('POST', `/api/chats/${chatId}/messages`, { role, text });
   expect(reply.status).toBe(200);
-  return reply.body as ChatView;
+  const view = await call('GET', `/api/chats/${chatId}`);
+  return view.body as ChatView;
 }
 
 const richContext = [
@@ -355,6 +357,65 @@ describe('context', () => {
 });
 
 describe('conversation and graph', () => {
+  it('answers a saved message with what changed, not the whole chat', async () => {
+    const view = await createChat();
+    await call('PUT', `/api/chats/${view.chat.id}/context`, { fragments: richContext });
+    for (let turn = 0; turn < 30; turn += 1) {
+      await say(view.chat.id, turn % 2 === 0 ? 'user' : 'assistant', `Message ${turn}`);
+    }
+    const before = await call('GET', `/api/chats/${view.chat.id}`);
+    const reply = await call('POST', `/api/chats/${view.chat.id}/messages`, {
+      role: 'user',
+      text: 'One more',
+    });
+    expect(reply.status).toBe(200);
+    expect(Object.keys(reply.body).sort()).toEqual([
+      'branch',
+      'branches',
+      'chat',
+      'headMessageId',
+      'message',
+      'node',
+    ]);
+    expect(reply.body.message).toMatchObject({
+      role: 'user',
+      parts: [{ type: 'text', text: 'One more' }],
+    });
+    expect(reply.body.node).toMatchObject({
+      id: reply.body.headMessageId,
+      parentId: before.body.headMessageId,
+      role: 'user',
+      text: 'One more',
+      compaction: null,
+    });
+    expect(reply.body.branch).toBe('main');
+    expect(reply.body.branches).toEqual([
+      expect.objectContaining({ name: 'main', headMessageId: reply.body.headMessageId }),
+    ]);
+    // The chat read afterwards is the one before with exactly this added.
+    const after = await call('GET', `/api/chats/${view.chat.id}`);
+    expect(after.body.messages).toEqual([...before.body.messages, reply.body.message]);
+    expect(after.body.graph.nodes).toEqual([...before.body.graph.nodes, reply.body.node]);
+    expect(after.body.chat).toEqual(reply.body.chat);
+    // Small: a fraction of the chat it belongs to.
+    expect(JSON.stringify(reply.body).length).toBeLessThan(JSON.stringify(after.body).length / 10);
+  });
+
+  it('refuses a bad message before writing anything', async () => {
+    const view = await createChat();
+    for (const body of [
+      { role: 'user', text: '' },
+      { role: 'system', text: 'hi' },
+      { role: 'user', text: 'hi', extra: true },
+    ]) {
+      const reply = await call('POST', `/api/chats/${view.chat.id}/messages`, body);
+      expect(reply.status).toBe(400);
+      expect(reply.body.error.name).toBe('ValidationError');
+    }
+    const after = await call('GET', `/api/chats/${view.chat.id}`);
+    expect(after.body.messages).toEqual([]);
+  });
+
   it('saves user and hand-written assistant messages on the branch', async () => {
     const view = await createChat();
     await say(view.chat.id, 'user', 'What is 2+2?');

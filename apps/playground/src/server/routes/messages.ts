@@ -4,7 +4,7 @@ import { type LanguageModel, streamText } from 'ai';
 import { Hono } from 'hono';
 import { stream } from 'hono/streaming';
 import { z } from 'zod';
-import { buildChatView, type ChatView } from '../chat-view';
+import { buildChatView, buildMessageAdded, type ChatView, type MessageAdded } from '../chat-view';
 import { PlaygroundRequestError, toErrorResponse } from '../http-errors';
 import { jsonBody, rendererSchema, userOf } from '../read-request';
 import { rendererFor } from '../renderers';
@@ -35,7 +35,8 @@ const schemas = {
 };
 
 /**
- * `POST /chats/:chatId/messages`: save a message written on the page; `POST
+ * `POST /chats/:chatId/messages`: save a message written on the page, answering what changed
+ * ({@link MessageAdded}); `POST
  * /chats/:chatId/reply`: save the user's message and stream the model's reply (NDJSON of
  * {@link ReplyEvent}).
  */
@@ -45,12 +46,13 @@ export function messageRoutes(dependencies: RouteDependencies) {
     .post('/chats/:chatId/messages', jsonBody(schemas.message), async (context) => {
       const userId = userOf(context, defaultUserId);
       const body = context.req.valid('json');
-      const view = await engines.use(context.req.param('chatId'), userId, async (engine) => {
+      // Answers what changed (the message, its node, the moved head), not the whole chat.
+      const change = await engines.use(context.req.param('chatId'), userId, async (engine) => {
         engine.set(body.role === 'user' ? user(body.text) : assistantText(body.text));
         await engine.save();
-        return buildChatView(engine, store);
+        return buildMessageAdded(engine, store);
       });
-      return context.json(view, 200);
+      return context.json(change, 200);
     })
     .post('/chats/:chatId/reply', jsonBody(schemas.reply), async (context) => {
       const userId = userOf(context, defaultUserId);
