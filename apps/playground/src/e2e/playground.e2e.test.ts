@@ -466,6 +466,12 @@ describe.skipIf(!installed)('playground in a browser', () => {
       await expect
         .poll(() => dialog.getByTestId('budget-view').textContent())
         .toContain('cannot be left out');
+      // It names the real cause: no fragment is marked required here, so it never says to mark
+      // fewer; the newest turn (always sent) is named.
+      const shortfall = (await dialog.getByTestId('budget-shortfall').textContent()) ?? '';
+      expect(shortfall).toContain('over the budget of 1 token:');
+      expect(shortfall).not.toContain('mark fewer fragments required');
+      expect(shortfall).toMatch(/the newest turn, always sent|fixed overhead/);
       await dialog.getByLabel('Token budget').fill('100000');
       await dialog.getByLabel('Token budget').press('Enter');
       await dialog.getByRole('button', { name: 'Close' }).click();
