@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ContextEngine, DEFAULT_MODEL_PRICES } from '@ctxgraph/engine';
+import { o200kTokenizer } from '@ctxgraph/tokenizer-o200k';
 import { ChatNotFoundError } from '@ctxgraph/fragments-core';
 import { MockLanguageModelV3 } from 'ai/test';
 import type { Hono } from 'hono';
@@ -9,6 +10,7 @@ import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ChatView } from './chat-view';
 import { openBackend, type PlaygroundBackend } from './open-backend';
 import { createPlaygroundApp } from './playground-app';
+import { rendererFor } from './renderers';
 import type { ModelChoice } from './playground-config';
 import { FAKE_USAGE, startFakeOpenAI } from './testing/start-fake-openai';
 
@@ -560,6 +562,43 @@ describe('conversation and graph', () => {
 });
 
 describe('budget and cache', () => {
+  it('shows the figures a fresh engine computes: the budget plan after a smaller call, and the estimate', async () => {
+    const view = await createChat();
+    const chatId = view.chat.id;
+    await call('PUT', `/api/chats/${chatId}/context`, { fragments: richContext });
+    for (let turn = 1; turn <= 5; turn += 1) {
+      await say(chatId, 'user', `Question ${turn} about the weekly figures?`);
+      await say(chatId, 'assistant', `Answer ${turn}: they rose by ${turn} percent.`);
+    }
+    // A small budgeted call first (the warm engine remembers its plan), then a bigger budget.
+    const roomy = await call('GET', `/api/chats/${chatId}/inspect?maxInputTokens=100000`);
+    const small = Math.floor((roomy.body.budget.totalTokens as number) * 0.5);
+    await call('POST', `/api/chats/${chatId}/budgeted-call`, { maxInputTokens: small });
+    const shown = await call('GET', `/api/chats/${chatId}/inspect?maxInputTokens=100000`);
+
+    const fresh = new ContextEngine({
+      store: backend.store,
+      chatId,
+      userId: 'demo-user',
+      renderer: rendererFor('xml'),
+      tokenizer: o200kTokenizer,
+    });
+    await fresh.loadContext();
+    const expected = await fresh.inspect({
+      modelId: 'gpt-4o-mini',
+      renderer: rendererFor('xml'),
+      budget: { maxInputTokens: 100000 },
+    });
+    // The bigger budget keeps everything again: the earlier small cut is not carried over.
+    expect(shown.body.budget.leftOut).toEqual([]);
+    const plan = expected.budget;
+    if (plan === undefined || plan === null || 'exceeded' in plan) throw new Error('the fresh plan did not fit');
+    expect(shown.body.budget.totalTokens).toBe(plan.totalTokens);
+    expect(shown.body.budget.messages).toEqual(JSON.parse(JSON.stringify(plan.messages)));
+    expect(shown.body.estimate.tokens).toBe(expected.estimate.tokens);
+    expect(shown.body.usage).toEqual(JSON.parse(JSON.stringify(expected.usage)));
+  });
+
   it('plans within a budget without remembering, and reports what a budgeted call reused', async () => {
     const view = await createChat();
     const chatId = view.chat.id;
