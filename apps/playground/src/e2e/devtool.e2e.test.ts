@@ -312,6 +312,20 @@ describe.skipIf(!chromiumInstalled())('the playground as a devtool, in a browser
     await page.locator('.react-flow__node.current-head').waitFor();
   });
 
+  it('shows a notice over the page without pushing the panes down', async () => {
+    const top = async () => (await page.locator('main.columns').boundingBox())?.y ?? -1;
+    const before = await top();
+    await page.getByRole('button', { name: 'Side branch' }).click();
+    const notice = page.locator('.notice-bar');
+    await expect.poll(() => notice.textContent()).toContain('Side branch');
+    expect(await top()).toBe(before);
+    // It sits at the foot of the window, clear of the top bar and the graph toolbar.
+    const box = await notice.boundingBox();
+    expect((box?.y ?? 0) + (box?.height ?? 0)).toBeGreaterThan(900 - 40);
+    await notice.getByRole('button', { name: 'Dismiss' }).click();
+    await expect.poll(() => notice.count()).toBe(0);
+  });
+
   it('gives every control an accessible name', async () => {
     await page.locator('.react-flow__node.current-head').click();
     await page.getByRole('complementary', { name: 'Selected message' }).waitFor();
