@@ -65,28 +65,28 @@ export function App(): ReactElement {
       <main className="columns">
         {layout.chatsCollapsed ? null : (
           <>
-        <aside className="column chats-column" style={{ width: layout.chatsWidth }}>
-          <ChatList
-            chats={chatList.chats}
-            hasMore={chatList.hasMore}
-            selectedId={chatId}
-            onOpen={openChat}
-            onCreate={(title) => void listActions.create(title)}
-            onRename={(id, title) => void listActions.rename({ chatId: id, title })}
-            onDelete={(id) => void listActions.remove(id)}
-            onMore={chatList.more}
-          />
-        </aside>
-        <Splitter
-          label="Resize the chat list"
-          orientation="vertical"
-          value={layout.chatsWidth}
-          min={LAYOUT_BOUNDS.chatsWidth.min}
-          max={LAYOUT_BOUNDS.chatsWidth.max}
-          step={20}
-          perPixel={1}
-          onChange={(chatsWidth) => update({ chatsWidth })}
-        />
+            <aside className="column chats-column" style={{ width: layout.chatsWidth }}>
+              <ChatList
+                chats={chatList.chats}
+                hasMore={chatList.hasMore}
+                selectedId={chatId}
+                onOpen={openChat}
+                onCreate={(title) => void listActions.create(title)}
+                onRename={(id, title) => void listActions.rename({ chatId: id, title })}
+                onDelete={(id) => void listActions.remove(id)}
+                onMore={chatList.more}
+              />
+            </aside>
+            <Splitter
+              label="Resize the chat list"
+              orientation="vertical"
+              value={layout.chatsWidth}
+              min={LAYOUT_BOUNDS.chatsWidth.min}
+              max={LAYOUT_BOUNDS.chatsWidth.max}
+              step={20}
+              perPixel={1}
+              onChange={(chatsWidth) => update({ chatsWidth })}
+            />
           </>
         )}
         {view ? (

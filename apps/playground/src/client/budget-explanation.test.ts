@@ -33,9 +33,7 @@ describe('explainShortfall', () => {
   });
 
   it('says only the budget can change when only overhead is counted', () => {
-    expect(
-      explainShortfall({ maxInputTokens: 1, requiredTokens: 3, required: [] }),
-    ).toBe(
+    expect(explainShortfall({ maxInputTokens: 1, requiredTokens: 3, required: [] })).toBe(
       'Even the parts that cannot be left out take 3 tokens, over the budget of 1 token: the fixed overhead of the prompt and messages (3 tokens). To fit, raise the budget.',
     );
   });

@@ -42,7 +42,8 @@ export function explainShortfall(shortfall: Shortfall): string {
       `${fragments.length === 1 ? 'the fragment' : 'the fragments'} marked required ${names} (${tokens(fragmentTokens)})`,
     );
   }
-  if (overhead > 0) causes.push(`the fixed overhead of the prompt and messages (${tokens(overhead)})`);
+  if (overhead > 0)
+    causes.push(`the fixed overhead of the prompt and messages (${tokens(overhead)})`);
   const remedies = ['raise the budget'];
   if (fragments.length > 0) remedies.push('mark fewer fragments required');
   if (turn.length > 0) remedies.push('shorten the newest message');

@@ -142,7 +142,9 @@ describe.skipIf(!chromiumInstalled())('the playground as a devtool, in a browser
     await page.keyboard.press('Escape');
     await expect.poll(() => inspector.count()).toBe(0);
     await expect
-      .poll(() => page.evaluate(() => document.activeElement?.classList.contains('react-flow__node')))
+      .poll(() =>
+        page.evaluate(() => document.activeElement?.classList.contains('react-flow__node')),
+      )
       .toBe(true);
   });
 
@@ -272,7 +274,9 @@ describe.skipIf(!chromiumInstalled())('the playground as a devtool, in a browser
 
   it('switches to the dark theme and keeps it', async () => {
     const background = () =>
-      page.evaluate(() => getComputedStyle(document.querySelector('.panel') as Element).backgroundColor);
+      page.evaluate(
+        () => getComputedStyle(document.querySelector('.panel') as Element).backgroundColor,
+      );
     const light = await background();
     await page.getByRole('button', { name: 'Use the dark theme' }).click();
     expect(await page.evaluate(() => document.documentElement.dataset.theme)).toBe('dark');

@@ -165,7 +165,10 @@ describe.skipIf(!chromiumInstalled())('a long chat in the browser', () => {
           const response = await fetch(new URL(`/api/chats/${chatId}/messages`, running.url), {
             method: 'POST',
             headers: { 'content-type': 'application/json', 'x-ctxgraph-user': 'demo-user' },
-            body: JSON.stringify({ role: index % 2 === 0 ? 'user' : 'assistant', text: `More ${index}` }),
+            body: JSON.stringify({
+              role: index % 2 === 0 ? 'user' : 'assistant',
+              text: `More ${index}`,
+            }),
           });
           expect(response.status).toBe(200);
           bytes += (await response.text()).length;

@@ -2,16 +2,16 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ContextEngine, DEFAULT_MODEL_PRICES } from '@ctxgraph/engine';
-import { o200kTokenizer } from '@ctxgraph/tokenizer-o200k';
 import { ChatNotFoundError } from '@ctxgraph/fragments-core';
+import { o200kTokenizer } from '@ctxgraph/tokenizer-o200k';
 import { MockLanguageModelV3 } from 'ai/test';
 import type { Hono } from 'hono';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ChatView } from './chat-view';
 import { openBackend, type PlaygroundBackend } from './open-backend';
 import { createPlaygroundApp } from './playground-app';
-import { rendererFor } from './renderers';
 import type { ModelChoice } from './playground-config';
+import { rendererFor } from './renderers';
 import { FAKE_USAGE, startFakeOpenAI } from './testing/start-fake-openai';
 
 const directory = mkdtempSync(join(tmpdir(), 'ctxgraph-playground-'));
@@ -592,7 +592,8 @@ describe('budget and cache', () => {
     // The bigger budget keeps everything again: the earlier small cut is not carried over.
     expect(shown.body.budget.leftOut).toEqual([]);
     const plan = expected.budget;
-    if (plan === undefined || plan === null || 'exceeded' in plan) throw new Error('the fresh plan did not fit');
+    if (plan === undefined || plan === null || 'exceeded' in plan)
+      throw new Error('the fresh plan did not fit');
     expect(shown.body.budget.totalTokens).toBe(plan.totalTokens);
     expect(shown.body.budget.messages).toEqual(JSON.parse(JSON.stringify(plan.messages)));
     expect(shown.body.estimate.tokens).toBe(expected.estimate.tokens);

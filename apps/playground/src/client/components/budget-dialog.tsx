@@ -1,9 +1,9 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { type ReactElement, useState } from 'react';
 import { api, type BudgetedCall, type ChatView, type RendererName } from '../api';
+import { explainShortfall } from '../budget-explanation';
 import { describeError } from '../describe-error';
 import { queryKeys } from '../state/query-keys';
-import { explainShortfall } from '../budget-explanation';
 import { Bar, tokens } from './budget-figures';
 import { CacheView } from './cache-view';
 import { DialogFrame } from './dialog-frame';

@@ -76,7 +76,8 @@ function branchesThrough(view: ChatView, messageId: string): string[] {
 
 /** What the arrow keys do on a focused graph node: the item they move the focus to, or null. */
 function neighbour(display: DisplayGraph, itemId: string, key: string): string | null {
-  if (key === 'ArrowUp') return display.links.find((link) => link.target === itemId)?.source ?? null;
+  if (key === 'ArrowUp')
+    return display.links.find((link) => link.target === itemId)?.source ?? null;
   if (key === 'ArrowDown') {
     const children = display.links.filter((link) => link.source === itemId);
     return (children.find((link) => link.onBranch) ?? children[0])?.target ?? null;
@@ -84,7 +85,9 @@ function neighbour(display: DisplayGraph, itemId: string, key: string): string |
   if (key === 'ArrowLeft' || key === 'ArrowRight') {
     const parent = display.links.find((link) => link.target === itemId)?.source;
     if (parent === undefined) return null;
-    const siblings = display.links.filter((link) => link.source === parent).map((link) => link.target);
+    const siblings = display.links
+      .filter((link) => link.source === parent)
+      .map((link) => link.target);
     const at = siblings.indexOf(itemId) + (key === 'ArrowLeft' ? -1 : 1);
     return siblings[at] ?? null;
   }
@@ -200,7 +203,6 @@ export function GraphPane(props: GraphPaneProps): ReactElement {
 
   // Moves the focus to the node the arrow keys went to, once React Flow has drawn it (it draws
   // only the nodes in view, and the view was just centred on it).
-  // biome-ignore lint/correctness/useExhaustiveDependencies: runs after each render that may draw it
   useEffect(() => {
     const target = pendingFocus.current;
     if (target === null) return;
@@ -281,64 +283,69 @@ export function GraphPane(props: GraphPaneProps): ReactElement {
         onFocus={focus}
       />
       <div className="graph-body">
-      {/* biome-ignore lint/a11y/noStaticElementInteractions: the keys act on the focused node inside */}
-      <div className="graph-canvas" ref={canvas} data-testid="graph-canvas" onKeyDown={onGraphKey}>
-        {view.graph.nodes.length === 0 ? (
-          <p className="muted center">The graph fills in as messages are saved.</p>
-        ) : (
-          <ReactFlow
-            key={view.chat.id}
-            nodes={placed.nodes}
-            edges={placed.edges}
-            minZoom={0.1}
-            maxZoom={1.6}
-            nodesDraggable={false}
-            nodesConnectable={false}
-            onlyRenderVisibleElements
-            edgesFocusable={false}
-            colorMode={props.theme}
-            elementsSelectable={false}
-            ariaLabelConfig={{
-              'node.a11yDescription.default':
-                'Enter or Space opens the message in the inspector (or unfolds a folded run). The arrow keys move along the chain: up to the parent, down to the child, left and right between siblings.',
-            }}
-            onNodeClick={(_event, node) => {
-              setKeyboardId(node.id);
-              clickItem(node.id);
-            }}
-            proOptions={{ hideAttribution: true }}
-          >
-            <Background gap={18} size={1} />
-            <Controls showInteractive={false} position="bottom-left">
-              <ControlButton
-                onClick={() => {
-                  if (headId !== null) setCentreRequest({ id: headId, nonce: Date.now() });
-                }}
-                title="Bring the current message into view"
-                aria-label="Centre on the current message"
-              >
-                <TargetIcon />
-              </ControlButton>
-            </Controls>
-            <MiniMap
-              pannable
-              zoomable
-              position="bottom-right"
-              style={{ width: 120, height: 84 }}
-              ariaLabel="Minimap of the graph"
-              nodeColor={(node) =>
-                node.className?.includes('current-head')
-                  ? '#f59e0b'
-                  : node.className?.includes('on-branch')
-                    ? '#818cf8'
-                    : '#c4c9d4'
-              }
-            />
-            <LabelScale target={canvas} />
-            <CentreOn point={centrePoint} request={request} shift={0} />
-          </ReactFlow>
-        )}
-      </div>
+        {/* biome-ignore lint/a11y/noStaticElementInteractions: the keys act on the focused node inside */}
+        <div
+          className="graph-canvas"
+          ref={canvas}
+          data-testid="graph-canvas"
+          onKeyDown={onGraphKey}
+        >
+          {view.graph.nodes.length === 0 ? (
+            <p className="muted center">The graph fills in as messages are saved.</p>
+          ) : (
+            <ReactFlow
+              key={view.chat.id}
+              nodes={placed.nodes}
+              edges={placed.edges}
+              minZoom={0.1}
+              maxZoom={1.6}
+              nodesDraggable={false}
+              nodesConnectable={false}
+              onlyRenderVisibleElements
+              edgesFocusable={false}
+              colorMode={props.theme}
+              elementsSelectable={false}
+              ariaLabelConfig={{
+                'node.a11yDescription.default':
+                  'Enter or Space opens the message in the inspector (or unfolds a folded run). The arrow keys move along the chain: up to the parent, down to the child, left and right between siblings.',
+              }}
+              onNodeClick={(_event, node) => {
+                setKeyboardId(node.id);
+                clickItem(node.id);
+              }}
+              proOptions={{ hideAttribution: true }}
+            >
+              <Background gap={18} size={1} />
+              <Controls showInteractive={false} position="bottom-left">
+                <ControlButton
+                  onClick={() => {
+                    if (headId !== null) setCentreRequest({ id: headId, nonce: Date.now() });
+                  }}
+                  title="Bring the current message into view"
+                  aria-label="Centre on the current message"
+                >
+                  <TargetIcon />
+                </ControlButton>
+              </Controls>
+              <MiniMap
+                pannable
+                zoomable
+                position="bottom-right"
+                style={{ width: 120, height: 84 }}
+                ariaLabel="Minimap of the graph"
+                nodeColor={(node) =>
+                  node.className?.includes('current-head')
+                    ? '#f59e0b'
+                    : node.className?.includes('on-branch')
+                      ? '#818cf8'
+                      : '#c4c9d4'
+                }
+              />
+              <LabelScale target={canvas} />
+              <CentreOn point={centrePoint} request={request} shift={0} />
+            </ReactFlow>
+          )}
+        </div>
         {selected ? (
           <NodeCard
             node={selected}

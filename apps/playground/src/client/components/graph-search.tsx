@@ -97,6 +97,7 @@ export function GraphSearch(props: GraphSearchProps): ReactElement {
   const showing = open && (error !== null || hits !== null);
   const where = scope === 'branch' ? 'on this branch' : 'in this chat';
   return (
+    // biome-ignore lint/a11y/noStaticElementInteractions: Escape from any control inside closes the results
     <div
       className="graph-search"
       ref={box}
@@ -111,7 +112,6 @@ export function GraphSearch(props: GraphSearchProps): ReactElement {
     >
       <form
         className="inline"
-        role="search"
         aria-label="Message search"
         onSubmit={(event) => {
           event.preventDefault();
@@ -124,7 +124,6 @@ export function GraphSearch(props: GraphSearchProps): ReactElement {
           type="search"
           aria-label="Search messages"
           aria-controls="graph-search-results"
-          aria-expanded={showing}
           placeholder="Search messages… ( / )"
           title="Finds whole words, as you type. Enter jumps to the first hit; / focuses this box from anywhere."
           value={query}
@@ -151,12 +150,7 @@ export function GraphSearch(props: GraphSearchProps): ReactElement {
         </select>
       </form>
       {showing ? (
-        <div
-          className="search-results"
-          id="graph-search-results"
-          role="region"
-          aria-label="Search results"
-        >
+        <section className="search-results" id="graph-search-results" aria-label="Search results">
           {error ? <p className="inline-error">{error}</p> : null}
           {hits !== null ? (
             <p className="muted small menu-note" data-testid="search-count" aria-live="polite">
@@ -197,7 +191,7 @@ export function GraphSearch(props: GraphSearchProps): ReactElement {
               Load more results
             </button>
           ) : null}
-        </div>
+        </section>
       ) : null}
     </div>
   );

@@ -39,64 +39,66 @@ export function OpenChatColumns(props: OpenChatColumnsProps): ReactElement {
     <>
       {layout.middleCollapsed ? null : (
         <>
-      <div className="column middle-column" style={{ width: layout.middleWidth }}>
-        <ContextPane
-          key={view.chat.id}
-          view={view}
-          onPreview={setPreview}
-          onSave={async (fragments) => {
-            await actions.saveContext(fragments);
-            setPreview(null);
-          }}
-        />
-        <PromptPanel
-          prompts={view.prompts}
-          draft={preview}
-          renderer={settings.renderer}
-          onRenderer={settings.chooseRenderer}
-        />
-      </div>
-      <Splitter
-        label="Resize the context column"
-        orientation="vertical"
-        value={layout.middleWidth}
-        min={LAYOUT_BOUNDS.middleWidth.min}
-        max={LAYOUT_BOUNDS.middleWidth.max}
-        step={20}
-        perPixel={1}
-        onChange={(middleWidth) => update({ middleWidth })}
-      />
+          <div className="column middle-column" style={{ width: layout.middleWidth }}>
+            <ContextPane
+              key={view.chat.id}
+              view={view}
+              onPreview={setPreview}
+              onSave={async (fragments) => {
+                await actions.saveContext(fragments);
+                setPreview(null);
+              }}
+            />
+            <PromptPanel
+              prompts={view.prompts}
+              draft={preview}
+              renderer={settings.renderer}
+              onRenderer={settings.chooseRenderer}
+            />
+          </div>
+          <Splitter
+            label="Resize the context column"
+            orientation="vertical"
+            value={layout.middleWidth}
+            min={LAYOUT_BOUNDS.middleWidth.min}
+            max={LAYOUT_BOUNDS.middleWidth.max}
+            step={20}
+            perPixel={1}
+            onChange={(middleWidth) => update({ middleWidth })}
+          />
         </>
       )}
       <div className="column right-column" ref={rightColumn}>
         {layout.conversationCollapsed ? null : (
           <>
-        <ConversationPane
-          style={{ flexBasis: `${(1 - layout.graphShare) * 100}%` }}
-          view={view}
-          model={props.info?.model ?? null}
-          streaming={actions.streaming}
-          pendingUser={actions.pendingUser}
-          busy={actions.busy}
-          onSend={(role, text) => actions.say({ role, text })}
-          onAsk={(text) => actions.ask(text, settings.renderer)}
-          onCompact={() => onDialog({ kind: 'compact' })}
-        />
-        <Splitter
-          label="Resize the graph"
-          orientation="horizontal"
-          value={1 - layout.graphShare}
-          min={1 - LAYOUT_BOUNDS.graphShare.max}
-          max={1 - LAYOUT_BOUNDS.graphShare.min}
-          step={0.05}
-          perPixel={1 / Math.max(1, rightColumn.current?.clientHeight ?? 800)}
-          onChange={(conversationShare) => update({ graphShare: 1 - conversationShare })}
-        />
+            <ConversationPane
+              style={{ flexBasis: `${(1 - layout.graphShare) * 100}%` }}
+              view={view}
+              model={props.info?.model ?? null}
+              streaming={actions.streaming}
+              pendingUser={actions.pendingUser}
+              busy={actions.busy}
+              onSend={(role, text) => actions.say({ role, text })}
+              onAsk={(text) => actions.ask(text, settings.renderer)}
+              onCompact={() => onDialog({ kind: 'compact' })}
+            />
+            <Splitter
+              label="Resize the graph"
+              orientation="horizontal"
+              value={1 - layout.graphShare}
+              min={1 - LAYOUT_BOUNDS.graphShare.max}
+              max={1 - LAYOUT_BOUNDS.graphShare.min}
+              step={0.05}
+              perPixel={1 / Math.max(1, rightColumn.current?.clientHeight ?? 800)}
+              onChange={(conversationShare) => update({ graphShare: 1 - conversationShare })}
+            />
           </>
         )}
         <GraphPane
           style={
-            layout.conversationCollapsed ? { flex: 1 } : { flexBasis: `${layout.graphShare * 100}%` }
+            layout.conversationCollapsed
+              ? { flex: 1 }
+              : { flexBasis: `${layout.graphShare * 100}%` }
           }
           dialogOpen={props.dialogOpen}
           theme={layout.theme}

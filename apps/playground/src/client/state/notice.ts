@@ -28,7 +28,10 @@ export function useNotice(): { notice: Notice | null; show: ShowNotice } {
   const show = useCallback<ShowNotice>((next) => setNotice(next), []);
   useEffect(() => {
     if (notice?.kind !== 'info') return;
-    const timer = setTimeout(() => setNotice((current) => (current === notice ? null : current)), INFO_NOTICE_MS);
+    const timer = setTimeout(
+      () => setNotice((current) => (current === notice ? null : current)),
+      INFO_NOTICE_MS,
+    );
     return () => clearTimeout(timer);
   }, [notice]);
   return { notice, show };

@@ -50,13 +50,18 @@ function initialLayout(): Layout {
     theme: preferredTheme(),
   };
   try {
-    const stored = JSON.parse(localStorage.getItem(STORAGE_KEY) ?? 'null') as Partial<Layout> | null;
+    const stored = JSON.parse(
+      localStorage.getItem(STORAGE_KEY) ?? 'null',
+    ) as Partial<Layout> | null;
     if (stored === null || typeof stored !== 'object') return fallback;
     const number = (value: unknown, otherwise: number) =>
       typeof value === 'number' && Number.isFinite(value) ? value : otherwise;
     return {
       chatsWidth: clamp(number(stored.chatsWidth, fallback.chatsWidth), LAYOUT_BOUNDS.chatsWidth),
-      middleWidth: clamp(number(stored.middleWidth, fallback.middleWidth), LAYOUT_BOUNDS.middleWidth),
+      middleWidth: clamp(
+        number(stored.middleWidth, fallback.middleWidth),
+        LAYOUT_BOUNDS.middleWidth,
+      ),
       graphShare: clamp(number(stored.graphShare, fallback.graphShare), LAYOUT_BOUNDS.graphShare),
       chatsCollapsed: stored.chatsCollapsed === true,
       middleCollapsed: stored.middleCollapsed === true,
@@ -99,7 +104,8 @@ export function useLayout(): LayoutState {
       return next;
     });
   }, []);
-  const graphFocused = layout.chatsCollapsed && layout.middleCollapsed && layout.conversationCollapsed;
+  const graphFocused =
+    layout.chatsCollapsed && layout.middleCollapsed && layout.conversationCollapsed;
   const toggleGraphFocus = useCallback(() => {
     setLayout((old) => {
       const focused = old.chatsCollapsed && old.middleCollapsed && old.conversationCollapsed;

@@ -83,7 +83,9 @@ export function useChatList(
   useEffect(() => {
     if (query.error) show(noticeFor(query.error));
   }, [query.error, show]);
-  const listed = query.data?.pages.some((page) => page.items.some((chat) => chat.id === openChatId));
+  const listed = query.data?.pages.some((page) =>
+    page.items.some((chat) => chat.id === openChatId),
+  );
   useEffect(() => {
     if (userId === null || openChatId === null || query.data === undefined || listed) return;
     if (refreshedFor.current === openChatId) return;

@@ -101,7 +101,9 @@ export function messageRoutes(dependencies: RouteDependencies) {
           // Locked again to save the reply. It joins the chat's active branch as it is now (the
           // page cannot switch branches while it waits for a reply).
           const view = await engines.use(chatId, userId, async (engine) => {
-            engine.set(withUsage(assistantText(reply), { usage, modelId: modelIdOf(languageModel) }));
+            engine.set(
+              withUsage(assistantText(reply), { usage, modelId: modelIdOf(languageModel) }),
+            );
             await engine.save();
             return buildChatView(engine, store);
           });
