@@ -55,6 +55,8 @@ export type BudgetedCall = Answer<(typeof chatRoute)['budgeted-call']['$post']>;
 
 /** What `POST /api/chats/:chatId/messages` answers: the saved message and what it moved. */
 export type MessageAdded = Answer<(typeof chatRoute)['messages']['$post']>;
+/** What `GET /api/chats/:chatId/versions?nodeId=` answers: the engine's `versions()`. */
+export type VersionsAnswer = Answer<(typeof chatRoute)['versions']['$get']>;
 /** A serialized fragment as the page edits it: `{ type, ...fields }`. */
 export type FlatFragment = { type: string; [field: string]: JsonValue };
 
@@ -154,6 +156,8 @@ export const api = {
         query: { q, scope, ...(cursor === undefined ? {} : { cursor }) },
       }),
     ),
+  versions: (chatId: string, nodeId: string) =>
+    answer(chatRoute.versions.$get({ ...at(chatId), query: { nodeId } })),
   deleteBranch: (chatId: string, branch: string, options: { activate?: string; dryRun: boolean }) =>
     answer(chatRoute['delete-branch'].$post({ ...at(chatId), json: { branch, ...options } })),
   compact: (chatId: string, keepTurns: number, summary: string | undefined) =>

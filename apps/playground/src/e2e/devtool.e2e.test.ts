@@ -362,4 +362,33 @@ describe.skipIf(!chromiumInstalled())('the playground as a devtool, in a browser
     expect(names.filter((name) => /^Edge from /.test(name ?? ''))).toEqual([]);
     await page.keyboard.press('Escape');
   });
+
+  it('switches between the versions of a message that has siblings', async () => {
+    // Found with the search (it is folded among the paging notes): Enter selects it.
+    await page.getByLabel('Search messages').fill('python');
+    await expect.poll(() => page.locator('.search-hit').count()).toBe(1);
+    await page.getByLabel('Search messages').press('Enter');
+    const inspector = page.getByRole('complementary', { name: 'Selected message' });
+    await expect
+      .poll(() => inspector.getByTestId('selected-message-text').textContent())
+      .toBe('And in Python?');
+    await expect
+      .poll(() => inspector.getByTestId('version-position').textContent())
+      .toBe('Version 2 of 2');
+    expect(await inspector.textContent()).toContain('on your branch');
+    await inspector.getByRole('button', { name: 'Previous version' }).click();
+    await expect
+      .poll(() => inspector.getByTestId('selected-message-text').textContent())
+      .toBe('Show the first ten.');
+    await expect
+      .poll(() => inspector.getByTestId('version-position').textContent())
+      .toBe('Version 1 of 2');
+    await inspector.getByRole('button', { name: 'Continue this version' }).click();
+    // The branch at that version's newest message is now the one you are on.
+    await expect.poll(() => page.locator('.branch-pill').textContent()).toContain('main');
+    expect(await page.locator('.branch-pill').textContent()).not.toContain('main-v2');
+    expect(await page.locator('.messages .message').last().textContent()).toContain(
+      '0 1 1 2 3 5 8 13 21 34',
+    );
+  });
 });

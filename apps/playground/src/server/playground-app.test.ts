@@ -403,6 +403,28 @@ describe('conversation and graph', () => {
     expect(JSON.stringify(reply.body).length).toBeLessThan(JSON.stringify(after.body).length / 10);
   });
 
+  it('lists the versions of a message (siblings of the same role) and refuses an unknown node', async () => {
+    const view = await createChat();
+    const chatId = view.chat.id;
+    await say(chatId, 'user', 'Question');
+    const answered = await say(chatId, 'assistant', 'First answer');
+    const first = answered.headMessageId as string;
+    const question = answered.graph.nodes[0]?.id as string;
+    await call('POST', `/api/chats/${chatId}/rewind`, { messageId: question });
+    const second = (await say(chatId, 'assistant', 'Second answer')).headMessageId as string;
+    const reply = await call('GET', `/api/chats/${chatId}/versions?nodeId=${second}`);
+    expect(reply.status).toBe(200);
+    expect(reply.body.versions.map((version: { nodeId: string }) => version.nodeId)).toEqual([
+      first,
+      second,
+    ]);
+    expect(reply.body.versions[0].leafNodeId).toBe(first);
+    const unknown = await call('GET', `/api/chats/${chatId}/versions?nodeId=nope-nope`);
+    expect(unknown.status).toBe(404);
+    const missing = await call('GET', `/api/chats/${chatId}/versions`);
+    expect(missing.status).toBe(400);
+  });
+
   it('refuses a bad message before writing anything', async () => {
     const view = await createChat();
     for (const body of [

@@ -8,7 +8,7 @@ import {
   useRef,
   useState,
 } from 'react';
-import type { ChatView, SearchResults } from '../api';
+import type { ChatView, SearchResults, VersionsAnswer } from '../api';
 import { collapseGraph, compactedSpan, type DisplayGraph } from '../graph-model';
 import { CentreOn, LabelScale, place } from './graph-layout';
 import { GraphSearch } from './graph-search';
@@ -33,6 +33,8 @@ export interface GraphPaneProps {
   onDeleteBranch: (branch: string) => void;
   /** Runs the engine's search over the active branch or the whole chat (a page at `cursor`). */
   onSearch: (query: string, scope: 'branch' | 'chat', cursor?: string) => Promise<SearchResults>;
+  /** A message's versions (the engine's `versions()`), for the inspector's versions switch. */
+  onVersions: (nodeId: string) => Promise<VersionsAnswer>;
   /** Its size in the column (set by the layout). */
   style?: CSSProperties;
   /** A dialog is open: Escape is the dialog's, and the inspector stays. */
@@ -359,6 +361,27 @@ export function GraphPane(props: GraphPaneProps): ReactElement {
               .map((checkpoint) => checkpoint.name)}
             busy={props.busy}
             through={branchesThrough(view, selected.id)}
+            hasVersions={
+              selected.compaction === null &&
+              view.graph.nodes.some(
+                (node) =>
+                  node.id !== selected.id &&
+                  node.parentId === selected.parentId &&
+                  node.role === selected.role &&
+                  node.compaction === null,
+              )
+            }
+            graphSize={view.graph.nodes.length}
+            onVersions={props.onVersions}
+            onSelectVersion={focus}
+            onOpenVersion={(leafNodeId) => {
+              const branch = view.graph.branches.find(
+                (record) => record.headMessageId === leafNodeId,
+              );
+              if (branch) props.onSwitch(branch.name);
+              else props.onRewind(leafNodeId);
+            }}
+            activeIds={activeIds}
             onClose={() => {
               const item = display.itemOf.get(selected.id);
               setSelectedId(null);

@@ -30,6 +30,7 @@ export function OpenChatColumns(props: OpenChatColumnsProps): ReactElement {
   const rightColumn = useRef<HTMLDivElement>(null);
   const chatId = view.chat.id;
   // One function per chat, so the search box searches again only when the query changes.
+  const versionsOf = useCallback((nodeId: string) => api.versions(chatId, nodeId), [chatId]);
   const search = useCallback(
     (query: string, scope: 'branch' | 'chat', cursor?: string) =>
       api.search(chatId, query, scope, cursor),
@@ -112,6 +113,7 @@ export function OpenChatColumns(props: OpenChatColumnsProps): ReactElement {
           onCompare={(left, right) => onDialog({ kind: 'compare', left, right })}
           onDeleteBranch={(branch) => onDialog({ kind: 'delete-branch', branch })}
           onSearch={search}
+          onVersions={versionsOf}
         />
       </div>
     </>
