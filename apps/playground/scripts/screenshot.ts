@@ -61,8 +61,11 @@ try {
   const chat = await call<View>('POST', '/api/chats', { title: 'Revenue questions' });
   const id = chat.chat.id;
   await call('PUT', `/api/chats/${id}/context`, { fragments: EXAMPLE_CONTEXT });
-  const say = (role: 'user' | 'assistant', text: string) =>
-    call<View>('POST', `/api/chats/${id}/messages`, { role, text });
+  // Each answer is what changed; the chat is read whole afterwards.
+  const say = async (role: 'user' | 'assistant', text: string) => {
+    await call('POST', `/api/chats/${id}/messages`, { role, text });
+    return call<View>('GET', `/api/chats/${id}`);
+  };
   await say('user', 'What was MRR last month?');
   await say('assistant', 'SELECT sum(amount) FROM invoices WHERE month = 10;');
   const view = await say('user', 'In dollars, please.');
@@ -89,6 +92,9 @@ try {
   await page.getByRole('button', { name: 'Dismiss the no-model notice' }).click();
   await page.locator('.react-flow__node', { hasText: 'In dollars, please.' }).click();
   await shot('screenshot.png');
+  await page.getByRole('button', { name: 'Use the dark theme' }).click();
+  await shot('screenshot-dark.png');
+  await page.getByRole('button', { name: 'Use the light theme' }).click();
 
   await page.getByRole('button', { name: 'Close' }).click();
   await page.getByRole('button', { name: 'Compare…' }).click();
@@ -127,6 +133,12 @@ try {
   await page.locator('.react-flow__node.current-head').waitFor();
   await page.getByRole('button', { name: 'Fit view' }).click();
   await shot('long-chat.png');
+  await page.getByRole('button', { name: 'Graph only' }).click();
+  await page.getByRole('button', { name: 'Use the dark theme' }).click();
+  await page.getByRole('button', { name: 'Fit view' }).click();
+  await shot('long-chat-dark.png');
+  await page.getByRole('button', { name: 'Use the light theme' }).click();
+  await page.getByRole('button', { name: 'Graph only' }).click();
 
   await page.getByRole('button', { name: 'Compact…' }).click();
   const compact = page.getByRole('dialog', { name: 'Compact the conversation' });

@@ -53,6 +53,10 @@ export type SearchResults = Answer<(typeof chatRoute)['search']['$get']>;
 /** What `POST /api/chats/:chatId/budgeted-call` answers: the report of `resolve({ budget })`. */
 export type BudgetedCall = Answer<(typeof chatRoute)['budgeted-call']['$post']>;
 
+/** What `POST /api/chats/:chatId/messages` answers: the saved message and what it moved. */
+export type MessageAdded = Answer<(typeof chatRoute)['messages']['$post']>;
+/** What `GET /api/chats/:chatId/versions?nodeId=` answers: the engine's `versions()`. */
+export type VersionsAnswer = Answer<(typeof chatRoute)['versions']['$get']>;
 /** A serialized fragment as the page edits it: `{ type, ...fields }`. */
 export type FlatFragment = { type: string; [field: string]: JsonValue };
 
@@ -145,8 +149,15 @@ export const api = {
     answer(chatRoute.switch.$post({ ...at(chatId), json: { branch } })),
   compare: (chatId: string, left: string, right: string) =>
     answer(chatRoute.compare.$get({ ...at(chatId), query: { left, right } })),
-  search: (chatId: string, q: string, scope: 'branch' | 'chat') =>
-    answer(chatRoute.search.$get({ ...at(chatId), query: { q, scope } })),
+  search: (chatId: string, q: string, scope: 'branch' | 'chat', cursor?: string) =>
+    answer(
+      chatRoute.search.$get({
+        ...at(chatId),
+        query: { q, scope, ...(cursor === undefined ? {} : { cursor }) },
+      }),
+    ),
+  versions: (chatId: string, nodeId: string) =>
+    answer(chatRoute.versions.$get({ ...at(chatId), query: { nodeId } })),
   deleteBranch: (chatId: string, branch: string, options: { activate?: string; dryRun: boolean }) =>
     answer(chatRoute['delete-branch'].$post({ ...at(chatId), json: { branch, ...options } })),
   compact: (chatId: string, keepTurns: number, summary: string | undefined) =>

@@ -1,13 +1,15 @@
-import type { ReactElement } from 'react';
+import { type ReactElement, useEffect } from 'react';
 import { ChatList } from './components/chat-list';
 import { Dialogs, useDialog } from './components/dialogs';
 import { NoticeBar } from './components/notice-bar';
 import { OpenChatColumns } from './components/open-chat';
+import { Splitter } from './components/splitter';
 import { TopBar } from './components/top-bar';
 import { Welcome } from './components/welcome';
 import { useNotice } from './state/notice';
 import { useBudgetedCalls } from './state/use-budgeted-calls';
 import { useChatActions, useChatListActions } from './state/use-chat-actions';
+import { LAYOUT_BOUNDS, useLayout } from './state/use-layout';
 import { openChat, useChatIdFromHash, useChatList, useOpenChat } from './state/use-open-chat';
 import { useSession } from './state/use-session';
 import { useSettings } from './state/use-settings';
@@ -24,12 +26,29 @@ export function App(): ReactElement {
   const settings = useSettings(info);
   const chatId = useChatIdFromHash();
   const chat = useOpenChat(userId, chatId);
-  const chatList = useChatList(userId, show);
+  const chatList = useChatList(userId, show, chatId);
   const listActions = useChatListActions(userId, chatId, show);
   const actions = useChatActions(userId, chat.view?.chat.id ?? '', show);
   const { dialog, open, close } = useDialog();
   const view = chat.view;
   const budgetedCalls = useBudgetedCalls(view, dialog?.kind === 'budget', settings, show);
+  const layoutState = useLayout();
+  const { layout, update } = layoutState;
+
+  // `/` focuses the search box, wherever the focus is (but not while typing in a field).
+  useEffect(() => {
+    const onKey = (event: KeyboardEvent) => {
+      if (event.key !== '/' || event.ctrlKey || event.metaKey || event.altKey) return;
+      const target = event.target as HTMLElement | null;
+      if (target?.closest('input, textarea, select, [contenteditable="true"]')) return;
+      const search = document.getElementById('graph-search-input');
+      if (search === null) return;
+      event.preventDefault();
+      search.focus();
+    };
+    window.addEventListener('keydown', onKey);
+    return () => window.removeEventListener('keydown', onKey);
+  }, []);
 
   return (
     <div className="app">
@@ -40,21 +59,36 @@ export function App(): ReactElement {
         chatOpen={view !== null}
         onBudget={() => open({ kind: 'budget' })}
         onInspect={() => open({ kind: 'inspect' })}
+        layout={layoutState}
       />
       {notice ? <NoticeBar notice={notice} onDismiss={() => show(null)} /> : null}
       <main className="columns">
-        <aside className="column chats-column">
-          <ChatList
-            chats={chatList.chats}
-            hasMore={chatList.hasMore}
-            selectedId={chatId}
-            onOpen={openChat}
-            onCreate={(title) => void listActions.create(title)}
-            onRename={(id, title) => void listActions.rename({ chatId: id, title })}
-            onDelete={(id) => void listActions.remove(id)}
-            onMore={chatList.more}
-          />
-        </aside>
+        {layout.chatsCollapsed ? null : (
+          <>
+            <aside className="column chats-column" style={{ width: layout.chatsWidth }}>
+              <ChatList
+                chats={chatList.chats}
+                hasMore={chatList.hasMore}
+                selectedId={chatId}
+                onOpen={openChat}
+                onCreate={(title) => void listActions.create(title)}
+                onRename={(id, title) => void listActions.rename({ chatId: id, title })}
+                onDelete={(id) => void listActions.remove(id)}
+                onMore={chatList.more}
+              />
+            </aside>
+            <Splitter
+              label="Resize the chat list"
+              orientation="vertical"
+              value={layout.chatsWidth}
+              min={LAYOUT_BOUNDS.chatsWidth.min}
+              max={LAYOUT_BOUNDS.chatsWidth.max}
+              step={20}
+              perPixel={1}
+              onChange={(chatsWidth) => update({ chatsWidth })}
+            />
+          </>
+        )}
         {view ? (
           <OpenChatColumns
             view={view}
@@ -62,6 +96,8 @@ export function App(): ReactElement {
             settings={settings}
             actions={actions}
             onDialog={open}
+            layout={layoutState}
+            dialogOpen={dialog !== null}
           />
         ) : (
           <Welcome chatId={chatId} error={chat.error} />

@@ -101,10 +101,82 @@ describe.skipIf(!chromiumInstalled())('a long chat in the browser', () => {
             .poll(() => page.locator('.react-flow__node.run').allTextContents())
             .toContainEqual(expect.stringContaining(`${folded - 20} messages`));
         }
+        // The head stays in view after unfolding (the view follows it, not the old fit).
+        const inCanvas = async (locator: typeof head) => {
+          const outer = await page.getByTestId('graph-canvas').boundingBox();
+          const inner = await locator.boundingBox();
+          return (
+            outer !== null &&
+            inner !== null &&
+            inner.x >= outer.x - 1 &&
+            inner.y >= outer.y - 1 &&
+            inner.x + inner.width <= outer.x + outer.width + 1 &&
+            inner.y + inner.height <= outer.y + outer.height + 1
+          );
+        };
+        // Fit View fits every drawn node, after unfolding too.
+        await page.getByRole('button', { name: 'Fit view' }).click();
+        await expect
+          .poll(async () => {
+            const nodes = await page.locator('.react-flow__node').all();
+            const inside = await Promise.all(nodes.map(inCanvas));
+            return inside.every(Boolean);
+          })
+          .toBe(true);
+
+        // Keyboard: the head is the graph's tab stop; Enter opens it in the inspector.
         await page.getByRole('button', { name: 'Centre on the current message' }).click();
-        await head.click();
+        const keyed = performance.now();
+        await head.focus();
+        await page.keyboard.press('Enter');
         const card = page.getByRole('complementary', { name: 'Selected message' });
+        await card.waitFor();
         expect(await card.getByTestId('selected-message-text').textContent()).toBe(lastText);
+        console.log(
+          `[playground] ${count} messages: inspector opened with Enter in ${Math.round(performance.now() - keyed)} ms`,
+        );
+        expect(await inCanvas(head)).toBe(true);
+        // Up moves to the parent, and the inspector follows on Enter.
+        await page.keyboard.press('ArrowUp');
+        await page.keyboard.press('Enter');
+        await expect
+          .poll(() => card.getByTestId('selected-message-text').textContent())
+          .toBe(`Question ${count - 2}: what about case ${count - 2}?`);
+        await page.keyboard.press('Escape');
+        await expect.poll(() => card.count()).toBe(0);
+
+        // Search as you type over the whole chat.
+        const searched = performance.now();
+        await page.keyboard.press('/');
+        await page.keyboard.type(`case ${count - 2}`);
+        await expect
+          .poll(() => page.getByTestId('search-count').textContent())
+          .toMatch(/found on this branch/);
+        console.log(
+          `[playground] ${count} messages: search as you type answered in ${Math.round(performance.now() - searched)} ms (250 ms pause included)`,
+        );
+        await page.keyboard.press('Escape');
+
+        // Saving a message answers what changed: its size does not grow with the chat.
+        const sends = 20;
+        const sent = performance.now();
+        let bytes = 0;
+        for (let index = 0; index < sends; index += 1) {
+          const response = await fetch(new URL(`/api/chats/${chatId}/messages`, running.url), {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', 'x-ctxgraph-user': 'demo-user' },
+            body: JSON.stringify({
+              role: index % 2 === 0 ? 'user' : 'assistant',
+              text: `More ${index}`,
+            }),
+          });
+          expect(response.status).toBe(200);
+          bytes += (await response.text()).length;
+        }
+        console.log(
+          `[playground] ${count} messages: ${sends} messages saved through the API in ${Math.round(performance.now() - sent)} ms, ${Math.round(bytes / sends)} bytes per answer`,
+        );
+        expect(bytes / sends).toBeLessThan(4000);
       } finally {
         await page.close();
         await running.close();

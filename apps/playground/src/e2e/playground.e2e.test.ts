@@ -289,14 +289,18 @@ describe.skipIf(!installed)('playground in a browser', () => {
     });
 
     it('searches the branch or the whole chat and jumps to the hit in the graph', async () => {
+      // Searched as it is typed, no Enter needed.
       await page.getByLabel('Search messages').fill('Thanks');
-      await page.getByLabel('Search messages').press('Enter');
-      const results = page.getByRole('listbox', { name: 'Search results' });
+      const results = page.getByRole('region', { name: 'Search results' });
       await expect.poll(() => results.textContent()).toContain('Nothing found on this branch');
       await page.getByLabel('Search in').selectOption('chat');
-      await expect.poll(() => results.getByRole('option').count()).toBe(1);
-      expect(await results.getByRole('option').textContent()).toContain('main-v2');
-      await results.getByRole('option').click();
+      await expect.poll(() => results.locator('.search-hit').count()).toBe(1);
+      expect(await results.getByTestId('search-count').textContent()).toBe(
+        '1 message found in this chat.',
+      );
+      expect(await results.locator('.search-hit').textContent()).toContain('main-v2');
+      await results.locator('.search-hit').click();
+      expect(await results.count()).toBe(0);
       const card = page.getByRole('complementary', { name: 'Selected message' });
       expect(await card.getByTestId('selected-message-text').textContent()).toBe('Thanks!');
       expect(await page.locator('.react-flow__node.selected-node').textContent()).toContain(
@@ -462,6 +466,12 @@ describe.skipIf(!installed)('playground in a browser', () => {
       await expect
         .poll(() => dialog.getByTestId('budget-view').textContent())
         .toContain('cannot be left out');
+      // It names the real cause: no fragment is marked required here, so it never says to mark
+      // fewer; the newest turn (always sent) is named.
+      const shortfall = (await dialog.getByTestId('budget-shortfall').textContent()) ?? '';
+      expect(shortfall).toContain('over the budget of 1 token:');
+      expect(shortfall).not.toContain('mark fewer fragments required');
+      expect(shortfall).toMatch(/the newest turn, always sent|fixed overhead/);
       await dialog.getByLabel('Token budget').fill('100000');
       await dialog.getByLabel('Token budget').press('Enter');
       await dialog.getByRole('button', { name: 'Close' }).click();

@@ -67,6 +67,64 @@ function textOf(message: { parts: readonly unknown[] }): string {
     .join('');
 }
 
+/**
+ * What saving one message changed, as `POST /chats/:chatId/messages` answers it: the new
+ * message (for the conversation) and its node (for the graph), the branch head it moved, the
+ * branch records and the chat record (its `updatedAt`). The page adds this to the chat it holds;
+ * the rest of the chat (the other messages, the context, the prompts) did not change. A chat of
+ * thousands of messages answers a few hundred bytes, not the whole chat.
+ */
+export interface MessageAdded {
+  chat: ChatRecord;
+  branch: string;
+  headMessageId: string;
+  /** The saved message as the conversation shows it. */
+  message: UIMessage;
+  /** Its node, as the graph draws it. */
+  node: GraphNodeView;
+  /** Every branch of the chat (the active one's head moved). */
+  branches: BranchRecord[];
+}
+
+/**
+ * What the engine's last `save()` of one message changed (see {@link MessageAdded}): three small
+ * reads (the node, the chat, the branches), never the chain or the graph.
+ */
+export async function buildMessageAdded(
+  engine: ContextEngine,
+  store: ContextStore,
+): Promise<MessageAdded> {
+  const headMessageId = engine.headMessageId;
+  if (headMessageId === undefined) throw new Error('the engine has no head after saving');
+  const [node, chat, branches] = await Promise.all([
+    store.getMessage({ chatId: engine.chatId, messageId: headMessageId }),
+    store.getChat(engine.chatId),
+    store.listBranches(engine.chatId),
+  ]);
+  if (node === null || chat === null) throw new Error('the saved message is not in the store');
+  return {
+    chat,
+    branch: engine.branch,
+    headMessageId,
+    // The conversation shows its id, role and parts (nothing of the stored metadata, where a
+    // store without engine records keeps the engine's).
+    message: {
+      id: node.message.id,
+      role: node.message.role,
+      parts: node.message.parts,
+    } as UIMessage,
+    node: {
+      id: node.id,
+      parentId: node.parentId,
+      role: node.message.role,
+      sequence: node.sequence,
+      text: textOf(node.message),
+      compaction: compactionOf(node),
+    },
+    branches,
+  };
+}
+
 /** What a compaction node replaces, for the page; null for any other message. */
 function compactionOf(node: Parameters<typeof readCompaction>[0]): GraphNodeView['compaction'] {
   const record = readCompaction(node);

@@ -347,7 +347,10 @@ describe('the app keeps one warm engine per chat', () => {
       role: 'assistant',
       text: 'Hi',
     });
-    expect(next.body.graph.nodes.map((node: { text: string }) => node.text)).toEqual([
+    expect(next.status).toBe(200);
+    expect(next.body.node.text).toBe('Hi');
+    const after = await call(app, 'GET', `/api/chats/${chatId}`);
+    expect(after.body.graph.nodes.map((node: { text: string }) => node.text)).toEqual([
       'Hello',
       'Hi',
     ]);

@@ -23,7 +23,7 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   const running = await startPlayground(config, { clientDirectory });
-  console.log(`ctxgraph playground running at ${running.url}`);
+  // Three lines, the URL last: what a person looks for is at the bottom of the terminal.
   console.log(
     `  store: ${running.backend.description.kind} (${running.backend.description.location})`,
   );
@@ -32,6 +32,7 @@ async function main(): Promise<void> {
       ? `  model: ${config.model.modelId}${config.model.baseURL ? ` at ${config.model.baseURL}` : ''}`
       : '  model: none (write assistant replies by hand; set OPENAI_API_KEY or OPENAI_BASE_URL + OPENAI_MODEL)',
   );
+  console.log(`ctxgraph playground running at ${running.url}`);
   const stop = () => {
     running.close().finally(() => process.exit(0));
   };

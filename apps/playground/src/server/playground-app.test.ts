@@ -1,8 +1,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DEFAULT_MODEL_PRICES } from '@ctxgraph/engine';
+import { ContextEngine, DEFAULT_MODEL_PRICES } from '@ctxgraph/engine';
 import { ChatNotFoundError } from '@ctxgraph/fragments-core';
+import { o200kTokenizer } from '@ctxgraph/tokenizer-o200k';
 import { MockLanguageModelV3 } from 'ai/test';
 import type { Hono } from 'hono';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -10,7 +11,8 @@ import type { ChatView } from './chat-view';
 import { openBackend, type PlaygroundBackend } from './open-backend';
 import { createPlaygroundApp } from './playground-app';
 import type { ModelChoice } from './playground-config';
-import { startFakeOpenAI } from './testing/start-fake-openai';
+import { rendererFor } from './renderers';
+import { FAKE_USAGE, startFakeOpenAI } from './testing/start-fake-openai';
 
 const directory = mkdtempSync(join(tmpdir(), 'ctxgraph-playground-'));
 afterAll(() => rmSync(directory, { recursive: true, force: true }));
@@ -72,10 +74,12 @@ async function createChat(title = 'First chat', user?: string): Promise<ChatView
   return reply.body as ChatView;
 }
 
+/** Saves a message; answers the chat after it (read whole, as the page reads a chat it opens). */
 async function say(chatId: string, role: 'user' | 'assistant', text: string): Promise<ChatView> {
   const reply = await call('POST', `/api/chats/${chatId}/messages`, { role, text });
   expect(reply.status).toBe(200);
-  return reply.body as ChatView;
+  const view = await call('GET', `/api/chats/${chatId}`);
+  return view.body as ChatView;
 }
 
 const richContext = [
@@ -355,6 +359,87 @@ describe('context', () => {
 });
 
 describe('conversation and graph', () => {
+  it('answers a saved message with what changed, not the whole chat', async () => {
+    const view = await createChat();
+    await call('PUT', `/api/chats/${view.chat.id}/context`, { fragments: richContext });
+    for (let turn = 0; turn < 30; turn += 1) {
+      await say(view.chat.id, turn % 2 === 0 ? 'user' : 'assistant', `Message ${turn}`);
+    }
+    const before = await call('GET', `/api/chats/${view.chat.id}`);
+    const reply = await call('POST', `/api/chats/${view.chat.id}/messages`, {
+      role: 'user',
+      text: 'One more',
+    });
+    expect(reply.status).toBe(200);
+    expect(Object.keys(reply.body).sort()).toEqual([
+      'branch',
+      'branches',
+      'chat',
+      'headMessageId',
+      'message',
+      'node',
+    ]);
+    expect(reply.body.message).toMatchObject({
+      role: 'user',
+      parts: [{ type: 'text', text: 'One more' }],
+    });
+    expect(reply.body.node).toMatchObject({
+      id: reply.body.headMessageId,
+      parentId: before.body.headMessageId,
+      role: 'user',
+      text: 'One more',
+      compaction: null,
+    });
+    expect(reply.body.branch).toBe('main');
+    expect(reply.body.branches).toEqual([
+      expect.objectContaining({ name: 'main', headMessageId: reply.body.headMessageId }),
+    ]);
+    // The chat read afterwards is the one before with exactly this added.
+    const after = await call('GET', `/api/chats/${view.chat.id}`);
+    expect(after.body.messages).toEqual([...before.body.messages, reply.body.message]);
+    expect(after.body.graph.nodes).toEqual([...before.body.graph.nodes, reply.body.node]);
+    expect(after.body.chat).toEqual(reply.body.chat);
+    // Small: a fraction of the chat it belongs to.
+    expect(JSON.stringify(reply.body).length).toBeLessThan(JSON.stringify(after.body).length / 10);
+  });
+
+  it('lists the versions of a message (siblings of the same role) and refuses an unknown node', async () => {
+    const view = await createChat();
+    const chatId = view.chat.id;
+    await say(chatId, 'user', 'Question');
+    const answered = await say(chatId, 'assistant', 'First answer');
+    const first = answered.headMessageId as string;
+    const question = answered.graph.nodes[0]?.id as string;
+    await call('POST', `/api/chats/${chatId}/rewind`, { messageId: question });
+    const second = (await say(chatId, 'assistant', 'Second answer')).headMessageId as string;
+    const reply = await call('GET', `/api/chats/${chatId}/versions?nodeId=${second}`);
+    expect(reply.status).toBe(200);
+    expect(reply.body.versions.map((version: { nodeId: string }) => version.nodeId)).toEqual([
+      first,
+      second,
+    ]);
+    expect(reply.body.versions[0].leafNodeId).toBe(first);
+    const unknown = await call('GET', `/api/chats/${chatId}/versions?nodeId=nope-nope`);
+    expect(unknown.status).toBe(404);
+    const missing = await call('GET', `/api/chats/${chatId}/versions`);
+    expect(missing.status).toBe(400);
+  });
+
+  it('refuses a bad message before writing anything', async () => {
+    const view = await createChat();
+    for (const body of [
+      { role: 'user', text: '' },
+      { role: 'system', text: 'hi' },
+      { role: 'user', text: 'hi', extra: true },
+    ]) {
+      const reply = await call('POST', `/api/chats/${view.chat.id}/messages`, body);
+      expect(reply.status).toBe(400);
+      expect(reply.body.error.name).toBe('ValidationError');
+    }
+    const after = await call('GET', `/api/chats/${view.chat.id}`);
+    expect(after.body.messages).toEqual([]);
+  });
+
   it('saves user and hand-written assistant messages on the branch', async () => {
     const view = await createChat();
     await say(view.chat.id, 'user', 'What is 2+2?');
@@ -499,6 +584,44 @@ describe('conversation and graph', () => {
 });
 
 describe('budget and cache', () => {
+  it('shows the figures a fresh engine computes: the budget plan after a smaller call, and the estimate', async () => {
+    const view = await createChat();
+    const chatId = view.chat.id;
+    await call('PUT', `/api/chats/${chatId}/context`, { fragments: richContext });
+    for (let turn = 1; turn <= 5; turn += 1) {
+      await say(chatId, 'user', `Question ${turn} about the weekly figures?`);
+      await say(chatId, 'assistant', `Answer ${turn}: they rose by ${turn} percent.`);
+    }
+    // A small budgeted call first (the warm engine remembers its plan), then a bigger budget.
+    const roomy = await call('GET', `/api/chats/${chatId}/inspect?maxInputTokens=100000`);
+    const small = Math.floor((roomy.body.budget.totalTokens as number) * 0.5);
+    await call('POST', `/api/chats/${chatId}/budgeted-call`, { maxInputTokens: small });
+    const shown = await call('GET', `/api/chats/${chatId}/inspect?maxInputTokens=100000`);
+
+    const fresh = new ContextEngine({
+      store: backend.store,
+      chatId,
+      userId: 'demo-user',
+      renderer: rendererFor('xml'),
+      tokenizer: o200kTokenizer,
+    });
+    await fresh.loadContext();
+    const expected = await fresh.inspect({
+      modelId: 'gpt-4o-mini',
+      renderer: rendererFor('xml'),
+      budget: { maxInputTokens: 100000 },
+    });
+    // The bigger budget keeps everything again: the earlier small cut is not carried over.
+    expect(shown.body.budget.leftOut).toEqual([]);
+    const plan = expected.budget;
+    if (plan === undefined || plan === null || 'exceeded' in plan)
+      throw new Error('the fresh plan did not fit');
+    expect(shown.body.budget.totalTokens).toBe(plan.totalTokens);
+    expect(shown.body.budget.messages).toEqual(JSON.parse(JSON.stringify(plan.messages)));
+    expect(shown.body.estimate.tokens).toBe(expected.estimate.tokens);
+    expect(shown.body.usage).toEqual(JSON.parse(JSON.stringify(expected.usage)));
+  });
+
   it('plans within a budget without remembering, and reports what a budgeted call reused', async () => {
     const view = await createChat();
     const chatId = view.chat.id;
@@ -739,6 +862,25 @@ describe('model replies', () => {
       expect(request.model).toBe('fake-model');
       expect(request.messages[0]?.role).toBe('system');
       expect(String(request.messages[0]?.content)).toContain('PostgreSQL 16');
+
+      // The reply's usage is recorded: a fresh engine on the same store counts the call.
+      const fresh = new ContextEngine({
+        store: backend.store,
+        chatId: view.chat.id,
+        userId: 'demo-user',
+      });
+      const usage = await fresh.usage();
+      expect(usage.calls).toBe(1);
+      expect(usage.inputTokens).toBe(FAKE_USAGE.promptTokens);
+      expect(usage.outputTokens).toBe(FAKE_USAGE.completionTokens);
+      expect(usage.cacheReadTokens).toBe(FAKE_USAGE.cachedTokens);
+      expect(Object.keys(usage.byModel)).toEqual(['fake-model']);
+      // And the inspect view of the page shows the same call.
+      const inspected = await target.request(
+        `/api/chats/${view.chat.id}/inspect?renderer=markdown&modelId=fake-model`,
+      );
+      const snapshot = await inspected.json();
+      expect(JSON.stringify(snapshot)).toContain('"calls":1');
     } finally {
       await fake.close();
     }

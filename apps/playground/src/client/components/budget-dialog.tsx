@@ -1,6 +1,7 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { type ReactElement, useState } from 'react';
 import { api, type BudgetedCall, type ChatView, type RendererName } from '../api';
+import { explainShortfall } from '../budget-explanation';
 import { describeError } from '../describe-error';
 import { queryKeys } from '../state/query-keys';
 import { Bar, tokens } from './budget-figures';
@@ -131,10 +132,8 @@ export function BudgetDialog(props: BudgetDialogProps): ReactElement {
       {tab === 'budget' ? (
         <div className="budget-body" data-testid="budget-view">
           {exceeded ? (
-            <p className="inline-error">
-              Even the parts that cannot be left out take {tokens(exceeded.requiredTokens)}, over
-              the budget of {tokens(exceeded.maxInputTokens)}: raise the budget or mark fewer
-              fragments required.
+            <p className="inline-error" data-testid="budget-shortfall">
+              {explainShortfall(exceeded)}
             </p>
           ) : null}
           {report ? (

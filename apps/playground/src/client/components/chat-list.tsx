@@ -26,6 +26,8 @@ function when(milliseconds: number): string {
 export function ChatList(props: ChatListProps): ReactElement {
   const [title, setTitle] = useState('');
   const [renaming, setRenaming] = useState<{ id: string; title: string } | null>(null);
+  /** The chat whose deletion is being confirmed (in the list, not a browser dialog), or null. */
+  const [confirming, setConfirming] = useState<string | null>(null);
   return (
     <section className="panel chats-panel" aria-label="Chats">
       <form
@@ -83,6 +85,7 @@ export function ChatList(props: ChatListProps): ReactElement {
                   type="button"
                   className="icon"
                   title="Rename"
+                  aria-label={`Rename ${chat.title ?? 'Untitled chat'}`}
                   onClick={() => setRenaming({ id: chat.id, title: chat.title ?? '' })}
                 >
                   ✎
@@ -91,14 +94,45 @@ export function ChatList(props: ChatListProps): ReactElement {
                   type="button"
                   className="icon"
                   title="Delete chat"
-                  onClick={() => {
-                    if (window.confirm(`Delete “${chat.title ?? chat.id}” and its whole graph?`))
-                      props.onDelete(chat.id);
-                  }}
+                  aria-label={`Delete ${chat.title ?? 'Untitled chat'}`}
+                  onClick={() => setConfirming(chat.id)}
                 >
                   <TrashIcon />
                 </button>
               </span>
+            ) : null}
+            {confirming === chat.id ? (
+              <div
+                className="inline-confirm"
+                role="alertdialog"
+                aria-label="Confirm chat deletion"
+                onKeyDown={(event) => {
+                  if (event.key === 'Escape') {
+                    event.stopPropagation();
+                    setConfirming(null);
+                  }
+                }}
+              >
+                <span>Delete “{chat.title ?? chat.id}” and its whole graph?</span>
+                <button
+                  type="button"
+                  className="danger"
+                  onClick={() => {
+                    setConfirming(null);
+                    props.onDelete(chat.id);
+                  }}
+                >
+                  Delete
+                </button>
+                <button
+                  type="button"
+                  // biome-ignore lint/a11y/noAutofocus: the safe choice takes the focus when asked
+                  autoFocus
+                  onClick={() => setConfirming(null)}
+                >
+                  Keep
+                </button>
+              </div>
             ) : null}
           </li>
         ))}

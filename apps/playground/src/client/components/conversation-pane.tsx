@@ -1,4 +1,4 @@
-import { type ReactElement, useEffect, useMemo, useRef, useState } from 'react';
+import { type CSSProperties, type ReactElement, useEffect, useMemo, useRef, useState } from 'react';
 import type { ChatView, PlaygroundInfo } from '../api';
 import { textOf } from '../message-text';
 import { BranchIcon } from './icons';
@@ -22,6 +22,8 @@ export interface ConversationPaneProps {
   onAsk: (text: string) => Promise<boolean>;
   /** Opens the compaction of the active branch. */
   onCompact: () => void;
+  /** Its size in the column (set by the layout). */
+  style?: CSSProperties;
 }
 
 /**
@@ -63,7 +65,7 @@ export function ConversationPane(props: ConversationPaneProps): ReactElement {
   };
 
   return (
-    <section className="panel conversation-panel" aria-label="Conversation">
+    <section className="panel conversation-panel" aria-label="Conversation" style={props.style}>
       <header className="panel-header">
         <h2>Conversation</h2>
         <span className="pill branch-pill" title="The active branch">

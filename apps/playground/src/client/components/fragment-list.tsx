@@ -36,6 +36,7 @@ export function FragmentList(props: FragmentListProps): ReactElement {
                 type="button"
                 className="icon"
                 title="Move up"
+                aria-label={`Move up: ${specFor(type)?.label ?? type} ${index + 1}`}
                 disabled={index === 0}
                 onClick={() => props.onMove(index, -1)}
               >
@@ -45,6 +46,7 @@ export function FragmentList(props: FragmentListProps): ReactElement {
                 type="button"
                 className="icon"
                 title="Move down"
+                aria-label={`Move down: ${specFor(type)?.label ?? type} ${index + 1}`}
                 disabled={index === props.fragments.length - 1}
                 onClick={() => props.onMove(index, 1)}
               >
@@ -54,6 +56,7 @@ export function FragmentList(props: FragmentListProps): ReactElement {
                 type="button"
                 className="icon"
                 title="Edit"
+                aria-label={`Edit: ${specFor(type)?.label ?? type} ${index + 1}`}
                 onClick={() => props.onEdit(index, item as FlatFragment)}
               >
                 ✎
@@ -62,6 +65,7 @@ export function FragmentList(props: FragmentListProps): ReactElement {
                 type="button"
                 className="icon"
                 title="Remove"
+                aria-label={`Remove: ${specFor(type)?.label ?? type} ${index + 1}`}
                 onClick={() => props.onRemove(index)}
               >
                 ×

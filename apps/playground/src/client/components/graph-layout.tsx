@@ -25,6 +25,8 @@ export function place(
   display: DisplayGraph,
   activeBranch: string,
   selectedId: string | null,
+  /** The one node the Tab key stops at (the others are reached with the arrow keys). */
+  tabStop: string | null = null,
 ): Placed {
   const graph = new Graph();
   graph.setGraph({ rankdir: 'TB', nodesep: 28, ranksep: 36, marginx: 10, marginy: 10 });
@@ -63,6 +65,10 @@ export function place(
       draggable: false,
       connectable: false,
       selectable: false,
+      ariaRole: 'button',
+      ariaLabel: accessibleName(item),
+      // A roving tab stop: one node in the tab order, the rest reached with the arrow keys.
+      domAttributes: { tabIndex: item.id === tabStop ? 0 : -1 },
     };
   });
   const edges: Edge[] = display.links.map((link) => ({
@@ -70,8 +76,30 @@ export function place(
     source: link.source,
     target: link.target,
     className: link.onBranch ? 'on-branch' : 'off-branch',
+    // Lines between nodes say nothing the nodes' names do not: hidden from assistive technology
+    // (React Flow would name them after internal ids), and never tab stops.
+    ariaLabel: 'Link between messages',
+    focusable: false,
+    domAttributes: { 'aria-hidden': true },
   }));
   return { nodes, edges, centres };
+}
+
+/** What a screen reader says for a node: its role, place and text, not its internal id. */
+function accessibleName(item: GraphItem): string {
+  if (item.kind === 'run') return `Folded run of ${item.messageIds.length} messages`;
+  const { node } = item;
+  const where = [
+    item.isHead ? 'current message' : '',
+    item.heads.length > 0 ? `head of ${item.heads.join(', ')}` : '',
+    item.checkpoints.length > 0 ? `checkpoint ${item.checkpoints.join(', ')}` : '',
+  ].filter(Boolean);
+  const text = node.text.length > 80 ? `${node.text.slice(0, 80)}…` : node.text || '(no text)';
+  const kind =
+    node.compaction !== null
+      ? `Summary of ${node.compaction.coveredMessages} messages`
+      : `Message ${node.sequence}, ${node.role}`;
+  return `${[kind, ...where].join('; ')}: ${text}`;
 }
 
 function labelOf(item: GraphItem, activeBranch: string): ReactElement {
@@ -151,11 +179,15 @@ export function CentreOn(props: {
 }): null {
   const flow = useReactFlow();
   const { point, request, shift } = props;
-  // biome-ignore lint/correctness/useExhaustiveDependencies: centre once per request, not per layout
+  // The canvas's size: when it changes (the inspector opened, a pane was resized or folded) the
+  // point asked for is centred again, so it never ends up behind the new edge.
+  const width = useStore((state) => state.width);
+  const height = useStore((state) => state.height);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: centre once per request or size, not per layout
   useEffect(() => {
-    if (point === null) return;
+    if (point === null || width === 0 || height === 0) return;
     const zoom = Math.max(flow.getZoom(), 0.8);
     void flow.setCenter(point.x - shift / zoom, point.y, { zoom, duration: 0 });
-  }, [request]);
+  }, [request, width, height]);
   return null;
 }

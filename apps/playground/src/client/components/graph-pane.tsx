@@ -1,7 +1,15 @@
 import { Background, ControlButton, Controls, MiniMap, ReactFlow } from '@xyflow/react';
-import { type ReactElement, useEffect, useMemo, useRef, useState } from 'react';
-import type { ChatView, SearchResults } from '../api';
-import { collapseGraph, compactedSpan } from '../graph-model';
+import {
+  type CSSProperties,
+  type KeyboardEvent,
+  type ReactElement,
+  useEffect,
+  useMemo,
+  useRef,
+  useState,
+} from 'react';
+import type { ChatView, SearchResults, VersionsAnswer } from '../api';
+import { collapseGraph, compactedSpan, type DisplayGraph } from '../graph-model';
 import { CentreOn, LabelScale, place } from './graph-layout';
 import { GraphSearch } from './graph-search';
 import { GraphToolbar } from './graph-toolbar';
@@ -23,12 +31,18 @@ export interface GraphPaneProps {
   onCompare: (left: string, right: string) => void;
   /** Opens the branch deletion (with its dry-run preview), offering `branch` first. */
   onDeleteBranch: (branch: string) => void;
-  /** Runs the engine's search over the active branch or the whole chat. */
-  onSearch: (query: string, scope: 'branch' | 'chat') => Promise<SearchResults>;
+  /** Runs the engine's search over the active branch or the whole chat (a page at `cursor`). */
+  onSearch: (query: string, scope: 'branch' | 'chat', cursor?: string) => Promise<SearchResults>;
+  /** A message's versions (the engine's `versions()`), for the inspector's versions switch. */
+  onVersions: (nodeId: string) => Promise<VersionsAnswer>;
+  /** Its size in the column (set by the layout). */
+  style?: CSSProperties;
+  /** A dialog is open: Escape is the dialog's, and the inspector stays. */
+  dialogOpen: boolean;
+  /** The page's theme (React Flow draws its controls and minimap in it). */
+  theme: 'light' | 'dark';
 }
 
-/** How far right of the centre a selected message is drawn, clear of its card on the left. */
-const CARD_SHIFT = 150;
 /** How many messages each end of a long folded run shows per click. */
 const REVEAL_STEP = 10;
 
@@ -43,6 +57,41 @@ function otherBranchThrough(view: ChatView, messageId: string): string | null {
     for (let id = branch.headMessageId; id !== null; id = parents.get(id) ?? null) {
       if (id === messageId) return branch.name;
     }
+  }
+  return null;
+}
+
+/** Every branch whose history holds the message (its head or a descendant of it is a head). */
+function branchesThrough(view: ChatView, messageId: string): string[] {
+  const parents = new Map(view.graph.nodes.map((node) => [node.id, node.parentId]));
+  const through: string[] = [];
+  for (const branch of view.graph.branches) {
+    for (let id = branch.headMessageId; id !== null; id = parents.get(id) ?? null) {
+      if (id === messageId) {
+        through.push(branch.name);
+        break;
+      }
+    }
+  }
+  return through;
+}
+
+/** What the arrow keys do on a focused graph node: the item they move the focus to, or null. */
+function neighbour(display: DisplayGraph, itemId: string, key: string): string | null {
+  if (key === 'ArrowUp')
+    return display.links.find((link) => link.target === itemId)?.source ?? null;
+  if (key === 'ArrowDown') {
+    const children = display.links.filter((link) => link.source === itemId);
+    return (children.find((link) => link.onBranch) ?? children[0])?.target ?? null;
+  }
+  if (key === 'ArrowLeft' || key === 'ArrowRight') {
+    const parent = display.links.find((link) => link.target === itemId)?.source;
+    if (parent === undefined) return null;
+    const siblings = display.links
+      .filter((link) => link.source === parent)
+      .map((link) => link.target);
+    const at = siblings.indexOf(itemId) + (key === 'ArrowLeft' ? -1 : 1);
+    return siblings[at] ?? null;
   }
   return null;
 }
@@ -63,6 +112,10 @@ export function GraphPane(props: GraphPaneProps): ReactElement {
   /** Messages of long runs shown one step at a time (each click on a long run shows 20 more). */
   const [revealed, setRevealed] = useState<ReadonlySet<string>>(new Set());
   const [centreRequest, setCentreRequest] = useState<{ id: string; nonce: number } | null>(null);
+  /** The graph item the keyboard is on (the one tab stop among the nodes), or null. */
+  const [keyboardId, setKeyboardId] = useState<string | null>(null);
+  /** An item to move the focus to once it is drawn (after the arrow keys moved to it). */
+  const pendingFocus = useRef<string | null>(null);
   const canvas = useRef<HTMLDivElement>(null);
   const headId = view.headMessageId;
   // The active branch's path: the head and its ancestors (not the resolved messages, which a
@@ -104,13 +157,24 @@ export function GraphPane(props: GraphPaneProps): ReactElement {
       ),
     [view.graph, activeIds, headId, expanded, revealed, selectedId],
   );
+  // The one node the Tab key stops at: the one the keyboard is on, else the selected message,
+  // else the head.
+  const keyboardItem =
+    keyboardId !== null && display.items.some((item) => item.id === keyboardId) ? keyboardId : null;
+  const selectedItem = selectedId === null ? undefined : display.itemOf.get(selectedId);
+  const headItem = headId === null ? undefined : display.itemOf.get(headId);
+  const tabStop = keyboardItem ?? selectedItem ?? headItem ?? null;
   const placed = useMemo(
-    () => place(display, view.branch, selectedId),
-    [display, view.branch, selectedId],
+    () => place(display, view.branch, selectedId, tabStop),
+    [display, view.branch, selectedId, tabStop],
   );
 
   const centreId = centreRequest?.id ?? headId;
-  const centreItem = centreId === null ? undefined : display.itemOf.get(centreId);
+  const centreItem =
+    centreId === null
+      ? undefined
+      : (display.itemOf.get(centreId) ??
+        (display.items.some((item) => item.id === centreId) ? centreId : undefined));
   const centrePoint = centreItem === undefined ? null : (placed.centres.get(centreItem) ?? null);
   const request = centreRequest
     ? `focus:${centreRequest.id}:${centreRequest.nonce}`
@@ -122,11 +186,67 @@ export function GraphPane(props: GraphPaneProps): ReactElement {
     setCentreRequest({ id: messageId, nonce: Date.now() });
   };
 
+  // Escape closes the inspector (unless a dialog, which has its own Escape, is open).
+  useEffect(() => {
+    if (selectedId === null || props.dialogOpen) return;
+    const onKey = (event: globalThis.KeyboardEvent) => {
+      if (event.key !== 'Escape' || event.defaultPrevented) return;
+      const item = display.itemOf.get(selectedId);
+      setSelectedId(null);
+      // Back to the node it was opened from, so the keyboard carries on from there.
+      if (item !== undefined) {
+        setKeyboardId(item);
+        pendingFocus.current = item;
+      }
+    };
+    window.addEventListener('keydown', onKey);
+    return () => window.removeEventListener('keydown', onKey);
+  }, [selectedId, props.dialogOpen, display]);
+
+  // Moves the focus to the node the arrow keys went to, once React Flow has drawn it (it draws
+  // only the nodes in view, and the view was just centred on it).
+  useEffect(() => {
+    const target = pendingFocus.current;
+    if (target === null) return;
+    let frames = 0;
+    let handle = 0;
+    const attempt = () => {
+      const element = canvas.current?.querySelector<HTMLElement>(
+        `.react-flow__node[data-id="${CSS.escape(target)}"]`,
+      );
+      if (element) {
+        element.focus({ preventScroll: true });
+        pendingFocus.current = null;
+      } else if (frames++ < 30) handle = requestAnimationFrame(attempt);
+    };
+    attempt();
+    return () => cancelAnimationFrame(handle);
+  });
+
+  const onGraphKey = (event: KeyboardEvent<HTMLDivElement>) => {
+    const element = (event.target as HTMLElement).closest<HTMLElement>('.react-flow__node');
+    const id = element?.dataset.id;
+    if (id === undefined) return;
+    if (event.key === 'Enter' || event.key === ' ') {
+      event.preventDefault();
+      setKeyboardId(id);
+      clickItem(id);
+      return;
+    }
+    const next = neighbour(display, id, event.key);
+    if (next === null) return;
+    event.preventDefault();
+    setKeyboardId(next);
+    pendingFocus.current = next;
+    setCentreRequest({ id: next, nonce: Date.now() });
+  };
+
   const clickItem = (id: string) => {
     const run = display.items.find((item) => item.id === id);
     if (run?.kind === 'run') {
       // A short run unfolds at once; a long one shows its first and last messages, the rest
       // staying folded between them (one more click shows more).
+      setKeyboardId(null);
       if (run.messageIds.length <= 2 * REVEAL_STEP + 10)
         setExpanded((old) => new Set([...old, id]));
       else {
@@ -144,7 +264,7 @@ export function GraphPane(props: GraphPaneProps): ReactElement {
   };
 
   return (
-    <section className="panel graph-panel" aria-label="Graph">
+    <section className="panel graph-panel" aria-label="Graph" style={props.style}>
       <header className="panel-header">
         <h2>Graph</h2>
         <span className="muted small" title="Select a message for its actions">
@@ -164,52 +284,70 @@ export function GraphPane(props: GraphPaneProps): ReactElement {
         onRestore={props.onRestore}
         onFocus={focus}
       />
-      <div className="graph-canvas" ref={canvas} data-testid="graph-canvas">
-        {view.graph.nodes.length === 0 ? (
-          <p className="muted center">The graph fills in as messages are saved.</p>
-        ) : (
-          <ReactFlow
-            key={view.chat.id}
-            nodes={placed.nodes}
-            edges={placed.edges}
-            minZoom={0.1}
-            maxZoom={1.6}
-            nodesDraggable={false}
-            nodesConnectable={false}
-            onlyRenderVisibleElements
-            onNodeClick={(_event, node) => clickItem(node.id)}
-            proOptions={{ hideAttribution: true }}
-          >
-            <Background gap={18} size={1} />
-            <Controls showInteractive={false} position="bottom-left">
-              <ControlButton
-                onClick={() => {
-                  if (headId !== null) setCentreRequest({ id: headId, nonce: Date.now() });
-                }}
-                title="Bring the current message into view"
-                aria-label="Centre on the current message"
-              >
-                <TargetIcon />
-              </ControlButton>
-            </Controls>
-            <MiniMap
-              pannable
-              zoomable
-              position="bottom-right"
-              style={{ width: 120, height: 84 }}
-              ariaLabel="Minimap of the graph"
-              nodeColor={(node) =>
-                node.className?.includes('current-head')
-                  ? '#f59e0b'
-                  : node.className?.includes('on-branch')
-                    ? '#818cf8'
-                    : '#c4c9d4'
-              }
-            />
-            <LabelScale target={canvas} />
-            <CentreOn point={centrePoint} request={request} shift={selected ? CARD_SHIFT : 0} />
-          </ReactFlow>
-        )}
+      <div className="graph-body">
+        {/* biome-ignore lint/a11y/noStaticElementInteractions: the keys act on the focused node inside */}
+        <div
+          className="graph-canvas"
+          ref={canvas}
+          data-testid="graph-canvas"
+          onKeyDown={onGraphKey}
+        >
+          {view.graph.nodes.length === 0 ? (
+            <p className="muted center">The graph fills in as messages are saved.</p>
+          ) : (
+            <ReactFlow
+              key={view.chat.id}
+              nodes={placed.nodes}
+              edges={placed.edges}
+              minZoom={0.1}
+              maxZoom={1.6}
+              nodesDraggable={false}
+              nodesConnectable={false}
+              onlyRenderVisibleElements
+              edgesFocusable={false}
+              colorMode={props.theme}
+              elementsSelectable={false}
+              ariaLabelConfig={{
+                'node.a11yDescription.default':
+                  'Enter or Space opens the message in the inspector (or unfolds a folded run). The arrow keys move along the chain: up to the parent, down to the child, left and right between siblings.',
+              }}
+              onNodeClick={(_event, node) => {
+                setKeyboardId(node.id);
+                clickItem(node.id);
+              }}
+              proOptions={{ hideAttribution: true }}
+            >
+              <Background gap={18} size={1} />
+              <Controls showInteractive={false} position="bottom-left">
+                <ControlButton
+                  onClick={() => {
+                    if (headId !== null) setCentreRequest({ id: headId, nonce: Date.now() });
+                  }}
+                  title="Bring the current message into view"
+                  aria-label="Centre on the current message"
+                >
+                  <TargetIcon />
+                </ControlButton>
+              </Controls>
+              <MiniMap
+                pannable
+                zoomable
+                position="bottom-right"
+                style={{ width: 120, height: 84 }}
+                ariaLabel="Minimap of the graph"
+                nodeColor={(node) =>
+                  node.className?.includes('current-head')
+                    ? '#f59e0b'
+                    : node.className?.includes('on-branch')
+                      ? '#818cf8'
+                      : '#c4c9d4'
+                }
+              />
+              <LabelScale target={canvas} />
+              <CentreOn point={centrePoint} request={request} shift={0} />
+            </ReactFlow>
+          )}
+        </div>
         {selected ? (
           <NodeCard
             node={selected}
@@ -222,7 +360,36 @@ export function GraphPane(props: GraphPaneProps): ReactElement {
               .filter((checkpoint) => checkpoint.messageId === selected.id)
               .map((checkpoint) => checkpoint.name)}
             busy={props.busy}
-            onClose={() => setSelectedId(null)}
+            through={branchesThrough(view, selected.id)}
+            hasVersions={
+              selected.compaction === null &&
+              view.graph.nodes.some(
+                (node) =>
+                  node.id !== selected.id &&
+                  node.parentId === selected.parentId &&
+                  node.role === selected.role &&
+                  node.compaction === null,
+              )
+            }
+            graphSize={view.graph.nodes.length}
+            onVersions={props.onVersions}
+            onSelectVersion={focus}
+            onOpenVersion={(leafNodeId) => {
+              const branch = view.graph.branches.find(
+                (record) => record.headMessageId === leafNodeId,
+              );
+              if (branch) props.onSwitch(branch.name);
+              else props.onRewind(leafNodeId);
+            }}
+            activeIds={activeIds}
+            onClose={() => {
+              const item = display.itemOf.get(selected.id);
+              setSelectedId(null);
+              if (item !== undefined) {
+                setKeyboardId(item);
+                pendingFocus.current = item;
+              }
+            }}
             onRewind={() => props.onRewind(selected.id)}
             onCheckpoint={(name) => props.onCheckpoint(name, selected.id)}
             compareWith={otherBranchThrough(view, selected.id)}

@@ -1,91 +1,197 @@
-import { type ReactElement, useState } from 'react';
+import { type ReactElement, useEffect, useRef, useState } from 'react';
 import type { SearchResults } from '../api';
 import { describeError } from '../describe-error';
 
 /** Props of {@link GraphSearch}. */
 export interface GraphSearchProps {
-  /** Runs the engine's search over the active branch or the whole chat. */
-  onSearch: (query: string, scope: 'branch' | 'chat') => Promise<SearchResults>;
+  /** Runs the engine's search over the active branch or the whole chat (a page at `cursor`). */
+  onSearch: (query: string, scope: 'branch' | 'chat', cursor?: string) => Promise<SearchResults>;
   /** Selects a hit's message in the graph and brings it into view. */
   onPick: (messageId: string) => void;
 }
 
-/** A search box over the chat's messages; a hit jumps to its message in the graph. */
+/** How long typing must pause before the search runs. */
+export const SEARCH_DEBOUNCE_MS = 250;
+
+type Hit = SearchResults['items'][number];
+
+/**
+ * A search box over the chat's messages, searching as you type (after a short pause). The
+ * results popover says how many were found, fetches more a page at a time, and closes on
+ * Escape, on a click outside it, or when a hit is picked (which jumps to its message in the
+ * graph). `/` anywhere on the page focuses the box.
+ */
 export function GraphSearch(props: GraphSearchProps): ReactElement {
+  const { onSearch } = props;
   const [query, setQuery] = useState('');
   const [scope, setScope] = useState<'branch' | 'chat'>('branch');
-  const [results, setResults] = useState<SearchResults | null>(null);
+  const [hits, setHits] = useState<Hit[] | null>(null);
+  const [nextCursor, setNextCursor] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
-  const run = async (nextScope = scope) => {
-    if (query.trim() === '') return;
-    setError(null);
+  const [open, setOpen] = useState(false);
+  const box = useRef<HTMLDivElement>(null);
+  /** Counts the searches started, so an older answer arriving late is dropped. */
+  const generation = useRef(0);
+
+  // Search as you type: each change waits for a pause, and only the newest search is shown.
+  useEffect(() => {
+    const trimmed = query.trim();
+    const mine = ++generation.current;
+    if (trimmed === '') {
+      setHits(null);
+      setNextCursor(null);
+      setError(null);
+      return;
+    }
+    const timer = setTimeout(() => {
+      onSearch(trimmed, scope)
+        .then((page) => {
+          if (mine !== generation.current) return;
+          setError(null);
+          setHits([...page.items]);
+          setNextCursor(page.nextCursor ?? null);
+          setOpen(true);
+        })
+        .catch((failure: unknown) => {
+          if (mine !== generation.current) return;
+          setHits(null);
+          setError(describeError(failure).message);
+          setOpen(true);
+        });
+    }, SEARCH_DEBOUNCE_MS);
+    return () => clearTimeout(timer);
+  }, [query, scope, onSearch]);
+
+  // A click (or focus) outside the box and its results closes the popover.
+  useEffect(() => {
+    if (!open) return;
+    const onOutside = (event: Event) => {
+      if (box.current && !box.current.contains(event.target as Node)) setOpen(false);
+    };
+    document.addEventListener('pointerdown', onOutside);
+    document.addEventListener('focusin', onOutside);
+    return () => {
+      document.removeEventListener('pointerdown', onOutside);
+      document.removeEventListener('focusin', onOutside);
+    };
+  }, [open]);
+
+  const more = async () => {
+    if (nextCursor === null) return;
+    const mine = generation.current;
     try {
-      setResults(await props.onSearch(query.trim(), nextScope));
+      const page = await onSearch(query.trim(), scope, nextCursor);
+      if (mine !== generation.current) return;
+      setHits((old) => [...(old ?? []), ...page.items]);
+      setNextCursor(page.nextCursor ?? null);
     } catch (failure) {
-      setResults(null);
       setError(describeError(failure).message);
     }
   };
+
+  const pick = (hit: Hit) => {
+    props.onPick(hit.messageId);
+    setOpen(false);
+  };
+
+  const showing = open && (error !== null || hits !== null);
+  const where = scope === 'branch' ? 'on this branch' : 'in this chat';
   return (
-    <div className="graph-search">
+    // biome-ignore lint/a11y/noStaticElementInteractions: Escape from any control inside closes the results
+    <div
+      className="graph-search"
+      ref={box}
+      onKeyDown={(event) => {
+        if (event.key === 'Escape' && showing) {
+          // The popover closes first; the next Escape closes what is behind it.
+          event.preventDefault();
+          event.stopPropagation();
+          setOpen(false);
+        }
+      }}
+    >
       <form
         className="inline"
-        aria-label="Search"
+        aria-label="Message search"
         onSubmit={(event) => {
           event.preventDefault();
-          void run();
+          const first = hits?.[0];
+          if (first) pick(first);
         }}
       >
         <input
+          id="graph-search-input"
           type="search"
           aria-label="Search messages"
-          placeholder="Search messages…"
+          aria-controls="graph-search-results"
+          placeholder="Search messages… ( / )"
+          title="Finds whole words, as you type. Enter jumps to the first hit; / focuses this box from anywhere."
           value={query}
+          onFocus={() => setOpen(true)}
           onChange={(event) => {
             setQuery(event.target.value);
-            if (event.target.value === '') setResults(null);
+            setOpen(true);
+          }}
+          onKeyDown={(event) => {
+            if (event.key === 'ArrowDown' && showing) {
+              event.preventDefault();
+              box.current?.querySelector<HTMLElement>('.search-hit')?.focus();
+            }
           }}
         />
         <select
           aria-label="Search in"
           value={scope}
           title="Search the branch you are on, or every branch of the chat"
-          onChange={(event) => {
-            const next = event.target.value === 'chat' ? 'chat' : 'branch';
-            setScope(next);
-            if (results !== null) void run(next);
-          }}
+          onChange={(event) => setScope(event.target.value === 'chat' ? 'chat' : 'branch')}
         >
           <option value="branch">this branch</option>
           <option value="chat">whole chat</option>
         </select>
       </form>
-      {error || results ? (
-        <div className="search-results" role="listbox" aria-label="Search results">
+      {showing ? (
+        <section className="search-results" id="graph-search-results" aria-label="Search results">
           {error ? <p className="inline-error">{error}</p> : null}
-          {results && results.items.length === 0 ? (
-            <p className="muted small menu-note">
-              Nothing found {scope === 'branch' ? 'on this branch' : 'in this chat'}.
+          {hits !== null ? (
+            <p className="muted small menu-note" data-testid="search-count" aria-live="polite">
+              {hits.length === 0
+                ? `Nothing found ${where}.`
+                : `${hits.length} ${hits.length === 1 ? 'message' : 'messages'} found ${where}${nextCursor !== null ? ', more to load' : ''}.`}
             </p>
           ) : null}
-          {results?.items.map((hit) => (
-            <button
-              type="button"
-              role="option"
-              aria-selected={false}
-              key={hit.messageId}
-              className="search-hit"
-              onClick={() => {
-                props.onPick(hit.messageId);
-                setResults(null);
-              }}
-            >
-              <span className={`dot ${hit.role}`} />
-              <span className="search-snippet">{hit.snippet}</span>
-              <span className="muted small">{hit.branches.join(', ') || 'no branch'}</span>
+          <ul className="search-hits">
+            {hits?.map((hit, index) => (
+              <li key={hit.messageId}>
+                <button
+                  type="button"
+                  className="search-hit"
+                  onClick={() => pick(hit)}
+                  onKeyDown={(event) => {
+                    const items = [
+                      ...(box.current?.querySelectorAll<HTMLElement>('.search-hit') ?? []),
+                    ];
+                    if (event.key === 'ArrowDown') {
+                      event.preventDefault();
+                      items[index + 1]?.focus();
+                    } else if (event.key === 'ArrowUp') {
+                      event.preventDefault();
+                      (items[index - 1] ?? document.getElementById('graph-search-input'))?.focus();
+                    }
+                  }}
+                >
+                  <span className={`dot ${hit.role}`} />
+                  <span className="search-snippet">{hit.snippet}</span>
+                  <span className="muted small">{hit.branches.join(', ') || 'no branch'}</span>
+                </button>
+              </li>
+            ))}
+          </ul>
+          {nextCursor !== null ? (
+            <button type="button" className="link" onClick={() => void more()}>
+              Load more results
             </button>
-          ))}
-        </div>
+          ) : null}
+        </section>
       ) : null}
     </div>
   );

@@ -1,5 +1,6 @@
-import { type ReactElement, useState } from 'react';
-import type { GraphNodeView } from '../api';
+import { type ReactElement, useEffect, useState } from 'react';
+import type { GraphNodeView, VersionsAnswer } from '../api';
+import { describeError } from '../describe-error';
 import { BranchIcon } from './icons';
 
 /** Props of {@link NodeCard}. */
@@ -11,6 +12,19 @@ export interface NodeCardProps {
   onBranch: boolean;
   /** Branches whose head this message is. */
   branches: readonly string[];
+  /** Every branch whose history holds this message. */
+  through: readonly string[];
+  /** Other messages share its parent and role: it has versions (an edit, a regenerated reply). */
+  hasVersions: boolean;
+  /** The graph's size, so the versions are read again when it grows. */
+  graphSize: number;
+  onVersions: (nodeId: string) => Promise<VersionsAnswer>;
+  /** Selects another version in the graph (and the inspector). */
+  onSelectVersion: (nodeId: string) => void;
+  /** Goes on with a version: switches to the branch at its newest leaf (or starts one there). */
+  onOpenVersion: (leafNodeId: string) => void;
+  /** The active branch's messages. */
+  activeIds: ReadonlySet<string>;
   /** Checkpoints on this message. */
   checkpoints: readonly string[];
   busy: boolean;
@@ -26,12 +40,38 @@ export interface NodeCardProps {
   onShowSpan: (span: GraphNodeView[]) => void;
 }
 
-/** The selected message of the graph: its text, where it sits, and what can be done from it. */
+/**
+ * The inspector beside the graph: the selected message's text, where it sits (its branches and
+ * checkpoints), and what can be done from it. It sits next to the canvas, never over it; Escape
+ * or Close puts it away and gives the focus back to the node.
+ */
 export function NodeCard(props: NodeCardProps): ReactElement {
   const [name, setName] = useState('');
-  const { node } = props;
+  const { node, hasVersions, graphSize, onVersions } = props;
+  const [versions, setVersions] = useState<VersionsAnswer['versions'] | null>(null);
+  const [versionsError, setVersionsError] = useState<string | null>(null);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: read again when the graph grows
+  useEffect(() => {
+    setVersions(null);
+    setVersionsError(null);
+    if (!hasVersions) return;
+    let current = true;
+    onVersions(node.id).then(
+      (answer) => {
+        if (current) setVersions(answer.versions);
+      },
+      (failure: unknown) => {
+        if (current) setVersionsError(describeError(failure).message);
+      },
+    );
+    return () => {
+      current = false;
+    };
+  }, [node.id, hasVersions, graphSize, onVersions]);
+  const at = versions?.findIndex((version) => version.nodeId === node.id) ?? -1;
+  const shown = at >= 0 && versions !== null ? versions[at] : undefined;
   return (
-    <aside className="node-card" aria-label="Selected message">
+    <aside className="node-card inspector" aria-label="Selected message">
       <header className="node-card-head">
         <span className={`dot ${node.role}`} />
         <strong>{node.role}</strong>
@@ -39,7 +79,13 @@ export function NodeCard(props: NodeCardProps): ReactElement {
         {props.isHead ? <span className="pill">current</span> : null}
         {!props.onBranch ? <span className="pill muted-pill">other branch</span> : null}
         <span className="grow" />
-        <button type="button" className="icon" aria-label="Close" onClick={props.onClose}>
+        <button
+          type="button"
+          className="icon"
+          aria-label="Close the inspector"
+          title="Close (Escape)"
+          onClick={props.onClose}
+        >
           ×
         </button>
       </header>
@@ -60,6 +106,60 @@ export function NodeCard(props: NodeCardProps): ReactElement {
       <div className="node-card-text" data-testid="selected-message-text">
         {node.text || '(no text)'}
       </div>
+      {versionsError ? <p className="inline-error">{versionsError}</p> : null}
+      {versions !== null && versions.length > 1 && shown !== undefined ? (
+        <fieldset className="versions-switch" aria-label="Versions">
+          <button
+            type="button"
+            aria-label="Previous version"
+            disabled={at === 0}
+            onClick={() => {
+              const previous = versions[at - 1];
+              if (previous) props.onSelectVersion(previous.nodeId);
+            }}
+          >
+            ‹
+          </button>
+          <span data-testid="version-position">
+            Version {at + 1} of {versions.length}
+          </span>
+          <button
+            type="button"
+            aria-label="Next version"
+            disabled={at === versions.length - 1}
+            onClick={() => {
+              const next = versions[at + 1];
+              if (next) props.onSelectVersion(next.nodeId);
+            }}
+          >
+            ›
+          </button>
+          {props.activeIds.has(node.id) ? (
+            <span className="muted small">on your branch</span>
+          ) : (
+            <button
+              type="button"
+              disabled={props.busy}
+              title="Go on with this version: switch to the branch at its newest message (or start one there)"
+              onClick={() => props.onOpenVersion(shown.leafNodeId)}
+            >
+              Continue this version
+            </button>
+          )}
+        </fieldset>
+      ) : null}
+      <dl className="inspector-facts">
+        <dt>Node id</dt>
+        <dd>
+          <code>{node.id}</code>
+        </dd>
+        <dt>On branches</dt>
+        <dd data-testid="branches-through">
+          {props.through.length > 0 ? props.through.join(', ') : 'none (an abandoned fork)'}
+        </dd>
+        <dt>Characters</dt>
+        <dd>{node.text.length.toLocaleString('en-US')}</dd>
+      </dl>
       {node.compaction !== null && props.span !== null ? (
         <details className="compaction-originals">
           <summary>

@@ -1,5 +1,6 @@
 import { type ReactElement, useState } from 'react';
 import type { PlaygroundInfo } from '../api';
+import type { LayoutState } from '../state/use-layout';
 
 /** Props of {@link TopBar}. */
 export interface TopBarProps {
@@ -10,6 +11,28 @@ export interface TopBarProps {
   chatOpen: boolean;
   onBudget: () => void;
   onInspect: () => void;
+  /** The page layout: which panes are shown, and the theme. */
+  layout: LayoutState;
+}
+
+/** A button that shows or hides one pane (pressed while the pane is shown). */
+function PaneToggle(props: {
+  label: string;
+  title: string;
+  shown: boolean;
+  onToggle: () => void;
+}): ReactElement {
+  return (
+    <button
+      type="button"
+      className="pane-toggle"
+      aria-pressed={props.shown}
+      title={props.title}
+      onClick={props.onToggle}
+    >
+      {props.label}
+    </button>
+  );
 }
 
 /** The user the page acts as, and a field to act as another. */
@@ -42,6 +65,7 @@ function UserForm(props: { userId: string | null; onSwitch: (userId: string) => 
 /** The page's top bar: the store in use, the user, and the tools on the open chat. */
 export function TopBar(props: TopBarProps): ReactElement {
   const { info } = props;
+  const { layout } = props.layout;
   return (
     <header className="topbar">
       <div className="brand">
@@ -54,6 +78,43 @@ export function TopBar(props: TopBarProps): ReactElement {
         </div>
       ) : null}
       <span className="grow" />
+      <fieldset className="pane-toggles" aria-label="Panes">
+        <PaneToggle
+          label="Chats"
+          title="Show or hide the chat list"
+          shown={!layout.chatsCollapsed}
+          onToggle={() => props.layout.update({ chatsCollapsed: !layout.chatsCollapsed })}
+        />
+        <PaneToggle
+          label="Context"
+          title="Show or hide the context and prompt column"
+          shown={!layout.middleCollapsed}
+          onToggle={() => props.layout.update({ middleCollapsed: !layout.middleCollapsed })}
+        />
+        <PaneToggle
+          label="Conversation"
+          title="Show or hide the conversation above the graph"
+          shown={!layout.conversationCollapsed}
+          onToggle={() =>
+            props.layout.update({ conversationCollapsed: !layout.conversationCollapsed })
+          }
+        />
+        <PaneToggle
+          label="Graph only"
+          title="Give the graph (and its inspector) the whole page, or bring the other panes back"
+          shown={props.layout.graphFocused}
+          onToggle={props.layout.toggleGraphFocus}
+        />
+      </fieldset>
+      <button
+        type="button"
+        className="theme-toggle"
+        aria-label={layout.theme === 'dark' ? 'Use the light theme' : 'Use the dark theme'}
+        title={layout.theme === 'dark' ? 'Use the light theme' : 'Use the dark theme'}
+        onClick={() => props.layout.update({ theme: layout.theme === 'dark' ? 'light' : 'dark' })}
+      >
+        {layout.theme === 'dark' ? '☀' : '☾'}
+      </button>
       {/* Keyed by the user: the field starts from the user the page acts as. */}
       <UserForm key={props.userId ?? ''} userId={props.userId} onSwitch={props.onSwitchUser} />
       <button

@@ -1,4 +1,4 @@
-import { useCallback, useState } from 'react';
+import { useCallback, useEffect, useState } from 'react';
 import { describeError } from '../describe-error';
 
 /** What the bar under the top bar says: an error of the last action, or what it did. */
@@ -16,9 +16,23 @@ export function noticeFor(error: unknown): Notice {
   return { kind: 'error', ...describeError(error) };
 }
 
-/** The page's one notice: what it shows and how to change it. */
+/** How long a notice of what an action did stays (an error stays until dismissed). */
+export const INFO_NOTICE_MS = 8000;
+
+/**
+ * The page's one notice: what it shows and how to change it. It floats over the page's foot;
+ * a notice of what an action did goes by itself after {@link INFO_NOTICE_MS}, an error stays.
+ */
 export function useNotice(): { notice: Notice | null; show: ShowNotice } {
   const [notice, setNotice] = useState<Notice | null>(null);
   const show = useCallback<ShowNotice>((next) => setNotice(next), []);
+  useEffect(() => {
+    if (notice?.kind !== 'info') return;
+    const timer = setTimeout(
+      () => setNotice((current) => (current === notice ? null : current)),
+      INFO_NOTICE_MS,
+    );
+    return () => clearTimeout(timer);
+  }, [notice]);
   return { notice, show };
 }

@@ -22,6 +22,9 @@ export const queryKeys = {
   /** Two branches compared (`compareBranches`). */
   compare: (userId: string, chatId: string, left: string, right: string) =>
     [...queryKeys.chat(userId, chatId), 'compare', { left, right }] as const,
+  /** A message's versions (`versions(nodeId)`). */
+  versions: (userId: string, chatId: string, nodeId: string) =>
+    [...queryKeys.chat(userId, chatId), 'versions', nodeId] as const,
   /** What deleting a branch would remove (`deleteBranch({ dryRun: true })`). */
   branchDeletion: (userId: string, chatId: string, branch: string, activate: string | undefined) =>
     [...queryKeys.chat(userId, chatId), 'branch-deletion', { branch, activate }] as const,

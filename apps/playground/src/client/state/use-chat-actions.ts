@@ -5,7 +5,14 @@ import {
   useQueryClient,
 } from '@tanstack/react-query';
 import { useState } from 'react';
-import { api, type ChatView, type FlatFragment, type RendererName, streamReply } from '../api';
+import {
+  api,
+  type ChatView,
+  type FlatFragment,
+  type MessageAdded,
+  type RendererName,
+  streamReply,
+} from '../api';
 import { type Notice, noticeFor, type ShowNotice } from './notice';
 import { derivedFromChat, queryKeys, refreshChatList } from './query-keys';
 import { closeChat, openChat } from './use-open-chat';
@@ -17,6 +24,26 @@ const ACTION = 'action';
 function chatChanged(queryClient: QueryClient, userId: string, view: ChatView): void {
   queryClient.setQueryData(queryKeys.chat(userId, view.chat.id), view);
   void queryClient.invalidateQueries(derivedFromChat(userId, view.chat.id));
+}
+
+/**
+ * The chat the page holds with one saved message added (what `POST …/messages` answers): the
+ * message joins the conversation and the graph, the branch head and records move. The context
+ * and prompts did not change.
+ */
+export function withMessageAdded(view: ChatView, change: MessageAdded): ChatView {
+  return {
+    ...view,
+    chat: change.chat,
+    branch: change.branch,
+    headMessageId: change.headMessageId,
+    messages: [...view.messages, change.message],
+    graph: {
+      ...view.graph,
+      nodes: [...view.graph.nodes, change.node],
+      branches: change.branches,
+    },
+  };
 }
 
 /** What an action does and what it tells. */
@@ -112,8 +139,20 @@ export function useChatActions(userId: string | null, chatId: string, show: Show
   const actions = {
     say: useAction(userId, show, {
       name: 'say',
-      run: ({ role, text }: { role: 'user' | 'assistant'; text: string }) =>
-        api.say(chatId, role, text),
+      run: async ({ role, text }: { role: 'user' | 'assistant'; text: string }) => {
+        const change = await api.say(chatId, role, text);
+        const held =
+          userId === null
+            ? undefined
+            : queryClient.getQueryData<ChatView>(queryKeys.chat(userId, chatId));
+        // The answer is what changed; the chat the page holds takes it in (read whole only
+        // when the page holds none, or an older state than the one written to).
+        return held !== undefined &&
+          held.branch === change.branch &&
+          held.headMessageId === change.node.parentId
+          ? withMessageAdded(held, change)
+          : api.chat(chatId);
+      },
       view: itself,
     }),
     ask: useAction(userId, show, {

@@ -1,10 +1,10 @@
 import type { ChatRecord } from '@ctxgraph/fragments-core';
-import { useInfiniteQuery, useQuery } from '@tanstack/react-query';
-import { useEffect, useSyncExternalStore } from 'react';
+import { useInfiniteQuery, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useEffect, useRef, useSyncExternalStore } from 'react';
 import { api, type ChatView } from '../api';
 import { describeError } from '../describe-error';
 import { noticeFor, type ShowNotice } from './notice';
-import { queryKeys } from './query-keys';
+import { queryKeys, refreshChatList } from './query-keys';
 
 function chatFromHash(): string | null {
   const match = /^#\/chat\/(.+)$/.exec(window.location.hash);
@@ -61,8 +61,18 @@ export interface ChatListState {
   more: () => void;
 }
 
-/** The user's chat list; a failure to read it is shown as a notice. */
-export function useChatList(userId: string | null, show: ShowNotice): ChatListState {
+/**
+ * The user's chat list; a failure to read it is shown as a notice. When the address opens a chat
+ * the list does not hold (made elsewhere since the list was read: another tab, the API), the
+ * list is read again, once per such chat, so it is never stale.
+ */
+export function useChatList(
+  userId: string | null,
+  show: ShowNotice,
+  openChatId: string | null = null,
+): ChatListState {
+  const queryClient = useQueryClient();
+  const refreshedFor = useRef<string | null>(null);
   const query = useInfiniteQuery({
     queryKey: queryKeys.chatList(userId ?? ''),
     queryFn: ({ pageParam }) => api.listChats(pageParam),
@@ -73,6 +83,15 @@ export function useChatList(userId: string | null, show: ShowNotice): ChatListSt
   useEffect(() => {
     if (query.error) show(noticeFor(query.error));
   }, [query.error, show]);
+  const listed = query.data?.pages.some((page) =>
+    page.items.some((chat) => chat.id === openChatId),
+  );
+  useEffect(() => {
+    if (userId === null || openChatId === null || query.data === undefined || listed) return;
+    if (refreshedFor.current === openChatId) return;
+    refreshedFor.current = openChatId;
+    void refreshChatList(queryClient, userId);
+  }, [userId, openChatId, query.data, listed, queryClient]);
   return {
     chats: query.data?.pages.flatMap((page) => page.items) ?? [],
     hasMore: query.hasNextPage,

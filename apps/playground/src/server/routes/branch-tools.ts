@@ -13,6 +13,7 @@ const schemas = {
       cursor: z.string().min(1).max(2000).optional(),
     })
     .strict(),
+  versions: z.object({ nodeId: z.string().min(1).max(200) }).strict(),
   deleteBranch: z
     .object({
       branch: nameSchema,
@@ -25,7 +26,7 @@ const schemas = {
 /**
  * The branch tools on `/chats/:chatId/…`, each on the engine's own API: `compare` (two branches
  * from their common ancestor, with each side's tokens and cost), `search` (the active branch or
- * the whole chat), `delete-branch` (with `dryRun`, what would go, changing nothing).
+ * the whole chat), `versions` (a message's siblings, the engine's `versions()`), `delete-branch` (with `dryRun`, what would go, changing nothing).
  */
 export function branchToolRoutes(dependencies: RouteDependencies) {
   const { store, engines, defaultUserId } = dependencies;
@@ -49,6 +50,26 @@ export function branchToolRoutes(dependencies: RouteDependencies) {
         }),
       );
       return context.json(page, 200);
+    })
+    .get('/chats/:chatId/versions', queryOf(schemas.versions), async (context) => {
+      const userId = userOf(context, defaultUserId);
+      const { nodeId } = context.req.valid('query');
+      // The engine's versions(): the node's siblings (same parent and role), oldest first, each
+      // with the newest leaf below it (where that version's conversation continues).
+      const versions = await engines.use(context.req.param('chatId'), userId, (engine) =>
+        engine.versions(nodeId),
+      );
+      return context.json(
+        {
+          versions: versions.map((version) => ({
+            nodeId: version.nodeId,
+            messageId: version.messageId,
+            leafNodeId: version.leafNodeId,
+            createdAt: version.createdAt,
+          })),
+        },
+        200,
+      );
     })
     .post('/chats/:chatId/delete-branch', jsonBody(schemas.deleteBranch), async (context) => {
       const userId = userOf(context, defaultUserId);

@@ -1,9 +1,10 @@
 import { assistantText, user } from '@ctxgraph/codecs';
-import { streamText } from 'ai';
+import { withUsage } from '@ctxgraph/engine';
+import { type LanguageModel, streamText } from 'ai';
 import { Hono } from 'hono';
 import { stream } from 'hono/streaming';
 import { z } from 'zod';
-import { buildChatView, type ChatView } from '../chat-view';
+import { buildChatView, buildMessageAdded, type ChatView, type MessageAdded } from '../chat-view';
 import { PlaygroundRequestError, toErrorResponse } from '../http-errors';
 import { jsonBody, rendererSchema, userOf } from '../read-request';
 import { rendererFor } from '../renderers';
@@ -19,6 +20,11 @@ export type ReplyEvent =
   | { type: 'done'; view: ChatView }
   | { type: 'error'; message: string };
 
+/** The id the usage of a reply is recorded under: the configured model's. */
+function modelIdOf(model: LanguageModel): string {
+  return typeof model === 'string' ? model : model.modelId;
+}
+
 const schemas = {
   message: z
     .object({ role: z.enum(['user', 'assistant']), text: z.string().min(1, 'must not be empty') })
@@ -29,7 +35,8 @@ const schemas = {
 };
 
 /**
- * `POST /chats/:chatId/messages`: save a message written on the page; `POST
+ * `POST /chats/:chatId/messages`: save a message written on the page, answering what changed
+ * ({@link MessageAdded}); `POST
  * /chats/:chatId/reply`: save the user's message and stream the model's reply (NDJSON of
  * {@link ReplyEvent}).
  */
@@ -39,12 +46,13 @@ export function messageRoutes(dependencies: RouteDependencies) {
     .post('/chats/:chatId/messages', jsonBody(schemas.message), async (context) => {
       const userId = userOf(context, defaultUserId);
       const body = context.req.valid('json');
-      const view = await engines.use(context.req.param('chatId'), userId, async (engine) => {
+      // Answers what changed (the message, its node, the moved head), not the whole chat.
+      const change = await engines.use(context.req.param('chatId'), userId, async (engine) => {
         engine.set(body.role === 'user' ? user(body.text) : assistantText(body.text));
         await engine.save();
-        return buildChatView(engine, store);
+        return buildMessageAdded(engine, store);
       });
-      return context.json(view, 200);
+      return context.json(change, 200);
     })
     .post('/chats/:chatId/reply', jsonBody(schemas.reply), async (context) => {
       const userId = userOf(context, defaultUserId);
@@ -87,10 +95,15 @@ export function messageRoutes(dependencies: RouteDependencies) {
             }
           }
           if (reply === '') throw new Error('the model returned no text');
+          // The call's usage is saved with the reply (the engine's record, beside the message),
+          // so inspect(), usage() and the comparison count its tokens and cost.
+          const usage = await result.totalUsage;
           // Locked again to save the reply. It joins the chat's active branch as it is now (the
           // page cannot switch branches while it waits for a reply).
           const view = await engines.use(chatId, userId, async (engine) => {
-            engine.set(assistantText(reply));
+            engine.set(
+              withUsage(assistantText(reply), { usage, modelId: modelIdOf(languageModel) }),
+            );
             await engine.save();
             return buildChatView(engine, store);
           });

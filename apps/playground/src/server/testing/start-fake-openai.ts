@@ -8,10 +8,14 @@ export interface FakeOpenAI {
   close(): Promise<void>;
 }
 
+/** The usage the fake server reports at the end of each streamed reply (as OpenAI does). */
+export const FAKE_USAGE = { promptTokens: 120, completionTokens: 7, cachedTokens: 64 } as const;
+
 /**
  * A local stand-in for an OpenAI-compatible server (what OPENAI_BASE_URL points at): answers
- * POST /chat/completions with a streamed reply made of `chunks`, or with HTTP 500 when `fail`.
- * With `hold`, it sends the first chunk, then waits for `hold` before sending the rest.
+ * POST /chat/completions with a streamed reply made of `chunks`, then a usage chunk
+ * ({@link FAKE_USAGE}), or with HTTP 500 when `fail`. With `hold`, it sends the first chunk,
+ * then waits for `hold` before sending the rest.
  */
 export async function startFakeOpenAI(
   chunks: readonly string[],
@@ -47,6 +51,19 @@ export async function startFakeOpenAI(
           send({ index: 0, delta: { content: text }, finish_reason: null });
         }
         send({ index: 0, delta: {}, finish_reason: 'stop' });
+        // The usage chunk OpenAI sends last (no choices), as `stream_options.include_usage` asks.
+        response.write(
+          `data: ${JSON.stringify({
+            ...base,
+            choices: [],
+            usage: {
+              prompt_tokens: FAKE_USAGE.promptTokens,
+              completion_tokens: FAKE_USAGE.completionTokens,
+              total_tokens: FAKE_USAGE.promptTokens + FAKE_USAGE.completionTokens,
+              prompt_tokens_details: { cached_tokens: FAKE_USAGE.cachedTokens },
+            },
+          })}\n\n`,
+        );
         response.end('data: [DONE]\n\n');
       };
       send({ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null });
