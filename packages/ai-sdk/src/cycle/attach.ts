@@ -41,6 +41,8 @@ export interface ReplyUsage {
     readonly cachedInputTokens?: number | undefined;
   };
   readonly modelId: string;
+  /** The budgeted resolve's cache prediction (`result.budget.cache`), reconciled on save. */
+  readonly cache?: unknown;
 }
 
 /** The engine settings the cycle opens each request's engine with. */
@@ -81,6 +83,7 @@ export class AttachedChat<UI_MESSAGE extends UIMessage = UIMessage> {
   async place(
     request: ChatRequest<UI_MESSAGE>,
     validateFrom: (from: number) => Promise<UI_MESSAGE[]>,
+    after?: string | null,
   ): Promise<PlacedRequest<UI_MESSAGE>> {
     const engine = this.#engine;
     const messages = request.messages;
@@ -91,7 +94,9 @@ export class AttachedChat<UI_MESSAGE extends UIMessage = UIMessage> {
       const stored = await engine.findMessage(last.id);
       const newest = stored[0];
       if (newest === undefined) {
-        await engine.continueFrom(await this.#newestNode(), { activate: false });
+        await engine.continueFrom(after === undefined ? await this.#newestNode() : after, {
+          activate: false,
+        });
         fresh = [last];
       } else if (continuesReply) {
         await engine.continueFrom(newest, { activate: false });
@@ -150,9 +155,15 @@ export class AttachedChat<UI_MESSAGE extends UIMessage = UIMessage> {
   async modelInput(budget: BudgetOptions | undefined): Promise<{
     system: string | SystemModelMessage;
     messages: ModelMessage[];
+    cache?: unknown;
   }> {
     const resolved = await this.#engine.resolve({ format: 'model', ...(budget ? { budget } : {}) });
-    return { system: resolved.system ?? resolved.systemPrompt, messages: resolved.messages };
+    return {
+      system: resolved.system ?? resolved.systemPrompt,
+      messages: resolved.messages,
+      // The prediction the reply's usage confirms (saveReply passes it to withUsage).
+      ...(resolved.budget === undefined ? {} : { cache: resolved.budget.cache }),
+    };
   }
 
   /**

@@ -86,6 +86,22 @@ export interface BeginTurnOptions {
   signal?: AbortSignal;
   /** Sets the turn's system context on the engine (`engine.set(role(…))`, `loadContext()`). */
   context?: (engine: ContextEngine) => unknown;
+  /**
+   * This turn's token budget, in place of the cycle's `budget` (an app whose user picks the
+   * budget per request). The reply is saved with the budget's cache prediction, so `usage()` and
+   * `inspect()` report it predicted and, from the reply's usage, confirmed.
+   * @default the cycle's `budget`
+   */
+  budget?: BudgetOptions;
+  /**
+   * The node a body with only the last message (`{ message }`) continues from when the chat does
+   * not hold that message yet (a new question), in place of the chat's most recently written
+   * message: for a client that shows one branch of the graph and knows its head. Null: a new
+   * root. A node that is not in the chat is refused before anything is written. Ignored for a
+   * body with all the messages (they say where they continue).
+   * @default the most recently written message
+   */
+  after?: string | null;
 }
 
 /** Options of {@link ChatTurn.respond} and {@link ChatTurn.stream}. */
@@ -244,8 +260,8 @@ export function createChatCycle<UI_MESSAGE extends UIMessage = UIMessage>(
       try {
         attached = open(request.chatId, beginOptions.userId);
         await beginOptions.context?.(attached.engine);
-        const placed = await attached.place(request, validateFrom);
-        const input = await attached.modelInput(options.budget);
+        const placed = await attached.place(request, validateFrom, beginOptions.after);
+        const input = await attached.modelInput(beginOptions.budget ?? options.budget);
         return makeTurn(
           request,
           attached,
@@ -294,7 +310,7 @@ export function createChatCycle<UI_MESSAGE extends UIMessage = UIMessage>(
     attached: AttachedChat<UI_MESSAGE>,
     path: UI_MESSAGE[],
     continues: UI_MESSAGE | undefined,
-    input: { system: string | SystemModelMessage; messages: ModelMessage[] },
+    input: { system: string | SystemModelMessage; messages: ModelMessage[]; cache?: unknown },
     signal: AbortSignal | undefined,
   ): ChatTurn<UI_MESSAGE> {
     const disconnect = new AbortController();
@@ -320,6 +336,7 @@ export function createChatCycle<UI_MESSAGE extends UIMessage = UIMessage>(
         result,
         respondOptions,
         disconnect,
+        cache: input.cache,
       });
     };
     return {
@@ -351,6 +368,8 @@ export function createChatCycle<UI_MESSAGE extends UIMessage = UIMessage>(
     result: StreamTextResultLike<UI_MESSAGE>;
     respondOptions: RespondOptions<UI_MESSAGE>;
     disconnect: AbortController;
+    /** The budgeted resolve's cache prediction, confirmed by the reply's usage when saved. */
+    cache: unknown;
   }): ReadableStream<InferUIMessageChunk<UI_MESSAGE>> {
     type Chunk = InferUIMessageChunk<UI_MESSAGE>;
     const { result, respondOptions } = run;
@@ -467,7 +486,11 @@ export function createChatCycle<UI_MESSAGE extends UIMessage = UIMessage>(
           const started = performance.now();
           await run.attached.saveReply(
             toSave,
-            { usage: usage.usage(), modelId: usage.modelId ?? respondOptions.modelId ?? 'unknown' },
+            {
+              usage: usage.usage(),
+              modelId: usage.modelId ?? respondOptions.modelId ?? 'unknown',
+              ...(run.cache === undefined ? {} : { cache: run.cache }),
+            },
             { outcome, add: run.continues !== undefined },
           );
           options.onReplySaved?.({

@@ -1,0 +1,139 @@
+import { assistantText, user } from '@ctxgraph/codecs';
+import { ContextEngine } from '@ctxgraph/engine';
+import { role } from '@ctxgraph/fragments-core';
+import { XmlRenderer } from '@ctxgraph/renderer-xml';
+import { InMemoryContextStore } from '@ctxgraph/store-memory';
+import { simulateReadableStream, streamText, type UIMessage } from 'ai';
+import { MockLanguageModelV3 } from 'ai/test';
+import { describe, expect, it } from 'vitest';
+import { createChatCycle } from './chat-cycle';
+
+/** A model that reports `cacheRead` of its `input` tokens read from the provider's cache. */
+function cachingModel(input: number, cacheRead: number): MockLanguageModelV3 {
+  return new MockLanguageModelV3({
+    doStream: async () => ({
+      stream: simulateReadableStream({
+        chunks: [
+          { type: 'text-start', id: 't' },
+          { type: 'text-delta', id: 't', delta: 'Noted.' },
+          { type: 'text-end', id: 't' },
+          {
+            type: 'finish',
+            finishReason: { unified: 'stop', raw: undefined },
+            usage: {
+              inputTokens: {
+                total: input,
+                noCache: input - cacheRead,
+                cacheRead,
+                cacheWrite: undefined,
+              },
+              outputTokens: { total: 2, text: 2, reasoning: undefined },
+            },
+          },
+        ],
+      }),
+    }),
+  });
+}
+
+const ask = (id: string, text: string): UIMessage => ({
+  id,
+  role: 'user',
+  parts: [{ type: 'text', text }],
+});
+
+describe('a turn with its own budget', () => {
+  it('saves the reply with the budget cache prediction, which usage() reports predicted and confirmed', async () => {
+    const store = new InMemoryContextStore();
+    const cycle = createChatCycle({ store, engine: { renderer: new XmlRenderer() } });
+    const context = (engine: ContextEngine) =>
+      engine.set(role('You are a careful assistant who answers in one short sentence.'));
+    const send = async (id: string, text: string, input: number, cacheRead: number) => {
+      const turn = await cycle.begin(
+        { id: 'budgeted', message: ask(id, text), trigger: 'submit-message' },
+        { userId: 'u', context, budget: { maxInputTokens: 4_000 } },
+      );
+      await turn.respond(streamText({ model: cachingModel(input, cacheRead), ...turn })).text();
+    };
+    await send('q1', 'First question about graphs.', 60, 0);
+    await send('q2', 'Second question about trees.', 80, 40);
+
+    const graph = await store.getGraph('budgeted');
+    const replies = graph.nodes.filter((node) => node.message.role === 'assistant');
+    expect(replies).toHaveLength(2);
+    for (const reply of replies) {
+      const usage = reply.engineRecord?.usage as {
+        cache?: { predicted: unknown; confirmed: { readTokens: number } };
+      };
+      expect(usage.cache?.predicted).toBeDefined();
+    }
+    // What a fresh engine reports: both calls with a prediction, the provider's reads confirmed.
+    const fresh = new ContextEngine({ store, chatId: 'budgeted', userId: 'u' });
+    const { cache } = await fresh.usage({ scope: 'chat' });
+    expect(cache.calls).toBe(2);
+    expect(cache.readTokens).toBe(40);
+    expect(cache.inputTokens).toBe(140);
+    // The prediction is recorded per call: the provider read more than the plan expected here.
+    expect(cache.agreed + cache.readLess + cache.readMore).toBe(2);
+    expect(cache.hitRate).toBeCloseTo(40 / 140);
+  });
+
+  it('a reply without a budget carries no cache record', async () => {
+    const store = new InMemoryContextStore();
+    const cycle = createChatCycle({ store, engine: { renderer: new XmlRenderer() } });
+    const turn = await cycle.begin(
+      { id: 'plain', message: ask('q1', 'Hello'), trigger: 'submit-message' },
+      { userId: 'u' },
+    );
+    await turn.respond(streamText({ model: cachingModel(10, 0), ...turn })).text();
+    const fresh = new ContextEngine({ store, chatId: 'plain', userId: 'u' });
+    expect((await fresh.usage({ scope: 'chat' })).cache.calls).toBe(0);
+  });
+});
+
+describe('after: where a last-message body continues', () => {
+  it('continues from the node the client shows, not the most recently written one', async () => {
+    const store = new InMemoryContextStore();
+    const seed = new ContextEngine({ store, chatId: 'two-heads', userId: 'u' });
+    seed.set(user('Root question'), assistantText('Root answer'));
+    await seed.save();
+    const firstHead = seed.headMessageId ?? '';
+    seed.set(user('Later question'), assistantText('Later answer'));
+    await seed.save();
+    const cycle = createChatCycle({ store, engine: { renderer: new XmlRenderer() } });
+    const turn = await cycle.begin(
+      { id: 'two-heads', message: ask('q-new', 'Branching question'), trigger: 'submit-message' },
+      { userId: 'u', after: firstHead },
+    );
+    expect(turn.originalMessages.map((message) => message.role)).toEqual([
+      'user',
+      'assistant',
+      'user',
+    ]);
+    await turn.respond(streamText({ model: cachingModel(10, 0), ...turn })).text();
+    const path = await cycle.messages('two-heads', { userId: 'u', leaf: turn.replyId });
+    const text = (message: UIMessage) =>
+      message.parts.map((part) => (part.type === 'text' ? part.text : '')).join('');
+    expect(path.map(text)).toEqual([
+      'Root question',
+      'Root answer',
+      'Branching question',
+      'Noted.',
+    ]);
+  });
+
+  it('refuses a node that is not in the chat before writing anything', async () => {
+    const store = new InMemoryContextStore();
+    const seed = new ContextEngine({ store, chatId: 'strict', userId: 'u' });
+    seed.set(user('Only question'));
+    await seed.save();
+    const cycle = createChatCycle({ store, engine: { renderer: new XmlRenderer() } });
+    await expect(
+      cycle.begin(
+        { id: 'strict', message: ask('q2', 'Where?'), trigger: 'submit-message' },
+        { userId: 'u', after: 'no-such-node' },
+      ),
+    ).rejects.toThrow(/no-such-node/);
+    expect((await store.getGraph('strict')).nodes).toHaveLength(1);
+  });
+});
