@@ -53,6 +53,10 @@ export type SearchResults = Answer<(typeof chatRoute)['search']['$get']>;
 /** What `POST /api/chats/:chatId/budgeted-call` answers: the report of `resolve({ budget })`. */
 export type BudgetedCall = Answer<(typeof chatRoute)['budgeted-call']['$post']>;
 
+/** What `GET /api/chats/:chatId/cache-calls` answers: model calls predicted and confirmed. */
+export type CacheCalls = Answer<(typeof chatRoute)['cache-calls']['$get']>;
+/** What a model reply added (the last event of `POST /api/chats/:chatId/reply`). */
+export type ExchangeAdded = Extract<Wire<JSONParsed<ReplyEvent>>, { type: 'done' }>['change'];
 /** What `POST /api/chats/:chatId/messages` answers: the saved message and what it moved. */
 export type MessageAdded = Answer<(typeof chatRoute)['messages']['$post']>;
 /** What `GET /api/chats/:chatId/versions?nodeId=` answers: the engine's `versions()`. */
@@ -178,21 +182,26 @@ export const api = {
         },
       }),
     ),
+  cacheCalls: (chatId: string) => answer(chatRoute['cache-calls'].$get(at(chatId))),
   budgetedCall: (chatId: string, maxInputTokens: number, renderer: RendererName) =>
     answer(chatRoute['budgeted-call'].$post({ ...at(chatId), json: { maxInputTokens, renderer } })),
 };
 
 /**
- * Sends a user message and streams the model's reply: `onDelta` gets each piece of text; the
- * promise resolves with the chat after both messages are saved.
+ * Sends a user message and streams the model's reply (through the server's AI SDK chat cycle,
+ * within the page's budget): `onDelta` gets each piece of text; the promise resolves with what
+ * changed once both messages are saved.
  */
 export async function streamReply(
   chatId: string,
   text: string,
-  renderer: RendererName,
+  options: { renderer: RendererName; maxInputTokens: number },
   onDelta: (text: string) => void,
-): Promise<ChatView> {
-  const response = await chatRoute.reply.$post({ ...at(chatId), json: { text, renderer } });
+): Promise<ExchangeAdded> {
+  const response = await chatRoute.reply.$post({
+    ...at(chatId),
+    json: { text, renderer: options.renderer, maxInputTokens: options.maxInputTokens },
+  });
   if (!response.ok || response.body === null) throw await failure(response as Response);
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = '';
@@ -206,7 +215,7 @@ export async function streamReply(
       // The stream's events are the server's own type, as JSON carries them.
       const event = JSON.parse(line) as Wire<JSONParsed<ReplyEvent>>;
       if (event.type === 'delta') onDelta(event.text);
-      else if (event.type === 'done') return event.view;
+      else if (event.type === 'done') return event.change;
       else throw new ApiError(502, 'ModelError', event.message);
     }
     if (done) break;

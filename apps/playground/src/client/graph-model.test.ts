@@ -14,6 +14,7 @@ function chain(count: number, prefix = 'm', parent: string | null = null, from =
       sequence: from + index,
       text: `text ${index}`,
       compaction: null,
+      aside: false,
     });
   }
   return nodes;

@@ -37,6 +37,43 @@ export interface MessageItem {
   readonly onBranch: boolean;
   /** The active branch's head. */
   readonly isHead: boolean;
+  /** Its place among its versions (see {@link versionPositions}), or null when it has none. */
+  readonly version: VersionPosition | null;
+}
+
+/** A message's place among its versions: the `index`th (from 1) of `count`. */
+export interface VersionPosition {
+  readonly index: number;
+  readonly count: number;
+}
+
+/**
+ * Each message's place among its versions, for the messages that have some: the engine's
+ * `versions()` rule, so the graph's "2/3" and the inspector's switch agree. The versions of a
+ * message are the messages with the same parent and role (an edit, a regenerated reply), oldest
+ * first; compaction nodes, branch summaries and dropped messages are never among them.
+ */
+export function versionPositions(
+  nodes: readonly GraphNodeView[],
+): ReadonlyMap<string, VersionPosition> {
+  const groups = new Map<string, GraphNodeView[]>();
+  for (const node of nodes) {
+    if (node.compaction !== null || node.aside) continue;
+    // JSON keeps a null parent (roots) apart from any id.
+    const key = JSON.stringify([node.parentId, node.role]);
+    const group = groups.get(key);
+    if (group) group.push(node);
+    else groups.set(key, [node]);
+  }
+  const positions = new Map<string, VersionPosition>();
+  for (const group of groups.values()) {
+    if (group.length < 2) continue;
+    group.sort((a, b) => a.sequence - b.sequence);
+    group.forEach((node, at) => {
+      positions.set(node.id, { index: at + 1, count: group.length });
+    });
+  }
+  return positions;
 }
 
 /** A linear run of plain messages drawn as one node. */
@@ -132,6 +169,7 @@ export function collapseGraph(input: GraphInput, options: CollapseOptions = {}):
     nearHead.has(node.id) ||
     pinned.has(node.id);
 
+  const versions = versionPositions(input.nodes);
   const itemOf = new Map<string, string>();
   const items: GraphItem[] = [];
   const ordered = [...input.nodes].sort((a, b) => a.sequence - b.sequence);
@@ -147,6 +185,7 @@ export function collapseGraph(input: GraphInput, options: CollapseOptions = {}):
         checkpoints: checkpoints.get(node.id) ?? [],
         onBranch: input.activeIds.has(node.id),
         isHead: node.id === input.headId,
+        version: versions.get(node.id) ?? null,
       });
       continue;
     }
@@ -178,6 +217,7 @@ export function collapseGraph(input: GraphInput, options: CollapseOptions = {}):
           checkpoints: [],
           onBranch: input.activeIds.has(member.id),
           isHead: false,
+          version: versions.get(member.id) ?? null,
         });
       }
     }

@@ -5,7 +5,10 @@ import {
   type CheckpointRecord,
   type ContextStore,
   type JsonValue,
+  type MessageNodeRecord,
+  readBranchSummary,
   readCompaction,
+  readDropped,
 } from '@ctxgraph/fragments-core';
 import type { UIMessage } from 'ai';
 import { encodeContext } from './context-codec';
@@ -34,6 +37,11 @@ export interface GraphNodeView {
     /** Tokens each resolve after it no longer sends. */
     savedTokens: number;
   } | null;
+  /**
+   * A branch summary or a dropped message: like a compaction node, never counted among the
+   * versions of its siblings (the engine's `versions()` rule).
+   */
+  aside: boolean;
 }
 
 /**
@@ -113,15 +121,71 @@ export async function buildMessageAdded(
       role: node.message.role,
       parts: node.message.parts,
     } as UIMessage,
-    node: {
-      id: node.id,
-      parentId: node.parentId,
-      role: node.message.role,
-      sequence: node.sequence,
-      text: textOf(node.message),
-      compaction: compactionOf(node),
-    },
+    node: nodeViewOf(node),
     branches,
+  };
+}
+
+/**
+ * What a model reply through the chat cycle added (the `done` event of `POST …/reply`): the
+ * question and the reply, each as the conversation shows it and as the graph draws it, the
+ * branch head and records that moved. Like {@link MessageAdded}, a few hundred bytes whatever the
+ * chat's size.
+ */
+export interface ExchangeAdded {
+  chat: ChatRecord;
+  branch: string;
+  headMessageId: string;
+  /** The question, then the reply, oldest first. */
+  added: { message: UIMessage; node: GraphNodeView }[];
+  branches: BranchRecord[];
+}
+
+/**
+ * The exchange a reply ended, read after the cycle saved it: the reply is the node `replyNodeId`,
+ * the question its parent. Reads two nodes, the chat and the branches.
+ */
+export async function buildExchangeAdded(
+  engine: ContextEngine,
+  store: ContextStore,
+  replyNodeId: string,
+): Promise<ExchangeAdded> {
+  const chatId = engine.chatId;
+  const reply = await store.getMessage({ chatId, messageId: replyNodeId });
+  if (reply === null) throw new Error('the saved reply is not in the store');
+  const [question, chat, branches] = await Promise.all([
+    reply.parentId === null ? null : store.getMessage({ chatId, messageId: reply.parentId }),
+    store.getChat(chatId),
+    store.listBranches(chatId),
+  ]);
+  if (chat === null) throw new Error('the chat is not in the store');
+  const shown = (node: MessageNodeRecord) => ({
+    message: {
+      id: node.message.id,
+      role: node.message.role,
+      parts: node.message.parts,
+    } as UIMessage,
+    node: nodeViewOf(node),
+  });
+  return {
+    chat,
+    branch: engine.branch,
+    headMessageId: engine.headMessageId ?? reply.id,
+    added: [...(question === null ? [] : [shown(question)]), shown(reply)],
+    branches,
+  };
+}
+
+/** A stored node as the graph draws it. */
+function nodeViewOf(node: MessageNodeRecord): GraphNodeView {
+  return {
+    id: node.id,
+    parentId: node.parentId,
+    role: node.message.role,
+    sequence: node.sequence,
+    text: textOf(node.message),
+    compaction: compactionOf(node),
+    aside: readBranchSummary(node) !== null || readDropped(node) !== null,
   };
 }
 
@@ -151,14 +215,7 @@ export async function buildChatView(engine: ContextEngine, store: ContextStore):
     headMessageId: engine.headMessageId ?? null,
     messages,
     graph: {
-      nodes: graph.nodes.map((node) => ({
-        id: node.id,
-        parentId: node.parentId,
-        role: node.message.role,
-        sequence: node.sequence,
-        text: textOf(node.message),
-        compaction: compactionOf(node),
-      })),
+      nodes: graph.nodes.map(nodeViewOf),
       branches: [...graph.branches],
       checkpoints: [...graph.checkpoints],
     },

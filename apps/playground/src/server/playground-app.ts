@@ -6,6 +6,7 @@ import { serveStatic } from '@hono/node-server/serve-static';
 import type { LanguageModel } from 'ai';
 import { Hono } from 'hono';
 import type { ErrorBody } from '../shared/wire';
+import { createEchoModel } from './echo-model';
 import { EnginePool } from './engine-pool';
 import { toErrorResponse } from './http-errors';
 import type { StoreDescription } from './open-backend';
@@ -88,7 +89,9 @@ export function createPlaygroundApp(options: PlaygroundAppOptions): Hono {
     model: options.model,
     languageModel:
       options.languageModel ??
-      (options.model
+      (options.model?.kind === 'echo'
+        ? createEchoModel()
+        : options.model
         ? createOpenAI({ apiKey: options.model.apiKey, baseURL: options.model.baseURL }).chat(
             options.model.modelId,
           )

@@ -20,6 +20,11 @@ export interface ModelChoice {
   readonly apiKey: string;
   /** An OpenAI-compatible base URL, or undefined for OpenAI itself. */
   readonly baseURL: string | undefined;
+  /**
+   * `'echo'`: the built-in offline model (`PLAYGROUND_MODEL=echo`), which echoes the question and
+   * reports usage like a provider with a prefix cache. @default 'openai-compatible'
+   */
+  readonly kind?: 'openai-compatible' | 'echo';
 }
 
 /** Everything the playground server reads from its environment. */
@@ -78,8 +83,16 @@ export function readPlaygroundConfig(
   }
   const apiKey = environment.OPENAI_API_KEY?.trim() || undefined;
   const baseURL = environment.OPENAI_BASE_URL?.trim() || undefined;
+  const modelKind = environment.PLAYGROUND_MODEL?.trim().toLowerCase() || undefined;
+  if (modelKind !== undefined && modelKind !== 'echo' && modelKind !== 'openai') {
+    throw new Error(
+      `PLAYGROUND_MODEL must be echo or openai, received "${environment.PLAYGROUND_MODEL}".`,
+    );
+  }
   const model: ModelChoice | null =
-    apiKey || baseURL
+    modelKind === 'echo'
+      ? { modelId: 'echo', apiKey: '', baseURL: undefined, kind: 'echo' }
+      : apiKey || baseURL
       ? {
           modelId: environment.OPENAI_MODEL?.trim() || DEFAULT_MODEL_ID,
           // A local OpenAI-compatible server usually ignores the key, but the client requires one.

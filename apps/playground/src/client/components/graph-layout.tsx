@@ -91,6 +91,7 @@ function accessibleName(item: GraphItem): string {
   const { node } = item;
   const where = [
     item.isHead ? 'current message' : '',
+    item.version ? `version ${item.version.index} of ${item.version.count}` : '',
     item.heads.length > 0 ? `head of ${item.heads.join(', ')}` : '',
     item.checkpoints.length > 0 ? `checkpoint ${item.checkpoints.join(', ')}` : '',
   ].filter(Boolean);
@@ -141,6 +142,15 @@ function labelOf(item: GraphItem, activeBranch: string): ReactElement {
       <div className="graph-node-top">
         <span className={`dot ${node.role}`} />
         <span className="graph-node-text">{node.text || '(no text)'}</span>
+        {item.version ? (
+          <span
+            className="tag version"
+            data-testid="version-badge"
+            title={`Version ${item.version.index} of ${item.version.count} (an edit or a regenerated reply)`}
+          >
+            {item.version.index}/{item.version.count}
+          </span>
+        ) : null}
       </div>
       <div className="graph-node-tags">
         {item.heads.map((name) => (

@@ -9,7 +9,7 @@ import {
   useState,
 } from 'react';
 import type { ChatView, SearchResults, VersionsAnswer } from '../api';
-import { collapseGraph, compactedSpan, type DisplayGraph } from '../graph-model';
+import { collapseGraph, compactedSpan, type DisplayGraph, versionPositions } from '../graph-model';
 import { CentreOn, LabelScale, place } from './graph-layout';
 import { GraphSearch } from './graph-search';
 import { GraphToolbar } from './graph-toolbar';
@@ -143,6 +143,8 @@ export function GraphPane(props: GraphPaneProps): ReactElement {
     setRevealed(new Set());
   }, [view.chat.id]);
 
+  // The graph's "2/3" badges and the inspector's versions switch read the same positions.
+  const versions = useMemo(() => versionPositions(view.graph.nodes), [view.graph.nodes]);
   const display = useMemo(
     () =>
       collapseGraph(
@@ -361,16 +363,7 @@ export function GraphPane(props: GraphPaneProps): ReactElement {
               .map((checkpoint) => checkpoint.name)}
             busy={props.busy}
             through={branchesThrough(view, selected.id)}
-            hasVersions={
-              selected.compaction === null &&
-              view.graph.nodes.some(
-                (node) =>
-                  node.id !== selected.id &&
-                  node.parentId === selected.parentId &&
-                  node.role === selected.role &&
-                  node.compaction === null,
-              )
-            }
+            hasVersions={versions.has(selected.id)}
             graphSize={view.graph.nodes.length}
             onVersions={props.onVersions}
             onSelectVersion={focus}

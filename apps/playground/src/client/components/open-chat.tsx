@@ -80,7 +80,7 @@ export function OpenChatColumns(props: OpenChatColumnsProps): ReactElement {
               pendingUser={actions.pendingUser}
               busy={actions.busy}
               onSend={(role, text) => actions.say({ role, text })}
-              onAsk={(text) => actions.ask(text, settings.renderer)}
+              onAsk={(text) => actions.ask(text, settings.renderer, settings.maxInputTokens)}
               onCompact={() => onDialog({ kind: 'compact' })}
             />
             <Splitter

@@ -8,6 +8,7 @@ import { useState } from 'react';
 import {
   api,
   type ChatView,
+  type ExchangeAdded,
   type FlatFragment,
   type MessageAdded,
   type RendererName,
@@ -41,6 +42,27 @@ export function withMessageAdded(view: ChatView, change: MessageAdded): ChatView
     graph: {
       ...view.graph,
       nodes: [...view.graph.nodes, change.node],
+      branches: change.branches,
+    },
+  };
+}
+
+/**
+ * The chat the page holds with a model exchange added (question and reply), or null when the
+ * page holds another state than the one the question continued (then the chat is read whole).
+ */
+export function withExchangeAdded(view: ChatView, change: ExchangeAdded): ChatView | null {
+  const first = change.added[0];
+  if (first === undefined || view.headMessageId !== first.node.parentId) return null;
+  return {
+    ...view,
+    chat: change.chat,
+    branch: change.branch,
+    headMessageId: change.headMessageId,
+    messages: [...view.messages, ...change.added.map((each) => each.message)],
+    graph: {
+      ...view.graph,
+      nodes: [...view.graph.nodes, ...change.added.map((each) => each.node)],
       branches: change.branches,
     },
   };
@@ -157,10 +179,34 @@ export function useChatActions(userId: string | null, chatId: string, show: Show
     }),
     ask: useAction(userId, show, {
       name: 'ask',
-      run: ({ text, renderer }: { text: string; renderer: RendererName }) =>
-        streamReply(chatId, text, renderer, (delta) =>
-          setExchange((old) => (old === null ? old : { ...old, reply: old.reply + delta })),
-        ),
+      run: async ({
+        text,
+        renderer,
+        maxInputTokens,
+      }: {
+        text: string;
+        renderer: RendererName;
+        maxInputTokens: number;
+      }) => {
+        try {
+          const change = await streamReply(chatId, text, { renderer, maxInputTokens }, (delta) =>
+            setExchange((old) => (old === null ? old : { ...old, reply: old.reply + delta })),
+          );
+          const held =
+            userId === null
+              ? undefined
+              : queryClient.getQueryData<ChatView>(queryKeys.chat(userId, chatId));
+          const added = held === undefined ? null : withExchangeAdded(held, change);
+          return added ?? (await api.chat(chatId));
+        } catch (error) {
+          // The question is saved before the model is asked (and a failed reply is kept, marked):
+          // read the chat again so the page shows what the server holds.
+          if (userId !== null) {
+            void queryClient.invalidateQueries({ queryKey: queryKeys.chat(userId, chatId) });
+          }
+          throw error;
+        }
+      },
       view: itself,
     }),
     rewind: useAction(userId, show, {
@@ -237,16 +283,13 @@ export function useChatActions(userId: string | null, chatId: string, show: Show
   return {
     ...actions,
     /** Sends a user message to the model; the reply streams into `streaming`. */
-    ask: async (text: string, renderer: RendererName): Promise<boolean> => {
+    ask: async (text: string, renderer: RendererName, maxInputTokens: number): Promise<boolean> => {
       setExchange({ user: text, reply: '' });
       try {
-        return await actions.ask({ text, renderer });
+        // What changed comes back (question and reply); a failure reads the chat again.
+        return await actions.ask({ text, renderer, maxInputTokens });
       } finally {
         setExchange(null);
-        // The user's message is saved even when the model fails: read the chat (and what
-        // depends on it) again.
-        if (userId !== null)
-          void queryClient.invalidateQueries({ queryKey: queryKeys.chat(userId, chatId) });
       }
     },
     /** The model's reply as it streams in, or null. */

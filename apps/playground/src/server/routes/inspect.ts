@@ -1,3 +1,5 @@
+import { usageOf } from '@ctxgraph/engine';
+import type { MessageNodeRecord } from '@ctxgraph/fragments-core';
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { DEFAULT_MODEL_ID } from '../playground-config';
@@ -26,11 +28,14 @@ const budgetedCallSchema = z
  * `GET /chats/:chatId/inspect?renderer=&modelId=&maxInputTokens=`: the engine's inspect snapshot;
  * with `maxInputTokens`, its budget plan (what `resolve({ budget })` would keep and leave out, and
  * the prefix it would share with the last budgeted call), remembering nothing.
+ * `GET /chats/:chatId/cache-calls`: the model calls recorded on the active branch with a cache
+ * prediction (replies through the chat cycle with a budget), each predicted and confirmed, and
+ * their totals as `usage({ scope: 'branch' }).cache` reports them.
  * `POST /chats/:chatId/budgeted-call`: `resolve({ budget })` as an app does before calling the
  * model: the engine remembers the plan, so the next call's prefix report compares with it.
  */
 export function inspectRoutes(dependencies: RouteDependencies) {
-  const { engines, defaultUserId, model } = dependencies;
+  const { store, engines, defaultUserId, model } = dependencies;
   return new Hono()
     .get('/chats/:chatId/inspect', queryOf(querySchema), async (context) => {
       const userId = userOf(context, defaultUserId);
@@ -45,6 +50,39 @@ export function inspectRoutes(dependencies: RouteDependencies) {
         }),
       );
       return context.json(snapshot, 200);
+    })
+    .get('/chats/:chatId/cache-calls', async (context) => {
+      const userId = userOf(context, defaultUserId);
+      const chatId = context.req.param('chatId');
+      const answer = await engines.use(chatId, userId, async (engine) => {
+        // The totals are the engine's own (usage() over the active branch); the calls are the
+        // records they add up, read from the branch's replies, oldest first.
+        const totals = await engine.usage({ scope: 'branch' });
+        const head = engine.headMessageId;
+        const graph = await store.getGraph(chatId);
+        const byId = new Map<string, MessageNodeRecord>(
+          graph.nodes.map((node) => [node.id, node]),
+        );
+        const calls = [];
+        for (let id = head ?? null; id !== null; ) {
+          const node = byId.get(id);
+          if (node === undefined) break;
+          const usage = usageOf(node);
+          if (usage?.cache !== undefined) {
+            calls.push({
+              nodeId: node.id,
+              messageId: node.message.id,
+              modelId: usage.modelId,
+              outcome: usage.outcome,
+              ...usage.cache,
+            });
+          }
+          id = node.parentId;
+        }
+        calls.reverse();
+        return { headMessageId: head ?? null, calls, totals: totals.cache };
+      });
+      return context.json(answer, 200);
     })
     .post('/chats/:chatId/budgeted-call', jsonBody(budgetedCallSchema), async (context) => {
       const userId = userOf(context, defaultUserId);

@@ -1,13 +1,20 @@
+import { type ChatCycle, createChatCycle } from '@ctxgraph/ai-sdk';
 import { assistantText, user } from '@ctxgraph/codecs';
-import { withUsage } from '@ctxgraph/engine';
-import { type LanguageModel, streamText } from 'ai';
+import { o200kTokenizer } from '@ctxgraph/tokenizer-o200k';
+import { generateId, type LanguageModel, streamText } from 'ai';
 import { Hono } from 'hono';
 import { stream } from 'hono/streaming';
 import { z } from 'zod';
-import { buildChatView, buildMessageAdded, type ChatView, type MessageAdded } from '../chat-view';
+import {
+  buildExchangeAdded,
+  buildMessageAdded,
+  type ExchangeAdded,
+  type MessageAdded,
+} from '../chat-view';
 import { PlaygroundRequestError, toErrorResponse } from '../http-errors';
 import { jsonBody, rendererSchema, userOf } from '../read-request';
 import { rendererFor } from '../renderers';
+import type { RendererName } from '../../shared/wire';
 import type { RouteDependencies } from './route-dependencies';
 
 /**
@@ -17,7 +24,7 @@ import type { RouteDependencies } from './route-dependencies';
  */
 export type ReplyEvent =
   | { type: 'delta'; text: string }
-  | { type: 'done'; view: ChatView }
+  | { type: 'done'; change: ExchangeAdded }
   | { type: 'error'; message: string };
 
 /** The id the usage of a reply is recorded under: the configured model's. */
@@ -30,18 +37,44 @@ const schemas = {
     .object({ role: z.enum(['user', 'assistant']), text: z.string().min(1, 'must not be empty') })
     .strict(),
   reply: z
-    .object({ text: z.string().min(1, 'must not be empty'), renderer: rendererSchema.optional() })
+    .object({
+      text: z.string().min(1, 'must not be empty'),
+      renderer: rendererSchema.optional(),
+      /** The page's token budget: the model gets what `resolve({ budget })` keeps. */
+      maxInputTokens: z
+        .number()
+        .int('a whole number of tokens')
+        .min(1, 'at least 1 token')
+        .max(10_000_000, 'at most 10,000,000 tokens')
+        .optional(),
+    })
     .strict(),
 };
 
 /**
  * `POST /chats/:chatId/messages`: save a message written on the page, answering what changed
  * ({@link MessageAdded}); `POST
- * /chats/:chatId/reply`: save the user's message and stream the model's reply (NDJSON of
- * {@link ReplyEvent}).
+ * /chats/:chatId/reply`: the model's reply through `@ctxgraph/ai-sdk`'s chat cycle (the same as
+ * apps/chat): the user's message is saved at the active branch's head, the reply streams (NDJSON
+ * of {@link ReplyEvent}) and is saved with its usage, outcome and cache prediction; the last
+ * event says what changed ({@link ExchangeAdded}).
  */
 export function messageRoutes(dependencies: RouteDependencies) {
   const { store, engines, defaultUserId, languageModel, logError } = dependencies;
+  // One chat cycle per renderer (the renderer is an engine setting); each opens an engine per
+  // request, with the same tokenizer as the warm engines, so their figures agree.
+  const cycles = new Map<RendererName, ChatCycle>();
+  const cycleFor = (name: RendererName): ChatCycle => {
+    let cycle = cycles.get(name);
+    if (cycle === undefined) {
+      cycle = createChatCycle({
+        store,
+        engine: { renderer: rendererFor(name), tokenizer: o200kTokenizer },
+      });
+      cycles.set(name, cycle);
+    }
+    return cycle;
+  };
   return new Hono()
     .post('/chats/:chatId/messages', jsonBody(schemas.message), async (context) => {
       const userId = userOf(context, defaultUserId);
@@ -59,61 +92,97 @@ export function messageRoutes(dependencies: RouteDependencies) {
       const body = context.req.valid('json');
       if (languageModel === null) {
         throw new PlaygroundRequestError(
-          'No model is configured: start the playground with OPENAI_API_KEY, or OPENAI_BASE_URL and OPENAI_MODEL, or write the reply by hand.',
+          'No model is configured: start the playground with PLAYGROUND_MODEL=echo (offline), OPENAI_API_KEY, or OPENAI_BASE_URL and OPENAI_MODEL, or write the reply by hand.',
         );
       }
       const chatId = context.req.param('chatId');
-      const renderer = rendererFor(body.renderer ?? 'xml');
-      // The user's message is saved before the model is asked, so a failing model loses nothing.
-      // The chat's lock is held only for that and the resolve: other requests on the chat go on
-      // while the model streams.
-      const { systemPrompt, messages } = await engines.use(chatId, userId, async (engine) => {
-        engine.set(user(body.text));
-        await engine.save();
-        return engine.resolve({ renderer, format: 'model' });
+      // The page shows the active branch: the question continues from its head. Read through the
+      // warm engine, which also checks that the chat exists and is this user's.
+      const after = await engines.use(chatId, userId, async (engine) => {
+        await engine.resolve({ renderer: rendererFor('xml') });
+        return engine.headMessageId ?? null;
+      });
+      // The AI SDK request cycle does the rest, as in apps/chat: the question is saved where the
+      // page's conversation ends before the model is asked (a failing model loses nothing), the
+      // model gets the resolved context (budgeted, with its cache plan, when the page sets a
+      // budget), and the reply is saved when it ends with the whole call's usage, how it ended
+      // and the budget's cache prediction.
+      const turn = await cycleFor(body.renderer ?? 'xml').begin(
+        {
+          id: chatId,
+          message: { id: generateId(), role: 'user', parts: [{ type: 'text', text: body.text }] },
+          trigger: 'submit-message',
+        },
+        {
+          userId,
+          after,
+          context: (engine) => engine.loadContext(),
+          ...(body.maxInputTokens === undefined
+            ? {}
+            : { budget: { maxInputTokens: body.maxInputTokens } }),
+        },
+      );
+      const result = streamText({
+        model: languageModel,
+        system: turn.system,
+        messages: turn.messages,
+        abortSignal: turn.abortSignal,
+        // One retry keeps a person waiting seconds, not the SDK's default minute of back-off.
+        maxRetries: 1,
+        // Errors arrive as stream parts and are reported below; this only stops the SDK's own console print.
+        onError: () => {},
+      });
+      let failure: unknown;
+      const chunks = turn.stream(result, {
+        modelId: modelIdOf(languageModel),
+        onError: (error) => {
+          failure = error;
+          return toErrorResponse(error).body.error.message;
+        },
       });
       context.header('Content-Type', 'application/x-ndjson; charset=utf-8');
       return stream(context, async (output) => {
         const send = (event: ReplyEvent) => output.write(`${JSON.stringify(event)}\n`);
-        let reply = '';
+        const reader = chunks.getReader();
+        // The page went away (stopped, closed): the cycle stops the model and saves the reply so
+        // far, marked aborted, with its parts settled.
+        output.onAbort(() => {
+          void reader.cancel().catch(() => undefined);
+        });
+        let saved = false;
+        let errorText: string | undefined;
         try {
-          const result = streamText({
-            model: languageModel,
-            system: systemPrompt,
-            messages,
-            // One retry keeps a person waiting seconds, not the SDK's default minute of back-off.
-            maxRetries: 1,
-            // Errors arrive as stream parts and are reported below; this only stops the SDK's own console print.
-            onError: () => {},
-          });
-          for await (const part of result.fullStream) {
-            if (part.type === 'text-delta') {
-              reply += part.text;
-              await send({ type: 'delta', text: part.text });
-            } else if (part.type === 'error') {
-              throw part.error;
-            }
+          for (;;) {
+            const { done, value } = await reader.read();
+            if (done) break;
+            if (value.type === 'text-delta') await send({ type: 'delta', text: value.delta });
+            else if (value.type === 'error') errorText ??= value.errorText;
+            // The cycle sends `finish` only once the reply is saved.
+            else if (value.type === 'finish') saved = true;
           }
-          if (reply === '') throw new Error('the model returned no text');
-          // The call's usage is saved with the reply (the engine's record, beside the message),
-          // so inspect(), usage() and the comparison count its tokens and cost.
-          const usage = await result.totalUsage;
-          // Locked again to save the reply. It joins the chat's active branch as it is now (the
-          // page cannot switch branches while it waits for a reply).
-          const view = await engines.use(chatId, userId, async (engine) => {
-            engine.set(
-              withUsage(assistantText(reply), { usage, modelId: modelIdOf(languageModel) }),
-            );
-            await engine.save();
-            return buildChatView(engine, store);
+          if (errorText !== undefined || !saved) {
+            if (failure !== undefined) logError('The model reply failed:', failure);
+            await send({
+              type: 'error',
+              message: `The model reply failed: ${errorText ?? 'the stream ended before the reply was saved'}`,
+            });
+            return;
+          }
+          // What changed, read through the warm engine (which sees the cycle's write as a moved
+          // head): the question and the reply, not the whole chat.
+          const change = await engines.use(chatId, userId, async (engine) => {
+            await engine.resolve({ renderer: rendererFor('xml') });
+            const nodes = await engine.findMessage(turn.replyId);
+            const replyNode = nodes[0];
+            if (replyNode === undefined) throw new Error('the saved reply is not in the chat');
+            return buildExchangeAdded(engine, store, replyNode);
           });
-          await send({ type: 'done', view });
+          await send({ type: 'done', change });
         } catch (error) {
-          const response = toErrorResponse(error);
           logError('The model reply failed:', error);
           await send({
             type: 'error',
-            message: `The model reply failed: ${response.body.error.message}`,
+            message: `The model reply failed: ${toErrorResponse(error).body.error.message}`,
           });
         }
       });
