@@ -51,6 +51,13 @@ export function BudgetDialog(props: BudgetDialogProps): ReactElement {
     queryFn: () => api.inspect(view.chat.id, renderer, modelId, maxInputTokens),
     placeholderData: keepPreviousData,
   });
+  // The model calls recorded on this branch, predicted and confirmed (read while the cache tab
+  // shows; a change to the chat marks it stale, like the plan).
+  const recorded = useQuery({
+    queryKey: queryKeys.cacheCalls(props.userId, view.chat.id),
+    queryFn: () => api.cacheCalls(view.chat.id),
+    enabled: tab === 'cache',
+  });
   const snapshot = plan.error ? null : (plan.data ?? null);
   const error = plan.error ? describeError(plan.error).message : null;
 
@@ -219,7 +226,13 @@ export function BudgetDialog(props: BudgetDialogProps): ReactElement {
           ) : null}
         </div>
       ) : (
-        <CacheView calls={props.calls} texts={texts} onRecord={props.onRecord} />
+        <CacheView
+          calls={props.calls}
+          texts={texts}
+          onRecord={props.onRecord}
+          recorded={recorded.data ?? null}
+          recordedError={recorded.error ? describeError(recorded.error).message : null}
+        />
       )}
     </DialogFrame>
   );

@@ -1,5 +1,5 @@
 import type { ReactElement } from 'react';
-import type { BudgetedCall } from '../api';
+import type { BudgetedCall, CacheCalls } from '../api';
 import { Bar, tokens } from './budget-figures';
 
 /** Per recorded call: the prefix it shared with the previous one, and what broke it. */
@@ -7,9 +7,13 @@ export function CacheView(props: {
   calls: readonly BudgetedCall[];
   texts: ReadonlyMap<string, { text: string }>;
   onRecord: () => Promise<void>;
+  /** The model calls recorded on the branch with a prediction, or null while they load. */
+  recorded: CacheCalls | null;
+  recordedError: string | null;
 }): ReactElement {
   return (
     <div className="budget-body" data-testid="cache-view">
+      <ModelCalls recorded={props.recorded} error={props.recordedError} />
       <p className="muted">
         An app calls the model once per turn; each call made within the budget is compared with the
         previous one on this branch. The leading part that repeats byte for byte is what a provider
@@ -83,5 +87,77 @@ export function CacheView(props: {
         })}
       </ol>
     </div>
+  );
+}
+
+const percent = (share: number): string => `${Math.round(share * 100)}%`;
+
+/** Why a read stopped where it did, in words. */
+function breakText(cause: { kind: string; name: string; cause: string } | null): string {
+  if (cause === null) return 'read all of the previous call';
+  return `stopped at the ${cause.kind} “${cause.name}” (${cause.cause})`;
+}
+
+const STATUS: Record<string, string> = {
+  agreed: 'as predicted',
+  'read-less': 'the provider read less than predicted',
+  'read-more': 'the provider read more than predicted',
+};
+
+/**
+ * The model calls of the branch that went through the chat cycle with a budget: what the engine
+ * predicted the provider would read from its cache, and what the provider reported (the reply's
+ * recorded usage), per call and in total (`usage().cache`).
+ */
+function ModelCalls(props: { recorded: CacheCalls | null; error: string | null }): ReactElement {
+  const { recorded } = props;
+  return (
+    <section className="model-calls" aria-label="Model calls, predicted and confirmed">
+      <h3>Model calls: predicted, then confirmed</h3>
+      {props.error ? <p className="inline-error">{props.error}</p> : null}
+      {recorded === null ? null : recorded.calls.length === 0 ? (
+        <p className="muted">
+          No model reply on this branch has a cache prediction yet: ask the model (each reply is
+          planned within the budget, and its usage confirms the plan).
+        </p>
+      ) : (
+        <>
+          <p data-testid="cache-totals">
+            {recorded.totals.calls} calls: {tokens(recorded.totals.readTokens)} of{' '}
+            {tokens(recorded.totals.inputTokens)} input read from the cache (
+            {percent(recorded.totals.hitRate)}; predicted {percent(recorded.totals.predictedHitRate)}
+            ).
+          </p>
+          <table className="model-calls-table" data-testid="cache-calls">
+            <thead>
+              <tr>
+                <th scope="col">Call</th>
+                <th scope="col">Predicted read</th>
+                <th scope="col">Confirmed read</th>
+                <th scope="col">Verdict</th>
+              </tr>
+            </thead>
+            <tbody>
+              {recorded.calls.map((call, index) => (
+                <tr key={call.nodeId} data-testid="cache-call">
+                  <td>
+                    {index + 1} ({call.modelId})
+                  </td>
+                  <td data-testid="cache-predicted">
+                    {tokens(call.predicted.readTokens)} of {tokens(call.predicted.inputTokens)}
+                    <div className="muted small">{breakText(call.predicted.break)}</div>
+                  </td>
+                  <td data-testid="cache-confirmed">
+                    {tokens(call.confirmed.readTokens)} of {tokens(call.confirmed.inputTokens)}
+                    <div className="muted small">{breakText(call.confirmed.break)}</div>
+                  </td>
+                  <td>{STATUS[call.status] ?? call.status}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </>
+      )}
+    </section>
   );
 }

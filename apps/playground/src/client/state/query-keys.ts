@@ -19,6 +19,9 @@ export const queryKeys = {
     chatId: string,
     options: { renderer: RendererName; modelId: string; maxInputTokens?: number },
   ) => [...queryKeys.chat(userId, chatId), 'inspect', options] as const,
+  /** The model calls of the active branch with a cache prediction, predicted and confirmed. */
+  cacheCalls: (userId: string, chatId: string) =>
+    [...queryKeys.chat(userId, chatId), 'cache-calls'] as const,
   /** Two branches compared (`compareBranches`). */
   compare: (userId: string, chatId: string, left: string, right: string) =>
     [...queryKeys.chat(userId, chatId), 'compare', { left, right }] as const,
