@@ -851,10 +851,10 @@ describe('model replies', () => {
       ).toBe('Hello, world');
       const done = lines.at(-1);
       expect(done.type).toBe('done');
-      expect(done.view.messages.map((message: { role: string }) => message.role)).toEqual([
-        'user',
-        'assistant',
-      ]);
+      // What changed, not the whole chat: the question and the reply.
+      expect(
+        done.change.added.map((each: { message: { role: string } }) => each.message.role),
+      ).toEqual(['user', 'assistant']);
       const request = fake.requests[0] as {
         model: string;
         messages: Array<{ role: string; content: unknown }>;

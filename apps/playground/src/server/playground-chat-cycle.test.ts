@@ -1,0 +1,214 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ContextEngine } from '@ctxgraph/engine';
+import { o200kTokenizer } from '@ctxgraph/tokenizer-o200k';
+import type { Hono } from 'hono';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { versionPositions } from '../client/graph-model';
+import type { ChatView } from './chat-view';
+import { createEchoModel } from './echo-model';
+import { openBackend, type PlaygroundBackend } from './open-backend';
+import { createPlaygroundApp } from './playground-app';
+import { rendererFor } from './renderers';
+
+// The playground's model replies go through @ctxgraph/ai-sdk's chat cycle (as apps/chat's do):
+// these tests drive the HTTP API with the built-in echo model, which reports usage like a
+// provider with a prefix cache, on a real SQLite file.
+
+const directory = mkdtempSync(join(tmpdir(), 'ctxgraph-playground-cycle-'));
+afterAll(() => rmSync(directory, { recursive: true, force: true }));
+
+let count = 0;
+let backend: PlaygroundBackend;
+let app: Hono;
+const logged: unknown[] = [];
+
+beforeEach(async () => {
+  count += 1;
+  backend = await openBackend({ kind: 'sqlite', path: join(directory, `cycle-${count}.db`) });
+  app = createPlaygroundApp({
+    store: backend.store,
+    storeDescription: backend.description,
+    model: { modelId: 'echo', apiKey: '', baseURL: undefined, kind: 'echo' },
+    languageModel: createEchoModel({ chunkDelayMs: 0 }),
+    defaultUserId: 'demo-user',
+    logError: (_message, error) => logged.push(error),
+  });
+  logged.length = 0;
+});
+afterEach(async () => {
+  await backend.close();
+});
+
+// biome-ignore lint/suspicious/noExplicitAny: response bodies are checked field by field
+async function call(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+  const response = await app.request(path, {
+    method,
+    headers: { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  return { status: response.status, body: text === '' ? null : JSON.parse(text) };
+}
+
+async function createChat(): Promise<ChatView> {
+  const reply = await call('POST', '/api/chats', { title: 'Cycle' });
+  expect(reply.status).toBe(201);
+  await call('PUT', `/api/chats/${reply.body.chat.id}/context`, {
+    fragments: [
+      { type: 'role', content: 'You are a patient tutor who explains graphs with small examples.' },
+    ],
+  });
+  return reply.body as ChatView;
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: NDJSON events are checked field by field
+async function ask(chatId: string, text: string, extra: Record<string, unknown> = {}): Promise<any[]> {
+  const response = await app.request(`/api/chats/${chatId}/reply`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ text, maxInputTokens: 4000, ...extra }),
+  });
+  expect(response.status).toBe(200);
+  return (await response.text())
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line));
+}
+
+const fresh = (chatId: string) =>
+  new ContextEngine({
+    store: backend.store,
+    chatId,
+    userId: 'demo-user',
+    renderer: rendererFor('xml'),
+    tokenizer: o200kTokenizer,
+  });
+
+describe('model replies through the chat cycle', () => {
+  it('streams the reply, answers what changed, and saves it with its usage and cache prediction', async () => {
+    const view = await createChat();
+    const chatId = view.chat.id;
+    const first = await ask(chatId, 'What is a node?');
+    expect(
+      first
+        .filter((event) => event.type === 'delta')
+        .map((event) => event.text)
+        .join(''),
+    ).toBe('You said: What is a node?');
+    const done = first.at(-1);
+    expect(done.type).toBe('done');
+    // Two messages and their nodes, the moved head: not the whole chat.
+    expect(done.change.added.map((each: { node: { role: string } }) => each.node.role)).toEqual([
+      'user',
+      'assistant',
+    ]);
+    expect(done.change.headMessageId).toBe(done.change.added[1].node.id);
+    expect(done.change.added[1].node.parentId).toBe(done.change.added[0].node.id);
+    expect(done.change).not.toHaveProperty('graph');
+
+    await ask(chatId, 'And an edge?');
+    // The whole chat as the page reads it on opening agrees with the changes it was told.
+    const chat = await call('GET', `/api/chats/${chatId}`);
+    expect(chat.body.messages.map((message: { role: string }) => message.role)).toEqual([
+      'user',
+      'assistant',
+      'user',
+      'assistant',
+    ]);
+
+    // Usage: both calls recorded with the whole call's usage, and their cache prediction.
+    const engine = fresh(chatId);
+    const usage = await engine.usage({ scope: 'branch' });
+    expect(usage.calls).toBe(2);
+    expect(usage.replies.complete).toBe(2);
+    expect(usage.cache.calls).toBe(2);
+    // The echo model read the second call's shared prefix from its cache.
+    expect(usage.cache.readTokens).toBeGreaterThan(0);
+
+    // The cache view's figures: per call predicted and confirmed, totals as usage() reports them.
+    const calls = await call('GET', `/api/chats/${chatId}/cache-calls`);
+    expect(calls.status).toBe(200);
+    expect(calls.body.calls).toHaveLength(2);
+    expect(calls.body.totals).toEqual(JSON.parse(JSON.stringify(usage.cache)));
+    const inspected = await engine.inspect({ modelId: 'echo' });
+    expect(calls.body.totals).toEqual(JSON.parse(JSON.stringify(inspected.usage.branch.cache)));
+    let read = 0;
+    let input = 0;
+    for (const each of calls.body.calls) {
+      expect(each.predicted.inputTokens).toBeGreaterThan(0);
+      expect(each.confirmed.inputTokens).toBeGreaterThan(0);
+      expect(['agreed', 'read-less', 'read-more']).toContain(each.status);
+      read += each.confirmed.readTokens;
+      input += each.confirmed.inputTokens;
+    }
+    expect(read).toBe(usage.cache.readTokens);
+    expect(input).toBe(usage.cache.inputTokens);
+    expect(calls.body.calls[1].confirmed.readTokens).toBeGreaterThan(0);
+  });
+
+  it('continues from the active branch head, and a sibling question shows as a version', async () => {
+    const view = await createChat();
+    const chatId = view.chat.id;
+    const first = (await ask(chatId, 'First question')).at(-1).change;
+    const second = (await ask(chatId, 'Second question')).at(-1).change;
+    // An edit of the second question, as the page does it: a branch at the first reply, then ask.
+    const rewound = await call('POST', `/api/chats/${chatId}/rewind`, {
+      messageId: first.added[1].node.id,
+    });
+    expect(rewound.status).toBe(200);
+    const edited = (await ask(chatId, 'Second question, edited')).at(-1).change;
+    expect(edited.added[0].node.parentId).toBe(first.added[1].node.id);
+    expect(edited.branch).toBe(rewound.body.view.branch);
+
+    const chat = await call('GET', `/api/chats/${chatId}`);
+    const positions = versionPositions(chat.body.graph.nodes);
+    expect(positions.get(second.added[0].node.id)).toEqual({ index: 1, count: 2 });
+    expect(positions.get(edited.added[0].node.id)).toEqual({ index: 2, count: 2 });
+    // The graph's "2/2" and the inspector's versions switch (the engine's versions()) agree.
+    for (const node of chat.body.graph.nodes) {
+      const answer = await call('GET', `/api/chats/${chatId}/versions?nodeId=${node.id}`);
+      const engineCount = answer.body.versions.length;
+      const position = positions.get(node.id);
+      expect(position?.count ?? 1).toBe(engineCount);
+      if (position !== undefined) {
+        expect(answer.body.versions[position.index - 1].nodeId).toBe(node.id);
+      }
+    }
+  });
+
+  it('refuses a bad budget before anything is written', async () => {
+    const view = await createChat();
+    for (const maxInputTokens of [0, 1.5, 'many', 20_000_000]) {
+      const response = await app.request(`/api/chats/${view.chat.id}/reply`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ text: 'Hi', maxInputTokens }),
+      });
+      expect(response.status).toBe(400);
+      const body = await response.json();
+      expect(body.error.message).toContain('maxInputTokens');
+    }
+    const chat = await call('GET', `/api/chats/${view.chat.id}`);
+    expect(chat.body.graph.nodes).toHaveLength(0);
+  });
+
+  it('refuses another user and an unknown chat before asking the model', async () => {
+    const view = await createChat();
+    const other = await app.request(`/api/chats/${view.chat.id}/reply`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-ctxgraph-user': 'mallory' },
+      body: JSON.stringify({ text: 'Let me in' }),
+    });
+    expect([403, 404]).toContain(other.status);
+    const unknown = await app.request('/api/chats/no-such-chat/reply', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ text: 'Hello?' }),
+    });
+    expect(unknown.status).toBe(404);
+    const chat = await call('GET', `/api/chats/${view.chat.id}`);
+    expect(chat.body.graph.nodes).toHaveLength(0);
+  });
+});
