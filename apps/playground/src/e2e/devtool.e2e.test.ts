@@ -105,7 +105,7 @@ describe.skipIf(!chromiumInstalled())('the playground as a devtool, in a browser
     expect(await page.locator('.react-flow__node[tabindex="0"]').count()).toBe(1);
     const head = page.locator('.react-flow__node.current-head');
     expect(await head.getAttribute('aria-label')).toMatch(
-      /^Message \d+, user; current message; head of main-v2: And in Python\?$/,
+      /^Message \d+, user; current message; version 2 of 2; head of main-v2: And in Python\?$/,
     );
     await head.focus();
     const started = performance.now();

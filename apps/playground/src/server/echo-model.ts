@@ -10,9 +10,7 @@ function lastUserText(prompt: Prompt): string {
   for (let index = prompt.length - 1; index >= 0; index -= 1) {
     const message = prompt[index];
     if (message?.role !== 'user') continue;
-    return message.content
-      .flatMap((part) => (part.type === 'text' ? [part.text] : []))
-      .join('');
+    return message.content.flatMap((part) => (part.type === 'text' ? [part.text] : [])).join('');
   }
   return '';
 }

@@ -92,10 +92,10 @@ export function createPlaygroundApp(options: PlaygroundAppOptions): Hono {
       (options.model?.kind === 'echo'
         ? createEchoModel()
         : options.model
-        ? createOpenAI({ apiKey: options.model.apiKey, baseURL: options.model.baseURL }).chat(
-            options.model.modelId,
-          )
-        : null),
+          ? createOpenAI({ apiKey: options.model.apiKey, baseURL: options.model.baseURL }).chat(
+              options.model.modelId,
+            )
+          : null),
     logError: options.logError ?? ((message, error) => console.error(message, error)),
   };
 

@@ -42,7 +42,11 @@ afterEach(async () => {
 });
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are checked field by field
-async function call(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+async function call(
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; body: any }> {
   const response = await app.request(path, {
     method,
     headers: { 'content-type': 'application/json' },
@@ -55,16 +59,21 @@ async function call(method: string, path: string, body?: unknown): Promise<{ sta
 async function createChat(): Promise<ChatView> {
   const reply = await call('POST', '/api/chats', { title: 'Cycle' });
   expect(reply.status).toBe(201);
-  await call('PUT', `/api/chats/${reply.body.chat.id}/context`, {
+  const context = await call('PUT', `/api/chats/${reply.body.chat.id}/context`, {
     fragments: [
-      { type: 'role', content: 'You are a patient tutor who explains graphs with small examples.' },
+      { type: 'role', text: 'You are a patient tutor who explains graphs with small examples.' },
     ],
   });
+  expect(context.status).toBe(200);
   return reply.body as ChatView;
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: NDJSON events are checked field by field
-async function ask(chatId: string, text: string, extra: Record<string, unknown> = {}): Promise<any[]> {
+async function ask(
+  chatId: string,
+  text: string,
+  extra: Record<string, unknown> = {},
+): Promise<any[]> {
   const response = await app.request(`/api/chats/${chatId}/reply`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },

@@ -93,13 +93,13 @@ export function readPlaygroundConfig(
     modelKind === 'echo'
       ? { modelId: 'echo', apiKey: '', baseURL: undefined, kind: 'echo' }
       : apiKey || baseURL
-      ? {
-          modelId: environment.OPENAI_MODEL?.trim() || DEFAULT_MODEL_ID,
-          // A local OpenAI-compatible server usually ignores the key, but the client requires one.
-          apiKey: apiKey ?? 'not-needed',
-          baseURL,
-        }
-      : null;
+        ? {
+            modelId: environment.OPENAI_MODEL?.trim() || DEFAULT_MODEL_ID,
+            // A local OpenAI-compatible server usually ignores the key, but the client requires one.
+            apiKey: apiKey ?? 'not-needed',
+            baseURL,
+          }
+        : null;
   return {
     port,
     host: environment.HOST?.trim() || '127.0.0.1',

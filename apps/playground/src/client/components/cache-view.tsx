@@ -125,7 +125,8 @@ function ModelCalls(props: { recorded: CacheCalls | null; error: string | null }
           <p data-testid="cache-totals">
             {recorded.totals.calls} calls: {tokens(recorded.totals.readTokens)} of{' '}
             {tokens(recorded.totals.inputTokens)} input read from the cache (
-            {percent(recorded.totals.hitRate)}; predicted {percent(recorded.totals.predictedHitRate)}
+            {percent(recorded.totals.hitRate)}; predicted{' '}
+            {percent(recorded.totals.predictedHitRate)}
             ).
           </p>
           <table className="model-calls-table" data-testid="cache-calls">

@@ -60,9 +60,7 @@ export function inspectRoutes(dependencies: RouteDependencies) {
         const totals = await engine.usage({ scope: 'branch' });
         const head = engine.headMessageId;
         const graph = await store.getGraph(chatId);
-        const byId = new Map<string, MessageNodeRecord>(
-          graph.nodes.map((node) => [node.id, node]),
-        );
+        const byId = new Map<string, MessageNodeRecord>(graph.nodes.map((node) => [node.id, node]));
         const calls = [];
         for (let id = head ?? null; id !== null; ) {
           const node = byId.get(id);

@@ -5,6 +5,7 @@ import { generateId, type LanguageModel, streamText } from 'ai';
 import { Hono } from 'hono';
 import { stream } from 'hono/streaming';
 import { z } from 'zod';
+import type { RendererName } from '../../shared/wire';
 import {
   buildExchangeAdded,
   buildMessageAdded,
@@ -14,7 +15,6 @@ import {
 import { PlaygroundRequestError, toErrorResponse } from '../http-errors';
 import { jsonBody, rendererSchema, userOf } from '../read-request';
 import { rendererFor } from '../renderers';
-import type { RendererName } from '../../shared/wire';
 import type { RouteDependencies } from './route-dependencies';
 
 /**
