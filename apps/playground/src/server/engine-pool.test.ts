@@ -386,7 +386,12 @@ describe('the app keeps one warm engine per chat', () => {
       }
       const last = JSON.parse(text.trim().split('\n').at(-1)!);
       expect(last.type).toBe('done');
-      expect(last.view.messages.map((message: { role: string }) => message.role)).toEqual([
+      // The answer is what changed (question and reply); the chat read whole agrees.
+      expect(
+        last.change.added.map((each: { message: { role: string } }) => each.message.role),
+      ).toEqual(['user', 'assistant']);
+      const after = await call(app, 'GET', `/api/chats/${chatId}`);
+      expect(after.body.messages.map((message: { role: string }) => message.role)).toEqual([
         'user',
         'user',
         'assistant',
