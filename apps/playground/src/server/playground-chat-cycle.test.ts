@@ -19,6 +19,9 @@ import { rendererFor } from './renderers';
 const directory = mkdtempSync(join(tmpdir(), 'ctxgraph-playground-cycle-'));
 afterAll(() => rmSync(directory, { recursive: true, force: true }));
 
+// biome-ignore lint/suspicious/noExplicitAny: response bodies and NDJSON events are checked field by field
+type Json = any;
+
 let count = 0;
 let backend: PlaygroundBackend;
 let app: Hono;
@@ -41,12 +44,11 @@ afterEach(async () => {
   await backend.close();
 });
 
-// biome-ignore lint/suspicious/noExplicitAny: response bodies are checked field by field
 async function call(
   method: string,
   path: string,
   body?: unknown,
-): Promise<{ status: number; body: any }> {
+): Promise<{ status: number; body: Json }> {
   const response = await app.request(path, {
     method,
     headers: { 'content-type': 'application/json' },
@@ -68,12 +70,11 @@ async function createChat(): Promise<ChatView> {
   return reply.body as ChatView;
 }
 
-// biome-ignore lint/suspicious/noExplicitAny: NDJSON events are checked field by field
 async function ask(
   chatId: string,
   text: string,
   extra: Record<string, unknown> = {},
-): Promise<any[]> {
+): Promise<Json[]> {
   const response = await app.request(`/api/chats/${chatId}/reply`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
