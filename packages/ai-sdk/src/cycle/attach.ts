@@ -9,7 +9,7 @@ import {
   type ReplyOutcome,
   withUsage,
 } from '@ctxgraph/engine';
-import type { ContextStore } from '@ctxgraph/fragments-core';
+import type { ChatRecord, ContextStore } from '@ctxgraph/fragments-core';
 import type { ModelMessage, SystemModelMessage, UIMessage } from 'ai';
 import { ChatNotFoundForUserError } from '../errors';
 import type { ChatRequest } from '../request/read-chat-request';
@@ -53,7 +53,10 @@ export interface PlacedRequest<UI_MESSAGE extends UIMessage> {
   readonly continues: UI_MESSAGE | undefined;
 }
 
-/** A request's engine: opened per request, never shared, so concurrent requests never share a position. */
+/**
+ * A request's engine: one request at a time holds it (warm engines are taken out of their pool
+ * for the request and given back after it), so concurrent requests never share a position.
+ */
 export class AttachedChat<UI_MESSAGE extends UIMessage = UIMessage> {
   readonly #engine: ContextEngine;
   readonly #store: ContextStore;
@@ -228,8 +231,17 @@ export async function chatBelongsTo(
   chatId: string,
   userId: string,
 ): Promise<boolean> {
+  return (await ownedChat(store, chatId, userId)) !== null;
+}
+
+/** The chat when it exists and belongs to `userId`, else null (a read only). */
+export async function ownedChat(
+  store: ContextStore,
+  chatId: string,
+  userId: string,
+): Promise<ChatRecord | null> {
   const chat = await store.getChat(chatId);
-  return chat !== null && chat.userId === userId;
+  return chat !== null && chat.userId === userId ? chat : null;
 }
 
 function sameMessage(left: UIMessage, right: UIMessage): boolean {
