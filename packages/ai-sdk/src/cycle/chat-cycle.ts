@@ -240,7 +240,8 @@ export function createChatCycle<UI_MESSAGE extends UIMessage = UIMessage>(
     owned: ChatRecord | null,
   ): AttachedChat<UI_MESSAGE> => {
     const kept = owned === null ? undefined : warm.take(chatId, userId, owned.createdAt);
-    if (kept === undefined) return new AttachedChat<UI_MESSAGE>(store, chatId, userId, engineOptions);
+    if (kept === undefined)
+      return new AttachedChat<UI_MESSAGE>(store, chatId, userId, engineOptions);
     kept.engine.replaceContext([]);
     return kept;
   };
