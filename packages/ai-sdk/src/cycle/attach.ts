@@ -212,12 +212,23 @@ export class AttachedChat<UI_MESSAGE extends UIMessage = UIMessage> {
     return (await this.#engine.versions(node)) as MessageVersion<UI_MESSAGE>[];
   }
 
-  /** The node written last in the chat (highest sequence), or null when it has none. */
+  /**
+   * The node written last in the chat (highest sequence), or null when it has none. A commit
+   * moves a head to its last new node, a child comes after its parent, and a node outlives its
+   * branch only when a checkpoint (or another branch) still reaches it: so the newest node is a
+   * branch head or a checkpoint, and those are read (a few point reads), not the whole graph.
+   */
   async #newestNode(): Promise<string | null> {
-    const graph = await this.#store.getGraph(this.#chatId);
+    const store = this.#store;
+    const chatId = this.#chatId;
+    const heads = new Set<string>();
+    for (const branch of await store.listBranches(chatId))
+      if (branch.headMessageId !== null) heads.add(branch.headMessageId);
+    for (const checkpoint of await store.listCheckpoints(chatId)) heads.add(checkpoint.messageId);
     let newest: { id: string; sequence: number } | null = null;
-    for (const node of graph.nodes) {
-      if (newest === null || node.sequence > newest.sequence) newest = node;
+    for (const id of heads) {
+      const node = await store.getMessage({ chatId, messageId: id });
+      if (node !== null && (newest === null || node.sequence > newest.sequence)) newest = node;
     }
     return newest?.id ?? null;
   }

@@ -1,3 +1,4 @@
+import { ContextEngine } from '@ctxgraph/engine';
 import { role, ValidationError } from '@ctxgraph/fragments-core';
 import { XmlRenderer } from '@ctxgraph/renderer-xml';
 import { InMemoryContextStore } from '@ctxgraph/store-memory';
@@ -181,5 +182,35 @@ describe('warm engines', () => {
         expect(ValidationError.isInstance(error)).toBe(true);
       }
     }
+  });
+});
+
+describe('the most recently written message (messages() without leaf)', () => {
+  it('is found among branch heads and checkpoints, whichever branch it is on', async () => {
+    const store = new InMemoryContextStore();
+    const cycle = createChatCycle({ store, engine });
+    const first = await fullTurn(cycle, 'c7', [question('q1', 'one')]);
+    await fullTurn(cycle, 'c7', [...first.path, question('q2', 'two')]);
+    // A newer turn on a branch at q1's reply (an edit of q2): the newest message is its head.
+    const edit = await fullTurn(cycle, 'c7', [...first.path, question('q2', 'two, edited')]);
+    expect(edit.path.map((message) => message.id)).toEqual([
+      'q1',
+      first.path[1]?.id,
+      'q2',
+      edit.path[3]?.id,
+    ]);
+    expect(edit.path[2]?.parts).toEqual([{ type: 'text', text: 'two, edited' }]);
+    // Checkpointed, then its branch deleted: the newest message is no head, a checkpoint keeps it.
+    const graph = new ContextEngine({ store, chatId: 'c7', userId: 'u' });
+    const newest = edit.path[3]?.id as string;
+    const [node] = await graph.findMessage(newest);
+    await graph.continueFrom(node ?? null);
+    await graph.checkpoint('keep');
+    const branch = graph.branch;
+    await graph.switchBranch('main');
+    await graph.deleteBranch(branch);
+    expect((await store.listBranches('c7')).map((each) => each.headMessageId)).not.toContain(node);
+    const shown = await cycle.messages('c7', { userId: 'u' });
+    expect(shown.map((message) => message.id)).toEqual(edit.path.map((message) => message.id));
   });
 });
