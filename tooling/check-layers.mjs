@@ -34,7 +34,12 @@ export const layerMap = {
   '@ctxgraph/codecs': { layer: 1, uses: [core], external: ['ai'], runtimeNeutral: true },
   '@ctxgraph/serialization': { layer: 1, uses: [core], external: ['zod'], runtimeNeutral: true },
   '@ctxgraph/store-memory': { layer: 1, uses: [core], external: [] },
-  '@ctxgraph/store-sqlite': { layer: 1, uses: [core], external: ['better-sqlite3'] },
+  // @types/better-sqlite3: the store's declarations use better-sqlite3's Database type.
+  '@ctxgraph/store-sqlite': {
+    layer: 1,
+    uses: [core],
+    external: ['better-sqlite3', '@types/better-sqlite3'],
+  },
   '@ctxgraph/store-postgres': { layer: 1, uses: [core], external: ['postgres'] },
   '@ctxgraph/renderer-xml': { layer: 1, uses: [core], external: [], runtimeNeutral: true },
   '@ctxgraph/renderer-markdown': { layer: 1, uses: [core], external: [], runtimeNeutral: true },

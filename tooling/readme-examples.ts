@@ -90,6 +90,13 @@ export interface RunReadmeProgramOptions {
   readonly replaceImports?: Readonly<Record<string, string>>;
   /** @default 60_000 */
   readonly timeoutMs?: number;
+  /** The `node` binary that runs the program. @default process.execPath */
+  readonly node?: string;
+  /**
+   * Modules loaded first (`--import`), as URLs. Default: tsx, then the AI SDK lane's hooks
+   * (tooling/ai-lane), so the program's `ai` is the lane's as in the workspace's tests.
+   */
+  readonly preload?: readonly string[];
 }
 
 /** What a program run printed, and how it ended. */
@@ -156,11 +163,14 @@ export async function runReadmeProgram(
 ): Promise<ReadmeProgramRun> {
   const file = await writeProgram(program, options);
   const workingDirectory = await mkdtemp(join(tmpdir(), 'ctxgraph-readme-'));
-  const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+  const preload = options.preload ?? [
+    pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href,
+    new URL('./ai-lane/register.mjs', import.meta.url).href,
+  ];
   try {
     return await runToEnd(
-      process.execPath,
-      ['--import', tsx, file],
+      options.node ?? process.execPath,
+      [...preload.flatMap((url) => ['--import', url]), file],
       workingDirectory,
       options.timeoutMs ?? 60_000,
     );

@@ -21,7 +21,7 @@ import {
   symlinkSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, posix } from 'node:path';
+import { basename, dirname, join, posix } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { root, workspacePackages } from './workspace.mjs';
 
@@ -35,6 +35,7 @@ import { root, workspacePackages } from './workspace.mjs';
  * @property {number} packedBytes The tarball's size.
  * @property {number} unpackedBytes The files' total size.
  * @property {string[]} entries The tarball's paths, without the leading `package/`.
+ * @property {string | undefined} tarball With `packInto`: the tarball's copy there.
  */
 
 /**
@@ -126,8 +127,9 @@ function isRelease(version) {
 
 /**
  * Rehearses the release in a temporary copy; see the file's header.
- * @param {{ repository?: string, keep?: boolean }} [options] `repository`: the checkout to copy
- *   (default: this one); `keep`: leave the copy on disk and print where.
+ * @param {{ repository?: string, keep?: boolean, packInto?: string }} [options] `repository`: the
+ *   checkout to copy (default: this one); `keep`: leave the copy on disk and print where;
+ *   `packInto`: an existing folder to copy the tarballs into (the consumer test installs them).
  * @returns {Rehearsal}
  */
 export function rehearseRelease(options = {}) {
@@ -240,7 +242,13 @@ export function rehearseRelease(options = {}) {
         }
       }
 
+      let kept;
+      if (options.packInto !== undefined) {
+        kept = join(options.packInto, basename(tarball));
+        copyFileSync(tarball, kept);
+      }
       packages.push({
+        tarball: kept,
         name: after.name,
         folder: relative,
         before: before.version,

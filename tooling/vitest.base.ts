@@ -1,14 +1,18 @@
 import { defineConfig, type ViteUserConfig } from 'vitest/config';
+import { aiLanePlugin } from './ai-lane/vitest-plugin.ts';
 
 /**
  * Shared vitest settings: explicit imports (no globals), type tests in `*.test-d.ts`. Under CI,
  * and when `pnpm test` (tooling/run-tests.mjs) runs the suites, a JSON report is written too, so
- * one total line can be printed for the whole repository (tooling/test-summary.mjs).
+ * one total line can be printed for the whole repository (tooling/test-summary.mjs). The run is on
+ * an AI SDK lane (tooling/ai-lane/lane.mjs): AI SDK 7 on Node 22+, AI SDK 6 on Node 20 or with
+ * `CTXGRAPH_AI_LANE=6`.
  */
 export function packageTests(overrides: ViteUserConfig['test'] = {}): ViteUserConfig {
   const ci =
     process.env.CI === 'true' || process.env.CI === '1' || process.env.CTXGRAPH_TEST_REPORT === '1';
   return defineConfig({
+    plugins: [aiLanePlugin()],
     test: {
       include: ['src/**/*.test.ts'],
       typecheck: { enabled: true, include: ['src/**/*.test-d.ts'], tsconfig: './tsconfig.json' },

@@ -1,9 +1,12 @@
 import type { ViteUserConfig } from 'vitest/config';
 import { packageTests } from './vitest.base.ts';
 
-/** The READMEs' examples, and the PostgreSQL test server the Postgres suites share. */
+/**
+ * The READMEs' examples, the PostgreSQL test server the Postgres suites share, and the AI SDK
+ * lane switch.
+ */
 const config: ViteUserConfig = packageTests({
-  include: ['*.test.ts'],
+  include: ['*.test.ts', 'ai-lane/*.test.ts'],
   typecheck: { enabled: false },
   testTimeout: 120_000,
   hookTimeout: 120_000,

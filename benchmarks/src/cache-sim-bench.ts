@@ -10,7 +10,7 @@
 // the share of input tokens read from cache, write amplification, input cost, and how the
 // engine's predictions compare with what the simulation reported. Prints figures only.
 // Environment: CACHE_BENCH_BUDGET (maxInputTokens, 8000), CACHE_BENCH_RELEASE (releaseRatios,
-// '0.3,0.9'), CACHE_BENCH_PAUSE (seconds of the pause at turn 100, 600), CACHE_BENCH_ONLY (one
+// 'default,write-bound,0.9'; 'default' passes none, i.e. 0.3), CACHE_BENCH_PAUSE (seconds of the pause at turn 100, 600), CACHE_BENCH_ONLY (one
 // profile by name), CACHE_BENCH_DEBUG (print every miss the engine recorded).
 import { createHash } from 'node:crypto';
 import { message, toModelMessages } from '@ctxgraph/codecs';
@@ -26,7 +26,12 @@ import { random, scriptedTurn } from './scripted-conversation';
 
 const turns = 200;
 const maxInputTokens = Number(process.env.CACHE_BENCH_BUDGET ?? 8000);
-const releaseRatios = (process.env.CACHE_BENCH_RELEASE ?? '0.3,0.9').split(',').map(Number);
+/** 'default' passes no releaseRatio (0.3); 'write-bound' is the opt-in chunking for billed writes. */
+const releaseRatios = (process.env.CACHE_BENCH_RELEASE ?? 'default,write-bound,0.9')
+  .split(',')
+  .map((entry): number | 'write-bound' | undefined =>
+    entry === 'default' ? undefined : entry === 'write-bound' ? entry : Number(entry),
+  );
 /** Simulated seconds between turns, and one long pause (past every 5-minute TTL). */
 const secondsBetweenTurns = 30;
 const pauseAtTurn = 100;
@@ -309,6 +314,8 @@ type Strategy = 'ctxgraph' | 'no marks' | 'naive';
 interface RunResult {
   readonly calls: readonly CallFigures[];
   readonly overBudget: number;
+  /** Per call, the history messages sent (before the new question): the context the model had. */
+  readonly historySent: readonly number[];
   readonly engine: ContextEngine | null;
 }
 
@@ -323,7 +330,7 @@ function uiTokens(entry: UIMessage): number {
 async function replay(
   rules: ProviderRules,
   strategy: Strategy,
-  releaseRatio: number,
+  releaseRatio: number | 'write-bound' | undefined,
 ): Promise<RunResult> {
   simulatedNow = Date.UTC(2026, 10, 27, 9, 0, 0);
   const cache = new SimulatedCache(rules);
@@ -340,6 +347,7 @@ async function replay(
   const systemPrompt = renderer.render(context());
   const all: UIMessage[] = [];
   let overBudget = 0;
+  const historySent: number[] = [];
   for (let turn = 0; turn < turns; turn += 1) {
     cache.turn = turn;
     simulatedNow += (turn === pauseAtTurn ? pauseSeconds : secondsBetweenTurns) * 1000;
@@ -379,12 +387,13 @@ async function replay(
       format: 'model',
       budget: {
         maxInputTokens,
-        releaseRatio,
+        ...(releaseRatio === undefined ? {} : { releaseRatio }),
         model,
         ...(strategy === 'no marks' ? { cacheMarkers: 'none' as const } : {}),
       },
     });
     if ((result.budget?.totalTokens ?? 0) > maxInputTokens) overBudget += 1;
+    historySent.push(result.budget?.messages.length ?? 0);
     const response = await generateText({
       model,
       system: result.system,
@@ -401,7 +410,12 @@ async function replay(
     await engine.save();
     all.push(reply);
   }
-  return { calls: cache.calls, overBudget, engine: strategy === 'naive' ? null : engine };
+  return {
+    calls: cache.calls,
+    overBudget,
+    historySent,
+    engine: strategy === 'naive' ? null : engine,
+  };
 }
 
 const percent = (part: number, whole: number): string =>
@@ -426,6 +440,13 @@ function summarize(rules: ProviderRules, run: RunResult) {
       1e6;
   }
   return { input, read, write, fresh, cost };
+}
+
+/** The mean of the messages each call sent, and the fewest any call after turn 20 sent. */
+function historyFigures(sent: readonly number[]): string {
+  const mean = sent.reduce((total, count) => total + count, 0) / Math.max(1, sent.length);
+  const later = sent.slice(20);
+  return `${mean.toFixed(1)} / ${later.length === 0 ? '–' : Math.min(...later)}`;
 }
 
 /** Simulated misses: calls that read less than an earlier request already sent. */
@@ -454,6 +475,7 @@ for (const releaseRatio of releaseRatios) {
       'read from cache': percent(ours.read, ours.input),
       'write amplification': rules.reportsWrites ? (ours.write / ours.fresh).toFixed(2) : 'n/a',
       'calls over budget': String(runs.ctxgraph.overBudget),
+      'messages sent (mean / min after turn 20)': historyFigures(runs.ctxgraph.historySent),
       'input cost (USD)': ours.cost.toFixed(4),
       'no marks: read': percent(none.read, none.input),
       'no marks: cost': none.cost.toFixed(4),
@@ -495,7 +517,7 @@ for (const releaseRatio of releaseRatios) {
     });
   }
   console.log(
-    `\nSimulated provider caches, ${turns} scripted turns (tool call every 5th), maxInputTokens ${maxInputTokens}, releaseRatio ${releaseRatio}, ${secondsBetweenTurns}s between turns and one ${pauseSeconds}s pause at turn ${pauseAtTurn}; provider counts (o200k of each message's JSON):`,
+    `\nSimulated provider caches, ${turns} scripted turns (tool call every 5th), maxInputTokens ${maxInputTokens}, releaseRatio ${releaseRatio ?? 'default (0.3)'}, ${secondsBetweenTurns}s between turns and one ${pauseSeconds}s pause at turn ${pauseAtTurn}; provider counts (o200k of each message's JSON):`,
   );
   printTable(rows);
   console.log(

@@ -10,6 +10,11 @@ import { safeValidateUIMessages } from 'ai';
 // its text reads `must start with "data-"`. So a failing part is explained from the branches meant
 // for its type, found by asking the AI SDK itself (two probe validations, on the failure path
 // only), not from a copy of its schema that could drift.
+//
+// AI SDK 7 checks parts with discriminated unions instead: a part whose `type` (or a tool part
+// whose `state`) matches no option gets one `invalid_union` issue with no branches, naming the
+// `discriminator` and its `options`; a part whose type matches is checked by that option alone,
+// so its issues already name the wrong field. Both shapes are explained here, one path each.
 
 interface ZodLikeIssue {
   readonly code?: string;
@@ -19,6 +24,9 @@ interface ZodLikeIssue {
   readonly values?: readonly unknown[];
   readonly prefix?: string;
   readonly errors?: readonly (readonly ZodLikeIssue[])[];
+  /** AI SDK 7's discriminated unions: the key that chose no option, and the options. */
+  readonly discriminator?: string;
+  readonly options?: readonly unknown[];
 }
 
 type Branches = readonly (readonly ZodLikeIssue[])[];
@@ -83,23 +91,30 @@ async function explainPart(
     return out;
   };
   if (typeof part !== 'object' || part === null || Array.isArray(part)) return fallback();
-  const types = await partBranchTypes();
-  if (types === undefined) return fallback();
+  const schema = await partSchema();
+  if (schema === undefined) return fallback();
   const type = (part as { type?: unknown }).type;
-  const known = knownTypes(types);
-  if (typeof type !== 'string') {
-    out.push({
-      path: formatPath(index, [...partPath, 'type']),
-      message: `expected a string part type (${known}), received ${describeValue(type)}`,
-    });
-    return out;
+  const typePath = formatPath(index, [...partPath, 'type']);
+  if (schema.kind === 'discriminated') {
+    // AI SDK 7: the issues name the wrong field already, except an unknown type.
+    const known = schema.known.join(', ');
+    for (const issue of reported) {
+      if (isDiscriminatorIssue(issue) && issue.discriminator === 'type') {
+        out.push({ path: typePath, message: unknownTypeMessage(type, known) });
+      } else {
+        collect(issue, [], candidate, index, out);
+      }
+    }
+    return out.length > 0 ? out : fallback();
   }
-  const accepting = types.flatMap((branch, position) => (accepts(branch, type) ? [position] : []));
+  const types = schema.types;
+  const known = knownTypes(types);
+  const accepting =
+    typeof type === 'string'
+      ? types.flatMap((branch, position) => (accepts(branch, type) ? [position] : []))
+      : [];
   if (accepting.length === 0) {
-    out.push({
-      path: formatPath(index, [...partPath, 'type']),
-      message: `unknown part type ${JSON.stringify(type)} (known: ${known})`,
-    });
+    out.push({ path: typePath, message: unknownTypeMessage(type, known) });
     return out;
   }
   // With a number as its type every branch refuses the part outright, so zod reports all of them
@@ -111,6 +126,12 @@ async function explainPart(
   );
   explainBranches(meant, partPath, candidate, index, out);
   return out.length > 0 ? out : fallback();
+}
+
+function unknownTypeMessage(type: unknown, known: string): string {
+  return typeof type === 'string'
+    ? `unknown part type ${JSON.stringify(type)} (known: ${known})`
+    : `expected a string part type (${known}), received ${describeValue(type)}`;
 }
 
 /**
@@ -156,6 +177,19 @@ function collect(
   out: ValidationIssue[],
 ): void {
   const path = relativePath(prefix, issue);
+  if (isDiscriminatorIssue(issue)) {
+    // AI SDK 7: the key at `path` (a tool part's `state`, say) matched none of the options.
+    const value = valueAt(candidate, path);
+    const options = issue.options.map((option) => JSON.stringify(option)).join(', ');
+    out.push({
+      path: formatPath(index, path),
+      message:
+        value === undefined
+          ? `missing (expected one of ${options})`
+          : `unknown ${issue.discriminator} ${JSON.stringify(value)} (expected one of ${options})`,
+    });
+    return;
+  }
   if (issue.code === 'invalid_union' && Array.isArray(issue.errors)) {
     // A union that is not the part union (in a metadata schema, say): the branch that came
     // closest says the most.
@@ -199,33 +233,92 @@ function describeIssue(
   return issue.message ?? 'invalid';
 }
 
-let branchTypes: Promise<readonly BranchType[] | undefined> | undefined;
+/** A discriminated union's issue (AI SDK 7): no branches, the key and its options instead. */
+function isDiscriminatorIssue(
+  issue: ZodLikeIssue,
+): issue is ZodLikeIssue & { discriminator: string; options: readonly unknown[] } {
+  return (
+    issue.code === 'invalid_union' &&
+    typeof issue.discriminator === 'string' &&
+    Array.isArray(issue.options)
+  );
+}
 
 /**
- * What each branch of the AI SDK's part union accepts as `type`, in branch order: learnt once from
- * a part whose type no branch accepts, so each branch reports its literal or prefix.
+ * How the AI SDK's part union reports a failing part: branch by branch (AI SDK 6), with what each
+ * branch accepts as `type`, or as a discriminated union (AI SDK 7), with the part types it knows.
  */
-function partBranchTypes(): Promise<readonly BranchType[] | undefined> {
-  branchTypes ??= probeBranches({ type: '\u0000' }).then((branches) => {
-    if (branches === undefined) return undefined;
-    const types = branches.map((branch): BranchType => {
-      const issue = branch.find((inner) => isAt(inner, 'type'));
-      const literals =
-        issue?.code === 'invalid_value' && Array.isArray(issue.values)
-          ? issue.values.filter((value): value is string => typeof value === 'string')
-          : [];
-      const prefix =
-        issue?.code === 'invalid_format' && typeof issue.prefix === 'string'
-          ? issue.prefix
-          : undefined;
-      return { literals, prefix };
-    });
-    // Every branch must have said what it accepts, or the answer cannot be trusted.
-    return types.every((type) => type.literals.length > 0 || type.prefix !== undefined)
-      ? types
-      : undefined;
+type PartSchema =
+  | { readonly kind: 'branches'; readonly types: readonly BranchType[] }
+  | { readonly kind: 'discriminated'; readonly known: readonly string[] };
+
+let partSchemaProbe: Promise<PartSchema | undefined> | undefined;
+
+/**
+ * The shape of the AI SDK's part union, learnt once from a part whose type nothing accepts: each
+ * branch then reports its literal or prefix (AI SDK 6), or the union names its options (AI SDK 7).
+ */
+function partSchema(): Promise<PartSchema | undefined> {
+  partSchemaProbe ??= probeUnion({ type: '\u0000' }).then(
+    async (union): Promise<PartSchema | undefined> => {
+      if (union === undefined) return undefined;
+      if (isDiscriminatorIssue(union)) return discriminatedSchema(union.options);
+      const branches: Branches | undefined = union.errors;
+      if (branches === undefined || branches.length === 0) return undefined;
+      const types = branches.map((branch): BranchType => {
+        const issue = branch.find((inner) => isAt(inner, 'type'));
+        const literals =
+          issue?.code === 'invalid_value' && Array.isArray(issue.values)
+            ? issue.values.filter((value): value is string => typeof value === 'string')
+            : [];
+        const prefix =
+          issue?.code === 'invalid_format' && typeof issue.prefix === 'string'
+            ? issue.prefix
+            : undefined;
+        return { literals, prefix };
+      });
+      // Every branch must have said what it accepts, or the answer cannot be trusted.
+      return types.every((type) => type.literals.length > 0 || type.prefix !== undefined)
+        ? { kind: 'branches', types }
+        : undefined;
+    },
+  );
+  return partSchemaProbe;
+}
+
+/**
+ * The part types of a discriminated part union: its literal options, then the types it routes
+ * before the union (the UIMessage type's `data-<name>`, `dynamic-tool` and `tool-<name>`), each
+ * kept only when the AI SDK really accepts it as a type.
+ */
+async function discriminatedSchema(options: readonly unknown[]): Promise<PartSchema> {
+  const known = options.flatMap((option) =>
+    typeof option === 'string' ? [JSON.stringify(option)] : [],
+  );
+  const routed: readonly (readonly [probe: string, shown: string])[] = [
+    ['data-\u0000', 'data-<name>'],
+    ['dynamic-tool', 'dynamic-tool'],
+    ['tool-\u0000', 'tool-<name>'],
+  ];
+  for (const [probe, shown] of routed) {
+    const union = await probeUnion({ type: probe });
+    const refused = union !== undefined && isDiscriminatorIssue(union) && isAt(union, 'type');
+    if (!refused) known.push(JSON.stringify(shown));
+  }
+  return { kind: 'discriminated', known };
+}
+
+/** The part union's issue for `part` (at the part, or at its `type`), if it fails as a union. */
+async function probeUnion(part: object): Promise<ZodLikeIssue | undefined> {
+  const result = await safeValidateUIMessages({
+    messages: [{ id: 'probe', role: 'assistant', parts: [part] }],
   });
-  return branchTypes;
+  if (result.success) return undefined;
+  const issues = (result.error.cause as { issues?: readonly ZodLikeIssue[] } | undefined)?.issues;
+  const union = issues?.find((issue) => issue.code === 'invalid_union');
+  if (union === undefined) return undefined;
+  // Paths here are from the message list: [0, 'parts', 0, ...]; make them relative to the part.
+  return { ...union, path: (union.path ?? []).slice(4) };
 }
 
 /**
@@ -233,13 +326,8 @@ function partBranchTypes(): Promise<readonly BranchType[] | undefined> {
  * them branch by branch.
  */
 async function probeBranches(part: object): Promise<Branches | undefined> {
-  const result = await safeValidateUIMessages({
-    messages: [{ id: 'probe', role: 'assistant', parts: [part] }],
-  });
-  if (result.success) return undefined;
-  const issues = (result.error.cause as { issues?: readonly ZodLikeIssue[] } | undefined)?.issues;
-  const union = issues?.find((issue) => issue.code === 'invalid_union');
-  return Array.isArray(union?.errors) ? union.errors : undefined;
+  const union = await probeUnion(part);
+  return Array.isArray(union?.errors) && union.errors.length > 0 ? union.errors : undefined;
 }
 
 function accepts(branch: BranchType, type: string): boolean {

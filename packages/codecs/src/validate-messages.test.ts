@@ -2,7 +2,9 @@ import { ValidationError } from '@ctxgraph/fragments-core';
 import type { UIMessage } from 'ai';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { aiLane } from '../../../tooling/ai-lane/lane.mjs';
 import { everyPartKind } from './__fixtures__/ui-messages';
+import { storableMessageIssues } from './storable-message';
 import {
   checkMessages,
   MessageValidationError,
@@ -11,6 +13,13 @@ import {
 } from './validate-messages';
 
 const hello: UIMessage = { id: 'h1', role: 'user', parts: [{ type: 'text', text: 'hello' }] };
+
+// The part types each AI SDK major knows, in the order its schema lists them (AI SDK 7 added
+// `custom`, `reasoning-file` and `steering-message`).
+const knownPartTypes =
+  aiLane() === '7'
+    ? '"text", "reasoning", "custom", "source-url", "source-document", "file", "reasoning-file", "steering-message", "step-start", "data-<name>", "dynamic-tool", "tool-<name>"'
+    : '"text", "reasoning", "source-url", "source-document", "file", "step-start", "data-<name>", "dynamic-tool", "tool-<name>"';
 
 describe('validateMessages', () => {
   it('accepts valid messages, every part kind included, and an empty list', async () => {
@@ -54,7 +63,7 @@ describe('validateMessages', () => {
     [
       'an unknown part type, listing the known ones',
       { type: 'bogus' },
-      'messages[0].parts[0].type: unknown part type "bogus" (known: "text", "reasoning", "source-url", "source-document", "file", "step-start", "data-<name>", "dynamic-tool", "tool-<name>")',
+      `messages[0].parts[0].type: unknown part type "bogus" (known: ${knownPartTypes})`,
     ],
     [
       'an unknown part type that has the fields of a data part',
@@ -151,4 +160,48 @@ describe('validateMessages', () => {
       /messages must be an array/,
     );
   });
+
+  // AI SDK 7's part types: accepted on AI SDK 7 (and stored as they are), refused as an unknown
+  // part type on AI SDK 6; a broken one names its wrong field on 7.
+  const aiSdk7Parts: readonly [string, Record<string, unknown>, string, string][] = [
+    ['custom', { type: 'custom', kind: 'acme.note' }, { type: 'custom' }, 'kind'],
+    [
+      'reasoning-file',
+      { type: 'reasoning-file', mediaType: 'image/png', url: 'data:image/png;base64,AA==' },
+      { type: 'reasoning-file', mediaType: 'image/png' },
+      'url',
+    ],
+    [
+      'steering-message',
+      { type: 'steering-message', id: 's1', parts: [{ type: 'text', text: 'shorter, please' }] },
+      { type: 'steering-message', id: 's1' },
+      'parts',
+    ],
+  ].map(([type, valid, broken, field]) => [
+    type as string,
+    valid as Record<string, unknown>,
+    JSON.stringify(broken),
+    field as string,
+  ]);
+
+  it.each(aiSdk7Parts)(
+    'handles the AI SDK 7 part type %s consistently on each major',
+    async (type, valid, broken, field) => {
+      const message = { id: `v-${type}`, role: 'assistant', parts: [valid] };
+      const brokenMessage = { id: `b-${type}`, role: 'assistant', parts: [JSON.parse(broken)] };
+      const refusal = (await validateMessages([brokenMessage]).catch(
+        (caught: unknown) => caught,
+      )) as MessageValidationError;
+      expect(MessageValidationError.isInstance(refusal)).toBe(true);
+      expect(storableMessageIssues(message)).toEqual([]);
+      if (aiLane() === '7') {
+        await expect(validateMessages([message])).resolves.toEqual([message]);
+        expect(refusal.message).toContain(`messages[0].parts[0].${field}: missing (expected `);
+      } else {
+        const unknown = `messages[0].parts[0].type: unknown part type "${type}" (known: ${knownPartTypes})`;
+        await expect(validateMessages([message])).rejects.toThrow(unknown);
+        expect(refusal.message).toContain(unknown);
+      }
+    },
+  );
 });

@@ -163,13 +163,18 @@ export interface ResolveResult {
 export interface ModelResolveResult {
   /** The context fragments, rendered. */
   systemPrompt: string;
-  /** The same conversation as model messages (with `budget`, cache breakpoints marked). */
+  /**
+   * The same conversation as model messages (with `budget`, cache breakpoints marked), without
+   * system-role messages: those are folded into `system`.
+   */
   messages: ModelMessage[];
   /**
-   * With `budget`: the system prompt as a system message carrying its cache breakpoint, for
-   * `generateText({ system, messages })`.
+   * The system message for `generateText({ system, messages })`: the rendered context, then the
+   * history's system-role messages in order (blank-line separated), so no system message stays
+   * in `messages` (AI SDK 7 refuses them there). With `budget`, it carries the system prompt's
+   * cache breakpoint.
    */
-  system?: SystemModelMessage;
+  system: SystemModelMessage;
   /** With `budget`: what was counted, kept and left out, the cache plan and prefix reuse. */
   budget?: BudgetReport;
   /** With `budget` and the engine's `autoCompact`, when the input passed the threshold. */

@@ -117,6 +117,7 @@ export {
   type EngineRecordSource,
   embedEngineRecord,
   engineRecordOf,
+  type ProviderCompactionRecord,
   readBranchSummary,
   readCompaction,
   readDropped,

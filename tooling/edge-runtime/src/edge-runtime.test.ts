@@ -4,10 +4,12 @@
 // must give exactly what the same calls give on Node. Then the PostgreSQL store, from workerd,
 // against the test PostgreSQL (DATABASE_URL, or the embedded server the Postgres suites use).
 import { randomBytes } from 'node:crypto';
-import { build, type Metafile } from 'esbuild';
+import { dirname } from 'node:path';
+import { build, type Metafile, type Plugin } from 'esbuild';
 import { Miniflare } from 'miniflare';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { aiLane, aliasAnchor, laneSpecifier } from '../../ai-lane/lane.mjs';
 import { type PostgresServer, startPostgresServer } from '../../postgres-server.ts';
 import { runScenario, type ScenarioResult } from './scenario';
 
@@ -18,7 +20,26 @@ interface Bundle {
   code: string;
   /** What the bundle leaves to the runtime to provide (`node:*`, `cloudflare:*`). */
   runtimeImports: string[];
+  /** The files bundled. */
+  inputs: string[];
 }
+
+/** The AI SDK lane (tooling/ai-lane) for esbuild: on lane 6, `ai` is the AI SDK 6 alias. */
+const aiLanePlugin: Plugin = {
+  name: 'ctxgraph-ai-lane',
+  setup(builder) {
+    const lane = aiLane();
+    builder.onResolve({ filter: /^(ai|@ai-sdk\/(openai|react))(\/|$)/ }, async (args) => {
+      const alias = laneSpecifier(args.path, lane);
+      if (alias === undefined) return undefined;
+      const resolved = await builder.resolve(alias, {
+        kind: args.kind,
+        resolveDir: dirname(aliasAnchor),
+      });
+      return resolved.errors.length > 0 ? { errors: resolved.errors } : { path: resolved.path };
+    });
+  },
+};
 
 /** Bundles a worker as Wrangler would: esbuild, workerd's conditions, nothing left unresolved. */
 async function bundle(entry: string, external: string[] = []): Promise<Bundle> {
@@ -31,13 +52,18 @@ async function bundle(entry: string, external: string[] = []): Promise<Bundle> {
     conditions: ['workerd', 'worker', 'browser'],
     mainFields: ['module', 'main'],
     external,
+    plugins: [aiLanePlugin],
     write: false,
     metafile: true,
     logLevel: 'silent',
   });
   const output = result.outputFiles[0];
   if (output === undefined) throw new Error(`esbuild wrote nothing for ${entry}`);
-  return { code: output.text, runtimeImports: runtimeImports(result.metafile) };
+  return {
+    code: output.text,
+    runtimeImports: runtimeImports(result.metafile),
+    inputs: Object.keys(result.metafile.inputs),
+  };
 }
 
 function runtimeImports(metafile: Metafile): string[] {
@@ -49,7 +75,7 @@ function runtimeImports(metafile: Metafile): string[] {
 
 describe('the runtime-neutral packages and the memory store inside workerd', () => {
   let miniflare: Miniflare | undefined;
-  let worker: Bundle = { code: '', runtimeImports: [] };
+  let worker: Bundle = { code: '', runtimeImports: [], inputs: [] };
 
   beforeAll(async () => {
     // No `external` and no `nodejs_compat`: an import of a Node built-in fails the bundle.
@@ -65,6 +91,13 @@ describe('the runtime-neutral packages and the memory store inside workerd', () 
 
   it('bundles without any Node built-in', () => {
     expect(worker.runtimeImports).toEqual([]);
+  });
+
+  it("bundles the AI SDK of the run's lane", () => {
+    const majors = new Set(
+      worker.inputs.flatMap((input) => /\/ai@(\d+)\./.exec(input)?.slice(1) ?? []),
+    );
+    expect([...majors]).toEqual([aiLane()]);
   });
 
   it('resolves under a budget, saves, renders with each renderer and serializes as on Node', async () => {
@@ -94,7 +127,7 @@ describe('the runtime-neutral packages and the memory store inside workerd', () 
 describe('the PostgreSQL store inside workerd (nodejs_compat)', () => {
   let server: PostgresServer | undefined;
   let miniflare: Miniflare | undefined;
-  let worker: Bundle = { code: '', runtimeImports: [] };
+  let worker: Bundle = { code: '', runtimeImports: [], inputs: [] };
   const schema = `edge_${randomBytes(6).toString('hex')}`;
 
   beforeAll(async () => {

@@ -1,8 +1,12 @@
-import { type InferUITools, tool, type UIDataTypes, type UIMessage } from 'ai';
+import { type InferUITools, type Tool, tool, type UIDataTypes, type UIMessage } from 'ai';
 import { z } from 'zod';
 
 /** The app's server-side tools (the mock model calls `getWeather` for any text with "weather"). */
-export const chatTools = {
+// Typed explicitly: AI SDK 7's inferred tool type names provider types a declaration cannot reach.
+export const chatTools: {
+  getWeather: Tool<{ city: string }, { city: string; temperatureC: number; sky: string }>;
+  askForConfirmation: Tool<{ question: string }, { confirmed: boolean }>;
+} = {
   getWeather: tool({
     description: 'The current weather in a city.',
     inputSchema: z.object({ city: z.string() }),

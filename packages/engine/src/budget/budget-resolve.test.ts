@@ -48,6 +48,37 @@ describe('resolve({ budget })', () => {
     expect(result).not.toHaveProperty('budget');
   });
 
+  it("cuts in chunks of 0.3 of the budget by default, deeper with releaseRatio 'write-bound'", async () => {
+    const store = new InMemoryContextStore();
+    const engine = engineFor('chunking', store);
+    engine.set(role('You help.'));
+    await seed(engine, 20); // 40 messages of about 24 tokens
+    const ids = async (budget: Record<string, unknown>) =>
+      (await engine.resolve({ budget: { maxInputTokens: 700, ...budget } })).messages.length;
+    const openai = { model: { provider: 'openai.responses', modelId: 'gpt-4o' } };
+    const anthropic = { model: { provider: 'anthropic.messages', modelId: 'claude-sonnet-4-5' } };
+    // The default is the same on every profile: chunks of 0.3 of the budget.
+    const standard = await ids({});
+    expect(await ids(openai)).toBe(standard);
+    expect(await ids(anthropic)).toBe(standard);
+    expect(await ids({ ...anthropic, releaseRatio: 0.3 })).toBe(standard);
+    // 'write-bound' (opt-in, for a provider that bills cache writes) cuts deeper, in chunks of
+    // the room / 1.1, so the kept history it must write again is small against what the next
+    // calls add; the price is less history right after the cut.
+    const deep = await ids({ ...anthropic, releaseRatio: 'write-bound' });
+    expect(deep).toBeLessThan(standard);
+    expect(deep).toBeGreaterThan(0);
+  });
+
+  it("refuses a releaseRatio that is neither a number from 0 to 0.9 nor 'write-bound'", async () => {
+    const engine = engineFor('bad-ratio');
+    await seed(engine, 1);
+    for (const releaseRatio of [1, -0.1, 'deep', null])
+      await expect(
+        engine.resolve({ budget: { maxInputTokens: 700, releaseRatio } as never }),
+      ).rejects.toThrow(/releaseRatio must be a number from 0 to 0.9 or 'write-bound'/);
+  });
+
   it('keeps everything that fits and reports tokens per fragment and per message', async () => {
     const engine = engineFor('fits');
     engine.set(role('You help.'), hint('Be brief.'));
@@ -352,12 +383,12 @@ async function expectAsFresh(
   store: InMemoryContextStore,
   chatId: string,
   maxInputTokens: number,
+  releaseRatio?: number,
 ): Promise<void> {
   const fresh = engineFor(chatId, store);
   fresh.set(...warm.context);
-  expect(comparable(result)).toEqual(
-    comparable(await fresh.resolve({ budget: { maxInputTokens } })),
-  );
+  const budget = releaseRatio === undefined ? { maxInputTokens } : { maxInputTokens, releaseRatio };
+  expect(comparable(result)).toEqual(comparable(await fresh.resolve({ budget })));
 }
 
 describe('a warm engine plans as a fresh one on the same chat', () => {
@@ -374,17 +405,25 @@ describe('a warm engine plans as a fresh one on the same chat', () => {
     await expectAsFresh(engine, big, store, 'grows', 2000);
   });
 
+  // With chunks of a fixed share of the budget (an explicit releaseRatio), more room never means
+  // less history. (The default for a profile that bills cache writes sizes chunks by the room
+  // instead, so there it may cut at a later boundary: see the write-bound tests below.)
   it('sends more history once replaceContext() removes a big fragment', async () => {
     const store = new InMemoryContextStore();
     const engine = engineFor('shrinks', store);
     engine.set(role('You help.'), hint(`Catalogue ${'item '.repeat(400)}`));
     await seed(engine, 20);
-    const crowded = await engine.resolve({ budget: { maxInputTokens: 800 } });
+    const budget = { maxInputTokens: 800, releaseRatio: 0.3 };
+    const crowded = await engine.resolve({ budget });
     expect(crowded.messages.length).toBeLessThan(20);
     engine.replaceContext([role('You help.')]);
-    const roomy = await engine.resolve({ budget: { maxInputTokens: 800 } });
+    const roomy = await engine.resolve({ budget });
     expect(roomy.messages.length).toBeGreaterThan(crowded.messages.length);
-    await expectAsFresh(engine, roomy, store, 'shrinks', 800);
+    await expectAsFresh(engine, roomy, store, 'shrinks', 800, 0.3);
+    // Under the default (write-bound: the default profile is Anthropic's), a warm engine still
+    // plans as a fresh one.
+    const byDefault = await engine.resolve({ budget: { maxInputTokens: 800 } });
+    await expectAsFresh(engine, byDefault, store, 'shrinks', 800);
   });
 
   it('sends the summary compact() just wrote, and the turns after it', async () => {

@@ -6,7 +6,7 @@ import {
   type ContextRenderer,
   type HeadState,
 } from '@ctxgraph/fragments-core';
-import type { UIMessage } from 'ai';
+import type { SystemModelMessage, UIMessage } from 'ai';
 import {
   type AutoCompaction,
   type CheckedAutoCompact,
@@ -35,6 +35,7 @@ import {
   type FitResult,
   fitToBudget,
 } from './fit-to-budget';
+import { foldSystemMessages } from './fold-system-messages';
 import { segmentHash } from './segment-hash';
 import { TokenCounter } from './token-counter';
 
@@ -75,8 +76,10 @@ export class BudgetPlanner {
     if (call.budget === undefined) {
       const systemPrompt = call.renderer.render(call.fragments);
       const messages = await conversation(session, call.ticket, opened);
-      if (call.format === 'model')
-        return { systemPrompt, messages: await toModelMessages(messages) };
+      if (call.format === 'model') {
+        const system: SystemModelMessage = { role: 'system', content: systemPrompt };
+        return { systemPrompt, ...foldSystemMessages(system, await toModelMessages(messages)) };
+      }
       return { systemPrompt, messages };
     }
     const compaction = await this.#compactFirst(session, call, call.budget, opened);
@@ -187,8 +190,7 @@ export class BudgetPlanner {
     });
     const result: ModelResolveResult = {
       systemPrompt,
-      system: marked.system,
-      messages: marked.messages,
+      ...foldSystemMessages(marked.system, marked.messages),
       budget: report,
     };
     if (marked.providerOptions !== undefined) result.providerOptions = marked.providerOptions;

@@ -22,9 +22,15 @@ export interface BudgetOptions {
    * same prefix (and hit the provider's cache) instead of shifting the window every turn. The
    * boundaries are fixed places in the history, so an engine made per request cuts where a
    * long-lived one does. 0 cuts only what must go.
+   *
+   * `'write-bound'`, for a provider that charges for cache writes (Anthropic, Bedrock,
+   * OpenRouter's Anthropic models): a chunk is the history's room divided by 1.1, so a cut makes
+   * the provider write again at most a tenth of the new tokens the chunk lets in (write
+   * amplification at most 1.1). The price is context: right after a cut little history is sent,
+   * so pair it with `autoCompact` (a summary stands in for what went). Opt-in for that reason.
    * @default 0.3
    */
-  releaseRatio?: number;
+  releaseRatio?: number | 'write-bound';
   /**
    * With `format: 'model'` and neither `model` nor `cacheProfile`: `'anthropic'` marks the
    * planned cache breakpoints with `providerOptions.anthropic.cacheControl` (other providers
@@ -112,7 +118,8 @@ export interface BudgetMemory {
 /** The checked budget with its defaults. */
 export interface CheckedBudget {
   readonly maxInputTokens: number;
-  readonly releaseRatio: number;
+  /** Undefined when the caller gave none (the default depends on the cache profile). */
+  readonly releaseRatio: number | 'write-bound' | undefined;
   readonly cacheMarkers: 'anthropic' | 'none';
   readonly model: CacheModel | undefined;
   readonly cacheProfile: CacheProfile | undefined;
@@ -142,11 +149,7 @@ export function checkBudget(method: string, budget: unknown): CheckedBudget {
       { issues: [{ path: 'budget', message: 'expected an object' }] },
     );
   }
-  const {
-    maxInputTokens,
-    releaseRatio = 0.3,
-    cacheMarkers = 'anthropic',
-  } = budget as BudgetOptions;
+  const { maxInputTokens, releaseRatio, cacheMarkers = 'anthropic' } = budget as BudgetOptions;
   if (
     typeof maxInputTokens !== 'number' ||
     !Number.isSafeInteger(maxInputTokens) ||
@@ -157,10 +160,18 @@ export function checkBudget(method: string, budget: unknown): CheckedBudget {
       { issues: [{ path: 'budget.maxInputTokens', message: 'expected a positive integer' }] },
     );
   }
-  if (typeof releaseRatio !== 'number' || !(releaseRatio >= 0 && releaseRatio <= 0.9)) {
+  if (
+    releaseRatio !== undefined &&
+    releaseRatio !== 'write-bound' &&
+    (typeof releaseRatio !== 'number' || !(releaseRatio >= 0 && releaseRatio <= 0.9))
+  ) {
     throw new ValidationError(
-      `${method}: budget.releaseRatio must be a number from 0 to 0.9, received ${String(releaseRatio)}.`,
-      { issues: [{ path: 'budget.releaseRatio', message: 'expected a number from 0 to 0.9' }] },
+      `${method}: budget.releaseRatio must be a number from 0 to 0.9 or 'write-bound', received ${String(releaseRatio)}.`,
+      {
+        issues: [
+          { path: 'budget.releaseRatio', message: "expected a number from 0 to 0.9 or 'write-bound'" },
+        ],
+      },
     );
   }
   if (cacheMarkers !== 'anthropic' && cacheMarkers !== 'none') {
@@ -228,7 +239,7 @@ export function fitToBudget(input: FitInput): FitResult {
   for (let attempt = 1; ; attempt += 1) {
     const plan = planBudget({
       maxInputTokens: input.budget.maxInputTokens,
-      releaseRatio: input.budget.releaseRatio,
+      releaseRatio: input.budget.releaseRatio ?? 0.3,
       overheadTokens,
       fragments: planFragments,
       messages: planMessages,

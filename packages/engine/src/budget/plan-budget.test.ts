@@ -150,6 +150,32 @@ describe('planBudget', () => {
     expect([next.firstKeptIndex, next.totalTokens]).toEqual([6, 70]);
   });
 
+  it("'write-bound': chunks of the room / 1.1, so a cut rewrites at most a tenth of what the chunk lets in", () => {
+    // Room for history: 110 budget - 10 overhead - 0 fragments = 100, so chunks of 90 tokens:
+    // boundaries at the turns that start after 90, 180, … tokens of history.
+    const options = {
+      maxInputTokens: 110,
+      overheadTokens: 10,
+      releaseRatio: 'write-bound' as const,
+    };
+    const turns = (count: number): string => 'u10 a10 '.repeat(count);
+    // 140 of history and a pending question: the turn at offset 100 is the first boundary from
+    // which the rest fits (2 turns and the question: 60 with the overhead).
+    let result = plan({ ...options, ...messages(`${turns(7)}u10*`) });
+    expect([result.firstKeptIndex, result.totalTokens]).toEqual([10, 60]);
+    // The same start while history grows to fill the room: every call extends the same prefix.
+    result = plan({ ...options, ...messages(`${turns(9)}u10*`) });
+    expect([result.firstKeptIndex, result.totalTokens]).toEqual([10, 100]);
+    // Past the room, the next boundary (the turn at offset 180): one old turn is kept, the part
+    // the provider writes again, against the 80 new tokens since the previous cut.
+    result = plan({ ...options, ...messages(`${turns(10)}u10*`) });
+    expect([result.firstKeptIndex, result.totalTokens]).toEqual([18, 40]);
+    // With the fixed share it replaces (0.3 of the budget: boundaries every 33 tokens), the same
+    // history is cut shallower, so each cut rewrites more and comes sooner.
+    const shallow = plan({ ...options, releaseRatio: 0.3, ...messages(`${turns(7)}u10*`) });
+    expect(shallow.firstKeptIndex).toBe(8);
+  });
+
   it("marks the end of the previous turn's question, read from this input alone", () => {
     // A tool turn: the question ends before the first assistant message.
     expect(plan(messages('u10 t5 a10 a10 u10*')).breakpoints).toEqual([

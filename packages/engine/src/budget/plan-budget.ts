@@ -14,6 +14,15 @@ export interface PlanFragment {
   readonly required: boolean;
 }
 
+/**
+ * The write amplification (tokens written to the provider's cache per new token) the
+ * `'write-bound'` chunking keeps to: a cut rewrites the history it keeps, and history kept after
+ * a cut is at most the room, so chunks of `room / 1.1` let in at least ten times what a cut
+ * rewrites. The price is context: right after a cut, the history sent is at most a tenth of
+ * the room (a compaction's summary, with `autoCompact`, stands in for what went).
+ */
+const WRITE_AMPLIFICATION_TARGET = 1.1;
+
 /** A message as the planner sees it (history first, then pending, oldest first). */
 export interface PlanMessage {
   readonly id: string;
@@ -24,8 +33,14 @@ export interface PlanMessage {
 /** Everything {@link planBudget} needs. */
 export interface PlanInput {
   readonly maxInputTokens: number;
-  /** The share of the budget freed when history must be cut (hysteresis), 0 to 0.9. */
-  readonly releaseRatio: number;
+  /**
+   * How big the chunks history is cut in are: a share of the budget (0 to 1: a chunk starts at
+   * the first turn after every `releaseRatio × maxInputTokens` tokens), or `'write-bound'` for a
+   * provider that charges for cache writes: a chunk is the history's room divided by
+   * {@link WRITE_AMPLIFICATION_TARGET}, so what a cut makes the provider write again (the history
+   * kept after it) is at most a tenth of the new tokens the chunk lets in before the next cut.
+   */
+  readonly releaseRatio: number | 'write-bound';
   /** Tokens no choice changes (the system prompt's wrapping). */
   readonly overheadTokens: number;
   readonly fragments: readonly PlanFragment[];
@@ -232,7 +247,16 @@ export function planBudget(input: PlanInput): Plan {
     // in the history (a chunk starts at the first turn after every `releaseRatio ×
     // maxInputTokens` tokens), so consecutive calls cut at the same place until growth forces
     // the next boundary: they share their prefix.
-    const chunk = Math.max(1, Math.floor(maxInputTokens * input.releaseRatio));
+    const chunk = Math.max(
+      1,
+      Math.floor(
+        input.releaseRatio === 'write-bound'
+          ? // The room history has once the fragments below it are out (they go first): it
+            // changes only with the budget and the fragments kept, so the boundaries stay put.
+            (maxInputTokens - input.overheadTokens - fragmentTokens) / WRITE_AMPLIFICATION_TARGET
+          : maxInputTokens * input.releaseRatio,
+      ),
+    );
     let offset = 0;
     while (startTurn < protectedFrom) {
       const before = offset;

@@ -1,15 +1,19 @@
 import {
   assertIdentifier,
   type CommitMessage,
+  type CompactionRecord,
   EngineError,
   type EngineRecord,
   MessageIdConflictError,
   type MessageNodeRecord,
 } from '@ctxgraph/fragments-core';
 import type { UIMessage } from 'ai';
+import { messageText } from '../budget/token-counter';
+import { visibleConversation } from '../compaction/compacted-view';
 import type { ChatSession } from '../session/chat-session';
 import { type AttachPoint, writeMessages } from '../session/write-messages';
-import { addUsage } from '../usage/message-usage';
+import { addUsage, PENDING_PROVIDER_COMPACTION } from '../usage/message-usage';
+import type { PendingProviderCompaction } from '../usage/provider-compaction';
 import { bindLazy } from './conversation';
 
 /** How often a save picks another node id for a message version before it gives up. */
@@ -48,16 +52,21 @@ export async function saveTurn(session: ChatSession, ticket: number): Promise<vo
     )
       nodeIds.set(message.id, await freeVersionId(session, message.id, new Set([message.id])));
   }
-  const batchOf = (): CommitMessage[] =>
-    messages.map((message) => {
+  const batchOf = (): CommitMessage[] => {
+    const batch: CommitMessage[] = [];
+    for (const message of messages) {
       const id = nodeIds.get(message.id) ?? view.chain.nodeIdOf(message.id) ?? message.id;
-      const engineRecord = keptRecord(
+      const kept = keptRecord(
         view.chain.node(id),
         records?.get(message.id),
         adds?.has(message.id) === true,
       );
-      return engineRecord === undefined ? { id, message } : { id, message, engineRecord };
-    });
+      const engineRecord =
+        kept === undefined ? undefined : placeProviderCompaction(session, kept, id, batch);
+      batch.push(engineRecord === undefined ? { id, message } : { id, message, engineRecord });
+    }
+    return batch;
+  };
   for (let attempt = 1; ; attempt += 1) {
     const batch = batchOf();
     try {
@@ -201,4 +210,60 @@ function keptRecord(
   // that took several calls; its usage is what was recorded plus what this call used.
   const summed = add ? addUsage(existing.usage, attached.usage) : undefined;
   return summed === undefined ? merged : { ...merged, usage: summed };
+}
+
+/**
+ * A reply whose call compacted on the provider's side (`withUsage(…, { response })`) becomes a
+ * compaction node: its boundary is the last node the call sent, that is the node the reply
+ * follows (the message before it in this save, else the head the engine's view shows; for a
+ * reply continued in place, its parent). What comes before is kept in the graph and no longer
+ * shown; the reply, which carries the compaction part the provider needs back, is shown first.
+ * The pending key never reaches the store. Without anything before the reply there is nothing
+ * covered, and only the usage is kept.
+ */
+function placeProviderCompaction(
+  session: ChatSession,
+  record: EngineRecord,
+  id: string,
+  batch: readonly CommitMessage[],
+): EngineRecord | undefined {
+  if (!Object.hasOwn(record, PENDING_PROVIDER_COMPACTION)) return record;
+  const { [PENDING_PROVIDER_COMPACTION]: pendingValue, ...rest } = record;
+  const pending = pendingValue as unknown as PendingProviderCompaction;
+  const { view } = session;
+  const replaced = view.chain.node(id);
+  // New nodes of this batch attach one after the other on top of the view's head.
+  const added = batch.filter((entry) => !view.chain.has(entry.id));
+  const boundaryId =
+    replaced !== undefined ? replaced.parentId : (added.at(-1)?.id ?? view.headMessageId);
+  if (boundaryId === null || boundaryId === id)
+    return Object.keys(rest).length > 0 ? rest : undefined;
+  const visible = visibleConversation(view.chain);
+  const shownBefore: UIMessage[] = [];
+  const boundaryInView = visible.entries.findIndex((entry) => entry.node.id === boundaryId);
+  const shown =
+    boundaryInView >= 0
+      ? visible.entries.slice(0, boundaryInView + 1)
+      : replaced === undefined
+        ? visible.entries
+        : [];
+  for (const entry of shown) if (entry.message !== null) shownBefore.push(entry.message);
+  if (replaced === undefined)
+    for (const entry of added) shownBefore.push(entry.message as unknown as UIMessage);
+  const { tokenizer } = session.settings;
+  const covered = shownBefore.reduce(
+    (total, message) => total + tokenizer.count(messageText(message)),
+    0,
+  );
+  const summary = tokenizer.count(pending.text);
+  const compaction: CompactionRecord = {
+    version: 1,
+    boundaryId,
+    previousCompactionId: visible.compaction?.entry.node.id ?? null,
+    coveredMessages: shownBefore.length,
+    tokens: { tokenizer: tokenizer.id, covered, summary, saved: covered - summary },
+    createdAt: Date.now(),
+    provider: pending.record,
+  };
+  return { ...rest, compaction: compaction as unknown as EngineRecord };
 }

@@ -17,6 +17,11 @@ import {
   readCacheRecord,
   reconcileCache,
 } from './cache-reconcile';
+import {
+  anthropicCacheCorrection,
+  type PendingProviderCompaction,
+  replyCompaction,
+} from './provider-compaction';
 
 /**
  * The usage of the model call that produced an assistant message, as stored in the node's engine
@@ -88,6 +93,21 @@ export interface UsageInput {
    * stopped) and records both with the reply.
    */
   readonly cache?: unknown;
+  /**
+   * The call's `result.response` (its `messages` are what this call produced). When they hold a
+   * provider's compaction (Anthropic's compaction block, OpenAI's compaction item) that the reply
+   * carries, `save()` makes the reply a compaction node: the turns the call sent stay in the
+   * graph but are no longer shown or sent, and a rewind before the reply brings them back. Only
+   * a compaction among the call's own response messages counts, never one that a message (a
+   * chat client's) merely contains.
+   */
+  readonly response?: unknown;
+  /**
+   * The call's `result.providerMetadata`. With Anthropic's `iterations` in it, the cache reads
+   * and writes of the compaction step (which the AI SDK's usage leaves out) are added to the
+   * recorded usage, and the compaction's own share is kept in the compaction node's record.
+   */
+  readonly providerMetadata?: unknown;
 }
 
 const where = 'withUsage(fragment, { usage, modelId })';
@@ -109,6 +129,8 @@ function count(path: string, value: unknown): number | null {
 interface RecordedUsage {
   readonly usage: StoredUsage;
   readonly add: boolean;
+  /** The provider compaction the reply carries (the call's response produced it). */
+  readonly compaction?: PendingProviderCompaction;
 }
 
 /** The usage as the engine record holds it. */
@@ -146,8 +168,7 @@ function toMessageUsage(input: UsageInput): RecordedUsage {
       { issues: [{ path: 'outcome', message: "expected 'complete', 'aborted' or 'error'" }] },
     );
   }
-  const counted = {
-    modelId,
+  const reported = {
     inputTokens: count('usage.inputTokens', usage.inputTokens),
     cacheReadTokens: count(
       'usage.inputTokenDetails.cacheReadTokens',
@@ -157,13 +178,31 @@ function toMessageUsage(input: UsageInput): RecordedUsage {
       'usage.inputTokenDetails.cacheWriteTokens',
       usage.inputTokenDetails?.cacheWriteTokens,
     ),
+  };
+  // Anthropic's compaction step: its input and output are in the SDK's usage already, its cache
+  // reads and writes are not (see anthropicCacheCorrection): add those, nothing else.
+  const correction = anthropicCacheCorrection(input.providerMetadata);
+  const plus = (value: number | null, added: number): number | null =>
+    added === 0 ? value : (value ?? 0) + added;
+  const counted = {
+    modelId,
+    inputTokens: plus(
+      reported.inputTokens,
+      correction.cacheReadTokens + correction.cacheWriteTokens,
+    ),
+    cacheReadTokens: plus(reported.cacheReadTokens, correction.cacheReadTokens),
+    cacheWriteTokens: plus(reported.cacheWriteTokens, correction.cacheWriteTokens),
     outputTokens: count('usage.outputTokens', usage.outputTokens),
   };
   return {
     usage: {
       ...counted,
       ...(outcome === undefined || outcome === 'complete' ? {} : { outcome }),
-      ...(input.cache === undefined ? {} : { cache: reconcileCache(where, input.cache, counted) }),
+      // The prediction is of the call the engine sent, so it is checked against the figures the
+      // SDK reported for it, not the compaction step's cache tokens added above.
+      ...(input.cache === undefined
+        ? {}
+        : { cache: reconcileCache(where, input.cache, { ...counted, ...reported }) }),
     },
     add: add === true,
   };
@@ -234,17 +273,36 @@ export function withUsage<T extends ContextFragment>(fragment: T, input: UsageIn
       { issues: [{ path: 'fragment', message: 'expected an assistant message' }] },
     );
   }
+  const compaction =
+    input.response === undefined
+      ? undefined
+      : replyCompaction(original.parts, input.response, input.providerMetadata);
   const attached = { ...(fragment as ContextFragment) } as T;
-  recordedUsage.set(attached, usage);
+  recordedUsage.set(attached, compaction === undefined ? usage : { ...usage, compaction });
   return attached;
 }
 
-/** The engine record `save()` writes for a fragment: its usage when `withUsage` made it. */
+/**
+ * The key of the record `engineRecordFor` hands to `save()` under which a reply's provider
+ * compaction waits until the save knows where the node goes (its boundary); `save()` turns it
+ * into the node's `compaction` and never writes it.
+ */
+export const PENDING_PROVIDER_COMPACTION = 'pendingProviderCompaction';
+
+/**
+ * The engine record `save()` writes for a fragment: its usage when `withUsage` made it (and a
+ * provider compaction its call produced, under {@link PENDING_PROVIDER_COMPACTION}).
+ */
 export function engineRecordFor(fragment: ContextFragment): JsonObject | undefined {
   const recorded = recordedUsage.get(fragment);
-  return recorded === undefined
-    ? undefined
-    : { usage: { ...recorded.usage } as unknown as JsonObject };
+  if (recorded === undefined) return undefined;
+  const usage = { usage: { ...recorded.usage } as unknown as JsonObject };
+  return recorded.compaction === undefined
+    ? usage
+    : {
+        ...usage,
+        [PENDING_PROVIDER_COMPACTION]: recorded.compaction as unknown as JsonObject,
+      };
 }
 
 /** True when `withUsage(…, { add: true })` made the fragment (its usage adds to a replaced node's). */

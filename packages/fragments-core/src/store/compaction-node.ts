@@ -124,6 +124,36 @@ export interface CompactionRecord {
   };
   /** Milliseconds since the epoch when the compaction was made. */
   readonly createdAt: number;
+  /**
+   * Set when the provider compacted the conversation on its side (Anthropic's compaction block,
+   * OpenAI's compaction item) and the reply that carries the compaction is this node: what the
+   * provider said and what the compaction itself cost. Absent for the engine's own `compact()`.
+   */
+  readonly provider?: ProviderCompactionRecord;
+}
+
+/**
+ * The provider side of a compaction node made from a reply (see {@link CompactionRecord.provider}):
+ * the node is the reply itself, its boundary the last node the call sent, and the part of the
+ * reply that holds the compaction goes back to the provider with the reply on every later call.
+ */
+export interface ProviderCompactionRecord {
+  /** Which provider compacted: `'anthropic'` or `'openai'`. */
+  readonly provider: string;
+  /** The index, among the reply's parts, of the part that holds the compaction. */
+  readonly partIndex: number;
+  /** The provider's id of the compaction item (OpenAI's `itemId`), when it has one. */
+  readonly itemId?: string;
+  /**
+   * The compaction's own share of the call's usage (Anthropic's `usage.iterations` entry of type
+   * `'compaction'`), already included in the reply's recorded usage: never added to totals again.
+   */
+  readonly usage?: {
+    readonly inputTokens: number;
+    readonly outputTokens: number;
+    readonly cacheReadTokens: number;
+    readonly cacheWriteTokens: number;
+  };
 }
 
 /**

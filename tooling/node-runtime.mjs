@@ -1,0 +1,231 @@
+// Other Node majors for the lanes and the consumer test, from the npm registry (the official
+// builds, published as `node-<platform>-<arch>`), and the workspace's native addon
+// (better-sqlite3) built for them. A native addon loads only in the Node it was built for, and
+// the workspace has one copy of it: for a run on another Node, `withNativeAddonsFor` puts that
+// Node's build in place and puts the original back afterwards (so nothing else may use the
+// workspace's better-sqlite3 meanwhile). Builds are kept in node_modules/.cache/, one per Node
+// ABI, so each is compiled once.
+import { execFileSync, spawnSync } from 'node:child_process';
+import {
+  copyFileSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { root } from './workspace.mjs';
+
+const cache = join(root, 'node_modules', '.cache');
+
+/**
+ * @typedef {object} NodeRuntime
+ * @property {string} node The `node` binary.
+ * @property {string} home Its install folder (headers under `include/node`, for node-gyp).
+ * @property {string} version e.g. `22.23.3`
+ * @property {string} abi `process.versions.modules` of that Node (its native-addon ABI).
+ */
+
+function run(command, args, options = {}) {
+  return execFileSync(command, args, {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+    ...options,
+  });
+}
+
+function describe(node, home) {
+  const [version, abi] = run(node, ['-p', 'process.versions.node + " " + process.versions.modules'])
+    .trim()
+    .split(' ');
+  return { node, home, version, abi };
+}
+
+/**
+ * A Node of the given major: this process's when it is that major, else the newest release of
+ * that major from the npm registry (`node-<platform>-<arch>@<major>`), installed once under
+ * node_modules/.cache/ctxgraph-node/<major>.
+ * @param {number} major
+ * @returns {NodeRuntime}
+ */
+export function nodeRuntime(major) {
+  if (Number(process.versions.node.split('.')[0]) === major) {
+    return describe(process.execPath, dirname(dirname(process.execPath)));
+  }
+  const name = `node-${process.platform}-${process.arch}`;
+  const prefix = join(cache, 'ctxgraph-node', String(major));
+  const home = join(prefix, 'node_modules', name);
+  const node = join(home, 'bin', process.platform === 'win32' ? 'node.exe' : 'node');
+  if (!existsSync(node)) {
+    console.log(`fetching Node ${major} from the npm registry (${name}@${major})`);
+    mkdirSync(prefix, { recursive: true });
+    const result = spawnSync(
+      'npm',
+      [
+        'install',
+        '--prefix',
+        prefix,
+        '--no-save',
+        '--no-package-lock',
+        '--no-audit',
+        '--no-fund',
+        `${name}@${major}`,
+      ],
+      { stdio: 'inherit', shell: process.platform === 'win32' },
+    );
+    if (result.status !== 0 || !existsSync(node)) {
+      throw new Error(`Could not install ${name}@${major} from the npm registry.`);
+    }
+  }
+  return describe(node, home);
+}
+
+/** The workspace's better-sqlite3 folders (one per installed version). */
+function betterSqliteFolders() {
+  const store = join(root, 'node_modules', '.pnpm');
+  if (!existsSync(store)) return [];
+  return readdirSync(store)
+    .filter((entry) => entry.startsWith('better-sqlite3@'))
+    .map((entry) => join(store, entry, 'node_modules', 'better-sqlite3'))
+    .filter((folder) => existsSync(join(folder, 'binding.gyp')));
+}
+
+/** node-gyp: npm's own copy when npm has one, else from the registry through npx. */
+function nodeGyp() {
+  try {
+    const bundled = join(
+      run('npm', ['root', '-g']).trim(),
+      'npm',
+      'node_modules',
+      'node-gyp',
+      'bin',
+      'node-gyp.js',
+    );
+    if (existsSync(bundled)) return [bundled];
+  } catch {}
+  return undefined;
+}
+
+/**
+ * better-sqlite3's addon built for `runtime`: from the cache, or compiled once (in a temporary
+ * copy of the package, so the workspace's own build is never touched) and cached.
+ * @param {string} folder a better-sqlite3 package folder
+ * @param {NodeRuntime} runtime
+ * @returns {string} the built `.node` file
+ */
+export function betterSqliteBuild(folder, runtime) {
+  const { version } = JSON.parse(readFileSync(join(folder, 'package.json'), 'utf8'));
+  const cached = join(
+    cache,
+    'ctxgraph-native',
+    `better-sqlite3@${version}`,
+    `abi${runtime.abi}-${process.platform}-${process.arch}`,
+    'better_sqlite3.node',
+  );
+  if (existsSync(cached)) return cached;
+  const own = join(folder, 'build', 'Release', 'better_sqlite3.node');
+  if (
+    runtime.abi === process.versions.modules &&
+    existsSync(own) &&
+    !existsSync(own + savedSuffix)
+  ) {
+    return own; // installed by the workspace's install, for this Node
+  }
+  console.log(
+    `building better-sqlite3@${version} for Node ${runtime.version} (once; cached in ${dirname(cached)})`,
+  );
+  const copy = mkdtempSync(join(tmpdir(), 'ctxgraph-better-sqlite3-'));
+  try {
+    cpSync(folder, copy, {
+      recursive: true,
+      dereference: true,
+      filter: (source) =>
+        !source.startsWith(join(folder, 'build')) &&
+        !source.startsWith(join(folder, 'node_modules')),
+    });
+    const gyp = nodeGyp();
+    const [command, args] =
+      gyp === undefined
+        ? ['npx', ['-y', 'node-gyp', 'rebuild', '--release', `--nodedir=${runtime.home}`]]
+        : [runtime.node, [...gyp, 'rebuild', '--release', `--nodedir=${runtime.home}`]];
+    const result = spawnSync(command, args, {
+      cwd: copy,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      encoding: 'utf8',
+      maxBuffer: 64 * 1024 * 1024,
+      env: {
+        ...process.env,
+        PATH: `${dirname(runtime.node)}:${process.env.PATH ?? ''}`,
+        npm_config_nodedir: runtime.home,
+        JOBS: 'max',
+      },
+    });
+    const built = join(copy, 'build', 'Release', 'better_sqlite3.node');
+    if (result.status !== 0 || !existsSync(built)) {
+      // The compiler's output only when it failed: a good build prints pages of warnings.
+      throw new Error(
+        `Could not build better-sqlite3@${version} for Node ${runtime.version}:\n${result.stdout}\n${result.stderr}`,
+      );
+    }
+    mkdirSync(dirname(cached), { recursive: true });
+    copyFileSync(built, `${cached}.partial`);
+    renameSync(`${cached}.partial`, cached);
+    return cached;
+  } finally {
+    rmSync(copy, { recursive: true, force: true });
+  }
+}
+
+const savedSuffix = '.ctxgraph-saved';
+
+/** Puts back what an interrupted swap left aside. */
+function restore(target) {
+  if (!existsSync(target + savedSuffix)) return;
+  rmSync(target, { force: true });
+  renameSync(target + savedSuffix, target);
+}
+
+/**
+ * Runs `task` with the workspace's better-sqlite3 built for `runtime`, then puts the original
+ * build back (also when `task` throws, or the process is interrupted). Files are swapped by
+ * rename, never rewritten in place: an install may share them with other checkouts by hard link.
+ * @template T
+ * @param {NodeRuntime} runtime
+ * @param {() => T} task
+ * @returns {T}
+ */
+export function withNativeAddonsFor(runtime, task) {
+  const swaps = [];
+  const undo = () => {
+    for (const target of swaps.splice(0)) restore(target);
+  };
+  const onSignal = (signal) => {
+    undo();
+    process.kill(process.pid, signal);
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  try {
+    for (const folder of betterSqliteFolders()) {
+      const target = join(folder, 'build', 'Release', 'better_sqlite3.node');
+      restore(target);
+      if (!existsSync(target)) continue;
+      if (describe(process.execPath, '').abi === runtime.abi) continue;
+      const build = betterSqliteBuild(folder, runtime);
+      renameSync(target, target + savedSuffix);
+      swaps.push(target);
+      copyFileSync(build, `${target}.partial`);
+      renameSync(`${target}.partial`, target);
+    }
+    return task();
+  } finally {
+    undo();
+    process.removeListener('SIGINT', onSignal);
+    process.removeListener('SIGTERM', onSignal);
+  }
+}
