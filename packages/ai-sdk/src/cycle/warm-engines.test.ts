@@ -68,8 +68,8 @@ describe('warm engines', () => {
       second.path[3]?.id,
     ]);
     // The context is the request's own (not added again on top of the last request's).
-    expect(second.turn.system).toBe(first.turn.system);
-    expect(String(second.turn.system).split('You answer briefly.')).toHaveLength(2);
+    expect(second.turn.system).toEqual(first.turn.system);
+    expect(JSON.stringify(second.turn.system).split('You answer briefly.')).toHaveLength(2);
     // What the warm engine gives the model is what a fresh one gives.
     const body = { id: 'c1', messages: [...second.path, question('q3', 'three')] };
     const setContext = {
