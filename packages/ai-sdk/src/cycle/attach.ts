@@ -99,21 +99,19 @@ export class AttachedChat<UI_MESSAGE extends UIMessage = UIMessage> {
         await engine.continueFrom(newest, { activate: false });
         fresh = [last];
       } else {
-        const versions = await engine.versions(newest);
-        const same = versions.find((version) => version.nodeId === newest);
-        if (same !== undefined && sameMessage(same.message, last)) {
-          await engine.continueFrom(newest, { activate: false });
+        // The stored message is the last of the path to its node (read from a warm engine's
+        // cache when it holds it), not a read of the whole graph.
+        await engine.continueFrom(newest, { activate: false });
+        const { messages: path } = await engine.resolve();
+        const stored = path.at(-1);
+        if (stored !== undefined && stored.id === last.id && sameMessage(stored, last)) {
           fresh = [];
         } else {
           // An edit of the stored message: a new version at its parent.
-          await engine.continueFrom(newest, { activate: false });
-          const { messages: path } = await engine.resolve();
           const parent = path.at(-2);
           await engine.continueFrom(
             parent === undefined ? null : (engine.nodeIdOf(parent.id) ?? null),
-            {
-              activate: false,
-            },
+            { activate: false },
           );
           fresh = [last];
         }

@@ -214,3 +214,41 @@ describe('the most recently written message (messages() without leaf)', () => {
     expect(shown.map((message) => message.id)).toEqual(edit.path.map((message) => message.id));
   });
 });
+
+describe('a body with only the last message, on a warm engine', () => {
+  it('the stored message unchanged continues from it; changed, it is a new version at its parent', async () => {
+    const store = new InMemoryContextStore();
+    const cycle = createChatCycle({ store, engine });
+    const first = await fullTurn(cycle, 'c8', [question('q1', 'one')]);
+    const second = await fullTurn(cycle, 'c8', [...first.path, question('q2', 'two')]);
+    const regenerate = await cycle.begin(
+      { id: 'c8', trigger: 'regenerate-message', message: question('q2', 'two') },
+      { userId: 'u' },
+    );
+    expect(regenerate.engine === second.turn.engine).toBe(true);
+    expect(regenerate.originalMessages.map((message) => message.id)).toEqual([
+      'q1',
+      first.path[1]?.id,
+      'q2',
+    ]);
+    await regenerate
+      .respond(streamText({ model: echoModel(), messages: regenerate.messages }))
+      .text();
+    const edit = await cycle.begin(
+      { id: 'c8', trigger: 'submit-message', message: question('q2', 'two, edited') },
+      { userId: 'u' },
+    );
+    expect(edit.originalMessages.map((message) => message.id)).toEqual([
+      'q1',
+      first.path[1]?.id,
+      'q2',
+    ]);
+    expect(edit.originalMessages[2]?.parts).toEqual([{ type: 'text', text: 'two, edited' }]);
+    await edit.respond(streamText({ model: echoModel(), messages: edit.messages })).text();
+    const versions = await cycle.versions('c8', 'q2', { userId: 'u' });
+    expect(versions.map((version) => version.message.parts)).toEqual([
+      [{ type: 'text', text: 'two' }],
+      [{ type: 'text', text: 'two, edited' }],
+    ]);
+  });
+});
