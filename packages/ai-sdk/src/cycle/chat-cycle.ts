@@ -132,7 +132,11 @@ export interface ChatTurn<UI_MESSAGE extends UIMessage = UIMessage> {
   readonly trigger: ChatTrigger;
   /** The request as read. */
   readonly request: ChatRequest<UI_MESSAGE>;
-  /** The request's engine, positioned where the reply goes. */
+  /**
+   * The request's engine, positioned where the reply goes. It is the turn's until the reply is
+   * saved; after that the cycle may give it to the chat's next request (`warmEngines`), so use it
+   * no longer (open an engine of your own, or read through the cycle).
+   */
   readonly engine: ContextEngine;
   /** For `streamText({ system })`: the rendered context (a system message with its cache mark under a budget). */
   readonly system: string | SystemModelMessage;
