@@ -13,6 +13,7 @@ import type { ChatRecord, ContextStore } from '@ctxgraph/fragments-core';
 import type { ModelMessage, SystemModelMessage, UIMessage } from 'ai';
 import { ChatNotFoundForUserError } from '../errors';
 import type { ChatRequest } from '../request/read-chat-request';
+import { acceptToolResults } from './tool-results';
 
 /** One version of a message: a node holding its id, on its own branch. */
 export interface MessageVersion<UI_MESSAGE extends UIMessage = UIMessage> {
@@ -97,7 +98,7 @@ export class AttachedChat<UI_MESSAGE extends UIMessage = UIMessage> {
         fresh = [last];
       } else if (continuesReply) {
         await engine.continueFrom(newest, { activate: false });
-        fresh = [last];
+        fresh = [await this.#withToolResults(last)];
       } else {
         // The stored message is the last of the path to its node (read from a warm engine's
         // cache when it holds it), not a read of the whole graph.
@@ -118,13 +119,14 @@ export class AttachedChat<UI_MESSAGE extends UIMessage = UIMessage> {
       }
     } else {
       const located = await engine.locate(messages);
-      if (continuesReply && located.matched >= messages.length - 1) {
-        const nodeId =
-          located.changed?.index === messages.length - 1
-            ? located.changed.nodeId
-            : located.nodeIds[messages.length - 1];
-        fresh = await validateFrom(messages.length - 1);
-        await engine.continueFrom(nodeId ?? null, { activate: false });
+      const continued =
+        located.changed?.index === messages.length - 1
+          ? located.changed.nodeId
+          : located.nodeIds[messages.length - 1];
+      if (continuesReply && located.matched >= messages.length - 1 && continued !== undefined) {
+        const sent = (await validateFrom(messages.length - 1))[0] as UI_MESSAGE;
+        await engine.continueFrom(continued, { activate: false });
+        fresh = [await this.#withToolResults(sent)];
       } else {
         const matched = located.matched;
         // What the graph already holds was validated when it was written: only the rest is.
@@ -139,7 +141,10 @@ export class AttachedChat<UI_MESSAGE extends UIMessage = UIMessage> {
       await engine.save();
     }
     const { messages: path } = await engine.resolve();
-    return { path: path as UI_MESSAGE[], continues: continuesReply ? last : undefined };
+    return {
+      path: path as UI_MESSAGE[],
+      continues: continuesReply ? (path.at(-1) as UI_MESSAGE | undefined) : undefined,
+    };
   }
 
   /** The model input for the position: the budgeted `resolve({ format: 'model' })`. */
@@ -208,6 +213,15 @@ export class AttachedChat<UI_MESSAGE extends UIMessage = UIMessage> {
       );
     }
     return (await this.#engine.versions(node)) as MessageVersion<UI_MESSAGE>[];
+  }
+
+  /**
+   * The assistant message the engine is positioned at, with what the client may add to it (its
+   * client-side tool results and approval answers) and nothing else of the client's copy.
+   */
+  async #withToolResults(sent: UI_MESSAGE): Promise<UI_MESSAGE> {
+    const stored = (await this.#engine.resolve()).messages.at(-1) as UI_MESSAGE | undefined;
+    return stored === undefined || stored.id !== sent.id ? sent : acceptToolResults(stored, sent);
   }
 
   /**

@@ -494,9 +494,11 @@ export function createChatCycle<UI_MESSAGE extends UIMessage = UIMessage>(
         const reply = finished?.responseMessage;
         const outcome: ReplyOutcome =
           aborted || finished?.isAborted === true ? 'aborted' : failed ? 'error' : 'complete';
+        // A complete reply is stored as it ended: a client-side tool call waiting for its result
+        // (`input-available`) is how such a reply ends, not an unfinished part.
         const toSave =
-          reply === undefined
-            ? undefined
+          reply === undefined || outcome === 'complete'
+            ? reply
             : settleReply(
                 reply,
                 outcome === 'aborted'
