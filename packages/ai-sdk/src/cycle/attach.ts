@@ -9,7 +9,7 @@ import {
   type ReplyOutcome,
   withUsage,
 } from '@ctxgraph/engine';
-import type { ContextStore } from '@ctxgraph/fragments-core';
+import type { ChatRecord, ContextStore } from '@ctxgraph/fragments-core';
 import type { ModelMessage, SystemModelMessage, UIMessage } from 'ai';
 import { ChatNotFoundForUserError } from '../errors';
 import type { ChatRequest } from '../request/read-chat-request';
@@ -56,7 +56,10 @@ export interface PlacedRequest<UI_MESSAGE extends UIMessage> {
   readonly continues: UI_MESSAGE | undefined;
 }
 
-/** A request's engine: opened per request, never shared, so concurrent requests never share a position. */
+/**
+ * A request's engine: one request at a time holds it (warm engines are taken out of their pool
+ * for the request and given back after it), so concurrent requests never share a position.
+ */
 export class AttachedChat<UI_MESSAGE extends UIMessage = UIMessage> {
   readonly #engine: ContextEngine;
   readonly #store: ContextStore;
@@ -102,21 +105,19 @@ export class AttachedChat<UI_MESSAGE extends UIMessage = UIMessage> {
         await engine.continueFrom(newest, { activate: false });
         fresh = [await this.#withToolResults(last)];
       } else {
-        const versions = await engine.versions(newest);
-        const same = versions.find((version) => version.nodeId === newest);
-        if (same !== undefined && sameMessage(same.message, last)) {
-          await engine.continueFrom(newest, { activate: false });
+        // The stored message is the last of the path to its node (read from a warm engine's
+        // cache when it holds it), not a read of the whole graph.
+        await engine.continueFrom(newest, { activate: false });
+        const { messages: path } = await engine.resolve();
+        const stored = path.at(-1);
+        if (stored !== undefined && stored.id === last.id && sameMessage(stored, last)) {
           fresh = [];
         } else {
           // An edit of the stored message: a new version at its parent.
-          await engine.continueFrom(newest, { activate: false });
-          const { messages: path } = await engine.resolve();
           const parent = path.at(-2);
           await engine.continueFrom(
             parent === undefined ? null : (engine.nodeIdOf(parent.id) ?? null),
-            {
-              activate: false,
-            },
+            { activate: false },
           );
           fresh = [last];
         }
@@ -235,19 +236,21 @@ export class AttachedChat<UI_MESSAGE extends UIMessage = UIMessage> {
   }
 
   /**
-   * The node written last in the chat (highest sequence), or null when it has none. A node
-   * becomes a branch head when it is written and stops being one only when a newer node extends
-   * its branch, so the newest node is the newest of the branch heads: one read per branch, not
-   * a read of the whole graph.
+   * The node written last in the chat (highest sequence), or null when it has none. A commit
+   * moves a head to its last new node, a child comes after its parent, and a node outlives its
+   * branch only when a checkpoint (or another branch) still reaches it: so the newest node is a
+   * branch head or a checkpoint, and those are read (a few point reads), not the whole graph.
    */
   async #newestNode(): Promise<string | null> {
+    const store = this.#store;
     const chatId = this.#chatId;
     const heads = new Set<string>();
-    for (const branch of await this.#store.listBranches(chatId))
+    for (const branch of await store.listBranches(chatId))
       if (branch.headMessageId !== null) heads.add(branch.headMessageId);
+    for (const checkpoint of await store.listCheckpoints(chatId)) heads.add(checkpoint.messageId);
     let newest: { id: string; sequence: number } | null = null;
-    for (const head of heads) {
-      const node = await this.#store.getMessage({ chatId, messageId: head });
+    for (const id of heads) {
+      const node = await store.getMessage({ chatId, messageId: id });
       if (node !== null && (newest === null || node.sequence > newest.sequence)) newest = node;
     }
     return newest?.id ?? null;
@@ -262,8 +265,17 @@ export async function chatBelongsTo(
   chatId: string,
   userId: string,
 ): Promise<boolean> {
+  return (await ownedChat(store, chatId, userId)) !== null;
+}
+
+/** The chat when it exists and belongs to `userId`, else null (a read only). */
+export async function ownedChat(
+  store: ContextStore,
+  chatId: string,
+  userId: string,
+): Promise<ChatRecord | null> {
   const chat = await store.getChat(chatId);
-  return chat !== null && chat.userId === userId;
+  return chat !== null && chat.userId === userId ? chat : null;
 }
 
 function sameMessage(left: UIMessage, right: UIMessage): boolean {

@@ -1,5 +1,6 @@
 import type { BudgetOptions, ContextEngine, ReplyOutcome } from '@ctxgraph/engine';
 import {
+  type ChatRecord,
   type ContextStore,
   CtxGraphError,
   OwnershipError,
@@ -30,7 +31,9 @@ import {
   type CycleEngineOptions,
   chatBelongsTo,
   type MessageVersion,
+  ownedChat,
 } from './attach';
+import { WarmEngines } from './warm-engines';
 
 /** Options of {@link createChatCycle}. */
 export interface ChatCycleOptions<UI_MESSAGE extends UIMessage = UIMessage> {
@@ -60,6 +63,15 @@ export interface ChatCycleOptions<UI_MESSAGE extends UIMessage = UIMessage> {
    * @default true
    */
   stopOnDisconnect?: boolean;
+  /**
+   * How many chats keep a warm engine between requests (least recently used dropped first; 0: a
+   * fresh engine for every request). A warm engine has its chat's path cached and validated, so
+   * a turn reads only what changed since (whichever process wrote it), not the whole history; it
+   * shows and sends exactly what a fresh engine would. A request never shares its engine: while
+   * one is under way, another request on the chat gets an engine of its own.
+   * @default 100
+   */
+  warmEngines?: number;
   /** Called when a streamed reply could not be saved (the client gets an `error` chunk too). */
   onSaveError?: (error: unknown) => void;
   /**
@@ -136,7 +148,11 @@ export interface ChatTurn<UI_MESSAGE extends UIMessage = UIMessage> {
   readonly trigger: ChatTrigger;
   /** The request as read. */
   readonly request: ChatRequest<UI_MESSAGE>;
-  /** The request's engine, positioned where the reply goes. */
+  /**
+   * The request's engine, positioned where the reply goes. It is the turn's until the reply is
+   * saved; after that the cycle may give it to the chat's next request (`warmEngines`), so use it
+   * no longer (open an engine of your own, or read through the cycle).
+   */
   readonly engine: ContextEngine;
   /** For `streamText({ system })`: the rendered context (a system message with its cache mark under a budget). */
   readonly system: string | SystemModelMessage;
@@ -225,13 +241,42 @@ export function createChatCycle<UI_MESSAGE extends UIMessage = UIMessage>(
       { issues: [{ path: 'engine.renderer', message: 'expected a ContextRenderer' }] },
     );
   }
+  const warmEngines = options.warmEngines ?? 100;
+  if (!Number.isInteger(warmEngines) || warmEngines < 0) {
+    throw new ValidationError(
+      `createChatCycle(options): warmEngines must be a whole number of chats (0 for none), received ${String(warmEngines)}.`,
+      { issues: [{ path: 'warmEngines', message: 'expected an integer >= 0' }] },
+    );
+  }
   const generateId = options.generateId ?? defaultGenerateId;
-  const open = (chatId: string, userId: string): AttachedChat<UI_MESSAGE> =>
-    new AttachedChat<UI_MESSAGE>(store, chatId, userId, engineOptions);
-  const known = async (chatId: string, userId: string): Promise<void> => {
-    if (!(await chatBelongsTo(store, chatId, userId))) {
-      throw new ChatNotFoundForUserError(`No chat '${chatId}' for this user.`);
-    }
+  const warm = new WarmEngines<UI_MESSAGE>(warmEngines);
+  /**
+   * The chat's warm engine (its context cleared: each request sets its own) when the pool has
+   * one for this user and this chat (`owned`: the chat as just read), else a new engine.
+   */
+  const open = (
+    chatId: string,
+    userId: string,
+    owned: ChatRecord | null,
+  ): AttachedChat<UI_MESSAGE> => {
+    const kept = owned === null ? undefined : warm.take(chatId, userId, owned.createdAt);
+    if (kept === undefined)
+      return new AttachedChat<UI_MESSAGE>(store, chatId, userId, engineOptions);
+    kept.engine.replaceContext([]);
+    return kept;
+  };
+  /** Runs a read on the chat's engine; the engine goes back to the pool when the read went well. */
+  const read = async <T>(
+    chatId: string,
+    userId: string,
+    task: (attached: AttachedChat<UI_MESSAGE>) => Promise<T>,
+  ): Promise<T> => {
+    const owned = await ownedChat(store, chatId, userId);
+    if (owned === null) throw new ChatNotFoundForUserError(`No chat '${chatId}' for this user.`);
+    const attached = open(chatId, userId, owned);
+    const result = await task(attached);
+    warm.give(attached);
+    return result;
   };
 
   return {
@@ -241,8 +286,8 @@ export function createChatCycle<UI_MESSAGE extends UIMessage = UIMessage>(
       // A chat that exists has its messages validated on write: only the messages it does not
       // hold yet are validated (after locating them). A new chat is validated whole, up front, so
       // a bad body never creates it.
-      const fresh =
-        shaped.lastOnly || !(await chatBelongsTo(store, shaped.chatId, beginOptions.userId));
+      const owned = await ownedChat(store, shaped.chatId, beginOptions.userId);
+      const fresh = shaped.lastOnly || owned === null;
       const request = fresh
         ? { ...shaped, messages: await validateChatMessages(shaped, 0, schemas) }
         : shaped;
@@ -258,7 +303,7 @@ export function createChatCycle<UI_MESSAGE extends UIMessage = UIMessage>(
       }
       let attached: AttachedChat<UI_MESSAGE>;
       try {
-        attached = open(request.chatId, beginOptions.userId);
+        attached = open(request.chatId, beginOptions.userId, owned);
         await beginOptions.context?.(attached.engine);
         const placed = await attached.place(request, validateFrom, beginOptions.after);
         const input = await attached.modelInput(beginOptions.budget ?? options.budget);
@@ -279,17 +324,14 @@ export function createChatCycle<UI_MESSAGE extends UIMessage = UIMessage>(
         throw error;
       }
     },
-    async messages(chatId, readOptions) {
-      await known(chatId, readOptions.userId);
-      return open(chatId, readOptions.userId).path(readOptions.leaf);
+    messages(chatId, readOptions) {
+      return read(chatId, readOptions.userId, (attached) => attached.path(readOptions.leaf));
     },
-    async versions(chatId, messageId, readOptions) {
-      await known(chatId, readOptions.userId);
-      return open(chatId, readOptions.userId).versions(messageId);
+    versions(chatId, messageId, readOptions) {
+      return read(chatId, readOptions.userId, (attached) => attached.versions(messageId));
     },
-    async openVersion(chatId, leafNodeId, readOptions) {
-      await known(chatId, readOptions.userId);
-      return open(chatId, readOptions.userId).pathToNode(leafNodeId);
+    openVersion(chatId, leafNodeId, readOptions) {
+      return read(chatId, readOptions.userId, (attached) => attached.pathToNode(leafNodeId));
     },
     async resume(chatId, readOptions) {
       // A chat that does not exist (yet) has nothing to resume: 204, as for one at rest, so a
@@ -500,6 +542,8 @@ export function createChatCycle<UI_MESSAGE extends UIMessage = UIMessage>(
             saveMs: performance.now() - started,
           });
         }
+        // The turn ended well: its engine serves the chat's next request warm.
+        warm.give(run.attached);
         if (held) broadcast(held);
       } catch (error) {
         const saveError = new ReplyNotSavedError(

@@ -46,17 +46,21 @@ describe('a turn with its own budget', () => {
   it('saves the reply with the budget cache prediction, which usage() reports predicted and confirmed', async () => {
     const store = new InMemoryContextStore();
     const cycle = createChatCycle({ store, engine: { renderer: new XmlRenderer() } });
-    const context = (engine: ContextEngine) =>
-      engine.set(role('You are a careful assistant who answers in one short sentence.'));
+    // Long enough for a provider to cache (providers cache prefixes from about 1,024 tokens).
+    const instructions = Array.from(
+      { length: 300 },
+      (_, index) => `Rule ${index}: answer in one short sentence.`,
+    ).join(' ');
+    const context = (engine: ContextEngine) => engine.set(role(instructions));
     const send = async (id: string, text: string, input: number, cacheRead: number) => {
       const turn = await cycle.begin(
         { id: 'budgeted', message: ask(id, text), trigger: 'submit-message' },
-        { userId: 'u', context, budget: { maxInputTokens: 4_000 } },
+        { userId: 'u', context, budget: { maxInputTokens: 20_000 } },
       );
       await turn.respond(streamText({ model: cachingModel(input, cacheRead), ...turn })).text();
     };
-    await send('q1', 'First question about graphs.', 60, 0);
-    await send('q2', 'Second question about trees.', 80, 40);
+    await send('q1', 'First question about graphs.', 3_000, 0);
+    await send('q2', 'Second question about trees.', 3_020, 2_900);
 
     const graph = await store.getGraph('budgeted');
     const replies = graph.nodes.filter((node) => node.message.role === 'assistant');
@@ -71,11 +75,14 @@ describe('a turn with its own budget', () => {
     const fresh = new ContextEngine({ store, chatId: 'budgeted', userId: 'u' });
     const { cache } = await fresh.usage({ scope: 'chat' });
     expect(cache.calls).toBe(2);
-    expect(cache.readTokens).toBe(40);
-    expect(cache.inputTokens).toBe(140);
+    expect(cache.readTokens).toBe(2_900);
+    expect(cache.inputTokens).toBe(6_020);
     // The prediction is recorded per call: the provider read more than the plan expected here.
     expect(cache.agreed + cache.readLess + cache.readMore).toBe(2);
-    expect(cache.hitRate).toBeCloseTo(40 / 140);
+    expect(cache.hitRate).toBeCloseTo(2_900 / 6_020);
+    // The second request ran on the chat's warm engine: its prediction started from the first
+    // call's plan, so something was predicted to be read.
+    expect(cache.predictedHitRate).toBeGreaterThan(0);
   });
 
   it('a reply without a budget carries no cache record', async () => {

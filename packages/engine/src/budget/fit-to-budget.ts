@@ -169,7 +169,10 @@ export function checkBudget(method: string, budget: unknown): CheckedBudget {
       `${method}: budget.releaseRatio must be a number from 0 to 0.9 or 'write-bound', received ${String(releaseRatio)}.`,
       {
         issues: [
-          { path: 'budget.releaseRatio', message: "expected a number from 0 to 0.9 or 'write-bound'" },
+          {
+            path: 'budget.releaseRatio',
+            message: "expected a number from 0 to 0.9 or 'write-bound'",
+          },
         ],
       },
     );

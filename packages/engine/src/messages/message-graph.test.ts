@@ -9,7 +9,12 @@ import { InMemoryContextStore } from '@ctxgraph/store-memory';
 import { SqliteContextStore } from '@ctxgraph/store-sqlite';
 import type { UIMessage } from 'ai';
 import { afterEach, describe, expect, it } from 'vitest';
-import { LineRenderer, overrideStore, withoutExtensions } from '../__fixtures__/test-kit';
+import {
+  countingStore,
+  LineRenderer,
+  overrideStore,
+  withoutExtensions,
+} from '../__fixtures__/test-kit';
 import { ContextEngine } from '../context-engine';
 import { withUsage } from '../usage/message-usage';
 
@@ -339,6 +344,83 @@ describe.each(stores)('message versions (%s store)', (_label, makeStore) => {
       replies: { complete: 0, aborted: 1, error: 0 },
     });
     expect((await replacing.inspect()).usage.chat.replies.aborted).toBe(1);
+  });
+
+  it('continueFrom a node of the path locate matched reads nothing again; a warm engine reads no chain', async () => {
+    const { store, engine } = setup();
+    const chatId = newChatId();
+    const client = await threeTurns(engine(chatId));
+    const counted = countingStore(store);
+    const server = new ContextEngine({ store: counted.store, chatId, userId: 'u', renderer });
+    const question: UIMessage = {
+      id: 'u3',
+      role: 'user',
+      parts: [{ type: 'text', text: 'and 3+3?' }],
+    };
+    const sent = [...client, question];
+    const located = await server.locate(sent);
+    expect(located).toMatchObject({ matched: 4, changed: null });
+    const chainReads = counted.calls.get('getChain') ?? 0;
+    expect(chainReads).toBeGreaterThan(0);
+    await server.continueFrom(located.nodeIds.at(-1) ?? null);
+    expect(counted.calls.get('getChain') ?? 0).toBe(chainReads);
+    server.set(message(question), assistantText('6', { id: 'a3' }));
+    await server.save();
+    const shown = (await server.resolve()).messages;
+    expect(ids(shown)).toEqual(['u1', 'a1', 'u2', 'a2', 'u3', 'a3']);
+    // The next turn on the same (warm) engine: located, positioned, saved and resolved from its
+    // cache, whatever the length of the history.
+    counted.reset();
+    const next: UIMessage[] = [
+      ...shown,
+      { id: 'u4', role: 'user', parts: [{ type: 'text', text: 'and 4+4?' }] },
+    ];
+    const again = await server.locate(next);
+    expect(again).toMatchObject({ matched: 6, changed: null });
+    await server.continueFrom(again.nodeIds.at(-1) ?? null);
+    server.set(message(next[6] as UIMessage));
+    await server.save();
+    const warm = (await server.resolve()).messages;
+    expect(counted.calls.get('getChain') ?? 0).toBe(0);
+    expect(counted.calls.get('getGraph') ?? 0).toBe(0);
+    // What a fresh engine positioned at the same node shows.
+    const fresh = engine(chatId);
+    await fresh.continueFrom(server.headMessageId ?? null);
+    expect((await fresh.resolve()).messages).toEqual(warm);
+  });
+
+  it('a warm engine sees another writer’s in-place rewrite, between turns and between locate and continueFrom', async () => {
+    const { engine } = setup();
+    const chatId = newChatId();
+    const warm = engine(chatId);
+    const client = await threeTurns(warm);
+    // Another writer (another process, as far as the engine can tell) continues a2 in place.
+    const rewrite = async (text: string): Promise<void> => {
+      const other = engine(chatId);
+      await other.continueFrom('a2');
+      const replaced = structuredClone(client[3] as UIMessage);
+      replaced.parts = [{ type: 'text', text }];
+      other.set(message(replaced));
+      await other.save();
+    };
+    await rewrite('four');
+    // The client still holds the old a2: the warm engine must see that the stored one differs.
+    const located = await warm.locate(client);
+    expect(located).toEqual({
+      matched: 3,
+      nodeIds: ['u1', 'a1', 'u2'],
+      changed: { index: 3, nodeId: 'a2' },
+    });
+    await warm.continueFrom('a2');
+    expect(texts((await warm.resolve()).messages)).toEqual(['hello', 'hi', 'what is 2+2?', 'four']);
+    // A fresh engine locates (reading the path), another writer rewrites a node of it, then the
+    // engine continues from it: it shows the rewrite, not the path it read before.
+    const current = (await warm.resolve()).messages;
+    const late = engine(chatId);
+    expect(await late.locate(current)).toMatchObject({ matched: 4, changed: null });
+    await rewrite('FOUR');
+    await late.continueFrom('a2');
+    expect(texts((await late.resolve()).messages)).toEqual(['hello', 'hi', 'what is 2+2?', 'FOUR']);
   });
 
   it('rewind, compareBranches and search name one node when a message id has several', async () => {

@@ -86,6 +86,11 @@ export async function continueFrom(
   const branch = branchWithHead(branches, nodeId, view.branch);
   // A fork is named after the branch the engine was on (it always exists: `main` at first).
   view.pinAt(nodeId, branch?.name ?? null, view.branch, activate);
+  // The path `locate()` just read (usually to this very node): taken as the cache instead of
+  // reading and validating it again; `sync()` below still checks it against the chat's version.
+  const located = session.located;
+  session.located = undefined;
+  if (located !== undefined && !view.loaded) view.adopt(located);
   if (activate && branch !== undefined) await store.setActiveBranch({ chatId, name: branch.name });
   await view.sync();
   return { nodeId, branch: branch?.name ?? null };
@@ -155,16 +160,41 @@ async function nodesOfMessage(
     .sort((left, right) => right.sequence - left.sequence);
 }
 
-/** The path to `nodeId` as the engine shows it (a compaction's summary in place of its span). */
+/** A path as the engine shows it, from the root, and the chain it was read from. */
+interface ShownPath {
+  readonly shown: readonly { readonly nodeId: string; readonly message: UIMessage }[];
+  /** The chain read for it; undefined when the engine's own (synced) cache held it. */
+  readonly read: ChainCache | undefined;
+}
+
+/**
+ * The path to `nodeId` as the engine shows it (a compaction's summary in place of its span):
+ * from the engine's cached chain when it holds the node (a warm engine: no read, once the cache
+ * was synced with the chat's version in this call), else read and validated.
+ */
 async function shownPath(
   session: ChatSession,
   nodeId: string,
-): Promise<{ readonly nodeId: string; readonly message: UIMessage }[]> {
+  state: { synced: boolean },
+): Promise<ShownPath> {
+  const view = session.view;
+  if (view.loaded) {
+    if (!state.synced) {
+      await view.sync();
+      state.synced = true;
+    }
+    const cached = view.chainThrough(nodeId);
+    if (cached !== undefined) return { shown: shownEntries(cached), read: undefined };
+  }
   const nodes = await readConversationChain(session.store, session.chatId, nodeId);
   const cache = new ChainCache();
   cache.reset(await session.validator.entries(nodes));
+  return { shown: shownEntries(cache), read: cache };
+}
+
+function shownEntries(chain: ChainCache): { nodeId: string; message: UIMessage }[] {
   const shown: { nodeId: string; message: UIMessage }[] = [];
-  for (const entry of visibleConversation(cache).entries)
+  for (const entry of visibleConversation(chain).entries)
     if (entry.message !== null) shown.push({ nodeId: entry.node.id, message: entry.message });
   return shown;
 }
@@ -177,7 +207,11 @@ export async function locate(
   const ids = clientIds(messages);
   await session.open();
   const graph: { value?: ChatGraph } = {};
+  const state = { synced: false };
+  // The chat version known before any chain is read: what a chain read from here reflects at least.
+  const version = session.view.version;
   let best: LocateResult = { matched: 0, nodeIds: [], changed: null };
+  let bestRead: ChainCache | undefined;
   // Anchor at the newest client message the chat holds (usually the last or the one before it)
   // and compare the client's list with the path to each of its nodes: one index lookup and one
   // chain read in the usual case, whatever the length of the conversation.
@@ -186,13 +220,18 @@ export async function locate(
     if (!isStorableId(id)) continue;
     const candidates = await nodesOfMessage(session, id, graph);
     for (const candidate of candidates) {
-      const path = await shownPath(session, candidate.id);
-      const result = align(path, messages);
-      if (isBetter(result, best)) best = result;
+      const path = await shownPath(session, candidate.id, state);
+      const result = align(path.shown, messages);
+      if (isBetter(result, best)) {
+        best = result;
+        bestRead = path.read;
+      }
       if (best.matched === anchor + 1) break;
     }
     if (candidates.length > 0 && best.matched >= anchor) break;
   }
+  // Kept for a `continueFrom()` to a node of the matched path (what a request cycle does next).
+  session.located = bestRead === undefined ? undefined : { chain: bestRead, version };
   return best;
 }
 

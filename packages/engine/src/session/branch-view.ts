@@ -32,7 +32,8 @@ export class BranchView {
   readonly #store: ContextStore;
   readonly #chatId: string;
   readonly #validator: MessageValidator;
-  readonly #cache = new ChainCache();
+  /** Replaced whole only by `adopt()` (a chain `locate()` read); read it through `chain`. */
+  #cache = new ChainCache();
   /** The branch this view follows. */
   branch = 'main';
   /** The branch head as last seen (read or written). */
@@ -65,6 +66,40 @@ export class BranchView {
   /** Whether the cache holds a chain the caller has seen (it may be behind the store). */
   get loaded(): boolean {
     return this.#loaded;
+  }
+
+  /**
+   * The chain from the cache's start to `nodeId`, when the cache holds that node and enough of
+   * the chain to show its conversation (the cache itself when `nodeId` is its newest node, else a
+   * copy of its prefix; no read, no validation); undefined otherwise. Exact only after `sync()`.
+   */
+  chainThrough(nodeId: string): ChainCache | undefined {
+    if (!this.#loaded) return undefined;
+    const position = this.#cache.position(nodeId);
+    if (position === undefined) return undefined;
+    if (position === this.#cache.entries.length - 1) return this.#cache;
+    const prefix = new ChainCache();
+    prefix.reset(this.#cache.entries.slice(0, position + 1));
+    return holdsConversation(prefix) ? prefix : undefined;
+  }
+
+  /**
+   * Takes a chain read elsewhere in this session (`locate()` read the path to the node the engine
+   * is now pinned at) as the cache, when it holds the view's head and enough to show its
+   * conversation: `continueFrom()` after `locate()` reads and validates the path once. The
+   * chain's version is the chat version known before it was read, so the next `sync()` still
+   * sees any rewrite made since. False (cache unchanged) when it does not fit.
+   */
+  adopt(read: ChainRead): boolean {
+    const head = this.headMessageId;
+    if (this.#loaded || head === null) return false;
+    const chain = read.chain;
+    if (!chain.truncateAfter(head) || !holdsConversation(chain)) return false;
+    this.#cache = chain;
+    this.#loaded = true;
+    this.#cachedHead = head;
+    this.#cachedVersion = read.version;
+    return true;
   }
 
   /** Starts at the branch and head the store opened the chat with. */
@@ -248,6 +283,14 @@ export class BranchView {
     }
     return nodes;
   }
+}
+
+/** A chain read and validated outside the view, with the chat version known before the read. */
+export interface ChainRead {
+  /** The chain, oldest first, as a cold read of its newest node would cache it. */
+  readonly chain: ChainCache;
+  /** The chat's version as seen before the chain was read (a lower bound of what it reflects). */
+  readonly version: number;
 }
 
 /** `node` with `message` in place of the store's copy (equal content, already at hand). */

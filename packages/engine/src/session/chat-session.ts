@@ -2,7 +2,7 @@ import type { ChatRecord, HeadState, JsonObject, Tokenizer } from '@ctxgraph/fra
 import type { EngineSettings } from '../context-engine-options';
 import { PendingLane } from '../conversation/pending-lane';
 import type { ModelPrices } from '../model-prices';
-import { BranchView } from './branch-view';
+import { BranchView, type ChainRead } from './branch-view';
 import { MessageValidator } from './message-validator';
 import { RecordKeepingStore } from './record-keeping-store';
 import { abilitiesOf, type StoreAbilities } from './store-abilities';
@@ -33,6 +33,11 @@ export class ChatSession {
   readonly view: BranchView;
   readonly pending: PendingLane = new PendingLane();
   readonly settings: SessionSettings;
+  /**
+   * The path `locate()` matched, read and validated, until the next `continueFrom()` takes it
+   * (so that positioning at a node of it reads nothing again) or drops it.
+   */
+  located: ChainRead | undefined;
   readonly #metadata: JsonObject | undefined;
   #chat: ChatRecord | null = null;
   #queue: Promise<unknown> = Promise.resolve();
