@@ -17,6 +17,12 @@ import { buildClient, chromiumInstalled, launchBrowser } from './browser-harness
  * graph, and the cache view shows each call predicted and confirmed.
  */
 
+/** A context long enough for a provider to cache (from 1,024 tokens). */
+const LONG_ROLE = Array.from(
+  { length: 200 },
+  (_, index) => `Rule ${index}: explain graphs with a small example.`,
+).join(' ');
+
 describe.skipIf(!chromiumInstalled())('the playground chats through the chat cycle', () => {
   const directory = mkdtempSync(join(tmpdir(), 'ctxgraph-playground-cycle-e2e-'));
   const clientDirectory = join(directory, 'client');
@@ -57,7 +63,7 @@ describe.skipIf(!chromiumInstalled())('the playground chats through the chat cyc
     });
     chatId = chat.chat.id;
     await call('PUT', `/api/chats/${chatId}/context`, {
-      fragments: [{ type: 'role', text: 'You are a tutor who explains graphs with examples.' }],
+      fragments: [{ type: 'role', text: LONG_ROLE }],
     });
     page = await browser.newPage();
     page.setDefaultTimeout(15_000);

@@ -3,6 +3,10 @@ import { MockLanguageModelV3 } from 'ai/test';
 
 type Prompt = Parameters<MockLanguageModelV3['doStream']>[0]['prompt'];
 
+/** The smallest prefix the simulated cache serves, and the steps it reads in (OpenAI's). */
+const CACHE_MINIMUM = 1024;
+const CACHE_STEP = 128;
+
 /** Tokens as the echo model counts them: a quarter of the characters, rounded up. */
 const tokensOf = (characters: number): number => Math.ceil(characters / 4);
 
@@ -29,8 +33,9 @@ const pause = (milliseconds: number, signal: AbortSignal | undefined): Promise<v
 /**
  * The playground's offline model (`PLAYGROUND_MODEL=echo`): it streams `You said: <the last
  * user message>` word by word, and reports usage the way a provider with an automatic prefix
- * cache does: the input is the prompt's size (characters / 4), and the leading part that equals
- * the previous call's prompt is reported as read from the cache. So the cache view has a real
+ * cache does (OpenAI's rules): the input is the prompt's size (characters / 4), and the leading
+ * part that equals the previous call's prompt is reported as read from the cache, from 1,024
+ * tokens on, in steps of 128. So the cache view has a real
  * provider-side figure to confirm the engine's prediction against, without a key.
  */
 export function createEchoModel(options: { chunkDelayMs?: number } = {}): LanguageModel {
@@ -46,8 +51,11 @@ export function createEchoModel(options: { chunkDelayMs?: number } = {}): Langua
       while (shared < limit && sent.charCodeAt(shared) === previous.charCodeAt(shared)) shared += 1;
       previous = sent;
       const inputTokens = tokensOf(sent.length);
-      // Providers cache whole blocks; a partial block at the end of the shared prefix is not read.
-      const cacheRead = Math.min(inputTokens, Math.floor(shared / 4));
+      // OpenAI's documented rule for automatic prompt caching: prompts of 1,024 tokens and more,
+      // read in 128-token steps from the start, up to where the prompt differs.
+      const sharedTokens = Math.min(inputTokens, Math.floor(shared / 4));
+      const cacheRead =
+        sharedTokens < CACHE_MINIMUM ? 0 : Math.floor(sharedTokens / CACHE_STEP) * CACHE_STEP;
       const words = `You said: ${lastUserText(prompt)}`.split(/(?<= )/);
       const stream = new ReadableStream({
         async start(controller) {

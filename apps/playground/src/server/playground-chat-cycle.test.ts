@@ -62,9 +62,7 @@ async function createChat(): Promise<ChatView> {
   const reply = await call('POST', '/api/chats', { title: 'Cycle' });
   expect(reply.status).toBe(201);
   const context = await call('PUT', `/api/chats/${reply.body.chat.id}/context`, {
-    fragments: [
-      { type: 'role', text: 'You are a patient tutor who explains graphs with small examples.' },
-    ],
+    fragments: [{ type: 'role', text: LONG_ROLE }],
   });
   expect(context.status).toBe(200);
   return reply.body as ChatView;
@@ -95,6 +93,12 @@ const fresh = (chatId: string) =>
     renderer: rendererFor('xml'),
     tokenizer: o200kTokenizer,
   });
+
+/** A context long enough for a provider to cache (from 1,024 tokens). */
+const LONG_ROLE = Array.from(
+  { length: 200 },
+  (_, index) => `Rule ${index}: explain graphs with a small example.`,
+).join(' ');
 
 describe('model replies through the chat cycle', () => {
   it('streams the reply, answers what changed, and saves it with its usage and cache prediction', async () => {
@@ -156,6 +160,9 @@ describe('model replies through the chat cycle', () => {
     expect(read).toBe(usage.cache.readTokens);
     expect(input).toBe(usage.cache.inputTokens);
     expect(calls.body.calls[1].confirmed.readTokens).toBeGreaterThan(0);
+    // The second call ran on the cycle's warm engine, which planned it against the first call:
+    // a read was predicted, and the provider's report says how it went.
+    expect(calls.body.calls[1].predicted.readTokens).toBeGreaterThan(0);
   });
 
   it('continues from the active branch head, and a sibling question shows as a version', async () => {
