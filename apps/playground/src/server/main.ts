@@ -30,7 +30,7 @@ async function main(): Promise<void> {
   console.log(
     config.model
       ? `  model: ${config.model.modelId}${config.model.baseURL ? ` at ${config.model.baseURL}` : ''}`
-      : '  model: none (write assistant replies by hand; set OPENAI_API_KEY or OPENAI_BASE_URL + OPENAI_MODEL)',
+      : '  model: none (write assistant replies by hand; set PLAYGROUND_MODEL=echo, or OPENAI_API_KEY or OPENAI_BASE_URL + OPENAI_MODEL)',
   );
   console.log(`ctxgraph playground running at ${running.url}`);
   const stop = () => {
