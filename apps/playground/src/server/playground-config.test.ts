@@ -42,6 +42,20 @@ describe('readPlaygroundConfig', () => {
     ).toEqual({ modelId: 'llama3.2', apiKey: 'not-needed', baseURL: 'http://127.0.0.1:11434/v1' });
   });
 
+  it('configures the offline echo model with PLAYGROUND_MODEL=echo, even beside a key', () => {
+    const echo = { modelId: 'echo', apiKey: '', baseURL: undefined, kind: 'echo' };
+    expect(readPlaygroundConfig({ PLAYGROUND_MODEL: 'echo' }).model).toEqual(echo);
+    expect(readPlaygroundConfig({ PLAYGROUND_MODEL: ' ECHO ', OPENAI_API_KEY: 'k' }).model).toEqual(
+      echo,
+    );
+    expect(readPlaygroundConfig({ PLAYGROUND_MODEL: 'openai', OPENAI_API_KEY: 'k' }).model).toEqual(
+      { modelId: 'gpt-4o-mini', apiKey: 'k', baseURL: undefined },
+    );
+    expect(() => readPlaygroundConfig({ PLAYGROUND_MODEL: 'gpt-5' })).toThrow(
+      'PLAYGROUND_MODEL must be echo or openai, received "gpt-5".',
+    );
+  });
+
   it('refuses a bad port, an unknown store and Postgres without a URL', () => {
     expect(() => readPlaygroundConfig({ PORT: 'eighty' })).toThrow('PORT must be a whole number');
     expect(() => readPlaygroundConfig({ PORT: '70000' })).toThrow('PORT');
