@@ -1,5 +1,6 @@
 import { type ChatCycle, createChatCycle } from '@ctxgraph/ai-sdk';
 import { assistantText, user } from '@ctxgraph/codecs';
+import { openAICacheProfile } from '@ctxgraph/engine';
 import { o200kTokenizer } from '@ctxgraph/tokenizer-o200k';
 import { generateId, type LanguageModel, streamText } from 'ai';
 import { Hono } from 'hono';
@@ -119,7 +120,9 @@ export function messageRoutes(dependencies: RouteDependencies) {
           context: (engine) => engine.loadContext(),
           ...(body.maxInputTokens === undefined
             ? {}
-            : { budget: { maxInputTokens: body.maxInputTokens } }),
+            : {
+                budget: { maxInputTokens: body.maxInputTokens, ...cacheProfileFor(languageModel) },
+              }),
         },
       );
       const result = streamText({
@@ -187,4 +190,15 @@ export function messageRoutes(dependencies: RouteDependencies) {
         }
       });
     });
+}
+
+/**
+ * The cache profile a reply is planned with: the model's own (an OpenAI model gets the OpenAI
+ * profile, an Anthropic one Anthropic's marks); the offline echo model caches the way OpenAI
+ * does (an automatic prefix), so it is planned as OpenAI.
+ */
+function cacheProfileFor(model: LanguageModel) {
+  if (typeof model === 'object' && model.provider === 'ctxgraph-playground')
+    return { cacheProfile: openAICacheProfile() };
+  return { model };
 }
