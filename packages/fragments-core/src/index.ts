@@ -137,6 +137,7 @@ export type {
   ContextStore,
   ContextStoreCapabilities,
   CreateBranchInput,
+  RenameBranchInput,
   CreateCheckpointInput,
   FindMessageNodesInput,
   ForkBranchInput,
