@@ -267,6 +267,7 @@ describe('CheckedContextStore: the driver it accepts', () => {
         chatId: undefined,
         branch: undefined,
         terms: ['hit'],
+        prefix: false,
         limit: 2,
         after: undefined,
       },
