@@ -401,7 +401,11 @@ export class ContextEngine {
     return this.#run(optionsProblem('search(query, options)', options), async () => {
       const search =
         options?.prefix === true
-          ? requireAbility(this.#session.abilities, 'searchPrefix', 'search(query, { prefix: true })')
+          ? requireAbility(
+              this.#session.abilities,
+              'searchPrefix',
+              'search(query, { prefix: true })',
+            )
           : requireAbility(this.#session.abilities, 'search', 'search(query)');
       // After opening: the engine's branch is the chat's active one only from then on.
       await this.#session.open();

@@ -137,7 +137,6 @@ export type {
   ContextStore,
   ContextStoreCapabilities,
   CreateBranchInput,
-  RenameBranchInput,
   CreateCheckpointInput,
   FindMessageNodesInput,
   ForkBranchInput,
@@ -148,6 +147,7 @@ export type {
   ListChatsInput,
   OpenChatInput,
   OpenChatResult,
+  RenameBranchInput,
   SaveContextInput,
   UpdateChatInput,
 } from './store/context-store';

@@ -99,9 +99,9 @@ describe.skipIf(!chromiumInstalled())('renaming a branch and prefix search, in a
     await dialog.waitFor();
     const field = dialog.getByRole('textbox', { name: 'New branch name' });
     // The name field has the focus, holding the current name; no error before anything is typed.
-    await expect.poll(() => field.evaluate((element) => element === document.activeElement)).toBe(
-      true,
-    );
+    await expect
+      .poll(() => field.evaluate((element) => element === document.activeElement))
+      .toBe(true);
     expect(await field.inputValue()).toBe('main-v2');
     expect(await dialog.locator('#rename-branch-problem').textContent()).toBe('');
     // A taken name is explained, and nothing is sent.

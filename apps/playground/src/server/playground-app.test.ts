@@ -743,9 +743,9 @@ describe('branch tools', () => {
     expect(renamed.status).toBe(200);
     expect(renamed.body.result).toMatchObject({ name: 'duckdb' });
     expect(renamed.body.view.branch).toBe('duckdb');
-    expect(
-      renamed.body.view.graph.branches.map((branch: { name: string }) => branch.name),
-    ).toEqual(['main', 'duckdb']);
+    expect(renamed.body.view.graph.branches.map((branch: { name: string }) => branch.name)).toEqual(
+      ['main', 'duckdb'],
+    );
     const taken = await call('POST', `/api/chats/${chatId}/rename-branch`, {
       from: 'duckdb',
       to: 'main',

@@ -57,10 +57,7 @@ export function defineRenameTests(harness: StoreHarness): void {
           'later',
         ]);
         expect((await store.getHead({ chatId, branch: 'idea-final' })).headMessageId).toBe(a);
-        await expectRejection(
-          () => store.getHead({ chatId, branch: 'idea' }),
-          BranchNotFoundError,
-        );
+        await expectRejection(() => store.getHead({ chatId, branch: 'idea' }), BranchNotFoundError);
         const after = await store.getChat(chatId);
         expect(after).toMatchObject({ activeBranch: 'main', version: before?.version });
         expect(await store.listCheckpoints(chatId)).toMatchObject([{ name: 'mark', messageId: b }]);

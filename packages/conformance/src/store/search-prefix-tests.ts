@@ -10,7 +10,11 @@ import {
   uniqueId,
 } from './store-harness';
 
-async function say(store: ContextStore, chatId: string, texts: readonly string[]): Promise<string[]> {
+async function say(
+  store: ContextStore,
+  chatId: string,
+  texts: readonly string[],
+): Promise<string[]> {
   const head = await store.getHead({ chatId, branch: 'main' });
   const ids = texts.map(() => uniqueId('p'));
   await store.commit({
@@ -134,7 +138,13 @@ export function defineSearchPrefixTests(harness: StoreHarness): void {
         }
         expect(seen.sort()).toEqual([ids[2], ids[3], ids[4]].sort());
         // A cursor of the prefix search is not one of the whole-word search.
-        const first = await searchIn(store, { userId, chatId, query: 'al', prefix: true, limit: 1 });
+        const first = await searchIn(store, {
+          userId,
+          chatId,
+          query: 'al',
+          prefix: true,
+          limit: 1,
+        });
         await expectRejection(
           () =>
             searchIn(store, {

@@ -142,8 +142,8 @@ describe('search with prefix', () => {
     );
     await engine.save();
     const ids = async (query: string, prefix?: boolean) =>
-      (await engine.search(query, prefix === undefined ? {} : { prefix }))
-        .items.map((hit) => hit.messageId)
+      (await engine.search(query, prefix === undefined ? {} : { prefix })).items
+        .map((hit) => hit.messageId)
         .sort();
     expect(await ids('fib')).toEqual(['f2']);
     expect(await ids('fib', true)).toEqual(['f1', 'f2']);
@@ -177,7 +177,9 @@ describe('renameBranch', () => {
     expect(engine.branch).toBe('endangered');
     expect((await store.getChat(engine.chatId))?.activeBranch).toBe('endangered');
     await engine.save();
-    expect((await store.getHead({ chatId: engine.chatId, branch: 'endangered' })).headMessageId).toBe('p1');
+    expect(
+      (await store.getHead({ chatId: engine.chatId, branch: 'endangered' })).headMessageId,
+    ).toBe('p1');
     const fresh = engineFor(engine.chatId);
     const resolved = await fresh.resolve();
     expect(fresh.branch).toBe('endangered');
@@ -218,7 +220,9 @@ describe('renameBranch', () => {
     await other.switchBranch('renamed');
     other.set(user('Written by the other engine', { id: 'o1' }));
     await other.save();
-    expect((await store.getHead({ chatId: engine.chatId, branch: 'renamed' })).headMessageId).toBe('o1');
+    expect((await store.getHead({ chatId: engine.chatId, branch: 'renamed' })).headMessageId).toBe(
+      'o1',
+    );
   });
 });
 

@@ -65,7 +65,10 @@ export function branchAndCheckpointOperations(chats: MemoryChats): BranchAndChec
       const entries = [...chat.branches.values()];
       chat.branches.clear();
       for (const entry of entries)
-        chat.branches.set(entry.name === input.from ? input.to : entry.name, entry === branch ? renamed : entry);
+        chat.branches.set(
+          entry.name === input.from ? input.to : entry.name,
+          entry === branch ? renamed : entry,
+        );
       if (chat.activeBranch === input.from) chat.activeBranch = input.to;
       chat.updatedAt = now;
       return branchRecord(chat.id, renamed);

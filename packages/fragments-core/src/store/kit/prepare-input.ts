@@ -8,12 +8,12 @@ import type {
   CreateCheckpointInput,
   FindMessageNodesInput,
   ForkBranchInput,
-  RenameBranchInput,
   GetChainInput,
   GetHeadInput,
   GetMessageInput,
   ListChatsInput,
   OpenChatInput,
+  RenameBranchInput,
   SaveContextInput,
   UpdateChatInput,
 } from '../context-store';
