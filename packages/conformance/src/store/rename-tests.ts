@@ -2,6 +2,7 @@ import {
   BranchExistsError,
   BranchNotFoundError,
   ChatNotFoundError,
+  type ContextStore,
   HeadConflictError,
 } from '@ctxgraph/fragments-core';
 import { describe, expect, it } from 'vitest';
@@ -139,50 +140,87 @@ export function defineRenameTests(harness: StoreHarness): void {
         const store = harness.store();
         const reason = missingCapability(store, 'renameBranch');
         if (reason !== undefined) skip(reason);
-        const { chatId } = await openFreshChat(store);
-        const first = uniqueId('first');
-        await appendMessages(store, chatId, [first]);
-        await store.createBranch({ chatId, name: 'work', headMessageId: first });
-        // A chain of writers that keep committing on the old name while the rename happens.
-        const written: string[] = [];
-        const refused: string[] = [];
-        const writer = (async () => {
-          let head: string | null = first;
-          for (let turn = 0; turn < 12; turn += 1) {
-            const id = uniqueId(`w${turn}`);
-            try {
-              const result = await store.commit({
-                chatId,
-                branch: 'work',
-                expectedHeadId: head,
-                messages: textEntries([id]),
-              });
-              head = result.headMessageId;
-              written.push(id);
-            } catch (error) {
-              if (BranchNotFoundError.isInstance(error)) {
-                refused.push(id);
-                break;
-              }
-              if (HeadConflictError.isInstance(error)) continue;
-              throw error;
-            }
-          }
-        })();
-        const renamed = renameIn(store, { chatId, from: 'work', to: 'work-renamed' });
-        const [, record] = await Promise.all([writer, renamed]);
-        // Every write that succeeded is on the renamed branch's chain, in order; the refused
-        // one is nowhere (it was never written).
-        const head = (await store.getHead({ chatId, branch: 'work-renamed' })).headMessageId;
-        expect(head).toBe(written.at(-1) ?? first);
-        expect(record.headMessageId === null ? null : typeof record.headMessageId).toBe('string');
-        const chain = await store.getChain({ chatId, headMessageId: head as string });
-        expect(chain.nodes.map((node) => node.id)).toEqual([first, ...written]);
-        for (const id of refused)
-          expect(await store.getMessage({ chatId, messageId: id })).toBeNull();
-        expect(written.length + refused.length).toBeGreaterThan(0);
+        await expectRenameRace([store], store);
+      },
+      slowTimeout,
+    );
+
+    it(
+      'the same race spread over two store objects on the same data',
+      async ({ skip }) => {
+        const store = harness.store();
+        const reason = missingCapability(store, 'renameBranch');
+        if (reason !== undefined) skip(reason);
+        if (!store.capabilities.multiProcess)
+          skip('the store does not declare capabilities.multiProcess');
+        if (harness.options.reopenStore === undefined) skip('no reopenStore was given');
+        await harness.withReopened(store, async (reopened) => {
+          await expectRenameRace([store, reopened], reopened);
+        });
       },
       slowTimeout,
     );
   });
+}
+
+/**
+ * Four writers (spread over `writers`) keep committing on branch `work`, re-reading its head on
+ * a conflict, while `renamer` renames it once three turns are in. Every commit either lands (and
+ * is then on the renamed branch's chain) or fails with `BranchNotFoundError` (and is stored
+ * nowhere); the old name is gone.
+ */
+async function expectRenameRace(
+  writers: readonly ContextStore[],
+  renamer: ContextStore,
+): Promise<void> {
+  const { chatId } = await openFreshChat(renamer);
+  const first = uniqueId('first');
+  await appendMessages(renamer, chatId, [first]);
+  await renamer.createBranch({ chatId, name: 'work', headMessageId: first });
+  const written: string[] = [];
+  const refused: string[] = [];
+  const write = async (store: ContextStore, writer: number): Promise<void> => {
+    for (let turn = 0; turn < 8; turn += 1) {
+      const id = uniqueId(`w${writer}-${turn}`);
+      for (;;) {
+        try {
+          const { headMessageId } = await store.getHead({ chatId, branch: 'work' });
+          await store.commit({
+            chatId,
+            branch: 'work',
+            expectedHeadId: headMessageId,
+            messages: textEntries([id]),
+          });
+          written.push(id);
+          break;
+        } catch (error) {
+          if (HeadConflictError.isInstance(error)) continue;
+          if (BranchNotFoundError.isInstance(error)) {
+            refused.push(id);
+            return;
+          }
+          throw error;
+        }
+      }
+    }
+  };
+  const rename = (async () => {
+    while (written.length < 3) await new Promise((resolve) => setTimeout(resolve, 1));
+    return renameIn(renamer, { chatId, from: 'work', to: 'work-renamed' });
+  })();
+  const [record] = await Promise.all([
+    rename,
+    ...Array.from({ length: 4 }, (_, writer) =>
+      write(writers[writer % writers.length] as ContextStore, writer),
+    ),
+  ]);
+  expect(record.name).toBe('work-renamed');
+  expect(await renamer.getBranch({ chatId, name: 'work' })).toBeNull();
+  const head = (await renamer.getHead({ chatId, branch: 'work-renamed' })).headMessageId;
+  const chain = await renamer.getChain({ chatId, headMessageId: head as string });
+  const onChain = chain.nodes.map((node) => node.id);
+  expect(onChain[0]).toBe(first);
+  expect(onChain.slice(1).sort()).toEqual([...written].sort());
+  for (const id of refused) expect(await renamer.getMessage({ chatId, messageId: id })).toBeNull();
+  expect(written.length).toBeGreaterThanOrEqual(3);
 }
