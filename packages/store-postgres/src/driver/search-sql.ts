@@ -47,7 +47,7 @@ function searchStatement(names: TableNames, count: number, prefix: boolean): str
   const terms = Array.from({ length: count }, (_, index) => {
     const f =
       prefix && index === count - 1
-        ? `(SELECT count(*) FROM unnest(w.words) AS x(word) WHERE starts_with(x.word, ${stem}))::float8`
+        ? 'p.n'
         : `cardinality(array_positions(w.words, ($4::text[])[${index + 1}]))::float8`;
     return `((${f} * 2.2::float8) / ((${f} + 0.3::float8) + (0.028125::float8 * cardinality(w.words)::float8)))`;
   });
@@ -63,15 +63,18 @@ function searchStatement(names: TableNames, count: number, prefix: boolean): str
   SELECT q.parent_id, q.sequence, q.low FROM spans s ${nextSpan(names, '$2::text')}
 ), found AS (
   SELECT m.chat_id, m.message_id, m.sequence, m.message, (${terms.join(' + ')}) AS score
-  FROM ${names.searchWords} w
+  FROM ${names.searchWords} w${
+    // The words the prefix starts, counted once per message: the filter and the score.
+    prefix
+      ? `
+  CROSS JOIN LATERAL (
+    SELECT count(*)::float8 AS n FROM unnest(w.words) AS x(word) WHERE starts_with(x.word, ${stem})
+  ) p`
+      : ''
+  }
   JOIN ${names.messages} m ON m.chat_id = w.chat_id AND m.message_id = w.message_id
     AND coalesce(m.rewritten_at, 0) = w.stamp
-  WHERE ${
-    prefix
-      ? `w.words @> ($4::text[])[1:${count - 1}]
-    AND EXISTS (SELECT 1 FROM unnest(w.words) AS x(word) WHERE starts_with(x.word, ${stem}))`
-      : 'w.words @> $4::text[]'
-  }
+  WHERE ${prefix ? `w.words @> ($4::text[])[1:${count - 1}] AND p.n > 0` : 'w.words @> $4::text[]'}
     AND w.chat_id IN (
       SELECT c.chat_id FROM ${names.chats} c
       WHERE c.user_id = $1::text AND ($2::text IS NULL OR c.chat_id = $2::text)
