@@ -17,6 +17,7 @@ import {
   deleteBranchOf,
   forkAtHead,
   pruneChat,
+  renameBranchOf,
   restoreCheckpoint,
   rewindTo,
   switchToBranch,
@@ -398,11 +399,34 @@ export class ContextEngine {
    */
   search(query: string, options?: SearchOptions): Promise<Page<SearchHit>> {
     return this.#run(optionsProblem('search(query, options)', options), async () => {
-      const search = requireAbility(this.#session.abilities, 'search', 'search(query)');
+      const search =
+        options?.prefix === true
+          ? requireAbility(
+              this.#session.abilities,
+              'searchPrefix',
+              'search(query, { prefix: true })',
+            )
+          : requireAbility(this.#session.abilities, 'search', 'search(query)');
       // After opening: the engine's branch is the chat's active one only from then on.
       await this.#session.open();
       return search(searchInput(query, options ?? {}, this));
     });
+  }
+
+  /**
+   * Gives branch `from` the name `to`, in one atomic store write: its messages, head and
+   * checkpoints stay; the chat's active branch follows when it was `from`, and so does this
+   * engine when it is on `from` (its pending messages stay pending). `BranchNotFoundError` for
+   * an unknown branch, `BranchExistsError` when `to` is taken, `ValidationError` for a bad name.
+   * Needs a store with `capabilities.renameBranch` (`UnsupportedCapabilityError` otherwise).
+   *
+   * @example
+   * ```ts
+   * await engine.renameBranch('main-v2', 'shorter-answer');
+   * ```
+   */
+  renameBranch(from: string, to: string): Promise<BranchRecord> {
+    return this.#session.run(() => renameBranchOf(this.#session, from, to));
   }
 
   /**

@@ -147,6 +147,7 @@ export type {
   ListChatsInput,
   OpenChatInput,
   OpenChatResult,
+  RenameBranchInput,
   SaveContextInput,
   UpdateChatInput,
 } from './store/context-store';

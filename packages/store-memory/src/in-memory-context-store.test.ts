@@ -13,7 +13,7 @@ function text(id: string, body: string = id) {
 }
 
 describe('InMemoryContextStore', () => {
-  it('declares v1, no persistence, single process, append, forkBranch, the context lane, search, retention, engine records and message versions', () => {
+  it('declares v1, no persistence, single process, append, forkBranch, the context lane, search (with prefixes), renameBranch, retention, engine records and message versions', () => {
     const store = new InMemoryContextStore();
     expect(store.specificationVersion).toBe('v1');
     expect(store.capabilities).toEqual({
@@ -23,6 +23,8 @@ describe('InMemoryContextStore', () => {
       forkBranch: true,
       contextLane: true,
       search: true,
+      searchPrefix: true,
+      renameBranch: true,
       retention: true,
       engineRecords: true,
       messageVersions: true,

@@ -9,6 +9,7 @@ import type {
   Page,
   PruneInput,
   PruneResult,
+  RenameBranchInput,
   SaveContextInput,
   SearchHit,
   SearchMessagesInput,
@@ -35,6 +36,8 @@ function memoryDriver(): ContextStoreDriver {
       forkBranch: true,
       contextLane: true,
       search: true,
+      searchPrefix: true,
+      renameBranch: true,
       retention: true,
       engineRecords: true,
       messageVersions: true,
@@ -62,7 +65,7 @@ function memoryDriver(): ContextStoreDriver {
  * compare-and-set semantics a database transaction gives.
  *
  * Serves every optional ability of the contract: `append`, `forkBranch`, the context lane
- * (`getContext` / `saveContext`), `search` (a plain scan), `retention` (`prune`), engine
+ * (`getContext` / `saveContext`), `search` (a plain scan, prefix matching included), `renameBranch`, `retention` (`prune`), engine
  * records and message versions (`findMessageNodes`, fork-commits).
  *
  * @example
@@ -87,6 +90,8 @@ export class InMemoryContextStore extends CheckedContextStore {
   declare readonly append: (input: AppendInput) => Promise<AppendResult>;
   /** A branch named `nextBranchName(from, …)` in the same write: concurrent forks get distinct names. */
   declare readonly forkBranch: (input: ForkBranchInput) => Promise<BranchRecord>;
+  /** Gives a branch a new name, its head and place kept, the active branch following (see `ContextStore.renameBranch`). */
+  declare readonly renameBranch: (input: RenameBranchInput) => Promise<BranchRecord>;
   /** The chat's context lane: revision 0 and no fragments until the first save. */
   declare readonly getContext: (chatId: string) => Promise<ContextLaneRecord>;
   /** Replaces the chat's context lane (revision + 1), or `ContextConflictError` when stale. */

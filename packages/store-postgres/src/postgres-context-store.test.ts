@@ -80,6 +80,8 @@ describe('PostgresContextStore construction', () => {
       forkBranch: true,
       contextLane: true,
       search: true,
+      searchPrefix: true,
+      renameBranch: true,
       retention: true,
       engineRecords: true,
       messageVersions: true,

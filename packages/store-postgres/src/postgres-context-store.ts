@@ -9,6 +9,7 @@ import type {
   Page,
   PruneInput,
   PruneResult,
+  RenameBranchInput,
   SaveContextInput,
   SearchHit,
   SearchMessagesInput,
@@ -65,6 +66,11 @@ export class PostgresContextStore extends CheckedContextStore {
    * transaction holding the chat row lock: concurrent forks queue and each gets its own name.
    */
   declare readonly forkBranch: (input: ForkBranchInput) => Promise<BranchRecord>;
+  /**
+   * Gives a branch a new name in one transaction that locks the branch row, then the chat row (the order of every write): its head and place kept, the chat's
+   * active branch following (see `ContextStore.renameBranch`).
+   */
+  declare readonly renameBranch: (input: RenameBranchInput) => Promise<BranchRecord>;
   /** The chat's context lane: revision 0 and no fragments until the first save. */
   declare readonly getContext: (chatId: string) => Promise<ContextLaneRecord>;
   /**

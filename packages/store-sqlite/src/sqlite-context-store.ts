@@ -9,6 +9,7 @@ import type {
   Page,
   PruneInput,
   PruneResult,
+  RenameBranchInput,
   SaveContextInput,
   SearchHit,
   SearchMessagesInput,
@@ -70,6 +71,11 @@ export class SqliteContextStore extends CheckedContextStore {
    * `headMessageId` is not a node of the chat.
    */
   declare readonly forkBranch: (input: ForkBranchInput) => Promise<BranchRecord>;
+  /**
+   * Gives a branch a new name in one `BEGIN IMMEDIATE` transaction: its head and place kept, the chat's
+   * active branch following (see `ContextStore.renameBranch`).
+   */
+  declare readonly renameBranch: (input: RenameBranchInput) => Promise<BranchRecord>;
   /** The chat's context lane: revision 0 and no fragments until the first save. */
   declare readonly getContext: (chatId: string) => Promise<ContextLaneRecord>;
   /**

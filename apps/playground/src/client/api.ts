@@ -151,13 +151,15 @@ export const api = {
   btw: (chatId: string) => answer(chatRoute.btw.$post({ ...at(chatId), json: {} })),
   switchBranch: (chatId: string, branch: string) =>
     answer(chatRoute.switch.$post({ ...at(chatId), json: { branch } })),
+  renameBranch: (chatId: string, from: string, to: string) =>
+    answer(chatRoute['rename-branch'].$post({ ...at(chatId), json: { from, to } })),
   compare: (chatId: string, left: string, right: string) =>
     answer(chatRoute.compare.$get({ ...at(chatId), query: { left, right } })),
   search: (chatId: string, q: string, scope: 'branch' | 'chat', cursor?: string) =>
     answer(
       chatRoute.search.$get({
         ...at(chatId),
-        query: { q, scope, ...(cursor === undefined ? {} : { cursor }) },
+        query: { q, scope, match: 'prefix', ...(cursor === undefined ? {} : { cursor }) },
       }),
     ),
   versions: (chatId: string, nodeId: string) =>

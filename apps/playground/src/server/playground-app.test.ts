@@ -719,6 +719,58 @@ describe('branch tools', () => {
     expect(wrongScope.status).toBe(400);
   });
 
+  it('searches as you type: the last word matches as a prefix, unless asked for whole words', async () => {
+    const { chatId } = await forked();
+    const prefix = await call('GET', `/api/chats/${chatId}/search?q=Duck&scope=chat`);
+    expect(prefix.status).toBe(200);
+    expect(prefix.body.items).toHaveLength(1);
+    expect(prefix.body.items[0].snippet).toContain('DuckDB');
+    const analytics = await call('GET', `/api/chats/${chatId}/search?q=database%20anal`);
+    expect(analytics.body.items).toHaveLength(1);
+    const words = await call('GET', `/api/chats/${chatId}/search?q=Duck&scope=chat&match=words`);
+    expect(words.body.items).toEqual([]);
+    const badMatch = await call('GET', `/api/chats/${chatId}/search?q=Duck&match=regex`);
+    expect(badMatch.status).toBe(400);
+  });
+
+  it('renames a branch: the view follows, a taken or unknown name is refused', async () => {
+    const { chatId } = await forked();
+    await call('POST', `/api/chats/${chatId}/switch`, { branch: 'main-v2' });
+    const renamed = await call('POST', `/api/chats/${chatId}/rename-branch`, {
+      from: 'main-v2',
+      to: 'duckdb',
+    });
+    expect(renamed.status).toBe(200);
+    expect(renamed.body.result).toMatchObject({ name: 'duckdb' });
+    expect(renamed.body.view.branch).toBe('duckdb');
+    expect(renamed.body.view.graph.branches.map((branch: { name: string }) => branch.name)).toEqual(
+      ['main', 'duckdb'],
+    );
+    const taken = await call('POST', `/api/chats/${chatId}/rename-branch`, {
+      from: 'duckdb',
+      to: 'main',
+    });
+    expect(taken.status).toBe(409);
+    const unknown = await call('POST', `/api/chats/${chatId}/rename-branch`, {
+      from: 'nope',
+      to: 'x',
+    });
+    expect(unknown.status).toBe(404);
+    const empty = await call('POST', `/api/chats/${chatId}/rename-branch`, {
+      from: 'duckdb',
+      to: ' ',
+    });
+    expect(empty.status).toBe(400);
+    const same = await call('POST', `/api/chats/${chatId}/rename-branch`, {
+      from: 'duckdb',
+      to: 'duckdb',
+    });
+    expect(same.status).toBe(400);
+    // A fresh look at the chat agrees.
+    const fresh = await call('GET', `/api/chats/${chatId}`);
+    expect(fresh.body.branch ?? fresh.body.view?.branch).toBe('duckdb');
+  });
+
   it('previews a branch deletion without changing anything, then deletes it', async () => {
     const { chatId } = await forked();
     const preview = await call('POST', `/api/chats/${chatId}/delete-branch`, {

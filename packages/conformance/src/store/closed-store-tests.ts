@@ -60,6 +60,9 @@ function everyCall(
       () => store.forkBranch?.({ chatId, from: 'main', headMessageId: messageId }),
     ]);
   }
+  if (capabilities.renameBranch === true) {
+    calls.push(['renameBranch', () => store.renameBranch?.({ chatId, from: 'main', to: 'late' })]);
+  }
   if (capabilities.contextLane === true) {
     calls.push(['getContext', () => store.getContext?.(chatId)]);
     calls.push(['saveContext', () => store.saveContext?.({ chatId, fragments: ['late'] })]);
@@ -159,6 +162,7 @@ export function defineClosedStoreTests(harness: StoreHarness): void {
             'deleteCheckpoint',
             'append',
             'forkBranch',
+            'renameBranch',
             'saveContext',
           ]);
           for (const [method, call] of everyCall(store, chatId, userId, messageId)) {

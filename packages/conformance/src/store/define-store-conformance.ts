@@ -18,7 +18,9 @@ import { defineMessageTests } from './message-tests';
 import { defineMessageVersionTests } from './message-version-tests';
 import { defineOffBranchTests } from './off-branch-tests';
 import { definePointerTests } from './pointer-tests';
+import { defineRenameTests } from './rename-tests';
 import { defineRetentionTests } from './retention-tests';
+import { defineSearchPrefixTests } from './search-prefix-tests';
 import { defineSearchTests } from './search-tests';
 import type { StoreHarness } from './store-harness';
 
@@ -153,6 +155,8 @@ export function defineStoreConformance(options: StoreConformanceOptions): void {
     defineContextLaneInputTests(harness);
     defineCompareTests(harness);
     defineSearchTests(harness);
+    defineSearchPrefixTests(harness);
+    defineRenameTests(harness);
     defineRetentionTests(harness);
     defineInputTests(harness);
     defineLimitTests(harness);

@@ -15,6 +15,7 @@ import {
   type Page,
   type PruneInput,
   type PruneResult,
+  type RenameBranchInput,
   type SaveContextInput,
   type SearchHit,
   type SearchMessagesInput,
@@ -284,6 +285,8 @@ export const abilityMethods: {
   readonly search: readonly ['searchMessages'];
   readonly retention: readonly ['prune'];
   readonly messageVersions: readonly ['findMessageNodes'];
+  readonly renameBranch: readonly ['renameBranch'];
+  readonly searchPrefix: readonly ['searchMessages'];
 } = {
   append: ['append'],
   forkBranch: ['forkBranch'],
@@ -291,6 +294,8 @@ export const abilityMethods: {
   search: ['searchMessages'],
   retention: ['prune'],
   messageVersions: ['findMessageNodes'],
+  renameBranch: ['renameBranch'],
+  searchPrefix: ['searchMessages'],
 };
 
 /** Why a capability test is skipped, or undefined when it runs (a declared method must exist). */
@@ -355,4 +360,13 @@ export function forkOf(store: ContextStore, input: ForkBranchInput): Promise<Bra
   if (typeof store.forkBranch !== 'function')
     return expect.fail('capabilities.forkBranch is true but the store has no forkBranch() method');
   return store.forkBranch(input);
+}
+
+/** `store.renameBranch(input)`, for a store that declares it (fails the test when the method is missing). */
+export function renameIn(store: ContextStore, input: RenameBranchInput): Promise<BranchRecord> {
+  if (typeof store.renameBranch !== 'function')
+    return expect.fail(
+      'capabilities.renameBranch is true but the store has no renameBranch() method',
+    );
+  return store.renameBranch(input);
 }

@@ -84,6 +84,7 @@ export function withoutExtensions(store: ContextStore): ContextStore {
     },
     append: undefined,
     forkBranch: undefined,
+    renameBranch: undefined,
     getContext: undefined,
     saveContext: undefined,
     searchMessages: undefined,

@@ -138,6 +138,27 @@ export async function deleteBranchOf(
   return result;
 }
 
+/**
+ * `renameBranch()`: the store's atomic rename. The engine's own position follows when it is on
+ * the renamed branch (its pending messages stay pending: the branch is the same, only its name
+ * changed). Another engine still on the old name gets `BranchNotFoundError` on its next save and
+ * writes nothing; it re-opens (or `switchBranch(to)`) to carry on.
+ */
+export async function renameBranchOf(
+  session: ChatSession,
+  from: string,
+  to: string,
+): Promise<BranchRecord> {
+  const rename = requireAbility(session.abilities, 'renameBranch', 'renameBranch(from, to)');
+  assertIdentifier('renameBranch(from, to)', 'from', from);
+  assertIdentifier('renameBranch(from, to)', 'to', to);
+  await session.open();
+  const branch = await rename({ chatId: session.chatId, from, to });
+  const { view } = session;
+  if (view.branch === from && !view.detached) view.branch = branch.name;
+  return branch;
+}
+
 /** `prune()`: unreachable nodes, then, with `compacted: 'drop'`, the compacted originals. */
 export async function pruneChat(
   session: ChatSession,

@@ -1,5 +1,6 @@
 import { assistantText, user } from '@ctxgraph/codecs';
 import {
+  BranchExistsError,
   BranchNotFoundError,
   type ContextStore,
   UnsupportedCapabilityError,
@@ -128,6 +129,100 @@ describe('search', () => {
     const error = await plain.search('quokka').catch((caught: unknown) => caught);
     expect(UnsupportedCapabilityError.isInstance(error)).toBe(true);
     expect((error as UnsupportedCapabilityError).capability).toBe('search');
+  });
+});
+
+describe('search with prefix', () => {
+  it('matches the last word as a prefix, as you type', async () => {
+    const engine = engineFor(newChatId());
+    engine.set(
+      user('Write the fibonacci function', { id: 'f1' }),
+      assistantText('Here is fib(n) in TypeScript.', { id: 'f2' }),
+      user('And a lucas sequence?', { id: 'f3' }),
+    );
+    await engine.save();
+    const ids = async (query: string, prefix?: boolean) =>
+      (await engine.search(query, prefix === undefined ? {} : { prefix })).items
+        .map((hit) => hit.messageId)
+        .sort();
+    expect(await ids('fib')).toEqual(['f2']);
+    expect(await ids('fib', true)).toEqual(['f1', 'f2']);
+    expect(await ids('f', true)).toEqual(['f1', 'f2']);
+    expect(await ids('lucas seq', true)).toEqual(['f3']);
+    expect(await ids('seq lucas', true)).toEqual([]);
+    await expect(engine.search('fib', { prefix: 'yes' as never })).rejects.toThrow(/prefix/);
+  });
+
+  it('says when the store cannot match prefixes', async () => {
+    const wholeWords = overrideStore(store, {
+      capabilities: { ...store.capabilities, searchPrefix: false },
+    });
+    const engine = engineFor(newChatId(), 'u', wholeWords);
+    engine.set(user('fibonacci', { id: 'x1' }));
+    await engine.save();
+    expect((await engine.search('fibonacci')).items).toHaveLength(1);
+    const error = await engine.search('fib', { prefix: true }).catch((caught: unknown) => caught);
+    expect(UnsupportedCapabilityError.isInstance(error)).toBe(true);
+    expect((error as UnsupportedCapabilityError).capability).toBe('searchPrefix');
+  });
+});
+
+describe('renameBranch', () => {
+  it('renames a branch; the engine on it and the active branch follow, pending messages stay', async () => {
+    const engine = await forkedEngine();
+    expect(engine.branch).toBe('main-v2');
+    engine.set(user('Pending while renaming', { id: 'p1' }));
+    const renamed = await engine.renameBranch('main-v2', 'endangered');
+    expect(renamed).toMatchObject({ name: 'endangered', headMessageId: 'a3' });
+    expect(engine.branch).toBe('endangered');
+    expect((await store.getChat(engine.chatId))?.activeBranch).toBe('endangered');
+    await engine.save();
+    expect(
+      (await store.getHead({ chatId: engine.chatId, branch: 'endangered' })).headMessageId,
+    ).toBe('p1');
+    const fresh = engineFor(engine.chatId);
+    const resolved = await fresh.resolve();
+    expect(fresh.branch).toBe('endangered');
+    expect(resolved.messages.map((message) => message.id)).toEqual(['q1', 'a1', 'q3', 'a3', 'p1']);
+  });
+
+  it('renames another branch without moving the engine, and refuses bad renames', async () => {
+    const engine = await forkedEngine();
+    await engine.renameBranch('main', 'trunk');
+    expect(engine.branch).toBe('main-v2');
+    expect((await store.listBranches(engine.chatId)).map((branch) => branch.name)).toEqual([
+      'trunk',
+      'main-v2',
+    ]);
+    await expect(engine.renameBranch('gone', 'x')).rejects.toSatisfy((error) =>
+      BranchNotFoundError.isInstance(error),
+    );
+    await expect(engine.renameBranch('trunk', 'main-v2')).rejects.toSatisfy((error) =>
+      BranchExistsError.isInstance(error),
+    );
+    await expect(engine.renameBranch('trunk', '')).rejects.toThrow(ValidationError);
+    await expect(engine.renameBranch('trunk', 'trunk')).rejects.toThrow(/current name/);
+    const plain = engineFor(newChatId(), 'u', withoutExtensions(store));
+    const error = await plain.renameBranch('main', 'x').catch((caught: unknown) => caught);
+    expect(UnsupportedCapabilityError.isInstance(error)).toBe(true);
+    expect((error as UnsupportedCapabilityError).capability).toBe('renameBranch');
+  });
+
+  it('another engine still on the old name gets a clear error and loses nothing', async () => {
+    const engine = await forkedEngine();
+    const other = engineFor(engine.chatId);
+    await other.resolve();
+    expect(other.branch).toBe('main-v2');
+    await engine.renameBranch('main-v2', 'renamed');
+    other.set(user('Written by the other engine', { id: 'o1' }));
+    await expect(other.save()).rejects.toSatisfy((error) => BranchNotFoundError.isInstance(error));
+    expect(await store.getMessage({ chatId: engine.chatId, messageId: 'o1' })).toBeNull();
+    await other.switchBranch('renamed');
+    other.set(user('Written by the other engine', { id: 'o1' }));
+    await other.save();
+    expect((await store.getHead({ chatId: engine.chatId, branch: 'renamed' })).headMessageId).toBe(
+      'o1',
+    );
   });
 });
 

@@ -14,6 +14,13 @@ export interface SearchOptions {
   limit?: number;
   /** `nextCursor` of the previous page of the same search. */
   cursor?: string;
+  /**
+   * Search as you type: the last word of the query matches every word that starts with it
+   * (`fib` finds `fibonacci`); the others match whole words (see `SearchMessagesInput.prefix`).
+   * Needs a store with `capabilities.searchPrefix` (`UnsupportedCapabilityError` otherwise).
+   * @default false
+   */
+  prefix?: boolean;
 }
 
 /** The store input for an engine's search; the store checks the rest. */
@@ -33,6 +40,11 @@ export function searchInput(
       `search(query, options): branch is only for scope 'branch' (scope is '${scope}').`,
       { issues: [{ path: 'branch', message: "only with scope 'branch'" }] },
     );
+  if (options.prefix !== undefined && typeof options.prefix !== 'boolean')
+    throw new ValidationError(
+      `search(query, options): prefix must be a boolean, received ${typeof options.prefix}.`,
+      { issues: [{ path: 'prefix', message: 'expected a boolean' }] },
+    );
   return {
     userId: engine.userId,
     query,
@@ -40,5 +52,6 @@ export function searchInput(
     ...(scope === 'branch' ? { branch: options.branch ?? engine.branch } : {}),
     ...(options.limit === undefined ? {} : { limit: options.limit }),
     ...(options.cursor === undefined ? {} : { cursor: options.cursor }),
+    ...(options.prefix === true ? { prefix: true } : {}),
   };
 }

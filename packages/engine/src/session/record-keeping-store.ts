@@ -33,6 +33,7 @@ export class RecordKeepingStore implements ContextStore {
   readonly capabilities: ContextStoreCapabilities;
   readonly append?: ContextStore['append'];
   readonly forkBranch?: ContextStore['forkBranch'];
+  readonly renameBranch?: ContextStore['renameBranch'];
   readonly getContext?: ContextStore['getContext'];
   readonly saveContext?: ContextStore['saveContext'];
   readonly searchMessages?: ContextStore['searchMessages'];
@@ -45,14 +46,24 @@ export class RecordKeepingStore implements ContextStore {
     this.#store = store;
     this.#keepsRecords = keepsEngineRecords(store);
     this.capabilities = store.capabilities;
-    const { append, forkBranch, getContext, saveContext, searchMessages, prune, findMessageNodes } =
-      store;
+    const {
+      append,
+      forkBranch,
+      renameBranch,
+      getContext,
+      saveContext,
+      searchMessages,
+      prune,
+      findMessageNodes,
+    } = store;
     if (typeof append === 'function') {
       this.append = async (input: AppendInput): Promise<AppendResult> =>
         this.#written(await append.call(store, this.#embed(input)));
     }
     if (typeof forkBranch === 'function')
       this.forkBranch = (input) => forkBranch.call(store, input);
+    if (typeof renameBranch === 'function')
+      this.renameBranch = (input) => renameBranch.call(store, input);
     if (typeof getContext === 'function')
       this.getContext = (chatId) => getContext.call(store, chatId);
     if (typeof saveContext === 'function')

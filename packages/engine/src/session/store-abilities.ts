@@ -18,6 +18,10 @@ export interface StoreAbilities {
   readonly contextLane: ContextLaneAbility | undefined;
   /** `searchMessages` (capability `search`). */
   readonly search: ContextStore['searchMessages'];
+  /** `searchMessages` with `prefix: true` (capabilities `search` and `searchPrefix`). */
+  readonly searchPrefix: ContextStore['searchMessages'];
+  /** `renameBranch` (capability `renameBranch`). */
+  readonly renameBranch: ContextStore['renameBranch'];
   /** `prune` (capability `retention`). */
   readonly prune: ContextStore['prune'];
   /**
@@ -39,6 +43,8 @@ const CAPABILITY: { readonly [Name in keyof StoreAbilities]: keyof ContextStoreC
   forkBranch: 'forkBranch',
   contextLane: 'contextLane',
   search: 'search',
+  searchPrefix: 'searchPrefix',
+  renameBranch: 'renameBranch',
   prune: 'retention',
   findMessageNodes: 'messageVersions',
 };
@@ -63,6 +69,11 @@ export function abilitiesOf(store: ContextStore): StoreAbilities {
         ? undefined
         : { getContext, saveContext },
     search: bound(capabilities.search, store.searchMessages),
+    searchPrefix: bound(
+      capabilities.search === true && capabilities.searchPrefix === true,
+      store.searchMessages,
+    ),
+    renameBranch: bound(capabilities.renameBranch, store.renameBranch),
     prune: bound(capabilities.retention, store.prune),
     findMessageNodes: bound(capabilities.messageVersions, store.findMessageNodes),
   };

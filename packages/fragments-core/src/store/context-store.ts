@@ -46,6 +46,21 @@ export interface ContextStoreCapabilities {
    */
   readonly search?: boolean;
   /**
+   * `searchMessages` honours {@link SearchMessagesInput.prefix}: the last word of the query
+   * matches every word that starts with it (`fib` finds `fibonacci`), with the same rule and the
+   * same scores in every store. Optional (needs `search`): without it, a search with
+   * `prefix: true` is refused with `ValidationError`, and the engine's `search()` with
+   * `{ prefix: true }` rejects with `UnsupportedCapabilityError`.
+   */
+  readonly searchPrefix?: boolean;
+  /**
+   * The store implements {@link ContextStore.renameBranch}: a branch gets a new name in one
+   * atomic write (its head, creation time and place in `listBranches` kept; the chat's active
+   * branch follows). Optional: without it, the engine's `renameBranch()` rejects with
+   * `UnsupportedCapabilityError`.
+   */
+  readonly renameBranch?: boolean;
+  /**
    * The store implements {@link ContextStore.prune}: deleting branches and the nodes no branch
    * head and no checkpoint reaches, with a dry run. Optional: without it, the engine's
    * `deleteBranch()` and `prune()` reject with `UnsupportedCapabilityError`.
@@ -332,6 +347,19 @@ export interface CreateBranchInput {
   readonly activate?: boolean;
 }
 
+/** Input of {@link ContextStore.renameBranch}. */
+export interface RenameBranchInput {
+  /** The chat. */
+  readonly chatId: string;
+  /** The branch's current name; `BranchNotFoundError` when the chat has no such branch. */
+  readonly from: string;
+  /**
+   * Its new name: a valid identifier, other than `from`, that no branch of the chat has
+   * (`BranchExistsError` otherwise).
+   */
+  readonly to: string;
+}
+
 /** Names a branch or checkpoint of a chat. */
 export interface ChatPointerInput {
   /** The chat. */
@@ -440,6 +468,18 @@ export interface ContextStore {
    * `headMessageId` is not in the chat.
    */
   forkBranch?(input: ForkBranchInput): Promise<BranchRecord>;
+  /**
+   * Optional (declare `capabilities.renameBranch`): gives the branch `from` the name `to`, in one
+   * atomic write, and returns it as stored. It keeps its head, its `createdAt` and its place in
+   * `listBranches`; its `updatedAt` becomes the time of the rename. When `from` is the chat's
+   * active branch, the chat's `activeBranch` becomes `to` in the same write. Checkpoints (which
+   * point at nodes, not branches) and the chat's `version` are not changed. A writer that still
+   * addresses the branch by its old name gets `BranchNotFoundError` and writes nothing (a commit
+   * or append that took the branch before the rename lands on it, and the rename keeps its
+   * head): no write is lost. `BranchNotFoundError` for an unknown `from`, `BranchExistsError`
+   * when `to` is taken, `ValidationError` for a bad name or `to` equal to `from`.
+   */
+  renameBranch?(input: RenameBranchInput): Promise<BranchRecord>;
   /** A branch, or null. */
   getBranch(input: ChatPointerInput): Promise<BranchRecord | null>;
   /** Every branch of the chat, oldest first. */

@@ -17,11 +17,23 @@ export interface SearchMessagesInput {
    * parts). So `jane` finds `jane.doe@example.com`, `report` finds `report_final.pdf`, `10.5`
    * finds `10.5` (as the words `10` and `5`), `istanbul` finds `İstanbul` and `cafe` finds
    * `café`; a word is never split further (`東京に` is one word, and so is `foo123`), and there
-   * is no stemming or prefix matching. The operator words `AND`, `OR`, `NOT`, `NEAR` written in
+   * is no stemming, and no prefix matching unless `prefix` is set. The operator words `AND`, `OR`, `NOT`, `NEAR` written in
    * capitals are dropped, and punctuation never acts as an operator. A query with no word left is
    * refused with a `ValidationError`; at most 32 words are kept.
    */
   readonly query: string;
+  /**
+   * Search as you type: the **last** word of the query (after the operator words are dropped)
+   * matches every word of a message that starts with it (`fib` finds `fibonacci` and `fib`),
+   * the other words still match whole words only. The prefix is compared with the folded words
+   * of the search rule (so `cafe` finds `caféteria`), character by character; its weight in the
+   * score counts every word it starts (`f` = how many words of the message start with it). Only
+   * for a store that declares `capabilities.searchPrefix`; others refuse it with
+   * `ValidationError`. A cursor of a prefix search is refused by a whole-word search of the same
+   * words and the other way round.
+   * @default false (every word matches whole words only)
+   */
+  readonly prefix?: boolean;
   /** Only this chat (it must belong to `userId`). @default every chat of the user */
   readonly chatId?: string;
   /**

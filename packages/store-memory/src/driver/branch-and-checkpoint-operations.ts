@@ -23,6 +23,7 @@ export type BranchAndCheckpointOperations = Required<
     ContextStoreDriver,
     | 'createBranch'
     | 'forkBranch'
+    | 'renameBranch'
     | 'getBranch'
     | 'listBranches'
     | 'setActiveBranch'
@@ -50,6 +51,27 @@ export function branchAndCheckpointOperations(chats: MemoryChats): BranchAndChec
       assertNodeExists(chat, input.headMessageId);
       const name = forkBranchName(input.from, chat.branches.keys());
       return addBranch(chat, name, input.headMessageId, input.activate);
+    },
+
+    // One synchronous stretch: a commit or append that addresses the old name afterwards finds
+    // no branch (BranchNotFoundError) and writes nothing; one before it moved the head the
+    // rename keeps. The map is rebuilt so the branch keeps its place (creation order).
+    renameBranch(input) {
+      const chat = requireChat(chats, input.chatId);
+      const branch = requireBranch(chat, input.from);
+      if (chat.branches.has(input.to)) throw new BranchExistsError(chat.id, input.to);
+      const now = timeAfter(Math.max(chat.updatedAt, branch.updatedAt));
+      const renamed: BranchState = { ...branch, name: input.to, updatedAt: now };
+      const entries = [...chat.branches.values()];
+      chat.branches.clear();
+      for (const entry of entries)
+        chat.branches.set(
+          entry.name === input.from ? input.to : entry.name,
+          entry === branch ? renamed : entry,
+        );
+      if (chat.activeBranch === input.from) chat.activeBranch = input.to;
+      chat.updatedAt = now;
+      return branchRecord(chat.id, renamed);
     },
 
     getBranch(input) {

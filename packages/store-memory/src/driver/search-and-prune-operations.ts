@@ -59,7 +59,11 @@ export function searchAndPruneOperations(chats: MemoryChats): SearchAndPruneOper
         for (const node of chat.nodes.values()) {
           if (onChain !== undefined && !onChain.has(node.id)) continue;
           const message = JSON.parse(node.json) as StoredMessage;
-          const score = searchScore(searchTokens(messageSearchText(message)), query.terms);
+          const score = searchScore(
+            searchTokens(messageSearchText(message)),
+            query.terms,
+            query.prefix,
+          );
           if (score === undefined) continue;
           const match = {
             chatId: chat.id,

@@ -10,6 +10,7 @@ import {
   forkBranchName,
   type PreparedCreateBranch,
   type PreparedForkBranch,
+  type PreparedRenameBranch,
 } from '@ctxgraph/fragments-core/store-kit';
 import type { PostgresConnection } from './connection';
 import { BRANCH_COLUMNS, branchFrom, integer, type Row } from './rows';
@@ -85,6 +86,52 @@ export function forkBranch(
   );
 }
 
+/**
+ * Renames a branch in one transaction that takes the locks in the order every write takes them:
+ * the branch row first (`FOR UPDATE`, since its key changes: a commit or append holding it
+ * finishes first and the rename keeps the head it moved; one that waits for it re-reads the row,
+ * finds no branch of the old name and writes nothing), then the chat row (every branch is
+ * created under it, so the check that `to` is free holds until the rename commits). The row is
+ * updated in place: its head, `created_at` and `ordinal` stay.
+ */
+export function renameBranch(
+  db: PostgresConnection,
+  input: PreparedRenameBranch,
+): Promise<BranchRecord> {
+  const { chatId, from, to } = input;
+  const names = db.names;
+  return db.run(() =>
+    db.transaction(async (sql) => {
+      const locked = await db.query(
+        sql,
+        `SELECT 1 FROM ${names.branches} WHERE chat_id = $1 AND name = $2 FOR UPDATE`,
+        [chatId, from],
+      );
+      const now = Date.now();
+      const chat = await db.query(
+        sql,
+        `UPDATE ${names.chats} c SET
+           updated_at = greatest(c.updated_at, $3::bigint),
+           active_branch = CASE WHEN c.active_branch = $2 AND $5::boolean THEN $4 ELSE c.active_branch END
+         WHERE c.chat_id = $1
+         RETURNING (SELECT count(*) FROM ${names.branches} b WHERE b.chat_id = $1 AND b.name = $4)`,
+        [chatId, from, now, to, locked.length > 0],
+      );
+      if (chat[0] === undefined) throw new ChatNotFoundError(chatId);
+      if (locked.length === 0) throw new BranchNotFoundError(chatId, from);
+      if (integer(chat[0][0]) > 0) throw new BranchExistsError(chatId, to);
+      const rows = await db.query(
+        sql,
+        `UPDATE ${names.branches} b SET name = $3, updated_at = greatest(b.updated_at, $4::bigint)
+         WHERE b.chat_id = $1 AND b.name = $2
+         RETURNING ${BRANCH_COLUMNS}`,
+        [chatId, from, to, now],
+      );
+      return branchFrom(rows[0] as Row);
+    }),
+  );
+}
+
 /** A branch, or null. */
 export function getBranch(
   db: PostgresConnection,
@@ -120,7 +167,11 @@ export function listBranches(db: PostgresConnection, chatId: string): Promise<Br
   });
 }
 
-/** Makes an existing branch the active one. */
+/**
+ * Makes an existing branch the active one. The branch row is locked (`FOR KEY SHARE`) before the
+ * chat row, the order of every write, so a concurrent rename or delete of the branch either
+ * finishes first (then: `BranchNotFoundError`) or waits for this one.
+ */
 export function setActiveBranch(
   db: PostgresConnection,
   input: ChatPointerInput,
@@ -131,6 +182,7 @@ export function setActiveBranch(
       sql,
       `WITH target AS (
          SELECT ${BRANCH_COLUMNS} FROM ${names.branches} b WHERE b.chat_id = $1 AND b.name = $2
+         FOR KEY SHARE
        ), activated AS (
          UPDATE ${names.chats} c SET active_branch = $2, updated_at = greatest(c.updated_at, $3::bigint)
          WHERE c.chat_id = $1 AND EXISTS (SELECT 1 FROM target)

@@ -28,6 +28,7 @@ import type {
   PreparedGetChain,
   PreparedOpenChat,
   PreparedPrune,
+  PreparedRenameBranch,
   PreparedSaveContext,
   PreparedSearch,
   PreparedUpdateChat,
@@ -72,6 +73,8 @@ export class PostgresDriver implements ContextStoreDriver {
     forkBranch: true,
     contextLane: true,
     search: true,
+    searchPrefix: true,
+    renameBranch: true,
     retention: true,
     engineRecords: true,
     messageVersions: true,
@@ -152,6 +155,10 @@ export class PostgresDriver implements ContextStoreDriver {
 
   forkBranch(input: PreparedForkBranch): Promise<BranchRecord> {
     return branches.forkBranch(this.#db, input);
+  }
+
+  renameBranch(input: PreparedRenameBranch): Promise<BranchRecord> {
+    return branches.renameBranch(this.#db, input);
   }
 
   getBranch(input: ChatPointerInput): Promise<BranchRecord | null> {

@@ -29,16 +29,26 @@ const statements = new WeakMap<TableNames, Map<number, string>>();
  * by term in the query's order, in float8. With a branch, `spans` is its chain as sequence ranges
  * (one row per run) and a match must fall in one.
  */
-function searchStatement(names: TableNames, count: number): string {
+function searchStatement(names: TableNames, count: number, prefix: boolean): string {
   let byCount = statements.get(names);
   if (byCount === undefined) {
     byCount = new Map();
     statements.set(names, byCount);
   }
-  const cached = byCount.get(count);
+  // Statements are cached by word count, negative for a prefix search.
+  const key = prefix ? -count : count;
+  const cached = byCount.get(key);
   if (cached !== undefined) return cached;
+  // With `prefix`, the last word counts the message's words that start with it (`starts_with`,
+  // character by character, no pattern syntax, so `%` or `_` in a word mean nothing); the GIN
+  // index narrows by the whole words before it (none for a one-word query: then the chats in
+  // scope are read through the primary key, see the README's figures).
+  const stem = `($4::text[])[${count}]`;
   const terms = Array.from({ length: count }, (_, index) => {
-    const f = `cardinality(array_positions(w.words, ($4::text[])[${index + 1}]))::float8`;
+    const f =
+      prefix && index === count - 1
+        ? 'p.n'
+        : `cardinality(array_positions(w.words, ($4::text[])[${index + 1}]))::float8`;
     return `((${f} * 2.2::float8) / ((${f} + 0.3::float8) + (0.028125::float8 * cardinality(w.words)::float8)))`;
   });
   const statement = `WITH RECURSIVE spans AS (
@@ -53,10 +63,18 @@ function searchStatement(names: TableNames, count: number): string {
   SELECT q.parent_id, q.sequence, q.low FROM spans s ${nextSpan(names, '$2::text')}
 ), found AS (
   SELECT m.chat_id, m.message_id, m.sequence, m.message, (${terms.join(' + ')}) AS score
-  FROM ${names.searchWords} w
+  FROM ${names.searchWords} w${
+    // The words the prefix starts, counted once per message: the filter and the score.
+    prefix
+      ? `
+  CROSS JOIN LATERAL (
+    SELECT count(*)::float8 AS n FROM unnest(w.words) AS x(word) WHERE starts_with(x.word, ${stem})
+  ) p`
+      : ''
+  }
   JOIN ${names.messages} m ON m.chat_id = w.chat_id AND m.message_id = w.message_id
     AND coalesce(m.rewritten_at, 0) = w.stamp
-  WHERE w.words @> $4::text[]
+  WHERE ${prefix ? `w.words @> ($4::text[])[1:${count - 1}] AND p.n > 0` : 'w.words @> $4::text[]'}
     AND w.chat_id IN (
       SELECT c.chat_id FROM ${names.chats} c
       WHERE c.user_id = $1::text AND ($2::text IS NULL OR c.chat_id = $2::text)
@@ -71,7 +89,7 @@ WHERE $6::float8 IS NULL OR score < $6::float8
     OR (chat_id = $7::text AND sequence > $8::bigint)))
 ORDER BY score DESC, chat_id COLLATE "C", sequence
 LIMIT $5::bigint`;
-  byCount.set(count, statement);
+  byCount.set(key, statement);
   return statement;
 }
 
@@ -124,7 +142,7 @@ export function searchMessages(
       throw new StoreError('searchMessages(input): refused a search word outside the search rule.');
   return db.run(async (sql) => {
     await checkScope(db, sql, query);
-    const rows = await db.query(sql, searchStatement(db.names, query.terms.length), [
+    const rows = await db.query(sql, searchStatement(db.names, query.terms.length, query.prefix), [
       query.userId,
       query.chatId ?? null,
       query.branch ?? null,

@@ -9,6 +9,7 @@ import {
   forkBranchName,
   type PreparedCreateBranch,
   type PreparedForkBranch,
+  type PreparedRenameBranch,
 } from '@ctxgraph/fragments-core/store-kit';
 import type { SqliteConnection } from './connection';
 import { branchRow, messageRow, requireChat, touchChat } from './lookups';
@@ -44,6 +45,30 @@ export function forkBranch(db: SqliteConnection, input: PreparedForkBranch): Bra
         .all(chatId) as string[];
       // ValidationError when `from` leaves no room for its `-vN` suffix.
       return insertBranch(db, chatId, forkBranchName(from, names), headMessageId, input.activate);
+    }),
+  );
+}
+
+/**
+ * Renames a branch in one `BEGIN IMMEDIATE` transaction, which serializes it with every commit
+ * and append (in any process): a writer that names the old branch afterwards finds none. The row
+ * is updated in place, so its head, `created_at` and rowid (its place in `listBranches`) stay.
+ */
+export function renameBranch(db: SqliteConnection, input: PreparedRenameBranch): BranchRecord {
+  const { chatId, from, to } = input;
+  return db.run('renameBranch(input)', () =>
+    db.write(() => {
+      const chat = requireChat(db, chatId);
+      if (branchRow(db, chatId, from) === undefined) throw new BranchNotFoundError(chatId, from);
+      if (branchRow(db, chatId, to) !== undefined) throw new BranchExistsError(chatId, to);
+      const now = Date.now();
+      const row = db
+        .statement(
+          `UPDATE ${db.tables.branches} SET name = ?, updated_at = MAX(updated_at, ?) WHERE chat_id = ? AND name = ? RETURNING *`,
+        )
+        .get(to, now, chatId, from) as BranchRow;
+      touchChat(db, chatId, now, chat.active_branch === from ? to : undefined);
+      return branchRecord(row);
     }),
   );
 }

@@ -73,9 +73,14 @@ function search(db: SqliteConnection, query: PreparedSearch): SearchMatch[] {
   // the chat's (or the user's) scope token.
   const scope =
     query.chatId === undefined ? scopeToken('u', query.userId) : scopeToken('c', query.chatId);
-  const match = [...query.terms.map((term) => `body : "${term}"`), `scope : "${scope}"`].join(
-    ' AND ',
-  );
+  // With `prefix`, the last word is an FTS5 prefix query (`"fib"*`); still a quoted string.
+  const last = query.terms.length - 1;
+  const match = [
+    ...query.terms.map((term, index) =>
+      query.prefix && index === last ? `body : "${term}"*` : `body : "${term}"`,
+    ),
+    `scope : "${scope}"`,
+  ].join(' AND ');
   // The contract's score, term by term in the query's order: f occurrences of the word (the
   // body is ` w1  w2 `, so each occurrence of ` word ` is one word) among n words.
   const parameters: Record<string, unknown> = {
@@ -87,9 +92,11 @@ function search(db: SqliteConnection, query: PreparedSearch): SearchMatch[] {
     afterChat: query.after?.chatId ?? null,
     afterSequence: query.after?.sequence ?? null,
   };
+  // A prefix counts every word it starts: each occurrence of ` fib` (a space, then the prefix)
+  // is the start of one word, since words hold no spaces.
   const score = query.terms
     .map((term, index) => {
-      parameters[`t${index}`] = ` ${term} `;
+      parameters[`t${index}`] = query.prefix && index === last ? ` ${term}` : ` ${term} `;
       const f = `((length(s.body) - length(replace(s.body, @t${index}, ''))) / length(@t${index}))`;
       return `((${f} * 2.2) / ((${f} + 0.3) + (0.028125 * s.words)))`;
     })

@@ -29,6 +29,7 @@ import {
   type PreparedGetChain,
   type PreparedOpenChat,
   type PreparedPrune,
+  type PreparedRenameBranch,
   type PreparedSaveContext,
   type PreparedSearch,
   type PreparedUpdateChat,
@@ -81,6 +82,8 @@ export class SqliteDriver implements ContextStoreDriver {
       forkBranch: true,
       contextLane: true,
       search: true,
+      searchPrefix: true,
+      renameBranch: true,
       retention: true,
       engineRecords: true,
       messageVersions: true,
@@ -177,6 +180,10 @@ export class SqliteDriver implements ContextStoreDriver {
 
   forkBranch(input: PreparedForkBranch): BranchRecord {
     return branches.forkBranch(this.db, input);
+  }
+
+  renameBranch(input: PreparedRenameBranch): BranchRecord {
+    return branches.renameBranch(this.db, input);
   }
 
   getBranch(input: ChatPointerInput): BranchRecord | null {

@@ -11,6 +11,7 @@ import { CompactDialog } from './compact-dialog';
 import { CompareDialog } from './compare-dialog';
 import { DeleteBranchDialog } from './delete-branch-dialog';
 import { InspectDialog } from './inspect-dialog';
+import { RenameBranchDialog } from './rename-branch-dialog';
 
 /** The dialog open over the page (one at a time), with what it starts from. */
 export type OpenDialog =
@@ -18,7 +19,8 @@ export type OpenDialog =
   | { kind: 'inspect' }
   | { kind: 'compact' }
   | { kind: 'compare'; left: string; right: string }
-  | { kind: 'delete-branch'; branch: string };
+  | { kind: 'delete-branch'; branch: string }
+  | { kind: 'rename-branch'; branch: string };
 
 /** Which dialog is open: `open` one, or `close` it. */
 export function useDialog(): {
@@ -130,6 +132,15 @@ export function Dialogs(props: DialogsProps): ReactElement | null {
           initial={dialog.branch}
           onClose={onClose}
           onDelete={(branch, activate) => actions.deleteBranch({ branch, activate })}
+        />
+      );
+    case 'rename-branch':
+      return (
+        <RenameBranchDialog
+          branches={branches}
+          initial={dialog.branch}
+          onClose={onClose}
+          onRename={(from, to) => actions.renameBranch({ from, to })}
         />
       );
   }

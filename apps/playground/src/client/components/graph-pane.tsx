@@ -31,6 +31,7 @@ export interface GraphPaneProps {
   onCompare: (left: string, right: string) => void;
   /** Opens the branch deletion (with its dry-run preview), offering `branch` first. */
   onDeleteBranch: (branch: string) => void;
+  onRenameBranch: (branch: string) => void;
   /** Runs the engine's search over the active branch or the whole chat (a page at `cursor`). */
   onSearch: (query: string, scope: 'branch' | 'chat', cursor?: string) => Promise<SearchResults>;
   /** A message's versions (the engine's `versions()`), for the inspector's versions switch. */
@@ -283,6 +284,7 @@ export function GraphPane(props: GraphPaneProps): ReactElement {
         onBtw={props.onBtw}
         onCompare={props.onCompare}
         onDeleteBranch={props.onDeleteBranch}
+        onRenameBranch={props.onRenameBranch}
         onRestore={props.onRestore}
         onFocus={focus}
       />

@@ -125,7 +125,7 @@ export function GraphSearch(props: GraphSearchProps): ReactElement {
           aria-label="Search messages"
           aria-controls="graph-search-results"
           placeholder="Search messages… ( / )"
-          title="Finds whole words, as you type. Enter jumps to the first hit; / focuses this box from anywhere."
+          title="Finds words as you type: the last word you type matches the start of a word (“fib” finds “fibonacci”). Enter jumps to the first hit; / focuses this box from anywhere."
           value={query}
           onFocus={() => setOpen(true)}
           onChange={(event) => {

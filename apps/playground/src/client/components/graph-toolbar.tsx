@@ -10,6 +10,8 @@ export interface GraphToolbarProps {
   onBtw: () => void;
   onCompare: (left: string, right: string) => void;
   onDeleteBranch: (branch: string) => void;
+  /** Opens the rename dialog for a branch. */
+  onRenameBranch: (branch: string) => void;
   onRestore: (name: string) => void;
   /** Selects a message in the graph and brings it into view. */
   onFocus: (messageId: string) => void;
@@ -57,6 +59,14 @@ export function GraphToolbar(props: GraphToolbarProps): ReactElement {
         }
       >
         Compare…
+      </button>
+      <button
+        type="button"
+        disabled={props.busy}
+        title="Give a branch a new name (its messages stay; if you are on it, you stay on it)"
+        onClick={() => props.onRenameBranch(view.branch)}
+      >
+        Rename…
       </button>
       <button
         type="button"

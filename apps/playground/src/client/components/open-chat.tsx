@@ -112,6 +112,7 @@ export function OpenChatColumns(props: OpenChatColumnsProps): ReactElement {
           onSwitch={(branch) => void actions.switchBranch(branch)}
           onCompare={(left, right) => onDialog({ kind: 'compare', left, right })}
           onDeleteBranch={(branch) => onDialog({ kind: 'delete-branch', branch })}
+          onRenameBranch={(branch) => onDialog({ kind: 'rename-branch', branch })}
           onSearch={search}
           onVersions={versionsOf}
         />

@@ -245,6 +245,12 @@ export function useChatActions(userId: string | null, chatId: string, show: Show
       run: (branch: string) => api.switchBranch(chatId, branch),
       view: viewOf,
     }),
+    renameBranch: useAction(userId, show, {
+      name: 'rename-branch',
+      run: ({ from, to }: { from: string; to: string }) => api.renameBranch(chatId, from, to),
+      view: viewOf,
+      notice: ({ result }, { from }) => info('Branch renamed', `${from} is now ${result.name}.`),
+    }),
     deleteBranch: useAction(userId, show, {
       name: 'delete-branch',
       run: ({ branch, activate }: { branch: string; activate: string | undefined }) =>

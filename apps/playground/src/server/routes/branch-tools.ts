@@ -11,6 +11,8 @@ const schemas = {
       q: z.string().trim().min(1, 'type a word to search for').max(500),
       scope: z.enum(['branch', 'chat']).optional(),
       cursor: z.string().min(1).max(2000).optional(),
+      // `prefix` (the default): the last word matches as a prefix, for search as you type.
+      match: z.enum(['prefix', 'words']).optional(),
     })
     .strict(),
   versions: z.object({ nodeId: z.string().min(1).max(200) }).strict(),
@@ -47,6 +49,11 @@ export function branchToolRoutes(dependencies: RouteDependencies) {
           scope: query.scope ?? 'branch',
           limit: 20,
           ...(query.cursor === undefined ? {} : { cursor: query.cursor }),
+          // Prefix matching when the store offers it (every bundled store does); whole words
+          // otherwise, rather than an error while the user types.
+          ...(query.match !== 'words' && store.capabilities.searchPrefix === true
+            ? { prefix: true }
+            : {}),
         }),
       );
       return context.json(page, 200);

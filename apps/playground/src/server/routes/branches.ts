@@ -13,13 +13,15 @@ const schemas = {
     .strict(),
   restore: z.object({ name: nameSchema }).strict(),
   switchBranch: z.object({ branch: nameSchema }).strict(),
+  renameBranch: z.object({ from: nameSchema, to: nameSchema }).strict(),
   empty: z.object({}).strict(),
 };
 
 /**
  * The graph operations on `/chats/:chatId/…`: `rewind` (a new branch at a message), `checkpoints`
  * (name the head, or `messageId`), `restore` (a new branch at a checkpoint), `btw` (fork at the head and stay),
- * `switch` (another branch). Each answers `{ result, view }`.
+ * `switch` (another branch), `rename-branch` (the engine's `renameBranch`). Each answers
+ * `{ result, view }`.
  */
 export function branchRoutes(dependencies: RouteDependencies) {
   const { store, engines, defaultUserId } = dependencies;
@@ -81,6 +83,14 @@ export function branchRoutes(dependencies: RouteDependencies) {
       const body = context.req.valid('json');
       const answer = await operate(context.req.param('chatId'), userId, (engine) =>
         engine.switchBranch(body.branch),
+      );
+      return context.json(answer, 200);
+    })
+    .post('/chats/:chatId/rename-branch', jsonBody(schemas.renameBranch), async (context) => {
+      const userId = userOf(context, defaultUserId);
+      const body = context.req.valid('json');
+      const answer = await operate(context.req.param('chatId'), userId, (engine) =>
+        engine.renameBranch(body.from, body.to),
       );
       return context.json(answer, 200);
     });

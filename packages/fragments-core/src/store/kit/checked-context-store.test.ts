@@ -239,6 +239,72 @@ describe('CheckedContextStore: the driver it accepts', () => {
     });
   });
 
+  it('renameBranch: present only with its ability, input checked before the driver', async () => {
+    expect(
+      () =>
+        new CheckedContextStore(
+          stubDriver({
+            capabilities: { persistent: false, multiProcess: false, renameBranch: true },
+          }).driver,
+        ),
+    ).toThrow(
+      'renameBranch: capabilities.renameBranch is true, so the driver must have a renameBranch() method',
+    );
+    const renamed = { chatId: 'c', name: 'b', headMessageId: null, createdAt: 1, updatedAt: 2 };
+    const without = new CheckedContextStore(stubDriver({ renameBranch: () => renamed }).driver);
+    expect(without.renameBranch).toBeUndefined();
+    const { driver, calls } = stubDriver({
+      capabilities: { persistent: false, multiProcess: false, renameBranch: true },
+      renameBranch(input) {
+        calls.push({ method: 'renameBranch', argument: input });
+        return renamed;
+      },
+    });
+    const store = new CheckedContextStore(driver);
+    expect(await store.renameBranch?.({ chatId: 'c', from: 'a', to: 'b' })).toEqual(renamed);
+    await expect(store.renameBranch?.({ chatId: 'c', from: 'a', to: 'a' })).rejects.toThrow(
+      /to is "a", the branch's current name/,
+    );
+    for (const bad of ['', 'x'.repeat(1_000), 7]) {
+      await expect(
+        store.renameBranch?.({ chatId: 'c', from: 'a', to: bad as never }),
+      ).rejects.toThrow(ValidationError);
+      await expect(
+        store.renameBranch?.({ chatId: 'c', from: bad as never, to: 'b' }),
+      ).rejects.toThrow(ValidationError);
+    }
+    await expect(store.renameBranch?.(null as never)).rejects.toThrow(ValidationError);
+    expect(calls.map((entry) => entry.argument)).toEqual([{ chatId: 'c', from: 'a', to: 'b' }]);
+  });
+
+  it('searchMessages: prefix refused unless searchPrefix is declared, passed on when it is', async () => {
+    const plain = stubDriver({
+      capabilities: { persistent: false, multiProcess: false, search: true },
+      searchMessages: () => [],
+    });
+    await expect(
+      new CheckedContextStore(plain.driver).searchMessages?.({
+        userId: 'u',
+        query: 'fib',
+        prefix: true,
+      }),
+    ).rejects.toThrow('capabilities.searchPrefix');
+    const { driver, calls } = stubDriver({
+      capabilities: { persistent: false, multiProcess: false, search: true, searchPrefix: true },
+      searchMessages(query) {
+        calls.push({ method: 'searchMessages', argument: query });
+        return [];
+      },
+    });
+    const store = new CheckedContextStore(driver);
+    await store.searchMessages?.({ userId: 'u', query: 'fib', prefix: true });
+    await store.searchMessages?.({ userId: 'u', query: 'fib' });
+    expect(calls.map((entry) => (entry.argument as { prefix: boolean }).prefix)).toEqual([
+      true,
+      false,
+    ]);
+  });
+
   it('searchMessages: hits with role and snippet, the page cut and the next cursor', async () => {
     const match = (index: number): SearchMatch => ({
       chatId: 'c',
@@ -267,6 +333,7 @@ describe('CheckedContextStore: the driver it accepts', () => {
         chatId: undefined,
         branch: undefined,
         terms: ['hit'],
+        prefix: false,
         limit: 2,
         after: undefined,
       },

@@ -21,6 +21,7 @@ import type {
   ListChatsInput,
   OpenChatInput,
   OpenChatResult,
+  RenameBranchInput,
   SaveContextInput,
   UpdateChatInput,
 } from '../context-store';
@@ -50,6 +51,7 @@ import {
   prepareListChats,
   prepareOpenChat,
   preparePointer,
+  prepareRenameBranch,
   prepareSaveContextInput,
   prepareUpdateChat,
 } from './prepare-input';
@@ -102,6 +104,8 @@ export class CheckedContextStore implements ContextStore {
   declare readonly append?: (input: AppendInput) => Promise<AppendResult>;
   /** Present when `capabilities.forkBranch` is true (see `ContextStore.forkBranch`). */
   declare readonly forkBranch?: (input: ForkBranchInput) => Promise<BranchRecord>;
+  /** Present when `capabilities.renameBranch` is true (see `ContextStore.renameBranch`). */
+  declare readonly renameBranch?: (input: RenameBranchInput) => Promise<BranchRecord>;
   /** Present when `capabilities.contextLane` is true (see `ContextStore.getContext`). */
   declare readonly getContext?: (chatId: string) => Promise<ContextLaneRecord>;
   /** Present when `capabilities.contextLane` is true (see `ContextStore.saveContext`). */
@@ -147,8 +151,16 @@ export class CheckedContextStore implements ContextStore {
       engineRecords: this.capabilities.engineRecords === true,
       messageVersions: this.capabilities.messageVersions === true,
     };
-    const { append, forkBranch, getContext, saveContext, searchMessages, prune, findMessageNodes } =
-      driver;
+    const {
+      append,
+      forkBranch,
+      renameBranch,
+      getContext,
+      saveContext,
+      searchMessages,
+      prune,
+      findMessageNodes,
+    } = driver;
     // Own properties, present only when declared, so `typeof store.append === 'function'` and the
     // capability always agree. Configurable, so proxies over the store may still replace them.
     const define = (name: string, value: unknown): void => {
@@ -164,6 +176,11 @@ export class CheckedContextStore implements ContextStore {
     if (this.capabilities.forkBranch === true && forkBranch !== undefined) {
       define('forkBranch', (input: ForkBranchInput) =>
         this.#run(CALLS.forkBranch, () => forkBranch.call(driver, prepareForkBranch(input))),
+      );
+    }
+    if (this.capabilities.renameBranch === true && renameBranch !== undefined) {
+      define('renameBranch', (input: RenameBranchInput) =>
+        this.#run(CALLS.renameBranch, () => renameBranch.call(driver, prepareRenameBranch(input))),
       );
     }
     if (
@@ -185,11 +202,11 @@ export class CheckedContextStore implements ContextStore {
     if (this.capabilities.search === true && searchMessages !== undefined) {
       define('searchMessages', (input: SearchMessagesInput) =>
         this.#run(CALLS.searchMessages, () => {
-          const query = prepareSearch(input);
+          const query = prepareSearch(input, this.capabilities.searchPrefix === true);
           return andThen(searchMessages.call(driver, query), (matches): Page<SearchHit> => {
             const items = matches
               .slice(0, query.limit)
-              .map((match) => searchHit(match, query.terms));
+              .map((match) => searchHit(match, query.terms, query.prefix));
             return {
               items,
               nextCursor:

@@ -117,6 +117,16 @@ export interface PreparedCreateBranch {
   readonly activate: boolean;
 }
 
+/** `renameBranch` input, checked: valid names, `to` other than `from`. */
+export interface PreparedRenameBranch {
+  /** The chat id. */
+  readonly chatId: string;
+  /** The branch's current name. */
+  readonly from: string;
+  /** Its new name. */
+  readonly to: string;
+}
+
 /** `forkBranch` input, checked. Pick the name with `forkBranchName(from, names)`. */
 export interface PreparedForkBranch {
   /** The chat id. */
@@ -227,6 +237,13 @@ export interface ContextStoreDriver {
   createBranch(input: PreparedCreateBranch): Awaitable<BranchRecord>;
   /** Optional (`capabilities.forkBranch`): name it with `forkBranchName` inside the write. */
   forkBranch?(input: PreparedForkBranch): Awaitable<BranchRecord>;
+  /**
+   * Optional (`capabilities.renameBranch`): in one atomic write that serializes with commits,
+   * appends and branch creation, `BranchNotFoundError` for an unknown `from`, `BranchExistsError`
+   * for a taken `to`, else rename (head, `createdAt` and listing order kept, `updatedAt` now) and
+   * move the chat's `activeBranch` when it was `from`.
+   */
+  renameBranch?(input: PreparedRenameBranch): Awaitable<BranchRecord>;
   /** A branch, or null. */
   getBranch(input: ChatPointerInput): Awaitable<BranchRecord | null>;
   /** Every branch, oldest first. */

@@ -18,6 +18,7 @@ export type {
   PreparedForkBranch,
   PreparedGetChain,
   PreparedOpenChat,
+  PreparedRenameBranch,
   PreparedSaveContext,
   PreparedUpdateChat,
   StoreCall,

@@ -13,6 +13,7 @@ import type {
   GetMessageInput,
   ListChatsInput,
   OpenChatInput,
+  RenameBranchInput,
   SaveContextInput,
   UpdateChatInput,
 } from '../context-store';
@@ -25,6 +26,7 @@ import type {
   PreparedForkBranch,
   PreparedGetChain,
   PreparedOpenChat,
+  PreparedRenameBranch,
   PreparedSaveContext,
   PreparedUpdateChat,
 } from './context-store-driver';
@@ -241,6 +243,22 @@ export function prepareCreateBranch(input: CreateBranchInput): PreparedCreateBra
   if (headMessageId !== null) assertIdentifier(method, 'headMessageId', headMessageId);
   assertOptionalBoolean(method, 'activate', activate);
   return { chatId, name, headMessageId, activate: activate === true };
+}
+
+/** `renameBranch(input)`: the chat id and both names valid, and `to` other than `from`. */
+export function prepareRenameBranch(input: RenameBranchInput): PreparedRenameBranch {
+  const method = 'renameBranch(input)';
+  assertInputObject(method, input);
+  const { chatId, from, to } = input;
+  assertIdentifier(method, 'chatId', chatId);
+  assertIdentifier(method, 'from', from);
+  assertIdentifier(method, 'to', to);
+  if (from === to)
+    throw new ValidationError(
+      `${method}: to is "${to}", the branch's current name; give a new name. Nothing was written.`,
+      { issues: [{ path: 'to', message: 'equals from' }] },
+    );
+  return { chatId, from, to };
 }
 
 /** `forkBranch(input)`. */

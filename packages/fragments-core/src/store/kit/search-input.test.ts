@@ -68,6 +68,7 @@ describe('search input', () => {
       chatId: undefined,
       branch: undefined,
       terms: ['hello', 'world'],
+      prefix: false,
       limit: SEARCH_PAGE_SIZE.default,
       after: undefined,
     });
@@ -144,5 +145,42 @@ describe('search input', () => {
       [{ userId: 'u', query: 'x', cursor: 12 }, 'cursor'],
     ];
     for (const [input, text] of cases) expect(refusal(input).message).toContain(text);
+  });
+
+  it('prefix: the last word typed is the prefix, refused unless the store supports it', () => {
+    expect(refusal({ userId: 'u', query: 'fib', prefix: true }).message).toContain(
+      'capabilities.searchPrefix',
+    );
+    expect(() => prepareSearch({ userId: 'u', query: 'fib', prefix: 1 as never }, true)).toThrow(
+      'prefix must be a boolean',
+    );
+    const search = prepareSearch({ userId: 'u', query: 'Fib lucas FIB', prefix: true }, true);
+    expect(search).toMatchObject({ terms: ['lucas', 'fib'], prefix: true });
+    expect(prepareSearch({ userId: 'u', query: 'fib AND', prefix: true }, true).terms).toEqual([
+      'fib',
+    ]);
+    // The word limit keeps the last word, in the last place.
+    const many = Array.from({ length: 40 }, (_, index) => `w${index}`).join(' ');
+    const capped = prepareSearch({ userId: 'u', query: many, prefix: true }, true).terms;
+    expect(capped).toHaveLength(32);
+    expect(capped.at(-1)).toBe('w39');
+    // A prefix search and a whole-word search of the same words do not share cursors.
+    const cursor = searchCursor(search, { score: 1, chatId: 'c', sequence: 1 });
+    expect(() =>
+      prepareSearch({ userId: 'u', query: 'lucas fib', prefix: true, cursor }, true),
+    ).not.toThrow();
+    expect(() => prepareSearch({ userId: 'u', query: 'lucas fib', cursor }, true)).toThrow(
+      'cursor',
+    );
+  });
+
+  it('prefix: scores every word the prefix starts, and the snippet finds it', () => {
+    expect(searchScore(['fibonacci', 'fib', 'x'], ['fib'], true)).toBe(
+      (2 * 2.2) / (2 + 0.3 + 0.028125 * 3),
+    );
+    expect(searchScore(['fob'], ['fib'], true)).toBeUndefined();
+    // Only the last term is a prefix.
+    expect(searchScore(['fibonacci', 'lucas'], ['fib', 'lucas'], true)).toBeUndefined();
+    expect(searchSnippet('Start. The Fibonacci numbers', ['fib'], true)).toContain('Fibonacci');
   });
 });

@@ -67,8 +67,25 @@ export function searchTerms(query: string): string[] {
 }
 
 /**
+ * `terms` with the query's last word (the one being typed) moved to the end, where a prefix
+ * search reads its prefix: `fib lucas fib` → `lucas fib`. When the word limit cut it off, it
+ * takes the last place.
+ */
+function lastWordLast(query: string, terms: readonly string[]): string[] {
+  let last: string | undefined;
+  for (const word of fold(query).match(WORD) ?? []) {
+    if (OPERATOR_WORDS.has(word)) continue;
+    last = searchTokens(word).at(-1) ?? last;
+  }
+  if (last === undefined || terms.at(-1) === last) return [...terms];
+  const rest = terms.filter((term) => term !== last);
+  return [...rest.slice(0, SEARCH_QUERY_LIMITS.words - 1), last];
+}
+
+/**
  * The score of a message whose words (its {@link searchTokens}) hold every term, or undefined
- * when one is missing: the sum over the terms, in order, of `(f × 2.2) / ((f + 0.3) + (0.028125
+ * when one is missing. With `prefix`, the last term is a prefix: it counts every word that
+ * starts with it (`fib` counts `fib` and `fibonacci`), and is missing when none does. The score: the sum over the terms, in order, of `(f × 2.2) / ((f + 0.3) + (0.028125
  * × n))`, where `f` is how often the term occurs and `n` how many words the message has (BM25's
  * term weighting with k1 = 1.2, b = 0.75 and a typical length of 32 words, without IDF). It
  * depends only on the message and the query, so it never moves when other messages are saved
@@ -78,11 +95,17 @@ export function searchTerms(query: string): string[] {
 export function searchScore(
   tokens: readonly string[],
   terms: readonly string[],
+  prefix = false,
 ): number | undefined {
   let score = 0;
-  for (const term of terms) {
+  const last = terms.length - 1;
+  for (const [index, term] of terms.entries()) {
     let count = 0;
-    for (const token of tokens) if (token === term) count += 1;
+    if (prefix && index === last) {
+      for (const token of tokens) if (token.startsWith(term)) count += 1;
+    } else {
+      for (const token of tokens) if (token === term) count += 1;
+    }
     if (count === 0) return undefined;
     score += termScore(count, tokens.length);
   }
@@ -110,15 +133,21 @@ const SNIPPET_BEFORE = 60;
 const SNIPPET_LENGTH = 160;
 
 /**
- * An excerpt of `text` around the first word whose {@link searchTokens} hold one of `terms`:
+ * An excerpt of `text` around the first word whose {@link searchTokens} hold one of `terms`
+ * (with `prefix`, or a word that starts with the last term):
  * about {@link SNIPPET_BEFORE} characters before it, {@link SNIPPET_LENGTH} in all, whitespace
  * collapsed, with `…` where text was cut. The start of the text when no term is found.
  */
-export function searchSnippet(text: string, terms: readonly string[]): string {
+export function searchSnippet(text: string, terms: readonly string[], prefix = false): string {
   const flat = text.normalize('NFC').replace(/\s+/gu, ' ').trim();
+  const stem = prefix ? terms.at(-1) : undefined;
   let first = -1;
   for (const match of flat.matchAll(TEXT_WORD)) {
-    if (searchTokens(match[0]).some((token) => terms.includes(token))) {
+    if (
+      searchTokens(match[0]).some(
+        (token) => terms.includes(token) || (stem !== undefined && token.startsWith(stem)),
+      )
+    ) {
       first = match.index;
       break;
     }
@@ -142,6 +171,12 @@ export interface PreparedSearch {
   readonly branch: string | undefined;
   /** The query's words: lower-cased, each once, at least one. A message matches when it holds all. */
   readonly terms: readonly string[];
+  /**
+   * The last of `terms` is a prefix: it matches every word that starts with it (see
+   * `SearchMessagesInput.prefix`; score it with `searchScore(tokens, terms, true)`). Only true
+   * when the store declares `capabilities.searchPrefix`.
+   */
+  readonly prefix: boolean;
   /** Hits per page (the driver returns up to `limit + 1`, so the kit knows whether more follow). */
   readonly limit: number;
   /**
@@ -205,14 +240,15 @@ function searchProblem(method: string, field: string, problem: string): Validati
 // search's cursor is refused by another and a mangled one is caught. Its fields are checked and
 // only ever reach a store as bound values.
 function fingerprint(
-  search: Pick<PreparedSearch, 'userId' | 'chatId' | 'branch' | 'terms'>,
+  search: Pick<PreparedSearch, 'userId' | 'chatId' | 'branch' | 'terms' | 'prefix'>,
   position: SearchPosition,
 ): string {
+  // A whole-word search keeps the fingerprint it always had, so its cursors stay valid.
   const text = JSON.stringify([
     search.userId,
     search.chatId,
     search.branch,
-    search.terms,
+    search.prefix ? ['prefix', ...search.terms] : search.terms,
     position.score,
     position.chatId,
     position.sequence,
@@ -236,7 +272,7 @@ const CURSOR = /^([0-9.e+-]{1,32}):(\d{1,16}):([^:]{1,4096}):([0-9a-z]{1,8})$/;
 
 function readCursor(
   cursor: unknown,
-  search: Pick<PreparedSearch, 'userId' | 'chatId' | 'branch' | 'terms'>,
+  search: Pick<PreparedSearch, 'userId' | 'chatId' | 'branch' | 'terms' | 'prefix'>,
 ): SearchPosition | undefined {
   const match = typeof cursor === 'string' ? CURSOR.exec(cursor) : null;
   if (match === null) return undefined;
@@ -269,12 +305,21 @@ function readCursor(
 /**
  * Checks `searchMessages` input: ids, a query with at least one word (an empty query or one of
  * operators and punctuation only is refused), `branch` only with `chatId`, a page size from 1 to
- * {@link SEARCH_PAGE_SIZE}.max, and a cursor of this same search.
+ * {@link SEARCH_PAGE_SIZE}.max, `prefix` a boolean and only when `prefixSupported` (the store
+ * declares `capabilities.searchPrefix`), and a cursor of this same search.
  */
-export function prepareSearch(input: SearchMessagesInput): PreparedSearch {
+export function prepareSearch(input: SearchMessagesInput, prefixSupported = false): PreparedSearch {
   const method = 'searchMessages(input)';
   assertInputObject(method, input);
-  const { userId, query, chatId, branch, limit, cursor } = input;
+  const { userId, query, chatId, branch, limit, cursor, prefix } = input;
+  if (prefix !== undefined && typeof prefix !== 'boolean')
+    throw searchProblem(method, 'prefix', `must be a boolean, received ${typeof prefix}`);
+  if (prefix === true && !prefixSupported)
+    throw searchProblem(
+      method,
+      'prefix',
+      'is only for a store that declares capabilities.searchPrefix (this one matches whole words only)',
+    );
   assertIdentifier(method, 'userId', userId);
   if (chatId !== undefined) assertIdentifier(method, 'chatId', chatId);
   if (branch !== undefined) {
@@ -292,7 +337,8 @@ export function prepareSearch(input: SearchMessagesInput): PreparedSearch {
       'query',
       `is ${query.length} characters long, more than ${SEARCH_QUERY_LIMITS.characters}`,
     );
-  const terms = searchTerms(query);
+  let terms = searchTerms(query);
+  if (prefix === true && terms.length > 0) terms = lastWordLast(query, terms);
   if (terms.length === 0)
     throw searchProblem(
       method,
@@ -312,7 +358,7 @@ export function prepareSearch(input: SearchMessagesInput): PreparedSearch {
       `must be an integer from 1 to ${SEARCH_PAGE_SIZE.max}, received ${String(limit)}`,
     );
   }
-  const scope = { userId, chatId, branch, terms };
+  const scope = { userId, chatId, branch, terms, prefix: prefix === true };
   let after: SearchPosition | undefined;
   if (cursor !== undefined) {
     after = readCursor(cursor, scope);
@@ -328,14 +374,14 @@ export function prepareSearch(input: SearchMessagesInput): PreparedSearch {
 }
 
 /** A driver's match as the contract returns it. */
-export function searchHit(match: SearchMatch, terms: readonly string[]): SearchHit {
+export function searchHit(match: SearchMatch, terms: readonly string[], prefix = false): SearchHit {
   return {
     chatId: match.chatId,
     messageId: match.messageId,
     role: match.message.role,
     sequence: match.sequence,
     score: match.score,
-    snippet: searchSnippet(messageSearchText(match.message), terms),
+    snippet: searchSnippet(messageSearchText(match.message), terms, prefix),
     branches: match.branches,
     message: match.message,
   };

@@ -23,6 +23,7 @@ export type StoreCallName =
   | 'findMessageNodes'
   | 'createBranch'
   | 'forkBranch'
+  | 'renameBranch'
   | 'getBranch'
   | 'listBranches'
   | 'setActiveBranch'
@@ -52,6 +53,7 @@ export const CALLS: Readonly<Record<StoreCallName, StoreCall>> = {
   findMessageNodes: call('findMessageNodes', 'input', false),
   createBranch: call('createBranch', 'input', true),
   forkBranch: call('forkBranch', 'input', true),
+  renameBranch: call('renameBranch', 'input', true),
   getBranch: call('getBranch', 'input', false),
   listBranches: call('listBranches', 'chatId', false),
   setActiveBranch: call('setActiveBranch', 'input', true),
@@ -92,6 +94,8 @@ const REQUIRED_METHODS = [
 const OPTIONAL_ABILITIES = [
   ['append', ['append']],
   ['forkBranch', ['forkBranch']],
+  ['renameBranch', ['renameBranch']],
+  ['searchPrefix', ['searchMessages']],
   ['contextLane', ['getContext', 'saveContext']],
   ['search', ['searchMessages']],
   ['retention', ['prune']],
