@@ -11,7 +11,7 @@ export interface GraphSearchProps {
 }
 
 /** How long typing must pause before the search runs. */
-export const SEARCH_DEBOUNCE_MS = 250;
+const SEARCH_DEBOUNCE_MS = 250;
 
 type Hit = SearchResults['items'][number];
 

@@ -13,7 +13,7 @@ export interface RenameBranchDialogProps {
 }
 
 /** What is wrong with `to` as the new name of `from`, in plain words, or null. */
-export function renameProblem(
+function renameProblem(
   from: string,
   to: string,
   branches: readonly string[],

@@ -17,7 +17,7 @@ export function noticeFor(error: unknown): Notice {
 }
 
 /** How long a notice of what an action did stays (an error stays until dismissed). */
-export const INFO_NOTICE_MS = 8000;
+const INFO_NOTICE_MS = 8000;
 
 /**
  * The page's one notice: what it shows and how to change it. It floats over the page's foot;

@@ -32,7 +32,7 @@ function chatChanged(queryClient: QueryClient, userId: string, view: ChatView): 
  * message joins the conversation and the graph, the branch head and records move. The context
  * and prompts did not change.
  */
-export function withMessageAdded(view: ChatView, change: MessageAdded): ChatView {
+function withMessageAdded(view: ChatView, change: MessageAdded): ChatView {
   return {
     ...view,
     chat: change.chat,
@@ -51,7 +51,7 @@ export function withMessageAdded(view: ChatView, change: MessageAdded): ChatView
  * The chat the page holds with a model exchange added (question and reply), or null when the
  * page holds another state than the one the question continued (then the chat is read whole).
  */
-export function withExchangeAdded(view: ChatView, change: ExchangeAdded): ChatView | null {
+function withExchangeAdded(view: ChatView, change: ExchangeAdded): ChatView | null {
   const first = change.added[0];
   if (first === undefined || view.headMessageId !== first.node.parentId) return null;
   return {
