@@ -13,11 +13,7 @@ export interface RenameBranchDialogProps {
 }
 
 /** What is wrong with `to` as the new name of `from`, in plain words, or null. */
-function renameProblem(
-  from: string,
-  to: string,
-  branches: readonly string[],
-): string | null {
+function renameProblem(from: string, to: string, branches: readonly string[]): string | null {
   const name = to.trim();
   if (name === '') return 'Type a new name for the branch.';
   if (name === from) return `The branch is already called “${from}”. Type another name.`;
