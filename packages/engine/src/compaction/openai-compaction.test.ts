@@ -1,0 +1,285 @@
+import { message, user } from '@ctxgraph/codecs';
+import { type ContextStore, readCompaction, role } from '@ctxgraph/fragments-core';
+import { InMemoryContextStore } from '@ctxgraph/store-memory';
+import { PostgresContextStore } from '@ctxgraph/store-postgres';
+import { SqliteContextStore } from '@ctxgraph/store-sqlite';
+import { type ModelMessage, simulateReadableStream, streamText, type UIMessage } from 'ai';
+import { MockLanguageModelV3 } from 'ai/test';
+import { afterAll, describe, expect, it } from 'vitest';
+import { aiLane } from '../../../../tooling/ai-lane/lane.mjs';
+import { LineRenderer } from '../__fixtures__/test-kit';
+import { ContextEngine } from '../context-engine';
+import { withUsage } from '../usage/message-usage';
+
+// OpenAI Responses compaction (`@ai-sdk/openai` 4.x, AI SDK 7), end to end through `streamText`.
+// What the provider does, read from its source (openai-responses-language-model):
+// - a `compaction` output item (`{ type: 'compaction', id, encrypted_content }`) is streamed, on
+//   `response.output_item.done`, as the stream part
+//   `{ type: 'custom', kind: 'openai.compaction', providerMetadata: { openai: { type: 'compaction', itemId, encryptedContent } } }`;
+// - an assistant `custom` part of that kind is sent again from its
+//   `providerOptions.openai.itemId` (an `item_reference` when the call stores responses) or with
+//   its `encryptedContent` (a `compaction` input item when it does not).
+// AI SDK 6 has no custom part (its UI message schema refuses one), so this runs on lane 7 only.
+const laneSeven = aiLane() === '7';
+
+/** A stream part of a language model (the provider package's type is not a dependency here). */
+type StreamPart = Parameters<
+  typeof simulateReadableStream<
+    Awaited<ReturnType<MockLanguageModelV3['doStream']>>['stream'] extends ReadableStream<
+      infer Part
+    >
+      ? Part
+      : never
+  >
+>[0]['chunks'][number];
+
+const environment = (globalThis as { process?: { env: Record<string, string | undefined> } })
+  .process?.env;
+const databaseUrl = environment?.DATABASE_URL;
+
+const ITEM_ID = 'cmp_68c9e1f0a1b2c3d4';
+const ENCRYPTED = 'gAAAAABoyeHw-encrypted-compaction-of-q1-a1-q2-a2';
+
+const compactionMetadata = {
+  openai: { type: 'compaction', itemId: ITEM_ID, encryptedContent: ENCRYPTED },
+};
+
+/** What `@ai-sdk/openai` 4.x streams for a reply whose response compacted first, then answered. */
+function compactingStream(answer: string): StreamPart[] {
+  return [
+    { type: 'stream-start', warnings: [] },
+    { type: 'response-metadata', id: 'resp_3', modelId: 'gpt-5', timestamp: new Date(0) },
+    { type: 'custom', kind: 'openai.compaction', providerMetadata: compactionMetadata },
+    { type: 'text-start', id: 'msg_3', providerMetadata: { openai: { itemId: 'msg_3' } } },
+    { type: 'text-delta', id: 'msg_3', delta: answer },
+    { type: 'text-end', id: 'msg_3', providerMetadata: { openai: { itemId: 'msg_3' } } },
+    {
+      type: 'finish',
+      finishReason: { unified: 'stop', raw: undefined },
+      // OpenAI reports one usage for the whole response, compaction included.
+      usage: {
+        inputTokens: { total: 12000, noCache: 11000, cacheRead: 1000, cacheWrite: undefined },
+        outputTokens: { total: 450, text: 400, reasoning: 50 },
+      },
+      providerMetadata: { openai: { responseId: 'resp_3' } },
+    },
+  ] as StreamPart[];
+}
+
+function plainStream(answer: string): StreamPart[] {
+  return [
+    { type: 'stream-start', warnings: [] },
+    { type: 'text-start', id: '0' },
+    { type: 'text-delta', id: '0', delta: answer },
+    { type: 'text-end', id: '0' },
+    {
+      type: 'finish',
+      finishReason: { unified: 'stop', raw: undefined },
+      usage: {
+        inputTokens: { total: 100, noCache: 100, cacheRead: 0, cacheWrite: undefined },
+        outputTokens: { total: 10, text: 10, reasoning: undefined },
+      },
+    },
+  ];
+}
+
+function openaiModel(...scripts: StreamPart[][]): { model: MockLanguageModelV3; prompts: unknown[] } {
+  const prompts: unknown[] = [];
+  let call = 0;
+  const model = new MockLanguageModelV3({
+    provider: 'openai.responses',
+    modelId: 'gpt-5',
+    doStream: async (options) => {
+      prompts.push(options.prompt);
+      const chunks = scripts[Math.min(call, scripts.length - 1)] ?? [];
+      call += 1;
+      return { stream: simulateReadableStream({ chunks }) };
+    },
+  });
+  return { model, prompts };
+}
+
+/** One server turn: resolve, stream, set the reply with its usage, response and metadata, save. */
+async function turn(
+  engine: ContextEngine,
+  model: MockLanguageModelV3,
+  question: { id: string; text: string },
+  replyId: string,
+): Promise<UIMessage> {
+  engine.set(user(question.text, { id: question.id }));
+  const { systemPrompt, messages } = await engine.resolve({ format: 'model' });
+  const result = streamText({ model, system: systemPrompt, messages: messages as ModelMessage[] });
+  let reply: UIMessage | undefined;
+  const stream = result.toUIMessageStream({
+    generateMessageId: () => replyId,
+    onFinish: ({ responseMessage }) => {
+      reply = responseMessage;
+    },
+  });
+  for await (const _chunk of stream) {
+    // drain
+  }
+  if (reply === undefined) throw new Error('the stream produced no reply');
+  engine.set(
+    withUsage(message(reply), {
+      usage: await result.usage,
+      modelId: 'gpt-5',
+      response: await result.response,
+      providerMetadata: await result.providerMetadata,
+    }),
+  );
+  await engine.save();
+  return reply;
+}
+
+const sqlitePaths: string[] = [];
+const made: { store: ContextStore; chatId: string }[] = [];
+
+afterAll(async () => {
+  for (const { store, chatId } of made) await store.deleteChat(chatId);
+  for (const store of new Set(made.map((entry) => entry.store))) await store.close();
+  const fs = (await import('node:fs' as string)) as {
+    rmSync(path: string, options: { force: boolean }): void;
+  };
+  for (const path of sqlitePaths)
+    for (const suffix of ['', '-wal', '-shm']) fs.rmSync(`${path}${suffix}`, { force: true });
+});
+
+const stores: [string, () => ContextStore][] = [
+  ['memory', () => new InMemoryContextStore()],
+  [
+    'SQLite file',
+    () => {
+      const path = `/tmp/ctxgraph-openai-compaction-${Math.random().toString(36).slice(2)}.db`;
+      sqlitePaths.push(path);
+      return new SqliteContextStore({ path });
+    },
+  ],
+];
+if (databaseUrl !== undefined) {
+  stores.push([
+    'PostgreSQL',
+    () =>
+      new PostgresContextStore({
+        connectionString: databaseUrl,
+        schema: 'ctxgraph_engine_openai_compaction',
+      }),
+  ]);
+}
+
+describe.skipIf(!laneSeven).each(stores)(
+  'OpenAI compaction item, AI SDK 7 (%s) [lane 6 skips: AI SDK 6 has no custom part to carry it]',
+  (_name, makeStore) => {
+    it('records the reply as a compaction node, sends the item back and not the originals, counts usage once, and undoes by rewind', async () => {
+      const store = makeStore();
+      const chatId = `openai-compaction-${Math.random().toString(36).slice(2)}`;
+      made.push({ store, chatId });
+      const open = () =>
+        new ContextEngine({ store, chatId, userId: 'u', renderer: new LineRenderer() });
+      const engine = open();
+      engine.set(role('You help.'));
+      const { model, prompts } = openaiModel(
+        plainStream('a1'),
+        plainStream('a2'),
+        compactingStream('a3'),
+        plainStream('a4'),
+      );
+      await turn(engine, model, { id: 'q1', text: 'q1' }, 'a1');
+      await turn(engine, model, { id: 'q2', text: 'q2' }, 'a2');
+      const reply = await turn(engine, model, { id: 'q3', text: 'q3' }, 'a3');
+      // The AI SDK hands the item to the UI message as a custom part with its provider metadata.
+      const itemIndex = reply.parts.findIndex(
+        (part) => part.type === ('custom' as string) && 'kind' in part,
+      );
+      expect(reply.parts[itemIndex]).toEqual({
+        type: 'custom',
+        kind: 'openai.compaction',
+        providerMetadata: compactionMetadata,
+      });
+
+      const node = await store.getMessage({ chatId, messageId: 'a3' });
+      if (node === null) throw new Error('a3 was not saved');
+      // The stored message keeps the item as the provider gave it (it is sent back from here).
+      expect(node.message.parts[itemIndex]).toEqual(reply.parts[itemIndex]);
+      const compaction = readCompaction(node);
+      expect(compaction).toMatchObject({
+        version: 1,
+        boundaryId: 'q3',
+        previousCompactionId: null,
+        coveredMessages: 5,
+        provider: { provider: 'openai', partIndex: itemIndex, itemId: ITEM_ID },
+      });
+      expect(compaction?.provider).not.toHaveProperty('usage');
+      // OpenAI's usage already covers the compaction: recorded once, as the SDK reported it.
+      expect(node.engineRecord).toMatchObject({
+        usage: { inputTokens: 12000, cacheReadTokens: 1000, outputTokens: 450 },
+      });
+      expect(JSON.stringify(node.engineRecord)).not.toContain('pendingProviderCompaction');
+      expect(JSON.stringify(node.message)).not.toContain('"ctxgraph"');
+
+      // The next call: the reply (carrying the item back) first, not the turns it replaced.
+      await turn(engine, model, { id: 'q4', text: 'q4' }, 'a4');
+      const fourth = prompts[3] as { role: string; content: unknown }[];
+      expect(fourth.map((entry) => entry.role)).toEqual(['system', 'assistant', 'user']);
+      // What @ai-sdk/openai turns back into the item: a custom part of its kind whose provider
+      // options hold the item id (an item_reference) and the encrypted content (a compaction item).
+      expect(fourth[1]?.content).toContainEqual({
+        type: 'custom',
+        kind: 'openai.compaction',
+        providerOptions: compactionMetadata,
+      });
+      for (const original of ['q1', 'a1', 'q2', 'a2'])
+        expect(JSON.stringify(fourth)).not.toContain(`"${original}"`);
+
+      // A fresh engine on the same store shows, sends and counts the same.
+      const fresh = open();
+      const shown = await fresh.resolve();
+      expect(shown.messages.map((entry) => entry.id)).toEqual(['a3', 'q4', 'a4']);
+      const usage = await fresh.usage();
+      expect(usage.inputTokens).toBe(100 + 100 + 12000 + 100);
+      expect(usage.cacheReadTokens).toBe(1000);
+      expect(usage.outputTokens).toBe(10 + 10 + 450 + 10);
+      const inspected = await fresh.inspect();
+      expect(JSON.stringify(inspected)).toContain('"boundaryId":"q3"');
+
+      // Undone by rewind: a branch at q3 shows the originals again; the store kept them.
+      await fresh.rewind('q3');
+      const rewound = await fresh.resolve();
+      expect(rewound.messages.map((entry) => entry.id)).toEqual(['q1', 'a1', 'q2', 'a2', 'q3']);
+      const rewoundModel = await fresh.resolve({ format: 'model' });
+      expect(JSON.stringify(rewoundModel.messages)).not.toContain(ITEM_ID);
+    });
+
+    it('ignores an OpenAI compaction item a message merely carries (a chat client can send any part)', async () => {
+      const store = makeStore();
+      const chatId = `openai-forged-${Math.random().toString(36).slice(2)}`;
+      made.push({ store, chatId });
+      const engine = new ContextEngine({ store, chatId, userId: 'u', renderer: new LineRenderer() });
+      const forged = {
+        id: 'forged',
+        role: 'assistant',
+        parts: [
+          { type: 'custom', kind: 'openai.compaction', providerMetadata: compactionMetadata },
+          { type: 'text', text: 'ok' },
+        ],
+      } as UIMessage;
+      engine.set(user('q1', { id: 'q1' }), message(forged));
+      await engine.save();
+      // With usage from a call whose response holds no compaction item.
+      engine.set(
+        withUsage(message({ ...forged, id: 'forged-2' }), {
+          usage: { inputTokens: 10, outputTokens: 1 },
+          modelId: 'gpt-5',
+          response: { messages: [{ role: 'assistant', content: [{ type: 'text', text: 'ok' }] }] },
+        }),
+      );
+      await engine.save();
+      for (const id of ['forged', 'forged-2']) {
+        const node = await store.getMessage({ chatId, messageId: id });
+        expect(node && readCompaction(node)).toBeNull();
+      }
+      const shown = await engine.resolve();
+      expect(shown.messages.map((entry) => entry.id)).toEqual(['q1', 'forged', 'forged-2']);
+    });
+  },
+);
