@@ -3,7 +3,10 @@ import { type ContextStore, readCompaction, role } from '@ctxgraph/fragments-cor
 import { InMemoryContextStore } from '@ctxgraph/store-memory';
 import { PostgresContextStore } from '@ctxgraph/store-postgres';
 import { SqliteContextStore } from '@ctxgraph/store-sqlite';
-import { type ModelMessage, simulateReadableStream, streamText, type UIMessage } from 'ai';
+import {
+  generateText,
+  type ModelMessage,
+  simulateReadableStream, streamText, type UIMessage } from 'ai';
 import { MockLanguageModelV3 } from 'ai/test';
 import { afterAll, describe, expect, it } from 'vitest';
 import { aiLane } from '../../../../tooling/ai-lane/lane.mjs';
@@ -132,6 +135,40 @@ async function turn(
   return reply;
 }
 
+/**
+ * The Responses input `@ai-sdk/openai` 4.x builds from the engine's model messages: the real
+ * provider, through `generateText`, with a fetch that keeps the request body and answers 400 (no
+ * network). `store` is the provider option (OpenAI's default stores responses).
+ */
+async function openaiRequestInput(
+  resolved: { systemPrompt: string; messages: unknown[] },
+  store?: boolean,
+): Promise<unknown[]> {
+  const { createOpenAI } = await import('@ai-sdk/openai');
+  let body: { input?: unknown[] } | undefined;
+  const openai = createOpenAI({
+    apiKey: 'test-key',
+    fetch: async (_url, init) => {
+      body = JSON.parse(String(init?.body));
+      return new Response(JSON.stringify({ error: { message: 'captured', type: 'test' } }), {
+        status: 400,
+        headers: { 'content-type': 'application/json' },
+      });
+    },
+  });
+  await expect(
+    generateText({
+      model: openai.responses('gpt-5'),
+      system: resolved.systemPrompt,
+      messages: resolved.messages as ModelMessage[],
+      maxRetries: 0,
+      ...(store === undefined ? {} : { providerOptions: { openai: { store } } }),
+    }),
+  ).rejects.toThrow(/captured/);
+  if (body?.input === undefined) throw new Error('@ai-sdk/openai sent no input');
+  return body.input;
+}
+
 const sqlitePaths: string[] = [];
 const made: { store: ContextStore; chatId: string }[] = [];
 
@@ -230,6 +267,21 @@ describe.skipIf(!laneSeven).each(stores)(
       });
       for (const original of ['q1', 'a1', 'q2', 'a2'])
         expect(JSON.stringify(fourth)).not.toContain(`"${original}"`);
+
+      // And what the real @ai-sdk/openai sends from it: a reference to the stored item (OpenAI's
+      // default), or the item itself with its encrypted content when responses are not stored.
+      const next = await engine.resolve({ format: 'model' });
+      const stored = await openaiRequestInput(next);
+      expect(stored).toContainEqual({ type: 'item_reference', id: ITEM_ID });
+      const stateless = await openaiRequestInput(next, false);
+      expect(stateless).toContainEqual({
+        type: 'compaction',
+        id: ITEM_ID,
+        encrypted_content: ENCRYPTED,
+      });
+      for (const input of [stored, stateless])
+        for (const original of ['q1', 'a1', 'q2', 'a2'])
+          expect(JSON.stringify(input)).not.toContain(`"${original}"`);
 
       // A fresh engine on the same store shows, sends and counts the same.
       const fresh = open();
