@@ -6,7 +6,10 @@ import { SqliteContextStore } from '@ctxgraph/store-sqlite';
 import {
   generateText,
   type ModelMessage,
-  simulateReadableStream, streamText, type UIMessage } from 'ai';
+  simulateReadableStream,
+  streamText,
+  type UIMessage,
+} from 'ai';
 import { MockLanguageModelV3 } from 'ai/test';
 import { afterAll, describe, expect, it } from 'vitest';
 import { aiLane } from '../../../../tooling/ai-lane/lane.mjs';
@@ -43,19 +46,23 @@ const databaseUrl = environment?.DATABASE_URL;
 const ITEM_ID = 'cmp_68c9e1f0a1b2c3d4';
 const ENCRYPTED = 'gAAAAABoyeHw-encrypted-compaction-of-q1-a1-q2-a2';
 
-const compactionMetadata = {
-  openai: { type: 'compaction', itemId: ITEM_ID, encryptedContent: ENCRYPTED },
-};
+/** The provider metadata `@ai-sdk/openai` gives a compaction item. */
+function itemMetadata(itemId: string, encryptedContent: string) {
+  return { openai: { type: 'compaction', itemId, encryptedContent } };
+}
+
+const compactionMetadata = itemMetadata(ITEM_ID, ENCRYPTED);
 
 /** What `@ai-sdk/openai` 4.x streams for a reply whose response compacted first, then answered. */
-function compactingStream(answer: string): StreamPart[] {
+function compactingStream(answer: string, metadata = compactionMetadata): StreamPart[] {
+  const messageItem = { openai: { itemId: `msg_${answer}` } };
   return [
     { type: 'stream-start', warnings: [] },
-    { type: 'response-metadata', id: 'resp_3', modelId: 'gpt-5', timestamp: new Date(0) },
-    { type: 'custom', kind: 'openai.compaction', providerMetadata: compactionMetadata },
-    { type: 'text-start', id: 'msg_3', providerMetadata: { openai: { itemId: 'msg_3' } } },
-    { type: 'text-delta', id: 'msg_3', delta: answer },
-    { type: 'text-end', id: 'msg_3', providerMetadata: { openai: { itemId: 'msg_3' } } },
+    { type: 'response-metadata', id: `resp_${answer}`, modelId: 'gpt-5', timestamp: new Date(0) },
+    { type: 'custom', kind: 'openai.compaction', providerMetadata: metadata },
+    { type: 'text-start', id: `msg_${answer}`, providerMetadata: messageItem },
+    { type: 'text-delta', id: `msg_${answer}`, delta: answer },
+    { type: 'text-end', id: `msg_${answer}`, providerMetadata: messageItem },
     {
       type: 'finish',
       finishReason: { unified: 'stop', raw: undefined },
@@ -64,7 +71,7 @@ function compactingStream(answer: string): StreamPart[] {
         inputTokens: { total: 12000, noCache: 11000, cacheRead: 1000, cacheWrite: undefined },
         outputTokens: { total: 450, text: 400, reasoning: 50 },
       },
-      providerMetadata: { openai: { responseId: 'resp_3' } },
+      providerMetadata: { openai: { responseId: `resp_${answer}` } },
     },
   ] as StreamPart[];
 }
@@ -86,7 +93,10 @@ function plainStream(answer: string): StreamPart[] {
   ];
 }
 
-function openaiModel(...scripts: StreamPart[][]): { model: MockLanguageModelV3; prompts: unknown[] } {
+function openaiModel(...scripts: StreamPart[][]): {
+  model: MockLanguageModelV3;
+  prompts: unknown[];
+} {
   const prompts: unknown[] = [];
   let call = 0;
   const model = new MockLanguageModelV3({
@@ -302,11 +312,67 @@ describe.skipIf(!laneSeven).each(stores)(
       expect(JSON.stringify(rewoundModel.messages)).not.toContain(ITEM_ID);
     });
 
+    it('a second compaction item stands in for the first: only the newest is sent, both undo by rewind', async () => {
+      const store = makeStore();
+      const chatId = `openai-compaction-twice-${Math.random().toString(36).slice(2)}`;
+      made.push({ store, chatId });
+      const open = () =>
+        new ContextEngine({ store, chatId, userId: 'u', renderer: new LineRenderer() });
+      const engine = open();
+      const secondItem = itemMetadata('cmp_second', 'gAAAAAB-second');
+      const { model, prompts } = openaiModel(
+        plainStream('a1'),
+        compactingStream('a2'),
+        plainStream('a3'),
+        compactingStream('a4', secondItem),
+        plainStream('a5'),
+      );
+      for (const n of [1, 2, 3, 4, 5])
+        await turn(engine, model, { id: `q${n}`, text: `q${n}` }, `a${n}`);
+
+      const node = await store.getMessage({ chatId, messageId: 'a4' });
+      if (node === null) throw new Error('a4 was not saved');
+      expect(readCompaction(node)).toMatchObject({
+        boundaryId: 'q4',
+        previousCompactionId: 'a2',
+        coveredMessages: 4,
+        provider: { provider: 'openai', itemId: 'cmp_second' },
+      });
+      const fifth = (prompts[4] as { role: string; content: unknown }[]).filter(
+        (entry) => entry.role !== 'system',
+      );
+      expect(fifth.map((entry) => entry.role)).toEqual(['assistant', 'user']);
+      expect(fifth[0]?.content).toContainEqual({
+        type: 'custom',
+        kind: 'openai.compaction',
+        providerOptions: secondItem,
+      });
+      expect(JSON.stringify(fifth)).not.toContain(ITEM_ID);
+
+      const fresh = open();
+      expect((await fresh.resolve()).messages.map((entry) => entry.id)).toEqual(['a4', 'q5', 'a5']);
+      // Rewinding past the second compaction shows the first one's view again.
+      await fresh.rewind('q4');
+      expect((await fresh.resolve()).messages.map((entry) => entry.id)).toEqual([
+        'a2',
+        'q3',
+        'a3',
+        'q4',
+      ]);
+      await fresh.rewind('q2');
+      expect((await fresh.resolve()).messages.map((entry) => entry.id)).toEqual(['q1', 'a1', 'q2']);
+    });
+
     it('ignores an OpenAI compaction item a message merely carries (a chat client can send any part)', async () => {
       const store = makeStore();
       const chatId = `openai-forged-${Math.random().toString(36).slice(2)}`;
       made.push({ store, chatId });
-      const engine = new ContextEngine({ store, chatId, userId: 'u', renderer: new LineRenderer() });
+      const engine = new ContextEngine({
+        store,
+        chatId,
+        userId: 'u',
+        renderer: new LineRenderer(),
+      });
       const forged = {
         id: 'forged',
         role: 'assistant',
