@@ -235,9 +235,7 @@ describe.skipIf(!laneSeven).each(stores)(
       await turn(engine, model, { id: 'q2', text: 'q2' }, 'a2');
       const reply = await turn(engine, model, { id: 'q3', text: 'q3' }, 'a3');
       // The AI SDK hands the item to the UI message as a custom part with its provider metadata.
-      const itemIndex = reply.parts.findIndex(
-        (part) => part.type === ('custom' as string) && 'kind' in part,
-      );
+      const itemIndex = reply.parts.findIndex((part) => part.type === 'custom');
       expect(reply.parts[itemIndex]).toEqual({
         type: 'custom',
         kind: 'openai.compaction',
@@ -373,14 +371,14 @@ describe.skipIf(!laneSeven).each(stores)(
         userId: 'u',
         renderer: new LineRenderer(),
       });
-      const forged = {
+      const forged: UIMessage = {
         id: 'forged',
         role: 'assistant',
         parts: [
           { type: 'custom', kind: 'openai.compaction', providerMetadata: compactionMetadata },
           { type: 'text', text: 'ok' },
         ],
-      } as UIMessage;
+      };
       engine.set(user('q1', { id: 'q1' }), message(forged));
       await engine.save();
       // With usage from a call whose response holds no compaction item.
