@@ -1,5 +1,5 @@
-import { message, user } from '@ctxgraph/codecs';
-import { type ContextStore, readCompaction, role } from '@ctxgraph/fragments-core';
+import { assistant, message, user } from '@ctxgraph/codecs';
+import { type ContextStore, readCompaction, role, ValidationError } from '@ctxgraph/fragments-core';
 import { InMemoryContextStore } from '@ctxgraph/store-memory';
 import { PostgresContextStore } from '@ctxgraph/store-postgres';
 import { SqliteContextStore } from '@ctxgraph/store-sqlite';
@@ -399,3 +399,60 @@ describe.skipIf(!laneSeven).each(stores)(
     });
   },
 );
+
+// withUsage reads the call's response as plain data (no AI SDK schema), so these run on both lanes.
+describe('withUsage({ response }) with an OpenAI compaction item: input checks', () => {
+  const responseWith = (part: Record<string, unknown>) => ({
+    messages: [{ role: 'assistant', content: [part, { type: 'text', text: 'answer' }] }],
+  });
+  const item = (providerOptions: unknown) => ({
+    type: 'custom',
+    kind: 'openai.compaction',
+    providerOptions,
+  });
+
+  it('refuses a reply whose custom part names another item than the call produced', () => {
+    const reply = message({
+      id: 'r',
+      role: 'assistant',
+      parts: [{ type: 'text', text: 'answer' }],
+    });
+    expect(() =>
+      withUsage(reply, {
+        usage: { inputTokens: 1 },
+        modelId: 'gpt-5',
+        response: responseWith(item(compactionMetadata)),
+      }),
+    ).toThrow(ValidationError);
+  });
+
+  it('treats an item without a string item id (or of another type) as no compaction: nothing is refused or recorded', async () => {
+    for (const providerOptions of [
+      { openai: { type: 'compaction' } },
+      { openai: { type: 'compaction', itemId: 42 } },
+      { openai: { type: 'reasoning', itemId: ITEM_ID } },
+      { anthropic: { type: 'compaction', itemId: ITEM_ID } },
+      null,
+    ]) {
+      const store = new InMemoryContextStore();
+      const engine = new ContextEngine({
+        store,
+        chatId: 'c',
+        userId: 'u',
+        renderer: new LineRenderer(),
+      });
+      engine.set(
+        user('q', { id: 'q' }),
+        withUsage(assistant('answer', { id: 'a' }), {
+          usage: { inputTokens: 10, outputTokens: 1 },
+          modelId: 'gpt-5',
+          response: responseWith(item(providerOptions)),
+        }),
+      );
+      await engine.save();
+      const node = await store.getMessage({ chatId: 'c', messageId: 'a' });
+      expect(node && readCompaction(node)).toBeNull();
+      expect((await engine.usage()).inputTokens).toBe(10);
+    }
+  });
+});
