@@ -482,8 +482,10 @@ describe.skipIf(!installed)('playground in a browser', () => {
       const dialog = page.getByRole('dialog', { name: 'Budget and cache' });
       await dialog.getByRole('button', { name: 'Cache' }).click();
       const calls = dialog.getByRole('list', { name: 'Recorded calls' }).locator('li.cache-turn');
-      // Opening the window made a call at the current message.
-      await expect.poll(() => calls.count()).toBeGreaterThan(0);
+      // Opening the window made a call at the current message, with the budget it shows.
+      await expect
+        .poll(() => calls.last().getByTestId('cache-call-budget').textContent())
+        .toBe('within 100,000 tokens');
       const before = await calls.count();
       await dialog.getByRole('button', { name: 'Record a call now' }).click();
       await expect.poll(() => calls.count()).toBe(before + 1);

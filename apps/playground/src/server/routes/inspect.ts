@@ -90,12 +90,13 @@ export function inspectRoutes(dependencies: RouteDependencies) {
       const userId = userOf(context, defaultUserId);
       const body = context.req.valid('json');
       const call = await engines.use(context.req.param('chatId'), userId, async (engine) => {
+        const renderer = body.renderer ?? 'xml';
         const resolved = await engine.resolve({
-          renderer: rendererFor(body.renderer ?? 'xml'),
+          renderer: rendererFor(renderer),
           budget: { maxInputTokens: body.maxInputTokens },
         });
         if (resolved.budget === undefined) throw new Error('resolve({ budget }) gave no report');
-        return { headMessageId: engine.headMessageId ?? null, budget: resolved.budget };
+        return { headMessageId: engine.headMessageId ?? null, renderer, budget: resolved.budget };
       });
       return context.json(call, 200);
     });
