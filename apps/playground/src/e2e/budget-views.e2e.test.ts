@@ -145,4 +145,62 @@ describe.skipIf(!chromiumInstalled())('the budget window and forms, in a browser
     await dialog().getByLabel('Token budget').press('Escape');
     await expect.poll(() => dialog().count()).toBe(0);
   });
+
+  it('shows no form error before anything is typed: only after input or a submit', async () => {
+    // A new fragment: no field marked, no problem listed, the prompt panel says why it waits.
+    const fragments = page.locator('.fragment-list li');
+    const saved = await fragments.count();
+    await page.getByLabel('Add fragment').selectOption('term');
+    const editor = page.getByRole('region', { name: 'Fragment editor' });
+    const term = editor.getByLabel('Term Term', { exact: true });
+    const definition = editor.getByLabel('Term Definition');
+    expect(await term.getAttribute('aria-invalid')).toBe('false');
+    expect(await definition.getAttribute('aria-invalid')).toBe('false');
+    expect(await editor.locator('.field.invalid').count()).toBe(0);
+    expect(await editor.getByTestId('draft-problems').count()).toBe(0);
+    await expect
+      .poll(() => page.getByTestId('draft-state').textContent())
+      .toBe('The draft is previewed once its required fields are filled.');
+    // Submitting the empty draft adds nothing and shows what is missing.
+    const add = editor.getByRole('button', { name: 'Add to context' });
+    await add.click();
+    expect(await editor.getByTestId('draft-problems').textContent()).toContain(
+      'Term › Definition is required',
+    );
+    expect(await term.getAttribute('aria-invalid')).toBe('true');
+    expect(await fragments.count()).toBe(saved);
+    expect(await page.getByTestId('draft-state').textContent()).toContain('Definition is required');
+    await editor.getByRole('button', { name: 'Cancel' }).click();
+    // Typing is input too: the first keystroke in a new draft shows what is still missing.
+    await page.getByLabel('Add fragment').selectOption('term');
+    await term.pressSequentially('ARR');
+    expect(await term.getAttribute('aria-invalid')).toBe('false');
+    expect(await definition.getAttribute('aria-invalid')).toBe('true');
+    await definition.fill('annual recurring revenue');
+    await expect.poll(() => editor.getByTestId('draft-problems').count()).toBe(0);
+    await editor.getByRole('button', { name: 'Cancel' }).click();
+
+    // The compact form: no error until Compact is pressed without the summary it needs.
+    await page.getByRole('button', { name: 'Compact…' }).click();
+    const compact = page.getByRole('dialog', { name: 'Compact the conversation' });
+    const summary = compact.getByLabel('Summary');
+    const problem = compact.locator('#compact-summary-problem');
+    expect(await summary.getAttribute('aria-invalid')).toBe('false');
+    expect(await problem.textContent()).toBe('');
+    const button = compact.getByRole('button', { name: 'Compact' });
+    expect(await button.isDisabled()).toBe(false);
+    await button.click();
+    expect(await summary.getAttribute('aria-invalid')).toBe('true');
+    expect(await problem.textContent()).toBe(
+      'Write the summary: no model is configured to write it.',
+    );
+    expect(await compact.count()).toBe(1);
+    const view = await call<View>('GET', `/api/chats/${chatId}`);
+    expect(view.messages).toHaveLength(3);
+    await summary.fill('Weekly figures rose; monthly ones asked.');
+    expect(await summary.getAttribute('aria-invalid')).toBe('false');
+    expect(await problem.textContent()).toBe('');
+    await compact.getByRole('button', { name: 'Cancel' }).click();
+    await expect.poll(() => compact.count()).toBe(0);
+  });
 });
