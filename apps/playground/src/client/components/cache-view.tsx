@@ -18,8 +18,8 @@ export function CacheView(props: {
         An app calls the model once per turn; each call made within the budget is compared with the
         previous one on this branch. The leading part that repeats byte for byte is what a provider
         serves from its cache. While this panel is open (the message box stays usable beside it), a
-        call is recorded at every new message, with the budget shown;{' '}
-        <em>Record a call now</em> records one at once.
+        call is recorded at every new message, with the budget shown; <em>Record a call now</em>{' '}
+        records one at once.
       </p>
       <button type="button" className="primary" onClick={() => void props.onRecord()}>
         Record a call now

@@ -111,7 +111,8 @@ export function InspectDialog(props: InspectDialogProps): ReactElement {
       </dl>
       <p className="footnote">
         Tokens as the Budget window counts them: each message's text plus its framing (role and
-        separators), what resolve() would send with no budget.
+        separators), what resolve() would send with no budget; the cost is the next call's, as the
+        Budget window shows it (cached tokens at the cache-read price).
       </p>
       {estimate.note ? <p className="footnote">{estimate.note}</p> : null}
       <pre className="json">{json}</pre>
