@@ -32,6 +32,23 @@ export function App(): ReactElement {
   const { dialog, open, close } = useDialog();
   const view = chat.view;
   const budgetedCalls = useBudgetedCalls(view, dialog?.kind === 'budget', settings, show);
+  // The budget window is a panel docked beside the columns (the page stays usable); every
+  // other dialog is modal, over the page.
+  const docked = dialog?.kind === 'budget';
+  const dialogs =
+    dialog && view && userId !== null ? (
+      <Dialogs
+        dialog={dialog}
+        onClose={close}
+        userId={userId}
+        view={view}
+        info={info}
+        settings={settings}
+        actions={actions}
+        budgetedCalls={budgetedCalls}
+        show={show}
+      />
+    ) : null;
   const layoutState = useLayout();
   const { layout, update } = layoutState;
 
@@ -97,25 +114,14 @@ export function App(): ReactElement {
             actions={actions}
             onDialog={open}
             layout={layoutState}
-            dialogOpen={dialog !== null}
+            dialogOpen={dialog !== null && !docked}
           />
         ) : (
           <Welcome chatId={chatId} error={chat.error} />
         )}
+        {docked ? dialogs : null}
       </main>
-      {dialog && view && userId !== null ? (
-        <Dialogs
-          dialog={dialog}
-          onClose={close}
-          userId={userId}
-          view={view}
-          info={info}
-          settings={settings}
-          actions={actions}
-          budgetedCalls={budgetedCalls}
-          show={show}
-        />
-      ) : null}
+      {docked ? null : dialogs}
     </div>
   );
 }

@@ -133,7 +133,9 @@ describe.skipIf(!installed)('playground in a browser', () => {
       page.on('request', listener);
       await page.getByLabel('Add fragment').selectOption('term');
       const name = page.getByLabel('Term Term', { exact: true });
-      expect(await name.getAttribute('aria-invalid')).toBe('true');
+      // No error before anything is typed; the first keystroke shows what is still missing.
+      expect(await name.getAttribute('aria-invalid')).toBe('false');
+      expect(await page.getByTestId('draft-problems').count()).toBe(0);
       await name.pressSequentially('ARR', { delay: 30 });
       await expect
         .poll(() => page.getByTestId('draft-state').textContent())
@@ -482,8 +484,10 @@ describe.skipIf(!installed)('playground in a browser', () => {
       const dialog = page.getByRole('dialog', { name: 'Budget and cache' });
       await dialog.getByRole('button', { name: 'Cache' }).click();
       const calls = dialog.getByRole('list', { name: 'Recorded calls' }).locator('li.cache-turn');
-      // Opening the window made a call at the current message.
-      await expect.poll(() => calls.count()).toBeGreaterThan(0);
+      // Opening the window made a call at the current message, with the budget it shows.
+      await expect
+        .poll(() => calls.last().getByTestId('cache-call-budget').textContent())
+        .toBe('within 100,000 tokens');
       const before = await calls.count();
       await dialog.getByRole('button', { name: 'Record a call now' }).click();
       await expect.poll(() => calls.count()).toBe(before + 1);
@@ -539,9 +543,12 @@ describe.skipIf(!installed)('playground in a browser', () => {
       }
       await page.getByRole('button', { name: 'Compact…' }).click();
       const dialog = page.getByRole('dialog', { name: 'Compact the conversation' });
-      // Without a model the summary is written by hand: the form says so and waits for it.
-      expect(await dialog.getByRole('button', { name: 'Compact' }).isDisabled()).toBe(true);
+      // Without a model the summary is written by hand: the form says so once Compact is
+      // pressed (not before), and waits for it.
+      expect(await dialog.getByLabel('Summary').getAttribute('aria-invalid')).toBe('false');
+      await dialog.getByRole('button', { name: 'Compact' }).click();
       expect(await dialog.getByLabel('Summary').getAttribute('aria-invalid')).toBe('true');
+      expect(await dialog.getByRole('button', { name: 'Compact' }).isDisabled()).toBe(true);
       await dialog.getByLabel('Turns to keep').fill('1');
       await dialog.getByLabel('Summary').fill('Sums of small numbers, all answered.');
       await dialog.getByRole('button', { name: 'Compact' }).click();

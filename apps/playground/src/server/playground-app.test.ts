@@ -622,6 +622,62 @@ describe('budget and cache', () => {
     expect(shown.body.usage).toEqual(JSON.parse(JSON.stringify(expected.usage)));
   });
 
+  it('gives the Inspect and Budget windows the same token figures, those of a fresh engine', async () => {
+    const view = await createChat();
+    const chatId = view.chat.id;
+    await call('PUT', `/api/chats/${chatId}/context`, { fragments: richContext });
+    for (let turn = 1; turn <= 3; turn += 1) {
+      await say(chatId, 'user', `Question ${turn} about the weekly figures?`);
+      await say(chatId, 'assistant', `Answer ${turn}: they rose by ${turn} percent.`);
+    }
+    // What each window asks for: Inspect without a budget, Budget with the page's (4,000).
+    const inspectWindow = await call('GET', `/api/chats/${chatId}/inspect?renderer=markdown`);
+    const budgetWindow = await call(
+      'GET',
+      `/api/chats/${chatId}/inspect?renderer=markdown&maxInputTokens=4000`,
+    );
+    expect(inspectWindow.status).toBe(200);
+    expect(budgetWindow.status).toBe(200);
+    const inspected = inspectWindow.body.budget;
+    const budgeted = budgetWindow.body.budget;
+    expect(budgeted.leftOut).toEqual([]);
+    expect(inspected.leftOut).toEqual([]);
+    expect(inspected.totalTokens).toBe(budgeted.totalTokens);
+    expect(inspected.systemPromptTokens).toBe(budgeted.systemPromptTokens);
+    expect(inspected.messages).toEqual(budgeted.messages);
+    expect(inspected.messages).toHaveLength(6);
+    // The figures add up: the total is the system prompt and the messages.
+    const messageTokens = (inspected.messages as Array<{ tokens: number }>).reduce(
+      (total, message) => total + message.tokens,
+      0,
+    );
+    expect(inspected.totalTokens).toBe(inspected.systemPromptTokens + messageTokens);
+    // The engine's text-only estimate is smaller (it leaves out each message's framing): the
+    // reason the windows used to disagree.
+    expect(inspectWindow.body.estimate.tokens).toBeLessThan(inspected.totalTokens);
+
+    const fresh = new ContextEngine({
+      store: backend.store,
+      chatId,
+      userId: 'demo-user',
+      renderer: rendererFor('xml'),
+      tokenizer: o200kTokenizer,
+    });
+    await fresh.loadContext();
+    const expected = await fresh.inspect({
+      modelId: 'gpt-4o-mini',
+      renderer: rendererFor('markdown'),
+      budget: { maxInputTokens: 10_000_000 },
+    });
+    const plan = expected.budget;
+    if (plan === undefined || plan === null || 'exceeded' in plan)
+      throw new Error('the fresh plan did not fit');
+    expect(inspected.totalTokens).toBe(plan.totalTokens);
+    expect(inspected.systemPromptTokens).toBe(plan.systemPromptTokens);
+    expect(inspected.messages).toEqual(JSON.parse(JSON.stringify(plan.messages)));
+    expect(inspectWindow.body.nextCall).toEqual(JSON.parse(JSON.stringify(expected.nextCall)));
+  });
+
   it('plans within a budget without remembering, and reports what a budgeted call reused', async () => {
     const view = await createChat();
     const chatId = view.chat.id;

@@ -69,7 +69,14 @@ export function BudgetDialog(props: BudgetDialogProps): ReactElement {
   const usage = snapshot?.usage;
 
   return (
-    <DialogFrame label="Budget and cache" className="budget-dialog" onClose={props.onClose}>
+    // Docked beside the conversation, not over it: the calls are recorded as messages are added,
+    // so the message box must stay usable while it is open.
+    <DialogFrame
+      label="Budget and cache"
+      className="budget-dialog"
+      modal={false}
+      onClose={props.onClose}
+    >
       <header className="panel-header">
         <div className="segmented">
           <button

@@ -17,8 +17,9 @@ export function CacheView(props: {
       <p className="muted">
         An app calls the model once per turn; each call made within the budget is compared with the
         previous one on this branch. The leading part that repeats byte for byte is what a provider
-        serves from its cache. While this window is open, a call is recorded at every new message;{' '}
-        <em>Record a call now</em> records one at once.
+        serves from its cache. While this panel is open (the message box stays usable beside it), a
+        call is recorded at every new message, with the budget shown; <em>Record a call now</em>{' '}
+        records one at once.
       </p>
       <button type="button" className="primary" onClick={() => void props.onRecord()}>
         Record a call now
@@ -49,6 +50,9 @@ export function CacheView(props: {
             <li key={index} className="cache-turn">
               <div className="cache-turn-head">
                 <strong>Call {index + 1}</strong>
+                <span className="muted small" data-testid="cache-call-budget">
+                  within {tokens(call.budget.maxInputTokens)}
+                </span>
                 <Bar value={prefix.reusedTokens} of={prefix.totalTokens} tone="reused" />
                 <span data-testid="cache-reuse">
                   {prefix.compared

@@ -19,8 +19,12 @@ export interface CompactDialogProps {
 export function CompactDialog(props: CompactDialogProps): ReactElement {
   const [keepTurns, setKeepTurns] = useState(2);
   const [summary, setSummary] = useState('');
+  // Set once the summary was typed in or compacting was tried: the missing summary is marked only
+  // then, not before anything is typed.
+  const [touched, setTouched] = useState(false);
   const needsSummary = props.modelId === null;
-  const missing = needsSummary && summary.trim() === '';
+  const blank = needsSummary && summary.trim() === '';
+  const missing = touched && blank;
   return (
     <DialogFrame label="Compact the conversation" className="small-dialog" onClose={props.onClose}>
       <header className="panel-header">
@@ -34,7 +38,10 @@ export function CompactDialog(props: CompactDialogProps): ReactElement {
         className="dialog-body"
         onSubmit={(event) => {
           event.preventDefault();
-          if (missing) return;
+          if (blank) {
+            setTouched(true);
+            return;
+          }
           void props
             .onCompact(keepTurns, summary.trim() === '' ? undefined : summary.trim())
             .then((done) => {
@@ -70,11 +77,18 @@ export function CompactDialog(props: CompactDialogProps): ReactElement {
             rows={5}
             aria-label="Summary"
             aria-invalid={missing}
+            aria-describedby="compact-summary-problem"
             placeholder="What the conversation so far established…"
             value={summary}
-            onChange={(event) => setSummary(event.target.value)}
+            onChange={(event) => {
+              setSummary(event.target.value);
+              setTouched(true);
+            }}
           />
         </label>
+        <p id="compact-summary-problem" className="inline-error" role="status">
+          {missing ? 'Write the summary: no model is configured to write it.' : ''}
+        </p>
         <div className="editor-actions">
           <button type="submit" className="primary" disabled={missing}>
             Compact

@@ -14,6 +14,11 @@ export interface Draft {
   mode: 'form' | 'json';
   json: string;
   error: string | null;
+  /**
+   * Something was typed in the draft, or adding it was tried: only then are its problems
+   * (blank required fields, JSON not yet valid) shown, so a new form starts without errors.
+   */
+  touched: boolean;
 }
 
 /** A draft of `value`, to go at `index` (null: at the end): a form when the type has one. */
@@ -24,6 +29,7 @@ export function draftOf(index: number | null, value: FlatFragment): Draft {
     mode: specFor(value.type) ? 'form' : 'json',
     json: JSON.stringify(value, null, 2),
     error: null,
+    touched: false,
   };
 }
 
@@ -63,7 +69,8 @@ export function useDraftPreview(
     const sequence = ++previewSequence.current;
     const problems = problemsOf(draft);
     if (problems.length > 0) {
-      onPreview({ kind: 'incomplete', problems });
+      // Before anything is typed, the page says the draft is not previewed yet, not what it lacks.
+      onPreview({ kind: 'incomplete', problems: draft.touched ? problems : [] });
       return;
     }
     const timer = setTimeout(() => {
@@ -101,6 +108,7 @@ export interface FragmentEditorProps {
 export function FragmentEditor(props: FragmentEditorProps): ReactElement {
   const { draft, onDraft } = props;
   const draftIssues = problemsOf(draft);
+  const shownIssues = draft.touched ? draftIssues : [];
   const switchMode = (mode: Draft['mode']) => {
     if (draft.mode === mode) return;
     if (mode === 'json') {
@@ -157,7 +165,8 @@ export function FragmentEditor(props: FragmentEditorProps): ReactElement {
       {draft.mode === 'form' ? (
         <FragmentForm
           value={draft.value}
-          onChange={(value) => onDraft({ ...draft, value, error: null })}
+          showProblems={draft.touched}
+          onChange={(value) => onDraft({ ...draft, value, error: null, touched: true })}
         />
       ) : (
         <textarea
@@ -165,12 +174,14 @@ export function FragmentEditor(props: FragmentEditorProps): ReactElement {
           rows={10}
           aria-label="Fragment JSON"
           value={draft.json}
-          onChange={(event) => onDraft({ ...draft, json: event.target.value, error: null })}
+          onChange={(event) =>
+            onDraft({ ...draft, json: event.target.value, error: null, touched: true })
+          }
         />
       )}
-      {draftIssues.length > 0 ? (
+      {shownIssues.length > 0 ? (
         <ul className="draft-problems" data-testid="draft-problems">
-          {draftIssues.map((problem) => (
+          {shownIssues.map((problem) => (
             <li key={problem}>{problem}</li>
           ))}
         </ul>
@@ -180,9 +191,13 @@ export function FragmentEditor(props: FragmentEditorProps): ReactElement {
         <button
           type="button"
           className="primary"
-          disabled={draftIssues.length > 0}
-          title={draftIssues.length > 0 ? 'Fill the fields marked required first' : undefined}
-          onClick={props.onCommit}
+          // Before anything is typed the button stays enabled: pressing it shows what is missing.
+          disabled={shownIssues.length > 0}
+          title={shownIssues.length > 0 ? 'Fill the fields marked required first' : undefined}
+          onClick={() => {
+            if (draftIssues.length > 0) onDraft({ ...draft, touched: true });
+            else props.onCommit();
+          }}
         >
           {draft.index === null ? 'Add to context' : 'Save'}
         </button>

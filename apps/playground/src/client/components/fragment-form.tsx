@@ -16,6 +16,12 @@ export interface FragmentFormProps {
   onChange: (value: FlatFragment) => void;
   /** How deep this form is nested (indents and limits the menu). */
   depth?: number;
+  /**
+   * Whether blank required fields are marked: the editor turns it on once something was typed in
+   * the draft or it was submitted, so a new form shows no error before anything is typed.
+   * @default true
+   */
+  showProblems?: boolean;
 }
 
 function ListField(props: {
@@ -113,6 +119,7 @@ function NestedField(props: {
   spec: FieldSpec;
   value: JsonValue;
   depth: number;
+  showProblems: boolean;
   onChange: (value: JsonValue) => void;
 }): ReactElement {
   const items: JsonValue[] = Array.isArray(props.value) ? props.value : [];
@@ -139,6 +146,7 @@ function NestedField(props: {
             <FragmentForm
               value={item}
               depth={props.depth + 1}
+              showProblems={props.showProblems}
               onChange={(next) => set(items.map((old, at) => (at === index ? next : old)))}
             />
           ) : (
@@ -189,6 +197,7 @@ function NestedField(props: {
 export function FragmentForm(props: FragmentFormProps): ReactElement {
   const spec = specFor(props.value.type);
   const depth = props.depth ?? 0;
+  const showProblems = props.showProblems ?? true;
   if (spec === undefined) {
     return <p className="muted">Unknown type “{props.value.type}”: edit it as JSON.</p>;
   }
@@ -249,7 +258,7 @@ export function FragmentForm(props: FragmentFormProps): ReactElement {
       {spec.fields.map((item) => {
         const entry =
           props.value[item.key] ?? (item.kind === 'text' || item.kind === 'longtext' ? '' : []);
-        const missing = fieldMissing(item, props.value[item.key]);
+        const missing = showProblems && fieldMissing(item, props.value[item.key]);
         const label = (
           <span className="field-label">
             {item.label}
@@ -295,6 +304,7 @@ export function FragmentForm(props: FragmentFormProps): ReactElement {
                 spec={item}
                 value={entry}
                 depth={depth}
+                showProblems={showProblems}
                 onChange={(next) => update(item.key, next)}
               />
             )}

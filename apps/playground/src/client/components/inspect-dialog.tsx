@@ -19,16 +19,30 @@ function count(value: number, noun: string, nouns = `${noun}s`): string {
 }
 
 interface Estimate {
-  tokens?: number;
-  cost?: number | null;
   note?: string;
-  modelId?: string | null;
-  breakdown?: { systemPrompt?: number; persisted?: number; pending?: number };
+}
+
+/** The budget plan the server reads with the snapshot (for the whole branch, see the route). */
+interface Plan {
+  totalTokens?: number;
+  systemPromptTokens?: number;
+  messages?: Array<{ tokens: number; pending?: boolean }>;
+}
+
+function sum(messages: Plan['messages'], pending: boolean): number | undefined {
+  return messages
+    ?.filter((message) => (message.pending === true) === pending)
+    .reduce((total, message) => total + message.tokens, 0);
 }
 
 /** The engine's inspect() snapshot: headline figures, then the whole JSON, downloadable. */
 export function InspectDialog(props: InspectDialogProps): ReactElement {
   const estimate = (props.snapshot.estimate ?? {}) as Estimate;
+  // Token figures come from the budget plan, as in the Budget window (text plus each message's
+  // framing), so the two windows agree; the plan's `exceeded` form has no figures.
+  const budget = (props.snapshot.budget ?? {}) as Plan & { exceeded?: unknown };
+  const plan: Plan = budget.exceeded === undefined ? budget : {};
+  const nextCall = (props.snapshot.nextCall ?? null) as { cost: number | null } | null;
   const fragments = (props.snapshot.fragments ?? {}) as Record<string, unknown[]>;
   const graph = (props.snapshot.graph ?? {}) as Record<string, unknown[]>;
   const json = JSON.stringify(props.snapshot, null, 2);
@@ -43,13 +57,13 @@ export function InspectDialog(props: InspectDialogProps): ReactElement {
   const tokens = (value: number | undefined) => (value === undefined ? '–' : count(value, 'token'));
   // Tokens first, then costs, then counts of things: each figure says its unit.
   const figures: Array<[string, string]> = [
-    ['Input in total', tokens(estimate.tokens)],
-    ['System prompt', tokens(estimate.breakdown?.systemPrompt)],
-    ['Saved messages', tokens(estimate.breakdown?.persisted)],
-    ['Unsaved messages', tokens(estimate.breakdown?.pending)],
+    ['Input in total', tokens(plan.totalTokens)],
+    ['System prompt', tokens(plan.systemPromptTokens)],
+    ['Saved messages', tokens(sum(plan.messages, false))],
+    ['Unsaved messages', tokens(sum(plan.messages, true))],
     [
       `Input cost (${props.modelId})`,
-      estimate.cost == null ? 'price unknown' : `$${estimate.cost.toFixed(6)}`,
+      nextCall == null || nextCall.cost === null ? 'price unknown' : `$${nextCall.cost.toFixed(6)}`,
     ],
     ['Context', count(fragments.context?.length ?? 0, 'fragment')],
     ['On this branch', count(fragments.persisted?.length ?? 0, 'message')],
@@ -95,6 +109,11 @@ export function InspectDialog(props: InspectDialogProps): ReactElement {
           </div>
         ))}
       </dl>
+      <p className="footnote">
+        Tokens as the Budget window counts them: each message's text plus its framing (role and
+        separators), what resolve() would send with no budget; the cost is the next call's, as the
+        Budget window shows it (cached tokens at the cache-read price).
+      </p>
       {estimate.note ? <p className="footnote">{estimate.note}</p> : null}
       <pre className="json">{json}</pre>
     </DialogFrame>

@@ -35,7 +35,9 @@ export function PromptPanel(props: PromptPanelProps): ReactElement {
       </header>
       {draft?.kind === 'incomplete' ? (
         <p className="draft-state" data-testid="draft-state">
-          The draft is incomplete, so it is not previewed: {draft.problems.join('; ')}.
+          {draft.problems.length === 0
+            ? 'The draft is previewed once its required fields are filled.'
+            : `The draft is incomplete, so it is not previewed: ${draft.problems.join('; ')}.`}
         </p>
       ) : null}
       {draft?.kind === 'refused' ? (

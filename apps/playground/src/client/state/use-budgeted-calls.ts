@@ -13,8 +13,8 @@ export interface BudgetedCalls {
 
 /**
  * The cache view's calls: while the budget window is open (`open`), the page calls as an app
- * would, once per new message; the window can add one by hand. Only the open chat's calls are
- * kept.
+ * would, once per new message, with the budget shown when it opened; the
+ * window can add one by hand. Only the open chat's calls are kept.
  */
 export function useBudgetedCalls(
   view: ChatView | null,
@@ -26,10 +26,12 @@ export function useBudgetedCalls(
     chatId: '',
     list: [],
   });
+  // The budget travels with each call (not read from a closure), so a call is made with the
+  // budget shown when it was asked for.
   const call = useMutation({
-    mutationFn: (chatId: string) =>
-      api.budgetedCall(chatId, options.maxInputTokens, options.renderer),
-    onSuccess: (made, chatId) =>
+    mutationFn: (asked: { chatId: string; maxInputTokens: number; renderer: RendererName }) =>
+      api.budgetedCall(asked.chatId, asked.maxInputTokens, asked.renderer),
+    onSuccess: (made, { chatId }) =>
       setRecorded((old) => ({
         chatId,
         list: old.chatId === chatId ? [...old.list, made] : [made],
@@ -39,14 +41,30 @@ export function useBudgetedCalls(
   const calls = view !== null && recorded.chatId === view.chat.id ? recorded.list : [];
   const record = async () => {
     if (view === null) return;
-    await call.mutateAsync(view.chat.id).catch(() => {});
+    await call
+      .mutateAsync({
+        chatId: view.chat.id,
+        maxInputTokens: options.maxInputTokens,
+        renderer: options.renderer,
+      })
+      .catch(() => {});
   };
 
+  // A call is due when the window opens and when the head moves, made with the budget the
+  // window shows: opening again on the same message after choosing another budget calls again,
+  // rather than leaving the last call (made with the earlier budget) as the one shown.
   const headForCalls = open && view ? `${view.chat.id}:${view.headMessageId}` : null;
-  // biome-ignore lint/correctness/useExhaustiveDependencies: one call per new head
+  // biome-ignore lint/correctness/useExhaustiveDependencies: one call per opening and new head
   useEffect(() => {
     if (headForCalls === null || view === null) return;
-    if (calls.at(-1)?.headMessageId === view.headMessageId) return;
+    const last = calls.at(-1);
+    if (
+      last !== undefined &&
+      last.headMessageId === view.headMessageId &&
+      last.budget.maxInputTokens === options.maxInputTokens &&
+      last.renderer === options.renderer
+    )
+      return;
     void record();
   }, [headForCalls]);
 

@@ -7,12 +7,15 @@ import { jsonBody, queryOf, rendererSchema, userOf } from '../read-request';
 import { rendererFor } from '../renderers';
 import type { RouteDependencies } from './route-dependencies';
 
+/** The largest budget the page may ask for. */
+const MAX_BUDGET = 10_000_000;
+
 /** A token budget as the page sends it (a query string or a body field). */
 const budgetSchema = z.coerce
   .number()
   .int('a whole number of tokens')
   .min(1, 'at least 1 token')
-  .max(10_000_000, 'at most 10,000,000 tokens');
+  .max(MAX_BUDGET, 'at most 10,000,000 tokens');
 
 const querySchema = z.object({
   renderer: rendererSchema.optional(),
@@ -25,9 +28,12 @@ const budgetedCallSchema = z
   .strict();
 
 /**
- * `GET /chats/:chatId/inspect?renderer=&modelId=&maxInputTokens=`: the engine's inspect snapshot;
- * with `maxInputTokens`, its budget plan (what `resolve({ budget })` would keep and leave out, and
- * the prefix it would share with the last budgeted call), remembering nothing.
+ * `GET /chats/:chatId/inspect?renderer=&modelId=&maxInputTokens=`: the engine's inspect snapshot
+ * with its budget plan (what `resolve({ budget })` would keep and leave out, and the prefix it
+ * would share with the last budgeted call), remembering nothing. Without `maxInputTokens` the plan
+ * is for the largest budget (10,000,000 tokens), so it keeps the whole branch: the Inspect and
+ * Budget windows read their token figures from this one plan (the engine's `estimate` counts
+ * message text only, the plan also each message's framing), and so agree.
  * `GET /chats/:chatId/cache-calls`: the model calls recorded on the active branch with a cache
  * prediction (replies through the chat cycle with a budget), each predicted and confirmed, and
  * their totals as `usage({ scope: 'branch' }).cache` reports them.
@@ -44,9 +50,7 @@ export function inspectRoutes(dependencies: RouteDependencies) {
         engine.inspect({
           modelId: query.modelId ?? model?.modelId ?? DEFAULT_MODEL_ID,
           renderer: rendererFor(query.renderer ?? 'xml'),
-          ...(query.maxInputTokens === undefined
-            ? {}
-            : { budget: { maxInputTokens: query.maxInputTokens } }),
+          budget: { maxInputTokens: query.maxInputTokens ?? MAX_BUDGET },
         }),
       );
       return context.json(snapshot, 200);
@@ -86,12 +90,13 @@ export function inspectRoutes(dependencies: RouteDependencies) {
       const userId = userOf(context, defaultUserId);
       const body = context.req.valid('json');
       const call = await engines.use(context.req.param('chatId'), userId, async (engine) => {
+        const renderer = body.renderer ?? 'xml';
         const resolved = await engine.resolve({
-          renderer: rendererFor(body.renderer ?? 'xml'),
+          renderer: rendererFor(renderer),
           budget: { maxInputTokens: body.maxInputTokens },
         });
         if (resolved.budget === undefined) throw new Error('resolve({ budget }) gave no report');
-        return { headMessageId: engine.headMessageId ?? null, budget: resolved.budget };
+        return { headMessageId: engine.headMessageId ?? null, renderer, budget: resolved.budget };
       });
       return context.json(call, 200);
     });
