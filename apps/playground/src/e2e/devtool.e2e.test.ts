@@ -375,7 +375,7 @@ describe.skipIf(!chromiumInstalled())('the playground as a devtool, in a browser
     await expect
       .poll(() => inspector.getByTestId('version-position').textContent())
       .toBe('Version 2 of 2');
-    expect(await inspector.textContent()).toContain('on your branch');
+    await expect.poll(() => inspector.textContent()).toContain('on your branch');
     await inspector.getByRole('button', { name: 'Previous version' }).click();
     await expect
       .poll(() => inspector.getByTestId('selected-message-text').textContent())
@@ -385,10 +385,15 @@ describe.skipIf(!chromiumInstalled())('the playground as a devtool, in a browser
       .toBe('Version 1 of 2');
     await inspector.getByRole('button', { name: 'Continue this version' }).click();
     // The branch at that version's newest message is now the one you are on.
-    await expect.poll(() => page.locator('.branch-pill').textContent()).toContain('main');
-    expect(await page.locator('.branch-pill').textContent()).not.toContain('main-v2');
-    expect(await page.locator('.messages .message').last().textContent()).toContain(
-      '0 1 1 2 3 5 8 13 21 34',
-    );
+    // ('main-v2' contains 'main': wait for the switch itself, then for the conversation shown.)
+    await expect
+      .poll(async () => {
+        const pill = (await page.locator('.branch-pill').textContent()) ?? '';
+        return pill.includes('main') && !pill.includes('main-v2');
+      })
+      .toBe(true);
+    await expect
+      .poll(() => page.locator('.messages .message').last().textContent())
+      .toContain('0 1 1 2 3 5 8 13 21 34');
   });
 });
