@@ -1,10 +1,10 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningPlayground, startPlayground } from '../server/start-server';
-import { buildClient, chromiumInstalled, launchBrowser } from './browser-harness';
+import {
+  type BrowserPlayground,
+  chromiumInstalled,
+  startBrowserPlayground,
+} from './browser-harness';
 
 /*
  * Issue #28: a branch can be renamed from the graph toolbar with the keyboard alone (errors in
@@ -19,36 +19,14 @@ interface View {
 }
 
 describe.skipIf(!chromiumInstalled())('renaming a branch and prefix search, in a browser', () => {
-  const directory = mkdtempSync(join(tmpdir(), 'ctxgraph-playground-rename-'));
-  const clientDirectory = join(directory, 'client');
-  let browser: BrowserContext;
-  let running: RunningPlayground;
+  let playground: BrowserPlayground;
   let page: Page;
   let chatId = '';
-
-  async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
-    const response = await fetch(new URL(path, running.url), {
-      method,
-      headers: { 'content-type': 'application/json', 'x-ctxgraph-user': 'rename-user' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    if (!response.ok) throw new Error(`${method} ${path}: ${response.status}`);
-    return (await response.json()) as T;
-  }
+  const call = <T>(method: string, path: string, body?: unknown): Promise<T> =>
+    playground.call<T>(method, path, body);
 
   beforeAll(async () => {
-    await buildClient(clientDirectory);
-    browser = await launchBrowser({ width: 1440, height: 900 });
-    running = await startPlayground(
-      {
-        port: 0,
-        host: '127.0.0.1',
-        store: { kind: 'sqlite', path: join(directory, 'rename.db') },
-        model: null,
-        defaultUserId: 'rename-user',
-      },
-      { clientDirectory },
-    );
+    playground = await startBrowserPlayground('rename', 'rename-user');
     const chat = await call<View>('POST', '/api/chats', { title: 'Rename chat' });
     chatId = chat.chat.id;
     const say = async (role: 'user' | 'assistant', text: string) => {
@@ -61,17 +39,15 @@ describe.skipIf(!chromiumInstalled())('renaming a branch and prefix search, in a
     if (question === undefined) throw new Error('the seeded question is missing');
     await call('POST', `/api/chats/${chatId}/rewind`, { messageId: question.id });
     await say('assistant', 'A number of the sequence 0, 1, 1, 2, 3, 5…');
-    page = await browser.newPage();
+    page = await playground.browser.newPage();
     page.setDefaultTimeout(10_000);
-    await page.goto(`${running.url}#/chat/${encodeURIComponent(chatId)}`);
+    await page.goto(`${playground.running.url}#/chat/${encodeURIComponent(chatId)}`);
     await page.locator('.react-flow__node.current-head').waitFor();
   });
 
   afterAll(async () => {
     await page?.close();
-    await browser?.close();
-    await running?.close();
-    rmSync(directory, { recursive: true, force: true });
+    await playground?.close();
   });
 
   it('finds "fibonacci" while "fib" is typed', async () => {

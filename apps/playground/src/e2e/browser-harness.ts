@@ -1,8 +1,9 @@
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type BrowserContext, chromium } from 'playwright-core';
 import { PACKAGE_DIRECTORY } from '../server/playground-config';
+import { type RunningPlayground, startPlayground } from '../server/start-server';
 
 /** Where Debian's chromium package puts the browser (`apt-get install chromium`). */
 export const CHROMIUM_PATH: string = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -49,4 +50,57 @@ export async function launchBrowser(
       '--disable-sync',
     ],
   });
+}
+
+/** A suite's playground: a real server on a SQLite file in a temporary folder, and a browser. */
+export interface BrowserPlayground {
+  readonly browser: BrowserContext;
+  readonly running: RunningPlayground;
+  /** A JSON request to the API as the suite's user; a non-2xx answer throws. */
+  call<T>(method: string, path: string, body?: unknown): Promise<T>;
+  /** Closes the browser and the server, and removes the folder. */
+  close(): Promise<void>;
+}
+
+/**
+ * Builds the client, starts the server (no model, `userId` as the default user, the store in a
+ * new temporary folder named after `name`) and Chromium at 1440x900: what each browser suite
+ * starts from.
+ */
+export async function startBrowserPlayground(
+  name: string,
+  userId: string,
+): Promise<BrowserPlayground> {
+  const directory = mkdtempSync(join(tmpdir(), `ctxgraph-playground-${name}-`));
+  const clientDirectory = join(directory, 'client');
+  await buildClient(clientDirectory);
+  const browser = await launchBrowser({ width: 1440, height: 900 });
+  const running = await startPlayground(
+    {
+      port: 0,
+      host: '127.0.0.1',
+      store: { kind: 'sqlite', path: join(directory, `${name}.db`) },
+      model: null,
+      defaultUserId: userId,
+    },
+    { clientDirectory },
+  );
+  return {
+    browser,
+    running,
+    async call<T>(method: string, path: string, body?: unknown): Promise<T> {
+      const response = await fetch(new URL(path, running.url), {
+        method,
+        headers: { 'content-type': 'application/json', 'x-ctxgraph-user': userId },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      if (!response.ok) throw new Error(`${method} ${path}: ${response.status}`);
+      return (await response.json()) as T;
+    },
+    async close() {
+      await browser.close();
+      await running.close();
+      rmSync(directory, { recursive: true, force: true });
+    },
+  };
 }

@@ -1,10 +1,10 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningPlayground, startPlayground } from '../server/start-server';
-import { buildClient, chromiumInstalled, launchBrowser } from './browser-harness';
+import {
+  type BrowserPlayground,
+  chromiumInstalled,
+  startBrowserPlayground,
+} from './browser-harness';
 
 /*
  * The playground as a devtool (issue #28): panes that resize and fold so the graph can take the
@@ -41,36 +41,14 @@ function focusedName(page: Page): Promise<string> {
 }
 
 describe.skipIf(!chromiumInstalled())('the playground as a devtool, in a browser', () => {
-  const directory = mkdtempSync(join(tmpdir(), 'ctxgraph-playground-devtool-'));
-  const clientDirectory = join(directory, 'client');
-  let browser: BrowserContext;
-  let running: RunningPlayground;
+  let playground: BrowserPlayground;
   let page: Page;
   let chatId = '';
-
-  async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
-    const response = await fetch(new URL(path, running.url), {
-      method,
-      headers: { 'content-type': 'application/json', 'x-ctxgraph-user': 'devtool-user' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    if (!response.ok) throw new Error(`${method} ${path}: ${response.status}`);
-    return (await response.json()) as T;
-  }
+  const call = <T>(method: string, path: string, body?: unknown): Promise<T> =>
+    playground.call<T>(method, path, body);
 
   beforeAll(async () => {
-    await buildClient(clientDirectory);
-    browser = await launchBrowser({ width: 1440, height: 900 });
-    running = await startPlayground(
-      {
-        port: 0,
-        host: '127.0.0.1',
-        store: { kind: 'sqlite', path: join(directory, 'devtool.db') },
-        model: null,
-        defaultUserId: 'devtool-user',
-      },
-      { clientDirectory },
-    );
+    playground = await startBrowserPlayground('devtool', 'devtool-user');
     const chat = await call<View>('POST', '/api/chats', { title: 'Keyboard chat' });
     chatId = chat.chat.id;
     const say = async (role: 'user' | 'assistant', text: string) => {
@@ -86,17 +64,15 @@ describe.skipIf(!chromiumInstalled())('the playground as a devtool, in a browser
     if (answer === undefined) throw new Error('the seeded answer is missing');
     await call('POST', `/api/chats/${chatId}/rewind`, { messageId: answer.id });
     await say('user', 'And in Python?');
-    page = await browser.newPage();
+    page = await playground.browser.newPage();
     page.setDefaultTimeout(10_000);
-    await page.goto(`${running.url}#/chat/${encodeURIComponent(chatId)}`);
+    await page.goto(`${playground.running.url}#/chat/${encodeURIComponent(chatId)}`);
     await page.locator('.react-flow__node.current-head').waitFor();
   });
 
   afterAll(async () => {
     await page?.close();
-    await browser?.close();
-    await running?.close();
-    rmSync(directory, { recursive: true, force: true });
+    await playground?.close();
   });
 
   it('opens a graph node with Enter, moves along the chain with the arrow keys, closes with Escape', async () => {
@@ -299,7 +275,7 @@ describe.skipIf(!chromiumInstalled())('the playground as a devtool, in a browser
       void dialog.dismiss();
     });
     const doomed = await call<View>('POST', '/api/chats', { title: 'Throwaway' });
-    await page.goto(`${running.url}#/chat/${encodeURIComponent(doomed.chat.id)}`);
+    await page.goto(`${playground.running.url}#/chat/${encodeURIComponent(doomed.chat.id)}`);
     await page.getByRole('region', { name: 'Context' }).waitFor();
     await page.getByRole('button', { name: 'Delete Throwaway' }).click();
     const confirm = page.getByRole('alertdialog', { name: 'Confirm chat deletion' });
@@ -312,7 +288,7 @@ describe.skipIf(!chromiumInstalled())('the playground as a devtool, in a browser
     await confirm.getByRole('button', { name: 'Delete' }).click();
     await expect.poll(() => page.locator('.chat-list').textContent()).not.toContain('Throwaway');
     expect(nativeDialogs).toBe(0);
-    await page.goto(`${running.url}#/chat/${encodeURIComponent(chatId)}`);
+    await page.goto(`${playground.running.url}#/chat/${encodeURIComponent(chatId)}`);
     await page.locator('.react-flow__node.current-head').waitFor();
   });
 
