@@ -15,9 +15,9 @@ import {
 } from '../compaction/auto-compact';
 import { compactBranch } from '../compaction/compact';
 import { shownMessageCount, visibleConversation } from '../compaction/compacted-view';
-import { appliedCompaction } from '../session/chain-reads';
 import type { ModelResolveResult, ResolveResult } from '../context-engine-options';
 import { conversation, pendingMessages } from '../conversation/conversation';
+import { appliedCompaction } from '../session/chain-reads';
 import type { ChatSession } from '../session/chat-session';
 import { registerPrediction } from '../usage/cache-reconcile';
 import { toMarkedModelMessages } from './cache-markers';

@@ -293,7 +293,7 @@ describe('planBudget after a compaction (its message leads the history)', () => 
     return { ...result, messages: [{ ...(first as PlanMessage), compaction: true }, ...rest] };
   }
 
-  it("keeps our summary and drops the oldest turns after it, where a plain history loses it first", () => {
+  it('keeps our summary and drops the oldest turns after it, where a plain history loses it first', () => {
     // m0 is compact()'s summary (a user message): 30 + 80 of turns + 10 pending = 120 > 100.
     const script = 'u30 u20 a20 u20 a20 u10*';
     const kept = plan(compacted(script));
@@ -314,7 +314,7 @@ describe('planBudget after a compaction (its message leads the history)', () => 
     expect([plain.keptCompaction, plain.firstKeptIndex]).toEqual([false, 1]);
   });
 
-  it("keeps a provider-compaction reply (an assistant message) the same way", () => {
+  it('keeps a provider-compaction reply (an assistant message) the same way', () => {
     const result = plan({ maxInputTokens: 50, ...compacted('a30 u20 a20 u10*') });
     expect([result.keptCompaction, result.firstKeptIndex, result.totalTokens]).toEqual([
       true,
@@ -349,7 +349,14 @@ describe('planBudget after a compaction (its message leads the history)', () => 
         tokens: 40,
         rule: 'history-oldest-first',
       },
-      { kind: 'history', fromId: 'm0', toId: 'm0', messages: 1, tokens: 30, rule: 'compaction-last' },
+      {
+        kind: 'history',
+        fromId: 'm0',
+        toId: 'm0',
+        messages: 1,
+        tokens: 30,
+        rule: 'compaction-last',
+      },
     ]);
     expect([result.droppedHistoryMessages, result.droppedHistoryTokens]).toEqual([3, 70]);
     // History (the summary included) still goes before fragments at priority 0 or above.

@@ -155,8 +155,7 @@ export function groupTurns(
     tokens += message.tokens;
     if (index >= pendingFrom) pending = true;
   }
-  if (messages.length > from)
-    turns.push({ start, end: messages.length, tokens, protected: true });
+  if (messages.length > from) turns.push({ start, end: messages.length, tokens, protected: true });
   return turns;
 }
 
