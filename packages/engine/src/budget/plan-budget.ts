@@ -170,6 +170,9 @@ export function groupTurns(
  *    maxInputTokens` tokens of history, counted from its first message, so the boundaries do not
  *    move as the conversation grows: the following calls grow on the same prefix (byte-identical,
  *    cached by the provider) until the budget forces the next boundary.
+ *    After a compaction, its shown message (the first, flagged `compaction`) is held apart: the
+ *    turns after it go first, chunks counted from just after it, and it goes only when none of
+ *    them is left to drop and the input still does not fit (rule `'compaction-last'`).
  * 3. When no more history may go and it still does not fit, fragments at priority 0 or above go,
  *    lowest first.
  *
