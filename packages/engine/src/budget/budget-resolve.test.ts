@@ -443,6 +443,41 @@ describe('a warm engine plans as a fresh one on the same chat', () => {
     await expectAsFresh(engine, after, store, 'after-compact', 500);
   });
 
+  it("keeps compact()'s summary under a budget too tight for the turns it kept, dropping the oldest of those", async () => {
+    const store = new InMemoryContextStore();
+    const engine = engineFor('tight-after-compact', store);
+    engine.set(role('You help.'));
+    await seed(engine, 20);
+    const compaction = await engine.compact({ summarize: () => 'the early turns', keep: 10 });
+    const summaryId = compaction?.messageId;
+    expect(summaryId).toBeDefined();
+    const tight = await engine.resolve({ budget: { maxInputTokens: 300, releaseRatio: 0.3 } });
+    const ids = tight.messages.map((entry) => entry.id);
+    // The summary first, then the newest turns; the oldest kept turns (from q10) went.
+    expect(ids[0]).toBe(summaryId);
+    expect(ids[1]).toMatch(/^q1\d$/);
+    expect(ids).not.toContain('q10');
+    expect(ids.at(-1)).toBe('a19');
+    expect(tight.budget?.messages[0]?.id).toBe(summaryId);
+    expect(tight.budget?.totalTokens).toBeLessThanOrEqual(300);
+    const history = tight.budget?.leftOut.filter((item) => item.kind === 'history');
+    expect(history).toEqual([
+      expect.objectContaining({ fromId: 'q10', rule: 'history-oldest-first' }),
+    ]);
+    // Of the 20 messages kept after the summary, those not sent are reported as dropped.
+    expect(tight.budget?.droppedHistory.messages).toBe(20 - (ids.length - 1));
+    await expectAsFresh(engine, tight, store, 'tight-after-compact', 300, 0.3);
+    // So tight that only the newest turn fits: the summary goes last, and the report says so.
+    const tightest = await engine.resolve({ budget: { maxInputTokens: 60, releaseRatio: 0.3 } });
+    expect(tightest.messages.map((entry) => entry.id)).toEqual(['q19', 'a19']);
+    expect(tightest.budget?.leftOut.map((item) => item.rule)).toEqual([
+      'history-oldest-first',
+      'compaction-last',
+    ]);
+    expect(tightest.budget?.droppedHistory.messages).toBe(19);
+    await expectAsFresh(engine, tightest, store, 'tight-after-compact', 60, 0.3);
+  });
+
   it('through a mixed run of turns, budgets, context changes and compactions', async () => {
     const store = new InMemoryContextStore();
     const engine = engineFor('mixed', store);

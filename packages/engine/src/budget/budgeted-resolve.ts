@@ -17,6 +17,7 @@ import { compactBranch } from '../compaction/compact';
 import { shownMessageCount, visibleConversation } from '../compaction/compacted-view';
 import type { ModelResolveResult, ResolveResult } from '../context-engine-options';
 import { conversation, pendingMessages } from '../conversation/conversation';
+import { appliedCompaction } from '../session/chain-reads';
 import type { ChatSession } from '../session/chat-session';
 import { registerPrediction } from '../usage/cache-reconcile';
 import { toMarkedModelMessages } from './cache-markers';
@@ -99,7 +100,8 @@ export class BudgetPlanner {
     call: Omit<ResolveCall, 'ticket' | 'format' | 'budget'> & { readonly budget: CheckedBudget },
     pending: readonly UIMessage[],
   ): BudgetReport | { exceeded: BudgetShortfall } {
-    const history = visibleConversation(session.view.chain).messages;
+    const visible = visibleConversation(session.view.chain);
+    const history = visible.messages;
     try {
       const previous = this.#memory.get(session.view.branch) ?? null;
       const fitted = fitToBudget({
@@ -110,6 +112,7 @@ export class BudgetPlanner {
         fragments: call.fragments,
         messages: [...history, ...pending],
         pendingFrom: history.length,
+        compactionMessageId: visible.compaction?.entry.message?.id,
         previous,
       });
       return withCachePrediction(fitted, call.budget, previous?.cache ?? null).report;
@@ -158,6 +161,7 @@ export class BudgetPlanner {
       fragments: call.fragments,
       messages,
       pendingFrom: shownMessageCount(session.view.chain),
+      compactionMessageId: appliedCompaction(session.view.chain)?.entry.message?.id,
       previous,
     });
     const { report, memory, profile } = withCachePrediction(

@@ -205,6 +205,12 @@ export interface FitInput {
   readonly messages: readonly UIMessage[];
   /** Index of the first pending message in `messages`. */
   readonly pendingFrom: number;
+  /**
+   * The message id of the compaction the history is shown through (its summary, or the
+   * provider-compaction reply), if any: when it leads `messages`, the planner keeps it while
+   * any history is kept.
+   */
+  readonly compactionMessageId?: string | undefined;
   readonly previous: BudgetMemory | null;
 }
 
@@ -236,8 +242,16 @@ export function fitToBudget(input: FitInput): FitResult {
     required: fragment.budget?.required ?? false,
   }));
   const counts = counter.messages(tokenizer, messages);
-  // Counted messages are plan messages (id, role, tokens): no copy per resolve.
-  const planMessages = counts;
+  // Counted messages are plan messages (id, role, tokens): no copy per resolve, but for the
+  // compaction's message (the cached count stays unflagged).
+  const first = counts[0];
+  const planMessages =
+    first !== undefined &&
+    input.compactionMessageId !== undefined &&
+    first.id === input.compactionMessageId &&
+    input.pendingFrom > 0
+      ? [{ ...first, compaction: true }, ...counts.slice(1)]
+      : counts;
   let overheadTokens = 0;
   for (let attempt = 1; ; attempt += 1) {
     const plan = planBudget({
@@ -278,7 +292,11 @@ export function fitToBudget(input: FitInput): FitResult {
       });
     });
     const reportMessages: BudgetReportMessage[] = [];
+    const keptIndexes: number[] = plan.keptCompaction ? [0] : [];
     for (let index = plan.firstKeptIndex; index < messages.length; index += 1) {
+      keptIndexes.push(index);
+    }
+    for (const index of keptIndexes) {
       const message = counts[index] as CountedMessage;
       segments.push({
         kind: 'message',
@@ -297,7 +315,9 @@ export function fitToBudget(input: FitInput): FitResult {
     const prefix = comparePrefix(previous?.segments ?? null, segments, measuredOverhead);
     return {
       systemPrompt,
-      messages: messages.slice(plan.firstKeptIndex),
+      messages: plan.keptCompaction
+        ? [messages[0] as UIMessage, ...messages.slice(plan.firstKeptIndex)]
+        : messages.slice(plan.firstKeptIndex),
       report: {
         maxInputTokens: input.budget.maxInputTokens,
         totalTokens,

@@ -284,3 +284,106 @@ describe('planBudget', () => {
     expect(plan({ maxInputTokens: 30, ...messages('u10 a10 u10*') }).firstKeptIndex).toBe(0);
   });
 });
+
+describe('planBudget after a compaction (its message leads the history)', () => {
+  /** `messages(script)` with m0 flagged as the compaction's shown message. */
+  function compacted(script: string): { messages: PlanMessage[]; pendingFrom: number } {
+    const result = messages(script);
+    const [first, ...rest] = result.messages;
+    return { ...result, messages: [{ ...(first as PlanMessage), compaction: true }, ...rest] };
+  }
+
+  it('keeps our summary and drops the oldest turns after it, where a plain history loses it first', () => {
+    // m0 is compact()'s summary (a user message): 30 + 80 of turns + 10 pending = 120 > 100.
+    const script = 'u30 u20 a20 u20 a20 u10*';
+    const kept = plan(compacted(script));
+    expect([kept.keptCompaction, kept.firstKeptIndex, kept.totalTokens]).toEqual([true, 3, 80]);
+    expect(kept.leftOut).toEqual([
+      {
+        kind: 'history',
+        fromId: 'm1',
+        toId: 'm2',
+        messages: 2,
+        tokens: 40,
+        rule: 'history-oldest-first',
+      },
+    ]);
+    expect([kept.droppedHistoryMessages, kept.droppedHistoryTokens]).toEqual([2, 40]);
+    // Unflagged, the same messages lose the summary first (what issue #27 found).
+    const plain = plan(messages(script));
+    expect([plain.keptCompaction, plain.firstKeptIndex]).toEqual([false, 1]);
+  });
+
+  it('keeps a provider-compaction reply (an assistant message) the same way', () => {
+    const result = plan({ maxInputTokens: 50, ...compacted('a30 u20 a20 u10*') });
+    expect([result.keptCompaction, result.firstKeptIndex, result.totalTokens]).toEqual([
+      true,
+      3,
+      40,
+    ]);
+    expect(result.breakpoints).toEqual([
+      { kind: 'system' },
+      { kind: 'message', id: 'm3', role: 'input' },
+    ]);
+  });
+
+  it('keeps the whole history when it fits, from its first message', () => {
+    const result = plan(compacted('u30 u20 a20 u10*'));
+    expect([result.keptCompaction, result.firstKeptIndex, result.leftOut]).toEqual([false, 0, []]);
+  });
+
+  it("lets the compaction's message go only when no other history fits, with rule 'compaction-last'", () => {
+    // 30 + 40 + 10: dropping every other turn leaves 40 > 35, so the summary goes too.
+    const result = plan({ maxInputTokens: 35, ...compacted('u30 u20 a20 u10*') });
+    expect([result.keptCompaction, result.firstKeptIndex, result.totalTokens]).toEqual([
+      false,
+      3,
+      10,
+    ]);
+    expect(result.leftOut).toEqual([
+      {
+        kind: 'history',
+        fromId: 'm1',
+        toId: 'm2',
+        messages: 2,
+        tokens: 40,
+        rule: 'history-oldest-first',
+      },
+      {
+        kind: 'history',
+        fromId: 'm0',
+        toId: 'm0',
+        messages: 1,
+        tokens: 30,
+        rule: 'compaction-last',
+      },
+    ]);
+    expect([result.droppedHistoryMessages, result.droppedHistoryTokens]).toEqual([3, 70]);
+    // History (the summary included) still goes before fragments at priority 0 or above.
+    const withFragment = plan({
+      maxInputTokens: 45,
+      fragments: [fragment('#0', 20)],
+      ...compacted('u30 u20 a20 u10*'),
+    });
+    expect([withFragment.keptFragments, withFragment.keptCompaction]).toEqual([[true], false]);
+    expect(withFragment.totalTokens).toBe(30);
+  });
+
+  it('never drops the pending turn or a required fragment for the summary', () => {
+    expect(() =>
+      plan({
+        maxInputTokens: 40,
+        fragments: [fragment('#0', 35, 0, true)],
+        ...compacted('u30 u20 a20 u10*'),
+      }),
+    ).toThrow(BudgetExceededError);
+  });
+
+  it('cuts at boundaries counted from after the summary, so a longer history cuts at the same place', () => {
+    const options = { maxInputTokens: 100, releaseRatio: 0.5 };
+    const before = plan({ ...options, ...compacted('u20 u20 a20 u20 a20 u20 a20 u10*') });
+    const after = plan({ ...options, ...compacted('u20 u20 a20 u20 a20 u20 a20 u10 a10 u10*') });
+    expect([before.keptCompaction, before.firstKeptIndex]).toEqual([true, 5]);
+    expect([after.keptCompaction, after.firstKeptIndex]).toEqual([true, 5]);
+  });
+});

@@ -28,6 +28,11 @@ export interface PlanMessage {
   readonly id: string;
   readonly role: string;
   readonly tokens: number;
+  /**
+   * The shown message of a compaction (our summary, or a provider-compaction reply): only on the
+   * first message. It stands in for everything before the cut, so it is kept while any history is.
+   */
+  readonly compaction?: boolean;
 }
 
 /** Everything {@link planBudget} needs. */
@@ -56,6 +61,11 @@ export type LeftOutRule =
   | 'fragment-below-history'
   /** The oldest history turns go first, in chunks. */
   | 'history-oldest-first'
+  /**
+   * A compaction's message (its summary, or the provider's compaction reply) goes only once no
+   * other history fits: it stands in for everything before the compaction.
+   */
+  | 'compaction-last'
   /** Once no history may go, the lowest-priority fragments go. */
   | 'fragment-priority';
 
@@ -66,7 +76,7 @@ export type LeftOutItem =
       readonly id: string;
       readonly name: string;
       readonly tokens: number;
-      readonly rule: Exclude<LeftOutRule, 'history-oldest-first'>;
+      readonly rule: Exclude<LeftOutRule, 'history-oldest-first' | 'compaction-last'>;
     }
   | {
       readonly kind: 'history';
@@ -76,7 +86,7 @@ export type LeftOutItem =
       readonly toId: string;
       readonly messages: number;
       readonly tokens: number;
-      readonly rule: Extract<LeftOutRule, 'history-oldest-first'>;
+      readonly rule: Extract<LeftOutRule, 'history-oldest-first' | 'compaction-last'>;
     };
 
 /** Where the planner asks for a provider cache breakpoint. */
@@ -96,8 +106,13 @@ export type CacheBreakpoint =
 export interface Plan {
   /** Per fragment, in lane order: kept or not. */
   readonly keptFragments: readonly boolean[];
-  /** Index in `messages` of the first message kept (messages before it are left out). */
+  /**
+   * Index in `messages` of the first message kept after the compaction's message (messages
+   * before it are left out, except the compaction's message when `keptCompaction`).
+   */
   readonly firstKeptIndex: number;
+  /** The first message is a compaction's and is kept though history after it was cut. */
+  readonly keptCompaction: boolean;
   readonly leftOut: readonly LeftOutItem[];
   readonly totalTokens: number;
   /** History tokens left out: what a compaction could summarize instead. */
@@ -120,12 +135,16 @@ interface Turn {
  * kept history always starts at a user message. The last turn and every turn holding a pending
  * message are protected.
  */
-export function groupTurns(messages: readonly PlanMessage[], pendingFrom: number): Turn[] {
+export function groupTurns(
+  messages: readonly PlanMessage[],
+  pendingFrom: number,
+  from = 0,
+): Turn[] {
   const turns: Turn[] = [];
-  let start = 0;
+  let start = from;
   let tokens = 0;
   let pending = false;
-  for (let index = 0; index < messages.length; index += 1) {
+  for (let index = from; index < messages.length; index += 1) {
     const message = messages[index] as PlanMessage;
     if (message.role === 'user' && index > start) {
       turns.push({ start, end: index, tokens, protected: pending });
@@ -136,7 +155,7 @@ export function groupTurns(messages: readonly PlanMessage[], pendingFrom: number
     tokens += message.tokens;
     if (index >= pendingFrom) pending = true;
   }
-  if (messages.length > 0) turns.push({ start, end: messages.length, tokens, protected: true });
+  if (messages.length > from) turns.push({ start, end: messages.length, tokens, protected: true });
   return turns;
 }
 
@@ -151,6 +170,9 @@ export function groupTurns(messages: readonly PlanMessage[], pendingFrom: number
  *    maxInputTokens` tokens of history, counted from its first message, so the boundaries do not
  *    move as the conversation grows: the following calls grow on the same prefix (byte-identical,
  *    cached by the provider) until the budget forces the next boundary.
+ *    After a compaction, its shown message (the first, flagged `compaction`) is held apart: the
+ *    turns after it go first, chunks counted from just after it, and it goes only when none of
+ *    them is left to drop and the input still does not fit (rule `'compaction-last'`).
  * 3. When no more history may go and it still does not fit, fragments at priority 0 or above go,
  *    lowest first.
  *
@@ -166,7 +188,12 @@ export function groupTurns(messages: readonly PlanMessage[], pendingFrom: number
  */
 export function planBudget(input: PlanInput): Plan {
   const { maxInputTokens, fragments, messages } = input;
-  const turns = groupTurns(messages, input.pendingFrom);
+  // A compaction's message leads the history (the compacted view shows it first): it is held
+  // apart from the turns and goes only after all of them, so the model never loses both the
+  // originals and what stands in for them while any history is sent.
+  const lead =
+    messages[0]?.compaction === true && input.pendingFrom > 0 && messages.length > 1 ? 1 : 0;
+  const turns = groupTurns(messages, input.pendingFrom, lead);
   const firstProtected = turns.findIndex((turn) => turn.protected);
   const protectedFrom = firstProtected === -1 ? turns.length : firstProtected;
 
@@ -233,7 +260,9 @@ export function planBudget(input: PlanInput): Plan {
   };
 
   let startTurn = 0;
-  let history = turns.reduce((sum, turn) => sum + turn.tokens, 0);
+  const leadTokens = lead === 1 ? (messages[0] as PlanMessage).tokens : 0;
+  let history = turns.reduce((sum, turn) => sum + turn.tokens, leadTokens);
+  let keptLead = lead === 1;
   const total = (): number => input.overheadTokens + fragmentTokens + history;
 
   // Every fragment below history goes before any history does, so once history is cut they are
@@ -267,26 +296,44 @@ export function planBudget(input: PlanInput): Plan {
       if ((boundary || startTurn === protectedFrom) && total() <= maxInputTokens) break;
     }
   }
+  if (keptLead && total() > maxInputTokens && startTurn === protectedFrom) {
+    keptLead = false;
+    history -= leadTokens;
+  }
   for (const entry of aboveHistory) {
     if (total() <= maxInputTokens) break;
     leave(entry, 'fragment-priority');
   }
 
   const firstKeptIndex = turns[startTurn]?.start ?? messages.length;
-  let droppedHistoryTokens = 0;
-  for (let index = 0; index < firstKeptIndex; index += 1) {
-    droppedHistoryTokens += (messages[index] as PlanMessage).tokens;
+  let droppedTurnTokens = 0;
+  for (let index = lead; index < firstKeptIndex; index += 1) {
+    droppedTurnTokens += (messages[index] as PlanMessage).tokens;
   }
-  if (firstKeptIndex > 0) {
+  if (firstKeptIndex > lead) {
     leftOut.push({
       kind: 'history',
-      fromId: (messages[0] as PlanMessage).id,
+      fromId: (messages[lead] as PlanMessage).id,
       toId: (messages[firstKeptIndex - 1] as PlanMessage).id,
-      messages: firstKeptIndex,
-      tokens: droppedHistoryTokens,
+      messages: firstKeptIndex - lead,
+      tokens: droppedTurnTokens,
       rule: 'history-oldest-first',
     });
   }
+  const leadDropped = lead === 1 && !keptLead;
+  if (leadDropped) {
+    const message = messages[0] as PlanMessage;
+    leftOut.push({
+      kind: 'history',
+      fromId: message.id,
+      toId: message.id,
+      messages: 1,
+      tokens: message.tokens,
+      rule: 'compaction-last',
+    });
+  }
+  const droppedHistoryTokens = droppedTurnTokens + (leadDropped ? leadTokens : 0);
+  const droppedHistoryMessages = firstKeptIndex - lead + (leadDropped ? 1 : 0);
 
   const breakpoints: CacheBreakpoint[] = [{ kind: 'system' }];
   const last = messages.at(-1);
@@ -309,11 +356,13 @@ export function planBudget(input: PlanInput): Plan {
 
   return {
     keptFragments: kept,
-    firstKeptIndex,
+    // Nothing cut: the history is whole, from its first message.
+    firstKeptIndex: keptLead && firstKeptIndex === 1 ? 0 : firstKeptIndex,
+    keptCompaction: keptLead && firstKeptIndex > 1,
     leftOut,
     totalTokens: total(),
     droppedHistoryTokens,
-    droppedHistoryMessages: firstKeptIndex,
+    droppedHistoryMessages,
     breakpoints,
   };
 }

@@ -404,3 +404,76 @@ describe('withUsage({ response }) input checks', () => {
     expect(usage.inputTokens).toBe(100);
   });
 });
+
+describe('a provider compaction under a tight budget', () => {
+  it('keeps the compaction reply first and drops the oldest turns after it', async () => {
+    const store = new InMemoryContextStore();
+    const chatId = `provider-compaction-budget-${Math.random().toString(36).slice(2)}`;
+    const open = () =>
+      new ContextEngine({ store, chatId, userId: 'u', renderer: new LineRenderer() });
+    const engine = open();
+    engine.set(role('You help.'));
+    const long = (label: string) => `${label} ${'word '.repeat(80)}`;
+    const { model } = anthropicModel(
+      plainStream('a1'),
+      plainStream('a2'),
+      compactingStream('a3'),
+      plainStream(long('a4')),
+      plainStream(long('a5')),
+      plainStream(long('a6')),
+    );
+    await turn(engine, model, { id: 'q1', text: 'q1' }, 'a1');
+    await turn(engine, model, { id: 'q2', text: 'q2' }, 'a2');
+    await turn(engine, model, { id: 'q3', text: 'q3' }, 'a3');
+    for (const index of [4, 5, 6])
+      await turn(engine, model, { id: `q${index}`, text: long(`q${index}`) }, `a${index}`);
+    engine.set(user('q7', { id: 'q7' }));
+
+    // Counted with room for everything: the reply leads what is shown.
+    const whole = await engine.resolve({ format: 'model', budget: { maxInputTokens: 100_000 } });
+    const counted = new Map(whole.budget?.messages.map((entry) => [entry.id, entry.tokens]));
+    expect([...counted.keys()]).toEqual(['a3', 'q4', 'a4', 'q5', 'a5', 'q6', 'a6', 'q7']);
+    const tokens = (...ids: string[]) => ids.reduce((sum, id) => sum + (counted.get(id) ?? 0), 0);
+    // Room for the reply and the two newest turns, not for q4/a4 (cut only what must go).
+    const maxInputTokens =
+      (whole.budget?.systemPromptTokens ?? 0) + tokens('a3', 'q5', 'a5', 'q6', 'a6', 'q7') + 5;
+    const budget = { maxInputTokens, releaseRatio: 0 };
+    const tight = await engine.resolve({ format: 'model', budget });
+    expect(tight.budget?.messages.map((entry) => entry.id)).toEqual([
+      'a3',
+      'q5',
+      'a5',
+      'q6',
+      'a6',
+      'q7',
+    ]);
+    expect(tight.budget?.leftOut).toEqual([
+      {
+        kind: 'history',
+        fromId: 'q4',
+        toId: 'a4',
+        messages: 2,
+        tokens: tokens('q4', 'a4'),
+        rule: 'history-oldest-first',
+      },
+    ]);
+    // The model receives the provider's compaction block first, as Anthropic needs it back.
+    const first = tight.messages[0] as ModelMessage;
+    expect(first.role).toBe('assistant');
+    expect(first.content).toContainEqual(
+      expect.objectContaining({
+        type: 'text',
+        text: SUMMARY,
+        providerOptions: expect.objectContaining({
+          anthropic: expect.objectContaining({ type: 'compaction' }),
+        }),
+      }),
+    );
+    // A fresh engine on the same chat sends the same.
+    const fresh = open();
+    fresh.set(role('You help.'), user('q7', { id: 'q7' }));
+    const again = await fresh.resolve({ format: 'model', budget });
+    expect(again.messages).toEqual(tight.messages);
+    expect(again.budget?.leftOut).toEqual(tight.budget?.leftOut);
+  });
+});
