@@ -32,6 +32,8 @@ const RULES: Record<string, string> = {
   'history-oldest-first':
     'the oldest history goes first, in chunks (so later calls share a prefix)',
   'fragment-priority': 'no more history could go, so the lowest-priority fragments went',
+  'compaction-last':
+    "the compaction's summary goes last, when no other history fits (it stands in for what it covers)",
 };
 
 /**
