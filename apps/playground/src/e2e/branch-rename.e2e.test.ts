@@ -39,14 +39,10 @@ describe.skipIf(!chromiumInstalled())('renaming a branch and prefix search, in a
     if (question === undefined) throw new Error('the seeded question is missing');
     await call('POST', `/api/chats/${chatId}/rewind`, { messageId: question.id });
     await say('assistant', 'A number of the sequence 0, 1, 1, 2, 3, 5…');
-    page = await playground.browser.newPage();
-    page.setDefaultTimeout(10_000);
-    await page.goto(`${playground.running.url}#/chat/${encodeURIComponent(chatId)}`);
-    await page.locator('.react-flow__node.current-head').waitFor();
+    page = await playground.openChat(chatId);
   });
 
   afterAll(async () => {
-    await page?.close();
     await playground?.close();
   });
 

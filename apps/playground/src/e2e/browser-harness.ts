@@ -1,7 +1,7 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type BrowserContext, chromium } from 'playwright-core';
+import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { PACKAGE_DIRECTORY } from '../server/playground-config';
 import { type RunningPlayground, startPlayground } from '../server/start-server';
 
@@ -58,7 +58,9 @@ export interface BrowserPlayground {
   readonly running: RunningPlayground;
   /** A JSON request to the API as the suite's user; a non-2xx answer throws. */
   call<T>(method: string, path: string, body?: unknown): Promise<T>;
-  /** Closes the browser and the server, and removes the folder. */
+  /** A new page on a chat, once its graph shows the head (10 s default timeout). */
+  openChat(chatId: string): Promise<Page>;
+  /** Closes the browser (and its pages) and the server, and removes the folder. */
   close(): Promise<void>;
 }
 
@@ -96,6 +98,13 @@ export async function startBrowserPlayground(
       });
       if (!response.ok) throw new Error(`${method} ${path}: ${response.status}`);
       return (await response.json()) as T;
+    },
+    async openChat(chatId: string): Promise<Page> {
+      const page = await browser.newPage();
+      page.setDefaultTimeout(10_000);
+      await page.goto(`${running.url}#/chat/${encodeURIComponent(chatId)}`);
+      await page.locator('.react-flow__node.current-head').waitFor();
+      return page;
     },
     async close() {
       await browser.close();

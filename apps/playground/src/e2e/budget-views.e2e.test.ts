@@ -36,14 +36,10 @@ describe.skipIf(!chromiumInstalled())('the budget window and forms, in a browser
       role: 'assistant',
       text: 'They rose by three percent.',
     });
-    page = await playground.browser.newPage();
-    page.setDefaultTimeout(10_000);
-    await page.goto(`${playground.running.url}#/chat/${encodeURIComponent(chatId)}`);
-    await page.locator('.react-flow__node.current-head').waitFor();
+    page = await playground.openChat(chatId);
   });
 
   afterAll(async () => {
-    await page?.close();
     await playground?.close();
   });
 

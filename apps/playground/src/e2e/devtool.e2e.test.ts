@@ -64,14 +64,10 @@ describe.skipIf(!chromiumInstalled())('the playground as a devtool, in a browser
     if (answer === undefined) throw new Error('the seeded answer is missing');
     await call('POST', `/api/chats/${chatId}/rewind`, { messageId: answer.id });
     await say('user', 'And in Python?');
-    page = await playground.browser.newPage();
-    page.setDefaultTimeout(10_000);
-    await page.goto(`${playground.running.url}#/chat/${encodeURIComponent(chatId)}`);
-    await page.locator('.react-flow__node.current-head').waitFor();
+    page = await playground.openChat(chatId);
   });
 
   afterAll(async () => {
-    await page?.close();
     await playground?.close();
   });
 
