@@ -31,9 +31,9 @@ import { startPostgresServer } from '../../tooling/postgres-server.ts';
 import { median, printTable, seedChat, turn } from './bench-helpers.ts';
 
 const BATCH = 10_000;
-const BATCH_RUNS = 7;
+const BATCH_RUNS = Number(process.env.BATCH_RUNS ?? 7);
 const TURN_HISTORY = 1_000;
-const TURN_RUNS = 200;
+const TURN_RUNS = Number(process.env.TURN_RUNS ?? 200);
 const WARMUP = 30;
 
 type Entry = { id: string; message: StoredMessage };

@@ -21,7 +21,7 @@ function indexRows(path: string): number {
 }
 
 describe('the lazy search index (SQLite)', () => {
-  it('a save indexes nothing; the first search indexes the chat, later ones only what changed', async () => {
+  it('a save indexes nothing until a search; then the first search indexes the chat and later saves index with the write', async () => {
     const path = temp.file();
     await using store = new SqliteContextStore(path);
     await store.openChat({ chatId: 'c', userId: 'u' });
@@ -42,9 +42,153 @@ describe('the lazy search index (SQLite)', () => {
       expectedHeadId: 'm2',
       messages: [entry('m3', 'a third aardvark')],
     });
-    expect(indexRows(path)).toBe(2);
+    // The chat is searched through this store: the save indexed its message in its own commit.
+    expect(indexRows(path)).toBe(3);
     expect(await find('third')).toEqual(['m3']);
     expect(indexRows(path)).toBe(3);
+  });
+
+  it('a chat nobody searched pays nothing for search: no index rows, no marks', async () => {
+    const path = temp.file();
+    await using store = new SqliteContextStore(path);
+    await store.openChat({ chatId: 'quiet', userId: 'u' });
+    await store.openChat({ chatId: 'searched', userId: 'u' });
+    await store.commit({
+      chatId: 'searched',
+      branch: 'main',
+      expectedHeadId: null,
+      messages: [entry('s1', 'seen')],
+    });
+    await store.searchMessages?.({ userId: 'u', chatId: 'searched', query: 'seen' });
+    await store.commit({
+      chatId: 'quiet',
+      branch: 'main',
+      expectedHeadId: null,
+      messages: [entry('q1', 'unseen')],
+    });
+    await store.commit({
+      chatId: 'quiet',
+      branch: 'main',
+      expectedHeadId: 'q1',
+      messages: [entry('q2', 'unseen')],
+    });
+    const database = new Database(path, { readonly: true });
+    try {
+      expect(database.prepare('SELECT chat_id FROM ctxgraph_search_state').pluck().all()).toEqual([
+        'searched',
+      ]);
+    } finally {
+      database.close();
+    }
+    expect(indexRows(path)).toBe(1);
+  });
+
+  it('a save that finds the index behind (another connection wrote since) leaves it to the search, which misses nothing', async () => {
+    const path = temp.file();
+    await using mine = new SqliteContextStore(path);
+    await using other = new SqliteContextStore(path);
+    await mine.openChat({ chatId: 'c', userId: 'u' });
+    await mine.commit({
+      chatId: 'c',
+      branch: 'main',
+      expectedHeadId: null,
+      messages: [entry('m1', 'alpha')],
+    });
+    const find = async (store: SqliteContextStore, query: string) =>
+      (await store.searchMessages?.({ userId: 'u', chatId: 'c', query }))?.items.map(
+        (hit) => hit.messageId,
+      );
+    expect(await find(mine, 'alpha')).toEqual(['m1']);
+    // Another process saves: the marks are now behind the chat's version.
+    await other.commit({
+      chatId: 'c',
+      branch: 'main',
+      expectedHeadId: 'm1',
+      messages: [entry('m2', 'alpha beta')],
+    });
+    // This store saves again: it must not move the marks past m2, which it did not index.
+    await mine.commit({
+      chatId: 'c',
+      branch: 'main',
+      expectedHeadId: 'm2',
+      messages: [entry('m3', 'alpha gamma')],
+    });
+    expect(indexRows(path)).toBe(1);
+    expect(await find(mine, 'alpha')).toEqual(['m1', 'm2', 'm3']);
+    expect(await find(mine, 'beta')).toEqual(['m2']);
+    expect(indexRows(path)).toBe(3);
+    // A fresh store on the file (nothing known of this process) finds the same.
+    await using fresh = new SqliteContextStore(path);
+    expect(await find(fresh, 'alpha')).toEqual(['m1', 'm2', 'm3']);
+  });
+
+  it('a save that replaces a message of a searched chat leaves no old words in the index', async () => {
+    const path = temp.file();
+    await using store = new SqliteContextStore(path);
+    await store.openChat({ chatId: 'c', userId: 'u' });
+    await store.commit({
+      chatId: 'c',
+      branch: 'main',
+      expectedHeadId: null,
+      messages: [entry('m1', 'before')],
+    });
+    const find = async (query: string) =>
+      (await store.searchMessages?.({ userId: 'u', chatId: 'c', query }))?.items.map(
+        (hit) => hit.messageId,
+      );
+    expect(await find('before')).toEqual(['m1']);
+    await store.commit({
+      chatId: 'c',
+      branch: 'main',
+      expectedHeadId: 'm1',
+      messages: [entry('m1', 'after'), entry('m2', 'after too')],
+    });
+    expect(await find('before')).toEqual([]);
+    expect(await find('after')).toEqual(['m1', 'm2']);
+    await store.commit({
+      chatId: 'c',
+      branch: 'main',
+      expectedHeadId: 'm2',
+      messages: [entry('m3', 'after three')],
+    });
+    expect(await find('after')).toEqual(['m1', 'm2', 'm3']);
+    expect(indexRows(path)).toBe(3);
+  });
+
+  it('a save rolled back by a refusal leaves the index as it was', async () => {
+    const path = temp.file();
+    await using store = new SqliteContextStore(path);
+    await store.openChat({ chatId: 'c', userId: 'u' });
+    await store.commit({
+      chatId: 'c',
+      branch: 'main',
+      expectedHeadId: null,
+      messages: [entry('m1', 'kept')],
+    });
+    await store.searchMessages?.({ userId: 'u', chatId: 'c', query: 'kept' });
+    const fork = await store.forkBranch?.({ chatId: 'c', from: 'main', headMessageId: 'm1' });
+    await store.commit({
+      chatId: 'c',
+      branch: fork?.name ?? 'missing',
+      expectedHeadId: 'm1',
+      messages: [entry('side', 'elsewhere')],
+    });
+    // `side` is on another branch: replacing it from main is refused and the write rolls back.
+    await expect(
+      store.commit({
+        chatId: 'c',
+        branch: 'main',
+        expectedHeadId: 'm1',
+        messages: [entry('new', 'lost words'), entry('side', 'moved')],
+      }),
+    ).rejects.toThrow(/side/);
+    const hits = await store.searchMessages?.({ userId: 'u', chatId: 'c', query: 'lost' });
+    expect(hits?.items).toEqual([]);
+    expect(
+      (await store.searchMessages?.({ userId: 'u', chatId: 'c', query: 'elsewhere' }))?.items.map(
+        (hit) => hit.messageId,
+      ),
+    ).toEqual(['side']);
   });
 
   it('finds what another connection (as another process would) saved or replaced since, never its old text', async () => {

@@ -9,6 +9,7 @@ import {
 import type { ResolvedStoreOptions, SqliteStorePathOptions } from '../options';
 import type { TableNames } from '../schema/table-names';
 import { toStoreError } from '../sqlite-store-error';
+import { IndexHints } from './search-index';
 
 /**
  * The store's way to the database: the better-sqlite3 connection (opened here, or the caller's),
@@ -23,6 +24,8 @@ export class SqliteConnection {
   readonly path: string;
   /** True when the store opened the database (and so closes it). */
   readonly ownsDatabase: boolean;
+  /** What this connection knows of its own writes to the chats it searched (a hint). */
+  readonly indexHints: IndexHints = new IndexHints();
   readonly #database: Database.Database;
   readonly #statements = new Map<string, Database.Statement>();
   readonly #built = new Map<(tables: TableNames) => string, Database.Statement>();

@@ -126,8 +126,9 @@ export function writtenNode(
   createdAt: number,
   updatedAt: number,
 ): MessageNodeRecord {
+  // One closure per node (the message's): an engine record is rare, so it is parsed now; a getter
+  // for it too would double what each node of a big batch allocates.
   let parsed: StoredMessage | undefined;
-  let record: EngineRecord | null | undefined;
   return {
     chatId,
     id,
@@ -137,11 +138,7 @@ export function writtenNode(
       if (parsed === undefined) parsed = JSON.parse(json) as StoredMessage;
       return parsed;
     },
-    get engineRecord(): EngineRecord | null {
-      if (record === undefined)
-        record = engineRecordJson === null ? null : (JSON.parse(engineRecordJson) as EngineRecord);
-      return record;
-    },
+    engineRecord: engineRecordJson === null ? null : (JSON.parse(engineRecordJson) as EngineRecord),
     createdAt,
     updatedAt,
   };

@@ -12,6 +12,44 @@ import type { SqliteConnection } from './connection';
 // since), and nothing at all when the chat's version has not moved.
 
 /**
+ * What one connection knows of its own writes to the chats it searches: a hint that lets a search
+ * skip its read-only look at the marks when this connection itself wrote to the chat since it
+ * last brought the chat's index up to date (the look would only find it behind). A hint, never
+ * the truth: the search still reads the marks inside its write transaction, and a chat another
+ * process wrote to is found behind by the look as before. Bounded: past 4,096 searched chats it
+ * starts over, which only costs the look again. An app that never searches keeps both sets empty.
+ */
+export class IndexHints {
+  readonly #searched = new Set<string>();
+  readonly #behind = new Set<string>();
+
+  /** A search of `chatId` found its index up to date, or brought it up to date. */
+  current(chatId: string): void {
+    if (this.#searched.size >= 4096) {
+      this.#searched.clear();
+      this.#behind.clear();
+    }
+    this.#searched.add(chatId);
+    this.#behind.delete(chatId);
+  }
+
+  /** Whether a search through this connection found or brought `chatId`'s index up to date. */
+  searched(chatId: string): boolean {
+    return this.#searched.has(chatId);
+  }
+
+  /** This connection wrote to `chatId` and left its index behind. */
+  wrote(chatId: string): void {
+    if (this.#searched.has(chatId)) this.#behind.add(chatId);
+  }
+
+  /** Whether this connection wrote to `chatId` since its last search brought it up to date. */
+  behind(chatId: string): boolean {
+    return this.#behind.has(chatId);
+  }
+}
+
+/**
  * A chat whose index is behind: its id, owner and current version, and its marks (the version
  * and sequence indexed so far; null when the chat was never indexed), read by the same lookup.
  */
@@ -49,6 +87,50 @@ function staleOfUserSql(t: TableNames): string {
   return `SELECT c.id, c.user_id, c.version, s.indexed_version, s.indexed_sequence FROM ${t.chats} c
     LEFT JOIN ${t.searchState} s ON s.chat_id = c.id
    WHERE c.user_id = ? AND (s.chat_id IS NULL OR s.indexed_version <> c.version)`;
+}
+
+/** A node a write inserted: its rowid, sequence and message JSON. */
+export interface InsertedRow {
+  readonly rowid: number | bigint;
+  readonly sequence: number;
+  readonly json: string;
+}
+
+/**
+ * Indexes a write's new nodes in the write's own transaction, when the chat's index was current
+ * just before it (the marks hold the version the write found, read under its write lock): the
+ * new nodes are then exactly what the index lacks, and the marks move to the write's version. A
+ * searched chat then pays its indexing with the save, in one commit, as an app indexing by hand
+ * would, and its next search has nothing to catch up. Otherwise nothing is written and the next
+ * search catches up as before. Only for a chat this connection has searched (`IndexHints`): a
+ * chat nobody searches pays nothing. Returns whether it indexed.
+ */
+export function indexInline(
+  db: SqliteConnection,
+  chatId: string,
+  versionBefore: number,
+  versionAfter: number,
+  rows: readonly InsertedRow[],
+): boolean {
+  const marks = db.prepared(marksSql).get(chatId) as
+    | { indexed_version: number; indexed_sequence: number; user_id: string }
+    | undefined;
+  if (marks === undefined || marks.indexed_version !== versionBefore) return false;
+  const scope = `${scopeToken('c', chatId)} ${scopeToken('u', marks.user_id)}`;
+  const insert = db.prepared(insertSql);
+  let highest = marks.indexed_sequence;
+  for (const row of rows) {
+    if (row.sequence > highest) highest = row.sequence;
+    const tokens = searchTokens(messageSearchText(JSON.parse(row.json) as StoredMessage));
+    if (tokens.length > 0) insert.run(row.rowid, ` ${tokens.join('  ')} `, scope, tokens.length);
+  }
+  db.prepared(saveStateSql).run(chatId, versionAfter, highest);
+  return true;
+}
+
+function marksSql(t: TableNames): string {
+  return `SELECT s.indexed_version, s.indexed_sequence, c.user_id FROM ${t.searchState} s
+            JOIN ${t.chats} c ON c.id = s.chat_id WHERE s.chat_id = ?`;
 }
 
 /** A node to index: a row of {@link changedSql}, as an array (`raw()`: no object per row). */

@@ -39,22 +39,33 @@ export function searchMessages(db: SqliteConnection, query: PreparedSearch): Sea
     if (!TERM.test(term))
       throw new StoreError(`searchMessages(input): refused a search word outside the search rule.`);
   return db.run('searchMessages(input)', () => {
-    const fresh = db.read(() => {
-      checkScope(db, query);
-      return staleChats(db, query.userId, query.chatId).length === 0
-        ? search(db, query)
-        : undefined;
-    });
-    if (fresh !== undefined) return fresh;
+    const { chatId } = query;
+    // This connection's own write since its last catch-up: the look would find the chat behind.
+    const behind = chatId !== undefined && db.indexHints.behind(chatId);
+    const fresh = behind
+      ? undefined
+      : db.read(() => {
+          checkScope(db, query);
+          return staleChats(db, query.userId, chatId).length === 0 ? search(db, query) : undefined;
+        });
+    if (fresh !== undefined) {
+      if (chatId !== undefined) db.indexHints.current(chatId);
+      return fresh;
+    }
     if (db.readonly)
       throw new StoreError(
         `SqliteContextStore at "${db.path}": the search index of these chats is behind their messages, and the database is open read-only, so it cannot be brought up to date. Search once through a writable store (which indexes lazily, on the first search of a chat), then search here.`,
       );
-    return db.write(() => {
+    const found = db.write(() => {
       checkScope(db, query);
-      for (const chat of staleChats(db, query.userId, query.chatId)) catchUp(db, chat);
+      for (const chat of staleChats(db, query.userId, chatId)) {
+        catchUp(db, chat);
+        db.indexHints.current(chat.id);
+      }
       return search(db, query);
     });
+    if (chatId !== undefined) db.indexHints.current(chatId);
+    return found;
   });
 }
 

@@ -9,6 +9,7 @@ import type { TableNames } from '../schema/table-names';
 import type { SqliteConnection } from './connection';
 import { headState } from './lookups';
 import { type MessageRow, writtenNode } from './rows';
+import { type InsertedRow, indexInline } from './search-index';
 
 /** What {@link writeMessages} writes: a `commit` (with `expectedHeadId`) or an `append` (without). */
 export interface MessageWrite {
@@ -43,20 +44,22 @@ export function writeMessages(db: SqliteConnection, input: MessageWrite): Append
   const replacedIds: string[] = [];
   let oldestReplaced = Number.MAX_SAFE_INTEGER;
   const nodes: MessageNodeRecord[] = [];
+  // The new rows, kept only for a chat this connection searches (indexed with the write).
+  const indexed: InsertedRow[] | undefined = db.indexHints.searched(chatId) ? [] : undefined;
   for (const message of input.messages) {
-    const inserted =
-      insert.run(
-        chatId,
-        message.id,
-        head,
-        nextSequence,
-        message.role,
-        message.json,
-        message.engineRecordJson,
-        now,
-        now,
-      ).changes > 0;
-    if (inserted) {
+    const result = insert.run(
+      chatId,
+      message.id,
+      head,
+      nextSequence,
+      message.role,
+      message.json,
+      message.engineRecordJson,
+      now,
+      now,
+    );
+    if (result.changes > 0) {
+      indexed?.push({ rowid: result.lastInsertRowid, sequence: nextSequence, json: message.json });
       nodes.push(
         writtenNode(
           chatId,
@@ -108,6 +111,12 @@ export function writeMessages(db: SqliteConnection, input: MessageWrite): Append
     version: number;
     rewritten_at: number;
   };
+  // A replaced node's old words must leave the index too: that case waits for the catch-up.
+  if (
+    indexed !== undefined &&
+    !(replacedIds.length === 0 && indexInline(db, chatId, state.version, after.version, indexed))
+  )
+    db.indexHints.wrote(chatId);
   return {
     headMessageId: head,
     previousHeadId: state.head,

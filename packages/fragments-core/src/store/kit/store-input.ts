@@ -165,7 +165,59 @@ function collectJsonIssues(
   issues: ValidationIssue[],
   ancestors: object[],
 ): void {
+  if (isStorableJson(value, ancestors.length)) return;
   collectFrom(value, { field, keys: [], issues, ancestors });
+}
+
+/**
+ * Whether `value` is storable JSON, by the rules {@link collectFrom} reports on, answered without
+ * allocating: no key path, no list of ancestors. A cycle needs no list either: it nests without
+ * end, so it fails the depth rule. Every value is checked this way first and walked again, with
+ * paths, only when it fails (an input with a problem is rare; a batch of 10,000 good messages is
+ * not).
+ */
+function isStorableJson(value: unknown, depth: number): boolean {
+  switch (typeof value) {
+    case 'string':
+      return !value.includes('\u0000') && isWellFormed(value);
+    case 'boolean':
+    case 'undefined':
+      return true;
+    case 'number':
+      return Number.isFinite(value);
+    case 'object': {
+      if (value === null) return true;
+      if (depth >= MAX_JSON_DEPTH) return false;
+      if (Array.isArray(value)) {
+        for (let index = 0; index < value.length; index += 1) {
+          const item: unknown = value[index];
+          if (item === undefined || !isStorableJson(item, depth + 1)) return false;
+        }
+        return true;
+      }
+      const prototype = Object.getPrototypeOf(value);
+      if (prototype !== Object.prototype && prototype !== null) return false;
+      const record = value as Record<string, unknown>;
+      for (const key in record) {
+        if (!Object.hasOwn(record, key)) continue;
+        if (!isGoodKey(key) || !isStorableJson(record[key], depth + 1)) return false;
+      }
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
+// Keys already found good: the few that every message repeats (`type`, `text`, `state`, …) are
+// checked once. Bounded (256 keys of at most 64 characters), so keys from data cannot grow it.
+const goodKeys = new Set<string>();
+
+function isGoodKey(key: string): boolean {
+  if (goodKeys.has(key)) return true;
+  if (key.includes('\u0000') || !isWellFormed(key)) return false;
+  if (goodKeys.size < 256 && key.length <= 64) goodKeys.add(key);
+  return true;
 }
 
 /** The state of one walk: where it started, the keys down to the current value, what it found. */
@@ -456,10 +508,12 @@ function prepareMessages(
       });
     }
     const before = issues.length;
-    walk.keys.push(index, 'message');
-    collectFrom(message, walk);
-    walk.keys.length = 0;
-    walk.ancestors.length = 0;
+    if (!isStorableJson(message, 0)) {
+      walk.keys.push(index, 'message');
+      collectFrom(message, walk);
+      walk.keys.length = 0;
+      walk.ancestors.length = 0;
+    }
     if (engineRecord !== undefined) {
       if (!engineRecords) {
         issues.push({
@@ -474,10 +528,12 @@ function prepareMessages(
       ) {
         issues.push({ path: at(index, '.engineRecord'), message: 'expected a JSON object' });
       } else {
-        walk.keys.push(index, 'engineRecord');
-        collectFrom(engineRecord, walk);
-        walk.keys.length = 0;
-        walk.ancestors.length = 0;
+        if (!isStorableJson(engineRecord, 0)) {
+          walk.keys.push(index, 'engineRecord');
+          collectFrom(engineRecord, walk);
+          walk.keys.length = 0;
+          walk.ancestors.length = 0;
+        }
       }
     }
     if (issues.length === before && typeof id === 'string') {
@@ -514,9 +570,10 @@ function seenBefore(
   seen: Set<string> | undefined,
 ): boolean {
   if (seen !== undefined) {
-    const found = seen.has(id);
+    // One hash lookup: adding an id already there leaves the size as it was.
+    const size = seen.size;
     seen.add(id);
-    return found;
+    return seen.size === size;
   }
   for (let earlier = 0; earlier < index; earlier += 1) {
     const entry = messages[earlier];
