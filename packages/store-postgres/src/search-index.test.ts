@@ -35,7 +35,7 @@ async function indexRows(schema: string): Promise<number> {
 }
 
 describe('the lazy search index (PostgreSQL)', () => {
-  it('a save indexes nothing; the first search indexes the chat, later ones only what changed', async () => {
+  it('a save indexes nothing until a search; then the first search indexes the chat and later saves index with the write', async () => {
     const schema = freshSchema();
     await using store = storeOn(schema);
     await store.openChat({ chatId: 'c', userId: 'u' });
@@ -56,9 +56,128 @@ describe('the lazy search index (PostgreSQL)', () => {
       expectedHeadId: 'm2',
       messages: [textNode('m3', 'a third aardvark')],
     });
-    expect(await indexRows(schema)).toBe(2);
+    // The chat is searched through this store: the save indexed its message in its own statement.
+    expect(await indexRows(schema)).toBe(3);
     expect(await find('third')).toEqual(['m3']);
     expect(await indexRows(schema)).toBe(3);
+  });
+
+  it('a chat nobody searched pays nothing for search: no index rows, no marks', async () => {
+    const schema = freshSchema();
+    await using store = storeOn(schema);
+    await store.openChat({ chatId: 'quiet', userId: 'u' });
+    await store.openChat({ chatId: 'searched', userId: 'u' });
+    await store.commit({
+      chatId: 'searched',
+      branch: 'main',
+      expectedHeadId: null,
+      messages: [textNode('s1', 'seen')],
+    });
+    await store.searchMessages({ userId: 'u', chatId: 'searched', query: 'seen' });
+    await store.commit({
+      chatId: 'quiet',
+      branch: 'main',
+      expectedHeadId: null,
+      messages: [textNode('q1', 'unseen')],
+    });
+    await store.append({ chatId: 'quiet', branch: 'main', messages: [textNode('q2', 'unseen')] });
+    const marks = await admin.unsafe(`SELECT chat_id FROM "${schema}".ctxgraph_search_state`);
+    expect(marks.map((row) => row.chat_id)).toEqual(['searched']);
+    expect(await indexRows(schema)).toBe(1);
+  });
+
+  it('a save that finds the index behind (another server wrote since) leaves it to the search, which misses nothing', async () => {
+    const schema = freshSchema();
+    await using mine = storeOn(schema);
+    await using other = storeOn(schema);
+    await mine.openChat({ chatId: 'c', userId: 'u' });
+    await mine.commit({
+      chatId: 'c',
+      branch: 'main',
+      expectedHeadId: null,
+      messages: [textNode('m1', 'alpha')],
+    });
+    const find = async (store: PostgresContextStore, query: string) =>
+      (await store.searchMessages({ userId: 'u', chatId: 'c', query })).items.map(
+        (hit) => hit.messageId,
+      );
+    expect(await find(mine, 'alpha')).toEqual(['m1']);
+    await other.commit({
+      chatId: 'c',
+      branch: 'main',
+      expectedHeadId: 'm1',
+      messages: [textNode('m2', 'alpha beta')],
+    });
+    // This store saves again: the marks are behind (m2), so it must not move them past m2.
+    await mine.append({ chatId: 'c', branch: 'main', messages: [textNode('m3', 'alpha gamma')] });
+    expect(await indexRows(schema)).toBe(1);
+    expect(await find(mine, 'alpha')).toEqual(['m1', 'm2', 'm3']);
+    expect(await find(mine, 'beta')).toEqual(['m2']);
+    expect(await indexRows(schema)).toBe(3);
+    // Indexed with the write again, now that the index is current.
+    await mine.append({ chatId: 'c', branch: 'main', messages: [textNode('m4', 'alpha delta')] });
+    expect(await indexRows(schema)).toBe(4);
+    await using fresh = storeOn(schema);
+    expect(await find(fresh, 'alpha')).toEqual(['m1', 'm2', 'm3', 'm4']);
+    expect(await find(fresh, 'delta')).toEqual(['m4']);
+  });
+
+  it('a save that replaces a message of a searched chat leaves no old words in the index', async () => {
+    const schema = freshSchema();
+    await using store = storeOn(schema);
+    await store.openChat({ chatId: 'c', userId: 'u' });
+    await store.commit({
+      chatId: 'c',
+      branch: 'main',
+      expectedHeadId: null,
+      messages: [textNode('m1', 'before')],
+    });
+    const find = async (query: string) =>
+      (await store.searchMessages({ userId: 'u', chatId: 'c', query })).items.map(
+        (hit) => hit.messageId,
+      );
+    expect(await find('before')).toEqual(['m1']);
+    await store.commit({
+      chatId: 'c',
+      branch: 'main',
+      expectedHeadId: 'm1',
+      messages: [textNode('m1', 'after'), textNode('m2', 'after too')],
+    });
+    expect(await find('before')).toEqual([]);
+    expect(await find('after')).toEqual(['m1', 'm2']);
+    await store.commit({
+      chatId: 'c',
+      branch: 'main',
+      expectedHeadId: 'm2',
+      messages: [textNode('m3', 'after three')],
+    });
+    expect(await indexRows(schema)).toBe(3);
+    expect(await find('after')).toEqual(['m1', 'm2', 'm3']);
+  });
+
+  it('a save refused (the head moved) indexes nothing', async () => {
+    const schema = freshSchema();
+    await using store = storeOn(schema);
+    await store.openChat({ chatId: 'c', userId: 'u' });
+    await store.commit({
+      chatId: 'c',
+      branch: 'main',
+      expectedHeadId: null,
+      messages: [textNode('m1', 'kept')],
+    });
+    await store.searchMessages({ userId: 'u', chatId: 'c', query: 'kept' });
+    await expect(
+      store.commit({
+        chatId: 'c',
+        branch: 'main',
+        expectedHeadId: 'stale',
+        messages: [textNode('m2', 'lost words')],
+      }),
+    ).rejects.toThrow(/head/i);
+    expect(await indexRows(schema)).toBe(1);
+    expect((await store.searchMessages({ userId: 'u', chatId: 'c', query: 'lost' })).items).toEqual(
+      [],
+    );
   });
 
   it('finds what another server saved or replaced meanwhile, never by its old text, with searches and writes racing', async () => {

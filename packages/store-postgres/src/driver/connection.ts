@@ -1,4 +1,5 @@
 import { ChatNotFoundError, MessageNotFoundError } from '@ctxgraph/fragments-core';
+import { IndexHints } from '@ctxgraph/fragments-core/store-kit';
 import type postgres from 'postgres';
 import { assertSchemaCurrent, runMigrations } from '../migrations/migrations';
 import type { PostgresClient } from '../options';
@@ -14,6 +15,8 @@ export type Queryable = Pick<postgres.Sql, 'unsafe'>;
  */
 export class PostgresConnection {
   readonly names: TableNames;
+  /** What this connection knows of the chats it searched (a save to one indexes with the write). */
+  readonly indexHints: IndexHints = new IndexHints();
   readonly #client: postgres.Sql;
   readonly #migrate: boolean;
   #ready: Promise<void> | undefined;

@@ -69,15 +69,19 @@ ON CONFLICT (chat_id) DO UPDATE SET
   return built;
 }
 
-/** Brings the index of every chat of the user up to date (nothing to do: one small read). */
+/**
+ * Brings the index of every chat of the user up to date (nothing to do: one small read), and
+ * returns the chats it caught up.
+ */
 export async function catchUpScope(
   db: PostgresConnection,
   sql: Queryable,
   userId: string,
-): Promise<void> {
+): Promise<string[]> {
   const { stale } = indexStatements(db.names);
-  const chats = await db.query(sql, stale, [userId]);
-  for (const row of chats) await catchUp(db, sql, text(row[0]));
+  const chats = (await db.query(sql, stale, [userId])).map((row) => text(row[0]));
+  for (const chatId of chats) await catchUp(db, sql, chatId);
+  return chats;
 }
 
 // 23503: a node read by the catch-up was pruned (or its chat deleted) before its words were

@@ -104,7 +104,7 @@ async function checkScope(
   query: PreparedSearch,
 ): Promise<void> {
   if (query.chatId === undefined) {
-    await catchUpScope(db, sql, query.userId);
+    for (const chatId of await catchUpScope(db, sql, query.userId)) db.indexHints.current(chatId);
     return;
   }
   const rows = await db.query(
@@ -122,6 +122,7 @@ async function checkScope(
   if (query.branch !== undefined && row[1] === null)
     throw new BranchNotFoundError(query.chatId, query.branch);
   if (row[2] === true) await catchUp(db, sql, query.chatId);
+  db.indexHints.current(query.chatId);
 }
 
 /**

@@ -6,9 +6,15 @@ import {
   HeadConflictError,
   MessageIdConflictError,
   MessageNotFoundError,
+  type StoredMessage,
   StoreError,
 } from '@ctxgraph/fragments-core';
-import { forkBranchName, type PreparedCommitMessage } from '@ctxgraph/fragments-core/store-kit';
+import {
+  forkBranchName,
+  messageSearchText,
+  type PreparedCommitMessage,
+  searchTokens,
+} from '@ctxgraph/fragments-core/store-kit';
 import type { TableNames } from '../schema/table-names';
 import type { PostgresConnection, Queryable } from './connection';
 import {
@@ -51,7 +57,10 @@ export async function write(
 ): Promise<AppendResult> {
   const { chatId, branch, expectedHeadId, messages: prepared } = request;
   const names = db.names;
-  const statement = writeStatement(names, mode);
+  // A chat this connection has searched gets its new messages indexed by the write itself (when
+  // the index was current just before it: see `indexedWithWrite`); any other pays nothing.
+  const searched = db.indexHints.searched(chatId);
+  const statement = writeStatement(names, mode, searched);
   const parameters: Parameter[] = [
     chatId,
     branch,
@@ -63,6 +72,7 @@ export async function write(
   if (mode === 'commit') parameters.push(expectedHeadId);
   // The engine records ride in the same statement: one more array, no query of their own.
   parameters.push(prepared.map((message) => message.engineRecordJson));
+  if (searched) parameters.push(prepared.map((message) => messageWords(message.json)));
   // Taking the branch lock in a statement of its own first gives the write statement a
   // snapshot that already holds everything committed before the lock was granted.
   let lockFirst = false;
@@ -88,7 +98,10 @@ export async function write(
       throw error;
     }
     const first = rows[0] as Row;
-    if (first[0] !== null) return writeResult(chatId, prepared, rows);
+    if (first[0] !== null) {
+      if (searched && first[13] !== true) db.indexHints.wrote(chatId);
+      return writeResult(chatId, prepared, rows);
+    }
     // Nothing was written. The locked branch row says which head won.
     if (first[8] !== null) {
       const currentHeadId = optionalText(first[9]);
@@ -195,20 +208,55 @@ export async function forkCommit(
   }
 }
 
-const statements = new WeakMap<TableNames, Map<WriteMode, string>>();
+/** A message's search words as the index keeps them (space-separated: a word holds no space). */
+function messageWords(json: string): string {
+  return searchTokens(messageSearchText(JSON.parse(json) as StoredMessage)).join(' ');
+}
 
-/** The write statement of `mode` for these tables, built once per store. */
-function writeStatement(names: TableNames, mode: WriteMode): string {
+const statements = new WeakMap<TableNames, Map<string, string>>();
+
+/**
+ * The write statement of `mode` for these tables, built once per store; `indexed` adds the
+ * search words of the new messages (one more array parameter) and the CTEs that write them.
+ */
+function writeStatement(names: TableNames, mode: WriteMode, indexed: boolean): string {
   let byMode = statements.get(names);
   if (byMode === undefined) {
     byMode = new Map();
     statements.set(names, byMode);
   }
-  const cached = byMode.get(mode);
+  const key = `${mode}:${indexed}`;
+  const cached = byMode.get(key);
   if (cached !== undefined) return cached;
   const headMatches =
     mode === 'commit' ? 'AND l.head_message_id IS NOT DISTINCT FROM $7::text' : '';
   const records = mode === 'commit' ? '$8' : '$7';
+  const words = mode === 'commit' ? '$9' : '$8';
+  // Indexed with the write: only when nothing is replaced (a replaced node's old words wait for
+  // the catch-up) and the marks hold the version this write found, under the chat row lock its
+  // `chat` update took: the index then lacks exactly these messages. The marks move to the
+  // write's version and last sequence. Sibling CTEs see one snapshot; the foreign key of the
+  // words is checked at the end of the statement, when the messages are in.
+  const indexedWithWrite = indexed
+    ? `, marks AS (
+  SELECT 1 AS current FROM ${names.searchState} s CROSS JOIN chat ch
+  WHERE s.chat_id = $1::text AND s.indexed_version = ch.version - 1 AND NOT EXISTS (SELECT 1 FROM existing)
+), words_written AS (
+  INSERT INTO ${names.searchWords} (chat_id, message_id, words, stamp)
+  SELECT $1::text, w.id, CASE WHEN w.words = '' THEN '{}'::text[] ELSE string_to_array(w.words, ' ') END, 0
+  FROM unnest($3::text[], ${words}::text[]) AS w(id, words)
+  WHERE EXISTS (SELECT 1 FROM marks)
+  RETURNING 1
+), marks_moved AS (
+  UPDATE ${names.searchState} s SET
+    indexed_version = greatest(s.indexed_version, ch.version),
+    indexed_sequence = greatest(s.indexed_sequence, ch.last_sequence)
+  FROM chat ch
+  WHERE s.chat_id = $1::text AND EXISTS (SELECT 1 FROM marks)
+  RETURNING 1
+)`
+    : '';
+  const indexedColumn = indexed ? ', EXISTS (SELECT 1 FROM marks_moved)' : '';
   // $1 chat, $2 branch, $3 ids, $4 roles, $5 message JSON, $6 now (ms), $7 the expected head
   // (commit only), then the engine records' JSON (null for none; $8 for commit, $7 for append). Data-modifying CTEs all run against one snapshot and see each other only
   // through RETURNING, so the chain of dependencies (gate → chat → inserted/replaced) is what
@@ -230,8 +278,9 @@ function writeStatement(names: TableNames, mode: WriteMode): string {
   // asks the caller to run again. Each lookup is a LATERAL probe with LIMIT 1, so it is an index
   // probe whatever the planner knows about the table.
   //
-  // Nothing is indexed for search here (see the `lazy search index` migration): a replaced
-  // node gets `rewritten_at`, the chat's new version, so the next search re-reads it.
+  // Search: a chat nobody searched through this connection is not indexed here (see the `lazy
+  // search index` migration); a searched one is, with `indexedWithWrite` above. A replaced node
+  // gets `rewritten_at`, the chat's new version, so the next search re-reads it.
   //
   // The new nodes continue the run of the head they attach to when that head is the newest
   // node of the chat (`last_message_id`, still at `last_sequence`); otherwise they start one.
@@ -318,14 +367,14 @@ function writeStatement(names: TableNames, mode: WriteMode): string {
   FROM input i CROSS JOIN chat ch
   WHERE m.chat_id = $1::text AND m.message_id = i.id AND EXISTS (SELECT 1 FROM existing e WHERE e.message_id = i.id)
   RETURNING m.message_id, m.parent_id, m.sequence, m.created_at, m.updated_at, m.engine_record::text AS engine_record
-)
+)${indexedWithWrite}
 SELECT ch.version, ch.rewritten_at, ch.head_message_id, r.message_id, r.parent_id, r.sequence, r.created_at, r.updated_at,
-  l.found, coalesce(ch.previous_head, l.head_message_id), p.off_branch, p.stale, r.engine_record
+  l.found, coalesce(ch.previous_head, l.head_message_id), p.off_branch, p.stale, r.engine_record${indexedColumn}
 FROM (SELECT 1) AS one
 LEFT JOIN (SELECT true AS found, head_message_id FROM locked) l ON true
 LEFT JOIN problem p ON true
 LEFT JOIN chat ch ON true
 LEFT JOIN (SELECT * FROM inserted UNION ALL SELECT * FROM replaced) r ON ch.version IS NOT NULL`;
-  byMode.set(mode, statement);
+  byMode.set(key, statement);
   return statement;
 }

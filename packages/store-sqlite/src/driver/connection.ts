@@ -1,4 +1,5 @@
 import { SchemaVersionError, StoreError } from '@ctxgraph/fragments-core';
+import { IndexHints } from '@ctxgraph/fragments-core/store-kit';
 import Database from 'better-sqlite3';
 import {
   migrateSqliteDatabase,
@@ -9,7 +10,6 @@ import {
 import type { ResolvedStoreOptions, SqliteStorePathOptions } from '../options';
 import type { TableNames } from '../schema/table-names';
 import { toStoreError } from '../sqlite-store-error';
-import { IndexHints } from './search-index';
 
 /**
  * The store's way to the database: the better-sqlite3 connection (opened here, or the caller's),

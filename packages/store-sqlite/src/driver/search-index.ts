@@ -12,44 +12,6 @@ import type { SqliteConnection } from './connection';
 // since), and nothing at all when the chat's version has not moved.
 
 /**
- * What one connection knows of its own writes to the chats it searches: a hint that lets a search
- * skip its read-only look at the marks when this connection itself wrote to the chat since it
- * last brought the chat's index up to date (the look would only find it behind). A hint, never
- * the truth: the search still reads the marks inside its write transaction, and a chat another
- * process wrote to is found behind by the look as before. Bounded: past 4,096 searched chats it
- * starts over, which only costs the look again. An app that never searches keeps both sets empty.
- */
-export class IndexHints {
-  readonly #searched = new Set<string>();
-  readonly #behind = new Set<string>();
-
-  /** A search of `chatId` found its index up to date, or brought it up to date. */
-  current(chatId: string): void {
-    if (this.#searched.size >= 4096) {
-      this.#searched.clear();
-      this.#behind.clear();
-    }
-    this.#searched.add(chatId);
-    this.#behind.delete(chatId);
-  }
-
-  /** Whether a search through this connection found or brought `chatId`'s index up to date. */
-  searched(chatId: string): boolean {
-    return this.#searched.has(chatId);
-  }
-
-  /** This connection wrote to `chatId` and left its index behind. */
-  wrote(chatId: string): void {
-    if (this.#searched.has(chatId)) this.#behind.add(chatId);
-  }
-
-  /** Whether this connection wrote to `chatId` since its last search brought it up to date. */
-  behind(chatId: string): boolean {
-    return this.#behind.has(chatId);
-  }
-}
-
-/**
  * A chat whose index is behind: its id, owner and current version, and its marks (the version
  * and sequence indexed so far; null when the chat was never indexed), read by the same lookup.
  */

@@ -23,6 +23,7 @@ export type {
   PreparedUpdateChat,
   StoreCall,
 } from './context-store-driver';
+export { IndexHints } from './index-hints';
 export {
   activeBranchAfterPrune,
   type LinkedNode,
