@@ -86,7 +86,8 @@ export class SqliteContextStore extends CheckedContextStore {
   declare readonly saveContext: (input: SaveContextInput) => Promise<ContextLaneRecord>;
   /**
    * Full-text search under the contract's one rule and score, over an FTS5 index of the store
-   * kit's words of each message (brought up to date by the search itself, never by a save),
+   * kit's words of each message (brought up to date by the search itself, and by each save to a
+   * chat this store has searched),
    * scoped to the user's chats, a chat, or a branch's chain, paged by keyset cursor.
    */
   declare readonly searchMessages: (input: SearchMessagesInput) => Promise<Page<SearchHit>>;

@@ -521,7 +521,7 @@ export interface ContextStore {
    * is found, and a message replaced in place is found by its new text only; a pruned or deleted
    * one never. How a store indexes is its own choice, but an app that never searches should not
    * pay for it on every save (the bundled SQL stores index lazily, on the first search of a
-   * chat). `OwnershipError` when `chatId` belongs to another user, `ChatNotFoundError` /
+   * chat, and then with each save to a chat they have searched). `OwnershipError` when `chatId` belongs to another user, `ChatNotFoundError` /
    * `BranchNotFoundError` for an unknown chat or branch.
    */
   searchMessages?(input: SearchMessagesInput): Promise<Page<SearchHit>>;
