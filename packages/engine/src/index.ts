@@ -89,11 +89,13 @@ export type {
   CacheCallRecord,
   CacheCallStatus,
   CacheMiss,
+  CacheStepRecord,
   CacheTotals,
 } from './usage/cache-reconcile';
 export {
   type MessageUsage,
   type ReplyOutcome,
+  type StepUsage,
   type UsageInput,
   type UsageTotals,
   usageOf,
