@@ -28,6 +28,7 @@ export {
   type CacheRules,
   googleCacheProfile,
   noCacheProfile,
+  type OpenAICacheProfileOptions,
   openAICacheProfile,
   openRouterCacheProfile,
   promptCacheKey,
