@@ -28,6 +28,7 @@ export {
   type CacheRules,
   googleCacheProfile,
   noCacheProfile,
+  type OpenAICacheProfileOptions,
   openAICacheProfile,
   openRouterCacheProfile,
   promptCacheKey,
@@ -89,11 +90,13 @@ export type {
   CacheCallRecord,
   CacheCallStatus,
   CacheMiss,
+  CacheStepRecord,
   CacheTotals,
 } from './usage/cache-reconcile';
 export {
   type MessageUsage,
   type ReplyOutcome,
+  type StepUsage,
   type UsageInput,
   type UsageTotals,
   usageOf,

@@ -41,6 +41,14 @@ export interface ReplyUsage {
     readonly cachedInputTokens?: number | undefined;
   };
   readonly modelId: string;
+  /**
+   * The call's finished steps (one provider call each), when any finished: the engine records
+   * their sum and reconciles the cache prediction step by step (`withUsage(…, { steps })`).
+   */
+  readonly steps?: readonly {
+    readonly usage: ReplyUsage['usage'];
+    readonly providerMetadata?: unknown;
+  }[];
   /** The budgeted resolve's cache prediction (`result.budget.cache`), reconciled on save. */
   readonly cache?: unknown;
 }

@@ -530,6 +530,7 @@ export function createChatCycle<UI_MESSAGE extends UIMessage = UIMessage>(
             toSave,
             {
               usage: usage.usage(),
+              ...(usage.steps() === undefined ? {} : { steps: usage.steps() }),
               modelId: usage.modelId ?? respondOptions.modelId ?? 'unknown',
               ...(run.cache === undefined ? {} : { cache: run.cache }),
             },

@@ -3,7 +3,14 @@ import { ContextEngine } from '@ctxgraph/engine';
 import { role } from '@ctxgraph/fragments-core';
 import { XmlRenderer } from '@ctxgraph/renderer-xml';
 import { InMemoryContextStore } from '@ctxgraph/store-memory';
-import { simulateReadableStream, streamText, type UIMessage } from 'ai';
+import {
+  jsonSchema,
+  simulateReadableStream,
+  stepCountIs,
+  streamText,
+  tool,
+  type UIMessage,
+} from 'ai';
 import { MockLanguageModelV3 } from 'ai/test';
 import { describe, expect, it } from 'vitest';
 import { createChatCycle } from './chat-cycle';
@@ -83,6 +90,96 @@ describe('a turn with its own budget', () => {
     // The second request ran on the chat's warm engine: its prediction started from the first
     // call's plan, so something was predicted to be read.
     expect(cache.predictedHitRate).toBeGreaterThan(0);
+  });
+
+  it('a tool-calling turn records each step as a provider call, reconciled against its own cache figures', async () => {
+    const store = new InMemoryContextStore();
+    const cycle = createChatCycle({ store, engine: { renderer: new XmlRenderer() } });
+    const reports = [
+      { input: 3_000, read: 0, write: 2_990 },
+      { input: 3_120, read: 2_990, write: 0 },
+    ];
+    let call = 0;
+    const model = new MockLanguageModelV3({
+      provider: 'anthropic.messages',
+      modelId: 'claude-sonnet-4-5',
+      doStream: async () => {
+        const report = reports[call] ?? { input: 0, read: 0, write: 0 };
+        const first = call === 0;
+        call += 1;
+        return {
+          stream: simulateReadableStream({
+            chunks: [
+              ...(first
+                ? [
+                    {
+                      type: 'tool-call' as const,
+                      toolCallId: 'c1',
+                      toolName: 'clock',
+                      input: '{}',
+                    },
+                  ]
+                : [
+                    { type: 'text-start' as const, id: 't' },
+                    { type: 'text-delta' as const, id: 't', delta: 'Noon.' },
+                    { type: 'text-end' as const, id: 't' },
+                  ]),
+              {
+                type: 'finish' as const,
+                finishReason: {
+                  unified: first ? ('tool-calls' as const) : ('stop' as const),
+                  raw: undefined,
+                },
+                usage: {
+                  inputTokens: {
+                    total: report.input,
+                    noCache: report.input - report.read - report.write,
+                    cacheRead: report.read,
+                    cacheWrite: report.write,
+                  },
+                  outputTokens: { total: 5, text: 5, reasoning: undefined },
+                },
+              },
+            ],
+          }),
+        };
+      },
+    });
+    const instructions = Array.from({ length: 300 }, (_, index) => `Rule ${index}.`).join(' ');
+    const turn = await cycle.begin(
+      { id: 'tools', message: ask('q1', 'What time is it?'), trigger: 'submit-message' },
+      {
+        userId: 'u',
+        context: (engine: ContextEngine) => engine.set(role(instructions)),
+        budget: { maxInputTokens: 20_000, model },
+      },
+    );
+    await turn
+      .respond(
+        streamText({
+          model,
+          ...turn,
+          tools: {
+            clock: tool({
+              inputSchema: jsonSchema<Record<string, never>>({ type: 'object', properties: {} }),
+              execute: async () => 'It is noon.',
+            }),
+          },
+          stopWhen: stepCountIs(2),
+        }),
+      )
+      .text();
+    const fresh = new ContextEngine({ store, chatId: 'tools', userId: 'u' });
+    const usage = await fresh.usage({ scope: 'chat' });
+    expect(usage.calls).toBe(2);
+    expect(usage.inputTokens).toBe(6_120);
+    expect(usage.cacheReadTokens).toBe(2_990);
+    expect(usage.cacheWriteTokens).toBe(2_990);
+    // Each step is checked against its own figures: the first wrote its input, the second read it.
+    expect(usage.cache.calls).toBe(2);
+    expect(usage.cache.readTokens).toBe(2_990);
+    expect(usage.cache.inputTokens).toBe(6_120);
+    expect(usage.cache.misses.filter((miss) => miss.step !== undefined)).toEqual([]);
   });
 
   it('a reply without a budget carries no cache record', async () => {

@@ -42,6 +42,7 @@ export function sumUsage(steps: readonly Usage[]): Usage {
 export interface UsagePart {
   readonly type: string;
   readonly usage?: Usage;
+  readonly providerMetadata?: unknown;
   readonly totalUsage?: Usage;
   readonly response?: { readonly modelId?: string };
 }
@@ -52,13 +53,18 @@ export interface UsagePart {
  * has the steps that finished.
  */
 export class CallUsage {
-  readonly #steps: Usage[] = [];
+  readonly #steps: { usage: Usage; providerMetadata?: unknown }[] = [];
   #total: Usage | undefined;
   #modelId: string | undefined;
 
   observe(part: UsagePart): void {
     if (part.type === 'finish-step') {
-      if (part.usage) this.#steps.push(part.usage);
+      if (part.usage)
+        this.#steps.push(
+          part.providerMetadata === undefined
+            ? { usage: part.usage }
+            : { usage: part.usage, providerMetadata: part.providerMetadata },
+        );
       if (part.response?.modelId) this.#modelId = part.response.modelId;
     } else if (part.type === 'finish') {
       this.#total = part.totalUsage;
@@ -67,7 +73,16 @@ export class CallUsage {
 
   /** The call's usage: its reported total, else the sum of its finished steps. */
   usage(): Usage {
-    return this.#total ?? sumUsage(this.#steps);
+    return this.#total ?? sumUsage(this.#steps.map((step) => step.usage));
+  }
+
+  /**
+   * The finished steps, each a provider call with its own usage and provider metadata (the
+   * engine records their sum and reconciles the cache prediction step by step); undefined when
+   * none finished.
+   */
+  steps(): readonly { usage: Usage; providerMetadata?: unknown }[] | undefined {
+    return this.#steps.length === 0 ? undefined : this.#steps.slice();
   }
 
   /** The model id the provider answered with, when a step reported it. */

@@ -15,6 +15,7 @@ import {
 } from '../compaction/auto-compact';
 import { compactBranch } from '../compaction/compact';
 import { shownMessageCount, visibleConversation } from '../compaction/compacted-view';
+import { sendableMessages } from '../compaction/provider-parts';
 import type { ModelResolveResult, ResolveResult } from '../context-engine-options';
 import { conversation, pendingMessages } from '../conversation/conversation';
 import { appliedCompaction } from '../session/chain-reads';
@@ -110,7 +111,7 @@ export class BudgetPlanner {
         counter: this.#counter,
         renderer: call.renderer,
         fragments: call.fragments,
-        messages: [...history, ...pending],
+        messages: sendableMessages([...history, ...pending], visible.compaction),
         pendingFrom: history.length,
         compactionMessageId: visible.compaction?.entry.message?.id,
         previous,

@@ -397,6 +397,66 @@ describe.skipIf(!laneSeven).each(stores)(
       const shown = await engine.resolve();
       expect(shown.messages.map((entry) => entry.id)).toEqual(['q1', 'forged', 'forged-2']);
     });
+
+    it('never sends an item a client forged, and sends the recorded item when a client echoes the reply with another', async () => {
+      const store = makeStore();
+      const chatId = `openai-forged-send-${Math.random().toString(36).slice(2)}`;
+      made.push({ store, chatId });
+      const engine = new ContextEngine({
+        store,
+        chatId,
+        userId: 'u',
+        renderer: new LineRenderer(),
+      });
+      const { model, prompts } = openaiModel(
+        plainStream('a1'),
+        compactingStream('a2'),
+        plainStream('a3'),
+      );
+      /** The custom compaction parts a captured prompt holds. */
+      const items = (prompt: unknown) =>
+        (prompt as { content: unknown }[])
+          .flatMap((entry) => (Array.isArray(entry.content) ? entry.content : []))
+          .filter((part: { type?: string }) => part.type === 'custom');
+      const forgedItem = itemMetadata('cmp_forged', 'gAAAAAB-forged');
+      engine.set(
+        message({
+          id: 'client-forged',
+          role: 'assistant',
+          parts: [
+            { type: 'custom', kind: 'openai.compaction', providerMetadata: forgedItem },
+            { type: 'text', text: 'ok' },
+          ],
+        }),
+      );
+      await turn(engine, model, { id: 'q1', text: 'q1' }, 'a1');
+      expect(items(prompts[0])).toEqual([]);
+      expect(JSON.stringify(prompts[0])).toContain('"ok"');
+
+      // The provider compacts; the client echoes the reply with the item swapped for its own.
+      const reply = await turn(engine, model, { id: 'q2', text: 'q2' }, 'a2');
+      engine.set(
+        message({
+          ...reply,
+          parts: reply.parts.map((part) =>
+            part.type === 'custom' ? { ...part, providerMetadata: forgedItem } : part,
+          ),
+        }),
+      );
+      await engine.save();
+      await turn(engine, model, { id: 'q3', text: 'q3' }, 'a3');
+      expect(items(prompts[2])).toEqual([
+        { type: 'custom', kind: 'openai.compaction', providerOptions: compactionMetadata },
+      ]);
+      // And the real @ai-sdk/openai sends the provider's item, never the client's.
+      const input = await openaiRequestInput(await engine.resolve({ format: 'model' }), false);
+      expect(input).toContainEqual({
+        type: 'compaction',
+        id: ITEM_ID,
+        encrypted_content: ENCRYPTED,
+      });
+      expect(JSON.stringify(input)).not.toContain('cmp_forged');
+    });
   },
 );
 

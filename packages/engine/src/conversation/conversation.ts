@@ -8,6 +8,7 @@ import {
 } from '@ctxgraph/fragments-core';
 import type { UIMessage } from 'ai';
 import { lastShownIdWithRole, visibleConversation } from '../compaction/compacted-view';
+import { sendableMessages } from '../compaction/provider-parts';
 import type { ChatSession } from '../session/chat-session';
 
 /** `set()`'s fragments split by lane, in order, each message with its index among them. */
@@ -60,7 +61,8 @@ export function bindLazy(session: ChatSession, ticket: number): void {
 
 /**
  * The saved chain as it shows (a compaction's summary in place of its span) followed by the
- * messages pending before `ticket`, validated, lazy ones resolved in place. `opened` is the head
+ * messages pending before `ticket`, validated, lazy ones resolved in place, provider compaction
+ * parts only where the engine recorded one (`sendableMessages`). `opened` is the head
  * state the operation's `open()` just read, if any.
  */
 export async function conversation(
@@ -90,7 +92,8 @@ export async function conversation(
       messages[index] = message;
     }
   }
-  return messages;
+  // Provider compaction content only from the engine's record, never from a message's parts.
+  return sendableMessages(messages, visible.compaction);
 }
 
 /** The messages pending before `ticket`, lazy ones bound (after a sync), validated. */

@@ -1,7 +1,14 @@
 import { assistantText, user } from '@ctxgraph/codecs';
 import { role, type Tokenizer, ValidationError } from '@ctxgraph/fragments-core';
 import { InMemoryContextStore } from '@ctxgraph/store-memory';
-import { generateText } from 'ai';
+import {
+  generateText,
+  jsonSchema,
+  simulateReadableStream,
+  stepCountIs,
+  streamText,
+  tool,
+} from 'ai';
 import { MockLanguageModelV3 } from 'ai/test';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { LineRenderer } from '../__fixtures__/test-kit';
@@ -282,5 +289,169 @@ describe('cache predictions, confirmed by the reported usage', () => {
       withUsage(assistantText('a', { id: 'r' }), { usage, modelId: 'm', cache: { profile: 'x' } }),
     ).toThrow(/cache must be the prediction a budgeted resolve returned/);
     expect((await engine.inspect()).fragments.pending.map((entry) => entry.id)).toEqual(['p1']);
+  });
+});
+
+describe('a tool-calling call: one provider call per step, reconciled step by step', () => {
+  /** A mock Anthropic model whose first step calls a tool and second answers, each with its usage. */
+  function twoStepModel(steps: readonly Reported[]) {
+    const prompts: unknown[] = [];
+    let call = 0;
+    const model = new MockLanguageModelV3({
+      provider: 'anthropic.messages',
+      modelId: 'claude-sonnet-4-5',
+      doStream: async (options) => {
+        prompts.push(options.prompt);
+        const report = steps[call] ?? { input: 0, read: 0, write: 0 };
+        const content =
+          call === 0
+            ? [
+                {
+                  type: 'tool-call' as const,
+                  toolCallId: 'call-1',
+                  toolName: 'lookup',
+                  input: JSON.stringify({ order: 'A-17' }),
+                },
+              ]
+            : [
+                { type: 'text-start' as const, id: 't' },
+                { type: 'text-delta' as const, id: 't', delta: 'It shipped.' },
+                { type: 'text-end' as const, id: 't' },
+              ];
+        call += 1;
+        return {
+          stream: simulateReadableStream({
+            chunks: [
+              ...content,
+              {
+                type: 'finish' as const,
+                finishReason: {
+                  unified: call === 1 ? ('tool-calls' as const) : ('stop' as const),
+                  raw: undefined,
+                },
+                usage: {
+                  inputTokens: {
+                    total: report.input,
+                    noCache: report.input - report.read - (report.write ?? 0),
+                    cacheRead: report.read,
+                    cacheWrite: report.write,
+                  },
+                  outputTokens: { total: 20, text: 20, reasoning: undefined },
+                },
+              },
+            ],
+          }),
+        };
+      },
+    });
+    return { model, prompts };
+  }
+
+  async function run(
+    chatId: string,
+    report: (cache: CachePrediction) => readonly Reported[],
+  ): Promise<{ engine: ContextEngine; cache: CachePrediction }> {
+    const { engine } = await chat(chatId);
+    engine.set(user(`where is my order ${'word '.repeat(40)}`, { id: 'p1' }));
+    const probe = reportingModel('anthropic.messages', 'claude-sonnet-4-5');
+    const result = await engine.resolve({
+      format: 'model',
+      budget: { maxInputTokens: 100_000, model: probe.model },
+    });
+    const cache = result.budget?.cache as CachePrediction;
+    const { model } = twoStepModel(report(cache));
+    const streamed = streamText({
+      model,
+      system: result.system,
+      messages: result.messages,
+      tools: {
+        lookup: tool({
+          inputSchema: jsonSchema<{ order: string }>({
+            type: 'object',
+            properties: { order: { type: 'string' } },
+          }),
+          execute: async ({ order }) => `order ${order} shipped on Monday ${'detail '.repeat(50)}`,
+        }),
+      },
+      stopWhen: stepCountIs(2),
+    });
+    const text = await streamed.text;
+    const steps = await streamed.steps;
+    expect(steps).toHaveLength(2);
+    engine.set(
+      withUsage(assistantText(text, { id: 'r-p1' }), {
+        modelId: 'claude-sonnet-4-5',
+        steps,
+        cache,
+      }),
+    );
+    await engine.save();
+    return { engine, cache };
+  }
+
+  it('usage that agrees: the second step reads what the first wrote and writes nothing', async () => {
+    let firstInput = 0;
+    const { engine, cache } = await run('steps-agree', (planned) => {
+      // The provider's count is 10% above the engine's; step 2 adds the tool call and result.
+      firstInput = Math.round(planned.inputTokens * 1.1);
+      const cached = Math.round((planned.readTokens + planned.writeTokens) * 1.1);
+      return [
+        {
+          input: firstInput,
+          read: Math.round(planned.readTokens * 1.1),
+          write: Math.round(planned.writeTokens * 1.1),
+        },
+        { input: firstInput + 90, read: cached, write: 0 },
+      ];
+    });
+    const usage = await engine.usage();
+    // Recorded: both steps' figures, summed; two provider calls.
+    expect(usage.calls).toBe(2);
+    expect(usage.inputTokens).toBe(firstInput * 2 + 90);
+    expect(usage.outputTokens).toBe(40);
+    expect(usage.cache).toMatchObject({ calls: 2, agreed: 2, readLess: 0, readMore: 0 });
+    // Over both steps: the second read the first one's writes; only new tokens were written.
+    const cached = Math.round((cache.readTokens + cache.writeTokens) * 1.1);
+    expect(usage.cache.readTokens).toBe(Math.round(cache.readTokens * 1.1) + cached);
+    expect(usage.cache.inputTokens).toBe(firstInput * 2 + 90);
+    expect(usage.cache.writeAmplification ?? 0).toBeLessThanOrEqual(1.1);
+    const record = usage.cache.misses.filter((miss) => miss.step !== undefined);
+    expect(record).toEqual([]);
+  });
+
+  it('usage that disagrees: a second step that read nothing is a miss of its own, named and counted', async () => {
+    const { engine } = await run('steps-disagree', (planned) => {
+      const firstInput = Math.round(planned.inputTokens * 1.1);
+      return [
+        {
+          input: firstInput,
+          read: Math.round(planned.readTokens * 1.1),
+          write: Math.round(planned.writeTokens * 1.1),
+        },
+        { input: firstInput + 90, read: 0, write: firstInput + 90 },
+      ];
+    });
+    const usage = await engine.usage();
+    expect(usage.cache).toMatchObject({ calls: 2, agreed: 1, readLess: 1 });
+    expect(usage.cache.misses.at(-1)).toEqual({
+      messageId: 'r-p1',
+      status: 'read-less',
+      predicted: null,
+      confirmed: { kind: 'system', id: 'system', name: 'system', cause: 'unexplained' },
+      step: 2,
+    });
+    // It wrote everything again in step 2: the amplification shows it.
+    expect(usage.cache.writeAmplification ?? 0).toBeGreaterThan(1.5);
+  });
+
+  it("refuses steps that are not the call's steps, before anything is set", () => {
+    for (const steps of [[], 'x', [null], [{ usage: 'x' }]]) {
+      expect(() =>
+        withUsage(assistantText('a', { id: 'a' }), {
+          modelId: 'm',
+          steps: steps as never,
+        }),
+      ).toThrow(ValidationError);
+    }
   });
 });

@@ -59,6 +59,42 @@ export interface CacheCallRecord {
     readonly break: CacheBreak | null;
   };
   readonly status: CacheCallStatus;
+  /**
+   * The call's later steps (a tool-calling run: one provider call per step), second step first;
+   * absent for a one-step call. `predicted` and `confirmed` above are the first step's.
+   */
+  readonly steps?: readonly CacheStepRecord[];
+}
+
+/**
+ * A later step of a call, reconciled. Its input is the first step's plus the earlier steps'
+ * output (tool calls and results), sent under the same marks, so it is predicted to read what the
+ * first step left in the cache: with breakpoints, the prefix up to the last mark (the first
+ * step's predicted read plus write); where the provider caches on its own (`'prefix'`), the first
+ * step's whole input, rounded down to the prefix step. What the steps added is new input.
+ */
+export interface CacheStepRecord {
+  /** In the engine's token counts (the step's input mapped with the first step's ratio). */
+  readonly predicted: { readonly inputTokens: number; readonly readTokens: number };
+  /** In the provider's token counts. */
+  readonly confirmed: {
+    readonly inputTokens: number;
+    readonly readTokens: number;
+    /** Null when the provider does not report cache writes. */
+    readonly writeTokens: number | null;
+    /** What the step sent beyond the step before it (that step's output and tool results). */
+    readonly newTokens: number;
+  };
+  readonly status: CacheCallStatus;
+  /** Where the step's read stopped short of the predicted read; null when it did not. */
+  readonly break: CacheBreak | null;
+}
+
+/** One step's usage as the SDK reported it. */
+interface ReportedStep {
+  readonly inputTokens: number | null;
+  readonly cacheReadTokens: number | null;
+  readonly cacheWriteTokens: number | null;
 }
 
 const share = (part: number, whole: number): number => (whole > 0 ? part / whole : 0);
@@ -70,11 +106,8 @@ const share = (part: number, whole: number): number => (whole > 0 ? part / whole
 export function reconcileCache(
   where: string,
   prediction: unknown,
-  usage: {
-    readonly inputTokens: number | null;
-    readonly cacheReadTokens: number | null;
-    readonly cacheWriteTokens: number | null;
-  },
+  usage: ReportedStep,
+  laterSteps: readonly ReportedStep[] = [],
 ): CacheCallRecord {
   const units =
     typeof prediction === 'object' && prediction !== null ? issued.get(prediction) : undefined;
@@ -118,7 +151,9 @@ export function reconcileCache(
     confirmedBreak =
       planned.break.cause === 'changed' || planned.break.cause === 'removed' ? planned.break : null;
   }
+  const steps = reconcileLaterSteps(planned, units, providerInput, scale, tolerance, laterSteps);
   return {
+    ...(steps.length === 0 ? {} : { steps }),
     profile: planned.profile,
     predicted: {
       inputTokens: planned.inputTokens,
@@ -137,6 +172,59 @@ export function reconcileCache(
     },
     status,
   };
+}
+
+/** What a later step is predicted to read (engine tokens): what the first step left cached. */
+function laterStepRead(planned: CachePrediction): number {
+  const { rules } = planned;
+  if (rules.mode === 'breakpoints') return planned.readTokens + planned.writeTokens;
+  if (rules.mode === 'prefix' && planned.inputTokens >= rules.minCacheableTokens) {
+    const step = Math.max(1, rules.prefixStep);
+    return Math.floor(planned.inputTokens / step) * step;
+  }
+  return 0;
+}
+
+function reconcileLaterSteps(
+  planned: CachePrediction,
+  units: readonly CacheUnit[],
+  firstInput: number,
+  scale: number,
+  tolerance: number,
+  laterSteps: readonly ReportedStep[],
+): CacheStepRecord[] {
+  const predictedRead = laterStepRead(planned);
+  let previousInput = firstInput;
+  return laterSteps.map((step) => {
+    const input = step.inputTokens ?? 0;
+    const read = step.cacheReadTokens ?? 0;
+    const readInEngineTokens = read * scale;
+    const status: CacheCallStatus =
+      Math.abs(readInEngineTokens - predictedRead) <= tolerance
+        ? 'agreed'
+        : readInEngineTokens < predictedRead
+          ? 'read-less'
+          : 'read-more';
+    let stepBreak: CacheBreak | null = null;
+    if (status === 'read-less') {
+      const at = unitAt(units, readInEngineTokens)?.unit ?? units[0];
+      if (at !== undefined)
+        stepBreak = { kind: at.kind, id: at.id, name: at.name, cause: 'unexplained' };
+    }
+    const record: CacheStepRecord = {
+      predicted: { inputTokens: Math.round(input * scale), readTokens: predictedRead },
+      confirmed: {
+        inputTokens: input,
+        readTokens: read,
+        writeTokens: step.cacheWriteTokens,
+        newTokens: Math.max(0, input - previousInput),
+      },
+      status,
+      break: stepBreak,
+    };
+    previousInput = input;
+    return record;
+  });
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {
@@ -173,7 +261,11 @@ export function readCacheRecord(value: unknown): CacheCallRecord | null {
   const { predicted, confirmed, status } = value;
   if (!isObject(predicted) || !isObject(confirmed)) return null;
   if (status !== 'agreed' && status !== 'read-less' && status !== 'read-more') return null;
+  const steps = Array.isArray(value.steps)
+    ? value.steps.map(readStepRecord).filter((step) => step !== null)
+    : [];
   return {
+    ...(steps.length === 0 ? {} : { steps }),
     profile: value.profile,
     predicted: {
       inputTokens: count(predicted.inputTokens),
@@ -194,6 +286,27 @@ export function readCacheRecord(value: unknown): CacheCallRecord | null {
   };
 }
 
+function readStepRecord(value: unknown): CacheStepRecord | null {
+  if (!isObject(value)) return null;
+  const { predicted, confirmed, status } = value;
+  if (!isObject(predicted) || !isObject(confirmed)) return null;
+  if (status !== 'agreed' && status !== 'read-less' && status !== 'read-more') return null;
+  return {
+    predicted: {
+      inputTokens: count(predicted.inputTokens),
+      readTokens: count(predicted.readTokens),
+    },
+    confirmed: {
+      inputTokens: count(confirmed.inputTokens),
+      readTokens: count(confirmed.readTokens),
+      writeTokens: confirmed.writeTokens === null ? null : count(confirmed.writeTokens),
+      newTokens: count(confirmed.newTokens),
+    },
+    status,
+    break: readBreak(value.break),
+  };
+}
+
 /** One call whose cache read stopped short of what the previous call sent. */
 export interface CacheMiss {
   /** The reply the call produced (the node its usage is recorded on). */
@@ -203,11 +316,13 @@ export interface CacheMiss {
   readonly predicted: CacheBreak | null;
   /** Where the provider's read stopped, and why (`'unexplained'` when the rules do not say). */
   readonly confirmed: CacheBreak | null;
+  /** For a later step of a tool-calling call: its number (2 for the second); absent for the first. */
+  readonly step?: number;
 }
 
 /** The cache reconciliation added up over calls recorded with `withUsage(…, { cache })`. */
 export interface CacheTotals {
-  /** Calls with a prediction recorded. */
+  /** Provider calls with a prediction recorded (each step of a tool-calling call counts). */
   readonly calls: number;
   /** The provider's counts over those calls. */
   readonly inputTokens: number;
@@ -264,6 +379,27 @@ export function cacheTotals(
         confirmed: record.confirmed.break,
       });
     }
+    (record.steps ?? []).forEach((step, index) => {
+      calls += 1;
+      inputTokens += step.confirmed.inputTokens;
+      readTokens += step.confirmed.readTokens;
+      newTokens += step.confirmed.newTokens;
+      if (step.confirmed.writeTokens !== null) {
+        writeTokens = (writeTokens ?? 0) + step.confirmed.writeTokens;
+        newTokensWithWrites += step.confirmed.newTokens;
+      }
+      predictedRead += step.predicted.readTokens;
+      predictedInput += step.predicted.inputTokens;
+      statuses[step.status] += 1;
+      if (step.break !== null)
+        misses.push({
+          messageId,
+          status: step.status,
+          predicted: null,
+          confirmed: step.break,
+          step: index + 2,
+        });
+    });
   }
   return {
     calls,

@@ -59,22 +59,43 @@ export interface MessageUsage {
 /** How the call that produced a reply ended (see {@link MessageUsage.outcome}). */
 export type ReplyOutcome = 'complete' | 'aborted' | 'error';
 
+/** The AI SDK's usage of a call or step (`LanguageModelUsage`; only the fields read here). */
+export interface StepUsage {
+  readonly inputTokens?: number | undefined;
+  readonly outputTokens?: number | undefined;
+  readonly inputTokenDetails?: {
+    readonly cacheReadTokens?: number | undefined;
+    readonly cacheWriteTokens?: number | undefined;
+  };
+  /** The AI SDK's older name for `inputTokenDetails.cacheReadTokens`. */
+  readonly cachedInputTokens?: number | undefined;
+}
+
 /**
  * What {@link withUsage} takes: the AI SDK's `usage` of a call (`LanguageModelUsage`; only the
  * fields read here) and the model id.
  */
 export interface UsageInput {
-  readonly usage: {
-    readonly inputTokens?: number | undefined;
-    readonly outputTokens?: number | undefined;
-    readonly inputTokenDetails?: {
-      readonly cacheReadTokens?: number | undefined;
-      readonly cacheWriteTokens?: number | undefined;
-    };
-    /** The AI SDK's older name for `inputTokenDetails.cacheReadTokens`. */
-    readonly cachedInputTokens?: number | undefined;
-  };
+  /**
+   * The call's usage (`result.totalUsage`). May be left out when `steps` is given: then the
+   * steps' usage is summed and this is not read.
+   */
+  readonly usage?: StepUsage;
   readonly modelId: string;
+  /**
+   * The call's steps (`await result.steps`, or the `onFinish` event's `steps`): with tool calls a
+   * `streamText` / `generateText` run makes one provider call per step, each with its own cache
+   * reads and writes. When given, the recorded figures are the steps' summed (each step's
+   * Anthropic compaction cache tokens added from its own `providerMetadata`), `calls` is the
+   * number of steps, and the cache prediction is reconciled step by step: the first step is the
+   * input the engine planned; a later step sends that input plus the earlier steps' output (tool
+   * calls and results) under the same marks, so it is predicted to read what the first step left
+   * in the cache and to write nothing the plan marked (see `CacheCallRecord.steps`).
+   */
+  readonly steps?: readonly {
+    readonly usage: StepUsage;
+    readonly providerMetadata?: unknown;
+  }[];
   /**
    * When the saved message replaces a node in place (a reply continued after a client-side tool
    * result, under the same message id), add this usage to the usage recorded there (tokens and
@@ -151,10 +172,12 @@ function toMessageUsage(input: UsageInput): RecordedUsage {
       { issues: [{ path: 'modelId', message: 'expected a non-empty string' }] },
     );
   }
-  if (typeof usage !== 'object' || usage === null) {
-    throw new ValidationError(`${where}: usage must be the AI SDK's usage object (result.usage).`, {
-      issues: [{ path: 'usage', message: 'expected an object' }],
-    });
+  const steps = checkSteps(input.steps);
+  if (steps === undefined && (typeof usage !== 'object' || usage === null)) {
+    throw new ValidationError(
+      `${where}: usage must be the AI SDK's usage object (result.totalUsage), or pass steps (result.steps).`,
+      { issues: [{ path: 'usage', message: 'expected an object' }] },
+    );
   }
   const { add, outcome } = input;
   if (add !== undefined && typeof add !== 'boolean') {
@@ -168,44 +191,109 @@ function toMessageUsage(input: UsageInput): RecordedUsage {
       { issues: [{ path: 'outcome', message: "expected 'complete', 'aborted' or 'error'" }] },
     );
   }
+  const measured =
+    steps === undefined
+      ? [stepFigures('usage', usage as StepUsage, input.providerMetadata)]
+      : steps.map((step, index) =>
+          stepFigures(`steps[${index}].usage`, step.usage, step.providerMetadata),
+        );
+  const sum = (pick: (step: StepFigures) => number | null): number | null =>
+    measured.reduce<number | null>(
+      (total, step) => (pick(step) === null ? total : (total ?? 0) + (pick(step) as number)),
+      null,
+    );
+  const counted = {
+    modelId,
+    inputTokens: sum((step) => step.counted.inputTokens),
+    cacheReadTokens: sum((step) => step.counted.cacheReadTokens),
+    cacheWriteTokens: sum((step) => step.counted.cacheWriteTokens),
+    outputTokens: sum((step) => step.counted.outputTokens),
+  };
+  const first = measured[0] as StepFigures;
+  return {
+    usage: {
+      ...counted,
+      ...(measured.length > 1 ? { calls: measured.length } : {}),
+      ...(outcome === undefined || outcome === 'complete' ? {} : { outcome }),
+      // The prediction is of the calls the engine sent, so it is checked against the figures the
+      // SDK reported for each, not the compaction step's cache tokens added above.
+      ...(input.cache === undefined
+        ? {}
+        : {
+            cache: reconcileCache(
+              where,
+              input.cache,
+              first.reported,
+              measured.slice(1).map((step) => step.reported),
+            ),
+          }),
+    },
+    add: add === true,
+  };
+}
+
+/** One step's figures: as the SDK reported them, and as recorded (Anthropic correction added). */
+interface StepFigures {
+  readonly reported: {
+    readonly inputTokens: number | null;
+    readonly cacheReadTokens: number | null;
+    readonly cacheWriteTokens: number | null;
+  };
+  readonly counted: {
+    readonly inputTokens: number | null;
+    readonly cacheReadTokens: number | null;
+    readonly cacheWriteTokens: number | null;
+    readonly outputTokens: number | null;
+  };
+}
+
+function stepFigures(path: string, usage: StepUsage, providerMetadata: unknown): StepFigures {
   const reported = {
-    inputTokens: count('usage.inputTokens', usage.inputTokens),
+    inputTokens: count(`${path}.inputTokens`, usage.inputTokens),
     cacheReadTokens: count(
-      'usage.inputTokenDetails.cacheReadTokens',
+      `${path}.inputTokenDetails.cacheReadTokens`,
       usage.inputTokenDetails?.cacheReadTokens ?? usage.cachedInputTokens,
     ),
     cacheWriteTokens: count(
-      'usage.inputTokenDetails.cacheWriteTokens',
+      `${path}.inputTokenDetails.cacheWriteTokens`,
       usage.inputTokenDetails?.cacheWriteTokens,
     ),
   };
   // Anthropic's compaction step: its input and output are in the SDK's usage already, its cache
   // reads and writes are not (see anthropicCacheCorrection): add those, nothing else.
-  const correction = anthropicCacheCorrection(input.providerMetadata);
+  const correction = anthropicCacheCorrection(providerMetadata);
   const plus = (value: number | null, added: number): number | null =>
     added === 0 ? value : (value ?? 0) + added;
-  const counted = {
-    modelId,
-    inputTokens: plus(
-      reported.inputTokens,
-      correction.cacheReadTokens + correction.cacheWriteTokens,
-    ),
-    cacheReadTokens: plus(reported.cacheReadTokens, correction.cacheReadTokens),
-    cacheWriteTokens: plus(reported.cacheWriteTokens, correction.cacheWriteTokens),
-    outputTokens: count('usage.outputTokens', usage.outputTokens),
-  };
   return {
-    usage: {
-      ...counted,
-      ...(outcome === undefined || outcome === 'complete' ? {} : { outcome }),
-      // The prediction is of the call the engine sent, so it is checked against the figures the
-      // SDK reported for it, not the compaction step's cache tokens added above.
-      ...(input.cache === undefined
-        ? {}
-        : { cache: reconcileCache(where, input.cache, { ...counted, ...reported }) }),
+    reported,
+    counted: {
+      inputTokens: plus(
+        reported.inputTokens,
+        correction.cacheReadTokens + correction.cacheWriteTokens,
+      ),
+      cacheReadTokens: plus(reported.cacheReadTokens, correction.cacheReadTokens),
+      cacheWriteTokens: plus(reported.cacheWriteTokens, correction.cacheWriteTokens),
+      outputTokens: count(`${path}.outputTokens`, usage.outputTokens),
     },
-    add: add === true,
   };
+}
+
+/** `steps` checked: undefined when not given; a ValidationError when not a non-empty list of steps. */
+function checkSteps(steps: UsageInput['steps']): UsageInput['steps'] {
+  if (steps === undefined) return undefined;
+  const fail = (path: string, message: string): never => {
+    throw new ValidationError(
+      `${where}: steps must be the call's steps (result.steps), each with its usage; ${path} ${message}.`,
+      { issues: [{ path, message }] },
+    );
+  };
+  if (!Array.isArray(steps) || steps.length === 0) fail('steps', 'is not a non-empty array');
+  steps.forEach((step, index) => {
+    if (typeof step !== 'object' || step === null) fail(`steps[${index}]`, 'is not an object');
+    if (typeof step.usage !== 'object' || step.usage === null)
+      fail(`steps[${index}].usage`, 'is not an object');
+  });
+  return steps;
 }
 
 /**

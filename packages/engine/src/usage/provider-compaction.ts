@@ -21,6 +21,8 @@ interface FoundCompaction {
   readonly text?: string;
   /** OpenAI: the item id. */
   readonly itemId?: string;
+  /** OpenAI: the item's encrypted content, when the provider gave it. */
+  readonly encryptedContent?: string;
 }
 
 /** What `withUsage` keeps about the call's compaction until `save()` places it on the branch. */
@@ -57,8 +59,14 @@ function compactionOfPart(
   }
   if (part.type === 'custom' && part.kind === 'openai.compaction') {
     const openai = providerEntry(part[metadataKey], 'openai');
-    if (openai?.type === 'compaction' && typeof openai.itemId === 'string')
-      return { provider: 'openai', itemId: openai.itemId };
+    if (openai?.type === 'compaction' && typeof openai.itemId === 'string') {
+      const { encryptedContent } = openai;
+      return {
+        provider: 'openai',
+        itemId: openai.itemId,
+        ...(typeof encryptedContent === 'string' ? { encryptedContent } : {}),
+      };
+    }
   }
   return undefined;
 }
@@ -121,11 +129,17 @@ export function replyCompaction(
     );
   }
   const usage = newest.provider === 'anthropic' ? compactionIterationUsage(providerMetadata) : null;
+  // The content comes from the response (what the call produced), not from the reply's part:
+  // the engine sends the compaction back from this record alone (`compaction/provider-parts.ts`).
   return {
     record: {
       provider: newest.provider,
       partIndex,
       ...(newest.itemId === undefined ? {} : { itemId: newest.itemId }),
+      ...(newest.text === undefined ? {} : { text: newest.text }),
+      ...(newest.encryptedContent === undefined
+        ? {}
+        : { encryptedContent: newest.encryptedContent }),
       ...(usage === null ? {} : { usage }),
     },
     text: newest.text ?? '',

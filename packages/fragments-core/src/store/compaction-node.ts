@@ -145,6 +145,17 @@ export interface ProviderCompactionRecord {
   /** The provider's id of the compaction item (OpenAI's `itemId`), when it has one. */
   readonly itemId?: string;
   /**
+   * Anthropic: the compaction block's text, as the call's response produced it. The engine sends
+   * the block back from here, never from the reply's parts (a chat client can change those).
+   * Absent in records written by earlier versions, which kept it only in the reply.
+   */
+  readonly text?: string;
+  /**
+   * OpenAI: the item's `encryptedContent`, as the call's response produced it (sent back when
+   * responses are not stored). Like `text`, the engine sends it from here, never from the reply.
+   */
+  readonly encryptedContent?: string;
+  /**
    * The compaction's own share of the call's usage (Anthropic's `usage.iterations` entry of type
    * `'compaction'`), already included in the reply's recorded usage: never added to totals again.
    */
