@@ -13,7 +13,7 @@
 // was cached but had expired: no plan avoids those, only a longer TTL does, which the
 // 'Anthropic (ttl 1h)' row shows, its writes priced at Anthropic's 2× base input for 1-hour entries).
 // Environment: CACHE_BENCH_BUDGET (maxInputTokens, 8000), CACHE_BENCH_RELEASE (releaseRatios,
-// 'default,0.3'; 'default' passes none, i.e. 'write-bound'), CACHE_BENCH_PAUSE (seconds of the pause at turn 100, 600), CACHE_BENCH_ONLY (one
+// 'default,write-bound'; 'default' passes none, i.e. 0.3), CACHE_BENCH_PAUSE (seconds of the pause at turn 100, 600), CACHE_BENCH_ONLY (one
 // profile by name), CACHE_BENCH_DEBUG (print every miss the engine recorded), CACHE_BENCH_WRITES
 // (print every call that wrote more than its new tokens: what it wrote again, and why).
 import { createHash } from 'node:crypto';
@@ -36,8 +36,8 @@ import { random, scriptedTurn } from './scripted-conversation';
 
 const turns = 200;
 const maxInputTokens = Number(process.env.CACHE_BENCH_BUDGET ?? 8000);
-/** 'default' passes no releaseRatio ('write-bound'); 0.3 was the default before. */
-const releaseRatios = (process.env.CACHE_BENCH_RELEASE ?? 'default,0.3')
+/** 'default' passes no releaseRatio (0.3); 'write-bound' is the opt-in for providers that bill cache writes. */
+const releaseRatios = (process.env.CACHE_BENCH_RELEASE ?? 'default,write-bound')
   .split(',')
   .map((entry): number | 'write-bound' | undefined =>
     entry === 'default' ? undefined : entry === 'write-bound' ? entry : Number(entry),
@@ -587,7 +587,7 @@ for (const releaseRatio of releaseRatios) {
     });
   }
   console.log(
-    `\nSimulated provider caches, ${turns} scripted turns (tool call every 5th), maxInputTokens ${maxInputTokens}, releaseRatio ${releaseRatio ?? "default ('write-bound')"}, ${secondsBetweenTurns}s between turns and one ${pauseSeconds}s pause at turn ${pauseAtTurn}; provider counts (o200k of each message's JSON):`,
+    `\nSimulated provider caches, ${turns} scripted turns (tool call every 5th), maxInputTokens ${maxInputTokens}, releaseRatio ${releaseRatio ?? 'default (0.3)'}, ${secondsBetweenTurns}s between turns and one ${pauseSeconds}s pause at turn ${pauseAtTurn}; provider counts (o200k of each message's JSON):`,
   );
   printTable(rows);
   console.log(

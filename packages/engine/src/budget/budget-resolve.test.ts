@@ -48,7 +48,7 @@ describe('resolve({ budget })', () => {
     expect(result).not.toHaveProperty('budget');
   });
 
-  it("cuts in 'write-bound' chunks by default, shallower with a numeric releaseRatio", async () => {
+  it("cuts in chunks of 0.3 of the budget by default, deeper with releaseRatio 'write-bound'", async () => {
     const store = new InMemoryContextStore();
     const engine = engineFor('chunking', store);
     engine.set(role('You help.'));
@@ -57,17 +57,17 @@ describe('resolve({ budget })', () => {
       (await engine.resolve({ budget: { maxInputTokens: 700, ...budget } })).messages.length;
     const openai = { model: { provider: 'openai.responses', modelId: 'gpt-4o' } };
     const anthropic = { model: { provider: 'anthropic.messages', modelId: 'claude-sonnet-4-5' } };
-    // The default is the same on every profile: 'write-bound', chunks of the room / 1.1, so the
-    // kept history a cut makes the provider write again is small against what the next calls add.
+    // The default is the same on every profile: chunks of 0.3 of the budget.
     const standard = await ids({});
     expect(await ids(openai)).toBe(standard);
     expect(await ids(anthropic)).toBe(standard);
-    expect(await ids({ ...anthropic, releaseRatio: 'write-bound' })).toBe(standard);
-    // A numeric ratio (0.3 was the default before) cuts shallower: more history right after the
-    // cut, at the price of writing it again at every cut.
-    const shallow = await ids({ ...anthropic, releaseRatio: 0.3 });
-    expect(standard).toBeLessThan(shallow);
-    expect(standard).toBeGreaterThan(0);
+    expect(await ids({ ...anthropic, releaseRatio: 0.3 })).toBe(standard);
+    // 'write-bound' (opt-in, for a provider that bills cache writes) cuts deeper, in chunks of
+    // the room / 1.1, so the kept history it must write again is small against what the next
+    // calls add; the price is less history right after the cut.
+    const deep = await ids({ ...anthropic, releaseRatio: 'write-bound' });
+    expect(deep).toBeLessThan(standard);
+    expect(deep).toBeGreaterThan(0);
   });
 
   it("refuses a releaseRatio that is neither a number from 0 to 0.9 nor 'write-bound'", async () => {

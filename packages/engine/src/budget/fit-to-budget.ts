@@ -23,13 +23,12 @@ export interface BudgetOptions {
    * boundaries are fixed places in the history, so an engine made per request cuts where a
    * long-lived one does. 0 cuts only what must go.
    *
-   * `'write-bound'` (the default): a chunk is the history's room divided by 1.1, so a cut makes
+   * `'write-bound'`, for a provider that charges for cache writes (Anthropic, Bedrock,
+   * OpenRouter's Anthropic models): a chunk is the history's room divided by 1.1, so a cut makes
    * the provider write again at most a tenth of the new tokens the chunk lets in (write
-   * amplification at most 1.1; a cut rewrites all the history it keeps, whatever the plan). The
-   * price is context: right after a cut little history is sent, so pair it with `autoCompact`
-   * (a summary stands in for what went), or pass a number (0.3 was the default before) to keep
-   * more history and write it again at every cut.
-   * @default 'write-bound'
+   * amplification at most 1.1). The price is context: right after a cut little history is sent,
+   * so pair it with `autoCompact` (a summary stands in for what went). Opt-in for that reason.
+   * @default 0.3
    */
   releaseRatio?: number | 'write-bound';
   /**
@@ -257,7 +256,7 @@ export function fitToBudget(input: FitInput): FitResult {
   for (let attempt = 1; ; attempt += 1) {
     const plan = planBudget({
       maxInputTokens: input.budget.maxInputTokens,
-      releaseRatio: input.budget.releaseRatio ?? 'write-bound',
+      releaseRatio: input.budget.releaseRatio ?? 0.3,
       overheadTokens,
       fragments: planFragments,
       messages: planMessages,
