@@ -128,10 +128,12 @@ export function GraphPane(props: GraphPaneProps): ReactElement {
     return path;
   }, [view.graph.nodes, headId]);
 
-  // A new head (a message saved, another branch): the view follows it, not an older request.
+  // A new head (a message saved, another branch): the view follows it, not an older request,
+  // and the graph's tab stop goes back to it (Tab reaches the new current message).
   // biome-ignore lint/correctness/useExhaustiveDependencies: reset when the head moves
   useEffect(() => {
     setCentreRequest(null);
+    setKeyboardId(null);
   }, [headId, view.branch]);
   const selected =
     selectedId === null ? null : (view.graph.nodes.find((node) => node.id === selectedId) ?? null);
