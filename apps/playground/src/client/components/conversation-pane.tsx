@@ -20,6 +20,8 @@ export interface ConversationPaneProps {
   busy: boolean;
   onSend: (role: 'user' | 'assistant', text: string) => Promise<boolean>;
   onAsk: (text: string) => Promise<boolean>;
+  /** Stops the model's reply while it streams (what was written so far is saved). */
+  onStop: () => void;
   /** Opens the compaction of the active branch. */
   onCompact: () => void;
   /** Its size in the column (set by the layout). */
@@ -179,14 +181,26 @@ export function ConversationPane(props: ConversationPaneProps): ReactElement {
                 if (event.key === 'Enter' && (event.metaKey || event.ctrlKey)) void send();
               }}
             />
-            <button
-              type="button"
-              className="primary"
-              disabled={props.busy || text.trim() === ''}
-              onClick={() => void send()}
-            >
-              Send
-            </button>
+            {props.streaming !== null ? (
+              <button
+                type="button"
+                className="danger"
+                aria-label="Stop the reply"
+                title="Stop the model here: what it wrote so far is saved, marked as stopped"
+                onClick={props.onStop}
+              >
+                ■ Stop
+              </button>
+            ) : (
+              <button
+                type="button"
+                className="primary"
+                disabled={props.busy || text.trim() === ''}
+                onClick={() => void send()}
+              >
+                Send
+              </button>
+            )}
           </div>
         )}
       </div>
