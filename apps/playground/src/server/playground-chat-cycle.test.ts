@@ -248,14 +248,13 @@ describe('model replies through the chat cycle', () => {
       body: JSON.stringify({ text: question, stopId: 'stop-1' }),
     });
     expect(response.status).toBe(200);
-    const reader = (response.body as ReadableStream<Uint8Array>)
-      .pipeThrough(new TextDecoderStream())
-      .getReader();
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+    const decoder = new TextDecoder();
     let received = '';
     while (!received.includes('word2 ')) {
       const { done, value } = await reader.read();
       if (done) break;
-      received += value;
+      received += decoder.decode(value, { stream: true });
     }
     const stop = (stopId: unknown, user?: string) =>
       slow.request(`/api/chats/${chatId}/reply/stop`, {
@@ -274,7 +273,7 @@ describe('model replies through the chat cycle', () => {
     for (;;) {
       const { done, value } = await reader.read();
       if (done) break;
-      received += value;
+      received += decoder.decode(value, { stream: true });
     }
     const events = received
       .trim()
