@@ -209,6 +209,17 @@ describe.skipIf(!chromiumInstalled())('the playground chats through the chat cyc
       (await conversation().locator('.message.assistant .message-text').last().textContent()) ?? '';
     expect(shown).toMatch(/^You said: word0 word1 word2 word3 /);
     expect(shown).not.toContain('word79');
+    // Marked as stopped in the conversation (from its recorded outcome), and named so in the graph.
+    expect(
+      await conversation()
+        .locator('.message.assistant')
+        .last()
+        .getByTestId('reply-outcome')
+        .textContent(),
+    ).toContain('stopped');
+    await expect
+      .poll(() => page.locator('.react-flow__node.current-head').getAttribute('aria-label'))
+      .toMatch(/; stopped;/);
     // Send is back in place of Stop.
     await conversation().getByRole('button', { name: 'Send' }).waitFor();
 

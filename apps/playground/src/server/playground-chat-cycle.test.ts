@@ -288,6 +288,7 @@ describe('model replies through the chat cycle', () => {
     const reply = last.change.added.at(-1);
     expect(reply.node.role).toBe('assistant');
     expect(reply.node.text).toBe(streamed);
+    expect(reply.node.outcome).toBe('aborted');
     expect(streamed).toMatch(/^You said: word0 word1 word2 /);
     expect(streamed).not.toContain('word59');
     // A fresh engine counts it as the integration records a stopped reply.

@@ -50,6 +50,16 @@ export function ConversationPane(props: ConversationPaneProps): ReactElement {
   const awaitingReply = props.model === null && last?.role === 'user';
   const summaries = useMemo(() => summaryIds(props.view), [props.view]);
   const isSummary = (message: { id: string }): boolean => summaries.has(message.id);
+  // Replies whose model call did not complete (stopped, or failed), from their recorded usage.
+  const unfinished = useMemo(
+    () =>
+      new Map(
+        props.view.graph.nodes.flatMap((node) =>
+          node.outcome === null ? [] : [[node.id, node.outcome] as const],
+        ),
+      ),
+    [props.view.graph.nodes],
+  );
 
   // biome-ignore lint/correctness/useExhaustiveDependencies: scroll whenever the conversation grows
   useEffect(() => {
@@ -104,6 +114,11 @@ export function ConversationPane(props: ConversationPaneProps): ReactElement {
           >
             <div className="message-role">
               {isSummary(message) ? 'summary of earlier messages' : message.role}
+              {unfinished.has(message.id) ? (
+                <span className="outcome-mark" data-testid="reply-outcome">
+                  {unfinished.get(message.id) === 'aborted' ? ' · stopped' : ' · failed'}
+                </span>
+              ) : null}
             </div>
             <div className="message-text">{textOf(message.parts)}</div>
           </div>

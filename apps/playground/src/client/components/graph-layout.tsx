@@ -115,6 +115,7 @@ function accessibleName(item: GraphItem): string {
   const { node } = item;
   const where = [
     item.isHead ? 'current message' : '',
+    item.node.outcome === 'aborted' ? 'stopped' : item.node.outcome === 'error' ? 'failed' : '',
     item.version ? `version ${item.version.index} of ${item.version.count}` : '',
     item.heads.length > 0 ? `head of ${item.heads.join(', ')}` : '',
     item.checkpoints.length > 0 ? `checkpoint ${item.checkpoints.join(', ')}` : '',
