@@ -187,6 +187,9 @@ export const api = {
   cacheCalls: (chatId: string) => answer(chatRoute['cache-calls'].$get(at(chatId))),
   budgetedCall: (chatId: string, maxInputTokens: number, renderer: RendererName) =>
     answer(chatRoute['budgeted-call'].$post({ ...at(chatId), json: { maxInputTokens, renderer } })),
+  /** Stops the reply streaming under `stopId` (see {@link streamReply}); false when it had ended. */
+  stopReply: (chatId: string, stopId: string) =>
+    answer(chatRoute.reply.stop.$post({ ...at(chatId), json: { stopId } })),
 };
 
 /**
@@ -197,12 +200,22 @@ export const api = {
 export async function streamReply(
   chatId: string,
   text: string,
-  options: { renderer: RendererName; maxInputTokens: number },
+  options: {
+    renderer: RendererName;
+    maxInputTokens: number;
+    /** An id to stop the reply with (`api.stopReply`): it then ends saved, marked stopped. */
+    stopId?: string;
+  },
   onDelta: (text: string) => void,
 ): Promise<ExchangeAdded> {
   const response = await chatRoute.reply.$post({
     ...at(chatId),
-    json: { text, renderer: options.renderer, maxInputTokens: options.maxInputTokens },
+    json: {
+      text,
+      renderer: options.renderer,
+      maxInputTokens: options.maxInputTokens,
+      ...(options.stopId === undefined ? {} : { stopId: options.stopId }),
+    },
   });
   if (!response.ok || response.body === null) throw await failure(response as Response);
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();

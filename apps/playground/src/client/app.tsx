@@ -1,4 +1,4 @@
-import { type ReactElement, useEffect } from 'react';
+import { type ReactElement, useEffect, useState } from 'react';
 import { ChatList } from './components/chat-list';
 import { Dialogs, useDialog } from './components/dialogs';
 import { NoticeBar } from './components/notice-bar';
@@ -13,6 +13,9 @@ import { LAYOUT_BOUNDS, useLayout } from './state/use-layout';
 import { openChat, useChatIdFromHash, useChatList, useOpenChat } from './state/use-open-chat';
 import { useSession } from './state/use-session';
 import { useSettings } from './state/use-settings';
+
+/** Below this window width (px) the docked budget panel folds the chat list while it is open. */
+const BUDGET_FOLDS_CHATS_BELOW = 1600;
 
 /**
  * The playground page: chats | context + prompt | conversation + graph. What the server holds is
@@ -51,6 +54,14 @@ export function App(): ReactElement {
     ) : null;
   const layoutState = useLayout();
   const { layout, update } = layoutState;
+  // The docked budget panel takes the chat list's room on a screen narrower than 1,600 px (at
+  // 1,440 px the conversation and the graph would be left under 300 px): the list folds while
+  // the panel is open, without changing the kept layout, and the top bar's Chats brings it back.
+  const [budgetFoldsChats, setBudgetFoldsChats] = useState(false);
+  useEffect(() => {
+    setBudgetFoldsChats(docked && window.innerWidth < BUDGET_FOLDS_CHATS_BELOW);
+  }, [docked]);
+  const chatsShown = !layout.chatsCollapsed && !budgetFoldsChats;
 
   // `/` focuses the search box, wherever the focus is (but not while typing in a field).
   useEffect(() => {
@@ -77,10 +88,17 @@ export function App(): ReactElement {
         onBudget={() => open({ kind: 'budget' })}
         onInspect={() => open({ kind: 'inspect' })}
         layout={layoutState}
+        chatsShown={chatsShown}
+        onToggleChats={() => {
+          if (budgetFoldsChats) {
+            setBudgetFoldsChats(false);
+            if (layout.chatsCollapsed) update({ chatsCollapsed: false });
+          } else update({ chatsCollapsed: !layout.chatsCollapsed });
+        }}
       />
       {notice ? <NoticeBar notice={notice} onDismiss={() => show(null)} /> : null}
       <main className="columns">
-        {layout.chatsCollapsed ? null : (
+        {chatsShown ? (
           <>
             <aside className="column chats-column" style={{ width: layout.chatsWidth }}>
               <ChatList
@@ -105,7 +123,7 @@ export function App(): ReactElement {
               onChange={(chatsWidth) => update({ chatsWidth })}
             />
           </>
-        )}
+        ) : null}
         {view ? (
           <OpenChatColumns
             view={view}

@@ -15,6 +15,7 @@ function chain(count: number, prefix = 'm', parent: string | null = null, from =
       text: `text ${index}`,
       compaction: null,
       aside: false,
+      outcome: null,
     });
   }
   return nodes;

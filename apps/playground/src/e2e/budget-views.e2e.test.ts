@@ -79,6 +79,19 @@ describe.skipIf(!chromiumInstalled())('the budget window and forms, in a browser
 
   it('leaves the message box usable while it records a call per new message', async () => {
     expect(await dialog().count()).toBe(1);
+    // At 1440 px the panel takes the chat list's room, so the conversation and the graph keep
+    // a usable width; the top bar's Chats brings the list back (and the panel stays).
+    const width = async (selector: string) =>
+      (await page.locator(selector).boundingBox())?.width ?? 0;
+    expect(await page.getByRole('region', { name: 'Chats' }).count()).toBe(0);
+    const right = await width('.right-column');
+    console.log(`[playground] with the budget panel docked at 1440 px: right column ${right} px`);
+    expect(right).toBeGreaterThanOrEqual(480);
+    const chats = page.getByRole('button', { name: 'Chats', exact: true });
+    expect(await chats.getAttribute('aria-pressed')).toBe('false');
+    await chats.click();
+    await page.getByRole('region', { name: 'Chats' }).waitFor();
+    expect(await dialog().count()).toBe(1);
     const box = page.getByRole('textbox', { name: 'User message' });
     // Nothing covers the message box: the point at its middle is the box itself.
     const covered = await box.evaluate((element) => {
@@ -116,6 +129,12 @@ describe.skipIf(!chromiumInstalled())('the budget window and forms, in a browser
     expect(await dialog().count()).toBe(1);
     await dialog().getByLabel('Token budget').press('Escape');
     await expect.poll(() => dialog().count()).toBe(0);
+    // The panel folds the list only while it is open: closed, the list is back.
+    await page.getByRole('button', { name: 'Budget & cache' }).click();
+    await expect.poll(() => page.getByRole('region', { name: 'Chats' }).count()).toBe(0);
+    await page.keyboard.press('Escape');
+    await expect.poll(() => dialog().count()).toBe(0);
+    await page.getByRole('region', { name: 'Chats' }).waitFor();
   });
 
   it('shows no form error before anything is typed: only after input or a submit', async () => {

@@ -177,4 +177,69 @@ describe.skipIf(!chromiumInstalled())('the playground chats through the chat cyc
       `${shown(answer.totals.readTokens)} of ${shown(answer.totals.inputTokens)}`,
     );
   });
+
+  it('stops a reply while it streams, from the keyboard, and saves it marked stopped', async () => {
+    // The docked budget panel of the last test: Escape inside it closes it.
+    const panel = page.getByRole('dialog', { name: 'Budget and cache' });
+    if ((await panel.count()) > 0) {
+      await panel.getByRole('button', { name: 'Close' }).focus();
+      await page.keyboard.press('Escape');
+      await expect.poll(() => panel.count()).toBe(0);
+    }
+    // 80 words echoed back at 60 ms a word: about five seconds of streaming.
+    const question = Array.from({ length: 80 }, (_, index) => `word${index}`).join(' ');
+    const box = page.getByRole('textbox', { name: 'User message' });
+    await box.fill(question);
+    await box.press('Control+Enter');
+    const streaming = conversation().locator('.message.assistant.streaming');
+    await expect.poll(() => streaming.textContent()).toContain('word3 ');
+    // The Stop button follows the message box in the tab order, named for what it does.
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.getAttribute('aria-label'))).toBe(
+      'Stop the reply',
+    );
+    const stopped = performance.now();
+    await page.keyboard.press('Enter');
+    await expect.poll(() => streaming.count()).toBe(0);
+    console.log(
+      `[playground] reply stopped and saved, shown in ${Math.round(performance.now() - stopped)} ms`,
+    );
+    await expect.poll(() => page.locator('.notice-bar').textContent()).toContain('Stopped');
+    const shown =
+      (await conversation().locator('.message.assistant .message-text').last().textContent()) ?? '';
+    expect(shown).toMatch(/^You said: word0 word1 word2 word3 /);
+    expect(shown).not.toContain('word79');
+    // Marked as stopped in the conversation (from its recorded outcome), and named so in the graph.
+    expect(
+      await conversation()
+        .locator('.message.assistant')
+        .last()
+        .getByTestId('reply-outcome')
+        .textContent(),
+    ).toContain('stopped');
+    await expect
+      .poll(() => page.locator('.react-flow__node.current-head').getAttribute('aria-label'))
+      .toMatch(/; stopped;/);
+    // Send is back in place of Stop.
+    await conversation().getByRole('button', { name: 'Send' }).waitFor();
+
+    // A fresh engine on the same file: the reply as the integration saves a stopped one, its
+    // text what the page shows, its usage recorded with outcome 'aborted'.
+    const store = new SqliteContextStore({ path: databasePath });
+    try {
+      const usage = await new ContextEngine({ store, chatId, userId: 'cycle-user' }).usage();
+      expect(usage.replies.aborted).toBe(1);
+    } finally {
+      store.close();
+    }
+    const view = await call<{
+      messages: Array<{ role: string; parts: Array<{ type: string; text?: string }> }>;
+    }>('GET', `/api/chats/${chatId}`);
+    const reply = view.messages.at(-1);
+    expect(reply?.role).toBe('assistant');
+    expect(reply?.parts.map((part) => part.text ?? '').join('')).toBe(shown);
+
+    // The chat goes on from the stopped reply.
+    await ask('And after the stop?');
+  });
 });

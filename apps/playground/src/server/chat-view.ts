@@ -1,4 +1,4 @@
-import type { ContextEngine } from '@ctxgraph/engine';
+import { type ContextEngine, usageOf } from '@ctxgraph/engine';
 import {
   type BranchRecord,
   type ChatRecord,
@@ -42,6 +42,11 @@ export interface GraphNodeView {
    * versions of its siblings (the engine's `versions()` rule).
    */
   aside: boolean;
+  /**
+   * How the model call that wrote it ended, when not complete (its recorded usage's `outcome`):
+   * `'aborted'` for a reply stopped mid-stream, `'error'` for one that failed; null otherwise.
+   */
+  outcome: 'aborted' | 'error' | null;
 }
 
 /**
@@ -186,7 +191,14 @@ function nodeViewOf(node: MessageNodeRecord): GraphNodeView {
     text: textOf(node.message),
     compaction: compactionOf(node),
     aside: readBranchSummary(node) !== null || readDropped(node) !== null,
+    outcome: outcomeOf(node),
   };
+}
+
+/** A reply's unfinished outcome from its recorded usage, or null (complete, or no usage). */
+function outcomeOf(node: MessageNodeRecord): GraphNodeView['outcome'] {
+  const outcome = usageOf(node)?.outcome;
+  return outcome === 'aborted' || outcome === 'error' ? outcome : null;
 }
 
 /** What a compaction node replaces, for the page; null for any other message. */

@@ -228,4 +228,74 @@ describe('model replies through the chat cycle', () => {
     const chat = await call('GET', `/api/chats/${view.chat.id}`);
     expect(chat.body.graph.nodes).toHaveLength(0);
   });
+
+  it("stops a reply on the page's request: the stream ends with the reply so far, saved as aborted", async () => {
+    const view = await createChat();
+    const chatId = view.chat.id;
+    // A slow model (20 ms a word) and a question of 60 words: the stop lands mid-reply.
+    const slow = createPlaygroundApp({
+      store: backend.store,
+      storeDescription: backend.description,
+      model: { modelId: 'echo', apiKey: '', baseURL: undefined, kind: 'echo' },
+      languageModel: createEchoModel({ chunkDelayMs: 20 }),
+      defaultUserId: 'demo-user',
+      logError: (_message, error) => logged.push(error),
+    });
+    const question = Array.from({ length: 60 }, (_, index) => `word${index}`).join(' ');
+    const response = await slow.request(`/api/chats/${chatId}/reply`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ text: question, stopId: 'stop-1' }),
+    });
+    expect(response.status).toBe(200);
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+    const decoder = new TextDecoder();
+    let received = '';
+    while (!received.includes('word2 ')) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      received += decoder.decode(value, { stream: true });
+    }
+    const stop = (stopId: unknown, user?: string) =>
+      slow.request(`/api/chats/${chatId}/reply/stop`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          ...(user === undefined ? {} : { 'x-ctxgraph-user': user }),
+        },
+        body: JSON.stringify({ stopId }),
+      });
+    // Another user's stop, or another id, stops nothing.
+    expect(await (await stop('stop-1', 'someone-else')).json()).toEqual({ stopped: false });
+    expect(await (await stop('stop-2')).json()).toEqual({ stopped: false });
+    expect((await stop('')).status).toBe(400);
+    expect(await (await stop('stop-1')).json()).toEqual({ stopped: true });
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      received += decoder.decode(value, { stream: true });
+    }
+    const events = received
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    const last = events.at(-1);
+    expect(last.type).toBe('done');
+    const streamed = events
+      .filter((event) => event.type === 'delta')
+      .map((event) => event.text)
+      .join('');
+    const reply = last.change.added.at(-1);
+    expect(reply.node.role).toBe('assistant');
+    expect(reply.node.text).toBe(streamed);
+    expect(reply.node.outcome).toBe('aborted');
+    expect(streamed).toMatch(/^You said: word0 word1 word2 /);
+    expect(streamed).not.toContain('word59');
+    // A fresh engine counts it as the integration records a stopped reply.
+    const usage = await fresh(chatId).usage();
+    expect(usage.replies).toEqual({ complete: 0, aborted: 1, error: 0 });
+    // Once ended, the id stops nothing.
+    expect(await (await stop('stop-1')).json()).toEqual({ stopped: false });
+    expect(logged).toEqual([]);
+  });
 });

@@ -20,6 +20,8 @@ export interface ConversationPaneProps {
   busy: boolean;
   onSend: (role: 'user' | 'assistant', text: string) => Promise<boolean>;
   onAsk: (text: string) => Promise<boolean>;
+  /** Stops the model's reply while it streams (what was written so far is saved). */
+  onStop: () => void;
   /** Opens the compaction of the active branch. */
   onCompact: () => void;
   /** Its size in the column (set by the layout). */
@@ -48,6 +50,16 @@ export function ConversationPane(props: ConversationPaneProps): ReactElement {
   const awaitingReply = props.model === null && last?.role === 'user';
   const summaries = useMemo(() => summaryIds(props.view), [props.view]);
   const isSummary = (message: { id: string }): boolean => summaries.has(message.id);
+  // Replies whose model call did not complete (stopped, or failed), from their recorded usage.
+  const unfinished = useMemo(
+    () =>
+      new Map(
+        props.view.graph.nodes.flatMap((node) =>
+          node.outcome === null ? [] : [[node.id, node.outcome] as const],
+        ),
+      ),
+    [props.view.graph.nodes],
+  );
 
   // biome-ignore lint/correctness/useExhaustiveDependencies: scroll whenever the conversation grows
   useEffect(() => {
@@ -102,6 +114,11 @@ export function ConversationPane(props: ConversationPaneProps): ReactElement {
           >
             <div className="message-role">
               {isSummary(message) ? 'summary of earlier messages' : message.role}
+              {unfinished.has(message.id) ? (
+                <span className="outcome-mark" data-testid="reply-outcome">
+                  {unfinished.get(message.id) === 'aborted' ? ' · stopped' : ' · failed'}
+                </span>
+              ) : null}
             </div>
             <div className="message-text">{textOf(message.parts)}</div>
           </div>
@@ -179,14 +196,26 @@ export function ConversationPane(props: ConversationPaneProps): ReactElement {
                 if (event.key === 'Enter' && (event.metaKey || event.ctrlKey)) void send();
               }}
             />
-            <button
-              type="button"
-              className="primary"
-              disabled={props.busy || text.trim() === ''}
-              onClick={() => void send()}
-            >
-              Send
-            </button>
+            {props.streaming !== null ? (
+              <button
+                type="button"
+                className="danger"
+                aria-label="Stop the reply"
+                title="Stop the model here: what it wrote so far is saved, marked as stopped"
+                onClick={props.onStop}
+              >
+                ■ Stop
+              </button>
+            ) : (
+              <button
+                type="button"
+                className="primary"
+                disabled={props.busy || text.trim() === ''}
+                onClick={() => void send()}
+              >
+                Send
+              </button>
+            )}
           </div>
         )}
       </div>

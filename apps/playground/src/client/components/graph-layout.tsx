@@ -1,6 +1,6 @@
 import { Graph, layout } from '@dagrejs/dagre';
 import { type Edge, type Node, useReactFlow, useStore } from '@xyflow/react';
-import { type ReactElement, type RefObject, useEffect } from 'react';
+import { type ReactElement, type RefObject, useEffect, useLayoutEffect, useRef } from 'react';
 import type { DisplayGraph, GraphItem } from '../graph-model';
 import { BranchIcon, SummaryIcon } from './icons';
 
@@ -13,11 +13,34 @@ const NODE_WIDTH = 200;
 const NODE_HEIGHT = 56;
 const RUN_HEIGHT = 34;
 
-/** The graph laid out: React Flow's nodes and edges, and each item's centre. */
+/** The graph laid out: React Flow's nodes and edges, each item's centre, and the whole size. */
 export interface Placed {
   nodes: Node[];
   edges: Edge[];
   centres: Map<string, { x: number; y: number }>;
+  /** The laid-out graph's width and height, in flow units (margins included). */
+  size: { width: number; height: number };
+}
+
+/**
+ * Which label wins when two intersect (lower wins): the current message's, the selected
+ * message's, the active branch's head tag, other branch and checkpoint tags, folded runs on the
+ * active branch, other folded runs.
+ */
+const LABEL_RANK = {
+  head: 0,
+  selected: 1,
+  activeBranch: 2,
+  tags: 3,
+  runOnBranch: 4,
+  run: 5,
+} as const;
+
+function labelRank(item: GraphItem, activeBranch: string, selectedId: string | null): number {
+  if (item.kind === 'run') return item.onBranch ? LABEL_RANK.runOnBranch : LABEL_RANK.run;
+  if (item.isHead) return LABEL_RANK.head;
+  if (item.id === selectedId) return LABEL_RANK.selected;
+  return item.heads.includes(activeBranch) ? LABEL_RANK.activeBranch : LABEL_RANK.tags;
 }
 
 /** Lays the drawn graph out top to bottom with dagre. */
@@ -47,7 +70,7 @@ export function place(
     return {
       id: item.id,
       position: { x: x - NODE_WIDTH / 2, y: y - height / 2 },
-      data: { label: labelOf(item, activeBranch) },
+      data: { label: labelOf(item, activeBranch, labelRank(item, activeBranch, selectedId)) },
       className: [
         'graph-node',
         item.kind === 'run' ? 'run' : item.node.role,
@@ -82,7 +105,8 @@ export function place(
     focusable: false,
     domAttributes: { 'aria-hidden': true },
   }));
-  return { nodes, edges, centres };
+  const { width = 0, height = 0 } = graph.graph();
+  return { nodes, edges, centres, size: { width, height } };
 }
 
 /** What a screen reader says for a node: its role, place and text, not its internal id. */
@@ -91,6 +115,7 @@ function accessibleName(item: GraphItem): string {
   const { node } = item;
   const where = [
     item.isHead ? 'current message' : '',
+    item.node.outcome === 'aborted' ? 'stopped' : item.node.outcome === 'error' ? 'failed' : '',
     item.version ? `version ${item.version.index} of ${item.version.count}` : '',
     item.heads.length > 0 ? `head of ${item.heads.join(', ')}` : '',
     item.checkpoints.length > 0 ? `checkpoint ${item.checkpoints.join(', ')}` : '',
@@ -103,11 +128,13 @@ function accessibleName(item: GraphItem): string {
   return `${[kind, ...where].join('; ')}: ${text}`;
 }
 
-function labelOf(item: GraphItem, activeBranch: string): ReactElement {
+/** A node's label: its text, and the tags (branch heads, checkpoints) or the fold's count. */
+function labelOf(item: GraphItem, activeBranch: string, rank: number): ReactElement {
   if (item.kind === 'run') {
     return (
       <div
         className="graph-node-inner run-label"
+        data-label-rank={rank}
         title="A run of messages without forks, folded. Click to unfold it."
       >
         ⋯ {item.messageIds.length} messages
@@ -126,7 +153,7 @@ function labelOf(item: GraphItem, activeBranch: string): ReactElement {
             Summary of {node.compaction.coveredMessages} messages
           </span>
         </div>
-        <div className="graph-node-tags">
+        <div className="graph-node-tags" data-label-rank={rank}>
           <span className="tag saved">−{node.compaction.savedTokens} tokens</span>
           {item.heads.map((name) => (
             <span key={name} className={name === activeBranch ? 'tag head active' : 'tag head'}>
@@ -152,7 +179,7 @@ function labelOf(item: GraphItem, activeBranch: string): ReactElement {
           </span>
         ) : null}
       </div>
-      <div className="graph-node-tags">
+      <div className="graph-node-tags" data-label-rank={rank}>
         {item.heads.map((name) => (
           <span key={name} className={name === activeBranch ? 'tag head active' : 'tag head'}>
             <BranchIcon /> {name}
@@ -168,15 +195,97 @@ function labelOf(item: GraphItem, activeBranch: string): ReactElement {
   );
 }
 
+/** Screen pixels kept free between two labels. */
+const LABEL_GAP = 2;
+
 /**
- * Keeps branch and checkpoint labels legible when zoomed out: sets `--label-scale` (the inverse
- * of the zoom, at least 1) on the canvas, which the tags' CSS scales by.
+ * Hides every label that would intersect one that ranks higher (`data-label-rank`, lower wins),
+ * measured on screen as drawn: the current message's and the selected message's labels are
+ * placed first, so they always show (the selected one gives way to the current one alone).
+ */
+function cullLabels(root: HTMLElement): void {
+  const labels = [...root.querySelectorAll<HTMLElement>('[data-label-rank]')]
+    .map((element, order) => ({
+      element,
+      order,
+      rank: Number(element.dataset.labelRank),
+      box: element.getBoundingClientRect(),
+    }))
+    .sort((a, b) => a.rank - b.rank || a.order - b.order);
+  const kept: DOMRect[] = [];
+  for (const { element, box } of labels) {
+    // An empty tag row takes no room and hides nothing.
+    if (box.width === 0 || box.height === 0) continue;
+    const clash = kept.some(
+      (other) =>
+        box.left < other.right + LABEL_GAP &&
+        other.left < box.right + LABEL_GAP &&
+        box.top < other.bottom + LABEL_GAP &&
+        other.top < box.bottom + LABEL_GAP,
+    );
+    element.classList.toggle('label-hidden', clash);
+    if (!clash) kept.push(box);
+  }
+}
+
+/**
+ * Keeps the graph's labels legible at any zoom and never on top of each other: sets
+ * `--label-scale` (the inverse of the zoom, at least 1) on the canvas, which the tags' and the
+ * folded runs' CSS scale by, then hides the labels that would intersect a higher-ranked one
+ * (see {@link cullLabels}). It measures again whenever the view moves or nodes are drawn.
  */
 export function LabelScale(props: { target: RefObject<HTMLDivElement | null> }): null {
   const zoom = useStore((state) => state.transform[2]);
+  const nodes = useStore((state) => state.nodes);
+  const { target } = props;
+  // biome-ignore lint/correctness/useExhaustiveDependencies: measure again when the nodes change
+  useLayoutEffect(() => {
+    const root = target.current;
+    if (root === null) return;
+    root.style.setProperty('--label-scale', String(Math.max(1, 0.9 / zoom)));
+    cullLabels(root);
+  }, [zoom, nodes, target]);
+  // React Flow draws only the nodes in view: a pan draws new ones without a zoom or a new layout.
+  const observer = useRef<MutationObserver | null>(null);
   useEffect(() => {
-    props.target.current?.style.setProperty('--label-scale', String(Math.max(1, 0.9 / zoom)));
-  }, [zoom, props.target]);
+    const root = target.current;
+    const drawn = root?.querySelector('.react-flow__nodes');
+    const viewport = root?.querySelector('.react-flow__viewport');
+    if (!root || !drawn || !viewport) return;
+    observer.current = new MutationObserver(() => cullLabels(root));
+    observer.current.observe(drawn, { childList: true, subtree: true });
+    observer.current.observe(viewport, { attributes: true, attributeFilter: ['style'] });
+    return () => observer.current?.disconnect();
+  }, [target]);
+  return null;
+}
+
+/**
+ * Keeps a point (the current message) where it is on screen when the layout moves it (a folded
+ * run unfolded above it, a message pinned): the view pans by as much as the point moved, so what
+ * was in view stays in view. A new `anchor` (another chat, branch or head) is left to
+ * {@link CentreOn}.
+ */
+export function KeepInPlace(props: {
+  point: { x: number; y: number } | null;
+  anchor: string;
+}): null {
+  const flow = useReactFlow();
+  const last = useRef<{ anchor: string; x: number; y: number } | null>(null);
+  const { point, anchor } = props;
+  useLayoutEffect(() => {
+    if (point === null) return;
+    const before = last.current;
+    last.current = { anchor, x: point.x, y: point.y };
+    if (before === null || before.anchor !== anchor) return;
+    if (before.x === point.x && before.y === point.y) return;
+    const { x, y, zoom } = flow.getViewport();
+    void flow.setViewport({
+      x: x - (point.x - before.x) * zoom,
+      y: y - (point.y - before.y) * zoom,
+      zoom,
+    });
+  }, [point, anchor, flow]);
   return null;
 }
 

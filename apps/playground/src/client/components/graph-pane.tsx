@@ -10,7 +10,7 @@ import {
 } from 'react';
 import type { ChatView, SearchResults, VersionsAnswer } from '../api';
 import { collapseGraph, compactedSpan, type DisplayGraph, versionPositions } from '../graph-model';
-import { CentreOn, LabelScale, place } from './graph-layout';
+import { CentreOn, KeepInPlace, LabelScale, place } from './graph-layout';
 import { GraphSearch } from './graph-search';
 import { GraphToolbar } from './graph-toolbar';
 import { TargetIcon } from './icons';
@@ -128,10 +128,12 @@ export function GraphPane(props: GraphPaneProps): ReactElement {
     return path;
   }, [view.graph.nodes, headId]);
 
-  // A new head (a message saved, another branch): the view follows it, not an older request.
+  // A new head (a message saved, another branch): the view follows it, not an older request,
+  // and the graph's tab stop goes back to it (Tab reaches the new current message).
   // biome-ignore lint/correctness/useExhaustiveDependencies: reset when the head moves
   useEffect(() => {
     setCentreRequest(null);
+    setKeyboardId(null);
   }, [headId, view.branch]);
   const selected =
     selectedId === null ? null : (view.graph.nodes.find((node) => node.id === selectedId) ?? null);
@@ -171,6 +173,25 @@ export function GraphPane(props: GraphPaneProps): ReactElement {
     () => place(display, view.branch, selectedId, tabStop),
     [display, view.branch, selectedId, tabStop],
   );
+
+  // The canvas's size, for the smallest zoom: Fit View must fit the whole graph however tall an
+  // unfolded chat grows, so the zoom may go below 0.1 when the graph asks for it.
+  const [canvasSize, setCanvasSize] = useState({ width: 0, height: 0 });
+  useEffect(() => {
+    const element = canvas.current;
+    if (element === null) return;
+    const observer = new ResizeObserver(() =>
+      setCanvasSize({ width: element.clientWidth, height: element.clientHeight }),
+    );
+    observer.observe(element);
+    return () => observer.disconnect();
+  }, []);
+  const fitZoom =
+    canvasSize.width === 0 || placed.size.width === 0 || placed.size.height === 0
+      ? 0.1
+      : Math.min(canvasSize.width / placed.size.width, canvasSize.height / placed.size.height);
+  const minZoom = Math.max(0.005, Math.min(0.1, fitZoom * 0.75));
+  const headPoint = headItem === undefined ? null : (placed.centres.get(headItem) ?? null);
 
   const centreId = centreRequest?.id ?? headId;
   const centreItem =
@@ -303,7 +324,7 @@ export function GraphPane(props: GraphPaneProps): ReactElement {
               key={view.chat.id}
               nodes={placed.nodes}
               edges={placed.edges}
-              minZoom={0.1}
+              minZoom={minZoom}
               maxZoom={1.6}
               nodesDraggable={false}
               nodesConnectable={false}
@@ -322,7 +343,11 @@ export function GraphPane(props: GraphPaneProps): ReactElement {
               proOptions={{ hideAttribution: true }}
             >
               <Background gap={18} size={1} />
-              <Controls showInteractive={false} position="bottom-left">
+              <Controls
+                showInteractive={false}
+                position="bottom-left"
+                fitViewOptions={{ padding: 0.1, minZoom }}
+              >
                 <ControlButton
                   onClick={() => {
                     if (headId !== null) setCentreRequest({ id: headId, nonce: Date.now() });
@@ -348,6 +373,7 @@ export function GraphPane(props: GraphPaneProps): ReactElement {
                 }
               />
               <LabelScale target={canvas} />
+              <KeepInPlace point={headPoint} anchor={`${view.chat.id}:${view.branch}:${headId}`} />
               <CentreOn point={centrePoint} request={request} shift={0} />
             </ReactFlow>
           )}

@@ -81,6 +81,7 @@ export function OpenChatColumns(props: OpenChatColumnsProps): ReactElement {
               busy={actions.busy}
               onSend={(role, text) => actions.say({ role, text })}
               onAsk={(text) => actions.ask(text, settings.renderer, settings.maxInputTokens)}
+              onStop={() => void actions.stop()}
               onCompact={() => onDialog({ kind: 'compact' })}
             />
             <Splitter

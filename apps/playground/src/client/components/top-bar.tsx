@@ -13,6 +13,9 @@ export interface TopBarProps {
   onInspect: () => void;
   /** The page layout: which panes are shown, and the theme. */
   layout: LayoutState;
+  /** Whether the chat list is shown (the docked budget panel may fold it for room). */
+  chatsShown: boolean;
+  onToggleChats: () => void;
 }
 
 /** A button that shows or hides one pane (pressed while the pane is shown). */
@@ -82,8 +85,8 @@ export function TopBar(props: TopBarProps): ReactElement {
         <PaneToggle
           label="Chats"
           title="Show or hide the chat list"
-          shown={!layout.chatsCollapsed}
-          onToggle={() => props.layout.update({ chatsCollapsed: !layout.chatsCollapsed })}
+          shown={props.chatsShown}
+          onToggle={props.onToggleChats}
         />
         <PaneToggle
           label="Context"

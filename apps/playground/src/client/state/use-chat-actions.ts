@@ -4,7 +4,7 @@ import {
   useMutation,
   useQueryClient,
 } from '@tanstack/react-query';
-import { useState } from 'react';
+import { useRef, useState } from 'react';
 import {
   api,
   type ChatView,
@@ -74,8 +74,8 @@ interface ActionSpec<Variables, Result> {
   run: (variables: Variables) => Promise<Result>;
   /** The chat after the action, or null when it leaves none (a deleted chat). */
   view: (result: Result) => ChatView | null;
-  /** What the notice bar says when it worked. */
-  notice?: (result: Result, variables: Variables) => Notice;
+  /** What the notice bar says when it worked (null: nothing). */
+  notice?: (result: Result, variables: Variables) => Notice | null;
   /** What else to do once it worked and the chat list was read again. */
   after?: (variables: Variables) => void;
 }
@@ -157,6 +157,8 @@ export function useChatActions(userId: string | null, chatId: string, show: Show
   const queryClient = useQueryClient();
   // The message sent to the model and its reply so far, while the reply streams.
   const [exchange, setExchange] = useState<{ user: string; reply: string } | null>(null);
+  // The streaming reply's stop id (the page's Stop button sends it), and whether it was used.
+  const stopping = useRef<{ id: string; stopped: boolean } | null>(null);
 
   const actions = {
     say: useAction(userId, show, {
@@ -189,8 +191,14 @@ export function useChatActions(userId: string | null, chatId: string, show: Show
         maxInputTokens: number;
       }) => {
         try {
-          const change = await streamReply(chatId, text, { renderer, maxInputTokens }, (delta) =>
-            setExchange((old) => (old === null ? old : { ...old, reply: old.reply + delta })),
+          const stopId = crypto.randomUUID();
+          stopping.current = { id: stopId, stopped: false };
+          const change = await streamReply(
+            chatId,
+            text,
+            { renderer, maxInputTokens, stopId },
+            (delta) =>
+              setExchange((old) => (old === null ? old : { ...old, reply: old.reply + delta })),
           );
           const held =
             userId === null
@@ -208,6 +216,10 @@ export function useChatActions(userId: string | null, chatId: string, show: Show
         }
       },
       view: itself,
+      notice: () =>
+        stopping.current?.stopped
+          ? info('Stopped', 'The reply so far is saved, marked as stopped.')
+          : null,
     }),
     rewind: useAction(userId, show, {
       name: 'rewind',
@@ -296,6 +308,21 @@ export function useChatActions(userId: string | null, chatId: string, show: Show
         return await actions.ask({ text, renderer, maxInputTokens });
       } finally {
         setExchange(null);
+        stopping.current = null;
+      }
+    },
+    /**
+     * Stops the reply streaming now (the integration's stop: the model call ends, the reply so
+     * far is saved with `outcome: 'aborted'`); the stream then ends with it as saved.
+     */
+    stop: async (): Promise<void> => {
+      const current = stopping.current;
+      if (current === null || current.stopped) return;
+      current.stopped = true;
+      try {
+        await api.stopReply(chatId, current.id);
+      } catch (error) {
+        show(noticeFor(error));
       }
     },
     /** The model's reply as it streams in, or null. */

@@ -33,6 +33,8 @@ function modelIdOf(model: LanguageModel): string {
   return typeof model === 'string' ? model : model.modelId;
 }
 
+const stopIdSchema = z.string().min(1, 'must not be empty').max(100, 'at most 100 characters');
+
 const schemas = {
   message: z
     .object({ role: z.enum(['user', 'assistant']), text: z.string().min(1, 'must not be empty') })
@@ -48,8 +50,11 @@ const schemas = {
         .min(1, 'at least 1 token')
         .max(10_000_000, 'at most 10,000,000 tokens')
         .optional(),
+      /** Chosen by the page to stop this reply later (`POST …/reply/stop`). */
+      stopId: stopIdSchema.optional(),
     })
     .strict(),
+  stop: z.object({ stopId: stopIdSchema }).strict(),
 };
 
 /**
@@ -76,6 +81,10 @@ export function messageRoutes(dependencies: RouteDependencies) {
     }
     return cycle;
   };
+  // The replies streaming now that the page may stop, by user, chat and the page's stop id.
+  const stoppers = new Map<string, AbortController>();
+  const stopKey = (userId: string, chatId: string, stopId: string) =>
+    JSON.stringify([userId, chatId, stopId]);
   return new Hono()
     .post('/chats/:chatId/messages', jsonBody(schemas.message), async (context) => {
       const userId = userOf(context, defaultUserId);
@@ -125,11 +134,16 @@ export function messageRoutes(dependencies: RouteDependencies) {
               }),
         },
       );
+      // The page's Stop: the model call ends as when the client goes away, but the stream to the
+      // page goes on, so its last event is the reply as saved (marked aborted, parts settled).
+      const stopper = new AbortController();
+      const stopping = body.stopId === undefined ? undefined : stopKey(userId, chatId, body.stopId);
+      if (stopping !== undefined) stoppers.set(stopping, stopper);
       const result = streamText({
         model: languageModel,
         system: turn.system,
         messages: turn.messages,
-        abortSignal: turn.abortSignal,
+        abortSignal: AbortSignal.any([turn.abortSignal, stopper.signal]),
         // One retry keeps a person waiting seconds, not the SDK's default minute of back-off.
         maxRetries: 1,
         // Errors arrive as stream parts and are reported below; this only stops the SDK's own console print.
@@ -153,6 +167,7 @@ export function messageRoutes(dependencies: RouteDependencies) {
           void reader.cancel().catch(() => undefined);
         });
         let saved = false;
+        let stopped = false;
         let errorText: string | undefined;
         try {
           for (;;) {
@@ -162,8 +177,11 @@ export function messageRoutes(dependencies: RouteDependencies) {
             else if (value.type === 'error') errorText ??= value.errorText;
             // The cycle sends `finish` only once the reply is saved.
             else if (value.type === 'finish') saved = true;
+            // Stopped: the cycle saves the reply so far and then ends the stream (an error
+            // chunk if that save failed).
+            else if (value.type === 'abort') stopped = true;
           }
-          if (errorText !== undefined || !saved) {
+          if (errorText !== undefined || !(saved || stopped)) {
             if (failure !== undefined) logError('The model reply failed:', failure);
             await send({
               type: 'error',
@@ -177,7 +195,13 @@ export function messageRoutes(dependencies: RouteDependencies) {
             await engine.resolve({ renderer: rendererFor('xml') });
             const nodes = await engine.findMessage(turn.replyId);
             const replyNode = nodes[0];
-            if (replyNode === undefined) throw new Error('the saved reply is not in the chat');
+            if (replyNode === undefined) {
+              throw new Error(
+                stopped
+                  ? 'stopped before the model wrote anything; the question is saved'
+                  : 'the saved reply is not in the chat',
+              );
+            }
             return buildExchangeAdded(engine, store, replyNode);
           });
           await send({ type: 'done', change });
@@ -187,8 +211,18 @@ export function messageRoutes(dependencies: RouteDependencies) {
             type: 'error',
             message: `The model reply failed: ${toErrorResponse(error).body.error.message}`,
           });
+        } finally {
+          if (stopping !== undefined) stoppers.delete(stopping);
         }
       });
+    })
+    .post('/chats/:chatId/reply/stop', jsonBody(schemas.stop), (context) => {
+      const userId = userOf(context, defaultUserId);
+      const key = stopKey(userId, context.req.param('chatId'), context.req.valid('json').stopId);
+      const stopper = stoppers.get(key);
+      stopper?.abort();
+      // False when that reply already ended (or was never this user's): nothing to stop.
+      return context.json({ stopped: stopper !== undefined }, 200);
     });
 }
 
