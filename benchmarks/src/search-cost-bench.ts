@@ -2,15 +2,16 @@
 // measured in the same run, interleaved run by run. Prints figures; asserts nothing.
 //   cd benchmarks && node --import tsx src/search-cost-bench.ts [sqlite] [postgres] [saves] [branches]
 // PostgreSQL: DATABASE_URL, or an embedded server (tooling/postgres-server.ts); a random schema,
-// dropped at the end.
+// dropped at the end. BATCH_RUNS (15) and TURN_RUNS (200) set the number of measured runs.
 //
 // - Saves, for an app that never searches: one 10,000-message save and a per-turn save (two
 //   messages on a 1,000-message chat), store against the bare floor: the same rows inserted, the
 //   head moved where it is still the expected one (compare-and-set) and the chat's version
 //   bumped, nothing else: what the contract obliges any store's commit to do, done the cheapest
 //   way (the head and the next sequence known in memory, no read of its own).
-// - Saves, for an app that searches: the same save followed by a search of the chat (which is
-//   when the store indexes what is new: its catch-up), against an indexing floor that writes the
+// - Saves, for an app that searches: the same save followed by a search of the chat (the first
+//   search indexes what is new, its catch-up; once a store has searched a chat, its saves index
+//   with the write and the search has nothing left to do), against an indexing floor that writes the
 //   same rows plus the same index entries (the same words, computed in JavaScript as the store
 //   does) in the save's own transaction. The search looks for a word no message holds, so its
 //   own query costs next to nothing and the figure is the catch-up.
@@ -31,7 +32,7 @@ import { startPostgresServer } from '../../tooling/postgres-server.ts';
 import { median, printTable, seedChat, turn } from './bench-helpers.ts';
 
 const BATCH = 10_000;
-const BATCH_RUNS = Number(process.env.BATCH_RUNS ?? 7);
+const BATCH_RUNS = Number(process.env.BATCH_RUNS ?? 15);
 const TURN_HISTORY = 1_000;
 const TURN_RUNS = Number(process.env.TURN_RUNS ?? 200);
 const WARMUP = 30;

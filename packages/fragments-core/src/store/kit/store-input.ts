@@ -81,9 +81,12 @@ function identifierProblem(value: unknown): string | undefined {
   if (value.length === 0) return 'expected a non-empty string';
   if (value.length > MAX_IDENTIFIER_LENGTH)
     return `expected at most ${MAX_IDENTIFIER_LENGTH} characters, received ${value.length}`;
-  const bytes = utf8Length(value);
-  if (bytes > MAX_IDENTIFIER_BYTES)
-    return `expected at most ${MAX_IDENTIFIER_BYTES} bytes of UTF-8, received ${bytes}`;
+  // UTF-8 takes at most 3 bytes per UTF-16 code unit: only a long id needs counting.
+  if (value.length * 3 > MAX_IDENTIFIER_BYTES) {
+    const bytes = utf8Length(value);
+    if (bytes > MAX_IDENTIFIER_BYTES)
+      return `expected at most ${MAX_IDENTIFIER_BYTES} bytes of UTF-8, received ${bytes}`;
+  }
   // NUL cannot be stored by PostgreSQL text and truncates C strings elsewhere.
   if (value.includes('\u0000')) return 'must not contain the NUL character';
   if (!isWellFormed(value)) {
