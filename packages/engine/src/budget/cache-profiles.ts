@@ -332,7 +332,8 @@ function withOpenAIBreakpoint(message: ModelMessage): ModelMessage {
  * `mode: 'explicit'` (GPT-5.6 and later, `@ai-sdk/openai` 4.x on AI SDK 7): only prefixes that
  * end at a marked content block are cached, so the plan's breakpoints are marked
  * (`providerOptions.openai.promptCacheBreakpoint: { mode: 'explicit' }` on the system message and
- * on the last content block of each marked message, at most 4) and the call carries
+ * on the last content block of each marked message, at most 4: a request writes at most four
+ * breakpoints) and the call carries
  * `promptCacheOptions: { mode: 'explicit', ttl }`; OpenAI then reports cache writes.
  * `mode: 'implicit'` keeps the automatic caching and sends `promptCacheOptions` for its `ttl`.
  *
@@ -374,7 +375,9 @@ export function openAICacheProfile(options?: OpenAICacheProfileOptions): CachePr
             minCacheableTokens: 1024,
             ttlSeconds,
             prefixStep: 128,
-            reportsWrites: false,
+            // GPT-5.6 and later (the models `promptCacheOptions` is for) report cache writes, and
+            // bill them; earlier models cache for free and report none.
+            reportsWrites: mode === 'implicit',
           },
     mark: (input) => {
       if (mode !== 'explicit')

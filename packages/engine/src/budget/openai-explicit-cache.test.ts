@@ -103,6 +103,8 @@ describe("openAICacheProfile({ mode: 'explicit' })", () => {
     expect(implicit.providerOptions?.openai).toMatchObject({
       promptCacheOptions: { mode: 'implicit' },
     });
+    // GPT-5.6 and later report (and bill) cache writes in both modes.
+    expect(implicit.budget?.cache.rules).toMatchObject({ mode: 'prefix', reportsWrites: true });
     const retained = await engine.resolve({
       format: 'model',
       budget: {
@@ -113,6 +115,7 @@ describe("openAICacheProfile({ mode: 'explicit' })", () => {
     });
     expect(retained.providerOptions?.openai).toMatchObject({ promptCacheRetention: '24h' });
     expect(retained.budget?.cache.rules.ttlSeconds).toBe(86_400);
+    expect(retained.budget?.cache.rules.reportsWrites).toBe(false);
   });
 
   it('refuses options OpenAI does not take, with the field named', () => {
