@@ -9,7 +9,7 @@ import type {
   StoredMessage,
 } from '@ctxgraph/fragments-core';
 import { StoreError } from '@ctxgraph/fragments-core';
-import type { PreparedCommitMessage } from '@ctxgraph/fragments-core/store-kit';
+import { type PreparedCommitMessage, writtenNode } from '@ctxgraph/fragments-core/store-kit';
 
 /** A query parameter the store binds. */
 export type Parameter = string | number | boolean | null | readonly (string | null)[];
@@ -104,17 +104,18 @@ export function writeResult(
     const row = stored.get(message.id);
     if (row === undefined)
       throw new StoreError(`commit: PostgreSQL did not report message "${message.id}" as stored.`);
-    return {
+    // The message parsed when first read; the record is what the row holds: the one given, or
+    // the one a replaced node kept.
+    return writtenNode(
       chatId,
-      id: message.id,
-      parentId: optionalText(row[4]),
-      sequence: integer(row[5]),
-      message: JSON.parse(message.json) as StoredMessage,
-      // What the row holds: the record given, or the one a replaced node kept.
-      engineRecord: engineRecordFrom(row[12]),
-      createdAt: integer(row[6]),
-      updatedAt: integer(row[7]),
-    };
+      message.id,
+      optionalText(row[4]),
+      integer(row[5]),
+      message.json,
+      engineRecordFrom(row[12]),
+      integer(row[6]),
+      integer(row[7]),
+    );
   });
   return {
     headMessageId: optionalText(first[2]),

@@ -7,6 +7,7 @@ import type {
   MessageNodeRecord,
   StoredMessage,
 } from '@ctxgraph/fragments-core';
+import { writtenNode as lazyNode } from '@ctxgraph/fragments-core/store-kit';
 
 // The rows the store's statements return, by column name, and the records made of them.
 
@@ -110,12 +111,7 @@ export function messageRecord(chatId: string, row: MessageRow): MessageNodeRecor
   };
 }
 
-/**
- * A node just written, as a later read returns it. Its `message` is the written JSON, parsed the
- * first time it is read: callers such as the engine keep their own copy of what they saved, so a
- * batch of 10,000 messages does not pay 10,000 parses nobody looks at. Each read returns the same
- * object.
- */
+/** A node just written (see the store kit's `writtenNode`), its engine record from its JSON. */
 export function writtenNode(
   chatId: string,
   id: string,
@@ -126,20 +122,14 @@ export function writtenNode(
   createdAt: number,
   updatedAt: number,
 ): MessageNodeRecord {
-  // One closure per node (the message's): an engine record is rare, so it is parsed now; a getter
-  // for it too would double what each node of a big batch allocates.
-  let parsed: StoredMessage | undefined;
-  return {
+  return lazyNode(
     chatId,
     id,
     parentId,
     sequence,
-    get message(): StoredMessage {
-      if (parsed === undefined) parsed = JSON.parse(json) as StoredMessage;
-      return parsed;
-    },
-    engineRecord: engineRecordJson === null ? null : (JSON.parse(engineRecordJson) as EngineRecord),
+    json,
+    engineRecordJson === null ? null : (JSON.parse(engineRecordJson) as EngineRecord),
     createdAt,
     updatedAt,
-  };
+  );
 }

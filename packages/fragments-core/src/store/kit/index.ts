@@ -66,3 +66,4 @@ export {
   prepareSaveContext,
   toJsonText,
 } from './store-input';
+export { writtenNode } from './written-node';
