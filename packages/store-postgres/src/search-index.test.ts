@@ -29,6 +29,22 @@ function freshSchema(): string {
   return schema;
 }
 
+/** The ids of the messages a search of chat `c` finds, best first. */
+async function find(store: PostgresContextStore, query: string): Promise<string[]> {
+  return (await store.searchMessages({ userId: 'u', chatId: 'c', query })).items.map(
+    (hit) => hit.messageId,
+  );
+}
+
+/** Commits `messages` to the main branch of chat `c`, after `head`. */
+function save(
+  store: PostgresContextStore,
+  head: string | null,
+  ...messages: ReturnType<typeof textNode>[]
+) {
+  return store.commit({ chatId: 'c', branch: 'main', expectedHeadId: head, messages });
+}
+
 async function indexRows(schema: string): Promise<number> {
   const rows = await admin.unsafe(`SELECT count(*) AS n FROM "${schema}".ctxgraph_search_words`);
   return Number(rows[0]?.n);
@@ -91,23 +107,9 @@ describe('the lazy search index (PostgreSQL)', () => {
     await using mine = storeOn(schema);
     await using other = storeOn(schema);
     await mine.openChat({ chatId: 'c', userId: 'u' });
-    await mine.commit({
-      chatId: 'c',
-      branch: 'main',
-      expectedHeadId: null,
-      messages: [textNode('m1', 'alpha')],
-    });
-    const find = async (store: PostgresContextStore, query: string) =>
-      (await store.searchMessages({ userId: 'u', chatId: 'c', query })).items.map(
-        (hit) => hit.messageId,
-      );
+    await save(mine, null, textNode('m1', 'alpha'));
     expect(await find(mine, 'alpha')).toEqual(['m1']);
-    await other.commit({
-      chatId: 'c',
-      branch: 'main',
-      expectedHeadId: 'm1',
-      messages: [textNode('m2', 'alpha beta')],
-    });
+    await save(other, 'm1', textNode('m2', 'alpha beta'));
     // This store saves again: the marks are behind (m2), so it must not move them past m2.
     await mine.append({ chatId: 'c', branch: 'main', messages: [textNode('m3', 'alpha gamma')] });
     expect(await indexRows(schema)).toBe(1);
@@ -126,45 +128,21 @@ describe('the lazy search index (PostgreSQL)', () => {
     const schema = freshSchema();
     await using store = storeOn(schema);
     await store.openChat({ chatId: 'c', userId: 'u' });
-    await store.commit({
-      chatId: 'c',
-      branch: 'main',
-      expectedHeadId: null,
-      messages: [textNode('m1', 'before')],
-    });
-    const find = async (query: string) =>
-      (await store.searchMessages({ userId: 'u', chatId: 'c', query })).items.map(
-        (hit) => hit.messageId,
-      );
-    expect(await find('before')).toEqual(['m1']);
-    await store.commit({
-      chatId: 'c',
-      branch: 'main',
-      expectedHeadId: 'm1',
-      messages: [textNode('m1', 'after'), textNode('m2', 'after too')],
-    });
-    expect(await find('before')).toEqual([]);
-    expect(await find('after')).toEqual(['m1', 'm2']);
-    await store.commit({
-      chatId: 'c',
-      branch: 'main',
-      expectedHeadId: 'm2',
-      messages: [textNode('m3', 'after three')],
-    });
+    await save(store, null, textNode('m1', 'before'));
+    expect(await find(store, 'before')).toEqual(['m1']);
+    await save(store, 'm1', textNode('m1', 'after'), textNode('m2', 'after too'));
+    expect(await find(store, 'before')).toEqual([]);
+    expect(await find(store, 'after')).toEqual(['m1', 'm2']);
+    await save(store, 'm2', textNode('m3', 'after three'));
     expect(await indexRows(schema)).toBe(3);
-    expect(await find('after')).toEqual(['m1', 'm2', 'm3']);
+    expect(await find(store, 'after')).toEqual(['m1', 'm2', 'm3']);
   });
 
   it('a save refused (the head moved) indexes nothing', async () => {
     const schema = freshSchema();
     await using store = storeOn(schema);
     await store.openChat({ chatId: 'c', userId: 'u' });
-    await store.commit({
-      chatId: 'c',
-      branch: 'main',
-      expectedHeadId: null,
-      messages: [textNode('m1', 'kept')],
-    });
+    await save(store, null, textNode('m1', 'kept'));
     await store.searchMessages({ userId: 'u', chatId: 'c', query: 'kept' });
     await expect(
       store.commit({

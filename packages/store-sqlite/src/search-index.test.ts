@@ -11,6 +11,22 @@ function entry(id: string, text: string) {
   return { id, message: textMessage(id, text) };
 }
 
+/** The ids of the messages a search of chat `c` finds, best first. */
+async function find(store: SqliteContextStore, query: string): Promise<string[] | undefined> {
+  return (await store.searchMessages?.({ userId: 'u', chatId: 'c', query }))?.items.map(
+    (hit) => hit.messageId,
+  );
+}
+
+/** Commits `messages` to the main branch of chat `c`, after `head`. */
+function save(
+  store: SqliteContextStore,
+  head: string | null,
+  ...messages: ReturnType<typeof entry>[]
+) {
+  return store.commit({ chatId: 'c', branch: 'main', expectedHeadId: head, messages });
+}
+
 function indexRows(path: string): number {
   const database = new Database(path, { readonly: true });
   try {
@@ -88,31 +104,12 @@ describe('the lazy search index (SQLite)', () => {
     await using mine = new SqliteContextStore(path);
     await using other = new SqliteContextStore(path);
     await mine.openChat({ chatId: 'c', userId: 'u' });
-    await mine.commit({
-      chatId: 'c',
-      branch: 'main',
-      expectedHeadId: null,
-      messages: [entry('m1', 'alpha')],
-    });
-    const find = async (store: SqliteContextStore, query: string) =>
-      (await store.searchMessages?.({ userId: 'u', chatId: 'c', query }))?.items.map(
-        (hit) => hit.messageId,
-      );
+    await save(mine, null, entry('m1', 'alpha'));
     expect(await find(mine, 'alpha')).toEqual(['m1']);
     // Another process saves: the marks are now behind the chat's version.
-    await other.commit({
-      chatId: 'c',
-      branch: 'main',
-      expectedHeadId: 'm1',
-      messages: [entry('m2', 'alpha beta')],
-    });
+    await save(other, 'm1', entry('m2', 'alpha beta'));
     // This store saves again: it must not move the marks past m2, which it did not index.
-    await mine.commit({
-      chatId: 'c',
-      branch: 'main',
-      expectedHeadId: 'm2',
-      messages: [entry('m3', 'alpha gamma')],
-    });
+    await save(mine, 'm2', entry('m3', 'alpha gamma'));
     expect(indexRows(path)).toBe(1);
     expect(await find(mine, 'alpha')).toEqual(['m1', 'm2', 'm3']);
     expect(await find(mine, 'beta')).toEqual(['m2']);
@@ -126,32 +123,13 @@ describe('the lazy search index (SQLite)', () => {
     const path = temp.file();
     await using store = new SqliteContextStore(path);
     await store.openChat({ chatId: 'c', userId: 'u' });
-    await store.commit({
-      chatId: 'c',
-      branch: 'main',
-      expectedHeadId: null,
-      messages: [entry('m1', 'before')],
-    });
-    const find = async (query: string) =>
-      (await store.searchMessages?.({ userId: 'u', chatId: 'c', query }))?.items.map(
-        (hit) => hit.messageId,
-      );
-    expect(await find('before')).toEqual(['m1']);
-    await store.commit({
-      chatId: 'c',
-      branch: 'main',
-      expectedHeadId: 'm1',
-      messages: [entry('m1', 'after'), entry('m2', 'after too')],
-    });
-    expect(await find('before')).toEqual([]);
-    expect(await find('after')).toEqual(['m1', 'm2']);
-    await store.commit({
-      chatId: 'c',
-      branch: 'main',
-      expectedHeadId: 'm2',
-      messages: [entry('m3', 'after three')],
-    });
-    expect(await find('after')).toEqual(['m1', 'm2', 'm3']);
+    await save(store, null, entry('m1', 'before'));
+    expect(await find(store, 'before')).toEqual(['m1']);
+    await save(store, 'm1', entry('m1', 'after'), entry('m2', 'after too'));
+    expect(await find(store, 'before')).toEqual([]);
+    expect(await find(store, 'after')).toEqual(['m1', 'm2']);
+    await save(store, 'm2', entry('m3', 'after three'));
+    expect(await find(store, 'after')).toEqual(['m1', 'm2', 'm3']);
     expect(indexRows(path)).toBe(3);
   });
 
@@ -159,12 +137,7 @@ describe('the lazy search index (SQLite)', () => {
     const path = temp.file();
     await using store = new SqliteContextStore(path);
     await store.openChat({ chatId: 'c', userId: 'u' });
-    await store.commit({
-      chatId: 'c',
-      branch: 'main',
-      expectedHeadId: null,
-      messages: [entry('m1', 'kept')],
-    });
+    await save(store, null, entry('m1', 'kept'));
     await store.searchMessages?.({ userId: 'u', chatId: 'c', query: 'kept' });
     const fork = await store.forkBranch?.({ chatId: 'c', from: 'main', headMessageId: 'm1' });
     await store.commit({
