@@ -102,6 +102,52 @@ describe('the lazy search index (PostgreSQL)', () => {
     expect(await indexRows(schema)).toBe(1);
   });
 
+  it('a user who searched gets the chats they open afterwards indexed from the first save; chats saved before, and other users’ chats, wait for a search', async () => {
+    const schema = freshSchema();
+    await using store = storeOn(schema);
+    const commit = (
+      chatId: string,
+      head: string | null,
+      ...messages: ReturnType<typeof textNode>[]
+    ) => store.commit({ chatId, branch: 'main', expectedHeadId: head, messages });
+    // Ada's chat saved before she ever searched, then her first search (of another chat).
+    await store.openChat({ chatId: 'old', userId: 'ada' });
+    await commit('old', null, textNode('o1', 'an older okapi'));
+    await store.openChat({ chatId: 'first', userId: 'ada' });
+    await commit('first', null, textNode('f1', 'first words'));
+    await store.searchMessages({ userId: 'ada', chatId: 'first', query: 'first' });
+    expect(await indexRows(schema)).toBe(1);
+    // Afterwards: a new chat of hers, the old one reopened, and a chat of Bob's (who never searched).
+    await store.openChat({ chatId: 'new', userId: 'ada' });
+    await store.openChat({ chatId: 'old', userId: 'ada' });
+    await store.openChat({ chatId: 'bobs', userId: 'bob' });
+    await commit('new', null, textNode('n1', 'a new okapi'), textNode('n2', 'no animal'));
+    await commit('old', 'o1', textNode('o2', 'the older okapi again'));
+    await commit('bobs', null, textNode('b1', 'okapi'));
+    // Only the new chat was indexed, with its save: the old one has messages the index lacks.
+    const marks = async () =>
+      (
+        await admin.unsafe(
+          `SELECT chat_id, indexed_version, indexed_sequence FROM "${schema}".ctxgraph_search_state ORDER BY chat_id`,
+        )
+      ).map((row) => `${row.chat_id}@${row.indexed_version}/${row.indexed_sequence}`);
+    expect(await marks()).toEqual(['first@1/1', 'new@1/2']);
+    expect(await indexRows(schema)).toBe(3);
+    await commit('new', 'n2', textNode('n3', 'okapi three'));
+    expect(await indexRows(schema)).toBe(4);
+    expect(await marks()).toEqual(['first@1/1', 'new@2/3']);
+    // Her search of all her chats catches the old one up and finds every okapi of hers.
+    const okapis = async (on: PostgresContextStore) =>
+      (await on.searchMessages({ userId: 'ada', query: 'okapi' })).items
+        .map((hit) => hit.messageId)
+        .sort();
+    expect(await okapis(store)).toEqual(['n1', 'n3', 'o1', 'o2']);
+    expect(await marks()).toEqual(['first@1/1', 'new@2/3', 'old@2/2']);
+    // A fresh store on the schema (nothing known of this process) finds the same.
+    await using fresh = storeOn(schema);
+    expect(await okapis(fresh)).toEqual(['n1', 'n3', 'o1', 'o2']);
+  });
+
   it('a save that finds the index behind (another server wrote since) leaves it to the search, which misses nothing', async () => {
     const schema = freshSchema();
     await using mine = storeOn(schema);
@@ -122,6 +168,40 @@ describe('the lazy search index (PostgreSQL)', () => {
     await using fresh = storeOn(schema);
     expect(await find(fresh, 'alpha')).toEqual(['m1', 'm2', 'm3', 'm4']);
     expect(await find(fresh, 'delta')).toEqual(['m4']);
+  });
+
+  it('another server learns from its first save that a chat is searched: its later saves index with the write', async () => {
+    const schema = freshSchema();
+    await using mine = storeOn(schema);
+    await using other = storeOn(schema);
+    await mine.openChat({ chatId: 'c', userId: 'u' });
+    await save(mine, null, textNode('m1', 'alpha'));
+    expect(await find(mine, 'alpha')).toEqual(['m1']);
+    // The other server never searched: its first save brings no words, and finds the marks.
+    await save(other, 'm1', textNode('m2', 'alpha beta'));
+    expect(await indexRows(schema)).toBe(1);
+    expect(await find(mine, 'beta')).toEqual(['m2']);
+    // From then on it brings the words, and the write indexes them while the index is current.
+    await save(other, 'm2', textNode('m3', 'alpha gamma'));
+    await save(other, 'm3', textNode('m4', 'alpha delta'));
+    expect(await indexRows(schema)).toBe(4);
+    expect(await find(mine, 'delta')).toEqual(['m4']);
+    expect(await indexRows(schema)).toBe(4);
+    // A chat with no marks teaches it the opposite: no words for its saves.
+    await other.openChat({ chatId: 'quiet', userId: 'v' });
+    await other.commit({
+      chatId: 'quiet',
+      branch: 'main',
+      expectedHeadId: null,
+      messages: [textNode('q1', 'quiet')],
+    });
+    await other.commit({
+      chatId: 'quiet',
+      branch: 'main',
+      expectedHeadId: 'q1',
+      messages: [textNode('q2', 'quiet')],
+    });
+    expect(await indexRows(schema)).toBe(4);
   });
 
   it('a save that replaces a message of a searched chat leaves no old words in the index', async () => {

@@ -67,7 +67,7 @@ describe('the lazy search index (SQLite)', () => {
   it('a chat nobody searched pays nothing for search: no index rows, no marks', async () => {
     const path = temp.file();
     await using store = new SqliteContextStore(path);
-    await store.openChat({ chatId: 'quiet', userId: 'u' });
+    await store.openChat({ chatId: 'quiet', userId: 'v' });
     await store.openChat({ chatId: 'searched', userId: 'u' });
     await store.commit({
       chatId: 'searched',
@@ -99,20 +99,83 @@ describe('the lazy search index (SQLite)', () => {
     expect(indexRows(path)).toBe(1);
   });
 
-  it('a save that finds the index behind (another connection wrote since) leaves it to the search, which misses nothing', async () => {
+  it('a user who searched gets the chats they open afterwards indexed from the first save; chats saved before, and other users’ chats, wait for a search', async () => {
+    const path = temp.file();
+    await using store = new SqliteContextStore(path);
+    const commit = (chatId: string, head: string | null, ...messages: ReturnType<typeof entry>[]) =>
+      store.commit({ chatId, branch: 'main', expectedHeadId: head, messages });
+    // Ada's chat saved before she ever searched, then her first search (of another chat).
+    await store.openChat({ chatId: 'old', userId: 'ada' });
+    await commit('old', null, entry('o1', 'an older okapi'));
+    await store.openChat({ chatId: 'first', userId: 'ada' });
+    await commit('first', null, entry('f1', 'first words'));
+    await store.searchMessages?.({ userId: 'ada', chatId: 'first', query: 'first' });
+    expect(indexRows(path)).toBe(1);
+    // Afterwards: a new chat of hers, the old one reopened, and a chat of Bob's (who never searched).
+    await store.openChat({ chatId: 'new', userId: 'ada' });
+    await store.openChat({ chatId: 'old', userId: 'ada' });
+    await store.openChat({ chatId: 'bobs', userId: 'bob' });
+    await commit('new', null, entry('n1', 'a new okapi'), entry('n2', 'no animal'));
+    await commit('old', 'o1', entry('o2', 'the older okapi again'));
+    await commit('bobs', null, entry('b1', 'okapi'));
+    // Only the new chat was indexed, with its save: the old one has messages the index lacks.
+    const marks = () => {
+      const database = new Database(path, { readonly: true });
+      try {
+        return database
+          .prepare('SELECT chat_id FROM ctxgraph_search_state ORDER BY chat_id')
+          .pluck()
+          .all();
+      } finally {
+        database.close();
+      }
+    };
+    expect(marks()).toEqual(['first', 'new']);
+    expect(indexRows(path)).toBe(3);
+    await commit('new', 'n2', entry('n3', 'okapi three'));
+    expect(indexRows(path)).toBe(4);
+    // Her search of all her chats catches the old one up and finds every okapi of hers.
+    const okapis = async (on: SqliteContextStore) =>
+      (await on.searchMessages?.({ userId: 'ada', query: 'okapi' }))?.items
+        .map((hit) => hit.messageId)
+        .sort();
+    expect(await okapis(store)).toEqual(['n1', 'n3', 'o1', 'o2']);
+    expect(marks()).toEqual(['first', 'new', 'old']);
+    // A fresh store on the file (nothing known of this process) finds the same.
+    await using fresh = new SqliteContextStore(path);
+    expect(await okapis(fresh)).toEqual(['n1', 'n3', 'o1', 'o2']);
+  });
+
+  it('another connection’s save to a searched chat indexes with its write too: the marks are in the file, not in the process', async () => {
     const path = temp.file();
     await using mine = new SqliteContextStore(path);
     await using other = new SqliteContextStore(path);
     await mine.openChat({ chatId: 'c', userId: 'u' });
     await save(mine, null, entry('m1', 'alpha'));
     expect(await find(mine, 'alpha')).toEqual(['m1']);
-    // Another process saves: the marks are now behind the chat's version.
+    // Another process saves: it never searched, but the chat's index is current.
     await save(other, 'm1', entry('m2', 'alpha beta'));
+    expect(indexRows(path)).toBe(2);
+    expect(await find(mine, 'beta')).toEqual(['m2']);
+    expect(indexRows(path)).toBe(2);
+  });
+
+  it('a save that finds the index behind (another connection replaced a message since) leaves it to the search, which misses nothing', async () => {
+    const path = temp.file();
+    await using mine = new SqliteContextStore(path);
+    await using other = new SqliteContextStore(path);
+    await mine.openChat({ chatId: 'c', userId: 'u' });
+    await save(mine, null, entry('m1', 'alpha'));
+    expect(await find(mine, 'alpha')).toEqual(['m1']);
+    // Another process replaces m1 and adds m2: a replaced message waits for the catch-up, so the
+    // marks are now behind the chat's version.
+    await save(other, 'm1', entry('m1', 'alpha delta'), entry('m2', 'alpha beta'));
     // This store saves again: it must not move the marks past m2, which it did not index.
     await save(mine, 'm2', entry('m3', 'alpha gamma'));
     expect(indexRows(path)).toBe(1);
     expect(await find(mine, 'alpha')).toEqual(['m1', 'm2', 'm3']);
     expect(await find(mine, 'beta')).toEqual(['m2']);
+    expect(await find(mine, 'delta')).toEqual(['m1']);
     expect(indexRows(path)).toBe(3);
     // A fresh store on the file (nothing known of this process) finds the same.
     await using fresh = new SqliteContextStore(path);

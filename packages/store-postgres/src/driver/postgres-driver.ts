@@ -47,7 +47,7 @@ import * as contextLanes from './context-lane-sql';
 import { getGraph } from './graph-sql';
 import * as retention from './retention-sql';
 import * as search from './search-sql';
-import { forkCommit, write } from './write-sql';
+import { forkCommit, wordsForWrite, write } from './write-sql';
 
 /** What the driver needs: the client, whether the store owns it, the tables, the migrate option. */
 export interface PostgresDriverOptions {
@@ -95,8 +95,11 @@ export class PostgresDriver implements ContextStoreDriver {
     return this.#db.migrate();
   }
 
-  openChat(input: PreparedOpenChat): Promise<OpenChatResult> {
-    return chats.openChat(this.#db, input);
+  async openChat(input: PreparedOpenChat): Promise<OpenChatResult> {
+    const opened = await chats.openChat(this.#db, input);
+    // A chat of a user who searches through this store is indexed with its saves from now on.
+    this.#db.indexHints.opened(input.chatId, input.userId);
+    return opened;
   }
 
   getChat(chatId: string): Promise<ChatRecord | null> {
@@ -122,17 +125,25 @@ export class PostgresDriver implements ContextStoreDriver {
   /** The compare-and-set write, in one statement (see `write-sql.ts`). */
   commit(input: PreparedCommit): Promise<CommitResult> {
     const { fork } = input;
-    if (fork !== undefined) return this.#db.run(() => forkCommit(this.#db, input, fork));
+    // The words of a chat kept indexed with its saves, read from the messages before any await.
+    const request = { ...input, words: wordsForWrite(this.#db, input.chatId, input.messages) };
+    if (fork !== undefined) return this.#db.run(() => forkCommit(this.#db, request, fork));
     return this.#db.run(async (sql) => {
-      const { previousHeadId: _previous, ...result } = await write(this.#db, sql, 'commit', input);
+      const { previousHeadId: _previous, ...result } = await write(
+        this.#db,
+        sql,
+        'commit',
+        request,
+      );
       return result;
     });
   }
 
   /** The write of `commit` at the head PostgreSQL finds under the branch row lock: never a conflict. */
   append(input: PreparedAppend): Promise<AppendResult> {
+    const words = wordsForWrite(this.#db, input.chatId, input.messages);
     return this.#db.run((sql) =>
-      write(this.#db, sql, 'append', { ...input, expectedHeadId: null }),
+      write(this.#db, sql, 'append', { ...input, expectedHeadId: null, words }),
     );
   }
 

@@ -91,31 +91,57 @@ export function checkpointFrom(row: Row, offset = 0): CheckpointRecord {
   };
 }
 
-/** The result of a write statement that wrote: its rows carry the head, version and nodes. */
+/**
+ * The result of a write statement that wrote. Its first row carries the head, the version, the
+ * chat's last sequence and the number of new nodes; its rows carry the nodes it replaced (each
+ * kept its place). The new nodes are not sent back: they are the write's messages that were not
+ * replaced, in order, taking the sequences up to the last one, each the child of the one before
+ * (the first, of the previous head), created at `now`, with the record given.
+ */
 export function writeResult(
   chatId: string,
   prepared: readonly PreparedCommitMessage[],
   rows: readonly Row[],
+  now: number,
 ): AppendResult {
   const first = rows[0] as Row;
-  const stored = new Map<string, Row>();
-  for (const row of rows) if (row[3] !== null) stored.set(text(row[3]), row);
+  const replaced = new Map<string, Row>();
+  for (const row of rows) if (row[3] !== null) replaced.set(text(row[3]), row);
+  const inserted = integer(first[14]);
+  if (integer(first[15]) !== inserted || inserted + replaced.size !== prepared.length)
+    throw new StoreError(
+      `commit: PostgreSQL reported ${inserted} new and ${replaced.size} replaced messages for a write of ${prepared.length}.`,
+    );
+  let sequence = integer(first[13]) - inserted;
+  let parentId = optionalText(first[9]);
   const nodes = prepared.map((message): MessageNodeRecord => {
-    const row = stored.get(message.id);
-    if (row === undefined)
-      throw new StoreError(`commit: PostgreSQL did not report message "${message.id}" as stored.`);
+    const row = replaced.get(message.id);
     // The message parsed when first read; the record is what the row holds: the one given, or
     // the one a replaced node kept.
-    return writtenNode(
+    if (row !== undefined)
+      return writtenNode(
+        chatId,
+        message.id,
+        optionalText(row[4]),
+        integer(row[5]),
+        message.json,
+        engineRecordFrom(row[12]),
+        integer(row[6]),
+        integer(row[7]),
+      );
+    sequence += 1;
+    const node = writtenNode(
       chatId,
       message.id,
-      optionalText(row[4]),
-      integer(row[5]),
+      parentId,
+      sequence,
       message.json,
-      engineRecordFrom(row[12]),
-      integer(row[6]),
-      integer(row[7]),
+      engineRecordFrom(message.engineRecordJson),
+      now,
+      now,
     );
+    parentId = message.id;
+    return node;
   });
   return {
     headMessageId: optionalText(first[2]),

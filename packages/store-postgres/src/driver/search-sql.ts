@@ -143,6 +143,9 @@ export function searchMessages(
       throw new StoreError('searchMessages(input): refused a search word outside the search rule.');
   return db.run(async (sql) => {
     await checkScope(db, sql, query);
+    // The scope is the user's own: the chats they open through this store from now on are
+    // indexed with their saves.
+    db.indexHints.userSearched(query.userId);
     const rows = await db.query(sql, searchStatement(db.names, query.terms.length, query.prefix), [
       query.userId,
       query.chatId ?? null,

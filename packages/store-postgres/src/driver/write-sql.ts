@@ -6,7 +6,6 @@ import {
   HeadConflictError,
   MessageIdConflictError,
   MessageNotFoundError,
-  type StoredMessage,
   StoreError,
 } from '@ctxgraph/fragments-core';
 import {
@@ -37,6 +36,11 @@ export interface WriteRequest {
   readonly branch: string;
   readonly expectedHeadId: string | null;
   readonly messages: readonly PreparedCommitMessage[];
+  /**
+   * The messages' search words, for a chat this connection keeps indexed with its saves
+   * ({@link wordsForWrite}, computed in the call that received the messages); undefined otherwise.
+   */
+  readonly words?: readonly string[] | undefined;
 }
 
 /**
@@ -57,22 +61,25 @@ export async function write(
 ): Promise<AppendResult> {
   const { chatId, branch, expectedHeadId, messages: prepared } = request;
   const names = db.names;
-  // A chat this connection has searched gets its new messages indexed by the write itself (when
-  // the index was current just before it: see `indexedWithWrite`); any other pays nothing.
-  const searched = db.indexHints.searched(chatId);
+  // A chat this connection keeps indexed with its saves comes with its words: its new messages
+  // are indexed by the write itself, when the index was current just before it or the chat had
+  // no message yet (see `indexedWithWrite`); any other pays nothing.
+  const { words } = request;
+  const searched = words !== undefined;
   const statement = writeStatement(names, mode, searched);
+  const now = Date.now();
   const parameters: Parameter[] = [
     chatId,
     branch,
     prepared.map((message) => message.id),
     prepared.map((message) => message.role),
     prepared.map((message) => message.json),
-    Date.now(),
+    now,
   ];
   if (mode === 'commit') parameters.push(expectedHeadId);
   // The engine records ride in the same statement: one more array, no query of their own.
   parameters.push(prepared.map((message) => message.engineRecordJson));
-  if (searched) parameters.push(prepared.map((message) => messageWords(message.json)));
+  if (words !== undefined) parameters.push(words as string[]);
   // Taking the branch lock in a statement of its own first gives the write statement a
   // snapshot that already holds everything committed before the lock was granted.
   let lockFirst = false;
@@ -99,8 +106,10 @@ export async function write(
     }
     const first = rows[0] as Row;
     if (first[0] !== null) {
-      if (searched && first[13] !== true) db.indexHints.wrote(chatId);
-      return writeResult(chatId, prepared, rows);
+      // What the marks said (null: the chat was never indexed): a chat with marks is searched,
+      // and its next save computes its words; one this save indexed is current.
+      db.indexHints.marksFound(chatId, first[16] !== null || first[17] === true);
+      return writeResult(chatId, prepared, rows, now);
     }
     // Nothing was written. The locked branch row says which head won.
     if (first[8] !== null) {
@@ -208,9 +217,21 @@ export async function forkCommit(
   }
 }
 
-/** A message's search words as the index keeps them (space-separated: a word holds no space). */
-function messageWords(json: string): string {
-  return searchTokens(messageSearchText(JSON.parse(json) as StoredMessage)).join(' ');
+/**
+ * The search words of a write's messages, as the index keeps them (space-separated: a word holds
+ * no space), for a chat this connection knows is searched (it searched it, a save found its index
+ * marks, or a user who searched here opened it); otherwise undefined, and the save pays nothing
+ * for search beyond one probe of the marks. Call
+ * it in the call that received the messages, before any `await`: it reads the checked message
+ * objects, which the caller may change once the call has returned.
+ */
+export function wordsForWrite(
+  db: PostgresConnection,
+  chatId: string,
+  messages: readonly PreparedCommitMessage[],
+): string[] | undefined {
+  if (!db.indexHints.searched(chatId)) return undefined;
+  return messages.map((entry) => searchTokens(messageSearchText(entry.message)).join(' '));
 }
 
 const statements = new WeakMap<TableNames, Map<string, string>>();
@@ -232,31 +253,43 @@ function writeStatement(names: TableNames, mode: WriteMode, indexed: boolean): s
     mode === 'commit' ? 'AND l.head_message_id IS NOT DISTINCT FROM $7::text' : '';
   const records = mode === 'commit' ? '$8' : '$7';
   const words = mode === 'commit' ? '$9' : '$8';
-  // Indexed with the write: only when nothing is replaced (a replaced node's old words wait for
-  // the catch-up) and the marks hold the version this write found, under the chat row lock its
-  // `chat` update took: the index then lacks exactly these messages. The marks move to the
-  // write's version and last sequence. Sibling CTEs see one snapshot; the foreign key of the
-  // words is checked at the end of the statement, when the messages are in.
+  // The marks, read in every write (one primary-key probe): the chat's index was current just
+  // before this write when they hold the version it found, under the chat row lock its `chat`
+  // update took (null when the chat was never indexed). The caller learns from them which chats
+  // are searched (`IndexHints.marksFound`), so a searched chat's next save brings its words.
+  //
+  // Indexed with the write (`indexed`: the words came): only when nothing is replaced (a
+  // replaced node's old words wait for the catch-up), and the marks were current, or there are
+  // none and the chat had no message before this write (`last_sequence` never goes down): the
+  // index then lacks exactly these messages. The marks move to (or start at) the write's version
+  // and last sequence, never down (a catch-up that read an older snapshot may write its marks
+  // meanwhile). Sibling CTEs see one snapshot; the foreign key of the words is checked at the end
+  // of the statement, when the messages are in.
+  const marks = `, marks AS (
+  SELECT s.indexed_version = ch.version - 1 AS current
+  FROM chat ch JOIN ${names.searchState} s ON s.chat_id = $1::text
+)`;
   const indexedWithWrite = indexed
-    ? `, marks AS (
-  SELECT 1 AS current FROM ${names.searchState} s CROSS JOIN chat ch
-  WHERE s.chat_id = $1::text AND s.indexed_version = ch.version - 1 AND NOT EXISTS (SELECT 1 FROM existing)
+    ? `, index_now AS (
+  SELECT 1 FROM chat ch
+  WHERE NOT EXISTS (SELECT 1 FROM existing)
+    AND coalesce((SELECT m.current FROM marks m), ch.last_sequence = ch.n)
 ), words_written AS (
   INSERT INTO ${names.searchWords} (chat_id, message_id, words, stamp)
   SELECT $1::text, w.id, CASE WHEN w.words = '' THEN '{}'::text[] ELSE string_to_array(w.words, ' ') END, 0
   FROM unnest($3::text[], ${words}::text[]) AS w(id, words)
-  WHERE EXISTS (SELECT 1 FROM marks)
+  WHERE EXISTS (SELECT 1 FROM index_now)
   RETURNING 1
 ), marks_moved AS (
-  UPDATE ${names.searchState} s SET
-    indexed_version = greatest(s.indexed_version, ch.version),
-    indexed_sequence = greatest(s.indexed_sequence, ch.last_sequence)
-  FROM chat ch
-  WHERE s.chat_id = $1::text AND EXISTS (SELECT 1 FROM marks)
+  INSERT INTO ${names.searchState} AS s (chat_id, indexed_version, indexed_sequence)
+  SELECT $1::text, ch.version, ch.last_sequence FROM chat ch WHERE EXISTS (SELECT 1 FROM index_now)
+  ON CONFLICT (chat_id) DO UPDATE SET
+    indexed_version = greatest(s.indexed_version, excluded.indexed_version),
+    indexed_sequence = greatest(s.indexed_sequence, excluded.indexed_sequence)
   RETURNING 1
 )`
     : '';
-  const indexedColumn = indexed ? ', EXISTS (SELECT 1 FROM marks_moved)' : '';
+  const indexedColumn = `, (SELECT m.current FROM marks m)${indexed ? ', EXISTS (SELECT 1 FROM marks_moved)' : ''}`;
   // $1 chat, $2 branch, $3 ids, $4 roles, $5 message JSON, $6 now (ms), $7 the expected head
   // (commit only), then the engine records' JSON (null for none; $8 for commit, $7 for append). Data-modifying CTEs all run against one snapshot and see each other only
   // through RETURNING, so the chain of dependencies (gate → chat → inserted/replaced) is what
@@ -278,8 +311,8 @@ function writeStatement(names: TableNames, mode: WriteMode, indexed: boolean): s
   // asks the caller to run again. Each lookup is a LATERAL probe with LIMIT 1, so it is an index
   // probe whatever the planner knows about the table.
   //
-  // Search: a chat nobody searched through this connection is not indexed here (see the `lazy
-  // search index` migration); a searched one is, with `indexedWithWrite` above. A replaced node
+  // Search: a chat nobody searched is not indexed here (see the `lazy search index` migration);
+  // a searched one whose index is current is, with `indexedWithWrite` above. A replaced node
   // gets `rewritten_at`, the chat's new version, so the next search re-reads it.
   //
   // The new nodes continue the run of the head they attach to when that head is the newest
@@ -358,7 +391,7 @@ function writeStatement(names: TableNames, mode: WriteMode, indexed: boolean): s
   SELECT $1::text, f.id, CASE WHEN f.rank = 1 THEN ch.previous_head ELSE f.previous_id END,
     ch.last_sequence - ch.n + f.rank, ch.last_run_start, f.role, f.body::json, f.record::json, $6::bigint, $6::bigint
   FROM fresh f CROSS JOIN chat ch
-  RETURNING message_id, parent_id, sequence, created_at, updated_at, engine_record::text AS engine_record
+  RETURNING 1
 ), replaced AS (
   UPDATE ${names.messages} m SET role = i.role, message = i.body::json,
     engine_record = coalesce(i.record::json, m.engine_record),
@@ -367,14 +400,15 @@ function writeStatement(names: TableNames, mode: WriteMode, indexed: boolean): s
   FROM input i CROSS JOIN chat ch
   WHERE m.chat_id = $1::text AND m.message_id = i.id AND EXISTS (SELECT 1 FROM existing e WHERE e.message_id = i.id)
   RETURNING m.message_id, m.parent_id, m.sequence, m.created_at, m.updated_at, m.engine_record::text AS engine_record
-)${indexedWithWrite}
+)${marks}${indexedWithWrite}
 SELECT ch.version, ch.rewritten_at, ch.head_message_id, r.message_id, r.parent_id, r.sequence, r.created_at, r.updated_at,
-  l.found, coalesce(ch.previous_head, l.head_message_id), p.off_branch, p.stale, r.engine_record${indexedColumn}
+  l.found, coalesce(ch.previous_head, l.head_message_id), p.off_branch, p.stale, r.engine_record,
+  ch.last_sequence, ch.n, (SELECT count(*) FROM inserted) AS written${indexedColumn}
 FROM (SELECT 1) AS one
 LEFT JOIN (SELECT true AS found, head_message_id FROM locked) l ON true
 LEFT JOIN problem p ON true
 LEFT JOIN chat ch ON true
-LEFT JOIN (SELECT * FROM inserted UNION ALL SELECT * FROM replaced) r ON ch.version IS NOT NULL`;
+LEFT JOIN replaced r ON ch.version IS NOT NULL`;
   byMode.set(key, statement);
   return statement;
 }

@@ -77,16 +77,20 @@ export function messageRow(
 
 /** The state a write of messages starts from. */
 export interface HeadStateRow {
+  user_id: string;
   version: number;
   rewritten_at: number;
   branch_name: string | null;
   head: string | null;
   max_sequence: number | null;
+  /** The search index marks: the chat version and the highest sequence indexed; null when never indexed. */
+  indexed_version: number | null;
+  indexed_sequence: number | null;
 }
 
 /**
- * The chat's version, one branch's head and the chat's highest sequence, in one lookup.
- * `ChatNotFoundError` / `BranchNotFoundError` when either is missing.
+ * The chat's owner and version, one branch's head, the chat's highest sequence and its search
+ * index marks, in one lookup. `ChatNotFoundError` / `BranchNotFoundError` when either is missing.
  */
 export function headState(db: SqliteConnection, chatId: string, branch: string): HeadStateRow {
   const state = db.prepared(headStateSql).get(branch, chatId) as HeadStateRow | undefined;
@@ -96,9 +100,11 @@ export function headState(db: SqliteConnection, chatId: string, branch: string):
 }
 
 function headStateSql(t: TableNames): string {
-  return `SELECT chat.version AS version, chat.rewritten_at AS rewritten_at, branch.name AS branch_name, branch.head_message_id AS head,
-              (SELECT MAX(sequence) FROM ${t.messages} WHERE chat_id = chat.id) AS max_sequence
+  return `SELECT chat.user_id AS user_id, chat.version AS version, chat.rewritten_at AS rewritten_at, branch.name AS branch_name, branch.head_message_id AS head,
+              (SELECT MAX(sequence) FROM ${t.messages} WHERE chat_id = chat.id) AS max_sequence,
+              marks.indexed_version AS indexed_version, marks.indexed_sequence AS indexed_sequence
          FROM ${t.chats} AS chat LEFT JOIN ${t.branches} AS branch ON branch.chat_id = chat.id AND branch.name = ?
+         LEFT JOIN ${t.searchState} AS marks ON marks.chat_id = chat.id
         WHERE chat.id = ?`;
 }
 

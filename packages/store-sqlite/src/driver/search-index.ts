@@ -2,9 +2,12 @@ import type { StoredMessage } from '@ctxgraph/fragments-core';
 import { messageSearchText, searchTokens } from '@ctxgraph/fragments-core/store-kit';
 import type { TableNames } from '../schema/table-names';
 import type { SqliteConnection } from './connection';
+import type { HeadStateRow } from './lookups';
 
-// The search index is built lazily (see the `lazy search index` migration): nothing is indexed
-// when a message is saved; a search first brings the chats it looks at up to date. Per chat,
+// The search index is built lazily (see the `lazy search index` migration): a save to a chat
+// nobody searched indexes nothing; a search first brings the chats it looks at up to date, and
+// from then on each save of such a chat indexes its new messages with the write while the index
+// is current (`indexInline`). Per chat,
 // `search_state` records the chat version and the highest sequence indexed. Since then, a new
 // node has a higher sequence (a node is never inserted below the chat's highest sequence, and
 // prune lowers the mark when it deletes the highest) and a node replaced in place has
@@ -51,48 +54,38 @@ function staleOfUserSql(t: TableNames): string {
    WHERE c.user_id = ? AND (s.chat_id IS NULL OR s.indexed_version <> c.version)`;
 }
 
-/** A node a write inserted: its rowid, sequence and message JSON. */
+/** A node a write inserted: its rowid, sequence and message (the checked object, in the same call). */
 export interface InsertedRow {
   readonly rowid: number | bigint;
   readonly sequence: number;
-  readonly json: string;
+  readonly message: StoredMessage;
 }
 
 /**
- * Indexes a write's new nodes in the write's own transaction, when the chat's index was current
- * just before it (the marks hold the version the write found, read under its write lock): the
- * new nodes are then exactly what the index lacks, and the marks move to the write's version. A
- * searched chat then pays its indexing with the save, in one commit, as an app indexing by hand
- * would, and its next search has nothing to catch up. Otherwise nothing is written and the next
- * search catches up as before. Only for a chat this connection has searched (`IndexHints`): a
- * chat nobody searches pays nothing. Returns whether it indexed.
+ * Indexes a write's new nodes in the write's own transaction. For a chat whose index was current
+ * just before the write (its marks, read with the head under the write lock, hold the version
+ * the write found), or that had no node and was never indexed: the new nodes are then exactly
+ * what the index lacks, and the marks move to (or start at) the write's version. The caller
+ * decides when (`writeMessages`: a searched chat whose index is current, in any process, or a new
+ * chat of a user who searched through this store); a chat nobody searched has no marks and pays
+ * nothing. Its next search has nothing to catch up, as an app indexing by hand would have it.
  */
 export function indexInline(
   db: SqliteConnection,
   chatId: string,
-  versionBefore: number,
+  before: HeadStateRow,
   versionAfter: number,
   rows: readonly InsertedRow[],
-): boolean {
-  const marks = db.prepared(marksSql).get(chatId) as
-    | { indexed_version: number; indexed_sequence: number; user_id: string }
-    | undefined;
-  if (marks === undefined || marks.indexed_version !== versionBefore) return false;
-  const scope = `${scopeToken('c', chatId)} ${scopeToken('u', marks.user_id)}`;
+): void {
+  const scope = `${scopeToken('c', chatId)} ${scopeToken('u', before.user_id)}`;
   const insert = db.prepared(insertSql);
-  let highest = marks.indexed_sequence;
+  let highest = before.indexed_sequence ?? 0;
   for (const row of rows) {
     if (row.sequence > highest) highest = row.sequence;
-    const tokens = searchTokens(messageSearchText(JSON.parse(row.json) as StoredMessage));
+    const tokens = searchTokens(messageSearchText(row.message));
     if (tokens.length > 0) insert.run(row.rowid, ` ${tokens.join('  ')} `, scope, tokens.length);
   }
   db.prepared(saveStateSql).run(chatId, versionAfter, highest);
-  return true;
-}
-
-function marksSql(t: TableNames): string {
-  return `SELECT s.indexed_version, s.indexed_sequence, c.user_id FROM ${t.searchState} s
-            JOIN ${t.chats} c ON c.id = s.chat_id WHERE s.chat_id = ?`;
 }
 
 /** A node to index: a row of {@link changedSql}, as an array (`raw()`: no object per row). */

@@ -50,6 +50,7 @@ export function searchMessages(db: SqliteConnection, query: PreparedSearch): Sea
         });
     if (fresh !== undefined) {
       if (chatId !== undefined) db.indexHints.current(chatId);
+      db.indexHints.userSearched(query.userId);
       return fresh;
     }
     if (db.readonly)
@@ -65,6 +66,7 @@ export function searchMessages(db: SqliteConnection, query: PreparedSearch): Sea
       return search(db, query);
     });
     if (chatId !== undefined) db.indexHints.current(chatId);
+    db.indexHints.userSearched(query.userId);
     return found;
   });
 }

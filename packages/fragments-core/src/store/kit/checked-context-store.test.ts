@@ -391,12 +391,8 @@ describe('CheckedContextStore: inputs', () => {
     await store.openChat({ chatId: 'c', userId: 'u', title: 'T' });
     await store.createBranch({ chatId: 'c', name: 'b', headMessageId: null });
     await store.createCheckpoint({ chatId: 'c', name: 'p', messageId: 'm', replace: true });
-    await store.commit({
-      chatId: 'c',
-      branch: 'main',
-      expectedHeadId: null,
-      messages: [message('m', 'é')],
-    });
+    const saved = message('m', 'é');
+    await store.commit({ chatId: 'c', branch: 'main', expectedHeadId: null, messages: [saved] });
     await store.getChain({ chatId: 'c', headMessageId: 'm', limit: 2 });
     expect(calls.map((entry) => entry.argument)).toEqual([
       { chatId: 'c', userId: 'u', title: null, metadata, metadataJson: '{"nested":{"list":[1]}}' },
@@ -413,6 +409,7 @@ describe('CheckedContextStore: inputs', () => {
             messageId: 'm',
             role: 'user',
             json: JSON.stringify(message('m', 'é').message),
+            message: saved.message,
             engineRecordJson: null,
           },
         ],
@@ -422,6 +419,10 @@ describe('CheckedContextStore: inputs', () => {
     ]);
     // The metadata the driver got is a copy: the caller's object is not reachable from it.
     expect((calls[0]?.argument as { metadata?: unknown } | undefined)?.metadata).not.toBe(metadata);
+    // A message is what `json` holds; `message` is the caller's object, for a read in the same
+    // call only (to index its text without parsing `json` again).
+    const committed = calls[4]?.argument as { messages: { message: unknown }[] } | undefined;
+    expect(committed?.messages[0]?.message).toBe(saved.message);
   });
 
   it('passes an engine record to a driver that declares engineRecords, and refuses it otherwise', async () => {

@@ -271,6 +271,7 @@ describe('prepareCommit', () => {
         messageId: 'a',
         role: 'user',
         json: JSON.stringify(message('a').message),
+        message: message('a').message,
         engineRecordJson: null,
       },
       {
@@ -278,6 +279,7 @@ describe('prepareCommit', () => {
         messageId: 'b',
         role: 'user',
         json: JSON.stringify(message('b', 'ünï').message),
+        message: message('b', 'ünï').message,
         engineRecordJson: null,
       },
     ]);
@@ -291,6 +293,7 @@ describe('prepareCommit', () => {
         messageId: 'a',
         role: 'user',
         json: JSON.stringify(message('a').message),
+        message: message('a').message,
         engineRecordJson: null,
       },
     ]);
@@ -334,6 +337,7 @@ describe('prepareCommit', () => {
         messageId: 'a',
         role: 'user',
         json: JSON.stringify(message('a').message),
+        message: message('a').message,
         engineRecordJson: '{"usage":{"modelId":"m","n":1}}',
       },
     ]);

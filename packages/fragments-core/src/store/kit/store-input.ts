@@ -8,6 +8,7 @@ import type {
   ListChatsInput,
   SaveContextInput,
 } from '../context-store';
+import type { StoredMessage } from '../records';
 
 // Shared input checks for ContextStore implementations, so that every store refuses the same bad
 // input with the same clear error before it touches its database. Third-party stores may use them.
@@ -322,8 +323,15 @@ export interface PreparedCommitMessage {
   readonly messageId: string;
   /** The message's role. */
   readonly role: string;
-  /** `JSON.stringify(message)`, checked. */
+  /** `JSON.stringify(message)`, checked: what the store keeps. */
   readonly json: string;
+  /**
+   * The message object as the caller passed it, checked: the same content as `json` while the
+   * store's method has not yet returned to the event loop. Read it only synchronously, in the call
+   * that received it (to index its text with the write, say, without parsing `json` again), never
+   * after an `await`: the caller may change its object afterwards, and `json` is what is stored.
+   */
+  readonly message: StoredMessage;
   /**
    * `JSON.stringify(engineRecord)`, checked, or null when the entry carries no engine record (a
    * new node then has none; a node replaced in place keeps the one it had). Only a store that declares
@@ -545,6 +553,7 @@ function prepareMessages(
         messageId: record.id as string,
         role: String(record.role),
         json: JSON.stringify(message),
+        message: message as StoredMessage,
         engineRecordJson: engineRecord === undefined ? null : JSON.stringify(engineRecord),
       });
     }
