@@ -160,16 +160,44 @@ describe('the lazy search index (SQLite)', () => {
     expect(indexRows(path)).toBe(2);
   });
 
-  it('a save that finds the index behind (another connection replaced a message since) leaves it to the search, which misses nothing', async () => {
+  it('a save that finds the index behind (a writer that does not index with its saves, as an older version of this store mid-upgrade) leaves it to the search, which misses nothing', async () => {
     const path = temp.file();
     await using mine = new SqliteContextStore(path);
-    await using other = new SqliteContextStore(path);
     await mine.openChat({ chatId: 'c', userId: 'u' });
     await save(mine, null, entry('m1', 'alpha'));
     expect(await find(mine, 'alpha')).toEqual(['m1']);
-    // Another process replaces m1 and adds m2: a replaced message waits for the catch-up, so the
-    // marks are now behind the chat's version.
-    await save(other, 'm1', entry('m1', 'alpha delta'), entry('m2', 'alpha beta'));
+    // The other writer replaces m1 and adds m2 without touching the index: the marks are now
+    // behind the chat's version.
+    const other = new Database(path);
+    try {
+      other
+        .transaction(() => {
+          const version =
+            (other
+              .prepare("SELECT version FROM ctxgraph_chats WHERE id = 'c'")
+              .pluck()
+              .get() as number) + 1;
+          other
+            .prepare(
+              "UPDATE ctxgraph_messages SET payload = ?, rewritten_at = ? WHERE chat_id = 'c' AND id = 'm1'",
+            )
+            .run(JSON.stringify(textMessage('m1', 'alpha delta')), version);
+          other
+            .prepare(
+              "INSERT INTO ctxgraph_messages (chat_id, id, parent_id, sequence, role, payload, created_at, updated_at) VALUES ('c', 'm2', 'm1', 2, 'user', ?, 0, 0)",
+            )
+            .run(JSON.stringify(textMessage('m2', 'alpha beta')));
+          other
+            .prepare("UPDATE ctxgraph_branches SET head_message_id = 'm2' WHERE chat_id = 'c'")
+            .run();
+          other
+            .prepare("UPDATE ctxgraph_chats SET version = ?, rewritten_at = ? WHERE id = 'c'")
+            .run(version, version);
+        })
+        .immediate();
+    } finally {
+      other.close();
+    }
     // This store saves again: it must not move the marks past m2, which it did not index.
     await save(mine, 'm2', entry('m3', 'alpha gamma'));
     expect(indexRows(path)).toBe(1);
@@ -180,6 +208,26 @@ describe('the lazy search index (SQLite)', () => {
     // A fresh store on the file (nothing known of this process) finds the same.
     await using fresh = new SqliteContextStore(path);
     expect(await find(fresh, 'alpha')).toEqual(['m1', 'm2', 'm3']);
+    // Current again: the next save indexes with the write, a replaced message included.
+    await save(mine, 'm3', entry('m3', 'alpha epsilon'), entry('m4', 'alpha zeta'));
+    expect(indexRows(path)).toBe(4);
+    const database = new Database(path, { readonly: true });
+    try {
+      // The marks hold the version of that save: nothing is left to catch up.
+      expect(
+        database
+          .prepare(
+            "SELECT s.indexed_version = c.version FROM ctxgraph_search_state s JOIN ctxgraph_chats c ON c.id = s.chat_id WHERE c.id = 'c'",
+          )
+          .pluck()
+          .get(),
+      ).toBe(1);
+    } finally {
+      database.close();
+    }
+    expect(await find(fresh, 'gamma')).toEqual([]);
+    expect(await find(fresh, 'epsilon')).toEqual(['m3']);
+    expect(indexRows(path)).toBe(4);
   });
 
   it('a save that replaces a message of a searched chat leaves no old words in the index', async () => {

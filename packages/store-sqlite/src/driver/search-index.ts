@@ -54,38 +54,50 @@ function staleOfUserSql(t: TableNames): string {
    WHERE c.user_id = ? AND (s.chat_id IS NULL OR s.indexed_version <> c.version)`;
 }
 
-/** A node a write inserted: its rowid, sequence and message (the checked object, in the same call). */
-export interface InsertedRow {
-  readonly rowid: number | bigint;
-  readonly sequence: number;
-  readonly message: StoredMessage;
+/** Indexes a write's nodes as it writes them: see {@link inlineIndex}. */
+export interface InlineIndex {
+  /** A node the write inserted (`replaced` false) or replaced in place (its old words go). */
+  add(rowid: number | bigint, sequence: number, message: StoredMessage, replaced: boolean): void;
+  /** After the write: the marks move to (or start at) the version it gave the chat. */
+  finish(versionAfter: number): void;
 }
 
 /**
- * Indexes a write's new nodes in the write's own transaction. For a chat whose index was current
- * just before the write (its marks, read with the head under the write lock, hold the version
- * the write found), or that had no node and was never indexed: the new nodes are then exactly
- * what the index lacks, and the marks move to (or start at) the write's version. The caller
- * decides when (`writeMessages`: a searched chat whose index is current, in any process, or a new
- * chat of a user who searched through this store); a chat nobody searched has no marks and pays
- * nothing. Its next search has nothing to catch up, as an app indexing by hand would have it.
+ * The index of a write's nodes, kept in the write's own transaction, or undefined when the chat's
+ * index is not to be kept that way. It is for a chat whose index was current just before the
+ * write (its marks, read with the head under the write lock, hold the version the write found:
+ * searched, here or in another process, and indexed by every save since), and for a chat that
+ * had no node and was never indexed when its owner searched through this store. Either way the
+ * index then lacks exactly what the write writes: each new node's words go in, each replaced
+ * node's old words come out and its new ones go in, and the marks move to the write's version,
+ * so the next search has nothing to catch up, as an app indexing by hand would have it. A chat
+ * nobody searched has no marks and pays nothing; one whose index is behind (written by a version
+ * of this store that did not index with the write, say) waits for the next search's catch-up.
  */
-export function indexInline(
+export function inlineIndex(
   db: SqliteConnection,
   chatId: string,
   before: HeadStateRow,
-  versionAfter: number,
-  rows: readonly InsertedRow[],
-): void {
+): InlineIndex | undefined {
+  const current =
+    before.indexed_version === null
+      ? before.max_sequence === null && db.indexHints.userSearches(before.user_id)
+      : before.indexed_version === before.version;
+  if (!current) return undefined;
   const scope = `${scopeToken('c', chatId)} ${scopeToken('u', before.user_id)}`;
   const insert = db.prepared(insertSql);
   let highest = before.indexed_sequence ?? 0;
-  for (const row of rows) {
-    if (row.sequence > highest) highest = row.sequence;
-    const tokens = searchTokens(messageSearchText(row.message));
-    if (tokens.length > 0) insert.run(row.rowid, ` ${tokens.join('  ')} `, scope, tokens.length);
-  }
-  db.prepared(saveStateSql).run(chatId, versionAfter, highest);
+  return {
+    add(rowid, sequence, message, replaced) {
+      if (sequence > highest) highest = sequence;
+      if (replaced) db.prepared(removeSql).run(rowid);
+      const tokens = searchTokens(messageSearchText(message));
+      if (tokens.length > 0) insert.run(rowid, ` ${tokens.join('  ')} `, scope, tokens.length);
+    },
+    finish(versionAfter) {
+      db.prepared(saveStateSql).run(chatId, versionAfter, highest);
+    },
+  };
 }
 
 /** A node to index: a row of {@link changedSql}, as an array (`raw()`: no object per row). */

@@ -9,7 +9,7 @@ import type { TableNames } from '../schema/table-names';
 import type { SqliteConnection } from './connection';
 import { headState } from './lookups';
 import { type MessageRow, writtenNode } from './rows';
-import { type InsertedRow, indexInline } from './search-index';
+import { inlineIndex } from './search-index';
 
 /** What {@link writeMessages} writes: a `commit` (with `expectedHeadId`) or an `append` (without). */
 export interface MessageWrite {
@@ -44,16 +44,9 @@ export function writeMessages(db: SqliteConnection, input: MessageWrite): Append
   const replacedIds: string[] = [];
   let oldestReplaced = Number.MAX_SAFE_INTEGER;
   const nodes: MessageNodeRecord[] = [];
-  // Indexed with the write (see `indexInline`): a chat whose index is current (searched, here or
-  // in another process, and indexed by every save since), or a new chat of a user who searched
-  // through this store. The new rows are kept for that; a chat nobody searches pays nothing.
-  const indexed: InsertedRow[] | undefined =
-    state.indexed_version === state.version ||
-    (state.indexed_version === null &&
-      state.max_sequence === null &&
-      db.indexHints.userSearches(state.user_id))
-      ? []
-      : undefined;
+  // The search index kept with the write, for a searched chat whose index is current (or a new
+  // chat of a user who searched here): see `inlineIndex`. Undefined for a chat nobody searched.
+  const index = inlineIndex(db, chatId, state);
   for (const message of input.messages) {
     const result = insert.run(
       chatId,
@@ -67,11 +60,7 @@ export function writeMessages(db: SqliteConnection, input: MessageWrite): Append
       now,
     );
     if (result.changes > 0) {
-      indexed?.push({
-        rowid: result.lastInsertRowid,
-        sequence: nextSequence,
-        message: message.message,
-      });
+      index?.add(result.lastInsertRowid, nextSequence, message.message, false);
       nodes.push(
         writtenNode(
           chatId,
@@ -98,9 +87,12 @@ export function writeMessages(db: SqliteConnection, input: MessageWrite): Append
         state.version + 1,
         chatId,
         message.id,
-      ) as Pick<MessageRow, 'parent_id' | 'sequence' | 'created_at' | 'engine_record'>;
+      ) as Pick<MessageRow, 'parent_id' | 'sequence' | 'created_at' | 'engine_record'> & {
+      rowid: number | bigint;
+    };
     replacedIds.push(message.id);
     if (kept.sequence < oldestReplaced) oldestReplaced = kept.sequence;
+    index?.add(kept.rowid, kept.sequence, message.message, true);
     nodes.push(
       writtenNode(
         chatId,
@@ -127,9 +119,7 @@ export function writeMessages(db: SqliteConnection, input: MessageWrite): Append
     version: state.version + 1,
     rewritten_at: replaced ? state.version + 1 : state.rewritten_at,
   };
-  // A replaced node's old words must leave the index too: that case waits for the catch-up.
-  if (indexed !== undefined && replacedIds.length === 0)
-    indexInline(db, chatId, state, after.version, indexed);
+  if (index !== undefined) index.finish(after.version);
   else if (state.indexed_version !== null) {
     // Left behind: this store's next search of the chat goes straight to its catch-up.
     db.indexHints.marksFound(chatId, true);
@@ -152,10 +142,10 @@ function insertSql(t: TableNames): string {
 }
 
 // `rewritten_at` is the version this write gives the chat: the search index re-reads the node
-// when it next catches up (see `search-index.ts`).
+// when it next catches up (see `search-index.ts`), unless the write indexed it itself.
 function replaceSql(t: TableNames): string {
   return `UPDATE ${t.messages} SET role = ?, payload = ?, engine_record = coalesce(?, engine_record), updated_at = ?, rewritten_at = ? WHERE chat_id = ? AND id = ?
-         RETURNING parent_id, sequence, created_at, engine_record`;
+         RETURNING rowid, parent_id, sequence, created_at, engine_record`;
 }
 
 function moveHeadSql(t: TableNames): string {
