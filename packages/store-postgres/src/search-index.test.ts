@@ -211,6 +211,14 @@ describe('the lazy search index (PostgreSQL)', () => {
     await save(store, null, textNode('m1', 'before'));
     expect(await find(store, 'before')).toEqual(['m1']);
     await save(store, 'm1', textNode('m1', 'after'), textNode('m2', 'after too'));
+    // Indexed by the save itself, the replaced message's words swapped: the marks are current,
+    // and its words carry its new stamp.
+    const state = await admin.unsafe(
+      `SELECT s.indexed_version = c.version AS current,
+         (SELECT w.words FROM "${schema}".ctxgraph_search_words w WHERE w.message_id = 'm1') AS words
+       FROM "${schema}".ctxgraph_search_state s JOIN "${schema}".ctxgraph_chats c ON c.chat_id = s.chat_id`,
+    );
+    expect(state.map((row) => [row.current, row.words])).toEqual([[true, ['after']]]);
     expect(await find(store, 'before')).toEqual([]);
     expect(await find(store, 'after')).toEqual(['m1', 'm2']);
     await save(store, 'm2', textNode('m3', 'after three'));

@@ -61,9 +61,9 @@ export async function write(
 ): Promise<AppendResult> {
   const { chatId, branch, expectedHeadId, messages: prepared } = request;
   const names = db.names;
-  // A chat this connection keeps indexed with its saves comes with its words: its new messages
-  // are indexed by the write itself, when the index was current just before it or the chat had
-  // no message yet (see `indexedWithWrite`); any other pays nothing.
+  // A chat this connection knows is searched comes with its words: the write itself indexes its
+  // messages when the index was current just before it or the chat had no message yet (see
+  // `indexedWithWrite`); any other pays nothing.
   const { words } = request;
   const searched = words !== undefined;
   const statement = writeStatement(names, mode, searched);
@@ -258,27 +258,29 @@ function writeStatement(names: TableNames, mode: WriteMode, indexed: boolean): s
   // update took (null when the chat was never indexed). The caller learns from them which chats
   // are searched (`IndexHints.marksFound`), so a searched chat's next save brings its words.
   //
-  // Indexed with the write (`indexed`: the words came): only when nothing is replaced (a
-  // replaced node's old words wait for the catch-up), and the marks were current, or there are
-  // none and the chat had no message before this write (`last_sequence` never goes down): the
-  // index then lacks exactly these messages. The marks move to (or start at) the write's version
-  // and last sequence, never down (a catch-up that read an older snapshot may write its marks
-  // meanwhile). Sibling CTEs see one snapshot; the foreign key of the words is checked at the end
-  // of the statement, when the messages are in.
+  // Indexed with the write (`indexed`: the words came): when the marks were current, or there
+  // are none and the chat had no message before this write (`last_sequence` never goes down):
+  // the index then lacks exactly what this write writes. A new node's words go in stamped 0; a
+  // replaced node's replace its old ones, stamped with its new `rewritten_at` (this version), as
+  // a catch-up would. The marks move to (or start at) the write's version and last sequence,
+  // never down (a catch-up that read an older snapshot may write its marks meanwhile). Sibling
+  // CTEs see one snapshot; the foreign key of the words is checked at the end of the statement,
+  // when the messages are in.
   const marks = `, marks AS (
   SELECT s.indexed_version = ch.version - 1 AS current
   FROM chat ch JOIN ${names.searchState} s ON s.chat_id = $1::text
 )`;
   const indexedWithWrite = indexed
     ? `, index_now AS (
-  SELECT 1 FROM chat ch
-  WHERE NOT EXISTS (SELECT 1 FROM existing)
-    AND coalesce((SELECT m.current FROM marks m), ch.last_sequence = ch.n)
+  SELECT ch.version FROM chat ch
+  WHERE coalesce((SELECT m.current FROM marks m), ch.last_sequence = ch.n)
 ), words_written AS (
-  INSERT INTO ${names.searchWords} (chat_id, message_id, words, stamp)
-  SELECT $1::text, w.id, CASE WHEN w.words = '' THEN '{}'::text[] ELSE string_to_array(w.words, ' ') END, 0
-  FROM unnest($3::text[], ${words}::text[]) AS w(id, words)
-  WHERE EXISTS (SELECT 1 FROM index_now)
+  INSERT INTO ${names.searchWords} AS sw (chat_id, message_id, words, stamp)
+  SELECT $1::text, w.id, CASE WHEN w.words = '' THEN '{}'::text[] ELSE string_to_array(w.words, ' ') END,
+    CASE WHEN EXISTS (SELECT 1 FROM existing e WHERE e.message_id = w.id) THEN x.version ELSE 0 END
+  FROM unnest($3::text[], ${words}::text[]) AS w(id, words) CROSS JOIN index_now x
+  ON CONFLICT (chat_id, message_id) DO UPDATE SET words = excluded.words, stamp = excluded.stamp
+    WHERE sw.stamp < excluded.stamp
   RETURNING 1
 ), marks_moved AS (
   INSERT INTO ${names.searchState} AS s (chat_id, indexed_version, indexed_sequence)
@@ -313,7 +315,8 @@ function writeStatement(names: TableNames, mode: WriteMode, indexed: boolean): s
   //
   // Search: a chat nobody searched is not indexed here (see the `lazy search index` migration);
   // a searched one whose index is current is, with `indexedWithWrite` above. A replaced node
-  // gets `rewritten_at`, the chat's new version, so the next search re-reads it.
+  // gets `rewritten_at`, the chat's new version, so the next search re-reads it unless this
+  // write indexed it.
   //
   // The new nodes continue the run of the head they attach to when that head is the newest
   // node of the chat (`last_message_id`, still at `last_sequence`); otherwise they start one.
