@@ -2,7 +2,8 @@
 // measured in the same run, interleaved run by run. Prints figures; asserts nothing.
 //   cd benchmarks && node --expose-gc --import tsx src/search-cost-bench.ts [sqlite] [postgres] [saves] [branches]
 // PostgreSQL: DATABASE_URL, or an embedded server (tooling/postgres-server.ts); a random schema,
-// dropped at the end. BATCH_RUNS (21) and TURN_RUNS (1,000) set the number of measured runs.
+// dropped at the end. BATCH_RUNS (21) and TURN_RUNS (1,000) set the number of measured runs,
+// TURN_BLOCK (10) the turns of one kind in a row (1: every kind one turn at a time).
 // Run with --expose-gc (the package script does): every timed step then starts from a
 // collected heap, the floor's as the store's, so a collection another step left is not billed.
 //
@@ -42,7 +43,7 @@ const BATCH_RUNS = Number(process.env.BATCH_RUNS ?? 21);
 const TURN_HISTORY = 1_000;
 const TURN_RUNS = Number(process.env.TURN_RUNS ?? 1000);
 const WARMUP = 100;
-const TURN_BLOCK = 10;
+const TURN_BLOCK = Number(process.env.TURN_BLOCK ?? 10);
 
 type Entry = { id: string; message: StoredMessage };
 
@@ -82,8 +83,13 @@ interface Floors {
 interface Subject {
   readonly name: string;
   readonly store: ContextStore;
-  /** A second store on the same database (another process, as far as the first knows). */
-  readonly other: ContextStore;
+  /**
+   * Two more stores on one database of their own (two processes, as far as each knows): one
+   * searches a chat, the other saves to it. Apart from `store`, so that `store` is the only
+   * connection to its database, as the floor is to its own: on SQLite, a connection whose
+   * database another connection changed discards its page cache at its next transaction.
+   */
+  readonly pair: { readonly searcher: ContextStore; readonly writer: ContextStore };
   readonly floors: Floors;
   readonly close: () => Promise<void>;
 }
@@ -176,16 +182,18 @@ function sqliteFloors(path: string): Floors {
 async function sqliteSubject(): Promise<Subject> {
   const directory = mkdtempSync(join(tmpdir(), 'ctxgraph-search-cost-'));
   const store = new SqliteContextStore(join(directory, 'store.db'));
-  const other = new SqliteContextStore(join(directory, 'store.db'));
+  const searcher = new SqliteContextStore(join(directory, 'pair.db'));
+  const writer = new SqliteContextStore(join(directory, 'pair.db'));
   const floors = sqliteFloors(join(directory, 'floor.db'));
   return {
     name: 'SQLite',
     store,
-    other,
+    pair: { searcher, writer },
     floors,
     close: async () => {
       await store.close();
-      await other.close();
+      await searcher.close();
+      await writer.close();
       await floors.close();
       rmSync(directory, { recursive: true, force: true });
     },
@@ -278,17 +286,19 @@ async function postgresSubject(): Promise<Subject> {
   const schema = `sc_${randomBytes(6).toString('hex')}`;
   const store = new PostgresContextStore({ connectionString: server.url, schema });
   await store.migrate();
-  const other = new PostgresContextStore({ connectionString: server.url, schema });
+  const searcher = new PostgresContextStore({ connectionString: server.url, schema });
+  const writer = new PostgresContextStore({ connectionString: server.url, schema });
   const floors = postgresFloors(server.url, schema);
   const admin = postgres(server.url, { max: 1, onnotice: () => {} });
   return {
     name: 'PostgreSQL',
     store,
-    other,
+    pair: { searcher, writer },
     floors,
     close: async () => {
       await store.close();
-      await other.close();
+      await searcher.close();
+      await writer.close();
       await floors.close();
       await admin.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => {});
       await admin.end();
@@ -386,21 +396,25 @@ async function runSteps(
 
 /** Ratios to the floors of one kind of save, for an app that never searches and one that does. */
 function saveRows(save: string, times: Times): Record<string, string>[] {
-  const at = (name: string) => median(times[name] ?? []);
-  const floor = at('floor');
-  const indexFloor = median([
-    ...(times['index floor'] ?? []),
-    ...(times['index floor, again'] ?? []),
-  ]);
-  const rows = [
-    {
+  const floors = times.floor ?? [];
+  // The indexing floor of run k: the mean of its two steps in that run.
+  const first = times['index floor'] ?? [];
+  const again = times['index floor, again'] ?? [];
+  const indexFloors = first.map((ms, k) => (ms + (again[k] ?? ms)) / 2);
+  const row = (app: string, name: string, against: number[]) => {
+    const store = times[name] ?? [];
+    return {
       save,
-      app: 'never searches',
-      'floor ms': floor.toFixed(3),
-      'store ms': at('never searches').toFixed(3),
-      'x floor': (at('never searches') / floor).toFixed(2),
-    },
-  ];
+      app,
+      'floor ms': median(against).toFixed(3),
+      'store ms': median(store).toFixed(3),
+      // Run k of the store against run k of its floor, measured next to it: what the machine
+      // was doing then weighs on both sides alike.
+      'x floor': median(store.map((ms, k) => ms / (against[k] ?? Number.NaN))).toFixed(2),
+      'x floor (medians)': (median(store) / median(against)).toFixed(2),
+    };
+  };
+  const rows = [row('never searches', 'never searches', floors)];
   for (const [name, app] of [
     ['indexed with the save', 'searches (a searched chat, or a new one of a user who searched)'],
     [
@@ -409,20 +423,13 @@ function saveRows(save: string, times: Times): Record<string, string>[] {
     ],
     ['another process wrote', 'searches (another process saves to a chat this one searches)'],
   ] as const) {
-    if (times[name] === undefined) continue;
-    rows.push({
-      save,
-      app,
-      'floor ms': indexFloor.toFixed(3),
-      'store ms': at(name).toFixed(3),
-      'x floor': (at(name) / indexFloor).toFixed(2),
-    });
+    if (times[name] !== undefined) rows.push(row(app, name, indexFloors));
   }
   return rows;
 }
 
 async function measureSaves(subject: Subject): Promise<Record<string, string>[]> {
-  const { store, other, floors } = subject;
+  const { store, pair, floors } = subject;
   const rows: Record<string, string>[] = [];
   // User `u` searches through the store (from the warm-up on); user `quiet` never does; each run
   // has a user of its own, `late-N`, who saved a chat before they ever searched.
@@ -485,9 +492,9 @@ async function measureSaves(subject: Subject): Promise<Record<string, string>[]>
   // A turn (two messages) on a chat of 1,000 messages, the searching app searching after each.
   await seedChat(store, 'turn-quiet', 'quiet', TURN_HISTORY);
   await seedChat(store, 'turn-search', 'u', TURN_HISTORY);
-  await seedChat(store, 'turn-other', 'u', TURN_HISTORY);
+  await seedChat(pair.searcher, 'turn-other', 'u', TURN_HISTORY);
   await search(store, 'turn-search', 'u', 'zzzabsent');
-  await search(store, 'turn-other', 'u', 'zzzabsent');
+  await search(pair.searcher, 'turn-other', 'u', 'zzzabsent');
   const history = (tag: string): Entry[] => batch(tag).slice(0, TURN_HISTORY);
   await floors.write('turn-floor', history('hf'), false);
   await floors.write('turn-index-floor', history('hi'), true);
@@ -533,8 +540,8 @@ async function measureSaves(subject: Subject): Promise<Record<string, string>[]>
     'another process wrote': (run) => {
       const entries = turn(`o${run}`);
       return saveShare(
-        () => commitAll(other, 'turn-other', entries),
-        () => search(store, 'turn-other', 'u', 'zzzabsent'),
+        () => commitAll(pair.writer, 'turn-other', entries),
+        () => search(pair.searcher, 'turn-other', 'u', 'zzzabsent'),
         false,
       );
     },
@@ -652,7 +659,7 @@ async function main(): Promise<void> {
   }
   if (saves.length > 0) {
     console.log(
-      `\nSaves, median ms (${BATCH_RUNS} runs of the 10,000-message save, ${TURN_RUNS} turns), interleaved with the floors${collect === undefined ? ' (run with --expose-gc to start each step from a collected heap)' : ', each step from a collected heap'}. Targets: x floor <= 1.3 (batch) and <= 1.5 (turn); for an app that searches, the floor is the indexing floor.`,
+      `\nSaves, median ms (${BATCH_RUNS} runs of the 10,000-message save, interleaved with the floors${collect === undefined ? ' (run with --expose-gc to start each from a collected heap)' : ', each from a collected heap'}; ${TURN_RUNS} turns of each kind, ${TURN_BLOCK} in a row). x floor: the median of each run's store time over its floor's in the same run (and the ratio of the medians). Targets: x floor <= 1.3 (batch) and <= 1.5 (turn); for an app that searches, the floor is the indexing floor.`,
     );
     printTable(saves);
   }
