@@ -37,8 +37,8 @@ export interface WriteRequest {
   readonly expectedHeadId: string | null;
   readonly messages: readonly PreparedCommitMessage[];
   /**
-   * The messages' search words, for a chat this connection keeps indexed with its saves
-   * ({@link wordsForWrite}, computed in the call that received the messages); undefined otherwise.
+   * The messages' search words, for a chat this connection knows is searched ({@link
+   * wordsForWrite}, computed in the call that received the messages); undefined otherwise.
    */
   readonly words?: readonly string[] | undefined;
 }
@@ -221,9 +221,9 @@ export async function forkCommit(
  * The search words of a write's messages, as the index keeps them (space-separated: a word holds
  * no space), for a chat this connection knows is searched (it searched it, a save found its index
  * marks, or a user who searched here opened it); otherwise undefined, and the save pays nothing
- * for search beyond one probe of the marks. Call
- * it in the call that received the messages, before any `await`: it reads the checked message
- * objects, which the caller may change once the call has returned.
+ * for search beyond one probe of the marks. Call it in the call that received the messages,
+ * before any `await`: it reads the checked message objects, which the caller may change once the
+ * call has returned.
  */
 export function wordsForWrite(
   db: PostgresConnection,

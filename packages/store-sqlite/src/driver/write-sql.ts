@@ -112,7 +112,7 @@ export function writeMessages(db: SqliteConnection, input: MessageWrite): Append
     assertOnBranch(db, chatId, branch, state.head, replacedIds, oldestReplaced);
   if (head !== state.head) db.prepared(moveHeadSql).run(head, now, chatId, branch);
   // The version and rewritten_at were read under this write's lock: the new ones follow from
-  // them, so the update returns nothing (RETURNING costs a save a tenth of its time).
+  // them, so the update returns nothing (a RETURNING cost a turn about 4 µs of 60, bare SQL).
   const replaced = replacedIds.length > 0;
   db.prepared(bumpChatSql).run(replaced ? 1 : 0, now, chatId);
   const after = {
