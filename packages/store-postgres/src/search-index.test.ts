@@ -45,6 +45,13 @@ function save(
   return store.commit({ chatId: 'c', branch: 'main', expectedHeadId: head, messages });
 }
 
+/** Chat `c` with one message, `m1` ("alpha"), searched through `store`: its index is current. */
+async function searchedChat(store: PostgresContextStore): Promise<void> {
+  await store.openChat({ chatId: 'c', userId: 'u' });
+  await save(store, null, textNode('m1', 'alpha'));
+  expect(await find(store, 'alpha')).toEqual(['m1']);
+}
+
 async function indexRows(schema: string): Promise<number> {
   const rows = await admin.unsafe(`SELECT count(*) AS n FROM "${schema}".ctxgraph_search_words`);
   return Number(rows[0]?.n);
@@ -152,9 +159,7 @@ describe('the lazy search index (PostgreSQL)', () => {
     const schema = freshSchema();
     await using mine = storeOn(schema);
     await using other = storeOn(schema);
-    await mine.openChat({ chatId: 'c', userId: 'u' });
-    await save(mine, null, textNode('m1', 'alpha'));
-    expect(await find(mine, 'alpha')).toEqual(['m1']);
+    await searchedChat(mine);
     await save(other, 'm1', textNode('m2', 'alpha beta'));
     // This store saves again: the marks are behind (m2), so it must not move them past m2.
     await mine.append({ chatId: 'c', branch: 'main', messages: [textNode('m3', 'alpha gamma')] });
@@ -174,9 +179,7 @@ describe('the lazy search index (PostgreSQL)', () => {
     const schema = freshSchema();
     await using mine = storeOn(schema);
     await using other = storeOn(schema);
-    await mine.openChat({ chatId: 'c', userId: 'u' });
-    await save(mine, null, textNode('m1', 'alpha'));
-    expect(await find(mine, 'alpha')).toEqual(['m1']);
+    await searchedChat(mine);
     // The other server never searched: its first save brings no words, and finds the marks.
     await save(other, 'm1', textNode('m2', 'alpha beta'));
     expect(await indexRows(schema)).toBe(1);
