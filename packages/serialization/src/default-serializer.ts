@@ -1,5 +1,6 @@
 import type { ContextFragment, FragmentData, JsonValue } from '@ctxgraph/fragments-core';
-import { createSerializer, type FragmentSerializer } from './fragment-serializer';
+import { createSerializer } from './create-serializer';
+import type { FragmentSerializer } from './fragment-serializer';
 import type { SerializedFragment, SerializedGroup } from './schemas';
 
 /**

@@ -57,6 +57,10 @@ export interface FragmentTypeDefinition<
   toFragment(serialized: Serialized, context: SerializationContext): ContextFragment;
 }
 
+/** The serialized form a definition produces. */
+export type SerializedOf<Definition> =
+  Definition extends FragmentTypeDefinition<infer Serialized> ? Serialized : never;
+
 /**
  * Declares a fragment type for a serializer, inferring the serialized type from its schema.
  *

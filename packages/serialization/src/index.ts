@@ -1,4 +1,6 @@
 export { builtinFragmentTypes } from './builtin-fragment-types';
+export { MAX_SERIALIZED_DEPTH } from './conversion/walk';
+export { createSerializer, type SerializerOptions } from './create-serializer';
 export {
   decodeSerializedValue,
   defaultSerializer,
@@ -6,20 +8,15 @@ export {
   fromFragment,
   toFragment,
 } from './default-serializer';
-export {
-  createSerializer,
-  FragmentSerializer,
-  GROUP_TYPE,
-  MAX_SERIALIZED_DEPTH,
-  type SerializedOf,
-  type SerializerOptions,
-} from './fragment-serializer';
+export { FragmentSerializer } from './fragment-serializer';
 export {
   defineFragmentType,
   type FragmentTypeDefinition,
   type SerializationContext,
   type SerializedFragmentBase,
+  type SerializedOf,
 } from './fragment-type-definition';
+export { GROUP_TYPE } from './fragment-type-registry';
 export {
   type SerializedBudgetField,
   type SerializedFragment,
