@@ -1,8 +1,11 @@
 // Test helpers: the AI SDK's own chat client (AbstractChat with DefaultChatTransport) in Node,
-// and the app started in this process on a real port with a real SQLite file.
+// and the app started in this process on a real port with a real SQLite file (or a PostgreSQL
+// schema of its own).
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { PostgresContextStore } from '@ctxgraph/store-postgres';
 import {
   AbstractChat,
   type ChatInit,
@@ -10,6 +13,8 @@ import {
   type ChatStatus,
   DefaultChatTransport,
 } from 'ai';
+import postgres from 'postgres';
+import { startPostgresServer } from '../../../../tooling/postgres-server.ts';
 import { createMockModel } from '../server/mock-model';
 import { type RunningChatServer, startChatServer } from '../server/start-server';
 import type { ChatUIMessage } from '../server/tools';
@@ -60,12 +65,23 @@ export interface TestServer extends RunningChatServer {
   stop(): Promise<void>;
 }
 
+/** The stores the app is tested on: its own (SQLite), and PostgreSQL. */
+export type TestStoreKind = 'sqlite' | 'postgres';
+
 export async function startTestServer(
   chunkDelayMs = 0,
   model = createMockModel({ chunkDelayMs }),
+  storeKind: TestStoreKind = 'sqlite',
 ): Promise<TestServer> {
   const directory = mkdtempSync(join(tmpdir(), 'ctxgraph-chat-app-'));
-  const running = await startChatServer({ sqlitePath: join(directory, 'chat.db'), model, port: 0 });
+  const postgresStore = storeKind === 'postgres' ? await openPostgresStore() : undefined;
+  const running = await startChatServer({
+    ...(postgresStore
+      ? { store: postgresStore.store }
+      : { sqlitePath: join(directory, 'chat.db') }),
+    model,
+    port: 0,
+  });
   return {
     ...running,
     directory,
@@ -77,7 +93,31 @@ export async function startTestServer(
     },
     async stop() {
       await running.close();
+      await postgresStore?.drop();
       rmSync(directory, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * A PostgreSQL store in a schema of its own (DATABASE_URL, or a throwaway embedded server), and
+ * how to drop it all.
+ */
+async function openPostgresStore(): Promise<{
+  store: PostgresContextStore;
+  drop(): Promise<void>;
+}> {
+  const server = await startPostgresServer();
+  const schema = `chat_app_${randomBytes(6).toString('hex')}`;
+  const store = new PostgresContextStore({ connectionString: server.url, schema });
+  return {
+    store,
+    async drop() {
+      await store.close();
+      const admin = postgres(server.url, { max: 1, onnotice: () => {} });
+      await admin.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      await admin.end();
+      await server.stop();
     },
   };
 }
