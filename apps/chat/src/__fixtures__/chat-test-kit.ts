@@ -12,6 +12,7 @@ import {
   type ChatState,
   type ChatStatus,
   DefaultChatTransport,
+  type LanguageModel,
 } from 'ai';
 import postgres from 'postgres';
 import { startPostgresServer } from '../../../../tooling/postgres-server.ts';
@@ -70,7 +71,7 @@ export type TestStoreKind = 'sqlite' | 'postgres';
 
 export async function startTestServer(
   chunkDelayMs = 0,
-  model = createMockModel({ chunkDelayMs }),
+  model: LanguageModel = createMockModel({ chunkDelayMs }),
   storeKind: TestStoreKind = 'sqlite',
 ): Promise<TestServer> {
   const directory = mkdtempSync(join(tmpdir(), 'ctxgraph-chat-app-'));

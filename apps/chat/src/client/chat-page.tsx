@@ -22,6 +22,14 @@ async function loadMessages(
   return ((await response.json()) as { messages: ChatUIMessage[] }).messages;
 }
 
+/**
+ * What the page sends for every message the user writes, a new one or an edited version: the
+ * text and its metadata (when it was sent). One place, so an edit is stored as a new message is.
+ */
+function written(text: string): { text: string; metadata: { sentAt: number } } {
+  return { text, metadata: { sentAt: Date.now() } };
+}
+
 function textOf(message: ChatUIMessage): string {
   return message.parts
     .map((part) => {
@@ -98,7 +106,7 @@ function Conversation({
   const submit = (event: FormEvent) => {
     event.preventDefault();
     if (draft.trim() === '') return;
-    void sendMessage({ text: draft, metadata: { sentAt: Date.now() } });
+    void sendMessage(written(draft));
     setDraft('');
   };
   const openVersion = async (leafNodeId: string) => {
@@ -127,7 +135,7 @@ function Conversation({
                 <form
                   onSubmit={(event) => {
                     event.preventDefault();
-                    void sendMessage({ text: editing.text, messageId: message.id });
+                    void sendMessage({ ...written(editing.text), messageId: message.id });
                     setEditing(null);
                   }}
                 >

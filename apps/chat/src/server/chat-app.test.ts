@@ -32,6 +32,11 @@ async function stored(chatId: string, query = ''): Promise<ChatUIMessage[]> {
   return (answer.body as { messages: ChatUIMessage[] }).messages;
 }
 
+async function versionsOf(chatId: string, messageId: string): Promise<{ leafNodeId: string }[]> {
+  const response = await fetch(`${server.url}/api/chat/${chatId}/versions/${messageId}`);
+  return ((await response.json()) as { versions: { leafNodeId: string }[] }).versions;
+}
+
 async function turn(chat: NodeChat, text: string): Promise<void> {
   await chat.sendMessage({ text });
   expect(chat.currentError).toBeUndefined();
@@ -298,6 +303,27 @@ describe('the reference app with the AI SDK client', () => {
     });
     const messages = await stored(chatId);
     expect(messages[0]?.metadata).toEqual({ sentAt: 1_700_000_000_000, tag: 'keep-me' });
+  });
+
+  it('an edit keeps the metadata the client gives the edited message', async () => {
+    const chatId = newChatId();
+    const chat = new NodeChat(server.url, chatId);
+    await chat.sendMessage({ text: 'first words', metadata: { sentAt: 1, tag: 'original' } });
+    const questionId = chat.messages[0]?.id as string;
+    await chat.sendMessage({
+      text: 'better words',
+      messageId: questionId,
+      metadata: { sentAt: 2, tag: 'edited' },
+    });
+    expect(chat.currentError).toBeUndefined();
+    const messages = await stored(chatId);
+    expect(messages[0]).toMatchObject({ id: questionId, metadata: { sentAt: 2, tag: 'edited' } });
+    expect(plain(messages)).toEqual(plain(chat.messages));
+    const old = await stored(
+      chatId,
+      `?node=${(await versionsOf(chatId, questionId))[0]?.leafNodeId}`,
+    );
+    expect(old[0]?.metadata).toEqual({ sentAt: 1, tag: 'original' });
   });
 
   it('a body with only the last message continues from the most recently written message', async () => {
