@@ -27,7 +27,10 @@ describe.skipIf(!installed)('the chat app in a browser', () => {
   const clientDirectory = join(directory, 'client');
   let browser: BrowserContext;
   let running: RunningChatServer;
-  /** The app's own mock, a word every 150 ms: long enough to stop a reply after a few words. */
+  /**
+   * The app's own mock, a word every 150 ms (a word can be on its way when the page stops), that
+   * waits after its last word until it is stopped: the Stop button is there whenever it is clicked.
+   */
   let slow: RunningChatServer;
   /** A model that streams its words at once, then waits until it is stopped. */
   let waiting: RunningChatServer;
@@ -48,7 +51,7 @@ describe.skipIf(!installed)('the chat app in a browser', () => {
     });
     slow = await startChatServer({
       sqlitePath: join(directory, 'slow.db'),
-      model: createMockModel({ chunkDelayMs: 150 }),
+      model: untilStopped(createMockModel({ chunkDelayMs: 150 })),
       port: 0,
       clientDirectory,
     });
