@@ -12,7 +12,7 @@ import { ChatPage } from './chat-page';
 
 let server: TestServer;
 beforeAll(async () => {
-  server = await startTestServer(0);
+  server = await startTestServer();
 });
 afterAll(async () => {
   await server.stop();

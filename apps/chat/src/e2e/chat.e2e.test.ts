@@ -6,6 +6,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../__fixtures__/chat-test-kit';
 import { createMockModel, type MockLanguageModel } from '../server/mock-model';
 import { type RunningChatServer, startChatServer } from '../server/start-server';
 import type { ChatUIMessage } from '../server/tools';
@@ -27,13 +28,6 @@ describe.skipIf(!installed)('the chat app in a browser', () => {
   const clientDirectory = join(directory, 'client');
   let browser: BrowserContext;
   let running: RunningChatServer;
-  /**
-   * The app's own mock, a word every 150 ms (a word can be on its way when the page stops), that
-   * waits after its last word until it is stopped: the Stop button is there whenever it is clicked.
-   */
-  let slow: RunningChatServer;
-  /** A model that streams its words at once, then waits until it is stopped. */
-  let waiting: RunningChatServer;
 
   beforeAll(async () => {
     const { build } = await import('vite');
@@ -46,18 +40,6 @@ describe.skipIf(!installed)('the chat app in a browser', () => {
     running = await startChatServer({
       sqlitePath: join(directory, 'chat.db'),
       model: createMockModel({ chunkDelayMs: 5 }),
-      port: 0,
-      clientDirectory,
-    });
-    slow = await startChatServer({
-      sqlitePath: join(directory, 'slow.db'),
-      model: untilStopped(createMockModel({ chunkDelayMs: 150 })),
-      port: 0,
-      clientDirectory,
-    });
-    waiting = await startChatServer({
-      sqlitePath: join(directory, 'waiting.db'),
-      model: untilStopped(createMockModel({ chunkDelayMs: 0 })),
       port: 0,
       clientDirectory,
     });
@@ -78,8 +60,6 @@ describe.skipIf(!installed)('the chat app in a browser', () => {
   afterAll(async () => {
     await browser?.close();
     await running?.close();
-    await slow?.close();
-    await waiting?.close();
     rmSync(directory, { recursive: true, force: true });
   });
 
@@ -113,63 +93,91 @@ describe.skipIf(!installed)('the chat app in a browser', () => {
   /** What the page shows, what GET …/messages answers, and what a reload shows. */
   async function threeViews(
     page: Page,
-    server: RunningChatServer,
+    server: TestServer,
     chatId: string,
   ): Promise<{ page: string[]; stored: string[]; reloaded: string[] }> {
     const shown = await texts(page);
-    const response = await fetch(`${server.url}/api/chat/${chatId}/messages`);
-    expect(response.status).toBe(200);
-    const { messages } = (await response.json()) as { messages: ChatUIMessage[] };
+    const answer = await server.messages(chatId);
+    expect(answer.status).toBe(200);
+    const { messages } = answer.body as { messages: ChatUIMessage[] };
     await page.reload();
     await expect.poll(() => page.getByTestId('status').textContent()).toBe('ready');
     await expect.poll(() => texts(page)).toHaveLength(messages.length);
     return { page: shown, stored: messages.map(shownText), reloaded: await texts(page) };
   }
 
-  it('after a stop the page shows what is stored, as a reload does', async () => {
-    const page = await browser.newPage();
-    page.setDefaultTimeout(10_000);
-    await page.goto(`${slow.url}/#stop-chat`);
-    const question = `please repeat ${Array.from({ length: 40 }, (_, index) => `w${index}`).join(' ')}`;
-    await page.getByLabel('Message').fill(question);
-    await page.getByRole('button', { name: 'Send' }).click();
-    // Stop once a few words are on the page.
-    await expect
-      .poll(async () => ((await texts(page))[1] ?? '').split(' ').length)
-      .toBeGreaterThanOrEqual(5);
-    await page.getByRole('button', { name: 'Stop' }).click();
-    await expect.poll(() => page.getByTestId('status').textContent()).toBe('ready');
-    const views = await threeViews(page, slow, 'stop-chat');
-    expect(views.stored).toHaveLength(2);
-    expect(views.page).toEqual(views.stored);
-    expect(views.reloaded).toEqual(views.stored);
-    await page.close();
-  });
+  describe.each(['sqlite', 'postgres'] as const)('stop, on %s', (store) => {
+    /**
+     * The app's own mock, a word every 150 ms (a word can be on its way when the page stops), that
+     * waits after its last word until it is stopped: the Stop button is there whenever it is clicked.
+     */
+    let slow: TestServer;
+    /** A model that streams its words at once, then waits until it is stopped. */
+    let waiting: TestServer;
+    beforeAll(async () => {
+      slow = await startTestServer({
+        store,
+        model: untilStopped(createMockModel({ chunkDelayMs: 150 })),
+        clientDirectory,
+      });
+      waiting = await startTestServer({
+        store,
+        model: untilStopped(createMockModel({ chunkDelayMs: 0 })),
+        clientDirectory,
+      });
+    });
+    afterAll(async () => {
+      await slow?.stop();
+      await waiting?.stop();
+    });
 
-  it('words the server sent that never reached the page: after the stop the page shows them, as stored', async () => {
-    const page = await browser.newPage();
-    page.setDefaultTimeout(10_000);
-    // A slow network: the page gets the reply's stream up to its third word, the rest is held
-    // back (the server sent it; it has not arrived when the user stops).
-    await page.addInitScript(holdBackAfterWords, 3);
-    await page.goto(`${waiting.url}/#held-back`);
-    await page.getByLabel('Message').fill('one two three four five six');
-    await page.getByRole('button', { name: 'Send' }).click();
-    await expect.poll(() => texts(page)).toEqual(['one two three four five six', 'You said: one ']);
-    await expect
-      .poll(() => page.evaluate(() => (window as { heldBack?: number }).heldBack ?? 0))
-      .toBeGreaterThan(0);
-    await page.getByRole('button', { name: 'Stop' }).click();
-    await expect.poll(() => page.getByTestId('status').textContent()).toBe('ready');
-    const views = await threeViews(page, waiting, 'held-back');
-    // The server had the whole reply when the stop came: it kept it, and the page shows it.
-    expect(views.stored).toEqual([
-      'one two three four five six',
-      'You said: one two three four five six',
-    ]);
-    expect(views.page).toEqual(views.stored);
-    expect(views.reloaded).toEqual(views.stored);
-    await page.close();
+    it('after a stop the page shows what is stored, as a reload does', async () => {
+      const page = await browser.newPage();
+      page.setDefaultTimeout(10_000);
+      await page.goto(`${slow.url}/#stop-chat`);
+      const question = `please repeat ${Array.from({ length: 40 }, (_, index) => `w${index}`).join(' ')}`;
+      await page.getByLabel('Message').fill(question);
+      await page.getByRole('button', { name: 'Send' }).click();
+      // Stop once a few words are on the page.
+      await expect
+        .poll(async () => ((await texts(page))[1] ?? '').split(' ').length)
+        .toBeGreaterThanOrEqual(5);
+      await page.getByRole('button', { name: 'Stop' }).click();
+      await expect.poll(() => page.getByTestId('status').textContent()).toBe('ready');
+      const views = await threeViews(page, slow, 'stop-chat');
+      expect(views.stored).toHaveLength(2);
+      expect(views.page).toEqual(views.stored);
+      expect(views.reloaded).toEqual(views.stored);
+      await page.close();
+    });
+
+    it('words the server sent that never reached the page: after the stop the page shows them, as stored', async () => {
+      const page = await browser.newPage();
+      page.setDefaultTimeout(10_000);
+      // A slow network: the page gets the reply's stream up to its third word, the rest is held
+      // back (the server sent it; it has not arrived when the user stops).
+      await page.addInitScript(holdBackAfterWords, 3);
+      await page.goto(`${waiting.url}/#held-back`);
+      await page.getByLabel('Message').fill('one two three four five six');
+      await page.getByRole('button', { name: 'Send' }).click();
+      await expect
+        .poll(() => texts(page))
+        .toEqual(['one two three four five six', 'You said: one ']);
+      await expect
+        .poll(() => page.evaluate(() => (window as { heldBack?: number }).heldBack ?? 0))
+        .toBeGreaterThan(0);
+      await page.getByRole('button', { name: 'Stop' }).click();
+      await expect.poll(() => page.getByTestId('status').textContent()).toBe('ready');
+      const views = await threeViews(page, waiting, 'held-back');
+      // The server had the whole reply when the stop came: it kept it, and the page shows it.
+      expect(views.stored).toEqual([
+        'one two three four five six',
+        'You said: one two three four five six',
+      ]);
+      expect(views.page).toEqual(views.stored);
+      expect(views.reloaded).toEqual(views.stored);
+      await page.close();
+    });
   });
 });
 

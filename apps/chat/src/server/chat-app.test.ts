@@ -14,7 +14,7 @@ import type { ChatUIMessage } from './tools';
 
 let server: TestServer;
 beforeAll(async () => {
-  server = await startTestServer(0);
+  server = await startTestServer();
 });
 afterAll(async () => {
   await server.stop();
@@ -489,7 +489,7 @@ const nested = (depth: number): unknown => (depth === 0 ? 'bottom' : { inner: ne
 describe.each(['sqlite', 'postgres'] as const)('hostile ids and bodies on %s', (storeKind) => {
   let hostile: TestServer;
   beforeAll(async () => {
-    hostile = await startTestServer(0, undefined, storeKind);
+    hostile = await startTestServer({ store: storeKind });
   });
   afterAll(async () => {
     await hostile?.stop();
