@@ -6,9 +6,11 @@ import {
 } from '@ctxgraph/fragments-core';
 
 /**
- * A chat request the cycle refuses before anything is written: a body that is not JSON or not an
- * object, a missing or empty `id`, a `trigger` other than `submit-message` / `regenerate-message`,
- * neither a non-empty `messages` array nor a `message`, or a message the AI SDK's
+ * A chat request the cycle refuses before anything is written: a body that is not JSON
+ * (`readChatBody`) or not an object, a missing or empty `id`, an id or `messageId` the store could
+ * not keep, a `trigger` other than `submit-message` / `regenerate-message`, neither a non-empty
+ * `messages` array nor a `message`, a message the store could not keep (NUL or a lone surrogate
+ * in a string, nesting deeper than `MAX_JSON_DEPTH`), or a message the AI SDK's
  * `validateUIMessages` refuses (with the app's metadata, data part and tool schemas when given).
  * `status` is 400; `issues` names each problem with its path (`messages[1].parts[0].text`).
  */

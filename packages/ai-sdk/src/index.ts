@@ -16,6 +16,7 @@ export {
   type StreamTextResultLike,
 } from './cycle/chat-cycle';
 export { ChatNotFoundForUserError, ChatRequestError, ReplyNotSavedError } from './errors';
+export { readChatBody } from './request/read-chat-body';
 export {
   type ChatMessageSchemas,
   type ChatRequest,

@@ -1,15 +1,21 @@
 // Test helpers: the AI SDK's own chat client (AbstractChat with DefaultChatTransport) in Node,
-// and the app started in this process on a real port with a real SQLite file.
+// and the app started in this process on a real port with a real SQLite file (or a PostgreSQL
+// schema of its own).
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { PostgresContextStore } from '@ctxgraph/store-postgres';
 import {
   AbstractChat,
   type ChatInit,
   type ChatState,
   type ChatStatus,
   DefaultChatTransport,
+  type LanguageModel,
 } from 'ai';
+import postgres from 'postgres';
+import { type PostgresServer, startPostgresServer } from '../../../../tooling/postgres-server.ts';
 import { createMockModel } from '../server/mock-model';
 import { type RunningChatServer, startChatServer } from '../server/start-server';
 import type { ChatUIMessage } from '../server/tools';
@@ -60,12 +66,32 @@ export interface TestServer extends RunningChatServer {
   stop(): Promise<void>;
 }
 
-export async function startTestServer(
-  chunkDelayMs = 0,
-  model = createMockModel({ chunkDelayMs }),
-): Promise<TestServer> {
+/** The stores the app is tested on: its own (SQLite), and PostgreSQL. */
+export type TestStoreKind = 'sqlite' | 'postgres';
+
+/** Options of {@link startTestServer}. */
+export interface TestServerOptions {
+  /** The mock's milliseconds between words (when no `model` is given). @default 0 */
+  chunkDelayMs?: number;
+  /** The model. @default the app's mock */
+  model?: LanguageModel;
+  /** @default 'sqlite' */
+  store?: TestStoreKind;
+  /** Serve the built client from this folder. */
+  clientDirectory?: string;
+}
+
+export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
   const directory = mkdtempSync(join(tmpdir(), 'ctxgraph-chat-app-'));
-  const running = await startChatServer({ sqlitePath: join(directory, 'chat.db'), model, port: 0 });
+  const postgresStore = options.store === 'postgres' ? await openPostgresStore() : undefined;
+  const running = await startChatServer({
+    ...(postgresStore
+      ? { store: postgresStore.store }
+      : { sqlitePath: join(directory, 'chat.db') }),
+    model: options.model ?? createMockModel({ chunkDelayMs: options.chunkDelayMs ?? 0 }),
+    port: 0,
+    ...(options.clientDirectory ? { clientDirectory: options.clientDirectory } : {}),
+  });
   return {
     ...running,
     directory,
@@ -77,7 +103,55 @@ export async function startTestServer(
     },
     async stop() {
       await running.close();
+      await postgresStore?.drop();
       rmSync(directory, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * The PostgreSQL server of this test file (DATABASE_URL, or one throwaway embedded server),
+ * shared by the stores it opens and stopped when the last of them is dropped.
+ */
+let postgresServer: { server: Promise<PostgresServer>; users: number } | undefined;
+
+async function acquirePostgresServer(): Promise<PostgresServer> {
+  postgresServer ??= { server: startPostgresServer(), users: 0 };
+  postgresServer.users += 1;
+  return postgresServer.server;
+}
+
+async function releasePostgresServer(): Promise<void> {
+  if (postgresServer === undefined) return;
+  postgresServer.users -= 1;
+  if (postgresServer.users > 0) return;
+  const { server } = postgresServer;
+  postgresServer = undefined;
+  await (await server).stop();
+}
+
+/**
+ * A PostgreSQL store in a schema of its own (DATABASE_URL, or a throwaway embedded server), and
+ * how to drop it all.
+ */
+async function openPostgresStore(): Promise<{
+  store: PostgresContextStore;
+  drop(): Promise<void>;
+}> {
+  const server = await acquirePostgresServer();
+  const schema = `chat_app_${randomBytes(6).toString('hex')}`;
+  const store = new PostgresContextStore({ connectionString: server.url, schema });
+  return {
+    store,
+    async drop() {
+      try {
+        await store.close();
+        const admin = postgres(server.url, { max: 1, onnotice: () => {} });
+        await admin.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+        await admin.end();
+      } finally {
+        await releasePostgresServer();
+      }
     },
   };
 }

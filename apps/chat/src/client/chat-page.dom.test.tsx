@@ -12,7 +12,7 @@ import { ChatPage } from './chat-page';
 
 let server: TestServer;
 beforeAll(async () => {
-  server = await startTestServer(0);
+  server = await startTestServer();
 });
 afterAll(async () => {
   await server.stop();
@@ -113,5 +113,46 @@ describe('useChat (React) against the app', () => {
     };
     expect(old.messages).toHaveLength(4);
     await act(async () => again.root.unmount());
+  });
+
+  it('an edited message is stored with the metadata the page gives every new message (sentAt)', async () => {
+    const chatId = `dom-edit-${Date.now()}`;
+    const { container, root } = await mount(chatId);
+    const status = () => container.querySelector('[data-testid="status"]')?.textContent;
+    await send(container, 'before the edit');
+    await expect
+      .poll(() => texts(container))
+      .toEqual(['before the edit', 'You said: before the edit']);
+    await expect.poll(status).toBe('ready');
+    const first = ((await server.messages(chatId)).body as { messages: ChatUIMessage[] }).messages;
+    expect(first[0]?.metadata).toEqual({ sentAt: expect.any(Number) });
+
+    const edit = [...container.querySelectorAll('button')].find(
+      (button) => button.textContent === 'Edit',
+    );
+    await act(async () => {
+      edit?.click();
+    });
+    const editor = container.querySelector('[aria-label="Edit message"]') as HTMLInputElement;
+    await act(async () => typeInto(editor, 'after the edit'));
+    await act(async () => {
+      (editor.closest('form') as HTMLFormElement).requestSubmit();
+    });
+    await expect
+      .poll(() => texts(container))
+      .toEqual(['after the edit', 'You said: after the edit']);
+    await expect.poll(status).toBe('ready');
+    const edited = ((await server.messages(chatId)).body as { messages: ChatUIMessage[] }).messages;
+    expect(edited[0]?.id).toBe(first[0]?.id);
+    expect(edited[0]?.metadata).toEqual({ sentAt: expect.any(Number) });
+    // The versions carry it too: each was sent by the page.
+    const versions = (await (
+      await fetch(`${server.url}/api/chat/${chatId}/versions/${first[0]?.id}`)
+    ).json()) as { versions: { message: ChatUIMessage }[] };
+    expect(versions.versions.map((version) => version.message.metadata)).toEqual([
+      { sentAt: expect.any(Number) },
+      { sentAt: expect.any(Number) },
+    ]);
+    await act(async () => root.unmount());
   });
 });

@@ -22,6 +22,51 @@ async function loadMessages(
   return ((await response.json()) as { messages: ChatUIMessage[] }).messages;
 }
 
+/** What a stop reads back: the reply the page was streaming, and the question it answers. */
+interface Stopped {
+  readonly replyId: string | undefined;
+  readonly questionId: string | undefined;
+}
+
+/**
+ * Resolves once the chat's active reply has ended on the server, saved or dropped: the resume
+ * route follows the reply's stream to its end, which comes after the save (or answers 204 when
+ * the reply already ended).
+ */
+async function replyEnded(apiBase: string, chatId: string): Promise<void> {
+  const response = await fetch(`${apiBase}/api/chat/${encodeURIComponent(chatId)}/stream`);
+  await response.text();
+}
+
+/**
+ * The conversation as stored after a stop: to the stopped reply, or to its question when the
+ * reply was dropped (stopped before its first word).
+ */
+async function storedAfterStop(
+  apiBase: string,
+  chatId: string,
+  stopped: Stopped,
+): Promise<ChatUIMessage[]> {
+  for (const leaf of [stopped.replyId, stopped.questionId]) {
+    if (leaf === undefined) continue;
+    const response = await fetch(
+      `${apiBase}/api/chat/${encodeURIComponent(chatId)}/messages?leaf=${encodeURIComponent(leaf)}`,
+    );
+    if (response.status === 404) continue;
+    if (!response.ok) throw new Error(await response.text());
+    return ((await response.json()) as { messages: ChatUIMessage[] }).messages;
+  }
+  return loadMessages(apiBase, chatId);
+}
+
+/**
+ * What the page sends for every message the user writes, a new one or an edited version: the
+ * text and its metadata (when it was sent). One place, so an edit is stored as a new message is.
+ */
+function written(text: string): { text: string; metadata: { sentAt: number } } {
+  return { text, metadata: { sentAt: Date.now() } };
+}
+
 function textOf(message: ChatUIMessage): string {
   return message.parts
     .map((part) => {
@@ -72,6 +117,47 @@ function Conversation({
   const [draft, setDraft] = useState('');
   const [editing, setEditing] = useState<{ id: string; text: string } | null>(null);
   const [versions, setVersions] = useState<Record<string, VersionsAnswer['versions']>>({});
+  const [stopped, setStopped] = useState<Stopped | null>(null);
+  const [stopError, setStopError] = useState<string | null>(null);
+  const idle = status === 'ready' && stopped === null;
+  const busy = status === 'submitted' || status === 'streaming' || stopped !== null;
+
+  // Stop aborts the request: a disconnect, after which the server keeps the reply as far as it
+  // got, which can be a word or more past what reached the page. So once useChat has settled,
+  // the page waits for the reply to end on the server and shows the stored conversation in place
+  // of its own copy: what the page shows after a stop is what a reload shows.
+  useEffect(() => {
+    if (stopped === null || status === 'submitted' || status === 'streaming') return;
+    let cancelled = false;
+    (async () => {
+      await replyEnded(apiBase, chatId);
+      const stored = await storedAfterStop(apiBase, chatId, stopped);
+      if (!cancelled) setMessages(stored);
+    })()
+      .catch((caught: unknown) => {
+        if (!cancelled) {
+          setStopError(
+            `The stopped reply could not be read back (${caught instanceof Error ? caught.message : String(caught)}): reload to see what was kept.`,
+          );
+        }
+      })
+      .finally(() => {
+        if (!cancelled) setStopped(null);
+      });
+    return () => {
+      cancelled = true;
+    };
+  }, [apiBase, chatId, setMessages, status, stopped]);
+
+  const stopReply = () => {
+    const last = messages.at(-1);
+    setStopError(null);
+    setStopped({
+      replyId: last?.role === 'assistant' ? last.id : undefined,
+      questionId: messages.findLast((message) => message.role === 'user')?.id,
+    });
+    void stop();
+  };
 
   useEffect(() => {
     if (status !== 'ready') return;
@@ -98,7 +184,7 @@ function Conversation({
   const submit = (event: FormEvent) => {
     event.preventDefault();
     if (draft.trim() === '') return;
-    void sendMessage({ text: draft, metadata: { sentAt: Date.now() } });
+    void sendMessage(written(draft));
     setDraft('');
   };
   const openVersion = async (leafNodeId: string) => {
@@ -127,7 +213,7 @@ function Conversation({
                 <form
                   onSubmit={(event) => {
                     event.preventDefault();
-                    void sendMessage({ text: editing.text, messageId: message.id });
+                    void sendMessage({ ...written(editing.text), messageId: message.id });
                     setEditing(null);
                   }}
                 >
@@ -154,7 +240,7 @@ function Conversation({
                   ))}
                 </span>
               ) : null}
-              {message.role === 'user' && status === 'ready' ? (
+              {message.role === 'user' && idle ? (
                 <button
                   type="button"
                   onClick={() => setEditing({ id: message.id, text: textOf(message) })}
@@ -162,7 +248,7 @@ function Conversation({
                   Edit
                 </button>
               ) : null}
-              {message.role === 'assistant' && status === 'ready' ? (
+              {message.role === 'assistant' && idle ? (
                 <button type="button" onClick={() => void regenerate({ messageId: message.id })}>
                   Regenerate
                 </button>
@@ -172,22 +258,25 @@ function Conversation({
         })}
       </ol>
       {error ? <p role="alert">{error.message}</p> : null}
+      {stopError ? <p role="alert">{stopError}</p> : null}
       <form onSubmit={submit}>
         <input
           aria-label="Message"
           value={draft}
           onChange={(event) => setDraft(event.target.value)}
         />
-        <button type="submit" disabled={status === 'submitted' || status === 'streaming'}>
+        <button type="submit" disabled={busy}>
           Send
         </button>
-        {status === 'streaming' || status === 'submitted' ? (
-          <button type="button" onClick={() => void stop()}>
+        {/* Only once the reply streams: before its first chunk the server may not have saved the
+            question yet, and the page could not tell what to read back. */}
+        {status === 'streaming' && stopped === null ? (
+          <button type="button" onClick={stopReply}>
             Stop
           </button>
         ) : null}
       </form>
-      <p data-testid="status">{status}</p>
+      <p data-testid="status">{stopped === null ? status : 'stopping'}</p>
     </main>
   );
 }

@@ -1,13 +1,15 @@
 // The React client in a real browser (Debian's Chromium through playwright-core) against the app
-// on a real port with a real SQLite file: send, stream, reload, edit.
+// on a real port with a real SQLite file: send, stream, reload, edit, stop.
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createMockModel } from '../server/mock-model';
+import { startTestServer, type TestServer } from '../__fixtures__/chat-test-kit';
+import { createMockModel, type MockLanguageModel } from '../server/mock-model';
 import { type RunningChatServer, startChatServer } from '../server/start-server';
+import type { ChatUIMessage } from '../server/tools';
 
 const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const packageDirectory = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -87,4 +89,181 @@ describe.skipIf(!installed)('the chat app in a browser', () => {
     await expect.poll(() => page.getByTestId('versions').count()).toBeGreaterThan(0);
     await page.close();
   });
+
+  /** What the page shows, what GET …/messages answers, and what a reload shows. */
+  async function threeViews(
+    page: Page,
+    server: TestServer,
+    chatId: string,
+  ): Promise<{ page: string[]; stored: string[]; reloaded: string[] }> {
+    const shown = await texts(page);
+    const answer = await server.messages(chatId);
+    expect(answer.status).toBe(200);
+    const { messages } = answer.body as { messages: ChatUIMessage[] };
+    await page.reload();
+    await expect.poll(() => page.getByTestId('status').textContent()).toBe('ready');
+    await expect.poll(() => texts(page)).toHaveLength(messages.length);
+    return { page: shown, stored: messages.map(shownText), reloaded: await texts(page) };
+  }
+
+  describe.each(['sqlite', 'postgres'] as const)('stop, on %s', (store) => {
+    /**
+     * The app's own mock, a word every 150 ms (a word can be on its way when the page stops), that
+     * waits after its last word until it is stopped: the Stop button is there whenever it is clicked.
+     */
+    let slow: TestServer;
+    /** A model that streams its words at once, then waits until it is stopped. */
+    let waiting: TestServer;
+    beforeAll(async () => {
+      slow = await startTestServer({
+        store,
+        model: untilStopped(createMockModel({ chunkDelayMs: 150 })),
+        clientDirectory,
+      });
+      waiting = await startTestServer({
+        store,
+        model: untilStopped(createMockModel({ chunkDelayMs: 0 })),
+        clientDirectory,
+      });
+    });
+    afterAll(async () => {
+      await slow?.stop();
+      await waiting?.stop();
+    });
+
+    it('after a stop the page shows what is stored, as a reload does', async () => {
+      const page = await browser.newPage();
+      page.setDefaultTimeout(10_000);
+      await page.goto(`${slow.url}/#stop-chat`);
+      const question = `please repeat ${Array.from({ length: 40 }, (_, index) => `w${index}`).join(' ')}`;
+      await page.getByLabel('Message').fill(question);
+      await page.getByRole('button', { name: 'Send' }).click();
+      // Stop once a few words are on the page.
+      await expect
+        .poll(async () => ((await texts(page))[1] ?? '').split(' ').length)
+        .toBeGreaterThanOrEqual(5);
+      await page.getByRole('button', { name: 'Stop' }).click();
+      await expect.poll(() => page.getByTestId('status').textContent()).toBe('ready');
+      const views = await threeViews(page, slow, 'stop-chat');
+      expect(views.stored).toHaveLength(2);
+      expect(views.page).toEqual(views.stored);
+      expect(views.reloaded).toEqual(views.stored);
+      await page.close();
+    });
+
+    it('words the server sent that never reached the page: after the stop the page shows them, as stored', async () => {
+      const page = await browser.newPage();
+      page.setDefaultTimeout(10_000);
+      // A slow network: the page gets the reply's stream up to its third word, the rest is held
+      // back (the server sent it; it has not arrived when the user stops).
+      await page.addInitScript(holdBackAfterWords, 3);
+      await page.goto(`${waiting.url}/#held-back`);
+      await page.getByLabel('Message').fill('one two three four five six');
+      await page.getByRole('button', { name: 'Send' }).click();
+      await expect
+        .poll(() => texts(page))
+        .toEqual(['one two three four five six', 'You said: one ']);
+      await expect
+        .poll(() => page.evaluate(() => (window as { heldBack?: number }).heldBack ?? 0))
+        .toBeGreaterThan(0);
+      await page.getByRole('button', { name: 'Stop' }).click();
+      await expect.poll(() => page.getByTestId('status').textContent()).toBe('ready');
+      const views = await threeViews(page, waiting, 'held-back');
+      // The server had the whole reply when the stop came: it kept it, and the page shows it.
+      expect(views.stored).toEqual([
+        'one two three four five six',
+        'You said: one two three four five six',
+      ]);
+      expect(views.page).toEqual(views.stored);
+      expect(views.reloaded).toEqual(views.stored);
+      await page.close();
+    });
+  });
 });
+
+/** The text the page shows for a message (its text parts; the page shows tool parts too). */
+function shownText(message: ChatUIMessage): string {
+  return message.parts.map((part) => (part.type === 'text' ? part.text : '')).join('');
+}
+
+/**
+ * The model, except that it never ends a reply on its own: after its last word it waits until
+ * the call is stopped (the client's stop aborts it), so a stop always comes mid-reply.
+ */
+function untilStopped(model: MockLanguageModel): MockLanguageModel {
+  return {
+    ...model,
+    async doStream(options) {
+      const { stream } = await model.doStream(options);
+      const signal = options.abortSignal;
+      return {
+        stream: stream.pipeThrough(
+          new TransformStream({
+            transform(part, controller) {
+              if (part.type !== 'text-end' && part.type !== 'finish') controller.enqueue(part);
+            },
+            flush: () =>
+              new Promise<void>((resolve) => {
+                if (signal === undefined || signal.aborted) return resolve();
+                signal.addEventListener('abort', () => resolve(), { once: true });
+              }),
+          }),
+        ),
+      };
+    },
+  };
+}
+
+/**
+ * Runs in the page (an init script): `fetch` for `POST /api/chat` passes the reply's stream on
+ * up to its `words`-th text delta and holds everything after it back, counting the held-back
+ * deltas in `window.heldBack`: a network that has not delivered what the server sent.
+ */
+function holdBackAfterWords(words: number): void {
+  const original = window.fetch.bind(window);
+  const page = window as unknown as { heldBack: number };
+  page.heldBack = 0;
+  window.fetch = async (input, init) => {
+    const response = await original(input, init);
+    const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
+    const isChat = init?.method === 'POST' && new URL(url, location.href).pathname === '/api/chat';
+    if (!isChat || response.body === null) return response;
+    const reader = response.body.getReader();
+    const decoder = new TextDecoder();
+    const encoder = new TextEncoder();
+    let buffer = '';
+    let passed = 0;
+    const body = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) {
+            controller.close();
+            return;
+          }
+          buffer += decoder.decode(value, { stream: true });
+          let forwarded = false;
+          for (let end = buffer.indexOf('\n\n'); end !== -1; end = buffer.indexOf('\n\n')) {
+            const event = buffer.slice(0, end + 2);
+            buffer = buffer.slice(end + 2);
+            const isDelta = event.includes('"type":"text-delta"');
+            if (passed >= words) {
+              if (isDelta) page.heldBack += 1;
+              continue;
+            }
+            if (isDelta) passed += 1;
+            controller.enqueue(encoder.encode(event));
+            forwarded = true;
+          }
+          if (forwarded) return;
+        }
+      },
+      cancel: (reason) => reader.cancel(reason),
+    });
+    return new Response(body, {
+      status: response.status,
+      statusText: response.statusText,
+      headers: response.headers,
+    });
+  };
+}

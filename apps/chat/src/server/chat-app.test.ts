@@ -14,7 +14,7 @@ import type { ChatUIMessage } from './tools';
 
 let server: TestServer;
 beforeAll(async () => {
-  server = await startTestServer(0);
+  server = await startTestServer();
 });
 afterAll(async () => {
   await server.stop();
@@ -30,6 +30,11 @@ async function stored(chatId: string, query = ''): Promise<ChatUIMessage[]> {
   const answer = await server.messages(chatId, query);
   expect(answer.status).toBe(200);
   return (answer.body as { messages: ChatUIMessage[] }).messages;
+}
+
+async function versionsOf(chatId: string, messageId: string): Promise<{ leafNodeId: string }[]> {
+  const response = await fetch(`${server.url}/api/chat/${chatId}/versions/${messageId}`);
+  return ((await response.json()) as { versions: { leafNodeId: string }[] }).versions;
 }
 
 async function turn(chat: NodeChat, text: string): Promise<void> {
@@ -300,6 +305,27 @@ describe('the reference app with the AI SDK client', () => {
     expect(messages[0]?.metadata).toEqual({ sentAt: 1_700_000_000_000, tag: 'keep-me' });
   });
 
+  it('an edit keeps the metadata the client gives the edited message', async () => {
+    const chatId = newChatId();
+    const chat = new NodeChat(server.url, chatId);
+    await chat.sendMessage({ text: 'first words', metadata: { sentAt: 1, tag: 'original' } });
+    const questionId = chat.messages[0]?.id as string;
+    await chat.sendMessage({
+      text: 'better words',
+      messageId: questionId,
+      metadata: { sentAt: 2, tag: 'edited' },
+    });
+    expect(chat.currentError).toBeUndefined();
+    const messages = await stored(chatId);
+    expect(messages[0]).toMatchObject({ id: questionId, metadata: { sentAt: 2, tag: 'edited' } });
+    expect(plain(messages)).toEqual(plain(chat.messages));
+    const old = await stored(
+      chatId,
+      `?node=${(await versionsOf(chatId, questionId))[0]?.leafNodeId}`,
+    );
+    expect(old[0]?.metadata).toEqual({ sentAt: 1, tag: 'original' });
+  });
+
   it('a body with only the last message continues from the most recently written message', async () => {
     const chatId = newChatId();
     const chat = new NodeChat(server.url, chatId);
@@ -441,4 +467,200 @@ describe('bad bodies', () => {
     const foreign = await server.messages(chatId, `?leaf=${otherChat.messages[0]?.id}`);
     expect(foreign.status).toBe(404);
   });
+});
+
+describe('route misses', () => {
+  it.each([
+    ['GET', '/api/nope'],
+    ['GET', '/nowhere.html'],
+    ['POST', '/api/chat/some-chat/messages'],
+    ['DELETE', '/api/chat'],
+  ])('%s %s is a 404 with a JSON error', async (method, path) => {
+    const response = await fetch(`${server.url}${path}`, { method });
+    expect(response.status).toBe(404);
+    expect(response.headers.get('content-type')).toContain('application/json');
+    const answer = (await response.json()) as { error: string };
+    expect(answer.error).toContain(path);
+  });
+});
+
+const nested = (depth: number): unknown => (depth === 0 ? 'bottom' : { inner: nested(depth - 1) });
+
+describe.each(['sqlite', 'postgres'] as const)('hostile ids and bodies on %s', (storeKind) => {
+  let hostile: TestServer;
+  beforeAll(async () => {
+    hostile = await startTestServer({ store: storeKind });
+  });
+  afterAll(async () => {
+    await hostile?.stop();
+  });
+
+  const long = 'x'.repeat(600);
+  const wide = '€'.repeat(200); // 200 characters, 600 bytes of UTF-8
+  const withNul = 'a\u0000b';
+
+  async function answer(path: string): Promise<{ status: number; error: unknown; type: string }> {
+    const response = await fetch(`${hostile.url}${path}`);
+    const type = response.headers.get('content-type') ?? '';
+    const body = type.includes('application/json')
+      ? ((await response.json()) as { error?: unknown })
+      : { error: await response.text() };
+    return { status: response.status, error: body.error, type };
+  }
+
+  it('a malformed id in a read route is a 400, an unknown one a 404, each with a JSON error', async () => {
+    const chatId = newChatId();
+    const chat = new NodeChat(hostile.url, chatId);
+    await chat.sendMessage({ text: 'a chat to read' });
+    expect(chat.currentError).toBeUndefined();
+    const before = await hostile.messages(chatId);
+    const other = newChatId();
+    const otherChat = new NodeChat(hostile.url, other);
+    await otherChat.sendMessage({ text: 'another chat' });
+    const otherVersions = (await (
+      await fetch(`${hostile.url}/api/chat/${other}/versions/${otherChat.messages[0]?.id}`)
+    ).json()) as { versions: { leafNodeId: string }[] };
+    const foreignNode = otherVersions.versions[0]?.leafNodeId as string;
+    const question = chat.messages[0]?.id as string;
+    const malformed: string[] = [];
+    for (const id of [long, wide, withNul]) {
+      const encoded = encodeURIComponent(id);
+      malformed.push(
+        `/api/chat/${encoded}/messages`,
+        `/api/chat/${encoded}/versions/${question}`,
+        `/api/chat/${encoded}/stream`,
+        `/api/chat/${chatId}/messages?leaf=${encoded}`,
+        `/api/chat/${chatId}/messages?node=${encoded}`,
+        `/api/chat/${chatId}/versions/${encoded}`,
+      );
+    }
+    for (const path of malformed) {
+      const result = await answer(path);
+      expect({ path, status: result.status, type: result.type }).toEqual({
+        path,
+        status: 400,
+        type: expect.stringContaining('application/json'),
+      });
+      expect(typeof result.error, path).toBe('string');
+    }
+    const unknown = [
+      `/api/chat/${chatId}/messages?node=no-such-node`,
+      `/api/chat/${chatId}/messages?node=${encodeURIComponent(foreignNode)}`,
+      `/api/chat/${chatId}/versions/no-such-message`,
+      `/api/chat/never-${chatId}/messages?node=no-such-node`,
+      `/api/chat/never-${chatId}/versions/${question}`,
+    ];
+    for (const path of unknown) {
+      const result = await answer(path);
+      expect({ path, status: result.status, type: result.type }).toEqual({
+        path,
+        status: 404,
+        type: expect.stringContaining('application/json'),
+      });
+      expect(typeof result.error, path).toBe('string');
+    }
+    // Reads write nothing: the chat is as it was, the unknown one still unknown.
+    expect(await hostile.messages(chatId)).toEqual(before);
+    expect((await hostile.messages(`never-${chatId}`)).status).toBe(404);
+  });
+
+  const question = (parts: unknown[], extra: Record<string, unknown> = {}) => ({
+    id: 'hostile-question',
+    role: 'user',
+    parts,
+    ...extra,
+  });
+  const unstorable: [string, (chatId: string) => string][] = [
+    [
+      'NUL in a text',
+      (id) => JSON.stringify({ id, messages: [question([{ type: 'text', text: withNul }])] }),
+    ],
+    [
+      'a lone surrogate in a text',
+      (id) => JSON.stringify({ id, messages: [question([{ type: 'text', text: 'half \ud83d' }])] }),
+    ],
+    [
+      'a data part nested 300 deep',
+      (id) =>
+        JSON.stringify({
+          id,
+          messages: [
+            question([
+              { type: 'text', text: 'hi' },
+              { type: 'data-deep', data: nested(300) },
+            ]),
+          ],
+        }),
+    ],
+    [
+      'NUL in a key of a data part',
+      (id) =>
+        JSON.stringify({
+          id,
+          messages: [question([{ type: 'data-keys', data: { [withNul]: 1 } }])],
+        }),
+    ],
+    [
+      'NUL in metadata',
+      (id) =>
+        JSON.stringify({
+          id,
+          messages: [question([{ type: 'text', text: 'hi' }], { metadata: { tag: withNul } })],
+        }),
+    ],
+    [
+      'a 600-byte messageId',
+      (id) =>
+        JSON.stringify({
+          id,
+          trigger: 'regenerate-message',
+          messageId: wide,
+          messages: [question([{ type: 'text', text: 'hi' }])],
+        }),
+    ],
+    [
+      'the last-message body with NUL in a text',
+      (id) => JSON.stringify({ id, message: question([{ type: 'text', text: withNul }]) }),
+    ],
+  ];
+
+  const post = (body: string) =>
+    fetch(`${hostile.url}/api/chat`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
+    });
+
+  it.each(unstorable)(
+    '%s: a 400 for a new chat, and the chat stays unknown',
+    async (_name, body) => {
+      const chatId = newChatId();
+      const response = await post(body(chatId));
+      const answered = (await response.json()) as { error: string };
+      expect(response.status, answered.error).toBe(400);
+      expect(answered.error).toContain('Chat request refused');
+      expect((await hostile.messages(chatId)).status).toBe(404);
+    },
+  );
+
+  it.each(unstorable)(
+    '%s: a 400 in an existing chat, and nothing is written',
+    async (_name, body) => {
+      const chatId = newChatId();
+      const chat = new NodeChat(hostile.url, chatId);
+      await chat.sendMessage({ text: 'a good start' });
+      expect(chat.currentError).toBeUndefined();
+      const before = await hostile.messages(chatId);
+      const graph = await hostile.store.getGraph(chatId);
+      const parsed = JSON.parse(body(chatId)) as { messages?: unknown[] };
+      const sent = parsed.messages
+        ? { ...parsed, messages: [...chat.messages, ...parsed.messages] }
+        : parsed;
+      const response = await post(JSON.stringify(sent));
+      const answered = (await response.json()) as { error: string };
+      expect(response.status, answered.error).toBe(400);
+      expect(await hostile.messages(chatId)).toEqual(before);
+      expect((await hostile.store.getGraph(chatId)).nodes).toHaveLength(graph.nodes.length);
+    },
+  );
 });

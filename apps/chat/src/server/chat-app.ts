@@ -1,4 +1,9 @@
-import { chatErrorResponse, createChatCycle, type ResumableStreams } from '@ctxgraph/ai-sdk';
+import {
+  chatErrorResponse,
+  createChatCycle,
+  type ResumableStreams,
+  readChatBody,
+} from '@ctxgraph/ai-sdk';
 import { type ContextStore, hint, role } from '@ctxgraph/fragments-core';
 import { XmlRenderer } from '@ctxgraph/renderer-xml';
 import { serveStatic } from '@hono/node-server/serve-static';
@@ -46,13 +51,13 @@ export function createChatApp(options: ChatAppOptions): Hono {
     return c.json({ error: error instanceof Error ? error.message : String(error) }, 500);
   });
 
+  // Every answer is JSON, a miss too (an unknown path, or a method a path does not take).
+  app.notFound((c) =>
+    c.json({ error: `Not found: ${c.req.method} ${c.req.path} is no route of this app.` }, 404),
+  );
+
   app.post('/api/chat', async (c) => {
-    let body: unknown;
-    try {
-      body = await c.req.json();
-    } catch {
-      return c.json({ error: 'Chat request refused: the body is not JSON.' }, 400);
-    }
+    const body = await readChatBody(c.req.raw);
     const started = performance.now();
     const turn = await cycle.begin(body, {
       userId,

@@ -5,7 +5,7 @@ import type { ChatUIMessage } from './tools';
 
 let server: TestServer;
 beforeAll(async () => {
-  server = await startTestServer(40);
+  server = await startTestServer({ chunkDelayMs: 40 });
 });
 afterAll(async () => {
   await server.stop();

@@ -1,5 +1,4 @@
 import type { LanguageModel } from 'ai';
-import { MockLanguageModelV3 } from 'ai/test';
 
 /** Options of {@link createMockModel}. */
 export interface MockModelOptions {
@@ -7,7 +6,17 @@ export interface MockModelOptions {
   chunkDelayMs?: number;
 }
 
-type Prompt = Parameters<MockLanguageModelV3['doStream']>[0]['prompt'];
+/**
+ * The provider model shape (`LanguageModelV3`) that both AI SDK majors the app runs on take: 6
+ * accepts v2 and v3 models, 7 accepts v3 and v4.
+ */
+export type MockLanguageModel = Extract<LanguageModel, { specificationVersion: 'v3' }>;
+
+type CallOptions = Parameters<MockLanguageModel['doStream']>[0];
+type Prompt = CallOptions['prompt'];
+type StreamResult = Awaited<ReturnType<MockLanguageModel['doStream']>>;
+type StreamPart = StreamResult['stream'] extends ReadableStream<infer Part> ? Part : never;
+type GenerateResult = Awaited<ReturnType<MockLanguageModel['doGenerate']>>;
 
 function textOf(content: unknown): string {
   if (typeof content === 'string') return content;
@@ -35,19 +44,68 @@ function readPrompt(prompt: Prompt): { userText: string; toolResult: unknown } {
   return { userText, toolResult };
 }
 
-function promptSize(prompt: Prompt): number {
-  return Math.max(1, Math.ceil(JSON.stringify(prompt).length / 4));
+/** What the mock answers to a prompt: a tool call, or words of text; and its usage. */
+interface Answer {
+  readonly toolCall: { toolCallId: string; toolName: string; input: string } | undefined;
+  readonly words: readonly string[];
+  readonly finishReason: GenerateResult['finishReason'];
+  readonly usage: GenerateResult['usage'];
 }
 
-const sleep = (ms: number, signal: AbortSignal | undefined): Promise<void> =>
-  new Promise((resolve) => {
-    if (ms <= 0 || signal?.aborted) return resolve();
-    const timer = setTimeout(resolve, ms);
-    signal?.addEventListener('abort', () => {
+function answer(prompt: Prompt): Answer {
+  const { userText, toolResult } = readPrompt(prompt);
+  const inputTokens = Math.max(1, Math.ceil(JSON.stringify(prompt).length / 4));
+  // `weather` calls the server-side getWeather; `confirm` the client-side askForConfirmation.
+  const toolName = /\bweather\b/i.test(userText)
+    ? 'getWeather'
+    : /\bconfirm\b/i.test(userText)
+      ? 'askForConfirmation'
+      : undefined;
+  const toolCall =
+    toolName !== undefined && toolResult === undefined
+      ? {
+          toolCallId: `call-${inputTokens}`,
+          toolName,
+          input: JSON.stringify(
+            toolName === 'getWeather' ? { city: 'Paris' } : { question: userText },
+          ),
+        }
+      : undefined;
+  const words =
+    toolCall !== undefined
+      ? []
+      : `You said: ${userText}${
+          toolResult === undefined ? '' : ` (${toolName}: ${JSON.stringify(toolResult)})`
+        }`.split(/(?<= )/);
+  const outputTokens = toolCall !== undefined ? 8 : words.length;
+  return {
+    toolCall,
+    words,
+    finishReason: { unified: toolCall !== undefined ? 'tool-calls' : 'stop', raw: undefined },
+    usage: {
+      inputTokens: { total: inputTokens, noCache: inputTokens, cacheRead: 0, cacheWrite: 0 },
+      outputTokens: { total: outputTokens, text: outputTokens, reasoning: 0 },
+    },
+  };
+}
+
+/**
+ * Waits `ms`, or less when `signal` aborts first. The abort listener lives exactly as long as the
+ * wait: it is removed when the timer fires (one listener per word, never one per word kept on the
+ * signal until the reply ends, which Node reports as a leak past 10).
+ */
+function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  if (ms <= 0 || signal?.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = (): void => {
       clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
       resolve();
-    });
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
   });
+}
 
 /**
  * The app's built-in model (`CHAT_MODEL=mock`): deterministic and offline. It streams
@@ -57,28 +115,33 @@ const sleep = (ms: number, signal: AbortSignal | undefined): Promise<void> =>
  * prompt's length / 4; output: 8 for a tool call, else the words streamed). The word `confirm`
  * does the same with the client-side tool `askForConfirmation` (no `execute`: the client answers
  * it, and its next request continues the reply).
+ *
+ * A plain provider model (`LanguageModelV3`, which AI SDK 6 and 7 both take), not the AI SDK's
+ * `MockLanguageModelV3`: that test double records every call's options, prompt included
+ * (`doStreamCalls`), so a server answering with it holds every prompt it was ever sent. This one
+ * holds nothing per call.
  */
-export function createMockModel(options: MockModelOptions = {}): LanguageModel {
+export function createMockModel(options: MockModelOptions = {}): MockLanguageModel {
   const delay = options.chunkDelayMs ?? 20;
-  return new MockLanguageModelV3({
+  return {
+    specificationVersion: 'v3',
     provider: 'ctxgraph-chat',
     modelId: 'mock-echo',
-    doStream: async ({ prompt, abortSignal }) => {
-      const { userText, toolResult } = readPrompt(prompt);
-      const inputTokens = promptSize(prompt);
-      // `weather` calls the server-side getWeather; `confirm` the client-side askForConfirmation.
-      const toolName = /\bweather\b/i.test(userText)
-        ? 'getWeather'
-        : /\bconfirm\b/i.test(userText)
-          ? 'askForConfirmation'
-          : undefined;
-      const callsTool = toolName !== undefined && toolResult === undefined;
-      const words = callsTool
-        ? []
-        : `You said: ${userText}${
-            toolResult === undefined ? '' : ` (${toolName}: ${JSON.stringify(toolResult)})`
-          }`.split(/(?<= )/);
-      const stream = new ReadableStream({
+    supportedUrls: {},
+    async doGenerate({ prompt }) {
+      const planned = answer(prompt);
+      return {
+        content: planned.toolCall
+          ? [{ type: 'tool-call', ...planned.toolCall }]
+          : [{ type: 'text', text: planned.words.join('') }],
+        finishReason: planned.finishReason,
+        usage: planned.usage,
+        warnings: [],
+      };
+    },
+    async doStream({ prompt, abortSignal }) {
+      const planned = answer(prompt);
+      const stream = new ReadableStream<StreamPart>({
         async start(controller) {
           controller.enqueue({ type: 'stream-start', warnings: [] });
           controller.enqueue({
@@ -87,20 +150,13 @@ export function createMockModel(options: MockModelOptions = {}): LanguageModel {
             modelId: 'mock-echo',
             timestamp: new Date(0),
           });
-          if (callsTool) {
-            await sleep(delay, abortSignal);
-            controller.enqueue({
-              type: 'tool-call',
-              toolCallId: `call-${inputTokens}`,
-              toolName: toolName as string,
-              input: JSON.stringify(
-                toolName === 'getWeather' ? { city: 'Paris' } : { question: userText },
-              ),
-            });
+          if (planned.toolCall) {
+            await pause(delay, abortSignal);
+            controller.enqueue({ type: 'tool-call', ...planned.toolCall });
           } else {
             controller.enqueue({ type: 'text-start', id: 'text-1' });
-            for (const word of words) {
-              await sleep(delay, abortSignal);
+            for (const word of planned.words) {
+              await pause(delay, abortSignal);
               if (abortSignal?.aborted) break;
               controller.enqueue({ type: 'text-delta', id: 'text-1', delta: word });
             }
@@ -108,25 +164,13 @@ export function createMockModel(options: MockModelOptions = {}): LanguageModel {
           }
           controller.enqueue({
             type: 'finish',
-            finishReason: { unified: callsTool ? 'tool-calls' : 'stop', raw: undefined },
-            usage: {
-              inputTokens: {
-                total: inputTokens,
-                noCache: inputTokens,
-                cacheRead: 0,
-                cacheWrite: 0,
-              },
-              outputTokens: {
-                total: callsTool ? 8 : words.length,
-                text: callsTool ? 8 : words.length,
-                reasoning: 0,
-              },
-            },
+            finishReason: planned.finishReason,
+            usage: planned.usage,
           });
           controller.close();
         },
       });
       return { stream };
     },
-  });
+  };
 }

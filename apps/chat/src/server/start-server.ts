@@ -1,5 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { createMemoryResumableStreams } from '@ctxgraph/ai-sdk';
+import type { ContextStore } from '@ctxgraph/fragments-core';
 import { SqliteContextStore } from '@ctxgraph/store-sqlite';
 import { serve } from '@hono/node-server';
 import type { LanguageModel } from 'ai';
@@ -7,8 +8,10 @@ import { createChatApp } from './chat-app';
 
 /** Options of {@link startChatServer}. */
 export interface StartChatServerOptions {
-  /** The SQLite file. */
-  sqlitePath: string;
+  /** The SQLite file: a store is opened on it, and closed with the server. */
+  sqlitePath?: string;
+  /** A store to use instead of a SQLite file (the tests run the app on PostgreSQL too); its owner closes it. */
+  store?: ContextStore;
   /** The model that answers. */
   model: LanguageModel;
   /** 0 picks a free port. */
@@ -25,13 +28,16 @@ export interface StartChatServerOptions {
 export interface RunningChatServer {
   readonly url: string;
   readonly port: number;
-  readonly store: SqliteContextStore;
+  readonly store: ContextStore;
   close(): Promise<void>;
 }
 
-/** Opens the SQLite store and serves the app on a real port. */
+/** Serves the app on a real port, on a SQLite file or the store given; `close()` closes what it opened. */
 export async function startChatServer(options: StartChatServerOptions): Promise<RunningChatServer> {
-  const store = new SqliteContextStore(options.sqlitePath);
+  if ((options.sqlitePath === undefined) === (options.store === undefined)) {
+    throw new Error('startChatServer(options): give either sqlitePath or store.');
+  }
+  const store = options.store ?? new SqliteContextStore(options.sqlitePath as string);
   const app = createChatApp({
     store,
     model: options.model,
@@ -51,7 +57,8 @@ export async function startChatServer(options: StartChatServerOptions): Promise<
           close: () =>
             new Promise<void>((done) => {
               server.close(() => {
-                store.close().finally(done);
+                if (options.store === undefined) store.close().finally(done);
+                else done();
               });
               (server as { closeAllConnections?: () => void }).closeAllConnections?.();
             }),

@@ -3,6 +3,7 @@ import {
   type ChatRecord,
   type ContextStore,
   CtxGraphError,
+  NotFoundError,
   OwnershipError,
   ValidationError,
 } from '@ctxgraph/fragments-core';
@@ -564,14 +565,21 @@ export function createChatCycle<UI_MESSAGE extends UIMessage = UIMessage>(
 }
 
 /**
- * The HTTP answer for an error of the cycle: 400 with `{ error }` for a refused request, 404 for
- * an unknown chat or message; undefined for anything else (let it be a 500).
+ * The HTTP answer for an error of the cycle, as JSON `{ error }`: 400 for input refused before
+ * anything was done with it (a `ChatRequestError`, with its `issues`; any `ValidationError`, such
+ * as a chat, leaf, node or message id a read route got that the store refuses: too long, NUL, a
+ * lone surrogate), 404 for something unknown (`ChatNotFoundForUserError`, any `NotFoundError` such
+ * as the unknown node of `openVersion`, and a chat of another user, answered as unknown so that
+ * its existence is not revealed); undefined for anything else (let it be a 500).
  */
 export function chatErrorResponse(error: unknown): Response | undefined {
-  if (ChatRequestError.isInstance(error)) {
+  if (ValidationError.isInstance(error)) {
     return Response.json({ error: error.message, issues: error.issues }, { status: 400 });
   }
-  if (ChatNotFoundForUserError.isInstance(error)) {
+  if (OwnershipError.isInstance(error)) {
+    return Response.json({ error: `No chat '${error.chatId}' for this user.` }, { status: 404 });
+  }
+  if (NotFoundError.isInstance(error)) {
     return Response.json({ error: error.message }, { status: 404 });
   }
   return undefined;

@@ -1,3 +1,4 @@
+import { storableMessageIssues } from '@ctxgraph/codecs';
 import { assertIdentifier, describeValue, ValidationError } from '@ctxgraph/fragments-core';
 import { safeValidateUIMessages, type ToolSet, type UIMessage } from 'ai';
 import { ChatRequestError } from '../errors';
@@ -48,17 +49,30 @@ function refuse(message: string, path: string, problem: string): never {
   });
 }
 
+/** Refuses an id the store could not keep (too long, NUL, a lone surrogate), naming `path`. */
+function assertStorableId(path: string, value: unknown, what: string): asserts value is string {
+  try {
+    assertIdentifier('chat request', path, value);
+  } catch (error) {
+    if (ValidationError.isInstance(error)) refuse(error.message, path, what);
+    throw error;
+  }
+}
+
 /**
  * Reads and validates the body the AI SDK's `DefaultChatTransport` posts (`{ id, messages,
  * trigger, messageId }`), or the last-message-only form (`{ id, message, trigger, messageId }`).
- * Throws a {@link ChatRequestError} (status 400) for anything it refuses; it writes nothing.
+ * Throws a {@link ChatRequestError} (status 400) for anything it refuses; it writes nothing. It
+ * applies the store's own rules to every message (`storableMessageIssues` of `@ctxgraph/codecs`:
+ * ids, NUL and lone surrogates in any string or key, nesting deeper than `MAX_JSON_DEPTH`), so a
+ * body the store could not keep is refused before anything of it is written.
  * `validate: 'shape'` checks the body and each message's id, role and parts only, leaving the AI
  * SDK's validation to {@link validateChatMessages} (the cycle validates only the messages the
  * graph does not already hold, so a long conversation is not re-validated on every turn).
  *
  * @example
  * ```ts
- * const request = await readChatRequest(await c.req.json(), { tools });
+ * const request = await readChatRequest(await readChatBody(c.req.raw), { tools });
  * ```
  */
 export async function readChatRequest<UI_MESSAGE extends UIMessage = UIMessage>(
@@ -82,12 +96,7 @@ export async function readChatRequest<UI_MESSAGE extends UIMessage = UIMessage>(
       'expected a non-empty string',
     );
   }
-  try {
-    assertIdentifier('chat request', 'id', id);
-  } catch (error) {
-    if (ValidationError.isInstance(error)) refuse(error.message, 'id', 'not a valid identifier');
-    throw error;
-  }
+  assertStorableId('id', id, 'not a valid identifier');
   const resolvedTrigger = trigger ?? 'submit-message';
   if (!triggers.includes(resolvedTrigger as ChatTrigger)) {
     refuse(
@@ -109,6 +118,8 @@ export async function readChatRequest<UI_MESSAGE extends UIMessage = UIMessage>(
       'expected a non-empty string',
     );
   }
+  if (typeof messageId === 'string')
+    assertStorableId('messageId', messageId, 'not a valid message id');
   let list: unknown[];
   let lastOnly: boolean;
   if (Array.isArray(messages) && messages.length > 0) {
@@ -137,13 +148,7 @@ export async function readChatRequest<UI_MESSAGE extends UIMessage = UIMessage>(
       );
     }
     const { id: candidateId, role, parts } = candidate as Record<string, unknown>;
-    try {
-      assertIdentifier('chat request', `${at}.id`, candidateId);
-    } catch (error) {
-      if (ValidationError.isInstance(error))
-        refuse(error.message, `${at}.id`, 'not a valid message id');
-      throw error;
-    }
+    assertStorableId(`${at}.id`, candidateId, 'not a valid message id');
     if (seen.has(candidateId)) {
       refuse(
         `${at}.id repeats the id '${candidateId}': a conversation path holds each id once.`,
@@ -173,6 +178,20 @@ export async function readChatRequest<UI_MESSAGE extends UIMessage = UIMessage>(
         'expected an array',
       );
     }
+    // The store's own rules, up front: a message the store would refuse on save (NUL or a lone
+    // surrogate in a string or a key, JSON nested deeper than MAX_JSON_DEPTH, a part without a
+    // type) is refused here, before anything of the request is written.
+    const unstorable = storableMessageIssues(candidate, at);
+    if (unstorable.length > 0) {
+      const shown = unstorable
+        .slice(0, 3)
+        .map((issue) => `${shortPath(issue.path)}: ${issue.message}`)
+        .join('; ');
+      const more = unstorable.length > 3 ? ` (and ${unstorable.length - 3} more)` : '';
+      throw new ChatRequestError(`Chat request refused: ${at} cannot be stored: ${shown}${more}.`, {
+        issues: unstorable,
+      });
+    }
   });
   const shaped = list as UI_MESSAGE[];
   const last = shaped.at(-1) as UI_MESSAGE;
@@ -198,6 +217,11 @@ export async function readChatRequest<UI_MESSAGE extends UIMessage = UIMessage>(
   return validate === 'all'
     ? { ...request, messages: await validateChatMessages(request, 0, schemas) }
     : request;
+}
+
+/** A path for an error message: a deep one keeps its start and its end (the issue has it whole). */
+function shortPath(path: string): string {
+  return path.length <= 120 ? path : `${path.slice(0, 60)}…${path.slice(-40)}`;
 }
 
 /**
