@@ -15,6 +15,7 @@ export {
   type RespondOptions,
   type StreamTextResultLike,
 } from './cycle/chat-cycle';
+export { ContinuationRefusedError } from './cycle/continuation-refused-error';
 export { ChatNotFoundForUserError, ChatRequestError, ReplyNotSavedError } from './errors';
 export { readChatBody } from './request/read-chat-body';
 export {

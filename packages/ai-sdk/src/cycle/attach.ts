@@ -6,14 +6,49 @@ import {
   type BudgetOptions,
   ContextEngine,
   type ContextEngineOptions,
+  type LocateResult,
   type ReplyOutcome,
   withUsage,
 } from '@ctxgraph/engine';
-import type { ChatRecord, ContextStore } from '@ctxgraph/fragments-core';
+import {
+  type ChatRecord,
+  CheckpointExistsError,
+  type ContextStore,
+  MessageNotFoundError,
+  withoutEngineMetadata,
+} from '@ctxgraph/fragments-core';
 import type { ModelMessage, SystemModelMessage, UIMessage } from 'ai';
-import { ChatNotFoundForUserError } from '../errors';
+import { ChatNotFoundForUserError, ChatRequestError } from '../errors';
 import type { ChatRequest } from '../request/read-chat-request';
-import { acceptToolResults } from './tool-results';
+import { canonical, isSettledCopy, sameMessage } from './client-copies';
+import { ContinuationRefusedError } from './continuation-refused-error';
+import { acceptToolResults, waitingCalls } from './tool-results';
+
+/** The name of a claim on a reply being continued: this prefix and the node's sequence. */
+const CLAIM_PREFIX = 'ctxgraph.answering.';
+/**
+ * How long a claim stands before another request may take it over: far longer than the two store
+ * calls it is held for, so only a claim whose process died is taken over.
+ */
+const CLAIM_TIMEOUT_MS = 60_000;
+
+/**
+ * An edit keeps its message's role: a client's message with the id of a stored message of another
+ * role (a reply sent back as the user's, a question sent back as the model's) is refused.
+ */
+function refuseRoleChange(stored: { role: string }, sent: UIMessage, path: string): void {
+  if (stored.role === sent.role) return;
+  throw new ChatRequestError(
+    `Chat request refused: ${path} has the id '${sent.id}' of a stored ${stored.role} message but the role '${sent.role}': an edit keeps its message's role (nothing a client sends changes a stored message's role).`,
+    { issues: [{ path: `${path}.role`, message: `expected '${stored.role}'` }] },
+  );
+}
+
+function refuseContinuation(message: string, path: string, problem: string): never {
+  throw new ContinuationRefusedError(`Chat request refused: ${message}`, {
+    issues: [{ path, message: problem }],
+  });
+}
 
 /** One version of a message: a node holding its id, on its own branch. */
 export interface MessageVersion<UI_MESSAGE extends UIMessage = UIMessage> {
@@ -89,7 +124,8 @@ export class AttachedChat<UI_MESSAGE extends UIMessage = UIMessage> {
    * messages the client has that the graph does not: attached after the last message both agree
    * on, in one store write (extending that branch when it is its head, forking a branch there
    * when it is not). An edited message becomes a new version on a branch at its parent, with its
-   * id; a tool result replaces its assistant message in place.
+   * id. A client's copy of a reply the cycle settled (a stopped reply) is that reply, not an edit
+   * of it. A continuation (the request ends with an assistant message) is {@link #continueReply}.
    */
   async place(
     request: ChatRequest<UI_MESSAGE>,
@@ -99,7 +135,8 @@ export class AttachedChat<UI_MESSAGE extends UIMessage = UIMessage> {
     const engine = this.#engine;
     const messages = request.messages;
     const last = messages.at(-1) as UI_MESSAGE;
-    const continuesReply = request.trigger === 'submit-message' && last.role === 'assistant';
+    if (request.trigger === 'submit-message' && last.role === 'assistant')
+      return this.#continueReply(request, validateFrom);
     let fresh: readonly UI_MESSAGE[];
     if (request.lastOnly) {
       const stored = await engine.findMessage(last.id);
@@ -109,9 +146,6 @@ export class AttachedChat<UI_MESSAGE extends UIMessage = UIMessage> {
           activate: false,
         });
         fresh = [last];
-      } else if (continuesReply) {
-        await engine.continueFrom(newest, { activate: false });
-        fresh = [await this.#withToolResults(last)];
       } else {
         // The stored message is the last of the path to its node (read from a warm engine's
         // cache when it holds it), not a read of the whole graph.
@@ -121,6 +155,7 @@ export class AttachedChat<UI_MESSAGE extends UIMessage = UIMessage> {
         if (stored !== undefined && stored.id === last.id && sameMessage(stored, last)) {
           fresh = [];
         } else {
+          if (stored !== undefined) refuseRoleChange(stored, last, 'message');
           // An edit of the stored message: a new version at its parent.
           const parent = path.at(-2);
           await engine.continueFrom(
@@ -131,33 +166,175 @@ export class AttachedChat<UI_MESSAGE extends UIMessage = UIMessage> {
         }
       }
     } else {
-      const located = await engine.locate(messages);
-      const continued =
-        located.changed?.index === messages.length - 1
-          ? located.changed.nodeId
-          : located.nodeIds[messages.length - 1];
-      if (continuesReply && located.matched >= messages.length - 1 && continued !== undefined) {
-        const sent = (await validateFrom(messages.length - 1))[0] as UI_MESSAGE;
-        await engine.continueFrom(continued, { activate: false });
-        fresh = [await this.#withToolResults(sent)];
-      } else {
-        const matched = located.matched;
-        // What the graph already holds was validated when it was written: only the rest is.
-        fresh = await validateFrom(matched);
-        await engine.continueFrom(matched === 0 ? null : (located.nodeIds[matched - 1] ?? null), {
-          activate: false,
+      const { located } = await this.#locate(messages);
+      const matched = located.matched;
+      if (located.changed !== null) {
+        const node = await this.#store.getMessage({
+          chatId: this.#chatId,
+          messageId: located.changed.nodeId,
         });
+        const sent = messages[located.changed.index] as UI_MESSAGE;
+        if (node !== null)
+          refuseRoleChange(node.message, sent, `messages[${located.changed.index}]`);
       }
+      // What the graph already holds was validated when it was written: only the rest is.
+      fresh = await validateFrom(matched);
+      await engine.continueFrom(matched === 0 ? null : (located.nodeIds[matched - 1] ?? null), {
+        activate: false,
+      });
     }
     if (fresh.length > 0) {
       engine.set(...fresh.map((candidate) => messageFragment(candidate)));
       await engine.save();
     }
     const { messages: path } = await engine.resolve();
-    return {
-      path: path as UI_MESSAGE[],
-      continues: continuesReply ? (path.at(-1) as UI_MESSAGE | undefined) : undefined,
+    return { path: path as UI_MESSAGE[], continues: undefined };
+  }
+
+  /**
+   * A continuation: the request's last message is the client's copy of a stored reply that waits
+   * for a client-side tool result or an approval, and the copy answers it. Only a stored
+   * assistant reply on the client's path that waits for a call the copy answers is continued;
+   * anything else is refused before anything is written ({@link ContinuationRefusedError}), so
+   * nothing a client sends changes a stored message's role or continues a reply twice. The
+   * answer is taken onto the reply as stored (nothing else of the client's copy) and saved in
+   * place under a claim on the reply ({@link #claim}): of two requests answering it at once, in
+   * one process or in two, one continues it and the other is refused before its model call.
+   */
+  async #continueReply(
+    request: ChatRequest<UI_MESSAGE>,
+    validateFrom: (from: number) => Promise<UI_MESSAGE[]>,
+  ): Promise<PlacedRequest<UI_MESSAGE>> {
+    const engine = this.#engine;
+    const messages = request.messages;
+    const index = messages.length - 1;
+    const sent = messages[index] as UI_MESSAGE;
+    const at = request.lastOnly ? 'message' : `messages[${index}]`;
+    let nodeId: string | undefined;
+    if (request.lastOnly) {
+      nodeId = (await engine.findMessage(sent.id))[0];
+    } else {
+      const { located } = await this.#locate(messages);
+      if (located.matched >= index)
+        nodeId = located.changed?.index === index ? located.changed.nodeId : located.nodeIds[index];
+    }
+    if (nodeId === undefined) {
+      refuseContinuation(
+        `the chat holds no reply '${sent.id}'${request.lastOnly ? '' : ' on the path the client sent'}, so there is nothing to continue (a submit-message that ends with an assistant message continues a stored reply that waits for a client-side tool result or an approval).`,
+        at,
+        'no such stored reply',
+      );
+    }
+    const answer = (await validateFrom(index))[0] as UI_MESSAGE;
+    // Checked before anything is written, then again under the claim: another request may have
+    // answered the reply in between.
+    await this.#answered(nodeId, answer, at);
+    const release = await this.#claim(nodeId, sent.id, at);
+    try {
+      engine.set(messageFragment(await this.#answered(nodeId, answer, at)));
+      await engine.save();
+    } finally {
+      await release();
+    }
+    const { messages: path } = await engine.resolve();
+    return { path: path as UI_MESSAGE[], continues: path.at(-1) as UI_MESSAGE | undefined };
+  }
+
+  /**
+   * The stored reply at `nodeId` with the client's answers taken onto it, the engine positioned
+   * at it (read as the chat is now). Refuses a message that is not an assistant reply, a reply
+   * that waits for nothing, and a copy that answers none of the calls it waits for.
+   */
+  async #answered(nodeId: string, answer: UI_MESSAGE, at: string): Promise<UI_MESSAGE> {
+    const engine = this.#engine;
+    await engine.continueFrom(nodeId, { activate: false });
+    const stored = (await engine.resolve()).messages.at(-1) as UI_MESSAGE | undefined;
+    if (stored === undefined || stored.role !== 'assistant') {
+      refuseContinuation(
+        `'${answer.id}' is a ${stored?.role ?? 'missing'} message in the chat, not a reply: a continuation continues an assistant reply that waits for a client-side tool result or an approval, and never changes a stored message's role.`,
+        at,
+        'not an assistant reply',
+      );
+    }
+    const waiting = waitingCalls(stored);
+    if (waiting.length === 0) {
+      refuseContinuation(
+        `reply '${stored.id}' waits for no tool result or approval: it was answered already (by another tab, or an earlier request) or never asked for one. Reload the chat to see it as stored.`,
+        at,
+        'the reply waits for nothing',
+      );
+    }
+    const merged = acceptToolResults(stored, answer);
+    if (canonical(merged.parts) === canonical(stored.parts)) {
+      refuseContinuation(
+        `reply '${stored.id}' waits for the tool call${waiting.length === 1 ? '' : 's'} ${waiting.map((id) => `'${id}'`).join(', ')}, and the message answers none of them (an output, an error or an approval answer for the same call id and tool).`,
+        at,
+        'answers no waiting call',
+      );
+    }
+    return merged;
+  }
+
+  /**
+   * Claims the reply at `nodeId` for this request: a checkpoint named after the node
+   * (`ctxgraph.answering.<sequence>`), created with the store's refusal of a taken name
+   * (`CheckpointExistsError`), which every store makes atomic across processes (the one write
+   * the v1 contract makes conditional on what another writer did, besides a head). A second
+   * request is refused while the claim stands; the claim is removed once the answer is saved
+   * (returned function). A claim left by a process that died while holding it (it is held for
+   * two store calls) is taken over after {@link CLAIM_TIMEOUT_MS}.
+   */
+  async #claim(nodeId: string, messageId: string, at: string): Promise<() => Promise<void>> {
+    const store = this.#store;
+    const chatId = this.#chatId;
+    const node = await store.getMessage({ chatId, messageId: nodeId });
+    if (node === null) throw new MessageNotFoundError(chatId, nodeId);
+    const name = `${CLAIM_PREFIX}${node.sequence}`;
+    const release = async (): Promise<void> => {
+      await store.deleteCheckpoint({ chatId, name }).catch(() => false);
     };
+    try {
+      await store.createCheckpoint({ chatId, name, messageId: nodeId });
+      return release;
+    } catch (error) {
+      if (!CheckpointExistsError.isInstance(error)) throw error;
+    }
+    const held = await store.getCheckpoint({ chatId, name });
+    if (held !== null && Date.now() - held.createdAt < CLAIM_TIMEOUT_MS) {
+      refuseContinuation(
+        `another request is answering reply '${messageId}' right now (two tabs answered the same tool call): its answer continues the reply. Reload the chat to see it.`,
+        at,
+        'the reply is being answered',
+      );
+    }
+    await store.createCheckpoint({ chatId, name, messageId: nodeId, replace: true });
+    return release;
+  }
+
+  /**
+   * The client's messages located on the graph (`engine.locate`), where a client's copy of a reply
+   * the cycle settled stands for that reply: a copy that differs from the stored one only by what
+   * settling made ({@link isSettledCopy}) is replaced by it and the list located again. Each pass
+   * takes one more message, so it ends within as many passes as the client sent replies.
+   */
+  async #locate(
+    messages: readonly UI_MESSAGE[],
+  ): Promise<{ located: LocateResult; messages: UI_MESSAGE[] }> {
+    const list = messages.slice();
+    for (;;) {
+      const located = await this.#engine.locate(list);
+      const changed = located.changed;
+      const sent = changed === null ? undefined : list[changed.index];
+      if (changed === null || sent === undefined || sent.role !== 'assistant')
+        return { located, messages: list };
+      const node = await this.#store.getMessage({
+        chatId: this.#chatId,
+        messageId: changed.nodeId,
+      });
+      const stored = node === null ? undefined : (withoutEngineMetadata(node.message) as UIMessage);
+      if (stored === undefined || !isSettledCopy(sent, stored)) return { located, messages: list };
+      list[changed.index] = stored as UI_MESSAGE;
+    }
   }
 
   /** The model input for the position: the budgeted `resolve({ format: 'model' })`. */
@@ -235,15 +412,6 @@ export class AttachedChat<UI_MESSAGE extends UIMessage = UIMessage> {
   }
 
   /**
-   * The assistant message the engine is positioned at, with what the client may add to it (its
-   * client-side tool results and approval answers) and nothing else of the client's copy.
-   */
-  async #withToolResults(sent: UI_MESSAGE): Promise<UI_MESSAGE> {
-    const stored = (await this.#engine.resolve()).messages.at(-1) as UI_MESSAGE | undefined;
-    return stored === undefined || stored.id !== sent.id ? sent : acceptToolResults(stored, sent);
-  }
-
-  /**
    * The node written last in the chat (highest sequence), or null when it has none. A commit
    * moves a head to its last new node, a child comes after its parent, and a node outlives its
    * branch only when a checkpoint (or another branch) still reaches it: so the newest node is a
@@ -284,23 +452,4 @@ export async function ownedChat(
 ): Promise<ChatRecord | null> {
   const chat = await store.getChat(chatId);
   return chat !== null && chat.userId === userId ? chat : null;
-}
-
-function sameMessage(left: UIMessage, right: UIMessage): boolean {
-  return (
-    left.role === right.role &&
-    canonical(left.parts) === canonical(right.parts) &&
-    canonical(left.metadata ?? null) === canonical(right.metadata ?? null)
-  );
-}
-
-/** JSON with object keys sorted (a client may send the same message with its keys reordered). */
-function canonical(value: unknown): string {
-  return JSON.stringify(value, (_key, entry: unknown) => {
-    if (entry === null || typeof entry !== 'object' || Array.isArray(entry)) return entry;
-    const sorted: Record<string, unknown> = {};
-    for (const key of Object.keys(entry).sort())
-      sorted[key] = (entry as Record<string, unknown>)[key];
-    return sorted;
-  });
 }

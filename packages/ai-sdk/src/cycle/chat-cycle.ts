@@ -1,8 +1,10 @@
 import type { BudgetOptions, ContextEngine, ReplyOutcome } from '@ctxgraph/engine';
 import {
+  assertIdentifier,
   type ChatRecord,
   type ContextStore,
   CtxGraphError,
+  MessageNotFoundError,
   NotFoundError,
   OwnershipError,
   ValidationError,
@@ -26,7 +28,7 @@ import {
 import { CallUsage, type UsagePart } from '../stream/call-usage';
 import type { ResumableStreams } from '../stream/resumable-streams';
 import { toServerSentEvents, uiMessageStreamHeaders } from '../stream/server-sent-events';
-import { settleReply } from '../stream/settle-reply';
+import { FAILED_REASON, STOPPED_REASON, settleReply } from '../stream/settle-reply';
 import {
   AttachedChat,
   type CycleEngineOptions,
@@ -34,6 +36,8 @@ import {
   type MessageVersion,
   ownedChat,
 } from './attach';
+import { settleClientMessages } from './client-copies';
+import { ContinuationRefusedError } from './continuation-refused-error';
 import { WarmEngines } from './warm-engines';
 
 /** Options of {@link createChatCycle}. */
@@ -280,14 +284,48 @@ export function createChatCycle<UI_MESSAGE extends UIMessage = UIMessage>(
     return result;
   };
 
+  /**
+   * What a request cannot ask of a chat that does not exist, refused before anything is written
+   * (opening the chat would create it): to continue a reply (there is none), or to continue after
+   * a node (`after`: there is none). A chat of another user is left to the ownership check.
+   */
+  const refuseOnNewChat = async (
+    request: ChatRequest<UI_MESSAGE>,
+    after: string | null | undefined,
+  ): Promise<void> => {
+    const last = request.messages.at(-1) as UI_MESSAGE;
+    const continues = request.trigger === 'submit-message' && last.role === 'assistant';
+    const placedAfter = request.lastOnly && typeof after === 'string';
+    if (!continues && !placedAfter) return;
+    if (placedAfter) assertIdentifier('begin(body, options)', 'options.after', after);
+    if ((await store.getChat(request.chatId)) !== null) return;
+    if (continues) {
+      throw new ContinuationRefusedError(
+        `Chat request refused: chat '${request.chatId}' does not exist yet, so it holds no reply '${last.id}' to continue.`,
+        {
+          issues: [
+            {
+              path: request.lastOnly ? 'message' : `messages[${request.messages.length - 1}]`,
+              message: 'no such stored reply',
+            },
+          ],
+        },
+      );
+    }
+    throw new MessageNotFoundError(request.chatId, after as string);
+  };
+
   return {
     async begin(body, beginOptions) {
       const schemas = options.schemas ?? ({} as ChatMessageSchemas<UI_MESSAGE>);
-      const shaped = await readChatRequest<UI_MESSAGE>(body, schemas, 'shape');
+      const sent = await readChatRequest<UI_MESSAGE>(body, schemas, 'shape');
+      // The client's copies of replies cut off mid-stream, as the cycle stores them (settled).
+      const shaped = { ...sent, messages: settleClientMessages(sent.messages) };
       // A chat that exists has its messages validated on write: only the messages it does not
       // hold yet are validated (after locating them). A new chat is validated whole, up front, so
       // a bad body never creates it.
       const owned = await ownedChat(store, shaped.chatId, beginOptions.userId);
+      if (owned === null) await refuseOnNewChat(shaped, beginOptions.after);
       const fresh = shaped.lastOnly || owned === null;
       const request = fresh
         ? { ...shaped, messages: await validateChatMessages(shaped, 0, schemas) }
@@ -519,12 +557,7 @@ export function createChatCycle<UI_MESSAGE extends UIMessage = UIMessage>(
         const toSave =
           reply === undefined || outcome === 'complete'
             ? reply
-            : settleReply(
-                reply,
-                outcome === 'aborted'
-                  ? 'The reply was stopped.'
-                  : 'The reply failed before this tool finished.',
-              );
+            : settleReply(reply, outcome === 'aborted' ? STOPPED_REASON : FAILED_REASON);
         if (toSave !== undefined) {
           const started = performance.now();
           await run.attached.saveReply(

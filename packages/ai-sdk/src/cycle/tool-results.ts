@@ -61,3 +61,17 @@ export function acceptToolResults<UI_MESSAGE extends UIMessage>(
   });
   return { ...stored, parts } as UI_MESSAGE;
 }
+
+/**
+ * The tool calls a stored reply waits for the client to answer: those waiting for their output
+ * (`input-available`) or for an approval (`approval-requested`), by call id.
+ */
+export function waitingCalls(reply: UIMessage): string[] {
+  const waiting: string[] = [];
+  for (const part of reply.parts) {
+    if (!isToolPart(part)) continue;
+    if (part.state === 'input-available' || part.state === 'approval-requested')
+      waiting.push(part.toolCallId);
+  }
+  return waiting;
+}

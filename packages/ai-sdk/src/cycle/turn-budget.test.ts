@@ -1,6 +1,6 @@
 import { assistantText, user } from '@ctxgraph/codecs';
 import { ContextEngine } from '@ctxgraph/engine';
-import { role } from '@ctxgraph/fragments-core';
+import { MessageNotFoundError, role, ValidationError } from '@ctxgraph/fragments-core';
 import { XmlRenderer } from '@ctxgraph/renderer-xml';
 import { InMemoryContextStore } from '@ctxgraph/store-memory';
 import {
@@ -239,5 +239,30 @@ describe('after: where a last-message body continues', () => {
       ),
     ).rejects.toThrow(/no-such-node/);
     expect((await store.getGraph('strict')).nodes).toHaveLength(1);
+  });
+
+  it('on a new chat id, a refused node (one of another chat, or not an id) creates nothing', async () => {
+    const store = new InMemoryContextStore();
+    const seed = new ContextEngine({ store, chatId: 'elsewhere', userId: 'u' });
+    seed.set(user('A question of another chat'));
+    await seed.save();
+    const foreignNode = seed.headMessageId ?? '';
+    const cycle = createChatCycle({ store, engine: { renderer: new XmlRenderer() } });
+    const body = { id: 'brand-new', message: ask('q1', 'Hello?'), trigger: 'submit-message' };
+    await expect(cycle.begin(body, { userId: 'u', after: foreignNode })).rejects.toSatisfy(
+      (error) => MessageNotFoundError.isInstance(error) && error.message.includes(foreignNode),
+    );
+    await expect(cycle.begin(body, { userId: 'u', after: 'bad\u0000id' })).rejects.toSatisfy(
+      (error) => ValidationError.isInstance(error),
+    );
+    expect(await store.getChat('brand-new')).toBeNull();
+    expect((await store.listChats({ userId: 'u' })).items.map((chat) => chat.id)).toEqual([
+      'elsewhere',
+    ]);
+    // The same body without `after` (or with null: a new root) makes the chat.
+    await cycle.begin(body, { userId: 'u', after: null });
+    expect(
+      (await cycle.messages('brand-new', { userId: 'u' })).map((message) => message.id),
+    ).toEqual(['q1']);
   });
 });

@@ -44,6 +44,41 @@ describe('settleReply', () => {
       settleReply({ id: 'a', role: 'assistant', parts: [{ type: 'step-start' }] }, 'x'),
     ).toBeUndefined();
   });
+
+  it('leaves out text and reasoning that never got a character, and drops a reply left empty', () => {
+    const empty = {
+      id: 'a',
+      role: 'assistant',
+      parts: [
+        { type: 'step-start' },
+        { type: 'reasoning', text: '', state: 'streaming' },
+        { type: 'text', text: '', state: 'streaming' },
+      ],
+    } as UIMessage;
+    expect(settleReply(empty, 'x')).toBeUndefined();
+    const started = {
+      id: 'b',
+      role: 'assistant',
+      parts: [
+        { type: 'step-start' },
+        { type: 'text', text: 'Hi', state: 'done' },
+        { type: 'step-start' },
+        { type: 'text', text: '', state: 'streaming' },
+      ],
+    } as UIMessage;
+    expect(settleReply(started, 'x')?.parts).toEqual([
+      { type: 'step-start' },
+      { type: 'text', text: 'Hi', state: 'done' },
+      { type: 'step-start' },
+    ]);
+    // A finished empty text part is what the model sent: kept.
+    const finished = {
+      id: 'c',
+      role: 'assistant',
+      parts: [{ type: 'step-start' }, { type: 'text', text: '', state: 'done' }],
+    } as UIMessage;
+    expect(settleReply(finished, 'x')).toEqual(finished);
+  });
 });
 
 describe('usage', () => {

@@ -1,4 +1,3 @@
-import { toModelMessages } from '@ctxgraph/codecs';
 import {
   BudgetExceededError,
   type BudgetShortfall,
@@ -21,7 +20,7 @@ import { conversation, pendingMessages } from '../conversation/conversation';
 import { appliedCompaction } from '../session/chain-reads';
 import type { ChatSession } from '../session/chat-session';
 import { registerPrediction } from '../usage/cache-reconcile';
-import { toMarkedModelMessages } from './cache-markers';
+import { toMarkedModelMessages, toUnmarkedModelMessages } from './cache-markers';
 import { type CacheUnit, predictCache } from './cache-prediction';
 import {
   anthropicCacheProfile,
@@ -80,7 +79,11 @@ export class BudgetPlanner {
       const messages = await conversation(session, call.ticket, opened);
       if (call.format === 'model') {
         const system: SystemModelMessage = { role: 'system', content: systemPrompt };
-        return { systemPrompt, ...foldSystemMessages(system, await toModelMessages(messages)) };
+        // No plan, so no cache marks: not even those the messages carried.
+        return {
+          systemPrompt,
+          ...foldSystemMessages(system, await toUnmarkedModelMessages(messages)),
+        };
       }
       return { systemPrompt, messages };
     }
