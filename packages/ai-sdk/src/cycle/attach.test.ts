@@ -257,7 +257,7 @@ const rows: Row[] = [
   {
     name: 'a continuation of a reply the chat does not hold: refused',
     history: 'q1 a1 q2 a2',
-    body: { message: answer('a9', 'Made up.') },
+    body: { messageId: 'a9', message: answer('a9', 'Made up.') },
     expected: {
       refused: (error) => ContinuationRefusedError.isInstance(error),
       message: /holds no reply 'a9'/,
@@ -393,8 +393,10 @@ describe.each(stores)('placement on %s', (_name, open) => {
     expect(placed.continues?.id).toBe(expected.continues);
     const now = await graphAfter();
     const added = now.nodes.filter((node) => !before.nodes.some((old) => old.id === node.id));
+    // A new chat's `main` is made with its first message: that extends it, it is no new branch.
     const newBranches = now.branches.filter(
-      (branch) => !before.branches.some((old) => old.name === branch.name),
+      (branch) =>
+        branch.name !== 'main' && !before.branches.some((old) => old.name === branch.name),
     );
     const mainBefore = before.branches.find((branch) => branch.name === 'main')?.headMessageId;
     const mainNow = now.branches.find((branch) => branch.name === 'main')?.headMessageId;

@@ -38,7 +38,7 @@ export class ChatEngines<UI_MESSAGE extends UIMessage = UIMessage> {
    * does not exist yet, too: its first write creates it).
    */
   take(chatId: string, userId: string, owned: ChatRecord | null): AttachedChat<UI_MESSAGE> {
-    const kept = owned === null ? undefined : this.#warm.take(chatId, userId, owned.createdAt);
+    const kept = owned === null ? undefined : this.#warm.take(owned, userId);
     return kept ?? new AttachedChat<UI_MESSAGE>(this.#store, chatId, userId, this.#options);
   }
 
