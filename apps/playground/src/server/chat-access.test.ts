@@ -6,8 +6,8 @@ import { InMemoryContextStore } from '@ctxgraph/store-memory';
 import { o200kTokenizer } from '@ctxgraph/tokenizer-o200k';
 import type { Hono } from 'hono';
 import { beforeEach, describe, expect, it } from 'vitest';
-import type { ChatView } from './chat-view';
 import { type ChatAccess, chatAccess } from './chat-access';
+import type { ChatView } from './chat-view';
 import { createPlaygroundApp } from './playground-app';
 import { rendererFor } from './renderers';
 import { type CountingStore, countingStore } from './testing/counting-store';
@@ -93,8 +93,8 @@ describe('chatAccess (the chat cycle’s read)', () => {
 
   it('refuses a missing chat without creating it', async () => {
     const chats = access();
-    await expect(chats.use('chat-missing', 'alice', async () => 'ran')).rejects.toSatisfy(
-      (error) => ChatNotFoundError.isInstance(error),
+    await expect(chats.use('chat-missing', 'alice', async () => 'ran')).rejects.toSatisfy((error) =>
+      ChatNotFoundError.isInstance(error),
     );
     expect(await counting.store.getChat('chat-missing')).toBeNull();
   });
