@@ -80,16 +80,20 @@ export function splitEngineRecord(node: MessageNodeRecord): MessageNodeRecord {
 export function embedEngineRecord(entry: CommitMessage): CommitMessage {
   const { engineRecord } = entry;
   const message = withoutEngineMetadata(entry.message);
+  // A new version keeps asking for one: the store still allocates its node id.
+  const version = entry.newVersion === undefined ? {} : { newVersion: entry.newVersion };
   if (engineRecord === undefined) {
     return message === entry.message && !('engineRecord' in entry)
       ? entry
-      : { id: entry.id, message };
+      : { id: entry.id, message, ...version };
   }
   const metadata = message.metadata;
-  if (metadata !== undefined && !isJsonObject(metadata)) return { id: entry.id, message };
+  if (metadata !== undefined && !isJsonObject(metadata))
+    return { id: entry.id, message, ...version };
   return {
     id: entry.id,
     message: { ...message, metadata: { ...metadata, [CTXGRAPH_METADATA_KEY]: engineRecord } },
+    ...version,
   };
 }
 
