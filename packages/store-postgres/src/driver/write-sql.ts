@@ -51,7 +51,9 @@ export interface WriteRequest {
  * change in the statement hangs off that update, so a lost race writes nothing. Under READ
  * COMMITTED a writer that waited for the branch row re-checks the head against the committed
  * row, which makes the commit a compare-and-set, and appenders queue on the lock instead of
- * racing.
+ * racing. A write with new versions (`newVersion`) runs the statement in a transaction that first
+ * takes the branch row lock, then the chat row lock, and allocates their node ids
+ * (`withVersionIds`).
  */
 export async function write(
   db: PostgresConnection,

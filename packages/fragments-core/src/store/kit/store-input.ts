@@ -1,6 +1,5 @@
 import { ValidationError, type ValidationIssue } from '../../errors/errors';
 import type { JsonObject } from '../../json';
-import { describeValue } from '../../rules/paths';
 import { nextBranchName } from '../branch-names';
 import type {
   AppendInput,
@@ -10,6 +9,7 @@ import type {
   SaveContextInput,
 } from '../context-store';
 import type { StoredMessage } from '../records';
+import { newVersionIssue } from './version-input';
 
 // Shared input checks for ContextStore implementations, so that every store refuses the same bad
 // input with the same clear error before it touches its database. Third-party stores may use them.
@@ -576,34 +576,6 @@ function prepareMessages(
     throw new ValidationError(`${method}: ${shown.join('; ')}${more}.`, { issues });
   }
   return prepared;
-}
-
-/**
- * Adds the problem of an entry's `newVersion` to `issues`: not a boolean, asked of a store
- * without message versions, or with a node id other than the message id (the store picks it).
- */
-function newVersionIssue(
-  index: number,
-  newVersion: unknown,
-  id: unknown,
-  messageId: unknown,
-  options: PrepareMessagesOptions | undefined,
-  issues: ValidationIssue[],
-): void {
-  const path = at(index, '.newVersion');
-  if (typeof newVersion !== 'boolean')
-    issues.push({ path, message: `expected a boolean, received ${describeValue(newVersion)}` });
-  else if (newVersion && options?.messageVersions !== true)
-    issues.push({
-      path,
-      message:
-        'this store does not keep message versions (capabilities.messageVersions is not declared)',
-    });
-  else if (newVersion && id !== messageId)
-    issues.push({
-      path: at(index, '.id'),
-      message: `must equal message.id ${JSON.stringify(messageId)} for a new version (the store allocates the node id)`,
-    });
 }
 
 /** The path of a message input's field: `messages[2].message.role`. */

@@ -76,9 +76,7 @@ describe('version node ids', () => {
       chatId: 'c',
       branch: 'main',
       expectedHeadId: null,
-      messages: [
-        { id, message: { id: 'q2', role: 'user', parts: [] }, newVersion } as never,
-      ],
+      messages: [{ id, message: { id: 'q2', role: 'user', parts: [] }, newVersion } as never],
     });
     expect(prepareCommit(input(true), { messageVersions: true })[0]?.newVersion).toBe(true);
     expect(prepareCommit(input(undefined), { messageVersions: true })[0]?.newVersion).toBe(false);
