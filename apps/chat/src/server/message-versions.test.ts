@@ -1,5 +1,6 @@
 // Editing one message many times and from many tabs at once (issue #34), over HTTP with the AI
-// SDK's own client, against a real SQLite file: every edit is stored as a version of its own.
+// SDK's own client, on the app's SQLite file and on PostgreSQL: every edit is stored as a
+// version of its own.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NodeChat, startTestServer, type TestServer, textOf } from '../__fixtures__/chat-test-kit';
@@ -8,15 +9,8 @@ import type { ChatUIMessage } from './tools';
 /** The timeout of a test that makes a hundred requests or more: room for a busy machine. */
 const MANY_REQUESTS = 120_000;
 
-let server: TestServer;
-beforeAll(async () => {
-  server = await startTestServer();
-});
-afterAll(async () => {
-  await server.stop();
-});
-
 async function versionsOf(
+  server: TestServer,
   chatId: string,
   messageId: string,
 ): Promise<{ nodeId: string; message: ChatUIMessage }[]> {
@@ -26,7 +20,15 @@ async function versionsOf(
     .versions;
 }
 
-describe('editing one message in the reference app', () => {
+describe.each(['sqlite', 'postgres'] as const)('editing one message on %s', (storeKind) => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer({ store: storeKind });
+  });
+  afterAll(async () => {
+    await server.stop();
+  });
+
   it(
     'the same question edited 105 times: every request answers the edited text',
     async () => {
@@ -74,7 +76,7 @@ describe('editing one message in the reference app', () => {
         expect(tab.currentError).toBeUndefined();
         expect(textOf(tab.messages[3])).toBe(`You said: two, tab ${index}`);
       }
-      const versions = await versionsOf(chatId, editedId);
+      const versions = await versionsOf(server, chatId, editedId);
       expect(new Set(versions.map((version) => version.nodeId)).size).toBe(13);
       expect(versions.map((version) => textOf(version.message)).sort()).toEqual(
         ['two', ...Array.from({ length: 12 }, (_, index) => `two, tab ${index}`)].sort(),
