@@ -23,6 +23,7 @@ import { defineRetentionTests } from './retention-tests';
 import { defineSearchPrefixTests } from './search-prefix-tests';
 import { defineSearchTests } from './search-tests';
 import type { StoreHarness } from './store-harness';
+import { defineVersionIdTests } from './version-id-tests';
 
 /** Options of {@link defineStoreConformance}. */
 export interface StoreConformanceOptions {
@@ -69,7 +70,8 @@ export interface StoreConformanceOptions {
  * (scoping, ownership, paging, relevance, unicode, replaced messages) and retention
  * (reachability, dry run, the active branch, concurrent writers) when declared, message versions
  * (one message id on sibling branches under distinct node ids, `findMessageNodes`, the atomic
- * fork-commit, concurrent fork-commits) when declared, unicode and large payloads, the documented limits
+ * fork-commit, concurrent fork-commits, version node ids the store allocates, any number of them
+ * and concurrently) when declared, unicode and large payloads, the documented limits
  * (512 bytes of UTF-8 per id, JSON depth, `getChain` limits up to `MAX_SAFE_INTEGER`), bad input
  * refused with nothing changed, calls after `close()` refused with a `StoreError`, and
  * persistence across reopening when the store declares it.
@@ -151,6 +153,7 @@ export function defineStoreConformance(options: StoreConformanceOptions): void {
     defineAppendTests(harness);
     defineForkTests(harness);
     defineMessageVersionTests(harness);
+    defineVersionIdTests(harness);
     defineContextLaneTests(harness);
     defineContextLaneInputTests(harness);
     defineCompareTests(harness);

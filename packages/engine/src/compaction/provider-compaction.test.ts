@@ -276,6 +276,46 @@ describe.each(stores)('provider compaction (%s)', (_name, makeStore) => {
     expect(rewound.messages.map((entry) => entry.id)).toEqual(['q1', 'a1', 'q2', 'a2', 'q3']);
   });
 
+  it('an edited question saved with a reply that compacted: the boundary is the version the store allocated', async () => {
+    const store = makeStore();
+    const chatId = `provider-compaction-edit-${Math.random().toString(36).slice(2)}`;
+    made.push({ store, chatId });
+    const open = () =>
+      new ContextEngine({ store, chatId, userId: 'u', renderer: new LineRenderer() });
+    const engine = open();
+    engine.set(role('You help.'));
+    const { model, prompts } = anthropicModel(
+      plainStream('a1'),
+      plainStream('a2'),
+      compactingStream('a2b'),
+      plainStream('a3'),
+    );
+    await turn(engine, model, { id: 'q1', text: 'q1' }, 'a1');
+    await turn(engine, model, { id: 'q2', text: 'q2' }, 'a2');
+    // The user edits q2 (same id): one save writes its new version and the reply that compacted.
+    await engine.continueFrom('a1');
+    await turn(engine, model, { id: 'q2', text: 'q2, edited' }, 'a2b');
+    expect(engine.nodeIdOf('q2')).toBe('q2~2');
+    const node = await store.getMessage({ chatId, messageId: 'a2b' });
+    if (node === null) throw new Error('a2b was not saved');
+    expect(node.parentId).toBe('q2~2');
+    // Stored naming no node (its id was the store's to allocate); read as the reply's parent.
+    expect(
+      (node.engineRecord as { compaction?: { boundaryId?: string } }).compaction?.boundaryId,
+    ).toBe('');
+    expect(readCompaction(node)).toMatchObject({ boundaryId: 'q2~2', coveredMessages: 3 });
+    await turn(engine, model, { id: 'q3', text: 'q3' }, 'a3');
+    expect((prompts[3] as { role: string }[]).map((entry) => entry.role)).toEqual([
+      'system',
+      'assistant',
+      'user',
+    ]);
+    const fresh = open();
+    await fresh.continueFrom('a3');
+    expect((await fresh.resolve()).messages.map((entry) => entry.id)).toEqual(['a2b', 'q3', 'a3']);
+    expect(JSON.stringify(await fresh.inspect())).toContain('"boundaryId":"q2~2"');
+  });
+
   it('ignores a compaction a message merely carries (a chat client can send any part)', async () => {
     const store = makeStore();
     const chatId = `forged-${Math.random().toString(36).slice(2)}`;

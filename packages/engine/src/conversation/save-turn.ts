@@ -1,5 +1,4 @@
 import {
-  assertIdentifier,
   type CommitMessage,
   type CompactionRecord,
   EngineError,
@@ -15,9 +14,6 @@ import { type AttachPoint, writeMessages } from '../session/write-messages';
 import { addUsage, PENDING_PROVIDER_COMPACTION } from '../usage/message-usage';
 import type { PendingProviderCompaction } from '../usage/provider-compaction';
 import { bindLazy } from './conversation';
-
-/** How often a save picks another node id for a message version before it gives up. */
-const MAX_VERSION_ATTEMPTS = 8;
 
 /**
  * `save()`: the messages pending before `ticket`, lazy corrections bound, validated (a turn of
@@ -38,36 +34,45 @@ export async function saveTurn(session: ChatSession, ticket: number): Promise<vo
   const adds = pending.usageAdds(ticket);
   // Node ids: a message already on the path replaces its node there (whatever that node's id);
   // any other is a new node under its own id, or, when that id is taken elsewhere in the chat
-  // (an edited message keeps its id on its new branch), under a version id (below).
-  const nodeIds = new Map<string, string>();
+  // (an edited message keeps its id on its new branch), a **version**: a new node whose id the
+  // store allocates in the write itself (`newVersion`: `<messageId>~<n>`), so any number of
+  // versions, saved one after the other or at once, each get their own.
+  const ids: NodeIds = { replacing: new Map(), versions: new Set() };
   // A message whose own id is the node id of another message of the path (a version's node id
-  // used as a message id) must not replace that node: it gets a version id of its own.
-  for (const message of messages) {
-    const node = view.chain.node(message.id);
-    if (
-      node !== undefined &&
-      node.message.id !== message.id &&
-      view.chain.nodeIdOf(message.id) === undefined &&
-      session.abilities.findMessageNodes !== undefined
-    )
-      nodeIds.set(message.id, await freeVersionId(session, message.id, new Set([message.id])));
-  }
+  // used as a message id) must not replace that node: it is a version of its own.
+  if (session.abilities.findMessageNodes !== undefined)
+    for (const message of messages) {
+      const node = view.chain.node(message.id);
+      if (
+        node !== undefined &&
+        node.message.id !== message.id &&
+        view.chain.nodeIdOf(message.id) === undefined
+      )
+        ids.versions.add(message.id);
+    }
   const batchOf = (): CommitMessage[] => {
     const batch: CommitMessage[] = [];
     for (const message of messages) {
-      const id = nodeIds.get(message.id) ?? view.chain.nodeIdOf(message.id) ?? message.id;
-      const kept = keptRecord(
-        view.chain.node(id),
-        records?.get(message.id),
-        adds?.has(message.id) === true,
-      );
+      const version = ids.versions.has(message.id);
+      const id = version
+        ? message.id
+        : (ids.replacing.get(message.id) ?? view.chain.nodeIdOf(message.id) ?? message.id);
+      const replaced = version ? undefined : view.chain.node(id);
+      const kept = keptRecord(replaced, records?.get(message.id), adds?.has(message.id) === true);
       const engineRecord =
-        kept === undefined ? undefined : placeProviderCompaction(session, kept, id, batch);
-      batch.push(engineRecord === undefined ? { id, message } : { id, message, engineRecord });
+        kept === undefined ? undefined : placeProviderCompaction(session, kept, replaced, batch);
+      batch.push({
+        id,
+        message,
+        ...(engineRecord === undefined ? {} : { engineRecord }),
+        ...(version ? { newVersion: true } : {}),
+      });
     }
     return batch;
   };
-  for (let attempt = 1; ; attempt += 1) {
+  // Each refusal settles one message for good (a version is never refused for its id), so this
+  // ends after at most two rounds per message of the batch.
+  for (;;) {
     const batch = batchOf();
     try {
       await writeMessages(session, {
@@ -81,12 +86,20 @@ export async function saveTurn(session: ChatSession, ticket: number): Promise<vo
       });
       break;
     } catch (error) {
-      const version = await versionFor(session, error, batch, messages, attempt);
-      if (version === undefined) throw error;
-      nodeIds.set(version.messageId, version.nodeId);
+      if (!(await settleConflict(session, error, batch, messages, ids))) throw error;
     }
   }
   pending.drop(ticket);
+}
+
+/**
+ * The node ids of a save that differ from the usual (the node of the message on the path, else
+ * the message id): nodes to replace that the view learned of after a refusal, and the messages
+ * written as new versions.
+ */
+interface NodeIds {
+  readonly replacing: Map<string, string>;
+  readonly versions: Set<string>;
 }
 
 /**
@@ -101,82 +114,38 @@ function attachPoint(session: ChatSession): AttachPoint {
 }
 
 /**
- * After a save refused for an id taken off the path (`MessageIdConflictError`): the node id the
- * message gets instead, or undefined when the refusal stands (the store keeps no message
+ * After a save refused for an id taken off the path (`MessageIdConflictError`): settles how the
+ * message is written next, and returns false when the refusal stands (the store keeps no message
  * versions, the message is a lazy correction whose target left the path, or it is not ours).
  *
  * The view is read again first: when the message is on the path after all (another writer put it
- * there), it replaces that node. Otherwise it is a **version**: a new node holding the same
- * message id, with the node id `<messageId>~<n>`, the smallest n ≥ 2 that no node of the message
- * and no node of the path has (when that would not be a valid id, `~<n>~<random>`); an id some
- * unrelated node took is refused again by the store and the next n is tried.
+ * there), it replaces that node, once; otherwise (and when that node is refused too) it becomes a
+ * version, whose node id the store allocates in the next write.
  */
-async function versionFor(
+async function settleConflict(
   session: ChatSession,
   error: unknown,
   batch: readonly CommitMessage[],
   messages: readonly UIMessage[],
-  attempt: number,
-): Promise<{ messageId: string; nodeId: string } | undefined> {
-  const find = session.abilities.findMessageNodes;
-  if (!MessageIdConflictError.isInstance(error) || find === undefined) return undefined;
-  const index = batch.findIndex((entry) => entry.id === error.messageId);
+  ids: NodeIds,
+): Promise<boolean> {
+  if (!MessageIdConflictError.isInstance(error) || session.abilities.findMessageNodes === undefined)
+    return false;
+  const index = batch.findIndex(
+    (entry) => entry.newVersion !== true && entry.id === error.messageId,
+  );
   const message = messages[index];
-  if (message === undefined || session.pending.isLazyTarget(message.id)) return undefined;
-  if (attempt >= MAX_VERSION_ATTEMPTS) {
-    throw new EngineError(
-      `save(): could not find a free node id for a new version of message "${message.id}" after ${attempt} attempts. Nothing was written; the messages are still pending.`,
-      { cause: error },
-    );
-  }
+  if (message === undefined || session.pending.isLazyTarget(message.id)) return false;
   const { view } = session;
   await view.sync();
   const onPath = view.chain.nodeIdOf(message.id);
-  if (onPath !== undefined && onPath !== error.messageId)
-    return { messageId: message.id, nodeId: onPath };
-  const taken = new Set([error.messageId, ...batch.map((entry) => entry.id)]);
-  return { messageId: message.id, nodeId: await freeVersionId(session, message.id, taken) };
-}
-
-/**
- * A node id for a new version of `messageId`: `<messageId>~<n>` with the smallest n ≥ 2 that no
- * node holding the message, no node of the path and nothing in `taken` has.
- */
-async function freeVersionId(
-  session: ChatSession,
-  messageId: string,
-  taken: Set<string>,
-): Promise<string> {
-  const { view, chatId } = session;
-  const find = session.abilities.findMessageNodes;
-  if (find !== undefined)
-    for (const node of await find({ chatId, messageId, limit: 100 })) taken.add(node.id);
-  for (let n = 2; ; n += 1) {
-    const candidate = versionId(messageId, n);
-    if (!taken.has(candidate) && !view.chain.has(candidate)) return candidate;
+  if (onPath !== undefined && onPath !== error.messageId && !ids.replacing.has(message.id))
+    ids.replacing.set(message.id, onPath);
+  else {
+    ids.replacing.delete(message.id);
+    ids.versions.add(message.id);
   }
-}
-
-/** `<messageId>~<n>`, or `~<n>~<random>` when that is too long to be an id. */
-function versionId(messageId: string, n: number): string {
-  const readable = `${messageId}~${n}`;
-  try {
-    assertIdentifier('save()', 'id', readable);
-    return readable;
-  } catch {
-    return `~${n}~${randomTag()}`;
-  }
-}
-
-/** Every runtime the engine targets has Web Crypto; the package's types name no runtime. */
-const webCrypto = (
-  globalThis as unknown as { crypto: { getRandomValues(bytes: Uint8Array): Uint8Array } }
-).crypto;
-
-function randomTag(): string {
-  const bytes = new Uint8Array(12);
-  webCrypto.getRandomValues(bytes);
-  return Array.from(bytes, (byte) => byte.toString(16).padStart(2, '0')).join('');
+  return true;
 }
 
 function explainSaveError(session: ChatSession, error: unknown): unknown {
@@ -219,28 +188,33 @@ function keptRecord(
  * reply continued in place, its parent). What comes before is kept in the graph and no longer
  * shown; the reply, which carries the compaction part the provider needs back, is shown first.
  * The pending key never reaches the store. Without anything before the reply there is nothing
- * covered, and only the usage is kept.
+ * covered, and only the usage is kept. When the message before it in this save is a version,
+ * whose node id the store allocates in the write, the record names no boundary (`''`): reads
+ * take the reply's parent, which is that node (see `CompactionRecord.boundaryId`).
  */
 function placeProviderCompaction(
   session: ChatSession,
   record: EngineRecord,
-  id: string,
+  replaced: MessageNodeRecord | undefined,
   batch: readonly CommitMessage[],
 ): EngineRecord | undefined {
   if (!Object.hasOwn(record, PENDING_PROVIDER_COMPACTION)) return record;
   const { [PENDING_PROVIDER_COMPACTION]: pendingValue, ...rest } = record;
   const pending = pendingValue as unknown as PendingProviderCompaction;
   const { view } = session;
-  const replaced = view.chain.node(id);
   // New nodes of this batch attach one after the other on top of the view's head.
-  const added = batch.filter((entry) => !view.chain.has(entry.id));
+  const added = batch.filter((entry) => entry.newVersion === true || !view.chain.has(entry.id));
+  const previous = replaced === undefined ? added.at(-1) : undefined;
   const boundaryId =
-    replaced !== undefined ? replaced.parentId : (added.at(-1)?.id ?? view.headMessageId);
-  if (boundaryId === null || boundaryId === id)
-    return Object.keys(rest).length > 0 ? rest : undefined;
+    replaced !== undefined ? replaced.parentId : (previous?.id ?? view.headMessageId);
+  if (boundaryId === null) return Object.keys(rest).length > 0 ? rest : undefined;
   const visible = visibleConversation(view.chain);
   const shownBefore: UIMessage[] = [];
-  const boundaryInView = visible.entries.findIndex((entry) => entry.node.id === boundaryId);
+  // A boundary among this batch's new nodes is in no view.
+  const boundaryInView =
+    previous === undefined
+      ? visible.entries.findIndex((entry) => entry.node.id === boundaryId)
+      : -1;
   const shown =
     boundaryInView >= 0
       ? visible.entries.slice(0, boundaryInView + 1)
@@ -258,7 +232,7 @@ function placeProviderCompaction(
   const summary = tokenizer.count(pending.text);
   const compaction: CompactionRecord = {
     version: 1,
-    boundaryId,
+    boundaryId: previous?.newVersion === true ? '' : boundaryId,
     previousCompactionId: visible.compaction?.entry.node.id ?? null,
     coveredMessages: shownBefore.length,
     tokens: { tokenizer: tokenizer.id, covered, summary, saved: covered - summary },

@@ -66,6 +66,23 @@ describe('compaction nodes', () => {
     }
   });
 
+  it('reads a provider compaction that names no boundary as one at its parent', () => {
+    const provider = { provider: 'anthropic', partIndex: 0 };
+    const unnamed = { compaction: { ...record, boundaryId: '', provider } };
+    expect(readCompaction({ ...node('r', unnamed), parentId: 'q2~7' })).toEqual({
+      ...record,
+      boundaryId: 'q2~7',
+      provider,
+    });
+    // Without a parent to name, or for the engine's own compaction, it is no compaction.
+    expect(readCompaction(node('r', unnamed))).toBeNull();
+    expect(readCompaction({ ...node('r', unnamed), parentId: null })).toBeNull();
+    const own = { compaction: { ...record, boundaryId: '' } };
+    expect(readCompaction({ ...node('r', own), parentId: 'q2~7' })).toBeNull();
+    // A named boundary is read as written, whatever the parent.
+    expect(readCompaction({ ...node('r', { compaction: record }), parentId: 'p' })).toEqual(record);
+  });
+
   it('reads a branch summary record', () => {
     const branchSummary = {
       version: 1,

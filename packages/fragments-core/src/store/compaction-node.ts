@@ -17,7 +17,10 @@ import type { EngineRecord, MessageNodeRecord, StoredMessage } from './records';
 export const CTXGRAPH_METADATA_KEY = 'ctxgraph';
 
 /** What {@link engineRecordOf} and the record readers need of a node. */
-export type EngineRecordSource = Pick<MessageNodeRecord, 'id' | 'message' | 'engineRecord'>;
+export type EngineRecordSource = Pick<MessageNodeRecord, 'id' | 'message' | 'engineRecord'> & {
+  /** The node's parent, for a provider compaction that names no boundary (`boundaryId: ''`). */
+  readonly parentId?: string | null;
+};
 
 function isJsonObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -80,16 +83,20 @@ export function splitEngineRecord(node: MessageNodeRecord): MessageNodeRecord {
 export function embedEngineRecord(entry: CommitMessage): CommitMessage {
   const { engineRecord } = entry;
   const message = withoutEngineMetadata(entry.message);
+  // A new version keeps asking for one: the store still allocates its node id.
+  const version = entry.newVersion === undefined ? {} : { newVersion: entry.newVersion };
   if (engineRecord === undefined) {
     return message === entry.message && !('engineRecord' in entry)
       ? entry
-      : { id: entry.id, message };
+      : { id: entry.id, message, ...version };
   }
   const metadata = message.metadata;
-  if (metadata !== undefined && !isJsonObject(metadata)) return { id: entry.id, message };
+  if (metadata !== undefined && !isJsonObject(metadata))
+    return { id: entry.id, message, ...version };
   return {
     id: entry.id,
     message: { ...message, metadata: { ...metadata, [CTXGRAPH_METADATA_KEY]: engineRecord } },
+    ...version,
   };
 }
 
@@ -101,7 +108,13 @@ export function embedEngineRecord(entry: CommitMessage): CommitMessage {
 export interface CompactionRecord {
   /** The format of this record. */
   readonly version: 1;
-  /** The last node the span covers: the summary replaces everything up to and including it. */
+  /**
+   * The last node the span covers: the summary replaces everything up to and including it.
+   * A provider compaction (`provider` set) may name none (`''`): its boundary is then its
+   * parent, the last node its call sent. The engine writes that when the reply is saved in one
+   * write with that node and the store allocates the node's id (a new version of a message,
+   * `CommitMessage.newVersion`); {@link readCompaction} gives such a record with the parent's id.
+   */
   readonly boundaryId: string;
   /**
    * Where the span starts: the id of the compaction node whose view it summarized (its summary
@@ -187,7 +200,9 @@ export interface BranchSummaryRecord {
 
 /**
  * The compaction record of a node, or null when it is not a compaction node (or its record is not
- * one this version reads: then it is an ordinary message).
+ * one this version reads: then it is an ordinary message). A provider compaction that names no
+ * boundary comes with its parent's id as `boundaryId` (null without a parent: pass the node's
+ * `parentId`).
  */
 export function readCompaction(node: EngineRecordSource): CompactionRecord | null {
   const record = engineRecordOf(node)?.compaction;
@@ -196,13 +211,16 @@ export function readCompaction(node: EngineRecordSource): CompactionRecord | nul
   if (
     candidate.version !== 1 ||
     typeof candidate.boundaryId !== 'string' ||
-    candidate.boundaryId === '' ||
     candidate.boundaryId === node.id ||
     (candidate.previousCompactionId !== null && typeof candidate.previousCompactionId !== 'string')
   ) {
     return null;
   }
-  return candidate as CompactionRecord;
+  if (candidate.boundaryId !== '') return candidate as CompactionRecord;
+  const parentId = node.parentId;
+  if (typeof candidate.provider !== 'object' || candidate.provider === null) return null;
+  if (typeof parentId !== 'string' || parentId === '') return null;
+  return { ...(candidate as CompactionRecord), boundaryId: parentId };
 }
 
 /** The branch-summary record of a node, or null when it is not a branch summary. */

@@ -82,12 +82,15 @@ export interface ContextStoreCapabilities {
    * chat) may differ from the id of the message it holds (`message.id`, the id a chat client
    * uses), so the same message id can sit on sibling branches (an edited message keeps its id on
    * its new branch). The store implements {@link ContextStore.findMessageNodes} (indexed, never a
-   * scan of the chat) and a commit's {@link CommitInput.fork} (a new branch and its messages in
-   * one transaction). Replace-in-place stays keyed by the node id; that a message id appears at
-   * most once along one path is the writer's rule (the engine keeps it), not the store's.
-   * Optional: without it, the kit refuses a node id that differs from its message id and a
-   * commit with `fork` (`ValidationError`), and the engine refuses an edited message that keeps
-   * its id (`MessageIdConflictError`) and forks with `forkBranch` + `commit`.
+   * scan of the chat), a commit's {@link CommitInput.fork} (a new branch and its messages in
+   * one transaction) and {@link CommitMessage.newVersion} (a new version's node id allocated
+   * inside the write, so any number of versions, written one after the other or all at once,
+   * each get their own). Replace-in-place stays keyed by the node id; that a message id appears
+   * at most once along one path is the writer's rule (the engine keeps it), not the store's.
+   * Optional: without it, the kit refuses a node id that differs from its message id, a
+   * commit with `fork` and an entry with `newVersion` (`ValidationError`), and the engine refuses
+   * an edited message that keeps its id (`MessageIdConflictError`) and forks with `forkBranch` +
+   * `commit`.
    */
   readonly messageVersions?: boolean;
 }
@@ -149,6 +152,22 @@ export interface CommitMessage {
    * (give `{}` to clear it).
    */
   readonly engineRecord?: EngineRecord;
+  /**
+   * Only for a store that declares `capabilities.messageVersions` (any other refuses it with
+   * `ValidationError`): the entry is a **new version** of its message, a new node that never
+   * replaces one, whose node id the store allocates inside the write (`id` must equal
+   * `message.id`; it names the message, not the node). The id is `<message.id>~<n>`, n one
+   * above the version number of the message's newest node (the n of an id `<message.id>~<n>`
+   * or `~<n>~…`, 1 for any other id; 2 when the chat has no node of the message), raised past
+   * every id a node of the chat or another entry of the write has; when `<message.id>~<n>` is no valid id (too long), it is
+   * `~<n>~<tag>`, the tag 8 hex digits of the message id's FNV-1a hash (the kit's
+   * `versionNodeIdCandidates` gives the ids in this order). Allocated under the write's lock,
+   * so concurrent writes of versions of one message all succeed, each with its own id, and
+   * there is no limit to how many versions a message has. The node, with the id it got, is in
+   * {@link CommitResult.nodes} at the entry's place.
+   * @default false
+   */
+  readonly newVersion?: boolean;
 }
 
 /** Input of {@link ContextStore.commit}. */
@@ -171,6 +190,8 @@ export interface CommitInput {
    * branch is refused with `MessageIdConflictError` and nothing is written: a save never changes
    * a node the branch does not show (replacing a shared ancestor changes every branch through it,
    * as it should). When the expected head is stale too, the `HeadConflictError` comes first.
+   * An entry with {@link CommitMessage.newVersion} is always a new node, under the id the store
+   * allocates.
    */
   readonly messages: readonly CommitMessage[];
   /**
@@ -240,7 +261,10 @@ export interface CommitResult {
   readonly version: number;
   /** The chat's `rewrittenAt` after the commit (equal to `version` when this commit replaced a node). */
   readonly rewrittenAt: number;
-  /** The nodes as stored, in input order (inserted and replaced ones). */
+  /**
+   * The nodes as stored, in input order (inserted and replaced ones): the node of an entry with
+   * {@link CommitMessage.newVersion} carries the id the store allocated.
+   */
   readonly nodes: readonly MessageNodeRecord[];
   /**
    * The branch written: the name the store gave the new branch of a fork-commit

@@ -7,6 +7,7 @@ import {
   StoreError,
 } from '@ctxgraph/fragments-core';
 import {
+  assignVersionIds,
   type ContextStoreDriver,
   forkBranchName,
   type PreparedCommit,
@@ -63,14 +64,14 @@ export function messageOperations(chats: MemoryChats): MessageOperations {
           currentHeadId: branch.headMessageId,
         });
       }
-      return write(chat, branch, input.messages);
+      return write(chat, branch, withVersionIds(chat, input.messages));
     },
 
     append(input) {
       const chat = requireChat(chats, input.chatId);
       const branch = requireBranch(chat, input.branch);
       const previousHeadId = branch.headMessageId;
-      return { ...write(chat, branch, input.messages), previousHeadId };
+      return { ...write(chat, branch, withVersionIds(chat, input.messages)), previousHeadId };
     },
 
     // O(nodes returned).
@@ -134,10 +135,26 @@ function forkCommit(
   const name = forkBranchName(fork.from, chat.branches.keys());
   const now = timeAfter(chat.updatedAt);
   const branch: BranchState = { name, headMessageId: start, createdAt: now, updatedAt: now };
-  assertOnBranch(chat, branch, input.messages);
+  const messages = withVersionIds(chat, input.messages);
+  assertOnBranch(chat, branch, messages);
   chat.branches.set(name, branch);
   if (fork.activate) chat.activeBranch = name;
-  return { ...write(chat, branch, input.messages), branch: name };
+  return { ...write(chat, branch, messages), branch: name };
+}
+
+/**
+ * The messages with a node id for each new version (`newVersion`), allocated in the same
+ * synchronous step as the write, so no other caller can take it in between: the newest node of
+ * the message from the index, then the first candidate id the chat does not have.
+ */
+function withVersionIds(
+  chat: ChatState,
+  messages: readonly PreparedCommitMessage[],
+): readonly PreparedCommitMessage[] {
+  return assignVersionIds(messages, {
+    newestNodeOf: (messageId) => chat.byMessageId.get(messageId)?.at(-1)?.id ?? null,
+    hasNode: (nodeId) => chat.nodes.has(nodeId),
+  });
 }
 
 /** Checks that every existing id is on the branch, then writes; nothing is written on a refusal. */

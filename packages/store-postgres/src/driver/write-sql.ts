@@ -26,6 +26,7 @@ import {
   text,
   writeResult,
 } from './rows';
+import { hasNewVersions, withVersionIds } from './version-ids-sql';
 
 /** `commit` checks the head it expects; `append` attaches at the head it finds. */
 export type WriteMode = 'commit' | 'append';
@@ -50,7 +51,9 @@ export interface WriteRequest {
  * change in the statement hangs off that update, so a lost race writes nothing. Under READ
  * COMMITTED a writer that waited for the branch row re-checks the head against the committed
  * row, which makes the commit a compare-and-set, and appenders queue on the lock instead of
- * racing.
+ * racing. A write with new versions (`newVersion`) runs the statement in a transaction that first
+ * takes the branch row lock, then the chat row lock, and allocates their node ids
+ * (`withVersionIds`).
  */
 export async function write(
   db: PostgresConnection,
@@ -68,34 +71,55 @@ export async function write(
   const searched = words !== undefined;
   const statement = writeStatement(names, mode, searched);
   const now = Date.now();
-  const parameters: Parameter[] = [
-    chatId,
-    branch,
-    prepared.map((message) => message.id),
-    prepared.map((message) => message.role),
-    prepared.map((message) => message.json),
-    now,
-  ];
-  if (mode === 'commit') parameters.push(expectedHeadId);
-  // The engine records ride in the same statement: one more array, no query of their own.
-  parameters.push(prepared.map((message) => message.engineRecordJson));
-  if (words !== undefined) parameters.push(words as string[]);
+  const parametersOf = (messages: readonly PreparedCommitMessage[]): Parameter[] => {
+    const parameters: Parameter[] = [
+      chatId,
+      branch,
+      messages.map((message) => message.id),
+      messages.map((message) => message.role),
+      messages.map((message) => message.json),
+      now,
+    ];
+    if (mode === 'commit') parameters.push(expectedHeadId);
+    // The engine records ride in the same statement: one more array, no query of their own.
+    parameters.push(messages.map((message) => message.engineRecordJson));
+    if (words !== undefined) parameters.push(words as string[]);
+    return parameters;
+  };
+  const parameters = parametersOf(prepared);
+  const lockBranch = (transaction: Queryable) =>
+    db.query(
+      transaction,
+      `SELECT 1 FROM ${names.branches} WHERE chat_id = $1 AND name = $2 FOR NO KEY UPDATE`,
+      [chatId, branch],
+    );
+  // New versions get their node ids in a transaction that holds the branch row lock, then the
+  // chat row lock (the order of every writer), before the write statement: see `withVersionIds`.
+  const versions = hasNewVersions(prepared);
+  let written = prepared;
   // Taking the branch lock in a statement of its own first gives the write statement a
   // snapshot that already holds everything committed before the lock was granted.
   let lockFirst = false;
   for (let attempt = 1; ; attempt += 1) {
     let rows: Row[];
     try {
-      rows = lockFirst
+      rows = versions
         ? await db.transaction(async (transaction) => {
+            await lockBranch(transaction);
             await db.query(
               transaction,
-              `SELECT 1 FROM ${names.branches} WHERE chat_id = $1 AND name = $2 FOR NO KEY UPDATE`,
-              [chatId, branch],
+              `SELECT 1 FROM ${names.chats} WHERE chat_id = $1 FOR NO KEY UPDATE`,
+              [chatId],
             );
-            return db.query(transaction, statement, parameters);
+            written = await withVersionIds(db, transaction, chatId, prepared);
+            return db.query(transaction, statement, parametersOf(written));
           })
-        : await db.query(sql, statement, parameters);
+        : lockFirst
+          ? await db.transaction(async (transaction) => {
+              await lockBranch(transaction);
+              return db.query(transaction, statement, parameters);
+            })
+          : await db.query(sql, statement, parameters);
     } catch (error) {
       // The existing-id check reads the snapshot the statement started with; another writer
       // may insert the same id meanwhile. Running again sees it and replaces it, or refuses it.
@@ -109,7 +133,7 @@ export async function write(
       // What the marks said (null: the chat was never indexed): a chat with marks is searched,
       // and its next save computes its words; one this save indexed is current.
       db.indexHints.marksFound(chatId, first[16] !== null || first[17] === true);
-      return writeResult(chatId, prepared, rows, now);
+      return writeResult(chatId, written, rows, now);
     }
     // Nothing was written. The locked branch row says which head won.
     if (first[8] !== null) {
@@ -188,6 +212,8 @@ export async function forkCommit(
         const row = found[0] as Row;
         if (row[1] !== true) throw new MessageNotFoundError(chatId, expectedHeadId as string);
         const name = forkBranchName(fork.from, (row[0] as string[] | null) ?? []);
+        // Under the chat row lock taken above, as `withVersionIds` needs.
+        const messages = await withVersionIds(db, sql, chatId, request.messages);
         await db.query(
           sql,
           `WITH created AS (
@@ -203,7 +229,7 @@ export async function forkCommit(
           db,
           sql,
           'commit',
-          { ...request, branch: name },
+          { ...request, branch: name, messages },
           1,
         );
         return { ...result, branch: name };

@@ -4,7 +4,7 @@ import {
   MessageIdConflictError,
   type MessageNodeRecord,
 } from '@ctxgraph/fragments-core';
-import type { PreparedCommitMessage } from '@ctxgraph/fragments-core/store-kit';
+import { assignVersionIds, type PreparedCommitMessage } from '@ctxgraph/fragments-core/store-kit';
 import type { TableNames } from '../schema/table-names';
 import type { SqliteConnection } from './connection';
 import { headState } from './lookups';
@@ -25,7 +25,9 @@ export interface MessageWrite {
  * replaces the content of ids the branch already holds (keeping their place), moves the head and
  * bumps the chat's version. A throw after the first insert rolls the whole transaction back.
  * `HeadConflictError` when `expectedHeadId` is given and is not the head, `MessageIdConflictError`
- * when an id exists in the chat but not on the branch.
+ * when an id exists in the chat but not on the branch. A new version (`newVersion`) gets its node
+ * id here, under the write lock every writer of the file takes, so no other writer, in this
+ * process or another, can take it before the insert.
  */
 export function writeMessages(db: SqliteConnection, input: MessageWrite): AppendResult {
   const { chatId, branch, expectedHeadId } = input;
@@ -33,6 +35,11 @@ export function writeMessages(db: SqliteConnection, input: MessageWrite): Append
   if (expectedHeadId !== undefined && state.head !== expectedHeadId) {
     throw new HeadConflictError({ chatId, branch, expectedHeadId, currentHeadId: state.head });
   }
+  const messages = assignVersionIds(input.messages, {
+    newestNodeOf: (messageId) =>
+      (db.prepared(newestNodeSql).pluck().get(chatId, messageId) as string | undefined) ?? null,
+    hasNode: (nodeId) => db.prepared(hasNodeSql).get(chatId, nodeId) !== undefined,
+  });
   const now = Date.now();
   // A plain insert for the usual case (an id new to the chat: nothing to return, the row is what
   // was passed); only when the id is taken does a second statement replace the content in place
@@ -47,7 +54,7 @@ export function writeMessages(db: SqliteConnection, input: MessageWrite): Append
   // The search index kept with the write, for a searched chat whose index is current (or a new
   // chat of a user who searched here): see `inlineIndex`. Undefined for a chat nobody searched.
   const index = inlineIndex(db, chatId, state);
-  for (const message of input.messages) {
+  for (const message of messages) {
     const result = insert.run(
       chatId,
       message.id,
@@ -135,6 +142,15 @@ export function writeMessages(db: SqliteConnection, input: MessageWrite): Append
 }
 
 // The statements of a write, each built and prepared once per store (`db.prepared`).
+
+// The newest node of a message: one probe of the `message versions` index (its expression).
+function newestNodeSql(t: TableNames): string {
+  return `SELECT id FROM ${t.messages} WHERE chat_id = ? AND json_extract(payload, '$.id') = ? ORDER BY sequence DESC LIMIT 1`;
+}
+
+function hasNodeSql(t: TableNames): string {
+  return `SELECT 1 FROM ${t.messages} WHERE chat_id = ? AND id = ?`;
+}
 
 function insertSql(t: TableNames): string {
   return `INSERT INTO ${t.messages} (chat_id, id, parent_id, sequence, role, payload, engine_record, created_at, updated_at)

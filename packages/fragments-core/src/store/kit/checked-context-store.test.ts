@@ -411,6 +411,7 @@ describe('CheckedContextStore: inputs', () => {
             json: JSON.stringify(message('m', 'é').message),
             message: saved.message,
             engineRecordJson: null,
+            newVersion: false,
           },
         ],
         fork: undefined,

@@ -75,9 +75,9 @@ import { chatCursor } from './store-input';
  *   `append`, `forkBranch`, `getContext` / `saveContext` exist exactly when declared;
  * - a commit or append that carries an engine record is refused with `ValidationError` unless
  *   the driver declares `engineRecords` (then the driver gets it as `engineRecordJson`);
- * - a node id that differs from its `message.id`, or a commit with `fork`, is refused with
- *   `ValidationError` unless the driver declares `messageVersions` (then `findMessageNodes`
- *   exists too).
+ * - a node id that differs from its `message.id`, a commit with `fork` and an entry with
+ *   `newVersion` are refused with `ValidationError` unless the driver declares
+ *   `messageVersions` (then `findMessageNodes` exists too).
  *
  * Use it directly (or through {@link defineContextStore}), or extend it to add members of your
  * own (`migrate()`, `[Symbol.asyncDispose]`, options you expose); {@link CheckedContextStore.guard}

@@ -62,7 +62,12 @@ export interface PreparedCommit {
   readonly branch: string;
   /** The head the caller expects; anything else is a `HeadConflictError`. */
   readonly expectedHeadId: string | null;
-  /** At least one message, no id twice, each with its JSON text. */
+  /**
+   * At least one message, no id twice, each with its JSON text. Only when the driver declares
+   * `capabilities.messageVersions`, entries may ask for a new version (`newVersion`): give them
+   * their node ids with `assignVersionIds` inside the write's transaction, under the lock that
+   * serializes the chat's writers, and return each node under the id it got.
+   */
   readonly messages: readonly PreparedCommitMessage[];
   /**
    * Only when the driver declares `capabilities.messageVersions`: write on a new branch named
@@ -89,7 +94,7 @@ export interface PreparedAppend {
   readonly chatId: string;
   /** The branch to append to, at whatever head it has when the driver takes the write. */
   readonly branch: string;
-  /** At least one message, no id twice, each with its JSON text. */
+  /** At least one message, no id twice, each with its JSON text (`newVersion` as in a commit). */
   readonly messages: readonly PreparedCommitMessage[];
 }
 

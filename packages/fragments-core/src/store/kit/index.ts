@@ -66,4 +66,11 @@ export {
   prepareSaveContext,
   toJsonText,
 } from './store-input';
+export {
+  assignVersionIds,
+  type VersionIdReads,
+  versionNodeId,
+  versionNodeIdCandidates,
+  versionNumber,
+} from './version-ids';
 export { writtenNode } from './written-node';

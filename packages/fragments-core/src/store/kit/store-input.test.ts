@@ -273,6 +273,7 @@ describe('prepareCommit', () => {
         json: JSON.stringify(message('a').message),
         message: message('a').message,
         engineRecordJson: null,
+        newVersion: false,
       },
       {
         id: 'b',
@@ -281,6 +282,7 @@ describe('prepareCommit', () => {
         json: JSON.stringify(message('b', 'ünï').message),
         message: message('b', 'ünï').message,
         engineRecordJson: null,
+        newVersion: false,
       },
     ]);
   });
@@ -295,6 +297,7 @@ describe('prepareCommit', () => {
         json: JSON.stringify(message('a').message),
         message: message('a').message,
         engineRecordJson: null,
+        newVersion: false,
       },
     ]);
     expect(() => prepareCommit(commit([version]))).toThrow(
@@ -339,6 +342,7 @@ describe('prepareCommit', () => {
         json: JSON.stringify(message('a').message),
         message: message('a').message,
         engineRecordJson: '{"usage":{"modelId":"m","n":1}}',
+        newVersion: false,
       },
     ]);
     expect(() => prepareCommit(commit([withRecord]))).toThrow(

@@ -9,6 +9,7 @@ import type {
   SaveContextInput,
 } from '../context-store';
 import type { StoredMessage } from '../records';
+import { newVersionIssue } from './version-input';
 
 // Shared input checks for ContextStore implementations, so that every store refuses the same bad
 // input with the same clear error before it touches its database. Third-party stores may use them.
@@ -76,7 +77,8 @@ export const CHAT_PAGE_SIZE: { readonly default: number; readonly max: number } 
   max: 100,
 };
 
-function identifierProblem(value: unknown): string | undefined {
+/** Why `value` is not a valid id or name, or undefined when it is (see {@link assertIdentifier}). */
+export function identifierProblem(value: unknown): string | undefined {
   if (typeof value !== 'string')
     return `expected a string, received ${value === null ? 'null' : typeof value}`;
   if (value.length === 0) return 'expected a non-empty string';
@@ -338,6 +340,12 @@ export interface PreparedCommitMessage {
    * `capabilities.engineRecords` gets one; for any other, an entry with a record is refused.
    */
   readonly engineRecordJson: string | null;
+  /**
+   * The entry asks for a new version of its message (`CommitMessage.newVersion`): `id` is the
+   * message id, and the store writes a new node under the id it allocates inside the write
+   * (`assignVersionIds`). Only a store that declares `capabilities.messageVersions` gets one.
+   */
+  readonly newVersion: boolean;
 }
 
 /** Options of {@link prepareCommit} and {@link prepareAppend}. */
@@ -485,10 +493,11 @@ function prepareMessages(
       issues.push({ path: at(index, ''), message: 'expected { id, message }' });
       continue;
     }
-    const { id, message, engineRecord } = entry as {
+    const { id, message, engineRecord, newVersion } = entry as {
       id: unknown;
       message: unknown;
       engineRecord?: unknown;
+      newVersion?: unknown;
     };
     const duplicate = typeof id === 'string' && seenBefore(messages, index, id, seen);
     const idProblem = identifierProblem(id);
@@ -508,6 +517,8 @@ function prepareMessages(
         path: at(index, '.message.id'),
         message: `must equal the node id ${JSON.stringify(id)} (this store does not declare capabilities.messageVersions)`,
       });
+    if (newVersion !== undefined)
+      newVersionIssue(index, newVersion, id, record.id, options, issues);
     if (typeof record.role !== 'string' || record.role === '')
       issues.push({ path: at(index, '.message.role'), message: 'expected a non-empty string' });
     if (!Array.isArray(record.parts))
@@ -555,6 +566,7 @@ function prepareMessages(
         json: JSON.stringify(message),
         message: message as StoredMessage,
         engineRecordJson: engineRecord === undefined ? null : JSON.stringify(engineRecord),
+        newVersion: newVersion === true,
       });
     }
   }
