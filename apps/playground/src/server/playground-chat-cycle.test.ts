@@ -165,6 +165,43 @@ describe('model replies through the chat cycle', () => {
     expect(calls.body.calls[1].predicted.readTokens).toBeGreaterThan(0);
   });
 
+  it("the next call's estimate follows the echo model's cache: nothing read below its minimum", async () => {
+    // A short chat: the echo model (OpenAI's rules) caches nothing under 1,024 tokens.
+    const created = await call('POST', '/api/chats', { title: 'Short' });
+    const chatId = created.body.chat.id as string;
+    await call('PUT', `/api/chats/${chatId}/context`, {
+      fragments: [{ type: 'role', text: 'You answer briefly.' }],
+    });
+    await ask(chatId, 'What is a node?');
+    // The call the Cache tab records on opening (for the model the page shows), then a reply.
+    const recorded = await call('POST', `/api/chats/${chatId}/budgeted-call`, {
+      maxInputTokens: 4000,
+    });
+    expect(recorded.status).toBe(200);
+    expect(recorded.body.budget.cache.profile).toBe('openai');
+    await ask(chatId, 'And an edge?');
+    const calls = await call('GET', `/api/chats/${chatId}/cache-calls`);
+    expect(calls.body.calls).toHaveLength(2);
+    for (const each of calls.body.calls) expect(each.confirmed.readTokens).toBe(0);
+
+    // Both windows ask for the page's budget and model: the estimate is the engine's prediction
+    // with the echo model's profile, so it counts nothing from the cache, as every call confirmed,
+    // even though the input repeats the recorded call's prefix.
+    const snapshot = await call(
+      'GET',
+      `/api/chats/${chatId}/inspect?modelId=echo&maxInputTokens=4000`,
+    );
+    expect(snapshot.status).toBe(200);
+    expect(snapshot.body.budget.prefix.reusedTokens).toBeGreaterThan(0);
+    expect(snapshot.body.budget.cache.profile).toBe('openai');
+    expect(snapshot.body.nextCall).toMatchObject({
+      profile: 'openai',
+      cachedTokens: 0,
+      uncachedTokens: snapshot.body.budget.totalTokens,
+      cost: null,
+    });
+  });
+
   it('continues from the active branch head, and a sibling question shows as a version', async () => {
     const view = await createChat();
     const chatId = view.chat.id;
