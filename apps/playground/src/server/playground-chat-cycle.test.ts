@@ -11,6 +11,7 @@ import { createEchoModel } from './echo-model';
 import { openBackend, type PlaygroundBackend } from './open-backend';
 import { createPlaygroundApp } from './playground-app';
 import { rendererFor } from './renderers';
+import { holdAfterWords } from './testing/hold-after-words';
 
 // The playground's model replies go through @ctxgraph/ai-sdk's chat cycle (as apps/chat's do):
 // these tests drive the HTTP API with the built-in echo model, which reports usage like a
@@ -269,12 +270,13 @@ describe('model replies through the chat cycle', () => {
   it("stops a reply on the page's request: the stream ends with the reply so far, saved as aborted", async () => {
     const view = await createChat();
     const chatId = view.chat.id;
-    // A slow model (20 ms a word) and a question of 60 words: the stop lands mid-reply.
+    // The echo model held after its fifth word until stopped, and a question of 60 words: the
+    // stop lands mid-reply whatever the machine's speed.
     const slow = createPlaygroundApp({
       store: backend.store,
       storeDescription: backend.description,
       model: { modelId: 'echo', apiKey: '', baseURL: undefined, kind: 'echo' },
-      languageModel: createEchoModel({ chunkDelayMs: 20 }),
+      languageModel: holdAfterWords(createEchoModel({ chunkDelayMs: 0 }), 5).model,
       defaultUserId: 'demo-user',
       logError: (_message, error) => logged.push(error),
     });
@@ -326,8 +328,8 @@ describe('model replies through the chat cycle', () => {
     expect(reply.node.role).toBe('assistant');
     expect(reply.node.text).toBe(streamed);
     expect(reply.node.outcome).toBe('aborted');
-    expect(streamed).toMatch(/^You said: word0 word1 word2 /);
-    expect(streamed).not.toContain('word59');
+    // What the model streamed before the stop, and nothing after it.
+    expect(streamed).toBe('You said: word0 word1 word2 ');
     // A fresh engine counts it as the integration records a stopped reply.
     const usage = await fresh(chatId).usage();
     expect(usage.replies).toEqual({ complete: 0, aborted: 1, error: 0 });
