@@ -7,6 +7,11 @@ import { aiLanePlugin } from './ai-lane/vitest-plugin.ts';
  * one total line can be printed for the whole repository (tooling/test-summary.mjs). The run is on
  * an AI SDK lane (tooling/ai-lane/lane.mjs): AI SDK 7 on Node 22+, AI SDK 6 on Node 20 or with
  * `CTXGRAPH_AI_LANE=6`.
+ *
+ * A test's time limit is there to end a test that hangs, never to judge a machine's speed: the
+ * default (60 s, and 120 s for hooks) is one a test that takes a second on a quiet machine does
+ * not reach on a busy one (vitest's own 5 s is: a CPU-bound test over many generated inputs took
+ * 5.5 s at a load of 40 on two cores). Tests wait on conditions and counts, not on time.
  */
 export function packageTests(overrides: ViteUserConfig['test'] = {}): ViteUserConfig {
   const ci =
@@ -15,6 +20,8 @@ export function packageTests(overrides: ViteUserConfig['test'] = {}): ViteUserCo
     plugins: [aiLanePlugin()],
     test: {
       include: ['src/**/*.test.ts'],
+      testTimeout: 60_000,
+      hookTimeout: 120_000,
       typecheck: { enabled: true, include: ['src/**/*.test-d.ts'], tsconfig: './tsconfig.json' },
       ...(ci ? { reporters: ['default', ['json', { outputFile: '.vitest-report.json' }]] } : {}),
       ...overrides,

@@ -8,9 +8,10 @@ import { packageTests } from '../../tooling/vitest.base.ts';
  */
 const config: ViteUserConfig = packageTests({
   include: ['src/**/*.test.ts', 'src/**/*.test.tsx'],
-  testTimeout: 30_000,
-  hookTimeout: 120_000,
   fileParallelism: false,
+  // Tests poll for what the server or the page did (a reply saved, a status): a condition, with a
+  // bound a busy machine does not reach (the default second is one it can).
+  expect: { poll: { timeout: 20_000, interval: 50 } },
 });
 
 export default config;

@@ -5,6 +5,4 @@ import { packageTests } from '../../tooling/vitest.base.ts';
 // PgBouncer in transaction mode in front when CTXGRAPH_PGBOUNCER=1.
 export default packageTests({
   globalSetup: ['src/__fixtures__/global-setup.ts'],
-  testTimeout: 30_000,
-  hookTimeout: 60_000,
 });

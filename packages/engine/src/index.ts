@@ -40,6 +40,11 @@ export type {
   BudgetReportFragment,
   BudgetReportMessage,
 } from './budget/fit-to-budget';
+export {
+  estimateNextCall,
+  type NextCallEstimate,
+  type NextCallOptions,
+} from './budget/next-call';
 export type { CacheBreakpoint, LeftOutItem, LeftOutRule } from './budget/plan-budget';
 export type { PrefixReport } from './budget/prefix-report';
 export {

@@ -16,7 +16,13 @@ import {
 } from '@ctxgraph/fragments-core';
 import type { UIMessage } from 'ai';
 import type { BudgetPlanner } from './budget/budgeted-resolve';
-import { type BudgetOptions, type BudgetReport, checkBudget } from './budget/fit-to-budget';
+import {
+  type BudgetOptions,
+  type BudgetReport,
+  type CheckedBudget,
+  checkBudget,
+} from './budget/fit-to-budget';
+import { cacheModelOf, estimateNextCall, type NextCallEstimate } from './budget/next-call';
 import { messageText } from './budget/token-counter';
 import { visibleConversation } from './compaction/compacted-view';
 import { pendingMessages } from './conversation/conversation';
@@ -35,24 +41,20 @@ export interface InspectOptions {
   prices?: ModelPrices;
   /**
    * Plan as `resolve({ budget })` would now, without sending or remembering anything: the
-   * snapshot's `budget` then says what would be kept and left out, and how many leading tokens
-   * the call would share with the last budgeted call on this branch (its cache hit).
+   * snapshot's `budget` then says what would be kept and left out, how many leading tokens the
+   * call would share with the last budgeted call on this branch, and what the provider is
+   * predicted to read from its cache. A budget that names neither `model` nor `cacheProfile` is
+   * planned for `modelId` (its cache profile: `'gpt-4o-mini'` OpenAI's, a model with no known
+   * cache none).
    */
   budget?: BudgetOptions;
 }
 
-/** The cache-aware cost of the next call, from the budget plan's prefix reuse. */
-export interface InspectNextCall {
-  /** Leading tokens identical to the last budgeted call: read from the provider's cache. */
-  readonly cachedTokens: number;
-  /** The rest of the input: written to the cache (at a breakpoint) or sent uncached. */
-  readonly uncachedTokens: number;
-  /**
-   * USD: cached × cache-read price + the rest × cache-write price (the input price where the
-   * model has no cache-write price). Null when the model's price is not known.
-   */
-  readonly cost: number | null;
-}
+/**
+ * The cache-aware cost of the next call: {@link estimateNextCall} of the plan, whose cache
+ * prediction follows the profile of the model asked about.
+ */
+export type InspectNextCall = NextCallEstimate;
 
 /** The token and cost estimate of what `resolve()` would send. */
 export interface InspectEstimate {
@@ -187,7 +189,10 @@ function buildSnapshot(input: SnapshotInput): InspectSnapshot {
   return {
     estimate: estimate(tokens, breakdown, input.tokenizer.id, modelId, prices),
     budget: input.budget,
-    nextCall: nextCall(input.budget, modelId, prices),
+    nextCall:
+      input.budget === null || 'exceeded' in input.budget
+        ? null
+        : estimateNextCall(input.budget, { modelId, prices }),
     usage: input.usage,
     rendered: input.rendered,
     fragments: {
@@ -235,22 +240,6 @@ function buildSnapshot(input: SnapshotInput): InspectSnapshot {
       chat: input.graph.chat,
     },
   };
-}
-
-function nextCall(
-  budget: SnapshotInput['budget'],
-  modelId: string | null,
-  prices: ModelPrices,
-): InspectNextCall | null {
-  if (budget === null || 'exceeded' in budget) return null;
-  const cachedTokens = budget.prefix.reusedTokens;
-  const uncachedTokens = Math.max(0, budget.totalTokens - cachedTokens);
-  const price = modelId === null ? undefined : findModelPrice(modelId, prices);
-  const cost =
-    price === undefined
-      ? null
-      : (cachedTokens * price.cacheRead + uncachedTokens * price.cacheWrite) / 1_000_000;
-  return { cachedTokens, uncachedTokens, cost };
 }
 
 function estimate(
@@ -320,6 +309,23 @@ function toJson(value: unknown, depth: number): JsonValue {
   return String(value);
 }
 
+/**
+ * The budget `inspect({ budget })` plans with: a budget that names no model nor profile is for
+ * `modelId`, so the cache prediction follows that model's profile (not the default marks).
+ */
+function plannedFor(options: BudgetOptions, modelId: string | undefined): CheckedBudget {
+  const budget = checkBudget('inspect(options)', options);
+  if (
+    typeof modelId !== 'string' ||
+    modelId === '' ||
+    budget.model !== undefined ||
+    budget.cacheProfile !== undefined ||
+    budget.cacheMarkers === 'none'
+  )
+    return budget;
+  return { ...budget, model: cacheModelOf(modelId) };
+}
+
 /** One `inspect()` call, as the engine took it. */
 export interface InspectCall {
   readonly options: InspectOptions;
@@ -351,7 +357,7 @@ export async function inspectChat(
       ? null
       : planner.planDryRun(
           session,
-          { budget: checkBudget('inspect(options)', options.budget), renderer, fragments: context },
+          { budget: plannedFor(options.budget, options.modelId), renderer, fragments: context },
           pending,
         );
   const prices = pricesFor(session, options.prices);

@@ -51,15 +51,27 @@ async function chainIds(store: PostgresContextStore, branch = 'main'): Promise<s
   return (await store.getChain({ chatId: 'c', headMessageId })).nodes.map((node) => node.id);
 }
 
-/** Waits until a write statement of the store on this test's schema waits for a lock. */
-async function waitForLockWait(schema: string): Promise<void> {
-  for (let attempt = 0; attempt < 500; attempt += 1) {
+/**
+ * Waits until a write statement of the store on this test's schema waits for a lock: polled until
+ * it does, however busy the machine; refused when `call` ended first (it never waited).
+ */
+async function waitForLockWait(schema: string, call: Promise<unknown>): Promise<void> {
+  let ended = false;
+  void call.then(
+    () => {
+      ended = true;
+    },
+    () => {
+      ended = true;
+    },
+  );
+  for (;;) {
     const rows = await admin`SELECT count(*)::int AS n FROM pg_stat_activity
       WHERE wait_event_type = 'Lock' AND query LIKE ${`WITH RECURSIVE input AS%${schema}%`}`;
     if ((rows[0]?.n as number) > 0) return;
+    if (ended) throw new Error('the statement under test never waited for the lock');
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
-  throw new Error('the statement under test never waited for the lock');
 }
 
 describe('append', () => {
@@ -288,7 +300,7 @@ describe('append', () => {
           branch: 'main',
           messages: [textNode('a', 'corrected'), textNode('n')],
         });
-        await waitForLockWait(schema);
+        await waitForLockWait(schema, appended);
         release();
         await holder;
         const result = await appended;

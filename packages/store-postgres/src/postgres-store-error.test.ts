@@ -1,6 +1,6 @@
 import { ChatNotFoundError, SchemaVersionError, StoreError } from '@ctxgraph/fragments-core';
 import type postgres from 'postgres';
-import { afterAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import {
   adminClient,
   databaseUrl,
@@ -45,16 +45,47 @@ async function holdBranchLock(schema: string): Promise<postgres.ReservedSql> {
   return connection;
 }
 
-/** The backend pid of the store's statement that is waiting for a lock in `schema`. */
-async function waitingBackend(schema: string): Promise<number> {
-  for (let attempt = 0; attempt < 500; attempt += 1) {
+/**
+ * The backend pid of the store's statement that waits for a lock in `schema` (on `table` when
+ * given): polled until the statement is there, so a test acts on the statement it means to, once
+ * it waits, however busy the machine. Refused when `call` ended first (it never waited).
+ */
+async function waitingBackend(
+  schema: string,
+  table?: string,
+  call?: Promise<unknown>,
+): Promise<number> {
+  let ended = false;
+  const end = () => {
+    ended = true;
+  };
+  void call?.then(end, end);
+  const pattern = table === undefined ? `%"${schema}"%` : `%"${schema}"."${table}"%`;
+  for (;;) {
     const rows = await admin`
       SELECT pid FROM pg_stat_activity
-      WHERE wait_event_type = 'Lock' AND query LIKE ${`%"${schema}"%`} AND pid <> pg_backend_pid()`;
+      WHERE wait_event_type = 'Lock' AND query LIKE ${pattern} AND pid <> pg_backend_pid()`;
     if (rows[0] !== undefined) return Number(rows[0].pid);
+    if (ended) throw new Error(`the store's call ended without waiting for a lock in ${schema}`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
-  throw new Error('the store never started waiting for the lock');
+}
+
+/**
+ * Cancels the store's statement once it waits for the lock: the server then fails it with SQLSTATE
+ * 57014, exactly as when `statement_timeout` is reached (the same error, the same path in the
+ * store), but at the statement the test means, whatever the machine's speed. A timeout set on the
+ * store's connections would also apply to every other statement (its migration's DDL, the writes
+ * before the one meant to wait), which a busy machine can slow past it.
+ */
+async function cancelWhenWaiting(
+  schema: string,
+  table: string,
+  call: Promise<unknown>,
+): Promise<void> {
+  const pid = await waitingBackend(schema, table, call);
+  const [row] = await admin`SELECT pg_cancel_backend(${pid}) AS cancelled`;
+  expect(row?.cancelled).toBe(true);
 }
 
 /** The chat exactly as it was after `storeWithChat`: head `a`, version 1, one node. */
@@ -82,7 +113,7 @@ describe('server faults become clear StoreErrors and leave nothing half-written'
         })
         .catch((error: unknown) => error);
       try {
-        const pid = await waitingBackend(schema);
+        const pid = await waitingBackend(schema, undefined, pending);
         await admin`SELECT pg_terminate_backend(${pid})`;
       } finally {
         await lock.unsafe('ROLLBACK');
@@ -113,19 +144,17 @@ describe('server faults become clear StoreErrors and leave nothing half-written'
     }
   });
 
-  // statement_timeout is set as a startup parameter, which PgBouncer refuses; what is tested
-  // (how the store reports SQLSTATE 57014) does not depend on the pooler.
-  it.skipIf(inject('throughPgbouncer'))('a statement timeout during a commit', async () => {
-    const { store, schema } = await storeWithChat({
-      connection: { connection: { statement_timeout: 300 } },
-    });
+  it('a statement cancelled during a commit (SQLSTATE 57014, as at a statement_timeout)', async () => {
+    const { store, schema } = await storeWithChat();
     try {
       const lock = await holdBranchLock(schema);
+      const pending = store
+        .commit({ chatId: 'c', branch: 'main', expectedHeadId: 'a', messages: [textNode('b')] })
+        .catch((caught: unknown) => caught);
       let error: unknown;
       try {
-        error = await store
-          .commit({ chatId: 'c', branch: 'main', expectedHeadId: 'a', messages: [textNode('b')] })
-          .catch((caught: unknown) => caught);
+        await cancelWhenWaiting(schema, 'ctxgraph_branches', pending);
+        error = await pending;
       } finally {
         await lock.unsafe('ROLLBACK');
         lock.release();
@@ -133,7 +162,7 @@ describe('server faults become clear StoreErrors and leave nothing half-written'
       expect(PostgresStoreError.isInstance(error), String(error)).toBe(true);
       expect(error).toMatchObject({ operation: 'commit', code: '57014', retryable: true });
       expect((error as Error).message).toContain(
-        'commit: PostgreSQL cancelled the statement (statement_timeout reached',
+        'commit: PostgreSQL cancelled the statement (statement_timeout reached or the query was cancelled',
       );
       expect((error as Error).message).toContain('Nothing was written.');
       await expectUntouched(store);
@@ -142,42 +171,40 @@ describe('server faults become clear StoreErrors and leave nothing half-written'
     }
   });
 
-  it.skipIf(inject('throughPgbouncer'))(
-    'a statement timeout inside a multi-statement write (createCheckpoint) rolls all of it back',
-    async () => {
-      const { store, schema } = await storeWithChat({
-        connection: { connection: { statement_timeout: 300 } },
-      });
+  it('a statement cancelled inside a multi-statement write (createCheckpoint) rolls all of it back', async () => {
+    const { store, schema } = await storeWithChat();
+    try {
+      // Lock the checkpoint name from another connection: the store's insert, after it touched
+      // the chat row in the same transaction, waits on it, and is the statement cancelled.
+      const connection = await admin.reserve();
+      await connection.unsafe('BEGIN');
+      await connection.unsafe(
+        `INSERT INTO "${schema}".ctxgraph_checkpoints (chat_id, name, message_id, created_at) VALUES ('c', 'cp', 'a', 0)`,
+      );
+      const before = (await store.getChat('c'))?.updatedAt;
+      const pending = store
+        .createCheckpoint({ chatId: 'c', name: 'cp', messageId: 'a' })
+        .catch((caught: unknown) => caught);
+      let error: unknown;
       try {
-        // Lock the checkpoint name from another connection: the store's insert waits on it.
-        const connection = await admin.reserve();
-        await connection.unsafe('BEGIN');
-        await connection.unsafe(
-          `INSERT INTO "${schema}".ctxgraph_checkpoints (chat_id, name, message_id, created_at) VALUES ('c', 'cp', 'a', 0)`,
-        );
-        const before = (await store.getChat('c'))?.updatedAt;
-        let error: unknown;
-        try {
-          error = await store
-            .createCheckpoint({ chatId: 'c', name: 'cp', messageId: 'a' })
-            .catch((caught: unknown) => caught);
-        } finally {
-          await connection.unsafe('ROLLBACK');
-          connection.release();
-        }
-        expect(error).toMatchObject({
-          name: 'PostgresStoreError',
-          operation: 'createCheckpoint',
-          code: '57014',
-        });
-        expect(await store.listCheckpoints('c')).toEqual([]);
-        // The chat row touched earlier in the same transaction was rolled back too.
-        expect((await store.getChat('c'))?.updatedAt).toBe(before);
+        await cancelWhenWaiting(schema, 'ctxgraph_checkpoints', pending);
+        error = await pending;
       } finally {
-        await store.close();
+        await connection.unsafe('ROLLBACK');
+        connection.release();
       }
-    },
-  );
+      expect(error).toMatchObject({
+        name: 'PostgresStoreError',
+        operation: 'createCheckpoint',
+        code: '57014',
+      });
+      expect(await store.listCheckpoints('c')).toEqual([]);
+      // The chat row touched earlier in the same transaction was rolled back too.
+      expect((await store.getChat('c'))?.updatedAt).toBe(before);
+    } finally {
+      await store.close();
+    }
+  });
 
   it('a unique violation from data changed behind the store', async () => {
     const { store, schema } = await storeWithChat();

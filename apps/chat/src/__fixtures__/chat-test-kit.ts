@@ -16,7 +16,7 @@ import {
 } from 'ai';
 import postgres from 'postgres';
 import { type PostgresServer, startPostgresServer } from '../../../../tooling/postgres-server.ts';
-import { createMockModel } from '../server/mock-model';
+import { createMockModel, type MockLanguageModel } from '../server/mock-model';
 import { type RunningChatServer, startChatServer } from '../server/start-server';
 import type { ChatUIMessage } from '../server/tools';
 
@@ -164,4 +164,68 @@ export function plain(messages: readonly ChatUIMessage[]): unknown {
 /** The text of a message's text parts. */
 export function textOf(message: ChatUIMessage | undefined): string {
   return (message?.parts ?? []).map((part) => (part.type === 'text' ? part.text : '')).join('');
+}
+
+/** A model held mid-reply (see {@link holdAfterWords}), and how to let its replies go on. */
+export interface HeldModel {
+  readonly model: MockLanguageModel;
+  /** Lets every reply held now go on to its end; later replies are held again. */
+  release(): void;
+}
+
+/**
+ * `model`, whose streamed replies stop before their word `words + 1` until {@link
+ * HeldModel.release} is called or the call is stopped (a shorter reply is not held): a test acts
+ * while a reply is under way, however fast or busy the machine, instead of racing a timed stream.
+ */
+export function holdAfterWords(model: MockLanguageModel, words: number): HeldModel {
+  const newGate = () => {
+    let open = (): void => {};
+    const promise = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    return { promise, open };
+  };
+  let gate = newGate();
+  return {
+    release() {
+      gate.open();
+      gate = newGate();
+    },
+    model: {
+      ...model,
+      async doStream(options) {
+        const { stream } = await model.doStream(options);
+        const signal = options.abortSignal;
+        let seen = 0;
+        const held = (): Promise<void> => {
+          const released = gate.promise;
+          return new Promise<void>((resolve) => {
+            if (signal?.aborted) return resolve();
+            const done = (): void => {
+              signal?.removeEventListener('abort', done);
+              resolve();
+            };
+            signal?.addEventListener('abort', done, { once: true });
+            void released.then(done);
+          });
+        };
+        return {
+          stream: stream.pipeThrough(
+            new TransformStream({
+              async transform(part, controller) {
+                if (part.type === 'text-delta') {
+                  seen += 1;
+                  // Held once: released, the reply goes on to its end.
+                  if (seen === words + 1) await held();
+                }
+                if (signal?.aborted) return;
+                controller.enqueue(part);
+              },
+            }),
+          ),
+        };
+      },
+    },
+  };
 }

@@ -225,7 +225,7 @@ describe('the reference app with the AI SDK client', () => {
     });
     await chat.sendMessage({ text: 'please confirm the order' });
     await expect
-      .poll(() => textOf(chat.messages[1]), { timeout: 5_000 })
+      .poll(() => textOf(chat.messages[1]))
       .toContain('You said: please confirm the order');
     await expect.poll(() => chat.status).toBe('ready');
     expect(chat.messages).toHaveLength(2);

@@ -1,11 +1,26 @@
-// Stopping and resuming a streaming reply, with a mock that streams a word every 40 ms.
+// Stopping and resuming a streaming reply, with the app's mock held after its first words until
+// the test lets it go on (or the reply is stopped): each test acts while the reply is under way,
+// whatever the machine's speed, instead of racing a stream timed in milliseconds.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { NodeChat, startTestServer, type TestServer, textOf } from '../__fixtures__/chat-test-kit';
+import {
+  type HeldModel,
+  holdAfterWords,
+  NodeChat,
+  startTestServer,
+  type TestServer,
+  textOf,
+} from '../__fixtures__/chat-test-kit';
+import { createMockModel } from './mock-model';
 import type { ChatUIMessage } from './tools';
 
+/** Words a reply streams before it is held. */
+const HELD_AFTER = 4;
+
+let held: HeldModel;
 let server: TestServer;
 beforeAll(async () => {
-  server = await startTestServer({ chunkDelayMs: 40 });
+  held = holdAfterWords(createMockModel({ chunkDelayMs: 0 }), HELD_AFTER);
+  server = await startTestServer({ model: held.model });
 });
 afterAll(async () => {
   await server.stop();
@@ -24,21 +39,18 @@ describe('stop and resume', () => {
     const chatId = `abort-${Date.now()}`;
     const chat = new NodeChat(server.url, chatId);
     const sending = chat.sendMessage({ text: long });
-    await expect
-      .poll(() => textOf(chat.messages[1]).length, { timeout: 5_000 })
-      .toBeGreaterThan(12);
+    // The reply's first words are on the client, and the model holds the rest: stop now.
+    await expect.poll(() => textOf(chat.messages[1])).toBe('You said: please answer ');
     await chat.stop();
     await sending;
     const seenId = chat.messages[1]?.id;
     // The server saves the stopped reply once the model call has ended.
-    await expect
-      .poll(async () => (await storedMessages(chatId)).length, { timeout: 5_000 })
-      .toBe(2);
+    await expect.poll(async () => (await storedMessages(chatId)).length).toBe(2);
     const stored = await storedMessages(chatId);
     expect(stored[0]?.parts).toEqual([{ type: 'text', text: long }]);
     expect(stored[1]?.id).toBe(seenId);
-    expect(textOf(stored[1]).length).toBeGreaterThan(0);
-    expect(textOf(stored[1]).length).toBeLessThan(`You said: ${long}`.length);
+    // What the model streamed before the stop, and nothing after it.
+    expect(textOf(stored[1])).toBe('You said: please answer ');
     expect(JSON.stringify(stored)).not.toContain('"streaming"');
     // The engine marked it aborted (its record, never the app's metadata).
     const graph = await server.store.getGraph(chatId);
@@ -58,12 +70,17 @@ describe('stop and resume', () => {
     expect((await fetch(`${server.url}/api/chat/${chatId}/stream`)).status).toBe(204);
     const chat = new NodeChat(server.url, chatId);
     const sending = chat.sendMessage({ text: 'a reply to follow from elsewhere' });
-    await expect.poll(() => textOf(chat.messages[1]).length, { timeout: 5_000 }).toBeGreaterThan(0);
+    // The reply is under way (the model holds it after its first words) while the follower joins.
+    await expect.poll(() => textOf(chat.messages[1]).length).toBeGreaterThan(0);
     const follower = new NodeChat(server.url, chatId, [
       structuredClone(chat.messages[0] as ChatUIMessage),
     ]);
     // The AI SDK's resume: GET {api}/{id}/stream, the reply from its first chunk.
-    await follower.resumeStream();
+    const following = follower.resumeStream();
+    // The follower has the reply's first words from the replay before the rest is let go.
+    await expect.poll(() => textOf(follower.messages.at(-1))).toBe('You said: a reply ');
+    held.release();
+    await following;
     await sending;
     expect(follower.currentError).toBeUndefined();
     expect(textOf(follower.messages.at(-1))).toBe('You said: a reply to follow from elsewhere');
@@ -75,9 +92,10 @@ describe('stop and resume', () => {
     const chatId = `unsaved-${Date.now()}`;
     const chat = new NodeChat(server.url, chatId);
     const sending = chat.sendMessage({ text: 'this chat is deleted while the reply streams' });
-    await expect.poll(() => textOf(chat.messages[1]).length, { timeout: 5_000 }).toBeGreaterThan(0);
+    await expect.poll(() => textOf(chat.messages[1]).length).toBeGreaterThan(0);
     // Another request deletes the chat mid-stream: the reply has nowhere to go.
     expect(await server.store.deleteChat(chatId)).toBe(true);
+    held.release();
     await sending;
     expect(chat.status).toBe('error');
     expect(chat.currentError?.message).toContain('The reply could not be saved');

@@ -185,8 +185,10 @@ export const api = {
       }),
     ),
   cacheCalls: (chatId: string) => answer(chatRoute['cache-calls'].$get(at(chatId))),
-  budgetedCall: (chatId: string, maxInputTokens: number, renderer: RendererName) =>
-    answer(chatRoute['budgeted-call'].$post({ ...at(chatId), json: { maxInputTokens, renderer } })),
+  budgetedCall: (
+    chatId: string,
+    options: { maxInputTokens: number; renderer: RendererName; modelId: string },
+  ) => answer(chatRoute['budgeted-call'].$post({ ...at(chatId), json: options })),
   /** Stops the reply streaming under `stopId` (see {@link streamReply}); false when it had ended. */
   stopReply: (chatId: string, stopId: string) =>
     answer(chatRoute.reply.stop.$post({ ...at(chatId), json: { stopId } })),

@@ -9,7 +9,8 @@ import {
 /*
  * Issue #28, the views tell the truth: the budget window's calls are made with the budget it
  * shows, it leaves the message box usable (it says calls are recorded as messages are added), and
- * forms show no error before anything is typed. Real Chromium, a real SQLite file, the real server.
+ * forms show no error before anything is typed; issue #34, the Budget and Inspect windows show the
+ * same next-call estimate. Real Chromium, a real SQLite file, the real server.
  */
 
 interface View {
@@ -135,6 +136,27 @@ describe.skipIf(!chromiumInstalled())('the budget window and forms, in a browser
     await page.keyboard.press('Escape');
     await expect.poll(() => dialog().count()).toBe(0);
     await page.getByRole('region', { name: 'Chats' }).waitFor();
+  });
+
+  it('shows the same next-call estimate in the Budget and Inspect windows', async () => {
+    // The Budget window's plan (the page's budget), for the default model, gpt-4o-mini.
+    await page.getByRole('button', { name: 'Budget & cache' }).click();
+    const shown = dialog().getByTestId('next-call');
+    await shown.waitFor();
+    const budgetText = await shown.textContent();
+    // The chat is far below OpenAI's 1,024-token minimum: nothing is read from its cache, though
+    // the calls recorded above repeat the prefix.
+    expect(budgetText).toMatch(/^0 tokens from the cache, \$0\.\d{6}$/);
+    await page.keyboard.press('Escape');
+    await expect.poll(() => dialog().count()).toBe(0);
+    await page.getByRole('button', { name: 'Inspect' }).click();
+    const inspect = page.getByRole('dialog', { name: 'Inspect' });
+    await inspect.waitFor();
+    const figure = inspect.locator('.figures div', { hasText: 'Next call' });
+    expect(await figure.locator('dt').textContent()).toBe('Next call (gpt-4o-mini)');
+    expect(await figure.locator('dd').textContent()).toBe(budgetText);
+    await inspect.getByRole('button', { name: 'Close' }).click();
+    await expect.poll(() => inspect.count()).toBe(0);
   });
 
   it('shows no form error before anything is typed: only after input or a submit', async () => {

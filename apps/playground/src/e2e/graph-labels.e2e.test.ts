@@ -223,6 +223,7 @@ describe.skipIf(!chromiumInstalled())('graph labels at 200, 2,000 and 10,000 mes
         await page.close();
         await running.close();
       }
-    });
+      // Dozens of page interactions over a large graph: minutes on a busy machine.
+    }, 300_000);
   }
 });

@@ -397,13 +397,13 @@ describe.skipIf(!installed)('playground in a browser', () => {
       expect(await figures.textContent()).toMatch(/On this branch2 messages/);
       // The cost is for the default model (gpt-4o-mini), and another can be picked.
       expect(await dialog.getByLabel('Model for the cost').inputValue()).toBe('gpt-4o-mini');
-      const miniCost = await figures.locator('div', { hasText: 'Input cost' }).textContent();
+      const miniCost = await figures.locator('div', { hasText: 'Next call' }).textContent();
       expect(miniCost).toContain('gpt-4o-mini');
       await dialog.getByLabel('Model for the cost').selectOption('claude-opus-4');
       await expect
-        .poll(() => figures.locator('div', { hasText: 'Input cost' }).textContent())
+        .poll(() => figures.locator('div', { hasText: 'Next call' }).textContent())
         .toContain('claude-opus-4');
-      expect(await figures.locator('div', { hasText: 'Input cost' }).textContent()).not.toBe(
+      expect(await figures.locator('div', { hasText: 'Next call' }).textContent()).not.toBe(
         miniCost,
       );
       const [download] = await Promise.all([

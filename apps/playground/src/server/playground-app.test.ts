@@ -678,6 +678,61 @@ describe('budget and cache', () => {
     expect(inspectWindow.body.nextCall).toEqual(JSON.parse(JSON.stringify(expected.nextCall)));
   });
 
+  it('estimates the next call with the cache profile of the model asked about, as both windows show it', async () => {
+    const view = await createChat();
+    const chatId = view.chat.id;
+    await call('PUT', `/api/chats/${chatId}/context`, { fragments: richContext });
+    for (let turn = 1; turn <= 3; turn += 1) {
+      await say(chatId, 'user', `Question ${turn} about the weekly figures?`);
+      await say(chatId, 'assistant', `Answer ${turn}: they rose by ${turn} percent.`);
+    }
+    // The call the Cache tab records (for the page's model, gpt-4o-mini by default), then a
+    // new message: the next call repeats the recorded call's input as its prefix.
+    const recorded = await call('POST', `/api/chats/${chatId}/budgeted-call`, {
+      maxInputTokens: 4000,
+    });
+    expect(recorded.body.modelId).toBe('gpt-4o-mini');
+    expect(recorded.body.budget.cache.profile).toBe('openai');
+    await say(chatId, 'user', 'And the monthly ones?');
+    const asked = `/api/chats/${chatId}/inspect?renderer=xml&modelId=gpt-4o-mini&maxInputTokens=4000`;
+    const snapshot = await call('GET', asked);
+    expect(snapshot.status).toBe(200);
+    const plan = snapshot.body.budget;
+    // OpenAI's rules, not Anthropic's: a prefix under 1,024 tokens is not read from the cache.
+    expect(plan.cache.profile).toBe('openai');
+    expect(plan.prefix.reusedTokens).toBeGreaterThan(0);
+    expect(plan.cache.readTokens).toBe(0);
+    expect(snapshot.body.nextCall).toEqual({
+      profile: 'openai',
+      modelId: 'gpt-4o-mini',
+      cachedTokens: 0,
+      writtenTokens: 0,
+      uncachedTokens: plan.totalTokens,
+      cost: (plan.totalTokens * 0.15) / 1e6,
+    });
+    // A fresh engine computes the same estimate from the same plan.
+    const fresh = new ContextEngine({
+      store: backend.store,
+      chatId,
+      userId: 'demo-user',
+      renderer: rendererFor('xml'),
+      tokenizer: o200kTokenizer,
+    });
+    await fresh.loadContext();
+    const expected = await fresh.inspect({
+      modelId: 'gpt-4o-mini',
+      budget: { maxInputTokens: 4000 },
+    });
+    expect(snapshot.body.nextCall).toEqual(JSON.parse(JSON.stringify(expected.nextCall)));
+    // Claude's profile for a Claude model.
+    const claude = await call(
+      'GET',
+      `/api/chats/${chatId}/inspect?modelId=claude-sonnet-4&maxInputTokens=4000`,
+    );
+    expect(claude.body.budget.cache.profile).toBe('anthropic');
+    expect(claude.body.nextCall.profile).toBe('anthropic');
+  });
+
   it('plans within a budget without remembering, and reports what a budgeted call reused', async () => {
     const view = await createChat();
     const chatId = view.chat.id;

@@ -11,6 +11,7 @@ import { createEchoModel } from './echo-model';
 import { openBackend, type PlaygroundBackend } from './open-backend';
 import { createPlaygroundApp } from './playground-app';
 import { rendererFor } from './renderers';
+import { holdAfterWords } from './testing/hold-after-words';
 
 // The playground's model replies go through @ctxgraph/ai-sdk's chat cycle (as apps/chat's do):
 // these tests drive the HTTP API with the built-in echo model, which reports usage like a
@@ -165,6 +166,43 @@ describe('model replies through the chat cycle', () => {
     expect(calls.body.calls[1].predicted.readTokens).toBeGreaterThan(0);
   });
 
+  it("the next call's estimate follows the echo model's cache: nothing read below its minimum", async () => {
+    // A short chat: the echo model (OpenAI's rules) caches nothing under 1,024 tokens.
+    const created = await call('POST', '/api/chats', { title: 'Short' });
+    const chatId = created.body.chat.id as string;
+    await call('PUT', `/api/chats/${chatId}/context`, {
+      fragments: [{ type: 'role', text: 'You answer briefly.' }],
+    });
+    await ask(chatId, 'What is a node?');
+    // The call the Cache tab records on opening (for the model the page shows), then a reply.
+    const recorded = await call('POST', `/api/chats/${chatId}/budgeted-call`, {
+      maxInputTokens: 4000,
+    });
+    expect(recorded.status).toBe(200);
+    expect(recorded.body.budget.cache.profile).toBe('openai');
+    await ask(chatId, 'And an edge?');
+    const calls = await call('GET', `/api/chats/${chatId}/cache-calls`);
+    expect(calls.body.calls).toHaveLength(2);
+    for (const each of calls.body.calls) expect(each.confirmed.readTokens).toBe(0);
+
+    // Both windows ask for the page's budget and model: the estimate is the engine's prediction
+    // with the echo model's profile, so it counts nothing from the cache, as every call confirmed,
+    // even though the input repeats the recorded call's prefix.
+    const snapshot = await call(
+      'GET',
+      `/api/chats/${chatId}/inspect?modelId=echo&maxInputTokens=4000`,
+    );
+    expect(snapshot.status).toBe(200);
+    expect(snapshot.body.budget.prefix.reusedTokens).toBeGreaterThan(0);
+    expect(snapshot.body.budget.cache.profile).toBe('openai');
+    expect(snapshot.body.nextCall).toMatchObject({
+      profile: 'openai',
+      cachedTokens: 0,
+      uncachedTokens: snapshot.body.budget.totalTokens,
+      cost: null,
+    });
+  });
+
   it('continues from the active branch head, and a sibling question shows as a version', async () => {
     const view = await createChat();
     const chatId = view.chat.id;
@@ -232,12 +270,13 @@ describe('model replies through the chat cycle', () => {
   it("stops a reply on the page's request: the stream ends with the reply so far, saved as aborted", async () => {
     const view = await createChat();
     const chatId = view.chat.id;
-    // A slow model (20 ms a word) and a question of 60 words: the stop lands mid-reply.
+    // The echo model held after its fifth word until stopped, and a question of 60 words: the
+    // stop lands mid-reply whatever the machine's speed.
     const slow = createPlaygroundApp({
       store: backend.store,
       storeDescription: backend.description,
       model: { modelId: 'echo', apiKey: '', baseURL: undefined, kind: 'echo' },
-      languageModel: createEchoModel({ chunkDelayMs: 20 }),
+      languageModel: holdAfterWords(createEchoModel({ chunkDelayMs: 0 }), 5).model,
       defaultUserId: 'demo-user',
       logError: (_message, error) => logged.push(error),
     });
@@ -289,8 +328,8 @@ describe('model replies through the chat cycle', () => {
     expect(reply.node.role).toBe('assistant');
     expect(reply.node.text).toBe(streamed);
     expect(reply.node.outcome).toBe('aborted');
-    expect(streamed).toMatch(/^You said: word0 word1 word2 /);
-    expect(streamed).not.toContain('word59');
+    // What the model streamed before the stop, and nothing after it.
+    expect(streamed).toBe('You said: word0 word1 word2 ');
     // A fresh engine counts it as the integration records a stopped reply.
     const usage = await fresh(chatId).usage();
     expect(usage.replies).toEqual({ complete: 0, aborted: 1, error: 0 });

@@ -316,10 +316,16 @@ describe('resolve({ budget })', () => {
     const budget = snapshot.budget;
     if (budget === null || 'exceeded' in budget) throw new Error('expected a plan');
     expect(budget.prefix.reusedTokens).toBe(resolved.budget?.totalTokens);
+    // The input repeats the last call's, but below Anthropic's 1,024-token minimum nothing is
+    // cached: the next call is priced as its cache prediction says, all of it uncached.
+    expect(budget.cache.profile).toBe('anthropic');
     expect(snapshot.nextCall).toEqual({
-      cachedTokens: budget.totalTokens,
-      uncachedTokens: 0,
-      cost: (budget.totalTokens * 0.3) / 1e6,
+      profile: 'anthropic',
+      modelId: 'claude-sonnet-4',
+      cachedTokens: 0,
+      writtenTokens: 0,
+      uncachedTokens: budget.totalTokens,
+      cost: (budget.totalTokens * 3) / 1e6,
     });
     const tight = await engine.inspect({ budget: { maxInputTokens: 3 } });
     expect(tight.budget).toMatchObject({ exceeded: { maxInputTokens: 3 } });

@@ -7,6 +7,7 @@ import {
 import type { UIMessage } from 'ai';
 import type { CacheMemory, CachePrediction } from './cache-prediction';
 import { type CacheModel, type CacheProfile, isCacheProfile } from './cache-profiles';
+import { cacheModelOf } from './next-call';
 import { type CacheBreakpoint, type LeftOutItem, planBudget } from './plan-budget';
 import { comparePrefix, type PrefixReport, type Segment } from './prefix-report';
 import type { CountedMessage, TokenCounter } from './token-counter';
@@ -41,8 +42,9 @@ export interface BudgetOptions {
   cacheMarkers?: 'anthropic' | 'none';
   /**
    * The model the call goes to: an AI SDK `LanguageModel` (its `provider` and `modelId` are
-   * read), `{ provider, modelId }`, or a gateway model id string (`'anthropic/claude-sonnet-4'`).
-   * It picks the cache profile (Anthropic, Bedrock, OpenRouter, OpenAI, Google, else none) and
+   * read), `{ provider, modelId }`, or a model id string: a gateway id
+   * (`'anthropic/claude-sonnet-4'`), a provider registry id (`'openai:gpt-4o'`) or a bare id of a
+   * known family (`'gpt-4o-mini'`, `'claude-sonnet-4'`, `'gemini-2.5-flash'`). It picks the cache profile (Anthropic, Bedrock, OpenRouter, OpenAI, Google, else none) and
    * the rules the cache prediction follows. Without it (and without `cacheProfile`), the
    * Anthropic profile marks the messages (`cacheMarkers`).
    */
@@ -128,15 +130,14 @@ export interface CheckedBudget {
 /** `budget.model` as `{ provider, modelId }`, checked. */
 function checkModel(method: string, model: unknown): CacheModel | undefined {
   if (model === undefined) return undefined;
-  if (typeof model === 'string' && model.trim() !== '')
-    return { provider: 'gateway', modelId: model };
+  if (typeof model === 'string' && model.trim() !== '') return cacheModelOf(model);
   if (typeof model === 'object' && model !== null) {
     const { provider, modelId } = model as Partial<CacheModel>;
     if (typeof provider === 'string' && typeof modelId === 'string' && modelId !== '')
       return { provider, modelId };
   }
   throw new ValidationError(
-    `${method}: budget.model must be an AI SDK model (with provider and modelId), { provider, modelId } or a gateway model id string, received ${model === null ? 'null' : typeof model}.`,
+    `${method}: budget.model must be an AI SDK model (with provider and modelId), { provider, modelId } or a model id string, received ${model === null ? 'null' : typeof model}.`,
     { issues: [{ path: 'budget.model', message: 'expected a model with provider and modelId' }] },
   );
 }

@@ -4,7 +4,7 @@ import { api, type BudgetedCall, type ChatView, type RendererName } from '../api
 import { explainShortfall } from '../budget-explanation';
 import { describeError } from '../describe-error';
 import { queryKeys } from '../state/query-keys';
-import { Bar, tokens } from './budget-figures';
+import { Bar, nextCallText, tokens } from './budget-figures';
 import { CacheView } from './cache-view';
 import { DialogFrame } from './dialog-frame';
 
@@ -162,12 +162,8 @@ export function BudgetDialog(props: BudgetDialogProps): ReactElement {
                 {snapshot?.nextCall ? (
                   <>
                     {' '}
-                    Next call for {modelId}: {tokens(snapshot.nextCall.cachedTokens)} from the
-                    cache,{' '}
-                    {snapshot.nextCall.cost === null
-                      ? 'price unknown'
-                      : `$${snapshot.nextCall.cost.toFixed(6)}`}
-                    .
+                    Next call for {modelId}:{' '}
+                    <span data-testid="next-call">{nextCallText(snapshot.nextCall)}</span>.
                   </>
                 ) : null}
               </p>

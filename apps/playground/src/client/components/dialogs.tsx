@@ -52,10 +52,17 @@ export interface DialogsProps {
  */
 function InspectWindow(props: DialogsProps): ReactElement | null {
   const { userId, view, settings, show, onClose } = props;
-  const options = { renderer: settings.renderer, modelId: settings.modelId };
+  // With the page's budget, as the Budget window asks (a reply is planned within it): both
+  // windows show the one plan and next-call estimate.
+  const options = {
+    renderer: settings.renderer,
+    modelId: settings.modelId,
+    maxInputTokens: settings.maxInputTokens,
+  };
   const query = useQuery({
     queryKey: queryKeys.inspect(userId, view.chat.id, options),
-    queryFn: () => api.inspect(view.chat.id, options.renderer, options.modelId),
+    queryFn: () =>
+      api.inspect(view.chat.id, options.renderer, options.modelId, options.maxInputTokens),
     // The snapshot stays while another model's is read; none is kept once the window closes.
     placeholderData: keepPreviousData,
     gcTime: 0,

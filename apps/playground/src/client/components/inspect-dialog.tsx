@@ -1,4 +1,5 @@
 import type { ReactElement } from 'react';
+import { type NextCallFigures, nextCallText } from './budget-figures';
 import { DialogFrame } from './dialog-frame';
 
 /** Props of {@link InspectDialog}. */
@@ -42,7 +43,7 @@ export function InspectDialog(props: InspectDialogProps): ReactElement {
   // framing), so the two windows agree; the plan's `exceeded` form has no figures.
   const budget = (props.snapshot.budget ?? {}) as Plan & { exceeded?: unknown };
   const plan: Plan = budget.exceeded === undefined ? budget : {};
-  const nextCall = (props.snapshot.nextCall ?? null) as { cost: number | null } | null;
+  const nextCall = (props.snapshot.nextCall ?? null) as NextCallFigures | null;
   const fragments = (props.snapshot.fragments ?? {}) as Record<string, unknown[]>;
   const graph = (props.snapshot.graph ?? {}) as Record<string, unknown[]>;
   const json = JSON.stringify(props.snapshot, null, 2);
@@ -61,10 +62,7 @@ export function InspectDialog(props: InspectDialogProps): ReactElement {
     ['System prompt', tokens(plan.systemPromptTokens)],
     ['Saved messages', tokens(sum(plan.messages, false))],
     ['Unsaved messages', tokens(sum(plan.messages, true))],
-    [
-      `Input cost (${props.modelId})`,
-      nextCall == null || nextCall.cost === null ? 'price unknown' : `$${nextCall.cost.toFixed(6)}`,
-    ],
+    [`Next call (${props.modelId})`, nextCall === null ? '–' : nextCallText(nextCall)],
     ['Context', count(fragments.context?.length ?? 0, 'fragment')],
     ['On this branch', count(fragments.persisted?.length ?? 0, 'message')],
     [
@@ -111,8 +109,9 @@ export function InspectDialog(props: InspectDialogProps): ReactElement {
       </dl>
       <p className="footnote">
         Tokens as the Budget window counts them: each message's text plus its framing (role and
-        separators), what resolve() would send with no budget; the cost is the next call's, as the
-        Budget window shows it (cached tokens at the cache-read price).
+        separators), what the next reply would send within the page's budget; the next call is the
+        engine's estimate the Budget window shows too (the tokens the model's cache is predicted to
+        read, at the cache-read price).
       </p>
       {estimate.note ? <p className="footnote">{estimate.note}</p> : null}
       <pre className="json">{json}</pre>

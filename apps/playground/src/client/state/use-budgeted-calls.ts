@@ -19,18 +19,25 @@ export interface BudgetedCalls {
 export function useBudgetedCalls(
   view: ChatView | null,
   open: boolean,
-  options: { maxInputTokens: number; renderer: RendererName },
+  options: { maxInputTokens: number; renderer: RendererName; modelId: string },
   show: ShowNotice,
 ): BudgetedCalls {
   const [recorded, setRecorded] = useState<{ chatId: string; list: BudgetedCall[] }>({
     chatId: '',
     list: [],
   });
-  // The budget travels with each call (not read from a closure), so a call is made with the
-  // budget shown when it was asked for.
+  // The budget and model travel with each call (not read from a closure), so a call is made with
+  // the budget and model shown when it was asked for.
   const call = useMutation({
-    mutationFn: (asked: { chatId: string; maxInputTokens: number; renderer: RendererName }) =>
-      api.budgetedCall(asked.chatId, asked.maxInputTokens, asked.renderer),
+    mutationFn: ({
+      chatId,
+      ...asked
+    }: {
+      chatId: string;
+      maxInputTokens: number;
+      renderer: RendererName;
+      modelId: string;
+    }) => api.budgetedCall(chatId, asked),
     onSuccess: (made, { chatId }) =>
       setRecorded((old) => ({
         chatId,
@@ -46,6 +53,7 @@ export function useBudgetedCalls(
         chatId: view.chat.id,
         maxInputTokens: options.maxInputTokens,
         renderer: options.renderer,
+        modelId: options.modelId,
       })
       .catch(() => {});
   };
@@ -62,7 +70,8 @@ export function useBudgetedCalls(
       last !== undefined &&
       last.headMessageId === view.headMessageId &&
       last.budget.maxInputTokens === options.maxInputTokens &&
-      last.renderer === options.renderer
+      last.renderer === options.renderer &&
+      last.modelId === options.modelId
     )
       return;
     void record();

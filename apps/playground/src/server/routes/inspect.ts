@@ -2,6 +2,7 @@ import { usageOf } from '@ctxgraph/engine';
 import type { MessageNodeRecord } from '@ctxgraph/fragments-core';
 import { Hono } from 'hono';
 import { z } from 'zod';
+import { modelCacheOptions } from '../model-cache';
 import { DEFAULT_MODEL_ID } from '../playground-config';
 import { jsonBody, queryOf, rendererSchema, userOf } from '../read-request';
 import { rendererFor } from '../renderers';
@@ -24,33 +25,44 @@ const querySchema = z.object({
 });
 
 const budgetedCallSchema = z
-  .object({ maxInputTokens: budgetSchema, renderer: rendererSchema.optional() })
+  .object({
+    maxInputTokens: budgetSchema,
+    renderer: rendererSchema.optional(),
+    modelId: z.string().min(1).max(200).optional(),
+  })
   .strict();
 
 /**
  * `GET /chats/:chatId/inspect?renderer=&modelId=&maxInputTokens=`: the engine's inspect snapshot
- * with its budget plan (what `resolve({ budget })` would keep and leave out, and the prefix it
- * would share with the last budgeted call), remembering nothing. Without `maxInputTokens` the plan
- * is for the largest budget (10,000,000 tokens), so it keeps the whole branch: the Inspect and
- * Budget windows read their token figures from this one plan (the engine's `estimate` counts
- * message text only, the plan also each message's framing), and so agree.
+ * with its budget plan (what `resolve({ budget })` would keep and leave out, the prefix it would
+ * share with the last budgeted call, and what the provider would read from its cache), remembering
+ * nothing. The plan is for `modelId` (the configured model when it is that one, planned as its
+ * replies are), so its cache prediction follows that model's profile, and `nextCall` is the
+ * engine's `estimateNextCall` of it. The Inspect and Budget windows both ask with the page's
+ * budget (a reply is planned within it) and show this one plan and estimate, so they agree.
+ * Without `maxInputTokens` the plan is for the largest budget (10,000,000 tokens).
  * `GET /chats/:chatId/cache-calls`: the model calls recorded on the active branch with a cache
  * prediction (replies through the chat cycle with a budget), each predicted and confirmed, and
  * their totals as `usage({ scope: 'branch' }).cache` reports them.
  * `POST /chats/:chatId/budgeted-call`: `resolve({ budget })` as an app does before calling the
- * model: the engine remembers the plan, so the next call's prefix report compares with it.
+ * model (for `modelId`, as the inspect route plans): the engine remembers the plan, so the next
+ * call's prefix report and cache prediction compare with it.
  */
 export function inspectRoutes(dependencies: RouteDependencies) {
-  const { store, chats, defaultUserId, model } = dependencies;
+  const { store, chats, defaultUserId, model, languageModel } = dependencies;
   return new Hono()
     .get('/chats/:chatId/inspect', queryOf(querySchema), async (context) => {
       const userId = userOf(context, defaultUserId);
       const query = context.req.valid('query');
+      const modelId = query.modelId ?? model?.modelId ?? DEFAULT_MODEL_ID;
       const snapshot = await chats.use(context.req.param('chatId'), userId, (engine) =>
         engine.inspect({
-          modelId: query.modelId ?? model?.modelId ?? DEFAULT_MODEL_ID,
+          modelId,
           renderer: rendererFor(query.renderer ?? 'xml'),
-          budget: { maxInputTokens: query.maxInputTokens ?? MAX_BUDGET },
+          budget: {
+            maxInputTokens: query.maxInputTokens ?? MAX_BUDGET,
+            ...modelCacheOptions(languageModel, modelId),
+          },
         }),
       );
       return context.json(snapshot, 200);
@@ -91,12 +103,21 @@ export function inspectRoutes(dependencies: RouteDependencies) {
       const body = context.req.valid('json');
       const call = await chats.use(context.req.param('chatId'), userId, async (engine) => {
         const renderer = body.renderer ?? 'xml';
+        const modelId = body.modelId ?? model?.modelId ?? DEFAULT_MODEL_ID;
         const resolved = await engine.resolve({
           renderer: rendererFor(renderer),
-          budget: { maxInputTokens: body.maxInputTokens },
+          budget: {
+            maxInputTokens: body.maxInputTokens,
+            ...modelCacheOptions(languageModel, modelId),
+          },
         });
         if (resolved.budget === undefined) throw new Error('resolve({ budget }) gave no report');
-        return { headMessageId: engine.headMessageId ?? null, renderer, budget: resolved.budget };
+        return {
+          headMessageId: engine.headMessageId ?? null,
+          renderer,
+          modelId,
+          budget: resolved.budget,
+        };
       });
       return context.json(call, 200);
     });

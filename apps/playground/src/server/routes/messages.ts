@@ -1,8 +1,7 @@
 import { type ChatCycle, createChatCycle } from '@ctxgraph/ai-sdk';
 import { assistantText, user } from '@ctxgraph/codecs';
-import { openAICacheProfile } from '@ctxgraph/engine';
 import { o200kTokenizer } from '@ctxgraph/tokenizer-o200k';
-import { generateId, type LanguageModel, streamText } from 'ai';
+import { generateId, streamText } from 'ai';
 import { Hono } from 'hono';
 import { stream } from 'hono/streaming';
 import { z } from 'zod';
@@ -14,6 +13,7 @@ import {
   type MessageAdded,
 } from '../chat-view';
 import { PlaygroundRequestError, toErrorResponse } from '../http-errors';
+import { modelCacheOptions, modelIdOf } from '../model-cache';
 import { jsonBody, rendererSchema, userOf } from '../read-request';
 import { rendererFor } from '../renderers';
 import type { RouteDependencies } from './route-dependencies';
@@ -27,11 +27,6 @@ export type ReplyEvent =
   | { type: 'delta'; text: string }
   | { type: 'done'; change: ExchangeAdded }
   | { type: 'error'; message: string };
-
-/** The id the usage of a reply is recorded under: the configured model's. */
-function modelIdOf(model: LanguageModel): string {
-  return typeof model === 'string' ? model : model.modelId;
-}
 
 const stopIdSchema = z.string().min(1, 'must not be empty').max(100, 'at most 100 characters');
 
@@ -132,7 +127,10 @@ export function messageRoutes(dependencies: RouteDependencies) {
           ...(body.maxInputTokens === undefined
             ? {}
             : {
-                budget: { maxInputTokens: body.maxInputTokens, ...cacheProfileFor(languageModel) },
+                budget: {
+                  maxInputTokens: body.maxInputTokens,
+                  ...modelCacheOptions(languageModel),
+                },
               }),
         },
       );
@@ -226,15 +224,4 @@ export function messageRoutes(dependencies: RouteDependencies) {
       // False when that reply already ended (or was never this user's): nothing to stop.
       return context.json({ stopped: stopper !== undefined }, 200);
     });
-}
-
-/**
- * The cache profile a reply is planned with: the model's own (an OpenAI model gets the OpenAI
- * profile, an Anthropic one Anthropic's marks); the offline echo model caches the way OpenAI
- * does (an automatic prefix), so it is planned as OpenAI.
- */
-function cacheProfileFor(model: LanguageModel) {
-  if (typeof model === 'object' && model.provider === 'ctxgraph-playground')
-    return { cacheProfile: openAICacheProfile() };
-  return { model };
 }
