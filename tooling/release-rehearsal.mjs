@@ -14,7 +14,6 @@ import {
   existsSync,
   mkdirSync,
   mkdtempSync,
-  readdirSync,
   readFileSync,
   rmSync,
   statSync,
@@ -23,7 +22,7 @@ import {
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, posix } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { root, workspacePackages } from './workspace.mjs';
+import { checkoutFiles, root, workspacePackages } from './workspace.mjs';
 
 /**
  * @typedef {object} PackedPackage
@@ -63,31 +62,9 @@ function run(command, args, cwd) {
   });
 }
 
-/** Every file under `folder` except dependencies and build output, for a checkout without git. */
-function filesWithoutGit(folder, prefix = '') {
-  return readdirSync(join(folder, prefix), { withFileTypes: true }).flatMap((item) => {
-    const path = prefix === '' ? item.name : `${prefix}/${item.name}`;
-    if (['node_modules', 'dist', '.turbo', '.git'].includes(item.name)) return [];
-    return item.isDirectory() ? filesWithoutGit(folder, path) : [path];
-  });
-}
-
 /** The repository's files as they are now (tracked and new, not ignored), then each `dist`. */
 function copyRepository(source, target, packages) {
-  let listed;
-  try {
-    // safe.directory: CI may run as root on a checkout another user owns.
-    listed = run(
-      'git',
-      ['-c', 'safe.directory=*', 'ls-files', '-z', '--cached', '--others', '--exclude-standard'],
-      source,
-    ).split('\0');
-  } catch {
-    listed = filesWithoutGit(source);
-  }
-  listed = listed.filter((path) => path !== '' && existsSync(join(source, path)));
-  for (const path of listed) {
-    if (statSync(join(source, path)).isDirectory()) continue;
+  for (const path of checkoutFiles(source)) {
     mkdirSync(dirname(join(target, path)), { recursive: true });
     copyFileSync(join(source, path), join(target, path));
   }
