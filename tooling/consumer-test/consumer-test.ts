@@ -5,8 +5,9 @@
 // OS temp directory (outside the workspace: no workspace links, no hoisting), installs with plain
 // npm, with `ai@6` on Node 20 and `ai@7` on Node 22 (a Node the machine lacks comes from the npm
 // registry, see tooling/node-runtime.mjs). Its first install is that README section's install
-// line, word for word (and the line must be the one `release:rehearse --out` prints), with the
-// @ctxgraph scope kept off the registry, so a tarball missing from the line fails it. There it
+// line, word for word (and the line must be the one `release:rehearse --out` prints), and every
+// @ctxgraph package must come from a tarball of the line (the registry has none yet: a package
+// the line leaves out fails the install, or, once published, shows in the lockfile). There it
 // measures the install footprint, runs the READMEs' examples (`consumerReadmes`), adds
 // `@ai-sdk/react` with the `overrides` the root README's Install section gives, type-checks a
 // small app under `strict` with `nodenext` and with `bundler` resolution, runs it, and checks
@@ -51,7 +52,13 @@ import {
 } from '../release-rehearsal.mjs';
 import { root } from '../workspace.mjs';
 import { runCopiedChatApp } from './copied-chat-app.ts';
-import { installedCopies, installedPackageFolders, npm, usePrebuilds } from './npm-project.ts';
+import {
+  ctxgraphNotFromTarballs,
+  installedCopies,
+  installedPackageFolders,
+  npm,
+  usePrebuilds,
+} from './npm-project.ts';
 
 type Lane = '6' | '7';
 
@@ -264,6 +271,9 @@ async function runLane(
   );
   console.log(`npm install ${setup.tryLine.join(' ')}`);
   npm(runtime, ['install', ...tryWords], project);
+  for (const found of ctxgraphNotFromTarballs(project)) {
+    problems.push(`the "${tryItSection}" line left out a tarball: ${found}`);
+  }
   const base = footprint(project);
   install([footprintTokenizer]);
   const withTokenizer = footprint(project);

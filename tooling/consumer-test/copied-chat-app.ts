@@ -13,6 +13,7 @@ import type { NodeRuntime } from '../node-runtime.mjs';
 import { type PackedPackage, withSiblings } from '../release-rehearsal.mjs';
 import { checkoutFiles, root } from '../workspace.mjs';
 import {
+  ctxgraphNotFromTarballs,
   installedCopies,
   npm,
   npmCli,
@@ -95,6 +96,15 @@ function serverUrl(server: ChildProcess, output: { text: string }): Promise<stri
   });
 }
 
+/** Sends `signal` to process group `group` (nothing when it has no process left). */
+function signalGroup(group: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-group, signal);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
+  }
+}
+
 /**
  * Copies, installs, builds and starts the chat app (see the file's header) and runs one turn;
  * returns the problems found, one sentence each (none: it ran as a copy).
@@ -115,6 +125,9 @@ export async function runCopiedChatApp(options: CopiedChatAppOptions): Promise<s
   const problems: string[] = [];
   console.log('npm install');
   npm(runtime, ['install'], folder);
+  for (const found of ctxgraphNotFromTarballs(folder)) {
+    problems.push(`a @ctxgraph package did not come from its tarball: ${found}`);
+  }
   console.log('npm run build');
   npm(runtime, ['run', 'build'], folder);
 
@@ -135,14 +148,19 @@ export async function runCopiedChatApp(options: CopiedChatAppOptions): Promise<s
   });
   for (const key of ['OPENAI_API_KEY', 'ANTHROPIC_API_KEY', 'AI_GATEWAY_API_KEY'])
     delete environment[key];
+  // A process group of its own: npm does not pass SIGTERM on to the server it starts, so the
+  // stop goes to the group (npm and the server), as a terminal's Ctrl-C does. The server has
+  // exited when the output pipe it shares with npm closes: a process's files close when it exits
+  // (an exited process the system has not reaped yet still counts as existing).
   const server = spawn(runtime.node, [npmCli(), 'start'], {
     cwd: folder,
     env: environment,
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
   });
-  const exited = new Promise<number | null>((resolve) =>
-    server.once('exit', (code) => resolve(code)),
-  );
+  const group = server.pid;
+  if (group === undefined) throw new Error('npm start did not start.');
+  const closed = new Promise<true>((resolve) => server.once('close', () => resolve(true)));
   const output = { text: '' };
   try {
     const url = await serverUrl(server, output);
@@ -176,9 +194,17 @@ export async function runCopiedChatApp(options: CopiedChatAppOptions): Promise<s
       console.log(`ok   one turn over HTTP: "${streamed.text}", stored under the streamed id`);
     }
   } finally {
-    server.kill('SIGTERM');
-    const code = await exited;
-    if (code !== 0) problems.push(`npm start exited with ${code} on SIGTERM:\n${output.text}`);
+    signalGroup(group, 'SIGTERM');
+    // A bound for a server that does not stop, not a measure of how fast it does.
+    let bound: NodeJS.Timeout | undefined;
+    const stuck = new Promise<false>((resolve) => {
+      bound = setTimeout(() => resolve(false), 60_000);
+    });
+    if (!(await Promise.race([closed, stuck]))) {
+      problems.push(`the server did not exit on SIGTERM:\n${output.text}`);
+      signalGroup(group, 'SIGKILL');
+    }
+    clearTimeout(bound);
   }
   if (problems.length === 0 && copies.length === 1) {
     console.log(

@@ -1,6 +1,6 @@
 // An npm project outside the workspace, as the consumer test makes them: npm run on a given Node,
-// better-sqlite3 from a local prebuilt archive, the @ctxgraph scope kept off the registry, and the
-// installed packages read back.
+// better-sqlite3 from a local prebuilt archive, and the installed packages read back (which
+// copies, and whether every @ctxgraph one came from a tarball).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -24,10 +24,7 @@ export function npmCli(): string {
 
 /**
  * The environment npm runs in for a project: no setting npm does not know (npmEnvironment),
- * `runtime`'s Node first on PATH (install scripts run on it), no update notices, and the
- * @ctxgraph scope pointed at an address nothing answers on: every @ctxgraph package must come
- * from a tarball, and one that does not (a tarball missing from an install line) fails the
- * install at once instead of reaching the registry.
+ * `runtime`'s Node first on PATH (install scripts run on it), no update notices.
  */
 export function npmProjectEnvironment(
   runtime: NodeRuntime,
@@ -41,7 +38,6 @@ export function npmProjectEnvironment(
     npm_config_update_notifier: 'false',
     npm_config_fund: 'false',
     npm_config_audit: 'false',
-    'npm_config_@ctxgraph:registry': 'http://127.0.0.1:9/',
   });
 }
 
@@ -96,4 +92,19 @@ export function installedCopies(
     const manifest = JSON.parse(readFileSync(join(folder, 'package.json'), 'utf8'));
     return manifest.name === name ? [{ folder, version: manifest.version as string }] : [];
   });
+}
+
+/**
+ * The @ctxgraph packages `project`'s lockfile has from anywhere but a tarball (the registry: an
+ * install line that left one out, once a version of it is published), as `name from where`.
+ */
+export function ctxgraphNotFromTarballs(project: string): string[] {
+  const lock = JSON.parse(readFileSync(join(project, 'package-lock.json'), 'utf8')) as {
+    packages: Record<string, { resolved?: string }>;
+  };
+  return Object.entries(lock.packages).flatMap(([path, entry]) =>
+    /(^|\/)node_modules\/@ctxgraph\//.test(path) && !(entry.resolved ?? '').startsWith('file:')
+      ? [`${path.replace(/^.*node_modules\//, '')} from ${entry.resolved ?? 'nowhere'}`]
+      : [],
+  );
 }
