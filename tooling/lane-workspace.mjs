@@ -33,7 +33,7 @@ import { checkoutFiles, root } from './workspace.mjs';
  * @param {string} [source] the checkout (default: this one)
  * @returns {string}
  */
-export function laneWorkspaceFolder(runtime, source = root) {
+function laneWorkspaceFolder(runtime, source = root) {
   const cache = process.env.XDG_CACHE_HOME || join(homedir(), '.cache');
   const checkout = `${basename(resolve(source))}-${createHash('sha256').update(resolve(source)).digest('hex').slice(0, 8)}`;
   return join(cache, 'ctxgraph', 'lanes', checkout, `node-${runtime.version.split('.')[0]}`);

@@ -119,7 +119,7 @@ function nodeGyp() {
  * @param {NodeRuntime} runtime
  * @returns {string} the built `.node` file
  */
-export function betterSqliteBuild(folder, runtime) {
+function betterSqliteBuild(folder, runtime) {
   const { version } = JSON.parse(readFileSync(join(folder, 'package.json'), 'utf8'));
   const cached = join(
     cache,
