@@ -1,9 +1,9 @@
 // Other Node majors for the lanes and the consumer test, from the npm registry (the official
 // builds, published as `node-<platform>-<arch>`), and the workspace's native addon
-// (better-sqlite3) built for them. A native addon loads only in the Node it was built for, and
-// the workspace has one copy of it: for a run on another Node, `withNativeAddonsFor` puts that
-// Node's build in place and puts the original back afterwards (so nothing else may use the
-// workspace's better-sqlite3 meanwhile). Builds are kept in node_modules/.cache/, one per Node
+// (better-sqlite3) built for them. A native addon loads only in the Node it was built for: an
+// install for another Node (the lane's second install, lane-workspace.mjs; the consumer test's
+// projects) takes that Node's build as a local prebuilt archive (`betterSqlitePrebuilds`), and the
+// workspace's own install is never changed. Builds are kept in node_modules/.cache/, one per Node
 // ABI, so each is compiled once.
 import { execFileSync, spawnSync } from 'node:child_process';
 import {
@@ -19,6 +19,7 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { npmEnvironment } from './npm-environment.mjs';
 import { root } from './workspace.mjs';
 
 const cache = join(root, 'node_modules', '.cache');
@@ -76,7 +77,7 @@ export function nodeRuntime(major) {
         '--no-fund',
         `${name}@${major}`,
       ],
-      { stdio: 'inherit', shell: process.platform === 'win32' },
+      { stdio: 'inherit', shell: process.platform === 'win32', env: npmEnvironment() },
     );
     if (result.status !== 0 || !existsSync(node)) {
       throw new Error(`Could not install ${name}@${major} from the npm registry.`);
@@ -118,7 +119,7 @@ function nodeGyp() {
  * @param {NodeRuntime} runtime
  * @returns {string} the built `.node` file
  */
-export function betterSqliteBuild(folder, runtime) {
+function betterSqliteBuild(folder, runtime) {
   const { version } = JSON.parse(readFileSync(join(folder, 'package.json'), 'utf8'));
   const cached = join(
     cache,
@@ -129,11 +130,7 @@ export function betterSqliteBuild(folder, runtime) {
   );
   if (existsSync(cached)) return cached;
   const own = join(folder, 'build', 'Release', 'better_sqlite3.node');
-  if (
-    runtime.abi === process.versions.modules &&
-    existsSync(own) &&
-    !existsSync(own + savedSuffix)
-  ) {
+  if (runtime.abi === process.versions.modules && existsSync(own)) {
     return own; // installed by the workspace's install, for this Node
   }
   console.log(
@@ -181,51 +178,30 @@ export function betterSqliteBuild(folder, runtime) {
   }
 }
 
-const savedSuffix = '.ctxgraph-saved';
-
-/** Puts back what an interrupted swap left aside. */
-function restore(target) {
-  if (!existsSync(target + savedSuffix)) return;
-  rmSync(target, { force: true });
-  renameSync(target + savedSuffix, target);
-}
-
 /**
- * Runs `task` with the workspace's better-sqlite3 built for `runtime`, then puts the original
- * build back (also when `task` throws, or the process is interrupted). Files are swapped by
- * rename, never rewritten in place: an install may share them with other checkouts by hard link.
- * @template T
+ * A folder holding better-sqlite3's addon for `runtime` as a prebuilt archive, named as
+ * prebuild-install looks for it, for an install that should use it instead of downloading one
+ * from GitHub (which some machines cannot reach) or compiling: prebuild-install's
+ * `local-prebuilds` setting (a `.prebuild-installrc` file in an npm project, the
+ * `npm_config_better_sqlite3_local_prebuilds` variable for pnpm). For the better-sqlite3 version
+ * the workspace installs (the lockfile's).
  * @param {NodeRuntime} runtime
- * @param {() => T} task
- * @returns {T}
+ * @param {string} into an empty folder to write in
+ * @returns {{ version: string, folder: string }} better-sqlite3's version, and the folder
  */
-export function withNativeAddonsFor(runtime, task) {
-  const swaps = [];
-  const undo = () => {
-    for (const target of swaps.splice(0)) restore(target);
-  };
-  const onSignal = (signal) => {
-    undo();
-    process.kill(process.pid, signal);
-  };
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
-  try {
-    for (const folder of betterSqliteFolders()) {
-      const target = join(folder, 'build', 'Release', 'better_sqlite3.node');
-      restore(target);
-      if (!existsSync(target)) continue;
-      if (describe(process.execPath, '').abi === runtime.abi) continue;
-      const build = betterSqliteBuild(folder, runtime);
-      renameSync(target, target + savedSuffix);
-      swaps.push(target);
-      copyFileSync(build, `${target}.partial`);
-      renameSync(`${target}.partial`, target);
-    }
-    return task();
-  } finally {
-    undo();
-    process.removeListener('SIGINT', onSignal);
-    process.removeListener('SIGTERM', onSignal);
-  }
+export function betterSqlitePrebuilds(runtime, into) {
+  const [packageFolder] = betterSqliteFolders();
+  if (packageFolder === undefined)
+    throw new Error('the workspace has no better-sqlite3 installed.');
+  const { version } = JSON.parse(readFileSync(join(packageFolder, 'package.json'), 'utf8'));
+  const built = betterSqliteBuild(packageFolder, runtime);
+  const staging = join(into, 'staging');
+  mkdirSync(join(staging, 'build', 'Release'), { recursive: true });
+  copyFileSync(built, join(staging, 'build', 'Release', 'better_sqlite3.node'));
+  const folder = join(into, 'prebuilds');
+  mkdirSync(folder, { recursive: true });
+  const name = `better-sqlite3-v${version}-node-v${runtime.abi}-${process.platform}-${process.arch}.tar.gz`;
+  run('tar', ['-czf', join(folder, name), '-C', staging, 'build']);
+  rmSync(staging, { recursive: true, force: true });
+  return { version, folder };
 }

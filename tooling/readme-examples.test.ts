@@ -14,6 +14,7 @@ import {
   runReadmeProgram,
   typecheckReadmeProgram,
 } from './readme-examples.ts';
+import { checkoutFiles } from './workspace.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const declared = Object.keys(
@@ -70,6 +71,55 @@ for (const { path, checkInstallLine } of readmes) {
     }
   });
 }
+
+/**
+ * Where a Markdown file's ```ts blocks take `systemPrompt` from a `format: 'model'` resolve, or
+ * hand `systemPrompt` to a model as `system`: `system` is what the model format gives the model
+ * (the rendered context and the history's folded system messages; `systemPrompt` is the context
+ * alone), as the root README passes it. One `file:line` each.
+ */
+function systemPromptForTheModel(path: string, markdown: string): string[] {
+  const found: string[] = [];
+  for (const program of readmePrograms(markdown)) {
+    const destructured =
+      /\{[^}]*\bsystemPrompt\b[^}]*\}\s*=\s*await\s+[\w.]+\.resolve\(\{[^}]*format:\s*'model'/;
+    const handed = /\bsystem:\s*[\w.?]+\.systemPrompt\b/;
+    for (const [offset, line] of program.code.split('\n').entries()) {
+      if (destructured.test(line) || handed.test(line))
+        found.push(`${path}:${program.line + offset + 1}`);
+    }
+  }
+  return found;
+}
+
+describe("every Markdown file's examples", () => {
+  it('hand the model `system` from a model-format resolve, never `systemPrompt`', () => {
+    const markdownFiles = checkoutFiles(root).filter(
+      (path) =>
+        path.endsWith('.md') && !path.startsWith('.changeset/') && !path.endsWith('CHANGELOG.md'),
+    );
+    expect(markdownFiles).toContain('packages/store-postgres/README.md');
+    const found = markdownFiles.flatMap((path) =>
+      systemPromptForTheModel(path, readFileSync(join(root, path), 'utf8')),
+    );
+    expect(found).toEqual([]);
+  });
+
+  it('the check finds both forms', () => {
+    const markdown = [
+      '```ts',
+      "import { x } from 'y';",
+      "const { systemPrompt, messages } = await context.resolve({ format: 'model' });",
+      'await generateText({ model, system: resolved.systemPrompt, messages });',
+      "const { system } = await context.resolve({ format: 'model' });",
+      '```',
+    ].join('\n');
+    expect(systemPromptForTheModel('example.md', markdown)).toEqual([
+      'example.md:3',
+      'example.md:4',
+    ]);
+  });
+});
 
 describe('readme-examples helpers', () => {
   it('a block without imports continues the program before it; other fences are not run', () => {

@@ -7,6 +7,11 @@
 // lacks, a manifest with repository, license, engines and sideEffects, the LICENSE, README and
 // CHANGELOG. Prints one row per package (version, files, packed and unpacked size) and exits 1
 // with one line per problem. Nothing is published. Run the build first (the script does).
+//
+// `--out <folder>` leaves every tarball in that folder (made when missing) and prints the
+// `npm install` line that takes the root README's packages from it: the root README's "Try it
+// before the first release". `--keep` leaves the temporary copy on disk and prints where;
+// `--files` lists each tarball's files.
 import { execFileSync } from 'node:child_process';
 import {
   copyFileSync,
@@ -21,9 +26,10 @@ import {
   symlinkSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { basename, dirname, join, posix } from 'node:path';
+import { basename, dirname, join, posix, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { root, workspacePackages } from './workspace.mjs';
+import { rootInstallLine } from './readme-install.mjs';
+import { checkoutFiles, root, workspacePackages } from './workspace.mjs';
 
 /**
  * @typedef {object} PackedPackage
@@ -35,6 +41,8 @@ import { root, workspacePackages } from './workspace.mjs';
  * @property {number} packedBytes The tarball's size.
  * @property {number} unpackedBytes The files' total size.
  * @property {string[]} entries The tarball's paths, without the leading `package/`.
+ * @property {string[]} siblings The published packages it needs installed beside it (its
+ *   dependencies and peers among them).
  * @property {string | undefined} tarball With `packInto`: the tarball's copy there.
  */
 
@@ -63,31 +71,9 @@ function run(command, args, cwd) {
   });
 }
 
-/** Every file under `folder` except dependencies and build output, for a checkout without git. */
-function filesWithoutGit(folder, prefix = '') {
-  return readdirSync(join(folder, prefix), { withFileTypes: true }).flatMap((item) => {
-    const path = prefix === '' ? item.name : `${prefix}/${item.name}`;
-    if (['node_modules', 'dist', '.turbo', '.git'].includes(item.name)) return [];
-    return item.isDirectory() ? filesWithoutGit(folder, path) : [path];
-  });
-}
-
 /** The repository's files as they are now (tracked and new, not ignored), then each `dist`. */
 function copyRepository(source, target, packages) {
-  let listed;
-  try {
-    // safe.directory: CI may run as root on a checkout another user owns.
-    listed = run(
-      'git',
-      ['-c', 'safe.directory=*', 'ls-files', '-z', '--cached', '--others', '--exclude-standard'],
-      source,
-    ).split('\0');
-  } catch {
-    listed = filesWithoutGit(source);
-  }
-  listed = listed.filter((path) => path !== '' && existsSync(join(source, path)));
-  for (const path of listed) {
-    if (statSync(join(source, path)).isDirectory()) continue;
+  for (const path of checkoutFiles(source)) {
     mkdirSync(dirname(join(target, path)), { recursive: true });
     copyFileSync(join(source, path), join(target, path));
   }
@@ -249,6 +235,9 @@ export function rehearseRelease(options = {}) {
       }
       packages.push({
         tarball: kept,
+        siblings: ['dependencies', 'peerDependencies'].flatMap((field) =>
+          Object.keys(before[field] ?? {}).filter((name) => folders.has(name)),
+        ),
         name: after.name,
         folder: relative,
         before: before.version,
@@ -264,6 +253,51 @@ export function rehearseRelease(options = {}) {
     if (options.keep === true) console.log(`the rehearsal's copy: ${copy}`);
     else rmSync(copy, { recursive: true, force: true });
   }
+}
+
+/**
+ * `names` with every published package they need (dependencies and peers, transitively), in
+ * order: `names` first, then what they need, in the order found. Names that are not published
+ * packages (`ai`, `zod`) are left out.
+ * @param {readonly string[]} names
+ * @param {readonly PackedPackage[]} packages
+ * @returns {string[]}
+ */
+export function withSiblings(names, packages) {
+  const byName = new Map(packages.map((item) => [item.name, item]));
+  const needed = names.filter((name) => byName.has(name));
+  for (let index = 0; index < needed.length; index += 1) {
+    for (const sibling of byName.get(needed[index])?.siblings ?? []) {
+      if (!needed.includes(sibling)) needed.push(sibling);
+    }
+  }
+  return needed;
+}
+
+/** A word a POSIX shell reads as written. */
+function shellWord(word) {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`;
+}
+
+/**
+ * The `npm install` line that installs `names` (the root README's install line, say) from the
+ * tarballs in `folder`: each published package by its tarball's path there, with every published
+ * package it needs (npm would look for a missing one on the registry), then the other names as
+ * they are.
+ * @param {readonly string[]} names
+ * @param {readonly PackedPackage[]} packages
+ * @param {string} folder where the tarballs are (as the line should spell it)
+ * @returns {string}
+ */
+export function tarballInstallLine(names, packages, folder) {
+  const byName = new Map(packages.map((item) => [item.name, item]));
+  const tarballs = withSiblings(names, packages).map((name) => {
+    const tarball = byName.get(name)?.tarball;
+    if (tarball === undefined) throw new Error(`${name} was not packed into a folder.`);
+    return `${folder}/${basename(tarball)}`;
+  });
+  const others = names.filter((name) => !byName.has(name));
+  return ['npm', 'install', ...tarballs, ...others].map(shellWord).join(' ');
 }
 
 function kilobytes(bytes) {
@@ -287,11 +321,35 @@ export function releaseTable(packages) {
   ].join('\n');
 }
 
+/**
+ * `--out <folder>`: the folder to leave the tarballs in, made when missing; the tarballs of an
+ * earlier run there are replaced.
+ */
+function outFolder(argv) {
+  const flag = argv.indexOf('--out');
+  if (flag === -1) return undefined;
+  const value = argv[flag + 1];
+  if (value === undefined || value.startsWith('--')) {
+    console.error('usage: pnpm release:rehearse [--out <folder>] [--files] [--keep]');
+    process.exit(2);
+  }
+  const folder = resolve(value);
+  mkdirSync(folder, { recursive: true });
+  for (const entry of readdirSync(folder)) {
+    if (/^ctxgraph-.*\.tgz$/.test(entry)) rmSync(join(folder, entry));
+  }
+  return folder;
+}
+
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const keep = process.argv.includes('--keep');
-  const { packages, problems } = rehearseRelease({ keep });
+  const argv = process.argv.slice(2);
+  const out = outFolder(argv);
+  const { packages, problems } = rehearseRelease({
+    keep: argv.includes('--keep'),
+    ...(out === undefined ? {} : { packInto: out }),
+  });
   console.log(releaseTable(packages));
-  if (process.argv.includes('--files')) {
+  if (argv.includes('--files')) {
     for (const item of packages)
       console.log(`\n${item.name}@${item.version}\n  ${item.entries.join('\n  ')}`);
   }
@@ -301,5 +359,10 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
       ? `release rehearsal: ${packages.length} packages would publish cleanly (nothing was published).`
       : `release rehearsal: ${problems.length} problems.`,
   );
+  if (out !== undefined && problems.length === 0) {
+    console.log(`\nThe ${packages.length} tarballs are in ${out}.`);
+    console.log("To install the root README's packages from them, in your project:");
+    console.log(`  ${tarballInstallLine(rootInstallLine(), packages, out)}`);
+  }
   process.exitCode = problems.length === 0 ? 0 : 1;
 }

@@ -7,7 +7,8 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { rehearseRelease, releaseTable } from './release-rehearsal.mjs';
+import { rootInstallLine } from './readme-install.mjs';
+import { rehearseRelease, releaseTable, tarballInstallLine } from './release-rehearsal.mjs';
 import { workspacePackages } from './workspace.mjs';
 
 describe('the release rehearsal', () => {
@@ -27,6 +28,28 @@ describe('the release rehearsal', () => {
       expect(item.tarball === undefined ? false : existsSync(item.tarball)).toBe(true);
       expect(basename(item.tarball ?? '')).toMatch(new RegExp(`-${item.version}\\.tgz$`));
     }
+
+    // What `--out` prints: the root README's install line from the tarballs, with every
+    // @ctxgraph package those need (npm would look for a missing one on the registry).
+    const [npm, install, ...words] = tarballInstallLine(
+      rootInstallLine(),
+      packages,
+      tarballs,
+    ).split(' ');
+    expect([npm, install]).toEqual(['npm', 'install']);
+    const listed = words.filter((word) => word.startsWith(`${tarballs}/`));
+    for (const path of listed) expect(existsSync(path)).toBe(true);
+    const names = new Set(
+      packages.filter((item) => listed.includes(item.tarball ?? '')).map(({ name }) => name),
+    );
+    expect(names).toContain('@ctxgraph/serialization');
+    for (const name of names) {
+      const item = packages.find((packed) => packed.name === name);
+      for (const sibling of item?.siblings ?? []) expect(names).toContain(sibling);
+    }
+    expect(words.filter((word) => !listed.includes(word))).toEqual(
+      rootInstallLine().filter((name) => !name.startsWith('@ctxgraph/')),
+    );
     rmSync(tarballs, { recursive: true, force: true }); // kept on failure, to look at
     // It builds and packs every package: minutes on a busy machine (133 s at a load of 40).
   }, 600_000);

@@ -1,6 +1,8 @@
 // The workspace's package folders, read from pnpm-workspace.yaml (its `packages:` list of folders
-// and `folder/*` globs), for the scripts in this folder that visit every package.
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+// and `folder/*` globs), for the scripts in this folder that visit every package; and the
+// checkout's files, for the scripts that copy it.
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -41,4 +43,38 @@ export function workspacePackages(workspaceRoot = root) {
       relative,
       manifest: JSON.parse(readFileSync(join(workspaceRoot, relative, 'package.json'), 'utf8')),
     }));
+}
+
+/** Every file under `folder` except dependencies and build output, for a checkout without git. */
+function filesWithoutGit(folder, prefix = '') {
+  return readdirSync(join(folder, prefix), { withFileTypes: true }).flatMap((item) => {
+    const path = prefix === '' ? item.name : `${prefix}/${item.name}`;
+    if (['node_modules', 'dist', '.turbo', '.git'].includes(item.name)) return [];
+    return item.isDirectory() ? filesWithoutGit(folder, path) : [path];
+  });
+}
+
+/**
+ * The checkout's files as they are now: tracked and new ones, not ignored ones (so no
+ * node_modules, dist or test output), as paths relative to `folder`, `/`-separated.
+ * @param {string} [folder] default: this repository
+ * @returns {string[]}
+ */
+export function checkoutFiles(folder = root) {
+  let listed;
+  try {
+    // safe.directory: CI may run as root on a checkout another user owns.
+    listed = execFileSync(
+      'git',
+      ['-c', 'safe.directory=*', 'ls-files', '-z', '--cached', '--others', '--exclude-standard'],
+      { cwd: folder, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 64 << 20 },
+    ).split('\0');
+  } catch {
+    listed = filesWithoutGit(folder);
+  }
+  // A deleted file stays listed until its deletion is staged.
+  return listed.filter(
+    (path) =>
+      path !== '' && existsSync(join(folder, path)) && statSync(join(folder, path)).isFile(),
+  );
 }

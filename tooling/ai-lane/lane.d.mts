@@ -1,4 +1,5 @@
-// Types of lane.mjs for the TypeScript that imports it (tests, vitest configs).
+// Types of lane.mjs for the TypeScript that imports it (tests, vitest configs, in packages that do
+// not read JavaScript). lane.test.ts holds them equal to what TypeScript derives from lane.mjs.
 
 /** An AI SDK major the packages support. */
 export type AiLane = '6' | '7';
@@ -7,12 +8,6 @@ export type AiLane = '6' | '7';
 export declare const lanes: {
   readonly 6: { readonly node: 20 };
   readonly 7: { readonly node: 22 };
-};
-
-/** For lane 6: the packages whose imports are swapped, and the tooling/ alias for each. */
-export declare const laneSixAliases: {
-  readonly ai: 'ai-v6';
-  readonly '@ai-sdk/openai': '@ai-sdk/openai-v3';
 };
 
 /** tooling/package.json: the aliases resolve from this file's folder. */

@@ -1,37 +1,36 @@
 // `pnpm test:consumer`: the packages as a user gets them. The release rehearsal versions and packs
-// every package in a temporary copy (real versions, no `workspace:` ranges); then, for each AI SDK
-// lane, a new project in the OS temp directory (outside the workspace: no workspace links, no
-// hoisting) installs the tarballs with plain `npm install`, as the root README's install line
-// says, with `ai@6` on Node 20 and `ai@7` on Node 22 (a Node the machine lacks comes from the
-// npm registry, see tooling/node-runtime.mjs). There it measures the install footprint, runs the
-// READMEs' examples (the root README's, and the AI SDK integration's once packages/ai-sdk
-// exists: `consumerReadmes`), type-checks a small app under `strict` with `nodenext` and with
-// `bundler` resolution, runs it, and checks that exactly one copy of `ai` is installed.
+// every package in a temporary copy (real versions, no `workspace:` ranges) into a folder
+// `ctxgraph-tarballs`, as the root README's "Try it before the first release" says
+// (`release:rehearse --out`); then, for each AI SDK lane, a new project beside that folder, in the
+// OS temp directory (outside the workspace: no workspace links, no hoisting), installs with plain
+// npm, with `ai@6` on Node 20 and `ai@7` on Node 22 (a Node the machine lacks comes from the npm
+// registry, see tooling/node-runtime.mjs). Its first install is that README section's install
+// line, word for word (and the line must be the one `release:rehearse --out` prints), and every
+// @ctxgraph package must come from a tarball of the line (the registry has none yet: a package
+// the line leaves out fails the install, or, once published, shows in the lockfile). There it
+// measures the install footprint, runs the READMEs' examples (`consumerReadmes`), adds
+// `@ai-sdk/react` with the `overrides` the root README's Install section gives, type-checks a
+// small app under `strict` with `nodenext` and with `bundler` resolution, runs it, and checks
+// that exactly one copy of `ai` is installed. Last, on the lane of the `ai` apps/chat declares,
+// the chat app copied out of the repository installs, builds, starts and answers one turn
+// (copied-chat-app.ts).
 //
 // better-sqlite3 is a native addon whose prebuilt binaries come from GitHub, which some machines
-// cannot reach: the project gets the workspace's build for its Node through prebuild-install's
-// own local-prebuilds setting (npm_config_better_sqlite3_local_prebuilds), so `npm install` runs
-// the package's install script as usual without compiling, and better-sqlite3 is pinned (npm
-// `overrides`) to the workspace's version, the one those builds are for.
+// cannot reach: each project gets the workspace's build for its Node through prebuild-install's
+// own local-prebuilds setting (a `.prebuild-installrc`), so `npm install` runs the package's
+// install script as usual without compiling, and better-sqlite3 is pinned (npm `overrides`) to
+// the workspace's version, the one those builds are for.
 //
 // Options: `--lane 6` or `--lane 7` (default: both), `--node <major>` (another Node for the lane,
 // 24 say; at least the lane's own), `--keep` (leave the projects on disk).
 import { execFileSync, spawnSync } from 'node:child_process';
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { dirname, join, relative } from 'node:path';
+import { join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { lanes } from '../ai-lane/lane.mjs';
-import { betterSqliteBuild, type NodeRuntime, nodeRuntime } from '../node-runtime.mjs';
+import { betterSqlitePrebuilds, nodeRuntime } from '../node-runtime.mjs';
 import {
   expectedOutput,
   installedPackages,
@@ -39,8 +38,27 @@ import {
   readmePrograms,
   runReadmeProgram,
 } from '../readme-examples.ts';
-import { type PackedPackage, rehearseRelease } from '../release-rehearsal.mjs';
+import {
+  firstInstallLine,
+  firstJsonBlock,
+  readmeSection,
+  rootInstallLine,
+} from '../readme-install.mjs';
+import {
+  type PackedPackage,
+  rehearseRelease,
+  tarballInstallLine,
+  withSiblings,
+} from '../release-rehearsal.mjs';
 import { root } from '../workspace.mjs';
+import { runCopiedChatApp } from './copied-chat-app.ts';
+import {
+  ctxgraphNotFromTarballs,
+  installedCopies,
+  installedPackageFolders,
+  npm,
+  usePrebuilds,
+} from './npm-project.ts';
 
 type Lane = '6' | '7';
 
@@ -78,51 +96,6 @@ interface Footprint {
   readonly megabytes: number;
 }
 
-function npmCli(): string {
-  const globalRoot = execFileSync('npm', ['root', '-g'], { encoding: 'utf8' }).trim();
-  const cli = join(globalRoot, 'npm', 'bin', 'npm-cli.js');
-  if (!existsSync(cli)) throw new Error(`npm's CLI is not at ${cli}.`);
-  return cli;
-}
-
-/** Runs npm with `runtime`'s Node (install scripts too: its folder leads PATH). */
-function npm(runtime: NodeRuntime, args: string[], cwd: string, environment = {}): string {
-  const result = spawnSync(runtime.node, [npmCli(), ...args], {
-    cwd,
-    encoding: 'utf8',
-    env: {
-      ...process.env,
-      ...environment,
-      PATH: `${dirname(runtime.node)}:${process.env.PATH ?? ''}`,
-      npm_config_nodedir: runtime.home,
-      npm_config_update_notifier: 'false',
-      npm_config_fund: 'false',
-      npm_config_audit: 'false',
-    },
-    maxBuffer: 64 * 1024 * 1024,
-  });
-  if (result.status !== 0) {
-    throw new Error(`npm ${args.join(' ')} failed in ${cwd}:\n${result.stdout}\n${result.stderr}`);
-  }
-  return result.stdout;
-}
-
-/** The @ctxgraph packages `names` need (dependencies and peers, transitively), names included. */
-function withSiblings(names: readonly string[], packed: ReadonlyMap<string, PackedPackage>) {
-  const needed = new Set<string>();
-  const visit = (name: string): void => {
-    if (needed.has(name) || !packed.has(name)) return;
-    needed.add(name);
-    const folder = packed.get(name)?.folder ?? '';
-    const manifest = JSON.parse(readFileSync(join(root, folder, 'package.json'), 'utf8'));
-    for (const field of ['dependencies', 'peerDependencies']) {
-      for (const dependency of Object.keys(manifest[field] ?? {})) visit(dependency);
-    }
-  };
-  for (const name of names) visit(name);
-  return [...needed];
-}
-
 /**
  * The major of each AI SDK companion package that goes with an AI SDK major, for install lines
  * that name one (the AI SDK integration's README may name `@ai-sdk/react`, say).
@@ -132,39 +105,22 @@ const companions: Readonly<Record<Lane, Readonly<Record<string, string>>>> = {
   '7': { ai: '7', '@ai-sdk/openai': '4', '@ai-sdk/react': '4' },
 };
 
+/** A registry package name with the lane's major when it is an AI SDK one (`ai` → `ai@7`). */
+function onLane(name: string, lane: Lane): string {
+  const major = companions[lane][name];
+  return major === undefined ? name : `${name}@${major}`;
+}
+
 /** The install arguments for `names`: tarballs for ours, the lane's major for the AI SDK's. */
 function installArguments(
   names: readonly string[],
-  packed: ReadonlyMap<string, PackedPackage>,
+  packed: readonly PackedPackage[],
   lane: Lane,
 ): string[] {
-  const ours = withSiblings(names, packed).map((name) => packed.get(name)?.tarball as string);
-  const others = names
-    .filter((name) => !packed.has(name))
-    .map((name) => {
-      const major = companions[lane][name];
-      return major === undefined ? name : `${name}@${major}`;
-    });
+  const byName = new Map(packed.map((item) => [item.name, item]));
+  const ours = withSiblings(names, packed).map((name) => byName.get(name)?.tarball as string);
+  const others = names.filter((name) => !byName.has(name)).map((name) => onLane(name, lane));
   return [...ours, ...others];
-}
-
-/** Installed packages (every folder with a package.json under node_modules, nested ones too). */
-function installedPackageFolders(nodeModules: string): string[] {
-  if (!existsSync(nodeModules)) return [];
-  const found: string[] = [];
-  for (const entry of readdirSync(nodeModules)) {
-    if (entry.startsWith('.')) continue;
-    const folder = join(nodeModules, entry);
-    const candidates = entry.startsWith('@')
-      ? readdirSync(folder).map((inner) => join(folder, inner))
-      : [folder];
-    for (const candidate of candidates) {
-      if (!existsSync(join(candidate, 'package.json'))) continue;
-      found.push(candidate);
-      found.push(...installedPackageFolders(join(candidate, 'node_modules')));
-    }
-  }
-  return found;
 }
 
 function footprint(project: string): Footprint {
@@ -176,24 +132,6 @@ function footprint(project: string): Footprint {
     packages: installedPackageFolders(nodeModules).length,
     megabytes: Math.round((kilobytes / 1024) * 10) / 10,
   };
-}
-
-/** A folder with better-sqlite3's prebuilt archive for `runtime`, as prebuild-install names it. */
-function localPrebuilds(runtime: NodeRuntime, into: string): { version: string; folder: string } {
-  const store = join(root, 'node_modules', '.pnpm');
-  const entry = readdirSync(store).find((name) => name.startsWith('better-sqlite3@'));
-  if (entry === undefined) throw new Error('the workspace has no better-sqlite3 installed.');
-  const packageFolder = join(store, entry, 'node_modules', 'better-sqlite3');
-  const { version } = JSON.parse(readFileSync(join(packageFolder, 'package.json'), 'utf8'));
-  const built = betterSqliteBuild(packageFolder, runtime);
-  const staging = join(into, 'staging');
-  mkdirSync(join(staging, 'build', 'Release'), { recursive: true });
-  execFileSync('cp', [built, join(staging, 'build', 'Release', 'better_sqlite3.node')]);
-  const folder = join(into, 'prebuilds');
-  mkdirSync(folder, { recursive: true });
-  const name = `better-sqlite3-v${version}-node-v${runtime.abi}-${process.platform}-${process.arch}.tar.gz`;
-  execFileSync('tar', ['-czf', join(folder, name), '-C', staging, 'build']);
-  return { version, folder };
 }
 
 const appSource = `import { assistant, user } from '@ctxgraph/codecs';
@@ -270,192 +208,249 @@ function tsconfig(resolution: 'nodenext' | 'bundler'): string {
   )}\n`;
 }
 
+/** What every lane shares: the packed packages, the folder they are in, the README's line. */
+interface Setup {
+  readonly packed: readonly PackedPackage[];
+  /** The temporary folder holding `ctxgraph-tarballs` and, beside it, each lane's project. */
+  readonly base: string;
+  /** The words of the root README's "Try it before the first release" install line. */
+  readonly tryLine: readonly string[];
+}
+
+const tryItSection = 'Try it before the first release';
+const tarballFolder = 'ctxgraph-tarballs';
+
 async function runLane(
   lane: Lane,
-  packed: ReadonlyMap<string, PackedPackage>,
-  keep: boolean,
+  setup: Setup,
   nodeMajor: number = lanes[lane].node,
 ): Promise<LaneResult> {
   if (nodeMajor < lanes[lane].node) {
     throw new Error(`AI SDK ${lane} needs Node ${lanes[lane].node} or newer, not ${nodeMajor}.`);
   }
   const runtime = nodeRuntime(nodeMajor);
+  const { packed } = setup;
   const problems: string[] = [];
-  const project = mkdtempSync(join(tmpdir(), `ctxgraph-consumer-ai${lane}-`));
-  if (!relative(root, project).startsWith('..')) {
-    throw new Error(`the consumer project ${project} is inside the workspace.`);
-  }
+  // Beside the tarballs' folder: the README's line reaches them as ../ctxgraph-tarballs/…
+  const project = join(setup.base, `app-ai${lane}`);
+  mkdirSync(project);
   console.log(`\n=== AI SDK ${lane} on Node ${runtime.version}: ${project}`);
-  const prebuildsFolder = mkdtempSync(join(tmpdir(), 'ctxgraph-prebuilds-'));
+  const prebuilds = betterSqlitePrebuilds(runtime, join(setup.base, `prebuilds-ai${lane}`));
+  writeFileSync(
+    join(project, 'package.json'),
+    `${JSON.stringify(
+      {
+        name: 'ctxgraph-consumer',
+        private: true,
+        type: 'module',
+        overrides: { 'better-sqlite3': prebuilds.version },
+      },
+      null,
+      2,
+    )}\n`,
+  );
+  usePrebuilds(project, prebuilds.folder);
+  const install = (names: readonly string[]): void => {
+    console.log(`npm install ${names.join(' ')}`);
+    npm(runtime, ['install', ...installArguments(names, packed, lane)], project);
+  };
+
+  // The root README's install line first, alone, as its "Try it" section gives it (tarball
+  // paths, as `release:rehearse --out` prints them): its footprint is the figure users see.
+  const readmes = consumerReadmes.filter(
+    (entry) => entry.requires === undefined || existsSync(join(root, entry.requires)),
+  );
+  const rootLine = rootInstallLine();
+  if (rootLine.length === 0)
+    problems.push("README.md's Install section has no `npm install` line.");
+  for (const name of footprintPackages) {
+    if (!rootLine.includes(name)) problems.push(`README.md's install line lacks ${name}.`);
+  }
+  const tryWords = setup.tryLine.map((word) =>
+    word.startsWith('.') || word.startsWith('/') ? word : onLane(word, lane),
+  );
+  console.log(`npm install ${setup.tryLine.join(' ')}`);
+  npm(runtime, ['install', ...tryWords], project);
+  for (const found of ctxgraphNotFromTarballs(project)) {
+    problems.push(`the "${tryItSection}" line left out a tarball: ${found}`);
+  }
+  const base = footprint(project);
+  install([footprintTokenizer]);
+  const withTokenizer = footprint(project);
+  for (const { readme } of readmes.slice(1)) {
+    install(installedPackages(readFileSync(join(root, readme), 'utf8')));
+  }
+  // What the examples import beyond the install lines (another store, say), as a user adds it.
+  const present = new Set(
+    installedPackageFolders(join(project, 'node_modules')).map(
+      (folder) => JSON.parse(readFileSync(join(folder, 'package.json'), 'utf8')).name as string,
+    ),
+  );
+  const imported = readmes.flatMap(({ readme }) =>
+    readmePrograms(readFileSync(join(root, readme), 'utf8')).flatMap((program) =>
+      program.imports.map(packageOf),
+    ),
+  );
+  const missing = [...new Set(imported)].filter(
+    (name): name is string => name !== undefined && !present.has(name),
+  );
+  if (missing.length > 0) install(missing);
+
+  // useChat's package, with what the root README's Install section says to add to package.json
+  // (each @ai-sdk/react pins an exact `ai`: without the override, npm nests a second copy when
+  // the project's is newer).
+  const manifestPath = join(project, 'package.json');
+  const manifest = JSON.parse(readFileSync(manifestPath, 'utf8'));
+  const fromReadme = firstJsonBlock(
+    readmeSection(readFileSync(join(root, 'README.md'), 'utf8'), 'Install'),
+  );
+  manifest.overrides = { ...manifest.overrides, ...(fromReadme.overrides as object | undefined) };
+  writeFileSync(manifestPath, `${JSON.stringify(manifest, null, 2)}\n`);
+  install(['@ai-sdk/react']);
+
+  const aiCopies = installedCopies(project, 'ai');
+  const aiVersions = aiCopies.map(({ version }) => version);
+  if (aiCopies.length !== 1) {
+    problems.push(
+      `expected one copy of ai beside @ai-sdk/react, found ${aiCopies.length}: ${aiCopies.map(({ folder, version }) => `${version} in ${folder}`).join(', ')}`,
+    );
+  }
+  if (!aiVersions.every((version) => version.startsWith(`${lane}.`))) {
+    problems.push(`expected ai ${lane}.x, found ${aiVersions.join(', ')}`);
+  }
   try {
-    const prebuilds = localPrebuilds(runtime, prebuildsFolder);
-    writeFileSync(
-      join(project, 'package.json'),
-      `${JSON.stringify(
-        {
-          name: 'ctxgraph-consumer',
-          private: true,
-          type: 'module',
-          overrides: { 'better-sqlite3': prebuilds.version },
-        },
-        null,
-        2,
-      )}\n`,
-    );
-    const environment = { npm_config_better_sqlite3_local_prebuilds: prebuilds.folder };
-    const install = (names: readonly string[]): void => {
-      const args = installArguments(names, packed, lane);
-      console.log(`npm install ${names.join(' ')}`);
-      npm(runtime, ['install', ...args], project, environment);
-    };
+    npm(runtime, ['ls', 'ai', '--all'], project);
+  } catch (error) {
+    problems.push(`npm ls ai --all: ${(error as Error).message}`);
+  }
 
-    // The root README's install line first, alone: its footprint is the figure users see.
-    const readmes = consumerReadmes.filter(
-      (entry) => entry.requires === undefined || existsSync(join(root, entry.requires)),
-    );
-    const rootLine = installedPackages(readFileSync(join(root, 'README.md'), 'utf8'));
-    if (rootLine.length === 0) problems.push('README.md has no `npm install` line.');
-    for (const name of footprintPackages) {
-      if (!rootLine.includes(name)) problems.push(`README.md's install line lacks ${name}.`);
-    }
-    install(rootLine);
-    const base = footprint(project);
-    install([footprintTokenizer]);
-    const withTokenizer = footprint(project);
-    for (const { readme } of readmes.slice(1)) {
-      install(installedPackages(readFileSync(join(root, readme), 'utf8')));
-    }
-    // What the examples import beyond the install lines (another store, say), as a user adds it.
-    const present = new Set(
-      installedPackageFolders(join(project, 'node_modules')).map(
-        (folder) => JSON.parse(readFileSync(join(folder, 'package.json'), 'utf8')).name as string,
-      ),
-    );
-    const imported = readmes.flatMap(({ readme }) =>
-      readmePrograms(readFileSync(join(root, readme), 'utf8')).flatMap((program) =>
-        program.imports.map(packageOf),
-      ),
-    );
-    const missing = [...new Set(imported)].filter(
-      (name): name is string => name !== undefined && !present.has(name),
-    );
-    if (missing.length > 0) install(missing);
+  // The checks' own tools come last, so they are not counted in the footprint.
+  npm(
+    runtime,
+    ['install', '--save-dev', 'typescript@6.0.3', 'tsx@4', `@types/node@${lanes[lane].node}`],
+    project,
+  );
+  const requireFromProject = createRequire(join(project, 'package.json'));
+  const tsx = pathToFileURL(requireFromProject.resolve('tsx')).href;
 
-    const aiFolders = installedPackageFolders(join(project, 'node_modules')).filter(
-      (folder) => JSON.parse(readFileSync(join(folder, 'package.json'), 'utf8')).name === 'ai',
-    );
-    const aiVersions = aiFolders.map(
-      (folder) => JSON.parse(readFileSync(join(folder, 'package.json'), 'utf8')).version as string,
-    );
-    if (aiFolders.length !== 1) {
-      problems.push(`expected one copy of ai, found ${aiFolders.length}: ${aiFolders.join(', ')}`);
-    }
-    if (!aiVersions.every((version) => version.startsWith(`${lane}.`))) {
-      problems.push(`expected ai ${lane}.x, found ${aiVersions.join(', ')}`);
-    }
-    try {
-      npm(runtime, ['ls', 'ai', '--all'], project);
-    } catch (error) {
-      problems.push(`npm ls ai --all: ${(error as Error).message}`);
-    }
-
-    // The checks' own tools come last, so they are not counted in the footprint.
-    npm(
-      runtime,
-      ['install', '--save-dev', 'typescript@6.0.3', 'tsx@4', `@types/node@${lanes[lane].node}`],
-      project,
-      environment,
-    );
-    const requireFromProject = createRequire(join(project, 'package.json'));
-    const tsx = pathToFileURL(requireFromProject.resolve('tsx')).href;
-
-    for (const { readme } of readmes) {
-      const programs = readmePrograms(readFileSync(join(root, readme), 'utf8'));
-      if (programs.length === 0) problems.push(`${readme} has no runnable example.`);
-      for (const program of programs) {
-        const where = `${readme}, example at line ${program.line}`;
-        const outcome = await runReadmeProgram(program, {
-          packageFolder: project,
-          node: runtime.node,
-          preload: [tsx],
-          timeoutMs: 120_000,
-        });
-        const printed = outcome.stdout.trim().split('\n').filter(Boolean);
-        const expected = expectedOutput(program);
-        if (outcome.exitCode !== 0 || outcome.stderr !== '') {
-          problems.push(`${where} failed (exit ${outcome.exitCode}):\n${outcome.stderr}`);
-        } else if (JSON.stringify(printed) !== JSON.stringify(expected)) {
-          problems.push(
-            `${where} printed ${JSON.stringify(printed)}, not ${JSON.stringify(expected)}`,
-          );
-        } else {
-          console.log(`ok   ${where}`);
-        }
-        mkdirSync(join(project, 'app'), { recursive: true });
-        const file = `${readme.replace(/[^a-z0-9]+/gi, '-')}-line-${program.line}.ts`;
-        writeFileSync(join(project, 'app', file), `${program.code}\nexport {};\n`);
-      }
-    }
-
-    mkdirSync(join(project, 'app'), { recursive: true });
-    writeFileSync(join(project, 'app', 'app.ts'), appSource);
-    const tsc = requireFromProject.resolve('typescript/bin/tsc');
-    for (const resolution of ['nodenext', 'bundler'] as const) {
-      writeFileSync(join(project, `tsconfig.${resolution}.json`), tsconfig(resolution));
-      const check = spawnSync(runtime.node, [tsc, '-p', `tsconfig.${resolution}.json`], {
-        cwd: project,
-        encoding: 'utf8',
+  for (const { readme } of readmes) {
+    const programs = readmePrograms(readFileSync(join(root, readme), 'utf8'));
+    if (programs.length === 0) problems.push(`${readme} has no runnable example.`);
+    for (const program of programs) {
+      const where = `${readme}, example at line ${program.line}`;
+      const outcome = await runReadmeProgram(program, {
+        packageFolder: project,
+        node: runtime.node,
+        preload: [tsx],
+        timeoutMs: 120_000,
       });
-      // skipLibCheck is off so our declarations are checked as a user's compiler reads them;
-      // the errors inside the AI SDK's own declarations (they assume the DOM lib and
-      // @types/json-schema) are not ours to fix: counted and shown, not failed on.
-      const errors = `${check.stdout}${check.stderr}`
-        .split('\n')
-        .filter((line) => /^\S.*\(\d+,\d+\): error /.test(line));
-      const theirs = errors.filter(
-        (line) => line.startsWith('node_modules/') && !line.startsWith('node_modules/@ctxgraph/'),
-      );
-      const ours = errors.filter((line) => !theirs.includes(line));
-      if (check.status !== 0 && errors.length === 0) {
-        problems.push(`tsc (strict, ${resolution}) failed:\n${check.stdout}${check.stderr}`);
-      } else if (ours.length > 0) {
-        problems.push(`tsc (strict, ${resolution}) failed:\n${ours.join('\n')}`);
-      } else {
-        const note =
-          theirs.length === 0
-            ? ''
-            : ` (${theirs.length} errors inside third-party declarations, not ours: ${[
-                ...new Set(theirs.map((line) => line.replace(/\(.*/, ''))),
-              ].join(', ')})`;
-        console.log(
-          `ok   the app and the README examples type-check (strict, ${resolution})${note}`,
+      const printed = outcome.stdout.trim().split('\n').filter(Boolean);
+      const expected = expectedOutput(program);
+      if (outcome.exitCode !== 0 || outcome.stderr !== '') {
+        problems.push(`${where} failed (exit ${outcome.exitCode}):\n${outcome.stderr}`);
+      } else if (JSON.stringify(printed) !== JSON.stringify(expected)) {
+        problems.push(
+          `${where} printed ${JSON.stringify(printed)}, not ${JSON.stringify(expected)}`,
         );
+      } else {
+        console.log(`ok   ${where}`);
       }
+      mkdirSync(join(project, 'app'), { recursive: true });
+      const file = `${readme.replace(/[^a-z0-9]+/gi, '-')}-line-${program.line}.ts`;
+      writeFileSync(join(project, 'app', file), `${program.code}\nexport {};\n`);
     }
-    const app = spawnSync(runtime.node, ['--import', tsx, join('app', 'app.ts')], {
+  }
+
+  mkdirSync(join(project, 'app'), { recursive: true });
+  writeFileSync(join(project, 'app', 'app.ts'), appSource);
+  const tsc = requireFromProject.resolve('typescript/bin/tsc');
+  for (const resolution of ['nodenext', 'bundler'] as const) {
+    writeFileSync(join(project, `tsconfig.${resolution}.json`), tsconfig(resolution));
+    const check = spawnSync(runtime.node, [tsc, '-p', `tsconfig.${resolution}.json`], {
       cwd: project,
       encoding: 'utf8',
     });
-    if (app.status !== 0 || app.stdout.trim() !== 'Hello from a stream.') {
-      problems.push(
-        `the app (streamText with the engine's system) failed:\n${app.stdout}${app.stderr}`,
-      );
+    // skipLibCheck is off so our declarations are checked as a user's compiler reads them;
+    // the errors inside the AI SDK's own declarations (they assume the DOM lib and
+    // @types/json-schema) are not ours to fix: counted and shown, not failed on.
+    const errors = `${check.stdout}${check.stderr}`
+      .split('\n')
+      .filter((line) => /^\S.*\(\d+,\d+\): error /.test(line));
+    const theirs = errors.filter(
+      (line) => line.startsWith('node_modules/') && !line.startsWith('node_modules/@ctxgraph/'),
+    );
+    const ours = errors.filter((line) => !theirs.includes(line));
+    if (check.status !== 0 && errors.length === 0) {
+      problems.push(`tsc (strict, ${resolution}) failed:\n${check.stdout}${check.stderr}`);
+    } else if (ours.length > 0) {
+      problems.push(`tsc (strict, ${resolution}) failed:\n${ours.join('\n')}`);
     } else {
-      console.log('ok   the app streams a reply with the folded system message');
+      const note =
+        theirs.length === 0
+          ? ''
+          : ` (${theirs.length} errors inside third-party declarations, not ours: ${[
+              ...new Set(theirs.map((line) => line.replace(/\(.*/, ''))),
+            ].join(', ')})`;
+      console.log(`ok   the app and the README examples type-check (strict, ${resolution})${note}`);
     }
-    if (problems.length === 0) console.log(`ok   exactly one ai (${aiVersions[0]})`);
-    return {
-      lane,
-      node: runtime.version,
-      ai: aiVersions.join(', '),
-      footprint: { ...base, withTokenizer },
-      problems,
-    };
-  } finally {
-    rmSync(prebuildsFolder, { recursive: true, force: true });
-    if (keep) console.log(`kept ${project}`);
-    else rmSync(project, { recursive: true, force: true });
   }
+  const app = spawnSync(runtime.node, ['--import', tsx, join('app', 'app.ts')], {
+    cwd: project,
+    encoding: 'utf8',
+  });
+  if (app.status !== 0 || app.stdout.trim() !== 'Hello from a stream.') {
+    problems.push(
+      `the app (streamText with the engine's system) failed:\n${app.stdout}${app.stderr}`,
+    );
+  } else {
+    console.log('ok   the app streams a reply with the folded system message');
+  }
+  if (problems.length === 0) {
+    console.log(`ok   exactly one ai (${aiVersions[0]}), @ai-sdk/react included`);
+  }
+  return {
+    lane,
+    node: runtime.version,
+    ai: aiVersions.join(', '),
+    footprint: { ...base, withTokenizer },
+    problems,
+  };
+}
+
+/**
+ * The words of the README's "Try it" install line, and the problems with it: it must be the line
+ * `release:rehearse --out ../ctxgraph-tarballs` prints for the root README's install line, seen
+ * from a project folder beside the tarballs.
+ */
+function tryItLine(
+  packed: readonly PackedPackage[],
+  tarballs: string,
+): {
+  words: string[];
+  problems: string[];
+} {
+  const section = readmeSection(readFileSync(join(root, 'README.md'), 'utf8'), tryItSection);
+  const words = firstInstallLine(section);
+  if (words.length === 0) {
+    return {
+      words,
+      problems: [`README.md has no "${tryItSection}" section with an npm install line.`],
+    };
+  }
+  const printed = tarballInstallLine(rootInstallLine(), packed, tarballs).replaceAll(
+    `${tarballs}/`,
+    `../${tarballFolder}/`,
+  );
+  const written = `npm install ${words.join(' ')}`;
+  return {
+    words,
+    problems:
+      printed === written
+        ? []
+        : [
+            `README.md's "${tryItSection}" line is not what release:rehearse --out prints:\n  README:  ${written}\n  printed: ${printed}`,
+          ],
+  };
 }
 
 async function main(): Promise<void> {
@@ -472,17 +467,48 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   const toRun: Lane[] = chosen === undefined ? ['6', '7'] : [chosen];
-  const tarballs = mkdtempSync(join(tmpdir(), 'ctxgraph-tarballs-'));
+  const keep = argv.includes('--keep');
+  const base = mkdtempSync(join(tmpdir(), 'ctxgraph-consumer-'));
+  if (!relative(root, base).startsWith('..')) {
+    throw new Error(`the consumer projects' folder ${base} is inside the workspace.`);
+  }
   try {
+    // As the README's "Try it" section does: `release:rehearse --out <folder>`.
+    const tarballs = join(base, tarballFolder);
+    mkdirSync(tarballs);
     const rehearsal = rehearseRelease({ packInto: tarballs });
     if (rehearsal.problems.length > 0) {
       for (const problem of rehearsal.problems) console.error(problem);
       process.exit(1);
     }
-    const packed = new Map(rehearsal.packages.map((item) => [item.name, item]));
+    const packed = rehearsal.packages;
+    const tryIt = tryItLine(packed, tarballs);
     const results: LaneResult[] = [];
     for (const lane of toRun) {
-      results.push(await runLane(lane, packed, argv.includes('--keep'), nodeMajor));
+      results.push(await runLane(lane, { packed, base, tryLine: tryIt.words }, nodeMajor));
+    }
+    // The chat app declares its own `ai`: it runs on the Node that `ai` asks for.
+    const appLane = String(
+      Number.parseInt(
+        JSON.parse(readFileSync(join(root, 'apps', 'chat', 'package.json'), 'utf8')).dependencies
+          .ai,
+        10,
+      ),
+    ) as Lane;
+    const appProblems: string[] = [];
+    if (toRun.includes(appLane)) {
+      const runtime = nodeRuntime(lanes[appLane].node);
+      appProblems.push(
+        ...(await runCopiedChatApp({
+          folder: join(base, 'chat-app'),
+          tarballs,
+          packages: packed,
+          runtime,
+          prebuilds: betterSqlitePrebuilds(runtime, join(base, 'prebuilds-chat-app')).folder,
+        })),
+      );
+    } else {
+      console.log(`\n(the copied chat app runs with --lane ${appLane}, the lane of its ai)`);
     }
     console.log('\nInstall footprint (packages / MB on disk under node_modules):');
     console.log(`| Lane | ${footprintPackages.join(' + ')} | + ${footprintTokenizer} |`);
@@ -492,18 +518,23 @@ async function main(): Promise<void> {
         `| ai ${ai} on Node ${node} | ${size.packages} / ${size.megabytes} MB | ${size.withTokenizer.packages} / ${size.withTokenizer.megabytes} MB |`,
       );
     }
-    const problems = results.flatMap((result) =>
-      result.problems.map((problem) => `AI SDK ${result.lane}: ${problem}`),
-    );
+    const problems = [
+      ...tryIt.problems,
+      ...results.flatMap((result) =>
+        result.problems.map((problem) => `AI SDK ${result.lane}: ${problem}`),
+      ),
+      ...appProblems.map((problem) => `apps/chat copied out: ${problem}`),
+    ];
     for (const problem of problems) console.error(`FAILED ${problem}`);
     console.log(
       problems.length === 0
-        ? `consumer test: passed on ${results.map((result) => `ai ${result.ai} / Node ${result.node}`).join(' and ')}`
+        ? `consumer test: passed on ${results.map((result) => `ai ${result.ai} / Node ${result.node}`).join(' and ')}${toRun.includes(appLane) ? ', and the copied chat app' : ''}`
         : `consumer test: ${problems.length} problems`,
     );
     process.exitCode = problems.length === 0 ? 0 : 1;
   } finally {
-    rmSync(tarballs, { recursive: true, force: true });
+    if (keep) console.log(`kept ${base}`);
+    else rmSync(base, { recursive: true, force: true });
   }
 }
 
