@@ -12,7 +12,9 @@
 //   names, inserts the branch and touches the chat; a checkpoint reads the head and upserts the
 //   checkpoint; a restore reads the checkpoint and forks; a switch checks the branch and sets
 //   the active one; a btw reads the head and forks. On memory, the floor is the same store calls
-//   made straight on the store (no engine). Engine and floor alternate operation by operation.
+//   made straight on the store (no engine). Beside them, on every store, `store calls`: the
+//   calls each operation needs made straight on the store, on a third chat of the same shape
+//   (what the engine adds over its store). The three alternate operation by operation.
 // - Cold read (SQLite): a new store handle, a new engine and its first resolve() of a
 //   1,000-message chat, against a new better-sqlite3 connection (same settings) that reads the
 //   active branch's head, walks the chain in one recursive statement and parses every message.
@@ -70,12 +72,12 @@ const seedId = (chatId: string, index: number) => `${chatId}-seed-${index}`;
 // ---------------------------------------------------------------------------------------------
 // Floors
 
-/** The store calls each operation needs, made straight on a memory store. */
-function memoryFloor(store: ContextStore, chatId: string): Floor {
+/** The store calls each operation needs, made straight on the store (no engine). */
+function storeCalls(store: ContextStore, chatId: string): Floor {
   let branch = 'main';
   const fork = async (head: string | null, activate: boolean) => {
     const made = await store.forkBranch?.({ chatId, from: branch, headMessageId: head, activate });
-    if (made === undefined) throw new Error('the memory store cannot fork');
+    if (made === undefined) throw new Error('the store cannot fork');
     if (activate) branch = made.name;
   };
   const head = async () => (await store.getHead({ chatId, branch })).headMessageId;
@@ -151,6 +153,7 @@ function postgresFloor(sql: postgres.Sql, schema: string, chatId: string): Floor
     tx.unsafe(
       `UPDATE ${t('chats')} SET updated_at = $2, active_branch = coalesce($3::text, active_branch) WHERE chat_id = $1`,
       [chatId, now, activate],
+      { prepare: true },
     );
   const fork = async (node: string | null, activate: boolean) => {
     await sql.begin(async (tx) => {
@@ -160,15 +163,20 @@ function postgresFloor(sql: postgres.Sql, schema: string, chatId: string): Floor
         `SELECT (SELECT array_agg(name) FROM ${t('branches')} WHERE chat_id = $1) AS names,
            $2::text IS NULL OR EXISTS (SELECT 1 FROM ${t('messages')} WHERE chat_id = $1 AND message_id = $2::text) AS found`,
         [chatId, node],
+        { prepare: true },
       );
       if (found?.found !== true) throw new Error('no node');
       const name = nextBranchName(branch, (found.names as string[] | null) ?? []);
       await tx.unsafe(
-        `INSERT INTO ${t('branches')} (chat_id, name, head_message_id, created_at, updated_at) VALUES ($1, $2, $3, $4, $4)`,
-        [chatId, name, node, now],
+        `WITH created AS (
+           INSERT INTO ${t('branches')} (chat_id, name, head_message_id, created_at, updated_at)
+           VALUES ($1, $2, $3, $4, $4) RETURNING 1
+         )
+         UPDATE ${t('chats')} SET active_branch = $2 WHERE chat_id = $1 AND $5 AND EXISTS (SELECT 1 FROM created)`,
+        [chatId, name, node, now, activate],
+        { prepare: true },
       );
       if (activate) {
-        await lock(tx, now, name);
         branch = name;
       }
     });
@@ -177,6 +185,7 @@ function postgresFloor(sql: postgres.Sql, schema: string, chatId: string): Floor
     const [row] = await sql.unsafe(
       `SELECT head_message_id FROM ${t('branches')} WHERE chat_id = $1 AND name = $2`,
       [chatId, branch],
+      { prepare: true },
     );
     return (row?.head_message_id as string | null) ?? null;
   };
@@ -193,6 +202,7 @@ function postgresFloor(sql: postgres.Sql, schema: string, chatId: string): Floor
            ON CONFLICT (chat_id, name) DO UPDATE SET message_id = excluded.message_id, created_at = excluded.created_at
            RETURNING 1`,
           [chatId, name, node, now],
+          { prepare: true },
         );
         if (rows.length === 0) throw new Error('no node');
       });
@@ -201,6 +211,7 @@ function postgresFloor(sql: postgres.Sql, schema: string, chatId: string): Floor
       const [row] = await sql.unsafe(
         `SELECT message_id FROM ${t('checkpoints')} WHERE chat_id = $1 AND name = $2`,
         [chatId, name],
+        { prepare: true },
       );
       await fork(row?.message_id as string, true);
     },
@@ -210,6 +221,7 @@ function postgresFloor(sql: postgres.Sql, schema: string, chatId: string): Floor
          WHERE c.chat_id = $1 AND EXISTS (SELECT 1 FROM ${t('branches')} b WHERE b.chat_id = $1 AND b.name = $2)
          RETURNING 1`,
         [chatId, name, Date.now()],
+        { prepare: true },
       );
       if (rows.length === 0) throw new Error('no branch');
       branch = name;
@@ -228,7 +240,7 @@ function memoryBackend(): Backend {
     name: 'memory',
     store,
     twin,
-    floor: async (chatId) => memoryFloor(twin, chatId),
+    floor: async (chatId) => storeCalls(twin, chatId),
     close: async () => {
       await store.close();
       await twin.close();
@@ -289,8 +301,6 @@ async function postgresBackend(url: string): Promise<Backend> {
 // ---------------------------------------------------------------------------------------------
 // Measurements
 
-type Times = Record<string, { engine: number[]; floor: number[] }>;
-
 async function timed(task: () => Promise<unknown>): Promise<number> {
   const started = performance.now();
   await task();
@@ -308,15 +318,17 @@ function ratios(engine: readonly number[], floor: readonly number[]): Record<str
 }
 
 async function measureBranches(backend: Backend): Promise<Record<string, string>[]> {
-  const times: Times = Object.fromEntries(
-    OPERATIONS.map((operation) => [operation, { engine: [], floor: [] }]),
+  const times: Record<string, Record<'engine' | 'calls' | 'floor', number[]>> = Object.fromEntries(
+    OPERATIONS.map((operation) => [operation, { engine: [], calls: [], floor: [] }]),
   );
   // Chat -1 warms the code up and is not counted.
   for (let chat = -1; chat < CHATS; chat += 1) {
     const chatId = `branches-${chat + 1}`;
     await seedChat(backend.store, chatId, 'bench-user', HISTORY);
+    await seedChat(backend.store, `${chatId}-calls`, 'bench-user', HISTORY);
     await seedChat(backend.twin, chatId, 'bench-user', HISTORY);
     const floor = await backend.floor(chatId);
+    const calls = storeCalls(backend.store, `${chatId}-calls`);
     const engine = new ContextEngine({
       store: backend.store,
       chatId,
@@ -327,32 +339,57 @@ async function measureBranches(backend: Backend): Promise<Record<string, string>
     const { messages } = await engine.resolve();
     if (messages.length !== HISTORY) throw new Error(`resolved ${messages.length} messages`);
     for (let cycle = 0; cycle < CYCLES; cycle += 1) {
-      const target = seedId(chatId, HISTORY / 2 + 2 * cycle);
-      const steps: Record<Operation, [() => Promise<unknown>, () => Promise<unknown>]> = {
-        rewind: [() => engine.rewind(target), () => floor.rewind(target)],
-        checkpoint: [
-          () => engine.checkpoint('bench', { replace: true }),
-          () => floor.checkpoint('bench'),
-        ],
-        restore: [() => engine.restore('bench'), () => floor.restore('bench')],
-        switchBranch: [() => engine.switchBranch('main'), () => floor.switchBranch('main')],
-        btw: [() => engine.btw(), () => floor.btw()],
+      const index = HISTORY / 2 + 2 * cycle;
+      const target = seedId(chatId, index);
+      const ofCalls = seedId(`${chatId}-calls`, index);
+      const steps: Record<
+        Operation,
+        Record<'engine' | 'calls' | 'floor', () => Promise<unknown>>
+      > = {
+        rewind: {
+          engine: () => engine.rewind(target),
+          calls: () => calls.rewind(ofCalls),
+          floor: () => floor.rewind(target),
+        },
+        checkpoint: {
+          engine: () => engine.checkpoint('bench', { replace: true }),
+          calls: () => calls.checkpoint('bench'),
+          floor: () => floor.checkpoint('bench'),
+        },
+        restore: {
+          engine: () => engine.restore('bench'),
+          calls: () => calls.restore('bench'),
+          floor: () => floor.restore('bench'),
+        },
+        switchBranch: {
+          engine: () => engine.switchBranch('main'),
+          calls: () => calls.switchBranch('main'),
+          floor: () => floor.switchBranch('main'),
+        },
+        btw: { engine: () => engine.btw(), calls: () => calls.btw(), floor: () => floor.btw() },
       };
       for (const operation of OPERATIONS) {
-        const [ofEngine, ofFloor] = steps[operation];
-        // Alternating which goes first, so drift falls on both alike.
-        const engineFirst = cycle % 2 === 0;
-        const first = await timed(engineFirst ? ofEngine : ofFloor);
-        const second = await timed(engineFirst ? ofFloor : ofEngine);
-        if (chat < 0) continue;
-        times[operation]?.engine.push(engineFirst ? first : second);
-        times[operation]?.floor.push(engineFirst ? second : first);
+        // The order turns with the cycle, so drift falls on all three alike.
+        const order = (['engine', 'calls', 'floor'] as const).map(
+          (_, position, all) =>
+            all[(position + cycle) % all.length] as 'engine' | 'calls' | 'floor',
+        );
+        for (const way of order) {
+          const ms = await timed(steps[operation][way]);
+          if (chat >= 0) times[operation]?.[way].push(ms);
+        }
       }
     }
   }
   return OPERATIONS.map((operation) => {
-    const { engine, floor } = times[operation] as Times[string];
-    return { store: backend.name, operation, ...ratios(engine, floor) };
+    const { engine, calls, floor } = times[operation] as Record<string, number[]>;
+    return {
+      store: backend.name,
+      operation,
+      ...ratios(engine, floor),
+      'store calls ms': median(calls).toFixed(3),
+      'x store calls': median(engine.map((ms, k) => ms / (calls[k] ?? Number.NaN))).toFixed(2),
+    };
   });
 }
 
@@ -385,15 +422,15 @@ async function measureColdRead(directory: string): Promise<Record<string, string
     const rows = database
       .prepare(
         `WITH RECURSIVE chain (id, parent_id, payload, depth) AS (
-           SELECT id, parent_id, payload, 1 FROM ctxgraph_messages WHERE chat_id = ?1 AND id = ?2
+           SELECT id, parent_id, payload, 1 FROM ctxgraph_messages WHERE chat_id = @chat AND id = @head
            UNION ALL
            SELECT m.id, m.parent_id, m.payload, chain.depth + 1
-             FROM chain JOIN ctxgraph_messages m ON m.chat_id = ?1 AND m.id = chain.parent_id
+             FROM chain JOIN ctxgraph_messages m ON m.chat_id = @chat AND m.id = chain.parent_id
          )
          SELECT payload FROM chain ORDER BY depth DESC`,
       )
       .pluck()
-      .all('cold', head) as string[];
+      .all({ chat: 'cold', head }) as string[];
     const messages = rows.map((payload) => JSON.parse(payload) as unknown);
     if (messages.length !== HISTORY) throw new Error(`read ${messages.length} messages`);
     database.close();

@@ -66,6 +66,7 @@ describe('several processes on one file', () => {
       { version: 4, name: 'engine records' },
       { version: 5, name: 'lazy search index' },
       { version: 6, name: 'message versions' },
+      { version: 7, name: 'message versions: only versions indexed' },
     ]);
     database.close();
   }, 60_000);

@@ -30,7 +30,10 @@ export function countingStore(store: ContextStore): {
 export interface ReadCounts {
   /** Nodes the store returned from reads (`getChain`, `getMessage`, `findMessageNodes`, `getGraph`). */
   nodes: number;
-  /** Messages of those nodes that the caller looked at (each node's `message`, once per node). */
+  /**
+   * Messages the caller looked at (each node's `message`, once per node), of the nodes reads
+   * returned and of those a write (`commit`, `append`) returned.
+   */
   parsed: number;
   /** Calls per method. */
   readonly calls: Map<string, number>;
@@ -39,8 +42,8 @@ export interface ReadCounts {
 /**
  * A store wrapper that counts what its caller reads through the store API: the nodes each read
  * returns and, of those, the messages the caller opens (a node's `message` is counted the first
- * time it is read, as a store that parses on first read would pay for it). Writes are passed on
- * uncounted. Counts, not timings: an operation that reads a bounded number of nodes does so
+ * time it is read, as a store that parses on first read would pay for it); the nodes a write
+ * returns count only when their message is opened. Counts, not timings: an operation that reads a bounded number of nodes does so
  * whatever the machine.
  */
 export function readCountingStore(store: ContextStore): {
@@ -49,8 +52,8 @@ export function readCountingStore(store: ContextStore): {
   reset(): void;
 } {
   const counts: ReadCounts = { nodes: 0, parsed: 0, calls: new Map() };
-  const counted = (node: MessageNodeRecord): MessageNodeRecord => {
-    counts.nodes += 1;
+  const counted = (node: MessageNodeRecord, read = true): MessageNodeRecord => {
+    if (read) counts.nodes += 1;
     let opened = false;
     const { message: _message, ...rest } = Object.getOwnPropertyDescriptors(node);
     return Object.defineProperties(
@@ -68,7 +71,11 @@ export function readCountingStore(store: ContextStore): {
       },
     ) as MessageNodeRecord;
   };
-  const nodes = (list: readonly MessageNodeRecord[]) => list.map(counted);
+  const nodes = (list: readonly MessageNodeRecord[]) => list.map((node) => counted(node));
+  const written = (result: { nodes: readonly MessageNodeRecord[] }) => ({
+    ...result,
+    nodes: result.nodes.map((node) => counted(node, false)),
+  });
   const results: Partial<Record<keyof ContextStore, (result: never) => unknown>> = {
     getChain: (page: { nodes: readonly MessageNodeRecord[] }) => ({
       ...page,
@@ -80,6 +87,8 @@ export function readCountingStore(store: ContextStore): {
       ...graph,
       nodes: nodes(graph.nodes),
     }),
+    commit: written,
+    append: written,
   };
   const proxy = new Proxy(store, {
     get(target, property, receiver) {

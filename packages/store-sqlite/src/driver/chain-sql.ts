@@ -62,8 +62,9 @@ export function getMessage(db: SqliteConnection, input: GetMessageInput): Messag
 }
 
 /**
- * The nodes holding a message id, newest first: one range scan of the `message versions`
- * expression index (the `json_extract` below must match the index's expression).
+ * The nodes holding a message id, newest first: the node under the message's own id (a
+ * primary-key probe) and its versions (a range scan of the `versions` partial index, whose
+ * condition the second WHERE repeats so that SQLite can use it), at most `limit` in all.
  */
 export function findMessageNodes(
   db: SqliteConnection,
@@ -71,15 +72,30 @@ export function findMessageNodes(
 ): MessageNodeRecord[] {
   return db.run('findMessageNodes(input)', () =>
     db.read(() => {
-      const rows = db
-        .statement(
-          `SELECT ${MESSAGE_COLUMNS} FROM ${db.tables.messages}
-            WHERE chat_id = ? AND json_extract(payload, '$.id') = ?
-            ORDER BY sequence DESC LIMIT ?`,
-        )
-        .all(input.chatId, input.messageId, input.limit) as MessageRow[];
+      const rows = db.statement(findMessageNodesSql(db.tables.messages)).all({
+        chatId: input.chatId,
+        messageId: input.messageId,
+        limit: input.limit,
+      }) as MessageRow[];
       if (rows.length === 0) requireChat(db, input.chatId);
       return rows.map((row) => messageRecord(input.chatId, row));
     }),
   );
+}
+
+/**
+ * The statement of {@link findMessageNodes} for the messages table `m` (named parameters
+ * `chatId`, `messageId`, `limit`).
+ */
+export function findMessageNodesSql(m: string): string {
+  return `SELECT ${MESSAGE_COLUMNS} FROM ${m}
+     WHERE chat_id = @chatId AND id = @messageId AND json_extract(payload, '$.id') = @messageId
+    UNION ALL
+    SELECT * FROM (
+      SELECT ${MESSAGE_COLUMNS} FROM ${m}
+       WHERE chat_id = @chatId AND json_extract(payload, '$.id') = @messageId
+         AND json_extract(payload, '$.id') <> id
+       ORDER BY sequence DESC LIMIT @limit
+    )
+    ORDER BY sequence DESC LIMIT @limit`;
 }

@@ -1,4 +1,4 @@
-import { message } from '@ctxgraph/codecs';
+import { assistantText, message, user } from '@ctxgraph/codecs';
 import type { CommitMessage, ContextStore } from '@ctxgraph/fragments-core';
 import { InMemoryContextStore } from '@ctxgraph/store-memory';
 import { PostgresContextStore } from '@ctxgraph/store-postgres';
@@ -7,10 +7,10 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { LineRenderer, type ReadCounts, readCountingStore } from '../__fixtures__/test-kit';
 import { ContextEngine } from '../context-engine';
 
-// A branch operation costs the same whatever the history: these tests count what each one reads
-// through the store (nodes returned, messages opened) on a chat of 10,000 messages. Counts, not
-// timings. The bound: the store's index lookup of a rewind's id (the node it names) and nothing
-// of the chain.
+// A branch operation and a save cost the same whatever the history: these tests count what each
+// one reads through the store (nodes returned, messages opened) on a chat of 10,000 messages.
+// Counts, not timings. The bound of a branch operation: the store's index lookup of a rewind's
+// id (the node it names) and nothing of the chain.
 
 const HISTORY = 10_000;
 const BOUND = 2;
@@ -209,5 +209,27 @@ describe.each(stores)('branch operations read O(1) nodes (%s)', (_name, makeStor
     await warm.resolve();
     await warm.rewind(edited);
     expect((await warm.resolve()).messages).toEqual((await open().resolve()).messages);
+  });
+
+  it('a save reads no node and opens none of the messages the store wrote', async () => {
+    const inner = makeStore();
+    const chatId = await seeded(inner);
+    const counting = readCountingStore(inner);
+    const open = () =>
+      new ContextEngine({
+        store: counting.store,
+        chatId,
+        userId: 'u',
+        renderer: new LineRenderer(),
+      });
+    const engine = open();
+    await engine.resolve();
+    for (let turn = 0; turn < 3; turn += 1) {
+      engine.set(user(`question ${turn}`), assistantText(`answer ${turn}`));
+      expect(await reads(counting, () => engine.save())).toEqual({ nodes: 0, parsed: 0 });
+    }
+    // The engine kept what it saved: it shows what a fresh engine reads back.
+    expect((await engine.resolve()).messages).toEqual((await open().resolve()).messages);
+    expect((await engine.resolve()).messages).toHaveLength(HISTORY + 6);
   });
 });
