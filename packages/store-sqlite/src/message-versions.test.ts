@@ -77,7 +77,7 @@ describe('message versions in SQLite', () => {
     const database = new Database(path, { readonly: true });
     const m = tableNames().messages;
     const plan = database
-      .prepare(`EXPLAIN QUERY PLAN ${findMessageNodesSql(m)}`)
+      .prepare(`EXPLAIN QUERY PLAN ${findMessageNodesSql(tableNames())}`)
       .all({ chatId: 'c', messageId: 'm', limit: 20 }) as { detail: string }[];
     const details = plan.map((row) => row.detail);
     expect(details.join(' | ')).toContain(`${m}_versions`);
