@@ -77,8 +77,8 @@ describe('message versions in SQLite', () => {
     const database = new Database(path, { readonly: true });
     const m = tableNames().messages;
     const plan = database
-      .prepare(`EXPLAIN QUERY PLAN ${findMessageNodesSql(tableNames())}`)
-      .all({ chatId: 'c', messageId: 'm', limit: 20 }) as { detail: string }[];
+      .prepare(`EXPLAIN QUERY PLAN ${findMessageNodesSql(tableNames(), 20)}`)
+      .all({ chatId: 'c', messageId: 'm' }) as { detail: string }[];
     const details = plan.map((row) => row.detail);
     expect(details.join(' | ')).toContain(`${m}_versions`);
     expect(details.join(' | ')).toContain(`sqlite_autoindex_${m}_1`);

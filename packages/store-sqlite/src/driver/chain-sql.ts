@@ -78,42 +78,45 @@ export function getMessage(db: SqliteConnection, input: GetMessageInput): Messag
 }
 
 /**
- * The nodes holding a message id, newest first: the node under the message's own id (a
- * primary-key probe) and its versions (a range scan of the `versions` partial index, whose
- * condition the second WHERE repeats so that SQLite can use it), at most `limit` in all.
+ * The nodes holding a message id, newest first: its versions through the `versions` partial
+ * index (whose condition the WHERE repeats, so that SQLite uses it) and the node under the
+ * message's own id by primary key, in one statement (one snapshot, no read transaction around
+ * it), sorted and cut to `limit` here. The chat is checked only when nothing was found, as
+ * `getMessage` does: either answer is true of some moment of the call.
  */
 export function findMessageNodes(
   db: SqliteConnection,
   input: PreparedFindMessageNodes,
 ): MessageNodeRecord[] {
-  // One statement, so one snapshot; no read transaction around it (a BEGIN and a COMMIT cost
-  // four times the lookup). The chat is checked only when nothing was found, as `getMessage`
-  // does: either answer is true of some moment of the call.
+  const { chatId, messageId, limit } = input;
   return db.run('findMessageNodes(input)', () => {
-    const rows = db.prepared(findMessageNodesSql).all({
-      chatId: input.chatId,
-      messageId: input.messageId,
-      limit: input.limit,
-    }) as MessageRow[];
-    if (rows.length === 0) requireChat(db, input.chatId);
-    return rows.map((row) => messageRecord(input.chatId, row));
+    const rows = db
+      .statement(findMessageNodesSql(db.tables, limit))
+      .all({ chatId, messageId }) as MessageRow[];
+    if (rows.length === 0) requireChat(db, chatId);
+    if (rows.length > 1) rows.sort((left, right) => right.sequence - left.sequence);
+    if (rows.length > limit) rows.length = limit;
+    return rows.map((row) => messageRecord(chatId, row));
   });
 }
 
 /**
- * The statement of {@link findMessageNodes} for the store's tables (named parameters `chatId`,
- * `messageId`, `limit`).
+ * The statement of {@link findMessageNodes} for the store's tables (named parameters `chatId`
+ * and `messageId`). The limit is written into it: bound as a parameter, it cost SQLite's lookup
+ * four times as much. The kit has checked it (an integer from 1 to 100); it is checked again
+ * before it reaches SQL text.
  */
-export function findMessageNodesSql(tables: TableNames): string {
+export function findMessageNodesSql(tables: TableNames, limit: number): string {
+  if (!Number.isInteger(limit) || limit < 1 || limit > 100)
+    throw new RangeError(`findMessageNodes: limit ${limit} is not an integer from 1 to 100.`);
   const m = tables.messages;
-  return `SELECT ${MESSAGE_COLUMNS} FROM ${m}
-     WHERE chat_id = @chatId AND id = @messageId AND json_extract(payload, '$.id') = @messageId
-    UNION ALL
-    SELECT * FROM (
+  return `SELECT * FROM (
       SELECT ${MESSAGE_COLUMNS} FROM ${m}
        WHERE chat_id = @chatId AND json_extract(payload, '$.id') = @messageId
          AND json_extract(payload, '$.id') <> id
-       ORDER BY sequence DESC LIMIT @limit
+       ORDER BY sequence DESC LIMIT ${limit}
     )
-    ORDER BY sequence DESC LIMIT @limit`;
+    UNION ALL
+    SELECT ${MESSAGE_COLUMNS} FROM ${m}
+     WHERE chat_id = @chatId AND id = @messageId AND json_extract(payload, '$.id') = @messageId`;
 }
