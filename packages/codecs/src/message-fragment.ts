@@ -6,7 +6,8 @@ import {
   stringProblem,
   ValidationError,
 } from '@ctxgraph/fragments-core';
-import { generateId, type UIMessage } from 'ai';
+import type { UIMessage } from 'ai';
+import { newMessageId } from './message-id';
 import {
   assertStorableMessage,
   identifierProblem,
@@ -50,7 +51,10 @@ export interface MessageFragment extends ContextFragment<string> {
 
 /** Options of {@link user} and {@link assistantText}. */
 export interface TextMessageOptions {
-  /** A fixed message id. @default a generated id */
+  /**
+   * A fixed message id. @default a new id: 16 characters of `[0-9A-Za-z]` that sort by the time
+   * they were made
+   */
   id?: string;
   /** Message metadata, stored with the message. */
   metadata?: unknown;
@@ -151,7 +155,7 @@ function roleMessage(
   // The usual case, a text message with a valid id and clean text, needs no walk: nothing else in
   // it can be wrong. Anything else takes the full check below, which names every problem.
   if (contentIsText && options.metadata === undefined) {
-    const id = options.id ?? generateId();
+    const id = options.id ?? newMessageId();
     if (identifierProblem(id) === undefined && cleanText(content)) {
       const part = Object.freeze({ type: 'text', text: content });
       const parts = Object.freeze([part]) as unknown as UIMessage['parts'];
@@ -160,7 +164,7 @@ function roleMessage(
   }
   // In the AI SDK's key order (id, role, metadata, parts), as its validation returns a message.
   const uiMessage: UIMessage = contentIsText
-    ? textMessage(options.id ?? generateId(), role, options.metadata, content)
+    ? textMessage(options.id ?? newMessageId(), role, options.metadata, content)
     : {
         ...content,
         ...(options.id === undefined ? {} : { id: options.id }),

@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { tempDirectory, textMessage } from './__fixtures__/temp-files';
+import { findMessageNodesSql } from './driver/chain-sql';
 import { MIGRATIONS, readSqliteSchemaVersion, SCHEMA_VERSION } from './migrations/migrations';
 import { tableNames } from './schema/table-names';
 import { SqliteContextStore } from './sqlite-context-store';
@@ -45,7 +46,7 @@ function fileBeforeMessageVersions(): string {
 
 describe('message versions in SQLite', () => {
   it('migrates a database of the previous schema version and finds its old messages by message id', async () => {
-    expect(beforeVersions).toBe(SCHEMA_VERSION - 1);
+    expect(beforeVersions).toBeLessThan(SCHEMA_VERSION - 1);
     const path = fileBeforeMessageVersions();
     await using store = new SqliteContextStore(path);
     const found = await store.findMessageNodes({ chatId: 'old', messageId: 'a1' });
@@ -69,21 +70,63 @@ describe('message versions in SQLite', () => {
     database.close();
   });
 
-  it('looks nodes up through the index, never a scan of the chat', async () => {
+  it('looks nodes up through the primary key and the versions index, never a scan of the chat', async () => {
     const path = temp.file();
     await using store = new SqliteContextStore(path);
     await store.openChat({ chatId: 'c', userId: 'u' });
     const database = new Database(path, { readonly: true });
-    const tables = tableNames();
+    const m = tableNames().messages;
     const plan = database
-      .prepare(
-        `EXPLAIN QUERY PLAN SELECT id FROM ${tables.messages}
-          WHERE chat_id = ? AND json_extract(payload, '$.id') = ? ORDER BY sequence DESC LIMIT ?`,
-      )
-      .all('c', 'm', 20) as { detail: string }[];
+      .prepare(`EXPLAIN QUERY PLAN ${findMessageNodesSql(tableNames(), 20)}`)
+      .all({ chatId: 'c', messageId: 'm' }) as { detail: string }[];
+    const details = plan.map((row) => row.detail);
+    expect(details.join(' | ')).toContain(`${m}_versions`);
+    expect(details.join(' | ')).toContain(`sqlite_autoindex_${m}_1`);
+    // No scan of the table (the subquery's few rows are read back, which is no table scan).
+    expect(details.filter((detail) => detail.startsWith(`SCAN ${m}`))).toEqual([]);
+    // Only versions are indexed: a save of messages under their own ids adds no entry.
+    const index = database
+      .prepare(`SELECT sql FROM sqlite_master WHERE name = ?`)
+      .pluck()
+      .get(`${m}_versions`) as string;
+    expect(index).toContain("WHERE json_extract(payload, '$.id') <> id");
+    expect(
+      database.prepare(`SELECT name FROM sqlite_master WHERE name = ?`).get(`${m}_by_message_id`),
+    ).toBeUndefined();
     database.close();
-    const details = plan.map((row) => row.detail).join(' | ');
-    expect(details).toContain(`${tables.messages}_by_message_id`);
-    expect(details).not.toContain('TEMP B-TREE');
+  });
+
+  it('finds a message under its own id and its versions, newest first, up to the limit', async () => {
+    const path = temp.file();
+    await using store = new SqliteContextStore(path);
+    await store.openChat({ chatId: 'c', userId: 'u' });
+    await store.commit({
+      chatId: 'c',
+      branch: 'main',
+      expectedHeadId: null,
+      messages: [
+        { id: 'u1', message: textMessage('u1') },
+        { id: 'a1', message: textMessage('a1', 'hi', 'assistant') },
+      ],
+    });
+    for (const n of [2, 3, 4]) {
+      await store.commit({
+        chatId: 'c',
+        branch: 'main',
+        expectedHeadId: null,
+        fork: { from: 'main' },
+        messages: [{ id: `u1~${n}`, message: textMessage('u1', `edit ${n}`) }],
+      });
+    }
+    const ids = async (messageId: string, limit?: number) =>
+      (await store.findMessageNodes({ chatId: 'c', messageId, ...(limit ? { limit } : {}) })).map(
+        (node) => node.id,
+      );
+    expect(await ids('u1')).toEqual(['u1~4', 'u1~3', 'u1~2', 'u1']);
+    expect(await ids('u1', 2)).toEqual(['u1~4', 'u1~3']);
+    expect(await ids('a1')).toEqual(['a1']);
+    // A node id is not a message id: no node holds a message "u1~2".
+    expect(await ids('u1~2')).toEqual([]);
+    expect(await ids('nothing')).toEqual([]);
   });
 });

@@ -17,29 +17,13 @@ import type {
 import type { ChatSession } from '../session/chat-session';
 import { forkBranch } from '../session/fork-branch';
 import { requireAbility } from '../session/store-abilities';
+import { rewindTarget } from './rewind-target';
 
 /** `rewind()`: a new branch at `messageId` (a node id or a message id), made active. */
 export async function rewindTo(session: ChatSession, messageId: string): Promise<BranchRecord> {
   assertIdentifier('rewind(messageId)', 'messageId', messageId);
   await session.open();
-  return forkBranch(session, await nodeIdFor(session, messageId), true);
-}
-
-/**
- * The node an id names: a node of the engine's path with that id or holding that message id (no
- * read); else, as a message id, its newest node (a message id several versions share means the
- * newest); else the id itself, as a node id (the store then says when it is missing).
- */
-async function nodeIdFor(session: ChatSession, id: string): Promise<string> {
-  const { view, chatId } = session;
-  // "The engine's path" is what it would show: read it once when it was never read.
-  if (!view.loaded) await view.sync();
-  if (view.chain.has(id)) return id;
-  const onPath = view.chain.nodeIdOf(id);
-  if (onPath !== undefined) return onPath;
-  const find = session.abilities.findMessageNodes;
-  if (find === undefined) return id;
-  return (await find({ chatId, messageId: id, limit: 1 }))[0]?.id ?? id;
+  return forkBranch(session, await rewindTarget(session, messageId), true);
 }
 
 /** The head of the view's branch (after `continueFrom()`, the engine's own position). */

@@ -163,13 +163,16 @@ export class BranchView {
     this.version = Math.max(this.version, result.version);
     this.rewrittenAt = Math.max(this.rewrittenAt, result.rewrittenAt);
     if (!this.#loaded) return;
-    // `result.nodes` are in input order, so node i carries messages[i] (found by message id
-    // otherwise; a version's node id differs from its message id).
+    // `result.nodes` are in input order, so node i carries messages[i]: a node under that
+    // message's own id says so without opening its message (a store may parse a written message
+    // only when it is read). Otherwise (a version's node id differs from its message id) it is
+    // found by the message id the node holds.
     const entry = (node: MessageNodeRecord, index: number): ChainEntry => {
       const candidate = messages[index];
-      const messageId = node.message.id;
       const message =
-        candidate?.id === messageId ? candidate : messages.find((each) => each.id === messageId);
+        candidate !== undefined && candidate.id === node.id
+          ? candidate
+          : messageHeldBy(node, candidate, messages);
       if (message === undefined) return { node, message: null, error: null };
       // The node carries the message we stored (what a later read parses back from its JSON),
       // so keeping it costs no parse of what the store just serialized.
@@ -291,6 +294,16 @@ export interface ChainRead {
   readonly chain: ChainCache;
   /** The chat's version as seen before the chain was read (a lower bound of what it reflects). */
   readonly version: number;
+}
+
+/** The message of `messages` that `node` holds (by its message id), `candidate` first. */
+function messageHeldBy(
+  node: MessageNodeRecord,
+  candidate: UIMessage | undefined,
+  messages: readonly UIMessage[],
+): UIMessage | undefined {
+  const messageId = node.message.id;
+  return candidate?.id === messageId ? candidate : messages.find((each) => each.id === messageId);
 }
 
 /** `node` with `message` in place of the store's copy (equal content, already at hand). */

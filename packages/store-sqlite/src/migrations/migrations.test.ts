@@ -38,6 +38,7 @@ describe('migrateSqliteDatabase', () => {
         'engine records',
         'lazy search index',
         'message versions',
+        'message versions: only versions indexed',
       ],
     });
     expect(migrateSqliteDatabase(database)).toEqual({
@@ -176,6 +177,7 @@ describe('migrateSqliteDatabase', () => {
       'engine records',
       'lazy search index',
       'message versions',
+      'message versions: only versions indexed',
     ]);
     expect(database.pragma('user_version', { simple: true })).toBe(42);
     database.close();
@@ -218,6 +220,7 @@ describe('SqliteContextStore and migrations', () => {
         'engine records',
         'lazy search index',
         'message versions',
+        'message versions: only versions indexed',
       ],
     });
     expect((await store.openChat({ chatId: 'c', userId: 'u' })).created).toBe(true);

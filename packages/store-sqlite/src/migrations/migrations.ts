@@ -165,6 +165,20 @@ CREATE TABLE ${t.searchState} (
 CREATE INDEX ${t.messages}_by_message_id ON ${t.messages} (chat_id, json_extract(payload, '$.id'), sequence);
 `,
   },
+  {
+    // Only versions in the index by message id (issue #34): a node holds a message under the
+    // message's own id except when it is a version of it, so the index keeps just the nodes whose
+    // message id differs from their id, and a save of ordinary messages writes no entry to it
+    // (each entry of a random id dirtied a page of its own, a third of a turn's write cost).
+    // `findMessageNodes` reads the node under the message's own id through the primary key and
+    // the versions through this index; its WHERE must spell the index's condition
+    // (`driver/chain-sql.ts`).
+    name: 'message versions: only versions indexed',
+    sql: (t) => `
+DROP INDEX IF EXISTS ${t.messages}_by_message_id;
+CREATE INDEX ${t.messages}_versions ON ${t.messages} (chat_id, json_extract(payload, '$.id'), sequence) WHERE json_extract(payload, '$.id') <> id;
+`,
+  },
 ];
 
 /**
