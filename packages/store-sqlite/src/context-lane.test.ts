@@ -52,6 +52,7 @@ describe('the context lane in SQLite', () => {
         'engine records',
         'lazy search index',
         'message versions',
+        'live replies',
       ],
     });
     database.close();
@@ -82,6 +83,7 @@ describe('the context lane in SQLite', () => {
         'engine records',
         'lazy search index',
         'message versions',
+        'live replies',
       ],
     });
     expect((await store.getContext('old')).revision).toBe(0);

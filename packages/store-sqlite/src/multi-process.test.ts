@@ -66,6 +66,7 @@ describe('several processes on one file', () => {
       { version: 4, name: 'engine records' },
       { version: 5, name: 'lazy search index' },
       { version: 6, name: 'message versions' },
+      { version: 7, name: 'live replies' },
     ]);
     database.close();
   }, 60_000);
@@ -89,7 +90,7 @@ describe('several processes on one file', () => {
       expect(database.pragma('journal_mode', { simple: true })).toBe('wal');
       for (const prefix of prefixes)
         expect(database.prepare(`SELECT version FROM ${prefix}migrations`).pluck().all()).toEqual([
-          1, 2, 3, 4, 5, 6,
+          1, 2, 3, 4, 5, 6, 7,
         ]);
       database.close();
     }

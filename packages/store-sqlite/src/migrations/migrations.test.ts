@@ -38,6 +38,7 @@ describe('migrateSqliteDatabase', () => {
         'engine records',
         'lazy search index',
         'message versions',
+        'live replies',
       ],
     });
     expect(migrateSqliteDatabase(database)).toEqual({
@@ -50,6 +51,9 @@ describe('migrateSqliteDatabase', () => {
       'ctxgraph_chats',
       'ctxgraph_checkpoints',
       'ctxgraph_context_lanes',
+      'ctxgraph_live_chunks',
+      'ctxgraph_live_replies',
+      'ctxgraph_live_revisions',
       'ctxgraph_message_search',
       'ctxgraph_message_search_config',
       'ctxgraph_message_search_content',
@@ -176,6 +180,7 @@ describe('migrateSqliteDatabase', () => {
       'engine records',
       'lazy search index',
       'message versions',
+      'live replies',
     ]);
     expect(database.pragma('user_version', { simple: true })).toBe(42);
     database.close();
@@ -218,6 +223,7 @@ describe('SqliteContextStore and migrations', () => {
         'engine records',
         'lazy search index',
         'message versions',
+        'live replies',
       ],
     });
     expect((await store.openChat({ chatId: 'c', userId: 'u' })).created).toBe(true);
