@@ -114,11 +114,6 @@ export class ChatWatchers {
     }
   }
 
-  /** A `'chat'` notice to every watched chat (the feed may have missed something). */
-  emitAll(): void {
-    for (const chatId of this.chats()) this.emit({ type: 'chat', chatId });
-  }
-
   /** Stops the source and forgets every watcher; later `watch` calls subscribe nothing. */
   close(): void {
     if (this.#closed) return;
@@ -180,9 +175,10 @@ export interface ChangePollerOptions {
   /**
    * Send a `'chat'` notice on the first read of a newly watched chat (the feed's first notice),
    * as a store that learns of changes only by polling must. A store whose listener sends that
-   * first notice sets it to false. @default true
+   * first notice (while it listens) says false, or gives a function asked at each first read.
+   * @default true
    */
-  readonly noticeFirstRead?: boolean;
+  readonly noticeFirstRead?: boolean | (() => boolean);
   /** A read failed; the poll goes on at the next interval. @default ignored */
   readonly onError?: (error: unknown) => void;
 }
@@ -232,6 +228,15 @@ export class ChangePoller {
     if (!this.#running) return;
     if (this.#reading) this.#again = true;
     else this.#schedule(0);
+  }
+
+  /**
+   * True once a read of the chat has been compared (what it looked like then is the baseline of
+   * its next notice). A store whose listener sends the first notices sends them only for these,
+   * so no change can fall between a watcher's first read and the poll's baseline.
+   */
+  seen(chatId: string): boolean {
+    return this.#seen.has(chatId);
   }
 
   /** A chat lost its last watcher: forget it. */
@@ -287,7 +292,8 @@ export class ChangePoller {
 
   #compare(chatIds: readonly string[], found: ReadonlyMap<string, PolledChat>): void {
     const { watchers } = this.#options;
-    const noticeFirstRead = this.#options.noticeFirstRead !== false;
+    const option = this.#options.noticeFirstRead;
+    const noticeFirstRead = typeof option === 'function' ? option() : option !== false;
     for (const chatId of chatIds) {
       // Unwatched while the read was under way.
       if (!watchers.watches(chatId)) continue;
