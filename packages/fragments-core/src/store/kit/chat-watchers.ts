@@ -31,6 +31,15 @@ function rethrowLater(error: unknown): void {
   void Promise.reject(error);
 }
 
+/** Options of {@link ChatWatchers}. */
+export interface ChatWatchersOptions {
+  /**
+   * Called with an error a listener threw (the other listeners still get the notice).
+   * @default rethrown asynchronously, as an unhandled rejection
+   */
+  readonly onListenerError?: (error: unknown) => void;
+}
+
 /**
  * The watchers of one store, by chat, and the source that feeds them. `watch` returns the
  * unsubscribe function; the source starts with the first watcher and stops with the last (and
@@ -46,12 +55,14 @@ function rethrowLater(error: unknown): void {
 export class ChatWatchers {
   readonly #byChat = new Map<string, Set<Subscription>>();
   readonly #source: ChatWatchersSource | undefined;
+  readonly #onListenerError: (error: unknown) => void;
   #running = false;
   #closed = false;
 
   /** Watchers fed by `source` (or only by `emit`, without one). */
-  constructor(source?: ChatWatchersSource) {
+  constructor(source?: ChatWatchersSource, options: ChatWatchersOptions = {}) {
     this.#source = source;
+    this.#onListenerError = options.onListenerError ?? rethrowLater;
   }
 
   /** True while at least one chat is watched. */
@@ -109,7 +120,7 @@ export class ChatWatchers {
       try {
         subscription.listener(change);
       } catch (error) {
-        rethrowLater(error);
+        this.#onListenerError(error);
       }
     }
   }

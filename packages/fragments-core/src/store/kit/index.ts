@@ -8,6 +8,7 @@ export {
   ChangePoller,
   type ChangePollerOptions,
   ChatWatchers,
+  type ChatWatchersOptions,
   type ChatWatchersSource,
   type PolledChat,
   type PollTimers,
