@@ -13,6 +13,7 @@ const scripts = [
   'compaction-bench.ts',
   'drop-bench.ts',
   'search-cost-bench.ts',
+  'live-reply-bench.ts',
 ];
 let failed = false;
 for (const script of scripts) {

@@ -160,6 +160,13 @@ FROM (SELECT 1) AS one LEFT JOIN started s ON true`;
  * `appendReplyChunks`: the count and the lease moved only where the owner and the offset are the
  * ones given, and the batch stored off that update, in one statement. When nothing moved, a
  * second read says why (the owner, the offset, or the chat).
+ *
+ * The statement commits without waiting for its WAL flush (`synchronous_commit` off for its own
+ * transaction only, set by the statement itself): an append is the hot path of a live reply
+ * (every batch of every reply), the flush wait cost it 5 ms of a 0.3 ms write here, and what a
+ * database crash could lose is the last moments of a reply's transient chunks, count and chunks
+ * together (the writer's next append then reports the offset), never a saved message: starts,
+ * stops, takeovers, ends and saves wait for their flush as every other write does.
  */
 export function appendReplyChunks(
   db: PostgresConnection,
@@ -179,7 +186,8 @@ export function appendReplyChunks(
 )
 SELECT m.chunk_count, m.lease_expires_at, m.stop_requested_at, (SELECT count(*) FROM stored),
   CASE WHEN $5::integer > 0
-    THEN pg_notify($8::text, json_build_array('k', $1::text, $2::text, m.chunk_count)::text) END
+    THEN pg_notify($8::text, json_build_array('k', $1::text, $2::text, m.chunk_count)::text) END,
+  set_config('synchronous_commit', 'off', true)
 FROM moved m`;
   return db.run(async (sql) => {
     const rows = await db.query(sql, statement, [
