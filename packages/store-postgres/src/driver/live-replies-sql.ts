@@ -77,7 +77,7 @@ function bumpSql(names: TableNames, source: string): string {
 }
 
 /** The live record's insert, for `startReply` and a commit's `startReply` (`$1` is the chat). */
-export function insertReplySql(
+function insertReplySql(
   names: TableNames,
   source: string,
   values: {
