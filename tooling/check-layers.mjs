@@ -99,6 +99,9 @@ export const subpathAudience = {
     '@ctxgraph/conformance',
   ],
   '@ctxgraph/codecs/internal': ['@ctxgraph/engine'],
+  // The request cycle's building blocks, for the apps of this repository and its own tests; apps
+  // elsewhere import what they call from the package's main entry.
+  '@ctxgraph/ai-sdk/internal': ['@ctxgraph/chat-app', '@ctxgraph/playground'],
 };
 
 /** Files that are tests or test helpers: they may import sideways (engine tests use a store). */

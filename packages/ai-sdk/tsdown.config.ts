@@ -1,3 +1,6 @@
 import { libraryBuild } from '../../tooling/tsdown.base.ts';
 
-export default libraryBuild();
+// Two entries: the public cycle, and `./internal` (its building blocks; not for apps).
+export default libraryBuild({
+  entry: { index: 'src/index.ts', 'internal/index': 'src/internal/index.ts' },
+});

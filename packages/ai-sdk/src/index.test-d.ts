@@ -40,5 +40,11 @@ describe('the app message type carries through', () => {
     expectTypeOf(await cycle.messages('c', { userId: 'u' })).toEqualTypeOf<MyUIMessage[]>();
     const versions = await cycle.versions('c', 'm', { userId: 'u' });
     expectTypeOf(versions[0]?.message).toEqualTypeOf<MyUIMessage | undefined>();
+    // The general read returns what its task returns, awaited.
+    expectTypeOf(
+      await cycle.read('c', { userId: 'u' }, (engine) => engine.chatId),
+    ).toEqualTypeOf<string>();
+    const usage = await cycle.read('c', { userId: 'u' }, (engine) => engine.usage());
+    expectTypeOf(usage.calls).toEqualTypeOf<number>();
   });
 });

@@ -1,31 +1,23 @@
-export type {
-  CycleEngineOptions,
-  MessageVersion,
-  ReplyUsage,
-} from './cycle/attach';
-export {
-  type BeginTurnOptions,
-  type ChatCycle,
-  type ChatCycleOptions,
-  type ChatTurn,
-  chatErrorResponse,
-  createChatCycle,
-  type ReadOptions,
-  type ReplySavedEvent,
-  type RespondOptions,
-  type StreamTextResultLike,
-} from './cycle/chat-cycle';
+// The public surface: what an app calls. Building blocks the cycle is made of (the body check
+// alone, settling, usage sums) are in `@ctxgraph/ai-sdk/internal`, without a semver promise.
+export type { CycleEngineOptions } from './cycle/attach';
+export { type ChatCycle, createChatCycle } from './cycle/chat-cycle';
+export { chatErrorResponse } from './cycle/chat-error-response';
+export type { MessageVersion } from './cycle/chat-reads';
+export type { ChatTurn } from './cycle/chat-turn';
 export { ContinuationRefusedError } from './cycle/continuation-refused-error';
+export type {
+  BeginTurnOptions,
+  ChatCycleOptions,
+  ReadOptions,
+  ReplySavedEvent,
+} from './cycle/cycle-options';
 export { ChatNotFoundForUserError, ChatRequestError, ReplyNotSavedError } from './errors';
 export { readChatBody } from './request/read-chat-body';
-export {
-  type ChatMessageSchemas,
-  type ChatRequest,
-  type ChatTrigger,
-  readChatRequest,
-  validateChatMessages,
+export type {
+  ChatMessageSchemas,
+  ChatRequest,
+  ChatTrigger,
 } from './request/read-chat-request';
-export { sumUsage } from './stream/call-usage';
+export type { RespondOptions, StreamTextResultLike } from './stream/reply-source';
 export { createMemoryResumableStreams, type ResumableStreams } from './stream/resumable-streams';
-export { toServerSentEvents, uiMessageStreamHeaders } from './stream/server-sent-events';
-export { settleReply } from './stream/settle-reply';

@@ -1,16 +1,19 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createOpenAI } from '@ai-sdk/openai';
+import { createChatCycle } from '@ctxgraph/ai-sdk';
 import type { ContextStore } from '@ctxgraph/fragments-core';
+import { o200kTokenizer } from '@ctxgraph/tokenizer-o200k';
 import { serveStatic } from '@hono/node-server/serve-static';
 import type { LanguageModel } from 'ai';
 import { Hono } from 'hono';
 import type { ErrorBody } from '../shared/wire';
+import { chatAccess } from './chat-access';
 import { createEchoModel } from './echo-model';
-import { EnginePool } from './engine-pool';
 import { toErrorResponse } from './http-errors';
 import type { StoreDescription } from './open-backend';
 import type { ModelChoice } from './playground-config';
+import { rendererFor } from './renderers';
 import { branchToolRoutes } from './routes/branch-tools';
 import { branchRoutes } from './routes/branches';
 import { chatRoutes } from './routes/chats';
@@ -38,7 +41,8 @@ export interface PlaygroundAppOptions {
   /** A language model to use instead of building one from `model` (tests pass a stand-in). */
   readonly languageModel?: LanguageModel;
   /**
-   * How many chats keep a warm engine between requests (least recently used ones go first).
+   * How many chats keep a warm engine between requests (least recently used ones go first; 0:
+   * a new engine for every request). The chat cycle's `warmEngines`.
    * @default 200
    */
   readonly maxOpenChats?: number;
@@ -68,8 +72,8 @@ export type PlaygroundRoutes = ReturnType<typeof apiRoutes>;
 /**
  * The playground's HTTP API (under /api) and, when `clientDirectory` is given, the built page.
  * The routes live in `routes/`, one module per resource; this only wires them. Every chat route
- * works through one warm `ContextEngine` per open chat (an {@link EnginePool}), so a request on a
- * chat the server has seen reads only what changed.
+ * works through the chat's warm `ContextEngine`, read through an `@ctxgraph/ai-sdk` chat cycle
+ * ({@link chatAccess}), so a request on a chat the server has seen reads only what changed.
  *
  * @example
  * ```ts
@@ -80,10 +84,13 @@ export type PlaygroundRoutes = ReturnType<typeof apiRoutes>;
 export function createPlaygroundApp(options: PlaygroundAppOptions): Hono {
   const dependencies: RouteDependencies = {
     store: options.store,
-    engines: new EnginePool({
-      store: options.store,
-      capacity: options.maxOpenChats,
-    }),
+    chats: chatAccess(
+      createChatCycle({
+        store: options.store,
+        engine: { renderer: rendererFor('xml'), tokenizer: o200kTokenizer },
+        warmEngines: options.maxOpenChats ?? 200,
+      }),
+    ),
     defaultUserId: options.defaultUserId,
     storeDescription: options.storeDescription,
     model: options.model,

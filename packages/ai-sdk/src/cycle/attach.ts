@@ -1,9 +1,10 @@
-// Every use of the graph API by the request cycle is in this module: where a request attaches,
-// what is written before streaming, how a reply is saved, and the reads by message id. The
-// request cycle itself (chat-cycle.ts) never calls the engine or the store directly.
+// The placement: where a request attaches on the graph, what is written before the model is
+// called, and how the reply is saved. Every write the request cycle makes goes through this
+// module; the reads by message id are in chat-reads.ts.
 import { message as messageFragment } from '@ctxgraph/codecs';
 import {
   type BudgetOptions,
+  type CachePrediction,
   ContextEngine,
   type ContextEngineOptions,
   type LocateResult,
@@ -11,15 +12,15 @@ import {
   withUsage,
 } from '@ctxgraph/engine';
 import {
-  type ChatRecord,
   CheckpointExistsError,
   type ContextStore,
   MessageNotFoundError,
   withoutEngineMetadata,
 } from '@ctxgraph/fragments-core';
 import type { ModelMessage, SystemModelMessage, UIMessage } from 'ai';
-import { ChatNotFoundForUserError, ChatRequestError } from '../errors';
+import { ChatRequestError } from '../errors';
 import type { ChatRequest } from '../request/read-chat-request';
+import { newestNode } from './chat-reads';
 import { canonical, isSettledCopy, sameMessage } from './client-copies';
 import { ContinuationRefusedError } from './continuation-refused-error';
 import { acceptToolResults, waitingCalls } from './tool-results';
@@ -50,20 +51,6 @@ function refuseContinuation(message: string, path: string, problem: string): nev
   });
 }
 
-/** One version of a message: a node holding its id, on its own branch. */
-export interface MessageVersion<UI_MESSAGE extends UIMessage = UIMessage> {
-  /** The graph node (unique in the chat; several nodes may hold one message id). */
-  readonly nodeId: string;
-  /** The message id, as the client knows it. */
-  readonly messageId: string;
-  /** The message as stored. */
-  readonly message: UI_MESSAGE;
-  /** The newest node of the conversation continuing from this version (open it to show it). */
-  readonly leafNodeId: string;
-  /** Milliseconds since the epoch. */
-  readonly createdAt: number;
-}
-
 /** What the usage of a reply is recorded as. */
 export interface ReplyUsage {
   readonly usage: {
@@ -85,7 +72,7 @@ export interface ReplyUsage {
     readonly providerMetadata?: unknown;
   }[];
   /** The budgeted resolve's cache prediction (`result.budget.cache`), reconciled on save. */
-  readonly cache?: unknown;
+  readonly cache?: CachePrediction;
 }
 
 /** The engine settings the cycle opens each request's engine with. */
@@ -97,6 +84,16 @@ export interface PlacedRequest<UI_MESSAGE extends UIMessage> {
   readonly path: UI_MESSAGE[];
   /** The assistant message the reply continues in place (client-side tool result), if any. */
   readonly continues: UI_MESSAGE | undefined;
+}
+
+/** What the model is given for a placed request, and the cache prediction its usage confirms. */
+export interface ModelInput {
+  /** For `streamText({ system })`: the rendered context (with its cache mark under a budget). */
+  readonly system: string | SystemModelMessage;
+  /** For `streamText({ messages })`: the conversation the reply answers. */
+  readonly messages: ModelMessage[];
+  /** The budgeted resolve's cache prediction (`result.budget.cache`); none without a budget. */
+  readonly cache?: CachePrediction;
 }
 
 /**
@@ -142,9 +139,12 @@ export class AttachedChat<UI_MESSAGE extends UIMessage = UIMessage> {
       const stored = await engine.findMessage(last.id);
       const newest = stored[0];
       if (newest === undefined) {
-        await engine.continueFrom(after === undefined ? await this.#newestNode() : after, {
-          activate: false,
-        });
+        await engine.continueFrom(
+          after === undefined ? await newestNode(this.#store, this.#chatId) : after,
+          {
+            activate: false,
+          },
+        );
         fresh = [last];
       } else {
         // The stored message is the last of the path to its node (read from a warm engine's
@@ -338,11 +338,7 @@ export class AttachedChat<UI_MESSAGE extends UIMessage = UIMessage> {
   }
 
   /** The model input for the position: the budgeted `resolve({ format: 'model' })`. */
-  async modelInput(budget: BudgetOptions | undefined): Promise<{
-    system: string | SystemModelMessage;
-    messages: ModelMessage[];
-    cache?: unknown;
-  }> {
+  async modelInput(budget: BudgetOptions | undefined): Promise<ModelInput> {
     const resolved = await this.#engine.resolve({ format: 'model', ...(budget ? { budget } : {}) });
     return {
       system: resolved.system ?? resolved.systemPrompt,
@@ -369,87 +365,4 @@ export class AttachedChat<UI_MESSAGE extends UIMessage = UIMessage> {
     this.#engine.set(fragment);
     await this.#engine.save();
   }
-
-  /**
-   * The conversation from the root to `leaf` (a message id; the newest node holding it), or to
-   * the most recently written message; [] for a chat without messages.
-   */
-  async path(leaf: string | undefined): Promise<UI_MESSAGE[]> {
-    const engine = this.#engine;
-    if (leaf === undefined) {
-      const newest = await this.#newestNode();
-      if (newest === null) return [];
-      await engine.continueFrom(newest, { activate: false });
-    } else {
-      const nodes = await engine.findMessage(leaf);
-      const node = nodes[0];
-      if (node === undefined) {
-        throw new ChatNotFoundForUserError(
-          `Chat '${this.#chatId}' has no message '${leaf}': ask for a message id the chat holds.`,
-        );
-      }
-      await engine.continueFrom(node, { activate: false });
-    }
-    return (await engine.resolve()).messages as UI_MESSAGE[];
-  }
-
-  /** The conversation from the root to a node (a version's `leafNodeId`). */
-  async pathToNode(nodeId: string): Promise<UI_MESSAGE[]> {
-    await this.#engine.continueFrom(nodeId, { activate: false });
-    return (await this.#engine.resolve()).messages as UI_MESSAGE[];
-  }
-
-  /** The versions of a message (siblings holding its position), oldest first. */
-  async versions(messageId: string): Promise<MessageVersion<UI_MESSAGE>[]> {
-    const nodes = await this.#engine.findMessage(messageId);
-    const node = nodes[0];
-    if (node === undefined) {
-      throw new ChatNotFoundForUserError(
-        `Chat '${this.#chatId}' has no message '${messageId}': ask for a message id the chat holds.`,
-      );
-    }
-    return (await this.#engine.versions(node)) as MessageVersion<UI_MESSAGE>[];
-  }
-
-  /**
-   * The node written last in the chat (highest sequence), or null when it has none. A commit
-   * moves a head to its last new node, a child comes after its parent, and a node outlives its
-   * branch only when a checkpoint (or another branch) still reaches it: so the newest node is a
-   * branch head or a checkpoint, and those are read (a few point reads), not the whole graph.
-   */
-  async #newestNode(): Promise<string | null> {
-    const store = this.#store;
-    const chatId = this.#chatId;
-    const heads = new Set<string>();
-    for (const branch of await store.listBranches(chatId))
-      if (branch.headMessageId !== null) heads.add(branch.headMessageId);
-    for (const checkpoint of await store.listCheckpoints(chatId)) heads.add(checkpoint.messageId);
-    let newest: { id: string; sequence: number } | null = null;
-    for (const id of heads) {
-      const node = await store.getMessage({ chatId, messageId: id });
-      if (node !== null && (newest === null || node.sequence > newest.sequence)) newest = node;
-    }
-    return newest?.id ?? null;
-  }
-}
-
-/**
- * Whether the chat exists and belongs to `userId` (a read only: an unknown chat is not created).
- */
-export async function chatBelongsTo(
-  store: ContextStore,
-  chatId: string,
-  userId: string,
-): Promise<boolean> {
-  return (await ownedChat(store, chatId, userId)) !== null;
-}
-
-/** The chat when it exists and belongs to `userId`, else null (a read only). */
-export async function ownedChat(
-  store: ContextStore,
-  chatId: string,
-  userId: string,
-): Promise<ChatRecord | null> {
-  const chat = await store.getChat(chatId);
-  return chat !== null && chat.userId === userId ? chat : null;
 }

@@ -1,3 +1,4 @@
+import type { ChatRecord } from '@ctxgraph/fragments-core';
 import type { UIMessage } from 'ai';
 import type { AttachedChat } from './attach';
 
@@ -12,7 +13,7 @@ import type { AttachedChat } from './attach';
 export class WarmEngines<UI_MESSAGE extends UIMessage> {
   readonly #capacity: number;
   /** By `key()`, in least-recently-used order (a give moves its chat to the end). */
-  readonly #idle = new Map<string, { attached: AttachedChat<UI_MESSAGE>; createdAt: number }>();
+  readonly #idle = new Map<string, { attached: AttachedChat<UI_MESSAGE>; chat: ChatRecord }>();
 
   constructor(capacity: number) {
     this.#capacity = capacity;
@@ -25,14 +26,17 @@ export class WarmEngines<UI_MESSAGE extends UIMessage> {
 
   /**
    * The chat's idle engine, taken out of the pool; undefined when there is none, or when it was
-   * opened on another chat of the same id (`createdAt` differs: deleted and made again).
+   * opened on another chat of the same id, deleted and made again since: `chat` (as just read)
+   * was created at another time, or is at a version below the one the engine saw (a chat's version
+   * never goes down; a chat made again in the same millisecond starts over from none).
    */
-  take(chatId: string, userId: string, createdAt: number): AttachedChat<UI_MESSAGE> | undefined {
-    const id = key(chatId, userId);
+  take(chat: ChatRecord, userId: string): AttachedChat<UI_MESSAGE> | undefined {
+    const id = key(chat.id, userId);
     const entry = this.#idle.get(id);
     if (entry === undefined) return undefined;
     this.#idle.delete(id);
-    return entry.createdAt === createdAt ? entry.attached : undefined;
+    const same = entry.chat.createdAt === chat.createdAt && entry.chat.version <= chat.version;
+    return same ? entry.attached : undefined;
   }
 
   /**
@@ -44,7 +48,7 @@ export class WarmEngines<UI_MESSAGE extends UIMessage> {
     if (this.#capacity === 0 || chat === null) return;
     const id = key(chat.id, attached.engine.userId);
     this.#idle.delete(id);
-    this.#idle.set(id, { attached, createdAt: chat.createdAt });
+    this.#idle.set(id, { attached, chat });
     for (const oldest of this.#idle.keys()) {
       if (this.#idle.size <= this.#capacity) break;
       this.#idle.delete(oldest);

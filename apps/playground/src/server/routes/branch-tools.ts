@@ -31,12 +31,12 @@ const schemas = {
  * the whole chat), `versions` (a message's siblings, the engine's `versions()`), `delete-branch` (with `dryRun`, what would go, changing nothing).
  */
 export function branchToolRoutes(dependencies: RouteDependencies) {
-  const { store, engines, defaultUserId } = dependencies;
+  const { store, chats, defaultUserId } = dependencies;
   return new Hono()
     .get('/chats/:chatId/compare', queryOf(schemas.compare), async (context) => {
       const userId = userOf(context, defaultUserId);
       const query = context.req.valid('query');
-      const report = await engines.use(context.req.param('chatId'), userId, (engine) =>
+      const report = await chats.use(context.req.param('chatId'), userId, (engine) =>
         engine.compareBranches(query.left, query.right),
       );
       return context.json(report, 200);
@@ -44,7 +44,7 @@ export function branchToolRoutes(dependencies: RouteDependencies) {
     .get('/chats/:chatId/search', queryOf(schemas.search), async (context) => {
       const userId = userOf(context, defaultUserId);
       const query = context.req.valid('query');
-      const page = await engines.use(context.req.param('chatId'), userId, (engine) =>
+      const page = await chats.use(context.req.param('chatId'), userId, (engine) =>
         engine.search(query.q, {
           scope: query.scope ?? 'branch',
           limit: 20,
@@ -63,7 +63,7 @@ export function branchToolRoutes(dependencies: RouteDependencies) {
       const { nodeId } = context.req.valid('query');
       // The engine's versions(): the node's siblings (same parent and role), oldest first, each
       // with the newest leaf below it (where that version's conversation continues).
-      const versions = await engines.use(context.req.param('chatId'), userId, (engine) =>
+      const versions = await chats.use(context.req.param('chatId'), userId, (engine) =>
         engine.versions(nodeId),
       );
       return context.json(
@@ -81,7 +81,7 @@ export function branchToolRoutes(dependencies: RouteDependencies) {
     .post('/chats/:chatId/delete-branch', jsonBody(schemas.deleteBranch), async (context) => {
       const userId = userOf(context, defaultUserId);
       const body = context.req.valid('json');
-      const answer = await engines.use(context.req.param('chatId'), userId, async (engine) => {
+      const answer = await chats.use(context.req.param('chatId'), userId, async (engine) => {
         const result = await engine.deleteBranch(body.branch, {
           ...(body.activate === undefined ? {} : { activate: body.activate }),
           dryRun: body.dryRun ?? false,

@@ -24,7 +24,7 @@ const schemas = {
  * `{ result, view }`.
  */
 export function branchRoutes(dependencies: RouteDependencies) {
-  const { store, engines, defaultUserId } = dependencies;
+  const { store, chats, defaultUserId } = dependencies;
 
   /** Runs the operation on the chat's engine and answers its result with the chat after it. */
   async function operate<T extends BranchRecord | CheckpointRecord>(
@@ -32,7 +32,7 @@ export function branchRoutes(dependencies: RouteDependencies) {
     userId: string,
     operation: (engine: ContextEngine) => Promise<T>,
   ) {
-    return engines.use(chatId, userId, async (engine) => {
+    return chats.use(chatId, userId, async (engine) => {
       const result = await operation(engine);
       return { result, view: await buildChatView(engine, store) };
     });

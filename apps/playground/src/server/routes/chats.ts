@@ -16,7 +16,7 @@ const schemas = {
 
 /** `/chats`: list and create; `/chats/:chatId`: view, rename, delete. */
 export function chatRoutes(dependencies: RouteDependencies) {
-  const { store, engines, defaultUserId } = dependencies;
+  const { store, chats, defaultUserId } = dependencies;
   return new Hono()
     .get('/chats', queryOf(schemas.list), async (context) => {
       const userId = userOf(context, defaultUserId);
@@ -34,12 +34,12 @@ export function chatRoutes(dependencies: RouteDependencies) {
       const chatId = `chat-${randomUUID()}`;
       const title = body.title === undefined || body.title === '' ? 'Untitled chat' : body.title;
       await store.openChat({ chatId, userId, title });
-      const view = await engines.use(chatId, userId, (engine) => buildChatView(engine, store));
+      const view = await chats.use(chatId, userId, (engine) => buildChatView(engine, store));
       return context.json(view, 201);
     })
     .get('/chats/:chatId', async (context) => {
       const userId = userOf(context, defaultUserId);
-      const view = await engines.use(context.req.param('chatId'), userId, (engine) =>
+      const view = await chats.use(context.req.param('chatId'), userId, (engine) =>
         buildChatView(engine, store),
       );
       return context.json(view, 200);
@@ -47,7 +47,7 @@ export function chatRoutes(dependencies: RouteDependencies) {
     .patch('/chats/:chatId', jsonBody(schemas.rename), async (context) => {
       const userId = userOf(context, defaultUserId);
       const body = context.req.valid('json');
-      const view = await engines.use(context.req.param('chatId'), userId, async (engine) => {
+      const view = await chats.use(context.req.param('chatId'), userId, async (engine) => {
         await engine.updateChat({ title: body.title === '' ? null : body.title });
         return buildChatView(engine, store);
       });
@@ -55,11 +55,10 @@ export function chatRoutes(dependencies: RouteDependencies) {
     })
     .delete('/chats/:chatId', async (context) => {
       const chatId = context.req.param('chatId');
-      await engines.use(chatId, userOf(context, defaultUserId), async () => {
-        // Deletes the chat's context lane with it.
+      await chats.use(chatId, userOf(context, defaultUserId), async () => {
+        // Deletes the chat's context lane with it. Requests queued behind this one find no chat
+        // (each request checks the chat first).
         await store.deleteChat(chatId);
-        // Requests queued behind this one start over and find no chat.
-        engines.evict(chatId);
       });
       return context.json({ deleted: chatId }, 200);
     });

@@ -21,7 +21,7 @@ const compactSchema = z
  * Answers what was written (null when there was nothing to compact) and the chat after.
  */
 export function compactionRoutes(dependencies: RouteDependencies) {
-  const { store, engines, defaultUserId, languageModel } = dependencies;
+  const { store, chats, defaultUserId, languageModel } = dependencies;
   return new Hono().post('/chats/:chatId/compact', jsonBody(compactSchema), async (context) => {
     const userId = userOf(context, defaultUserId);
     const body = context.req.valid('json');
@@ -37,7 +37,7 @@ export function compactionRoutes(dependencies: RouteDependencies) {
         { issues: [{ path: 'summary', message: 'required without a model' }] },
       );
     }
-    const answer = await engines.use(context.req.param('chatId'), userId, async (engine) => {
+    const answer = await chats.use(context.req.param('chatId'), userId, async (engine) => {
       const result = await engine.compact({ summarize, keep: { turns: body.keepTurns ?? 2 } });
       return { result, view: await buildChatView(engine, store) };
     });

@@ -32,22 +32,18 @@ async function storeContext(
 
 /** `PUT /chats/:chatId/context`: replace a chat's context; `POST /preview`: render a draft. */
 export function contextRoutes(dependencies: RouteDependencies) {
-  const { store, engines, defaultUserId } = dependencies;
+  const { store, chats, defaultUserId } = dependencies;
   return new Hono()
     .put('/chats/:chatId/context', jsonBody(contextSchema), async (context) => {
       const userId = userOf(context, defaultUserId);
       const body = context.req.valid('json');
       const chatId = context.req.param('chatId');
-      const view = await engines.use(chatId, userId, async (engine) => {
+      const view = await chats.use(chatId, userId, async (engine) => {
         // Decode first: a bad fragment is refused before anything is stored.
         const fragments = decodeContext(body.fragments);
-        try {
-          await storeContext(engine, fragments);
-        } catch (error) {
-          // The engine holds a context the store may not: the next request loads it afresh.
-          engines.evict(chatId);
-          throw error;
-        }
+        // Should the save fail, the engine holds a context the store may not: the task fails, so
+        // the engine is dropped and the next request loads the context afresh.
+        await storeContext(engine, fragments);
         return buildChatView(engine, store);
       });
       return context.json(view, 200);

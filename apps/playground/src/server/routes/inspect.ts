@@ -41,12 +41,12 @@ const budgetedCallSchema = z
  * model: the engine remembers the plan, so the next call's prefix report compares with it.
  */
 export function inspectRoutes(dependencies: RouteDependencies) {
-  const { store, engines, defaultUserId, model } = dependencies;
+  const { store, chats, defaultUserId, model } = dependencies;
   return new Hono()
     .get('/chats/:chatId/inspect', queryOf(querySchema), async (context) => {
       const userId = userOf(context, defaultUserId);
       const query = context.req.valid('query');
-      const snapshot = await engines.use(context.req.param('chatId'), userId, (engine) =>
+      const snapshot = await chats.use(context.req.param('chatId'), userId, (engine) =>
         engine.inspect({
           modelId: query.modelId ?? model?.modelId ?? DEFAULT_MODEL_ID,
           renderer: rendererFor(query.renderer ?? 'xml'),
@@ -58,7 +58,7 @@ export function inspectRoutes(dependencies: RouteDependencies) {
     .get('/chats/:chatId/cache-calls', async (context) => {
       const userId = userOf(context, defaultUserId);
       const chatId = context.req.param('chatId');
-      const answer = await engines.use(chatId, userId, async (engine) => {
+      const answer = await chats.use(chatId, userId, async (engine) => {
         // The totals are the engine's own (usage() over the active branch); the calls are the
         // records they add up, read from the branch's replies, oldest first.
         const totals = await engine.usage({ scope: 'branch' });
@@ -89,7 +89,7 @@ export function inspectRoutes(dependencies: RouteDependencies) {
     .post('/chats/:chatId/budgeted-call', jsonBody(budgetedCallSchema), async (context) => {
       const userId = userOf(context, defaultUserId);
       const body = context.req.valid('json');
-      const call = await engines.use(context.req.param('chatId'), userId, async (engine) => {
+      const call = await chats.use(context.req.param('chatId'), userId, async (engine) => {
         const renderer = body.renderer ?? 'xml';
         const resolved = await engine.resolve({
           renderer: rendererFor(renderer),

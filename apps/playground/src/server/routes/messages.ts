@@ -66,9 +66,11 @@ const schemas = {
  * event says what changed ({@link ExchangeAdded}).
  */
 export function messageRoutes(dependencies: RouteDependencies) {
-  const { store, engines, defaultUserId, languageModel, logError } = dependencies;
-  // One chat cycle per renderer (the renderer is an engine setting); each opens an engine per
-  // request, with the same tokenizer as the warm engines, so their figures agree.
+  const { store, chats, defaultUserId, languageModel, logError } = dependencies;
+  // One chat cycle per renderer (the renderer is an engine setting) for the model replies, apart
+  // from the cycle the chat routes read through (`chats`): a reply's engine is left positioned
+  // at its reply, while the reads' engines stay on the active branch. The same tokenizer as
+  // theirs, so the figures agree.
   const cycles = new Map<RendererName, ChatCycle>();
   const cycleFor = (name: RendererName): ChatCycle => {
     let cycle = cycles.get(name);
@@ -90,7 +92,7 @@ export function messageRoutes(dependencies: RouteDependencies) {
       const userId = userOf(context, defaultUserId);
       const body = context.req.valid('json');
       // Answers what changed (the message, its node, the moved head), not the whole chat.
-      const change = await engines.use(context.req.param('chatId'), userId, async (engine) => {
+      const change = await chats.use(context.req.param('chatId'), userId, async (engine) => {
         engine.set(body.role === 'user' ? user(body.text) : assistantText(body.text));
         await engine.save();
         return buildMessageAdded(engine, store);
@@ -108,7 +110,7 @@ export function messageRoutes(dependencies: RouteDependencies) {
       const chatId = context.req.param('chatId');
       // The page shows the active branch: the question continues from its head. Read through the
       // warm engine, which also checks that the chat exists and is this user's.
-      const after = await engines.use(chatId, userId, async (engine) => {
+      const after = await chats.use(chatId, userId, async (engine) => {
         await engine.resolve({ renderer: rendererFor('xml') });
         return engine.headMessageId ?? null;
       });
@@ -191,7 +193,7 @@ export function messageRoutes(dependencies: RouteDependencies) {
           }
           // What changed, read through the warm engine (which sees the cycle's write as a moved
           // head): the question and the reply, not the whole chat.
-          const change = await engines.use(chatId, userId, async (engine) => {
+          const change = await chats.use(chatId, userId, async (engine) => {
             await engine.resolve({ renderer: rendererFor('xml') });
             const nodes = await engine.findMessage(turn.replyId);
             const replyNode = nodes[0];

@@ -1,15 +1,15 @@
 import type { ContextStore } from '@ctxgraph/fragments-core';
 import type { LanguageModel } from 'ai';
-import type { EnginePool } from '../engine-pool';
+import type { ChatAccess } from '../chat-access';
 import type { StoreDescription } from '../open-backend';
 import type { ModelChoice } from '../playground-config';
 
-/** What the route modules share: the store, the warm engines, the model and the settings. */
+/** What the route modules share: the store, the way to a chat's engine, the model and the settings. */
 export interface RouteDependencies {
   /** The conversation store (listing, creating and deleting chats, the graph, the context lane). */
   readonly store: ContextStore;
-  /** One warm engine per open chat; every chat route goes through it. */
-  readonly engines: EnginePool;
+  /** Every chat route reaches its chat's (warm) engine through it: the chat cycle's `read`. */
+  readonly chats: ChatAccess;
   /** The user of a request without the `x-ctxgraph-user` header. */
   readonly defaultUserId: string;
   /** Shown on the page. */

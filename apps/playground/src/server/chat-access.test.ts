@@ -1,12 +1,15 @@
+import { createChatCycle } from '@ctxgraph/ai-sdk';
 import { user } from '@ctxgraph/codecs';
 import type { ContextEngine } from '@ctxgraph/engine';
 import { ChatNotFoundError, type ContextStore, OwnershipError } from '@ctxgraph/fragments-core';
 import { InMemoryContextStore } from '@ctxgraph/store-memory';
+import { o200kTokenizer } from '@ctxgraph/tokenizer-o200k';
 import type { Hono } from 'hono';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { type ChatAccess, chatAccess } from './chat-access';
 import type { ChatView } from './chat-view';
-import { EnginePool } from './engine-pool';
 import { createPlaygroundApp } from './playground-app';
+import { rendererFor } from './renderers';
 import { type CountingStore, countingStore } from './testing/counting-store';
 import { startFakeOpenAI } from './testing/start-fake-openai';
 
@@ -56,72 +59,84 @@ function writeMethod(): 'append' | 'commit' {
   return counting.store.capabilities.append === true ? 'append' : 'commit';
 }
 
-describe('EnginePool', () => {
+/** The chat routes' access over a chat cycle, as the app makes it. */
+function access(warmEngines?: number): ChatAccess {
+  return chatAccess(
+    createChatCycle({
+      store: counting.store,
+      engine: { renderer: rendererFor('xml'), tokenizer: o200kTokenizer },
+      ...(warmEngines === undefined ? {} : { warmEngines }),
+    }),
+  );
+}
+
+describe('chatAccess (the chat cycle’s read)', () => {
   it('makes one engine per chat, even for simultaneous first uses, and keeps it warm', async () => {
     await newChat('chat-warm');
-    const pool = new EnginePool({ store: counting.store });
-    const [first, second] = await Promise.all([
-      pool.use('chat-warm', 'alice', async (engine) => engine),
-      pool.use('chat-warm', 'alice', async (engine) => engine),
-    ]);
-    expect(first).toBe(second);
-    expect(counting.calls.filter((call) => call === 'getChat')).toHaveLength(1);
-    expect(contexts.loads).toBe(1);
-    await pool.use('chat-warm', 'alice', (engine) => engine.resolve());
     counting.reset();
-    await pool.use('chat-warm', 'alice', (engine) => engine.resolve());
-    // Warm: one read of the branch head; no getChat, openChat, getChain or context load.
-    expect(counting.calls).toEqual(['getHead']);
+    const chats = access();
+    const [first, second] = await Promise.all([
+      chats.use('chat-warm', 'alice', async (engine) => engine),
+      chats.use('chat-warm', 'alice', async (engine) => engine),
+    ]);
+    expect(first === second).toBe(true);
+    expect(counting.calls.filter((call) => call === 'openChat')).toHaveLength(1);
+    expect(contexts.loads).toBe(1);
+    await chats.use('chat-warm', 'alice', (engine) => engine.resolve());
+    counting.reset();
+    await chats.use('chat-warm', 'alice', (engine) => engine.resolve());
+    // Warm: the chat checked (one read of it) and the branch head; no openChat, getChain or
+    // context load.
+    expect(counting.calls).toEqual(['getChat', 'getHead']);
     expect(contexts.loads).toBe(1);
   });
 
-  it('refuses a missing chat without creating or keeping it', async () => {
-    const pool = new EnginePool({ store: counting.store });
-    await expect(pool.use('chat-missing', 'alice', async () => 'ran')).rejects.toSatisfy((error) =>
+  it('refuses a missing chat without creating it', async () => {
+    const chats = access();
+    await expect(chats.use('chat-missing', 'alice', async () => 'ran')).rejects.toSatisfy((error) =>
       ChatNotFoundError.isInstance(error),
     );
     expect(await counting.store.getChat('chat-missing')).toBeNull();
-    expect(pool.size).toBe(0);
   });
 
   it('refuses another user before the task runs, with a warm engine or a cold one', async () => {
     await newChat('chat-owned');
-    const pool = new EnginePool({ store: counting.store });
+    const chats = access();
     // Cold: the first use of the chat is the intruder's.
     let ran = 0;
     const intrude = () =>
-      pool.use('chat-owned', 'mallory', async () => {
+      chats.use('chat-owned', 'mallory', async () => {
         ran += 1;
       });
     await expect(intrude()).rejects.toSatisfy((error) => OwnershipError.isInstance(error));
-    await pool.use('chat-owned', 'alice', async (engine) => {
+    await chats.use('chat-owned', 'alice', async (engine) => {
       engine.set(user('mine'));
       await engine.save();
     });
-    // Warm: the pooled engine is alice's and must not serve mallory.
+    // Warm: the kept engine is alice's and must not serve mallory.
     const refused = await intrude().catch((error: unknown) => error);
     expect(OwnershipError.isInstance(refused)).toBe(true);
     expect((refused as Error).message).toContain('mallory');
     expect(ran).toBe(0);
-    const { messages } = await pool.use('chat-owned', 'alice', (engine) => engine.resolve());
+    const { messages } = await chats.use('chat-owned', 'alice', (engine) => engine.resolve());
     expect(messages.map((message) => message.role)).toEqual(['user']);
   });
 
   it('runs the tasks of one chat one at a time, in order, and other chats meanwhile', async () => {
     await newChat('chat-a');
     await newChat('chat-b');
-    const pool = new EnginePool({ store: counting.store });
+    const chats = access();
     const events: string[] = [];
     const held = gate();
-    const first = pool.use('chat-a', 'alice', async () => {
+    const first = chats.use('chat-a', 'alice', async () => {
       events.push('a1 start');
       await held.promise;
       events.push('a1 end');
     });
-    const second = pool.use('chat-a', 'alice', async () => {
+    const second = chats.use('chat-a', 'alice', async () => {
       events.push('a2');
     });
-    await pool.use('chat-b', 'alice', async () => {
+    await chats.use('chat-b', 'alice', async () => {
       events.push('b');
     });
     expect(events).toEqual(['a1 start', 'b']);
@@ -132,17 +147,17 @@ describe('EnginePool', () => {
 
   it('drops the messages a failed save left pending, so the next request saves only its own', async () => {
     await newChat('chat-refused');
-    const pool = new EnginePool({ store: counting.store });
+    const chats = access();
     counting.failNext(writeMethod(), new Error('the disk is full'));
     await expect(
-      pool.use('chat-refused', 'alice', async (engine) => {
+      chats.use('chat-refused', 'alice', async (engine) => {
         engine.set(user('refused'));
         await engine.save();
       }),
     ).rejects.toThrow('the disk is full');
-    const snapshot = await pool.use('chat-refused', 'alice', (engine) => engine.inspect());
+    const snapshot = await chats.use('chat-refused', 'alice', (engine) => engine.inspect());
     expect(snapshot.fragments.pending).toEqual([]);
-    const { messages } = await pool.use('chat-refused', 'alice', async (engine) => {
+    const { messages } = await chats.use('chat-refused', 'alice', async (engine) => {
       engine.set(user('accepted'));
       await engine.save();
       return engine.resolve();
@@ -152,57 +167,49 @@ describe('EnginePool', () => {
     ]);
   });
 
-  it('evicts the least recently used idle chat past its capacity, and reloads it on next use', async () => {
+  it('drops the least recently used idle chat past its capacity, and reloads it on next use', async () => {
     for (const chatId of ['chat-1', 'chat-2', 'chat-3']) await newChat(chatId);
-    const pool = new EnginePool({ store: counting.store, capacity: 2 });
-    const touch = (chatId: string) => pool.use(chatId, 'alice', async (engine) => engine);
+    const chats = access(2);
+    const touch = (chatId: string) => chats.use(chatId, 'alice', async (engine) => engine);
     const firstEngine = await touch('chat-1');
-    await touch('chat-2');
+    const secondEngine = await touch('chat-2');
     await touch('chat-1');
     await touch('chat-3');
-    expect(pool.size).toBe(2);
-    expect([pool.has('chat-1'), pool.has('chat-2'), pool.has('chat-3')]).toEqual([
-      true,
-      false,
-      true,
-    ]);
-    expect(await touch('chat-1')).toBe(firstEngine);
+    expect((await touch('chat-1')) === firstEngine).toBe(true);
     counting.reset();
-    await touch('chat-2');
+    expect((await touch('chat-2')) === secondEngine).toBe(false);
     // A new engine: the chat checked, then opened and its context lane loaded.
     expect(counting.calls).toEqual(['getChat', 'openChat', 'getContext']);
-    expect([pool.has('chat-1'), pool.has('chat-2'), pool.has('chat-3')]).toEqual([
-      true,
-      true,
-      false,
-    ]);
   });
 
-  it('never evicts a chat with a task under way', async () => {
+  it('a task under way keeps its engine, which then serves the chat’s next task', async () => {
     await newChat('chat-busy');
     await newChat('chat-other');
-    const pool = new EnginePool({ store: counting.store, capacity: 1 });
+    const chats = access(1);
     const held = gate();
-    const busy = pool.use('chat-busy', 'alice', () => held.promise);
-    await pool.use('chat-other', 'alice', async () => {});
-    expect(pool.has('chat-busy')).toBe(true);
-    expect(pool.size).toBe(1);
+    let busyEngine: unknown;
+    const busy = chats.use('chat-busy', 'alice', async (engine) => {
+      busyEngine = engine;
+      await held.promise;
+    });
+    await chats.use('chat-other', 'alice', async () => {});
     held.open();
     await busy;
-    expect(pool.size).toBe(1);
+    expect((await chats.use('chat-busy', 'alice', async (engine) => engine)) === busyEngine).toBe(
+      true,
+    );
   });
 
-  it('makes tasks queued behind a delete start over and find the chat gone', async () => {
+  it('makes tasks queued behind a delete find the chat gone', async () => {
     await newChat('chat-deleted');
-    const pool = new EnginePool({ store: counting.store });
+    const chats = access();
     const held = gate();
-    const deleting = pool.use('chat-deleted', 'alice', async () => {
+    const deleting = chats.use('chat-deleted', 'alice', async () => {
       await held.promise;
       await counting.store.deleteChat('chat-deleted');
-      pool.evict('chat-deleted');
     });
     let ran = false;
-    const queued = pool.use('chat-deleted', 'alice', async (engine: ContextEngine) => {
+    const queued = chats.use('chat-deleted', 'alice', async (engine: ContextEngine) => {
       ran = true;
       return engine.resolve();
     });
@@ -210,14 +217,21 @@ describe('EnginePool', () => {
     await deleting;
     await expect(queued).rejects.toSatisfy((error) => ChatNotFoundError.isInstance(error));
     expect(ran).toBe(false);
-    expect(pool.has('chat-deleted')).toBe(false);
     expect(await counting.store.getChat('chat-deleted')).toBeNull();
   });
 
-  it('refuses a capacity that is not a positive integer', () => {
-    expect(() => new EnginePool({ store: counting.store, capacity: 0 })).toThrow(
-      'capacity must be a positive integer',
-    );
+  it('refuses a maxOpenChats that is not a whole number of chats', () => {
+    for (const maxOpenChats of [-1, 1.5]) {
+      expect(() =>
+        createPlaygroundApp({
+          store: counting.store,
+          storeDescription: { kind: 'memory', location: 'in memory' },
+          model: null,
+          defaultUserId: 'alice',
+          maxOpenChats,
+        }),
+      ).toThrow('warmEngines must be a whole number');
+    }
   });
 });
 
@@ -270,7 +284,7 @@ describe('the app keeps one warm engine per chat', () => {
     expect(view.status).toBe(200);
     expect(view.body.messages).toHaveLength(1);
     expect(view.body.context).toEqual(context);
-    expect(counting.calls).toEqual(['getHead', 'getGraph']);
+    expect(counting.calls).toEqual(['getChat', 'getHead', 'getGraph']);
     expect(contexts.loads).toBe(loads);
     // The same view from a cold app opens the chat and reads the chain and the context.
     counting.reset();
@@ -303,7 +317,15 @@ describe('the app keeps one warm engine per chat', () => {
     expect(view.body.context).toEqual(replaced);
     expect(view.body.prompts[0].prompt).toContain('Prefer tables.');
     expect(contexts.loads).toBe(loads);
-    expect(counting.calls).toEqual(['saveContext', 'getHead', 'getGraph', 'getHead', 'getGraph']);
+    expect(counting.calls).toEqual([
+      'getChat',
+      'saveContext',
+      'getHead',
+      'getGraph',
+      'getChat',
+      'getHead',
+      'getGraph',
+    ]);
     // The first app's engine read the lane before those saves (like another server): a PUT there
     // still replaces the whole context, reading the new revision once and saving over it.
     const last = [{ type: 'hint', text: 'Last writer wins.' }];

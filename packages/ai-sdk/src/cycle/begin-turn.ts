@@ -1,0 +1,120 @@
+import type { BudgetOptions } from '@ctxgraph/engine';
+import {
+  assertIdentifier,
+  type ContextStore,
+  MessageNotFoundError,
+  OwnershipError,
+} from '@ctxgraph/fragments-core';
+import type { UIMessage } from 'ai';
+import { ChatNotFoundForUserError, ChatRequestError } from '../errors';
+import {
+  type ChatMessageSchemas,
+  type ChatRequest,
+  readChatRequest,
+  validateChatMessages,
+} from '../request/read-chat-request';
+import type { AttachedChat, ModelInput, PlacedRequest } from './attach';
+import type { ChatEngines } from './chat-engines';
+import { settleClientMessages } from './client-copies';
+import { ContinuationRefusedError } from './continuation-refused-error';
+import type { BeginTurnOptions } from './cycle-options';
+
+/** A request read, placed on the graph with the client's new messages saved, before the model call. */
+export interface BegunTurn<UI_MESSAGE extends UIMessage = UIMessage> {
+  readonly request: ChatRequest<UI_MESSAGE>;
+  /** The request's engine, positioned where the reply goes. */
+  readonly attached: AttachedChat<UI_MESSAGE>;
+  readonly placed: PlacedRequest<UI_MESSAGE>;
+  readonly input: ModelInput;
+}
+
+/** What {@link beginTurn} needs of the cycle. */
+export interface TurnBeginning<UI_MESSAGE extends UIMessage = UIMessage> {
+  readonly store: ContextStore;
+  readonly engines: ChatEngines<UI_MESSAGE>;
+  readonly schemas: ChatMessageSchemas<UI_MESSAGE>;
+  readonly budget: BudgetOptions | undefined;
+}
+
+/**
+ * `cycle.begin()` up to the model call: reads the body (a {@link ChatRequestError} before anything
+ * is written), reads the client's copies of replies cut off mid-stream as the cycle stores them
+ * (settled), validates what the graph does not hold yet, places the request on the chat's engine
+ * (saving the client's new messages) and resolves the model input.
+ */
+export async function beginTurn<UI_MESSAGE extends UIMessage>(
+  body: unknown,
+  options: BeginTurnOptions,
+  cycle: TurnBeginning<UI_MESSAGE>,
+): Promise<BegunTurn<UI_MESSAGE>> {
+  const { schemas } = cycle;
+  const sent = await readChatRequest<UI_MESSAGE>(body, schemas, 'shape');
+  const shaped = { ...sent, messages: settleClientMessages(sent.messages) };
+  // A chat that exists has its messages validated on write: only the messages it does not hold
+  // yet are validated (after locating them). A new chat is validated whole, up front, so a bad
+  // body never creates it.
+  const owned = await cycle.engines.owned(shaped.chatId, options.userId);
+  if (owned === null) await refuseOnNewChat(cycle.store, shaped, options.after);
+  const fresh = shaped.lastOnly || owned === null;
+  const request = fresh
+    ? { ...shaped, messages: await validateChatMessages(shaped, 0, schemas) }
+    : shaped;
+  const validateFrom = (from: number): Promise<UI_MESSAGE[]> =>
+    fresh
+      ? Promise.resolve(request.messages.slice(from))
+      : validateChatMessages(request, from, schemas);
+  if (request.trigger === 'regenerate-message' && request.messages.at(-1)?.role !== 'user') {
+    throw new ChatRequestError(
+      'Chat request refused: a regenerate-message body ends with the user message whose reply is regenerated.',
+      { issues: [{ path: 'messages', message: 'expected a user message last' }] },
+    );
+  }
+  try {
+    const attached = cycle.engines.take(request.chatId, options.userId, owned);
+    // The context is the request's own: a warm engine's is cleared before the app sets it.
+    attached.engine.replaceContext([]);
+    await options.context?.(attached.engine);
+    const placed = await attached.place(request, validateFrom, options.after);
+    const input = await attached.modelInput(options.budget ?? cycle.budget);
+    return { request, attached, placed, input };
+  } catch (error) {
+    if (OwnershipError.isInstance(error)) {
+      throw new ChatNotFoundForUserError(`No chat '${request.chatId}' for this user.`, {
+        cause: error,
+      });
+    }
+    throw error;
+  }
+}
+
+/**
+ * What a request cannot ask of a chat that does not exist, refused before anything is written
+ * (opening the chat would create it): to continue a reply (there is none), or to continue after a
+ * node (`after`: there is none). A chat of another user is left to the ownership check.
+ */
+async function refuseOnNewChat<UI_MESSAGE extends UIMessage>(
+  store: ContextStore,
+  request: ChatRequest<UI_MESSAGE>,
+  after: string | null | undefined,
+): Promise<void> {
+  const last = request.messages.at(-1) as UI_MESSAGE;
+  const continues = request.trigger === 'submit-message' && last.role === 'assistant';
+  const placedAfter = request.lastOnly && typeof after === 'string';
+  if (!continues && !placedAfter) return;
+  if (placedAfter) assertIdentifier('begin(body, options)', 'options.after', after);
+  if ((await store.getChat(request.chatId)) !== null) return;
+  if (continues) {
+    throw new ContinuationRefusedError(
+      `Chat request refused: chat '${request.chatId}' does not exist yet, so it holds no reply '${last.id}' to continue.`,
+      {
+        issues: [
+          {
+            path: request.lastOnly ? 'message' : `messages[${request.messages.length - 1}]`,
+            message: 'no such stored reply',
+          },
+        ],
+      },
+    );
+  }
+  throw new MessageNotFoundError(request.chatId, after as string);
+}

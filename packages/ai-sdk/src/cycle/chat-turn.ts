@@ -1,0 +1,155 @@
+import type { CachePrediction, ContextEngine, ReplyOutcome } from '@ctxgraph/engine';
+import { CtxGraphError } from '@ctxgraph/fragments-core';
+import type { InferUIMessageChunk, ModelMessage, SystemModelMessage, UIMessage } from 'ai';
+import type { ChatRequest, ChatTrigger } from '../request/read-chat-request';
+import type { CallUsage } from '../stream/call-usage';
+import { deliverReply, replyResponse } from '../stream/reply-response';
+import { createReplySaver } from '../stream/reply-saver';
+import {
+  openReplySource,
+  type RespondOptions,
+  type StreamTextResultLike,
+} from '../stream/reply-source';
+import type { ResumableStreams } from '../stream/resumable-streams';
+import type { ReplyUsage } from './attach';
+import type { BegunTurn } from './begin-turn';
+import type { ChatEngines } from './chat-engines';
+import type { ReplySavedEvent } from './cycle-options';
+
+/** One request of the cycle, after its messages were written and before the model is called. */
+export interface ChatTurn<UI_MESSAGE extends UIMessage = UIMessage> {
+  /** The chat. */
+  readonly chatId: string;
+  /** What the client asked for. */
+  readonly trigger: ChatTrigger;
+  /** The request as read. */
+  readonly request: ChatRequest<UI_MESSAGE>;
+  /**
+   * The request's engine, positioned where the reply goes. It is the turn's until the reply is
+   * saved; after that the cycle may give it to the chat's next request (`warmEngines`), so use it
+   * no longer (open an engine of your own, or read through the cycle).
+   */
+  readonly engine: ContextEngine;
+  /** For `streamText({ system })`: the rendered context (a system message with its cache mark under a budget). */
+  readonly system: string | SystemModelMessage;
+  /** For `streamText({ messages })`: the conversation the reply answers, as model messages. */
+  readonly messages: ModelMessage[];
+  /** The conversation as stored, with the client's ids (the AI SDK's `originalMessages`). */
+  readonly originalMessages: UI_MESSAGE[];
+  /** The id the reply is streamed and stored under (the stream's `start` chunk carries it). */
+  readonly replyId: string;
+  /** For `streamText({ abortSignal })`: aborts when the request does or the client disconnects. */
+  readonly abortSignal: AbortSignal;
+  /**
+   * Streams the reply to the client as the AI SDK's UI message stream response and saves it when
+   * it ends, with the whole call's usage; a reply that cannot be saved ends the stream with an
+   * `error` chunk.
+   */
+  respond(result: StreamTextResultLike<UI_MESSAGE>, options?: RespondOptions<UI_MESSAGE>): Response;
+  /** The same as `respond`, as a chunk stream (for `createUIMessageStream`'s `writer.merge`). */
+  stream(
+    result: StreamTextResultLike<UI_MESSAGE>,
+    options?: RespondOptions<UI_MESSAGE>,
+  ): ReadableStream<InferUIMessageChunk<UI_MESSAGE>>;
+}
+
+/** What a turn's reply needs of the cycle. */
+export interface TurnSettings<UI_MESSAGE extends UIMessage = UIMessage> {
+  readonly engines: ChatEngines<UI_MESSAGE>;
+  readonly generateId: () => string;
+  readonly streams: ResumableStreams | undefined;
+  readonly stopOnDisconnect: boolean;
+  readonly onReplySaved: ((event: ReplySavedEvent) => void) | undefined;
+  readonly onSaveError: ((error: unknown) => void) | undefined;
+}
+
+/**
+ * The turn of a begun request. Its reply runs through three parts: the model call's chunks
+ * (`openReplySource`), the reply saver (`createReplySaver`: settles and saves the reply when the
+ * chunks end, with the call's usage, then gives the engine back), and the response
+ * (`deliverReply`: the client's stream and the resumable copy; `replyResponse` over HTTP).
+ *
+ * The model call stops on the turn's `abortSignal`: the request's signal, or the client's
+ * disconnect (`stopOnDisconnect`). A stop asked for in any other way joins it there.
+ */
+export function createChatTurn<UI_MESSAGE extends UIMessage>(
+  begun: BegunTurn<UI_MESSAGE>,
+  signal: AbortSignal | undefined,
+  settings: TurnSettings<UI_MESSAGE>,
+): ChatTurn<UI_MESSAGE> {
+  const { request, attached, placed, input } = begun;
+  const disconnect = new AbortController();
+  const abortSignal = signal ? AbortSignal.any([signal, disconnect.signal]) : disconnect.signal;
+  const replyId = placed.continues?.id ?? settings.generateId();
+  let used = false;
+  const stream = (
+    result: StreamTextResultLike<UI_MESSAGE>,
+    options: RespondOptions<UI_MESSAGE> = {},
+  ): ReadableStream<InferUIMessageChunk<UI_MESSAGE>> => {
+    if (used) {
+      throw new CtxGraphError(
+        'A chat turn streams one reply: respond() or stream() was already called.',
+      );
+    }
+    used = true;
+    const streamId = settings.generateId();
+    const source = openReplySource(result, { originalMessages: placed.path, replyId, options });
+    const keep = async (reply: UI_MESSAGE | undefined, outcome: ReplyOutcome): Promise<void> => {
+      const usage = await source.usage;
+      if (reply !== undefined) {
+        const started = performance.now();
+        await attached.saveReply(reply, replyUsage(usage, options.modelId, input.cache), {
+          outcome,
+          add: placed.continues !== undefined,
+        });
+        settings.onReplySaved?.({
+          chatId: request.chatId,
+          replyId: reply.id,
+          outcome,
+          saveMs: performance.now() - started,
+        });
+      }
+      // The turn ended well: its engine serves the chat's next request warm.
+      settings.engines.give(attached);
+    };
+    const saved = source.chunks.pipeThrough(
+      createReplySaver({ ended: source.ended, keep, onSaveError: settings.onSaveError }),
+    );
+    return deliverReply(saved, {
+      chatId: request.chatId,
+      streamId,
+      streams: settings.streams,
+      onDisconnect: () => {
+        if (settings.stopOnDisconnect) disconnect.abort();
+      },
+    });
+  };
+  return {
+    chatId: request.chatId,
+    trigger: request.trigger,
+    request,
+    engine: attached.engine,
+    system: input.system,
+    messages: input.messages,
+    originalMessages: placed.path,
+    replyId,
+    abortSignal,
+    stream,
+    respond: (result, options = {}) => replyResponse(stream(result, options), options.headers),
+  };
+}
+
+/** What the reply's usage is recorded as: the whole call's, with the budget's cache prediction. */
+function replyUsage(
+  usage: CallUsage,
+  modelId: string | undefined,
+  cache: CachePrediction | undefined,
+): ReplyUsage {
+  const steps = usage.steps();
+  return {
+    usage: usage.usage(),
+    ...(steps === undefined ? {} : { steps }),
+    modelId: usage.modelId ?? modelId ?? 'unknown',
+    ...(cache === undefined ? {} : { cache }),
+  };
+}
