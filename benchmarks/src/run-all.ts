@@ -14,6 +14,7 @@ const scripts = [
   'drop-bench.ts',
   'search-cost-bench.ts',
   'branch-ops-bench.ts',
+  'live-reply-bench.ts',
 ];
 let failed = false;
 for (const script of scripts) {

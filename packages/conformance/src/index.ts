@@ -6,5 +6,6 @@ export { rendererSampleFragments } from './renderer/renderer-sample';
 export {
   defineStoreConformance,
   type StoreConformanceOptions,
+  type StoreFactoryContext,
 } from './store/define-store-conformance';
 export { uiMessageFixtures } from './store/ui-message-fixtures';

@@ -26,6 +26,11 @@ export {
   type ValidationIssue,
 } from './errors/errors';
 export {
+  LiveReplyConflictError,
+  LiveReplyLostError,
+  LiveReplyOffsetError,
+} from './errors/live-reply-errors';
+export {
   type AliasData,
   type AnalogyData,
   alias,
@@ -151,6 +156,24 @@ export type {
   SaveContextInput,
   UpdateChatInput,
 } from './store/context-store';
+export {
+  type AppendReplyChunksInput,
+  type AppendReplyChunksResult,
+  type ChatChange,
+  type ChatChangeListener,
+  type CommitEndReply,
+  type CommitStartReply,
+  type EndReplyInput,
+  LIVE_REPLY_LIMITS,
+  type LiveChatState,
+  type LiveReplyMethods,
+  type LiveReplyRead,
+  type LiveReplyRecord,
+  type ReadReplyInput,
+  type StartReplyInput,
+  type StopReplyInput,
+  type TakeOverReplyInput,
+} from './store/live-replies';
 export type {
   BranchRecord,
   ChatGraph,

@@ -1,10 +1,10 @@
 import { defineStoreConformance } from '@ctxgraph/conformance';
-import { type ContextStore, StoreError } from '@ctxgraph/fragments-core';
+import { type ChatChangeListener, type ContextStore, StoreError } from '@ctxgraph/fragments-core';
 import { InMemoryContextStore } from './in-memory-context-store';
 
 defineStoreConformance({
   name: 'InMemoryContextStore',
-  createStore: () => new InMemoryContextStore(),
+  createStore: ({ clock }) => new InMemoryContextStore({ clock }),
 });
 
 // The kit's persistence and cross-object tests only run for stores that declare those abilities.
@@ -15,6 +15,8 @@ const backingOf = new WeakMap<ContextStore, InMemoryContextStore>();
 
 function handleOver(backing: InMemoryContextStore): ContextStore {
   let closed = false;
+  // A handle's watchers stop when it closes, as a database store's listening connection does.
+  const watching = new Set<() => void>();
   const handle = new Proxy(backing, {
     get(target, property) {
       if (property === 'capabilities')
@@ -22,6 +24,19 @@ function handleOver(backing: InMemoryContextStore): ContextStore {
       if (property === 'close') {
         return async () => {
           closed = true;
+          for (const unsubscribe of watching) unsubscribe();
+          watching.clear();
+        };
+      }
+      if (property === 'watchChat') {
+        return (chatId: string, listener: ChatChangeListener) => {
+          if (closed) throw new StoreError('watchChat: this handle is closed.');
+          const unsubscribe = target.watchChat(chatId, listener);
+          watching.add(unsubscribe);
+          return () => {
+            watching.delete(unsubscribe);
+            unsubscribe();
+          };
         };
       }
       const value: unknown = Reflect.get(target, property, target);
@@ -39,7 +54,7 @@ function handleOver(backing: InMemoryContextStore): ContextStore {
 
 defineStoreConformance({
   name: 'handles over one InMemoryContextStore',
-  createStore: () => handleOver(new InMemoryContextStore()),
+  createStore: ({ clock }) => handleOver(new InMemoryContextStore({ clock })),
   reopenStore: (store) => handleOver(backingOf.get(store) as InMemoryContextStore),
   destroyStore: (store) => backingOf.get(store)?.close(),
 });

@@ -2,14 +2,17 @@ import type {
   AppendInput,
   AppendResult,
   BranchRecord,
+  ChatChangeListener,
   ContextLaneRecord,
   ContextStore,
   ContextStoreCapabilities,
   ForkBranchInput,
+  LiveReplyRead,
+  ReadReplyInput,
   SaveContextInput,
 } from '@ctxgraph/fragments-core';
 import { describe, expectTypeOf, it } from 'vitest';
-import { InMemoryContextStore } from './in-memory-context-store';
+import { InMemoryContextStore, type InMemoryContextStoreOptions } from './in-memory-context-store';
 
 describe('InMemoryContextStore types', () => {
   it('is a v1 ContextStore, disposable with await using', () => {
@@ -35,7 +38,18 @@ describe('InMemoryContextStore types', () => {
     >();
   });
 
-  it('takes no constructor options', () => {
-    expectTypeOf(InMemoryContextStore).constructorParameters.toEqualTypeOf<[]>();
+  it('takes only optional constructor options (the clock of its live replies)', () => {
+    expectTypeOf(InMemoryContextStore).constructorParameters.toEqualTypeOf<
+      [options?: InMemoryContextStoreOptions]
+    >();
+  });
+
+  it('always serves live replies and the change feed: its type says so', () => {
+    expectTypeOf<InMemoryContextStore['watchChat']>().toEqualTypeOf<
+      (chatId: string, listener: ChatChangeListener) => () => void
+    >();
+    expectTypeOf<InMemoryContextStore['readReply']>().toEqualTypeOf<
+      (input: ReadReplyInput) => Promise<LiveReplyRead | null>
+    >();
   });
 });

@@ -13,7 +13,7 @@ function text(id: string, body: string = id) {
 }
 
 describe('InMemoryContextStore', () => {
-  it('declares v1, no persistence, single process, append, forkBranch, the context lane, search (with prefixes), renameBranch, retention, engine records and message versions', () => {
+  it('declares v1, no persistence, single process, append, forkBranch, the context lane, search (with prefixes), renameBranch, retention, engine records, message versions and live replies', () => {
     const store = new InMemoryContextStore();
     expect(store.specificationVersion).toBe('v1');
     expect(store.capabilities).toEqual({
@@ -28,6 +28,7 @@ describe('InMemoryContextStore', () => {
       retention: true,
       engineRecords: true,
       messageVersions: true,
+      liveReplies: true,
     });
     expect(Object.isFrozen(store.capabilities)).toBe(true);
   });

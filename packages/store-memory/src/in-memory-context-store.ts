@@ -1,33 +1,58 @@
 import type {
   AppendInput,
+  AppendReplyChunksInput,
+  AppendReplyChunksResult,
   AppendResult,
   BranchRecord,
+  ChatChangeListener,
   ContextLaneRecord,
+  EndReplyInput,
   FindMessageNodesInput,
   ForkBranchInput,
+  LiveChatState,
+  LiveReplyRead,
+  LiveReplyRecord,
   MessageNodeRecord,
   Page,
   PruneInput,
   PruneResult,
+  ReadReplyInput,
   RenameBranchInput,
   SaveContextInput,
   SearchHit,
   SearchMessagesInput,
+  StartReplyInput,
+  StopReplyInput,
+  TakeOverReplyInput,
 } from '@ctxgraph/fragments-core';
+import { ValidationError } from '@ctxgraph/fragments-core';
 import { CheckedContextStore, type ContextStoreDriver } from '@ctxgraph/fragments-core/store-kit';
 import { branchAndCheckpointOperations } from './driver/branch-and-checkpoint-operations';
 import { chatOperations } from './driver/chat-operations';
 import { contextLaneOperations } from './driver/context-lane-operations';
+import { liveReplyOperations } from './driver/live-replies';
 import type { MemoryChats } from './driver/memory-state';
 import { messageOperations } from './driver/message-operations';
 import { searchAndPruneOperations } from './driver/search-and-prune-operations';
 
 const NAME = 'InMemoryContextStore';
 
+/** Options of {@link InMemoryContextStore}. */
+export interface InMemoryContextStoreOptions {
+  /**
+   * The clock live replies are stamped with and their leases compared to, in milliseconds since
+   * the epoch (a test passes one it can move forward, to expire a lease without waiting).
+   * @default Date.now
+   */
+  readonly clock?: () => number;
+}
+
 /** The storage of one store: a map of chats, and the operations over it, by concern. */
-function memoryDriver(): ContextStoreDriver {
+function memoryDriver(options: InMemoryContextStoreOptions): ContextStoreDriver {
   const chats: MemoryChats = new Map();
-  return {
+  const clock = options.clock ?? Date.now;
+  const live = liveReplyOperations(chats, clock);
+  return live.wrap({
     name: NAME,
     capabilities: {
       persistent: false,
@@ -41,6 +66,7 @@ function memoryDriver(): ContextStoreDriver {
       retention: true,
       engineRecords: true,
       messageVersions: true,
+      liveReplies: true,
     },
     ...chatOperations(chats),
     ...messageOperations(chats),
@@ -48,9 +74,10 @@ function memoryDriver(): ContextStoreDriver {
     ...contextLaneOperations(chats),
     ...searchAndPruneOperations(chats),
     close() {
+      live.close();
       chats.clear();
     },
-  };
+  });
 }
 
 /**
@@ -66,7 +93,8 @@ function memoryDriver(): ContextStoreDriver {
  *
  * Serves every optional ability of the contract: `append`, `forkBranch`, the context lane
  * (`getContext` / `saveContext`), `search` (a plain scan, prefix matching included), `renameBranch`, `retention` (`prune`), engine
- * records and message versions (`findMessageNodes`, fork-commits).
+ * records, message versions (`findMessageNodes`, fork-commits) and live replies with a change
+ * feed delivered as the writes happen (in this process only: the data is the object's).
  *
  * @example
  * ```ts
@@ -105,9 +133,39 @@ export class InMemoryContextStore extends CheckedContextStore {
     input: FindMessageNodesInput,
   ) => Promise<readonly MessageNodeRecord[]>;
 
+  /** Starts a live reply without a message write (see `ContextStore.startReply`). */
+  declare readonly startReply: (input: StartReplyInput) => Promise<LiveReplyRecord>;
+  /** Appends chunks and renews the lease; says whether a stop was asked for. */
+  declare readonly appendReplyChunks: (
+    input: AppendReplyChunksInput,
+  ) => Promise<AppendReplyChunksResult>;
+  /** A live reply and its chunks from an offset, or null. */
+  declare readonly readReply: (input: ReadReplyInput) => Promise<LiveReplyRead | null>;
+  /** The chat's live replies and change version. */
+  declare readonly getLiveState: (chatId: string) => Promise<LiveChatState>;
+  /** Asks live replies to stop. */
+  declare readonly stopReply: (input: StopReplyInput) => Promise<readonly LiveReplyRecord[]>;
+  /** Hands a reply whose lease ran out to a new owner. */
+  declare readonly takeOverReply: (input: TakeOverReplyInput) => Promise<LiveReplyRead | null>;
+  /** Ends a live reply without a save. */
+  declare readonly endReply: (input: EndReplyInput) => Promise<void>;
+  /** The chat's change feed: notices delivered in this process as the writes happen. */
+  declare readonly watchChat: (chatId: string, listener: ChatChangeListener) => () => void;
+
   /** An empty store. */
-  constructor() {
-    super(memoryDriver());
+  constructor(options: InMemoryContextStoreOptions = {}) {
+    if (typeof options !== 'object' || options === null)
+      throw new ValidationError('InMemoryContextStore: options must be an object.', {
+        issues: [{ path: 'options', message: 'expected an object' }],
+      });
+    if (options.clock !== undefined && typeof options.clock !== 'function')
+      throw new ValidationError(
+        'InMemoryContextStore: clock must be a function returning milliseconds.',
+        {
+          issues: [{ path: 'clock', message: 'expected a function' }],
+        },
+      );
+    super(memoryDriver(options));
   }
 
   /** Same as {@link InMemoryContextStore.close}, for `await using`. */

@@ -1,1 +1,1 @@
-export { InMemoryContextStore } from './in-memory-context-store';
+export { InMemoryContextStore, type InMemoryContextStoreOptions } from './in-memory-context-store';

@@ -6,6 +6,8 @@ export {
   SCHEMA_VERSION,
 } from './migrations/migrations';
 export {
+  type ChangeFeedOptions,
+  DEFAULT_POLL_INTERVAL_MS,
   DEFAULT_POOL_OPTIONS,
   type PostgresClient,
   type PostgresConnectionOptions,

@@ -32,6 +32,33 @@ export interface PostgresContextStoreOptions extends TableNameOptions {
    * @default true
    */
   readonly migrate?: boolean;
+  /**
+   * The clock live replies are stamped with and their leases compared to, in milliseconds since
+   * the epoch (a test passes one it can move forward, to expire a lease without waiting). Every
+   * server of an app should run on the same (NTP-synchronized) time.
+   * @default Date.now
+   */
+  readonly clock?: () => number;
+  /** How the change feed (`watchChat`) learns of changes. */
+  readonly changeFeed?: ChangeFeedOptions;
+}
+
+/** Options of the change feed ({@link PostgresContextStoreOptions.changeFeed}). */
+export interface ChangeFeedOptions {
+  /**
+   * LISTEN on a connection of its own (opened by the first watcher, closed with the last) for
+   * the notices the live-reply writes send. Set it to false behind PgBouncer in transaction mode,
+   * where LISTEN does not work: the poll then carries every notice.
+   * @default true
+   */
+  readonly listen?: boolean;
+  /**
+   * How often the watched chats are polled, in milliseconds (one query for all of them), for
+   * the writes that send no notice (a plain commit, a branch write, a deleted chat), and for
+   * everything when `listen` is false. Nothing is polled while nothing watches.
+   * @default 500
+   */
+  readonly pollIntervalMs?: number;
 }
 
 /** The pool settings the store uses for a pool it opens: small, because an app often runs many servers. */
@@ -47,6 +74,46 @@ export interface ResolvedStoreOptions {
   readonly ownsClient: boolean;
   readonly migrate: boolean;
   readonly names: TableNames;
+  readonly clock: () => number;
+  readonly changeFeed: { readonly listen: boolean; readonly pollIntervalMs: number };
+}
+
+/** The default of {@link ChangeFeedOptions.pollIntervalMs}. */
+export const DEFAULT_POLL_INTERVAL_MS = 500;
+
+function liveOptions(
+  method: string,
+  options: PostgresContextStoreOptions,
+): Pick<ResolvedStoreOptions, 'clock' | 'changeFeed'> {
+  const { clock, changeFeed } = options;
+  if (clock !== undefined && typeof clock !== 'function') {
+    throw new ValidationError(`${method}: clock must be a function returning milliseconds.`, {
+      issues: [{ path: 'clock', message: 'expected a function' }],
+    });
+  }
+  if (changeFeed !== undefined && (typeof changeFeed !== 'object' || changeFeed === null)) {
+    throw new ValidationError(`${method}: changeFeed must be an object.`, {
+      issues: [{ path: 'changeFeed', message: 'expected an object' }],
+    });
+  }
+  assertOptionalBoolean(method, 'changeFeed.listen', changeFeed?.listen);
+  const interval = changeFeed?.pollIntervalMs;
+  if (
+    interval !== undefined &&
+    (!Number.isInteger(interval) || interval < 1 || interval > 60_000)
+  ) {
+    const message = `expected an integer of milliseconds from 1 to 60000, received ${String(interval)}`;
+    throw new ValidationError(`${method}: changeFeed.pollIntervalMs ${message}.`, {
+      issues: [{ path: 'changeFeed.pollIntervalMs', message }],
+    });
+  }
+  return {
+    clock: clock ?? Date.now,
+    changeFeed: {
+      listen: changeFeed?.listen ?? true,
+      pollIntervalMs: interval ?? DEFAULT_POLL_INTERVAL_MS,
+    },
+  };
 }
 
 /**
@@ -66,6 +133,7 @@ export function resolveStoreOptions(
   }
   const names = resolveTableNames(method, resolved);
   assertOptionalBoolean(method, 'migrate', resolved.migrate);
+  const live = liveOptions(method, resolved);
   const migrate = resolved.migrate ?? true;
   const given = [resolved.sql, resolved.connectionString].filter(
     (value) => value !== undefined,
@@ -98,7 +166,7 @@ export function resolveStoreOptions(
         },
       );
     }
-    return { sql: resolved.sql, ownsClient: false, migrate, names };
+    return { sql: resolved.sql, ownsClient: false, migrate, names, ...live };
   }
   if (
     resolved.connectionString !== undefined &&
@@ -124,5 +192,5 @@ export function resolveStoreOptions(
   const sql = (resolved.connectionString === undefined
     ? postgres(poolOptions)
     : postgres(resolved.connectionString, poolOptions)) as unknown as PostgresClient;
-  return { sql, ownsClient: true, migrate, names };
+  return { sql, ownsClient: true, migrate, names, ...live };
 }

@@ -67,7 +67,7 @@ describe('PostgresContextStore construction', () => {
     expect(() => new PostgresContextStore(options)).toThrow(message);
   });
 
-  it('declares the v1 contract, persistence, multi-process safety, append, forkBranch, the context lane, search and retention', async () => {
+  it('declares the v1 contract, persistence, multi-process safety, append, forkBranch, the context lane, search, retention and live replies', async () => {
     const store = new PostgresContextStore({
       connectionString: databaseUrl(),
       schema: freshSchema(),
@@ -85,6 +85,7 @@ describe('PostgresContextStore construction', () => {
       retention: true,
       engineRecords: true,
       messageVersions: true,
+      liveReplies: true,
     });
     expect(store.schema).toMatch(/^t_/);
     expect(store.tablePrefix).toBe('ctxgraph_');

@@ -1,24 +1,37 @@
 import type {
   AppendInput,
+  AppendReplyChunksInput,
+  AppendReplyChunksResult,
   AppendResult,
   BranchRecord,
+  ChatChangeListener,
   ContextLaneRecord,
+  EndReplyInput,
   FindMessageNodesInput,
   ForkBranchInput,
+  LiveChatState,
+  LiveReplyRead,
+  LiveReplyRecord,
   MessageNodeRecord,
   Page,
   PruneInput,
   PruneResult,
+  ReadReplyInput,
   RenameBranchInput,
   SaveContextInput,
   SearchHit,
   SearchMessagesInput,
+  StartReplyInput,
+  StopReplyInput,
+  TakeOverReplyInput,
 } from '@ctxgraph/fragments-core';
 import { CheckedContextStore } from '@ctxgraph/fragments-core/store-kit';
 import { PostgresDriver } from './driver/postgres-driver';
 import { type PostgresContextStoreOptions, resolveStoreOptions } from './options';
 
 export {
+  type ChangeFeedOptions,
+  DEFAULT_POLL_INTERVAL_MS,
   DEFAULT_POOL_OPTIONS,
   type PostgresClient,
   type PostgresConnectionOptions,
@@ -37,7 +50,8 @@ export {
  *
  * Serves every optional ability of the contract: `append`, `forkBranch`, the context lane
  * (`getContext` / `saveContext`), `search` (the store kit's words behind a GIN index, indexed
- * on the first search of a chat) and `retention` (`prune`).
+ * on the first search of a chat), `retention` (`prune`), and live replies with a change feed
+ * (`LISTEN` / `NOTIFY`, and a poll for the writes that notify nobody).
  *
  * @example
  * ```ts
@@ -98,6 +112,31 @@ export class PostgresContextStore extends CheckedContextStore {
   declare readonly findMessageNodes: (
     input: FindMessageNodesInput,
   ) => Promise<readonly MessageNodeRecord[]>;
+  /** Starts a live reply without a message write, in one statement. */
+  declare readonly startReply: (input: StartReplyInput) => Promise<LiveReplyRecord>;
+  /**
+   * Appends a batch of chunks (one row) and renews the lease in one statement, checking the
+   * owner and the offset under the reply's row lock; says whether a stop was asked for.
+   */
+  declare readonly appendReplyChunks: (
+    input: AppendReplyChunksInput,
+  ) => Promise<AppendReplyChunksResult>;
+  /** A live reply and its chunks from an offset, in one statement, or null. */
+  declare readonly readReply: (input: ReadReplyInput) => Promise<LiveReplyRead | null>;
+  /** The chat's live replies and change version, in one statement. */
+  declare readonly getLiveState: (chatId: string) => Promise<LiveChatState>;
+  /** Asks live replies to stop, wherever they are generated. */
+  declare readonly stopReply: (input: StopReplyInput) => Promise<readonly LiveReplyRecord[]>;
+  /** Hands a reply whose lease ran out (by the `clock` option) to a new owner; one taker wins. */
+  declare readonly takeOverReply: (input: TakeOverReplyInput) => Promise<LiveReplyRead | null>;
+  /** Ends a live reply without a save. */
+  declare readonly endReply: (input: EndReplyInput) => Promise<void>;
+  /**
+   * The chat's change feed: `LISTEN` (the live-reply writes `NOTIFY` in their own statement) and
+   * a poll of the watched chats every `changeFeed.pollIntervalMs`, on a connection of its own
+   * that exists only while something watches.
+   */
+  declare readonly watchChat: (chatId: string, listener: ChatChangeListener) => () => void;
   /** The schema the tables live in. */
   readonly schema: string;
   /** The prefix of every table name. */

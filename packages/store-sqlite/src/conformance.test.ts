@@ -15,8 +15,8 @@ function fileOf(store: ContextStore): string {
 defineStoreConformance({
   name: 'SqliteContextStore (temp file)',
   // A fresh file per store, so every store starts empty.
-  createStore: () => new SqliteContextStore(temp.file()),
-  reopenStore: (store) => new SqliteContextStore(fileOf(store)),
+  createStore: ({ clock }) => new SqliteContextStore({ path: temp.file(), clock }),
+  reopenStore: (store, { clock }) => new SqliteContextStore({ path: fileOf(store), clock }),
   destroyStore: (store) => {
     const path = fileOf(store);
     for (const suffix of ['', '-wal', '-shm']) rmSync(`${path}${suffix}`, { force: true });

@@ -53,6 +53,7 @@ describe('the context lane in SQLite', () => {
         'lazy search index',
         'message versions',
         'message versions: only versions indexed',
+        'live replies',
       ],
     });
     database.close();
@@ -84,6 +85,7 @@ describe('the context lane in SQLite', () => {
         'lazy search index',
         'message versions',
         'message versions: only versions indexed',
+        'live replies',
       ],
     });
     expect((await store.getContext('old')).revision).toBe(0);

@@ -12,6 +12,7 @@ export {
 export { DEFAULT_TABLE_PREFIX, type TableNames, tableNames } from './schema/table-names';
 export {
   DEFAULT_MAX_MESSAGE_BYTES,
+  DEFAULT_POLL_INTERVAL_MS,
   SqliteContextStore,
   type SqliteContextStoreOptions,
   type SqliteStoreCommonOptions,

@@ -45,7 +45,8 @@ function fileBeforeMessageVersions(): string {
 }
 
 describe('message versions in SQLite', () => {
-  it('migrates a database of the previous schema version and finds its old messages by message id', async () => {
+  it('migrates a database of the version before message versions and finds its old messages by message id', async () => {
+    expect(beforeVersions).toBe(5);
     expect(beforeVersions).toBeLessThan(SCHEMA_VERSION - 1);
     const path = fileBeforeMessageVersions();
     await using store = new SqliteContextStore(path);

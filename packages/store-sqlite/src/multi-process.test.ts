@@ -68,6 +68,7 @@ describe('several processes on one file', () => {
       { version: 5, name: 'lazy search index' },
       { version: 6, name: 'message versions' },
       { version: 7, name: 'message versions: only versions indexed' },
+      { version: 8, name: 'live replies' },
     ]);
     database.close();
   }, 60_000);

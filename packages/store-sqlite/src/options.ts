@@ -31,6 +31,20 @@ export interface SqliteStoreCommonOptions {
    * @default 16777216 (16 MiB)
    */
   readonly maxMessageBytes?: number;
+  /**
+   * The clock live replies are stamped with and their leases compared to, in milliseconds since
+   * the epoch (a test passes one it can move forward, to expire a lease without waiting). Give
+   * every store over the same file the same clock.
+   * @default Date.now
+   */
+  readonly clock?: () => number;
+  /**
+   * How often the change feed (`watchChat`) looks for changes made by other connections while
+   * something watches, in milliseconds: one `PRAGMA data_version` per look, and a read of the
+   * watched chats only when the file changed. Nothing runs while nothing watches.
+   * @default 100
+   */
+  readonly pollIntervalMs?: number;
 }
 
 /** Open (and own) the SQLite file at `path`. */
@@ -82,7 +96,14 @@ export interface ResolvedStoreOptions {
   readonly migrate: boolean;
   /** The size limit of JSON texts and titles, in UTF-8 bytes. */
   readonly maxMessageBytes: number;
+  /** The clock of live replies. */
+  readonly clock: () => number;
+  /** The change feed's poll interval, in milliseconds. */
+  readonly pollIntervalMs: number;
 }
+
+/** The default of {@link SqliteStoreCommonOptions.pollIntervalMs}. */
+export const DEFAULT_POLL_INTERVAL_MS = 100;
 
 const SYNCHRONOUS_VALUES: readonly SqliteSynchronous[] = ['NORMAL', 'FULL', 'EXTRA'];
 
@@ -165,11 +186,28 @@ export function resolveStoreOptions(
       'maxMessageBytes',
     );
   }
+  const { clock, pollIntervalMs } = given;
+  if (clock !== undefined && typeof clock !== 'function')
+    throw optionsProblem(
+      'clock must be a function returning milliseconds since the epoch.',
+      'clock',
+    );
+  if (
+    pollIntervalMs !== undefined &&
+    (!Number.isInteger(pollIntervalMs) || pollIntervalMs < 1 || pollIntervalMs > 60_000)
+  ) {
+    throw optionsProblem(
+      `pollIntervalMs must be an integer of milliseconds from 1 to 60000, received ${String(pollIntervalMs)}.`,
+      'pollIntervalMs',
+    );
+  }
   return {
     open,
     database,
     tables: tableNames(given.tablePrefix ?? DEFAULT_TABLE_PREFIX),
     migrate: given.migrate !== false,
     maxMessageBytes: maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
+    clock: clock ?? Date.now,
+    pollIntervalMs: pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS,
   };
 }

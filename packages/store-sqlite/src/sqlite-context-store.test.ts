@@ -541,6 +541,7 @@ describe('lifecycle and options', () => {
       retention: true,
       engineRecords: true,
       messageVersions: true,
+      liveReplies: true,
     });
     expect(new SqliteContextStore(':memory:').capabilities).toEqual({
       persistent: false,
@@ -554,6 +555,7 @@ describe('lifecycle and options', () => {
       retention: true,
       engineRecords: true,
       messageVersions: true,
+      liveReplies: true,
     });
   });
 

@@ -1,18 +1,29 @@
 import type {
   AppendInput,
+  AppendReplyChunksInput,
+  AppendReplyChunksResult,
   AppendResult,
   BranchRecord,
+  ChatChangeListener,
   ContextLaneRecord,
+  EndReplyInput,
   FindMessageNodesInput,
   ForkBranchInput,
+  LiveChatState,
+  LiveReplyRead,
+  LiveReplyRecord,
   MessageNodeRecord,
   Page,
   PruneInput,
   PruneResult,
+  ReadReplyInput,
   RenameBranchInput,
   SaveContextInput,
   SearchHit,
   SearchMessagesInput,
+  StartReplyInput,
+  StopReplyInput,
+  TakeOverReplyInput,
 } from '@ctxgraph/fragments-core';
 import { CheckedContextStore } from '@ctxgraph/fragments-core/store-kit';
 import { SqliteDriver } from './driver/sqlite-driver';
@@ -21,6 +32,7 @@ import { resolveStoreOptions, type SqliteContextStoreOptions } from './options';
 
 export {
   DEFAULT_MAX_MESSAGE_BYTES,
+  DEFAULT_POLL_INTERVAL_MS,
   type SqliteContextStoreOptions,
   type SqliteStoreCommonOptions,
   type SqliteStoreDatabaseOptions,
@@ -39,8 +51,9 @@ export {
  * refuses calls after `close()` and keeps the error rules; the driver (`src/driver/`) holds only
  * the storage.
  *
- * Serves every optional ability of the contract: `append`, `forkBranch` and the context lane
- * (`getContext` / `saveContext`).
+ * Serves every optional ability of the contract: `append`, `forkBranch`, the context lane
+ * (`getContext` / `saveContext`), search, retention, engine records, message versions, and live
+ * replies with a change feed that reaches every process sharing the file.
  *
  * @example
  * ```ts
@@ -103,6 +116,29 @@ export class SqliteContextStore extends CheckedContextStore {
   declare readonly findMessageNodes: (
     input: FindMessageNodesInput,
   ) => Promise<readonly MessageNodeRecord[]>;
+  /** Starts a live reply without a message write, in one `BEGIN IMMEDIATE` transaction. */
+  declare readonly startReply: (input: StartReplyInput) => Promise<LiveReplyRecord>;
+  /** Appends a batch of chunks (one row) and renews the lease in one transaction; says whether a stop was asked for. */
+  declare readonly appendReplyChunks: (
+    input: AppendReplyChunksInput,
+  ) => Promise<AppendReplyChunksResult>;
+  /** A live reply and its chunks from an offset, read in one snapshot, or null. */
+  declare readonly readReply: (input: ReadReplyInput) => Promise<LiveReplyRead | null>;
+  /** The chat's live replies and change version, read in one snapshot. */
+  declare readonly getLiveState: (chatId: string) => Promise<LiveChatState>;
+  /** Asks live replies to stop, wherever they are generated. */
+  declare readonly stopReply: (input: StopReplyInput) => Promise<readonly LiveReplyRecord[]>;
+  /** Hands a reply whose lease ran out (by the `clock` option) to a new owner. */
+  declare readonly takeOverReply: (input: TakeOverReplyInput) => Promise<LiveReplyRead | null>;
+  /** Ends a live reply without a save. */
+  declare readonly endReply: (input: EndReplyInput) => Promise<void>;
+  /**
+   * The chat's change feed: while something watches, the store looks at the file every
+   * `pollIntervalMs` (`PRAGMA data_version`, and the watched chats' counters only when the file
+   * changed), so it sees the writes of every connection and process; its own live-reply writes
+   * are announced at once.
+   */
+  declare readonly watchChat: (chatId: string, listener: ChatChangeListener) => () => void;
   /** The database file (better-sqlite3's `name`: the path, or `:memory:`). */
   readonly path: string;
   /** The prefix of every table. */

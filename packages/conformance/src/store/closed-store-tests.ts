@@ -76,6 +76,25 @@ function everyCall(
   if (capabilities.messageVersions === true) {
     calls.push(['findMessageNodes', () => store.findMessageNodes?.({ chatId, messageId })]);
   }
+  if (capabilities.liveReplies === true) {
+    const live = { chatId, replyId: uniqueId('reply'), owner: 'late-owner' };
+    calls.push(
+      [
+        'startReply',
+        () =>
+          store.startReply?.({ ...live, branch: 'main', afterNodeId: messageId, leaseMs: 1000 }),
+      ],
+      [
+        'appendReplyChunks',
+        () => store.appendReplyChunks?.({ ...live, from: 0, chunks: [], leaseMs: 1000 }),
+      ],
+      ['readReply', () => store.readReply?.(live)],
+      ['getLiveState', () => store.getLiveState?.(chatId)],
+      ['stopReply', () => store.stopReply?.({ chatId })],
+      ['takeOverReply', () => store.takeOverReply?.({ ...live, leaseMs: 1000 })],
+      ['endReply', () => store.endReply?.(live)],
+    );
+  }
   return calls;
 }
 
@@ -98,9 +117,22 @@ export function defineClosedStoreTests(harness: StoreHarness): void {
           await appendMessages(store, chatId, [messageId]);
           await store.close();
           const calls = everyCall(store, chatId, userId, messageId);
+          // watchChat answers synchronously (it returns the unsubscribe function): it throws.
           const declared = Object.values(abilityMethods)
             .flat()
-            .filter((method) => typeof store[method] === 'function');
+            .filter((method) => method !== 'watchChat' && typeof store[method] === 'function');
+          if (typeof store.watchChat === 'function') {
+            let thrown: unknown;
+            try {
+              store.watchChat(chatId, () => {});
+            } catch (error) {
+              thrown = error;
+            }
+            expect(StoreError.isInstance(thrown), `watchChat(): ${String(thrown)}`).toBe(true);
+            expect((thrown as Error).message, 'watchChat() says the store is closed').toMatch(
+              /close/i,
+            );
+          }
           for (const method of declared)
             expect(calls.map(([name]) => name)).toContain(method as string);
           for (const [method, call] of calls) {

@@ -1,6 +1,10 @@
 import type { ContextStore, StoredMessage } from '@ctxgraph/fragments-core';
 import { describe, expectTypeOf, it } from 'vitest';
-import { defineStoreConformance, type StoreConformanceOptions } from './define-store-conformance';
+import {
+  defineStoreConformance,
+  type StoreConformanceOptions,
+  type StoreFactoryContext,
+} from './define-store-conformance';
 import { uiMessageFixtures } from './ui-message-fixtures';
 
 declare const store: ContextStore;
@@ -16,8 +20,17 @@ describe('store kit types', () => {
       createStore: () => Promise<ContextStore>;
     }>().toExtend<StoreConformanceOptions>();
     expectTypeOf<{ name: string }>().not.toExtend<StoreConformanceOptions>();
+    expectTypeOf<{
+      name: string;
+      createStore: (context: StoreFactoryContext) => ContextStore;
+    }>().toExtend<StoreConformanceOptions>();
+    expectTypeOf<StoreFactoryContext['clock']>().toEqualTypeOf<() => number>();
     expectTypeOf<StoreConformanceOptions['reopenStore']>().toEqualTypeOf<
-      ((store: ContextStore) => ContextStore | Promise<ContextStore>) | undefined
+      | ((
+          store: ContextStore,
+          context: StoreFactoryContext,
+        ) => ContextStore | Promise<ContextStore>)
+      | undefined
     >();
     expectTypeOf<StoreConformanceOptions['destroyStore']>().toEqualTypeOf<
       ((store: ContextStore) => void | Promise<void>) | undefined

@@ -14,6 +14,9 @@ import { defineForkTests } from './fork-tests';
 import { defineInputTests } from './input-tests';
 import { defineLifecycleTests } from './lifecycle-tests';
 import { defineLimitTests } from './limit-tests';
+import { defineLiveFeedTests } from './live-feed-tests';
+import { defineLiveReplyInputTests } from './live-reply-input-tests';
+import { defineLiveReplyTests } from './live-reply-tests';
 import { defineMessageTests } from './message-tests';
 import { defineMessageVersionTests } from './message-version-tests';
 import { defineOffBranchTests } from './off-branch-tests';
@@ -22,8 +25,19 @@ import { defineRenameTests } from './rename-tests';
 import { defineRetentionTests } from './retention-tests';
 import { defineSearchPrefixTests } from './search-prefix-tests';
 import { defineSearchTests } from './search-tests';
-import type { StoreHarness } from './store-harness';
+import { ManualClock, type StoreHarness } from './store-harness';
 import { defineVersionIdTests } from './version-id-tests';
+
+/** What the kit gives `createStore` and `reopenStore`. */
+export interface StoreFactoryContext {
+  /**
+   * The clock to give the store for its live replies (the `clock` option of the bundled stores):
+   * `Date.now()` plus however far the kit has moved it forward, so the live-reply tests expire a
+   * lease without waiting. The same function for every store of the suite, reopened ones
+   * included. A store that does not declare `capabilities.liveReplies` may ignore it.
+   */
+  readonly clock: () => number;
+}
 
 /** Options of {@link defineStoreConformance}. */
 export interface StoreConformanceOptions {
@@ -32,9 +46,10 @@ export interface StoreConformanceOptions {
   /**
    * Returns a store over fresh, isolated data: a new file, a new schema, a new instance. Called
    * once for the shared store of the suite and once more for each test that needs a store of
-   * its own (closing and reopening).
+   * its own (closing and reopening). A store that declares `capabilities.liveReplies` takes
+   * `context.clock` as its clock.
    */
-  readonly createStore: () => ContextStore | Promise<ContextStore>;
+  readonly createStore: (context: StoreFactoryContext) => ContextStore | Promise<ContextStore>;
   /**
    * Removes the data behind a store `createStore` returned (delete the file, drop the schema).
    * The kit has already called `store.close()` when it calls this.
@@ -46,9 +61,13 @@ export interface StoreConformanceOptions {
    * another process would open it. The persistence and cross-instance tests use it (with
    * `capabilities.multiProcess`, the races of `commit`, `append` and `forkBranch` spread over
    * both objects); it is required when the store declares `capabilities.persistent`. The kit
-   * closes the returned store (never destroys it).
+   * closes the returned store (never destroys it). The live-reply tests watch changes made
+   * through it (for a SQL store: another connection, as another process would).
    */
-  readonly reopenStore?: (store: ContextStore) => ContextStore | Promise<ContextStore>;
+  readonly reopenStore?: (
+    store: ContextStore,
+    context: StoreFactoryContext,
+  ) => ContextStore | Promise<ContextStore>;
   /**
    * Timeout of each test and hook, in milliseconds: raise it for slow servers. The heavy tests
    * (long chains, large payloads, deep JSON, many concurrent writers, appenders or forks) get
@@ -71,14 +90,18 @@ export interface StoreConformanceOptions {
  * (reachability, dry run, the active branch, concurrent writers) when declared, message versions
  * (one message id on sibling branches under distinct node ids, `findMessageNodes`, the atomic
  * fork-commit, concurrent fork-commits, version node ids the store allocates, any number of them
- * and concurrently) when declared, unicode and large payloads, the documented limits
+ * and concurrently) when declared, live replies and the change feed (a
+ * question and its reply's record in one commit, chunks from any offset, the lease and its
+ * takeover on the kit's clock, stop marks, the final save and the end in one commit, notices of
+ * changes made through another store over the same data) when declared, unicode and large
+ * payloads, the documented limits
  * (512 bytes of UTF-8 per id, JSON depth, `getChain` limits up to `MAX_SAFE_INTEGER`), bad input
  * refused with nothing changed, calls after `close()` refused with a `StoreError`, and
  * persistence across reopening when the store declares it.
  *
  * Call it at the top level of a `*.test.ts` file. Tests that need an ability the store does not
  * declare in `capabilities` (`append`, `forkBranch`, `contextLane`, `search`, `retention`,
- * `engineRecords`, `messageVersions`, `persistent`, `multiProcess`) or a
+ * `engineRecords`, `messageVersions`, `liveReplies`, `persistent`, `multiProcess`) or a
  * `reopenStore` that was not given are skipped, never anything else (a declared ability whose
  * method is missing fails); every test uses its own random chat ids, so the data may be shared with other runs.
  *
@@ -90,8 +113,8 @@ export interface StoreConformanceOptions {
  *
  * defineStoreConformance({
  *   name: 'MyStore',
- *   createStore: () => new MyStore({ file: tempFile() }),
- *   reopenStore: (store) => new MyStore({ file: (store as MyStore).file }),
+ *   createStore: ({ clock }) => new MyStore({ file: tempFile(), clock }),
+ *   reopenStore: (store, { clock }) => new MyStore({ file: (store as MyStore).file, clock }),
  *   destroyStore: (store) => removeFile((store as MyStore).file),
  * });
  * ```
@@ -103,9 +126,11 @@ export function defineStoreConformance(options: StoreConformanceOptions): void {
 
   describe(`ContextStore conformance: ${options.name}`, () => {
     let shared: ContextStore | undefined;
+    const clock = new ManualClock();
+    const context: StoreFactoryContext = Object.freeze({ clock: clock.now });
 
     beforeAll(async () => {
-      shared = await options.createStore();
+      shared = await options.createStore(context);
     }, timeout);
 
     afterAll(async () => {
@@ -122,8 +147,9 @@ export function defineStoreConformance(options: StoreConformanceOptions): void {
       options,
       timeout,
       slowTimeout,
+      clock,
       withOwnStore: async (body) => {
-        const store = await options.createStore();
+        const store = await options.createStore(context);
         try {
           await body(store);
         } finally {
@@ -133,7 +159,7 @@ export function defineStoreConformance(options: StoreConformanceOptions): void {
       withReopened: async (store, body) => {
         if (options.reopenStore === undefined)
           throw new Error('defineStoreConformance: reopenStore was not given.');
-        const reopened = await options.reopenStore(store);
+        const reopened = await options.reopenStore(store, context);
         try {
           await body(reopened);
         } finally {
@@ -163,6 +189,9 @@ export function defineStoreConformance(options: StoreConformanceOptions): void {
     defineRetentionTests(harness);
     defineInputTests(harness);
     defineLimitTests(harness);
+    defineLiveReplyTests(harness);
+    defineLiveReplyInputTests(harness);
+    defineLiveFeedTests(harness);
     defineLifecycleTests(harness);
     defineClosedStoreTests(harness);
   });

@@ -38,6 +38,8 @@ export interface StoreHarness {
   readonly timeout: number | undefined;
   /** Timeout of the heavy tests (long chains, large payloads, many writers). */
   readonly slowTimeout: number;
+  /** The clock every store of the suite was given (`StoreFactoryContext.clock`). */
+  readonly clock: ManualClock;
   /**
    * Runs `body` with a store of its own from `createStore`, then closes and destroys it, for tests
    * that close or reopen their store.
@@ -48,6 +50,22 @@ export interface StoreHarness {
     store: ContextStore,
     body: (reopened: ContextStore) => Promise<void>,
   ) => Promise<void>;
+}
+
+/**
+ * A clock that follows `Date.now()` and that a test can move forward (never back): the live-reply
+ * tests expire a lease by advancing it instead of waiting.
+ */
+export class ManualClock {
+  #offset = 0;
+
+  /** Now, in milliseconds since the epoch: `Date.now()` plus every `advance` so far. */
+  readonly now = (): number => Date.now() + this.#offset;
+
+  /** Moves the clock forward by `milliseconds`. */
+  advance(milliseconds: number): void {
+    this.#offset += milliseconds;
+  }
 }
 
 const runId = Math.random().toString(36).slice(2, 8);
@@ -287,6 +305,16 @@ export const abilityMethods: {
   readonly messageVersions: readonly ['findMessageNodes'];
   readonly renameBranch: readonly ['renameBranch'];
   readonly searchPrefix: readonly ['searchMessages'];
+  readonly liveReplies: readonly [
+    'startReply',
+    'appendReplyChunks',
+    'readReply',
+    'getLiveState',
+    'stopReply',
+    'takeOverReply',
+    'endReply',
+    'watchChat',
+  ];
 } = {
   append: ['append'],
   forkBranch: ['forkBranch'],
@@ -296,6 +324,16 @@ export const abilityMethods: {
   messageVersions: ['findMessageNodes'],
   renameBranch: ['renameBranch'],
   searchPrefix: ['searchMessages'],
+  liveReplies: [
+    'startReply',
+    'appendReplyChunks',
+    'readReply',
+    'getLiveState',
+    'stopReply',
+    'takeOverReply',
+    'endReply',
+    'watchChat',
+  ],
 };
 
 /** Why a capability test is skipped, or undefined when it runs (a declared method must exist). */

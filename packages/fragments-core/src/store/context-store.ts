@@ -1,4 +1,5 @@
 import type { JsonObject, JsonValue } from '../json';
+import type { CommitEndReply, CommitStartReply, LiveReplyMethods } from './live-replies';
 import type {
   BranchRecord,
   ChatGraph,
@@ -93,6 +94,17 @@ export interface ContextStoreCapabilities {
    * `commit`.
    */
   readonly messageVersions?: boolean;
+  /**
+   * The store keeps **live replies** and a **change feed** (see `live-replies.ts`): a reply's
+   * stream chunks appended in batches while it is generated, read from any offset by any process
+   * sharing the store, a stop mark, a lease its writer renews and another process may take over
+   * once it has run out, and the end of the reply in the same write as its final save
+   * (`CommitInput.startReply` / `endReply`, `startReply`, `appendReplyChunks`, `readReply`,
+   * `getLiveState`, `stopReply`, `takeOverReply`, `endReply`, `watchChat`). Optional: without it,
+   * those methods are absent and a commit with `startReply` or `endReply` is refused with
+   * `ValidationError`.
+   */
+  readonly liveReplies?: boolean;
 }
 
 /** Input of {@link ContextStore.openChat}. */
@@ -206,6 +218,21 @@ export interface CommitInput {
    * Concurrent fork-commits from the same node all succeed, each with its own name.
    */
   readonly fork?: CommitFork;
+  /**
+   * Only for a store that declares `capabilities.liveReplies` (others refuse it with
+   * `ValidationError`): start the reply that answers these messages in the same write (its
+   * branch is the branch written, fork-commits included; it follows the head the commit leaves).
+   * When the chat already has a live reply of that id, `LiveReplyConflictError` and nothing is
+   * written. Not together with `endReply`.
+   */
+  readonly startReply?: CommitStartReply;
+  /**
+   * Only for a store that declares `capabilities.liveReplies` (others refuse it with
+   * `ValidationError`): the commit is the final save of this live reply, which ends in the same
+   * write (its record and chunks deleted). Unless `owner` holds the reply, `LiveReplyLostError`
+   * and nothing is written (checked before the head). Not together with `startReply`.
+   */
+  readonly endReply?: CommitEndReply;
 }
 
 /** {@link CommitInput.fork}: the commit starts a branch of its own. */
@@ -421,7 +448,7 @@ export interface GetMessageInput {
  * false). Bad input throws `ValidationError` before anything is written. `@ctxgraph/conformance`
  * holds the full behavioural suite; run it against any implementation.
  */
-export interface ContextStore {
+export interface ContextStore extends LiveReplyMethods {
   /** The contract version this store implements. */
   readonly specificationVersion: 'v1';
   /** Optional abilities. */

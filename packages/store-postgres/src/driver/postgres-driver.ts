@@ -1,7 +1,9 @@
 import type {
+  AppendReplyChunksResult,
   AppendResult,
   BranchRecord,
   ChainPage,
+  ChatChangeListener,
   ChatGraph,
   ChatPointerInput,
   ChatRecord,
@@ -12,6 +14,9 @@ import type {
   GetHeadInput,
   GetMessageInput,
   HeadState,
+  LiveChatState,
+  LiveReplyRead,
+  LiveReplyRecord,
   MessageNodeRecord,
   OpenChatResult,
   PruneResult,
@@ -20,17 +25,23 @@ import type {
   ChatListQuery,
   ContextStoreDriver,
   PreparedAppend,
+  PreparedAppendReplyChunks,
   PreparedCommit,
   PreparedCreateBranch,
   PreparedCreateCheckpoint,
+  PreparedEndReply,
   PreparedFindMessageNodes,
   PreparedForkBranch,
   PreparedGetChain,
   PreparedOpenChat,
   PreparedPrune,
+  PreparedReadReply,
   PreparedRenameBranch,
   PreparedSaveContext,
   PreparedSearch,
+  PreparedStartReply,
+  PreparedStopReply,
+  PreparedTakeOverReply,
   PreparedUpdateChat,
   SearchMatch,
   StoreCall,
@@ -40,11 +51,13 @@ import { toStoreError } from '../postgres-store-error';
 import type { TableNames } from '../schema/table-names';
 import * as branches from './branch-sql';
 import * as chain from './chain-sql';
+import { PostgresChangeFeed } from './change-feed';
 import * as chats from './chat-sql';
 import * as checkpoints from './checkpoint-sql';
 import { PostgresConnection } from './connection';
 import * as contextLanes from './context-lane-sql';
 import { getGraph } from './graph-sql';
+import * as live from './live-replies-sql';
 import * as retention from './retention-sql';
 import * as search from './search-sql';
 import { forkCommit, wordsForWrite, write } from './write-sql';
@@ -55,6 +68,10 @@ export interface PostgresDriverOptions {
   readonly ownsClient: boolean;
   readonly names: TableNames;
   readonly migrate: boolean;
+  /** The clock of live replies. */
+  readonly clock: () => number;
+  /** How the change feed learns of changes. */
+  readonly changeFeed: { readonly listen: boolean; readonly pollIntervalMs: number };
 }
 
 /**
@@ -78,16 +95,21 @@ export class PostgresDriver implements ContextStoreDriver {
     retention: true,
     engineRecords: true,
     messageVersions: true,
+    liveReplies: true,
   };
   /** True when the store opened the pool (and so closes it). */
   readonly ownsClient: boolean;
   readonly #sql: PostgresClient;
   readonly #db: PostgresConnection;
+  readonly #clock: () => number;
+  readonly #feed: PostgresChangeFeed;
 
   constructor(options: PostgresDriverOptions) {
     this.#sql = options.sql;
     this.ownsClient = options.ownsClient;
     this.#db = new PostgresConnection(options.sql, options.names, options.migrate);
+    this.#clock = options.clock;
+    this.#feed = new PostgresChangeFeed(this.#db, options.sql, options.changeFeed);
   }
 
   /** Brings the schema to the version this code needs; the version before and after. */
@@ -126,7 +148,11 @@ export class PostgresDriver implements ContextStoreDriver {
   commit(input: PreparedCommit): Promise<CommitResult> {
     const { fork } = input;
     // The words of a chat kept indexed with its saves, read from the messages before any await.
-    const request = { ...input, words: wordsForWrite(this.#db, input.chatId, input.messages) };
+    const request = {
+      ...input,
+      words: wordsForWrite(this.#db, input.chatId, input.messages),
+      live: this.#commitLive(input),
+    };
     if (fork !== undefined) return this.#db.run(() => forkCommit(this.#db, request, fork));
     return this.#db.run(async (sql) => {
       const { previousHeadId: _previous, ...result } = await write(
@@ -223,9 +249,62 @@ export class PostgresDriver implements ContextStoreDriver {
     return retention.prune(this.#db, input);
   }
 
-  /** Closes the pool the store opened (never a client it was given). */
-  close(): Promise<void> | undefined {
-    return this.ownsClient ? this.#sql.end({ timeout: 5 }) : undefined;
+  /** A commit's live reply, for its write statement (undefined for a plain commit). */
+  #commitLive(input: PreparedCommit): live.CommitLive | undefined {
+    const { startReply, endReply } = input;
+    if (endReply !== undefined) return { kind: 'end', ...endReply };
+    if (startReply === undefined) return undefined;
+    const now = this.#clock();
+    return {
+      kind: 'start',
+      replyId: startReply.replyId,
+      owner: startReply.owner,
+      leaseExpiresAt: now + startReply.leaseMs,
+      now,
+      dataJson: startReply.dataJson,
+    };
+  }
+
+  startReply(input: PreparedStartReply): Promise<LiveReplyRecord> {
+    return live.startReply(this.#db, input, this.#clock());
+  }
+
+  appendReplyChunks(input: PreparedAppendReplyChunks): Promise<AppendReplyChunksResult> {
+    return live.appendReplyChunks(this.#db, input, this.#clock());
+  }
+
+  readReply(input: PreparedReadReply): Promise<LiveReplyRead | null> {
+    return live.readReply(this.#db, input);
+  }
+
+  getLiveState(chatId: string): Promise<LiveChatState> {
+    return live.getLiveState(this.#db, chatId);
+  }
+
+  stopReply(input: PreparedStopReply): Promise<LiveReplyRecord[]> {
+    return live.stopReply(this.#db, input, this.#clock());
+  }
+
+  takeOverReply(input: PreparedTakeOverReply): Promise<LiveReplyRead | null> {
+    return live.takeOverReply(this.#db, input, this.#clock());
+  }
+
+  endReply(input: PreparedEndReply): Promise<void> {
+    return live.endReply(this.#db, input);
+  }
+
+  /** The chat's change feed: LISTEN and a poll of the watched chats (`change-feed.ts`). */
+  watchChat(chatId: string, listener: ChatChangeListener): () => void {
+    return this.#feed.watch(chatId, listener);
+  }
+
+  /**
+   * Stops the change feed (ending its LISTEN connection), then closes the pool the store opened
+   * (never a client it was given).
+   */
+  async close(): Promise<void> {
+    await this.#feed.close();
+    if (this.ownsClient) await this.#sql.end({ timeout: 5 });
   }
 
   /** Database errors become a `PostgresStoreError` that says what happened and what to do. */

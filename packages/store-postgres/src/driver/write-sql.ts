@@ -4,6 +4,7 @@ import {
   ChatNotFoundError,
   type CommitResult,
   HeadConflictError,
+  LiveReplyConflictError,
   MessageIdConflictError,
   MessageNotFoundError,
   StoreError,
@@ -16,6 +17,13 @@ import {
 } from '@ctxgraph/fragments-core/store-kit';
 import type { TableNames } from '../schema/table-names';
 import type { PostgresConnection, Queryable } from './connection';
+import {
+  type CommitLive,
+  commitLiveLost,
+  commitLiveParameters,
+  commitLiveSql,
+  isLiveReplyTaken,
+} from './live-replies-sql';
 import {
   isRetryableRace,
   isUniqueViolationOf,
@@ -42,6 +50,11 @@ export interface WriteRequest {
    * wordsForWrite}, computed in the call that received the messages); undefined otherwise.
    */
   readonly words?: readonly string[] | undefined;
+  /**
+   * A commit's live reply (`CommitInput.startReply` / `endReply`), written by the same
+   * statement; undefined for a plain write.
+   */
+  readonly live?: CommitLive | undefined;
 }
 
 /**
@@ -67,10 +80,11 @@ export async function write(
   // A chat this connection knows is searched comes with its words: the write itself indexes its
   // messages when the index was current just before it or the chat had no message yet (see
   // `indexedWithWrite`); any other pays nothing.
-  const { words } = request;
+  const { words, live } = request;
   const searched = words !== undefined;
-  const statement = writeStatement(names, mode, searched);
+  const statement = writeStatement(names, mode, searched, live?.kind);
   const now = Date.now();
+  const liveColumn = searched ? 18 : 17;
   const parametersOf = (messages: readonly PreparedCommitMessage[]): Parameter[] => {
     const parameters: Parameter[] = [
       chatId,
@@ -84,6 +98,8 @@ export async function write(
     // The engine records ride in the same statement: one more array, no query of their own.
     parameters.push(messages.map((message) => message.engineRecordJson));
     if (words !== undefined) parameters.push(words as string[]);
+    // The live reply's parameters come last, then its columns close the result row.
+    if (live !== undefined) parameters.push(...commitLiveParameters(names, live));
     return parameters;
   };
   const parameters = parametersOf(prepared);
@@ -121,6 +137,8 @@ export async function write(
             })
           : await db.query(sql, statement, parameters);
     } catch (error) {
+      if (live?.kind === 'start' && isLiveReplyTaken(names, error))
+        throw new LiveReplyConflictError({ chatId, replyId: live.replyId });
       // The existing-id check reads the snapshot the statement started with; another writer
       // may insert the same id meanwhile. Running again sees it and replaces it, or refuses it.
       const raced =
@@ -135,8 +153,11 @@ export async function write(
       db.indexHints.marksFound(chatId, first[16] !== null || first[17] === true);
       return writeResult(chatId, written, rows, now);
     }
-    // Nothing was written. The locked branch row says which head won.
+    // Nothing was written. A reply the commit should end that its owner does not hold comes
+    // first; then the locked branch row says which head won.
     if (first[8] !== null) {
+      const lost = commitLiveLost(chatId, live, first, liveColumn);
+      if (lost !== undefined) throw lost;
       const currentHeadId = optionalText(first[9]);
       if (mode === 'commit' && currentHeadId !== expectedHeadId) {
         throw new HeadConflictError({ chatId, branch, expectedHeadId, currentHeadId });
@@ -168,6 +189,8 @@ export async function write(
     );
     const row = state[0];
     if (row === undefined) throw new ChatNotFoundError(chatId);
+    const lost = commitLiveLost(chatId, live, first, liveColumn);
+    if (lost !== undefined) throw lost;
     if (row[0] === null) throw new BranchNotFoundError(chatId, branch);
     const currentHeadId = optionalText(row[1]);
     if (attempt >= maxAttempts || (mode === 'commit' && currentHeadId !== expectedHeadId)) {
@@ -266,13 +289,18 @@ const statements = new WeakMap<TableNames, Map<string, string>>();
  * The write statement of `mode` for these tables, built once per store; `indexed` adds the
  * search words of the new messages (one more array parameter) and the CTEs that write them.
  */
-function writeStatement(names: TableNames, mode: WriteMode, indexed: boolean): string {
+function writeStatement(
+  names: TableNames,
+  mode: WriteMode,
+  indexed: boolean,
+  live: CommitLive['kind'] | undefined,
+): string {
   let byMode = statements.get(names);
   if (byMode === undefined) {
     byMode = new Map();
     statements.set(names, byMode);
   }
-  const key = `${mode}:${indexed}`;
+  const key = `${mode}:${indexed}:${live ?? ''}`;
   const cached = byMode.get(key);
   if (cached !== undefined) return cached;
   const headMatches =
@@ -318,6 +346,11 @@ function writeStatement(names: TableNames, mode: WriteMode, indexed: boolean): s
 )`
     : '';
   const indexedColumn = `, (SELECT m.current FROM marks m)${indexed ? ', EXISTS (SELECT 1 FROM marks_moved)' : ''}`;
+  // A commit's live reply (see `commitLiveSql`): its parameters follow all the others.
+  const liveSql =
+    live === undefined
+      ? { before: '', gate: '', after: '', columns: '' }
+      : commitLiveSql(names, live, (mode === 'commit' ? 9 : 8) + (indexed ? 1 : 0));
   // $1 chat, $2 branch, $3 ids, $4 roles, $5 message JSON, $6 now (ms), $7 the expected head
   // (commit only), then the engine records' JSON (null for none; $8 for commit, $7 for append). Data-modifying CTEs all run against one snapshot and see each other only
   // through RETURNING, so the chain of dependencies (gate → chat → inserted/replaced) is what
@@ -392,13 +425,13 @@ function writeStatement(names: TableNames, mode: WriteMode, indexed: boolean): s
   WHERE NOT EXISTS (SELECT 1 FROM existing e WHERE e.message_id = i.id)
 ), fresh_summary AS (
   SELECT count(*)::bigint AS n, (SELECT f.id FROM fresh f ORDER BY f.rank DESC LIMIT 1) AS last_id FROM fresh
-), gate AS (
+)${liveSql.before}, gate AS (
   UPDATE ${names.branches} b SET
     head_message_id = coalesce(s.last_id, b.head_message_id),
     updated_at = CASE WHEN s.n > 0 THEN greatest(b.updated_at, $6::bigint) ELSE b.updated_at END
   FROM fresh_summary s, locked l, problem p
   WHERE b.chat_id = $1::text AND b.name = $2::text ${headMatches}
-    AND p.off_branch IS NULL AND NOT p.stale
+    AND p.off_branch IS NULL AND NOT p.stale ${liveSql.gate}
   RETURNING b.head_message_id, s.n, l.head_message_id AS previous_head
 ), chat AS (
   UPDATE ${names.chats} c SET
@@ -429,10 +462,10 @@ function writeStatement(names: TableNames, mode: WriteMode, indexed: boolean): s
   FROM input i CROSS JOIN chat ch
   WHERE m.chat_id = $1::text AND m.message_id = i.id AND EXISTS (SELECT 1 FROM existing e WHERE e.message_id = i.id)
   RETURNING m.message_id, m.parent_id, m.sequence, m.created_at, m.updated_at, m.engine_record::text AS engine_record
-)${marks}${indexedWithWrite}
+)${marks}${indexedWithWrite}${liveSql.after}
 SELECT ch.version, ch.rewritten_at, ch.head_message_id, r.message_id, r.parent_id, r.sequence, r.created_at, r.updated_at,
   l.found, coalesce(ch.previous_head, l.head_message_id), p.off_branch, p.stale, r.engine_record,
-  ch.last_sequence, ch.n, (SELECT count(*) FROM inserted) AS written${indexedColumn}
+  ch.last_sequence, ch.n, (SELECT count(*) FROM inserted) AS written${indexedColumn}${liveSql.columns}
 FROM (SELECT 1) AS one
 LEFT JOIN (SELECT true AS found, head_message_id FROM locked) l ON true
 LEFT JOIN problem p ON true

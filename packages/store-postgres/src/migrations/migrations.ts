@@ -211,6 +211,52 @@ CREATE INDEX IF NOT EXISTS ${names.local('messages_by_message_id_idx')}
 `,
 };
 
+// Live replies (capabilities.liveReplies, issue #36): a reply being generated, its chunks (one row
+// per appended batch, the JSON array as text), and per chat a count of the live-reply writes that
+// were not commits, so `version + revision` is a change version that only grows. New tables only,
+// keyed by chat id first like every other: a save that carries no live reply touches none of them,
+// and nothing fires on the existing tables (the change feed polls the watched chats and the
+// live-reply statements NOTIFY themselves: no trigger makes every commit take PostgreSQL's
+// notification lock). `start_order` numbers a chat's live replies in the order they started.
+const liveReplies: Migration = {
+  name: 'live replies',
+  sql: (names) => `
+CREATE TABLE IF NOT EXISTS ${names.liveReplies} (
+  chat_id text NOT NULL,
+  reply_id text NOT NULL,
+  branch text,
+  after_node_id text,
+  owner text NOT NULL,
+  lease_expires_at bigint NOT NULL,
+  stop_requested_at bigint,
+  chunk_count bigint NOT NULL,
+  started_at bigint NOT NULL,
+  start_order bigint NOT NULL,
+  data json NOT NULL,
+  CONSTRAINT ${names.local('live_replies_pkey')} PRIMARY KEY (chat_id, reply_id),
+  CONSTRAINT ${names.local('live_replies_chat_fkey')} FOREIGN KEY (chat_id)
+    REFERENCES ${names.chats} (chat_id) ON DELETE CASCADE
+);
+CREATE TABLE IF NOT EXISTS ${names.liveChunks} (
+  chat_id text NOT NULL,
+  reply_id text NOT NULL,
+  seq bigint NOT NULL,
+  count integer NOT NULL,
+  chunks text NOT NULL,
+  CONSTRAINT ${names.local('live_chunks_pkey')} PRIMARY KEY (chat_id, reply_id, seq),
+  CONSTRAINT ${names.local('live_chunks_reply_fkey')} FOREIGN KEY (chat_id, reply_id)
+    REFERENCES ${names.liveReplies} (chat_id, reply_id) ON DELETE CASCADE
+);
+CREATE TABLE IF NOT EXISTS ${names.liveRevisions} (
+  chat_id text NOT NULL,
+  revision bigint NOT NULL,
+  CONSTRAINT ${names.local('live_revisions_pkey')} PRIMARY KEY (chat_id),
+  CONSTRAINT ${names.local('live_revisions_chat_fkey')} FOREIGN KEY (chat_id)
+    REFERENCES ${names.chats} (chat_id) ON DELETE CASCADE
+);
+`,
+};
+
 /**
  * The schema's history, oldest first. Never edit or reorder a released step: append a new one.
  * The version of the schema is the number of steps applied.
@@ -223,6 +269,7 @@ export const MIGRATIONS: readonly Migration[] = [
   engineRecords,
   lazySearchIndex,
   messageVersions,
+  liveReplies,
 ];
 
 /** The schema version this code creates and understands. */

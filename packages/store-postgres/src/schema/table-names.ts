@@ -52,6 +52,17 @@ export interface TableNames {
   readonly searchWords: string;
   /** `"schema"."<prefix>search_state"`: how far each searched chat is indexed. */
   readonly searchState: string;
+  /** `"schema"."<prefix>live_replies"`: the replies being generated (capabilities.liveReplies). */
+  readonly liveReplies: string;
+  /** `"schema"."<prefix>live_chunks"`: their chunks, one row per appended batch. */
+  readonly liveChunks: string;
+  /** `"schema"."<prefix>live_revisions"`: each chat's count of live-reply writes that were not commits. */
+  readonly liveRevisions: string;
+  /**
+   * The `LISTEN` / `NOTIFY` channel of the change feed: one per schema and table prefix,
+   * `ctxgraph_` and a hash of both (a channel name is an identifier, at most 63 bytes).
+   */
+  readonly changeChannel: string;
   /** Quotes `<prefix><suffix>` for an index or constraint name (never schema-qualified). */
   readonly local: (suffix: string) => string;
   /** The text search configuration as a SQL literal: `'simple'::regconfig`. */
@@ -67,6 +78,16 @@ export const DEFAULT_SEARCH_LANGUAGE = 'simple';
 
 // A configuration name, optionally schema-qualified (`pg_catalog.english`).
 const SEARCH_LANGUAGE_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$/;
+
+/** 64 bits of FNV-1a over the UTF-16 code units of `text`, as 16 hex digits. */
+function channelHash(text: string): string {
+  let hash = 0xcbf29ce484222325n;
+  for (let index = 0; index < text.length; index += 1) {
+    hash ^= BigInt(text.charCodeAt(index));
+    hash = (hash * 0x100000001b3n) & 0xffffffffffffffffn;
+  }
+  return hash.toString(16).padStart(16, '0');
+}
 
 function quote(identifier: string): string {
   // The pattern already excludes quotes; doubling them keeps this safe on its own as well.
@@ -126,6 +147,10 @@ export function resolveTableNames(method: string, options: TableNameOptions = {}
     contextLanes: table('context_lanes'),
     searchWords: table('search_words'),
     searchState: table('search_state'),
+    liveReplies: table('live_replies'),
+    liveChunks: table('live_chunks'),
+    liveRevisions: table('live_revisions'),
+    changeChannel: `ctxgraph_${channelHash(`${schema}.${tablePrefix}`)}`,
     local: (suffix) => quote(`${tablePrefix}${suffix}`),
     searchConfig: `'${searchLanguage}'::regconfig`,
   };

@@ -14,6 +14,7 @@ import {
   type PreparedUpdateChat,
 } from '@ctxgraph/fragments-core/store-kit';
 import type { SqliteConnection } from './connection';
+import { forgetLiveReplies } from './live-replies';
 import { activeBranch, chatRow, headState, requireChat } from './lookups';
 import { type BranchRow, branchRecord, type ChatRow, chatRecord, MAIN_BRANCH } from './rows';
 import { forgetNodes } from './search-index';
@@ -147,6 +148,7 @@ export function deleteChat(db: SqliteConnection, chatId: string): boolean {
       const t = db.tables;
       // The lane and pointers first, then nodes, then the chat, so foreign keys hold after each statement.
       db.statement(`DELETE FROM ${t.contextLanes} WHERE chat_id = ?`).run(chatId);
+      forgetLiveReplies(db, chatId);
       db.statement(`DELETE FROM ${t.checkpoints} WHERE chat_id = ?`).run(chatId);
       db.statement(`DELETE FROM ${t.branches} WHERE chat_id = ?`).run(chatId);
       forgetNodes(db, chatId, '1', {});

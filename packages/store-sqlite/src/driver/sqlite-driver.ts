@@ -1,7 +1,9 @@
 import type {
+  AppendReplyChunksResult,
   AppendResult,
   BranchRecord,
   ChainPage,
+  ChatChangeListener,
   ChatGraph,
   ChatPointerInput,
   ChatRecord,
@@ -12,6 +14,9 @@ import type {
   GetHeadInput,
   GetMessageInput,
   HeadState,
+  LiveChatState,
+  LiveReplyRead,
+  LiveReplyRecord,
   MessageNodeRecord,
   OpenChatResult,
   PruneResult,
@@ -21,17 +26,23 @@ import {
   type ContextStoreDriver,
   forkBranchName,
   type PreparedAppend,
+  type PreparedAppendReplyChunks,
   type PreparedCommit,
   type PreparedCreateBranch,
   type PreparedCreateCheckpoint,
+  type PreparedEndReply,
   type PreparedFindMessageNodes,
   type PreparedForkBranch,
   type PreparedGetChain,
   type PreparedOpenChat,
   type PreparedPrune,
+  type PreparedReadReply,
   type PreparedRenameBranch,
   type PreparedSaveContext,
   type PreparedSearch,
+  type PreparedStartReply,
+  type PreparedStopReply,
+  type PreparedTakeOverReply,
   type PreparedUpdateChat,
   type SearchMatch,
   type StoreCall,
@@ -41,11 +52,13 @@ import type { ResolvedStoreOptions } from '../options';
 import { toStoreError } from '../sqlite-store-error';
 import * as branches from './branch-sql';
 import * as chain from './chain-sql';
+import { SqliteChangeFeed } from './change-feed';
 import * as chats from './chat-sql';
 import * as checkpoints from './checkpoint-sql';
 import { SqliteConnection } from './connection';
 import * as contextLanes from './context-lane-sql';
 import { getGraph } from './graph-sql';
+import * as live from './live-replies';
 import { requireChat } from './lookups';
 import * as retention from './retention-sql';
 import * as search from './search-sql';
@@ -66,11 +79,17 @@ export class SqliteDriver implements ContextStoreDriver {
   readonly maxJsonBytes: number;
   /** The connection, with the table names and the path. */
   readonly db: SqliteConnection;
+  /** The clock of live replies. */
+  readonly #clock: () => number;
+  /** The change feed: polls the file only while something watches. */
+  readonly #feed: SqliteChangeFeed;
 
   /** Opens (or takes) the database and migrates it unless told not to. */
   constructor(options: ResolvedStoreOptions) {
     this.db = new SqliteConnection(options);
     this.maxJsonBytes = options.maxMessageBytes;
+    this.#clock = options.clock;
+    this.#feed = new SqliteChangeFeed(this.db, options.pollIntervalMs);
     const memory = this.db.memory;
     // append, forkBranch, the context lane and prune are served on any connection: their write
     // transaction serializes them. Search reads the FTS5 index the schema keeps. Engine records
@@ -87,6 +106,7 @@ export class SqliteDriver implements ContextStoreDriver {
       retention: true,
       engineRecords: true,
       messageVersions: true,
+      liveReplies: true,
     };
   }
 
@@ -126,27 +146,45 @@ export class SqliteDriver implements ContextStoreDriver {
   commit(input: PreparedCommit): CommitResult {
     const db = this.db;
     const { fork } = input;
-    return db.run('commit(input)', () =>
+    // A live reply started or ended with the messages: checked and written in the same
+    // transaction (see `live-replies.ts`).
+    const withLive = input.startReply !== undefined || input.endReply !== undefined;
+    const now = withLive ? this.#clock() : 0;
+    const result = db.run('commit(input)', () =>
       db.write(() => {
+        if (withLive) live.commitLive.before(db, input);
+        let written: CommitResult;
         if (fork === undefined) {
           const { previousHeadId: _previous, ...result } = writeMessages(db, input);
-          return result;
+          written = result;
+        } else {
+          // A fork-commit: the branch and its messages in the one transaction, so a refusal of
+          // the messages rolls the branch back too.
+          const { chatId, expectedHeadId } = input;
+          requireChat(db, chatId);
+          branches.assertNode(db, chatId, expectedHeadId);
+          const names = branches.branchRows(db, chatId).map((row) => row.name);
+          const name = forkBranchName(fork.from, names);
+          branches.insertBranch(db, chatId, name, expectedHeadId, fork.activate);
+          const { previousHeadId: _previous, ...result } = writeMessages(db, {
+            ...input,
+            branch: name,
+          });
+          written = { ...result, branch: name };
         }
-        // A fork-commit: the branch and its messages in the one transaction, so a refusal of
-        // the messages rolls the branch back too.
-        const { chatId, expectedHeadId } = input;
-        requireChat(db, chatId);
-        branches.assertNode(db, chatId, expectedHeadId);
-        const names = branches.branchRows(db, chatId).map((row) => row.name);
-        const name = forkBranchName(fork.from, names);
-        branches.insertBranch(db, chatId, name, expectedHeadId, fork.activate);
-        const { previousHeadId: _previous, ...result } = writeMessages(db, {
-          ...input,
-          branch: name,
-        });
-        return { ...result, branch: name };
+        if (withLive) {
+          live.commitLive.after(
+            db,
+            input,
+            { branch: written.branch ?? input.branch, headMessageId: written.headMessageId },
+            now,
+          );
+        }
+        return written;
       }),
     );
+    if (withLive) this.#feed.changed(input.chatId);
+    return result;
   }
 
   /**
@@ -237,8 +275,51 @@ export class SqliteDriver implements ContextStoreDriver {
     return retention.prune(this.db, input);
   }
 
-  /** Closes the database the store opened (never one it was given). */
+  startReply(input: PreparedStartReply): LiveReplyRecord {
+    const record = live.startReply(this.db, input, this.#clock());
+    this.#feed.changed(input.chatId);
+    return record;
+  }
+
+  appendReplyChunks(input: PreparedAppendReplyChunks): AppendReplyChunksResult {
+    const result = live.appendReplyChunks(this.db, input, this.#clock());
+    if (input.count > 0) this.#feed.appended(input.chatId, input.replyId, result.chunkCount);
+    return result;
+  }
+
+  readReply(input: PreparedReadReply): LiveReplyRead | null {
+    return live.readReply(this.db, input);
+  }
+
+  getLiveState(chatId: string): LiveChatState {
+    return live.getLiveState(this.db, chatId);
+  }
+
+  stopReply(input: PreparedStopReply): LiveReplyRecord[] {
+    const records = live.stopReply(this.db, input, this.#clock());
+    this.#feed.changed(input.chatId);
+    return records;
+  }
+
+  takeOverReply(input: PreparedTakeOverReply): LiveReplyRead | null {
+    const taken = live.takeOverReply(this.db, input, this.#clock());
+    if (taken !== null) this.#feed.changed(input.chatId);
+    return taken;
+  }
+
+  endReply(input: PreparedEndReply): void {
+    live.endReply(this.db, input);
+    this.#feed.changed(input.chatId);
+  }
+
+  /** The chat's change feed: a poll of the file while something watches (`change-feed.ts`). */
+  watchChat(chatId: string, listener: ChatChangeListener): () => void {
+    return this.#feed.watch(chatId, listener);
+  }
+
+  /** Stops the change feed, then closes the database the store opened (never one it was given). */
   close(): void {
+    this.#feed.close();
     this.db.close();
   }
 

@@ -39,6 +39,7 @@ describe('migrateSqliteDatabase', () => {
         'lazy search index',
         'message versions',
         'message versions: only versions indexed',
+        'live replies',
       ],
     });
     expect(migrateSqliteDatabase(database)).toEqual({
@@ -51,6 +52,9 @@ describe('migrateSqliteDatabase', () => {
       'ctxgraph_chats',
       'ctxgraph_checkpoints',
       'ctxgraph_context_lanes',
+      'ctxgraph_live_chunks',
+      'ctxgraph_live_replies',
+      'ctxgraph_live_revisions',
       'ctxgraph_message_search',
       'ctxgraph_message_search_config',
       'ctxgraph_message_search_content',
@@ -178,6 +182,7 @@ describe('migrateSqliteDatabase', () => {
       'lazy search index',
       'message versions',
       'message versions: only versions indexed',
+      'live replies',
     ]);
     expect(database.pragma('user_version', { simple: true })).toBe(42);
     database.close();
@@ -221,6 +226,7 @@ describe('SqliteContextStore and migrations', () => {
         'lazy search index',
         'message versions',
         'message versions: only versions indexed',
+        'live replies',
       ],
     });
     expect((await store.openChat({ chatId: 'c', userId: 'u' })).created).toBe(true);

@@ -179,6 +179,43 @@ DROP INDEX IF EXISTS ${t.messages}_by_message_id;
 CREATE INDEX ${t.messages}_versions ON ${t.messages} (chat_id, json_extract(payload, '$.id'), sequence) WHERE json_extract(payload, '$.id') <> id;
 `,
   },
+  {
+    // Live replies (capabilities.liveReplies, issue #36): a reply being generated, its chunks
+    // (one row per appended batch, a JSON array), and per chat a count of the live-reply writes
+    // that were not commits, so `version + revision` is a change version that only grows. New
+    // tables only: the existing ones (and a save's statements) are not touched. `start_order`
+    // numbers a chat's live replies in the order they started.
+    name: 'live replies',
+    sql: (t) => `
+CREATE TABLE ${t.liveReplies} (
+  chat_id TEXT NOT NULL REFERENCES ${t.chats} (id) ON DELETE CASCADE,
+  reply_id TEXT NOT NULL,
+  branch TEXT,
+  after_node_id TEXT,
+  owner TEXT NOT NULL,
+  lease_expires_at INTEGER NOT NULL,
+  stop_requested_at INTEGER,
+  chunk_count INTEGER NOT NULL,
+  started_at INTEGER NOT NULL,
+  start_order INTEGER NOT NULL,
+  data TEXT NOT NULL,
+  PRIMARY KEY (chat_id, reply_id)
+) STRICT;
+CREATE TABLE ${t.liveChunks} (
+  chat_id TEXT NOT NULL,
+  reply_id TEXT NOT NULL,
+  seq INTEGER NOT NULL,
+  count INTEGER NOT NULL,
+  chunks TEXT NOT NULL,
+  PRIMARY KEY (chat_id, reply_id, seq),
+  FOREIGN KEY (chat_id, reply_id) REFERENCES ${t.liveReplies} (chat_id, reply_id) ON DELETE CASCADE
+) STRICT;
+CREATE TABLE ${t.liveRevisions} (
+  chat_id TEXT NOT NULL PRIMARY KEY REFERENCES ${t.chats} (id) ON DELETE CASCADE,
+  revision INTEGER NOT NULL
+) STRICT;
+`,
+  },
 ];
 
 /**

@@ -26,6 +26,12 @@ export interface TableNames {
   readonly messageSearch: string;
   /** How far each chat's words are in {@link TableNames.messageSearch} (one row per searched chat). */
   readonly searchState: string;
+  /** Live replies (capabilities.liveReplies): one row per reply being generated. */
+  readonly liveReplies: string;
+  /** The chunks of live replies, one row per appended batch. */
+  readonly liveChunks: string;
+  /** Each chat's count of live-reply writes that were not commits (one row per chat that had one). */
+  readonly liveRevisions: string;
 }
 
 // A prefix is pasted into SQL as part of identifiers, so it is limited to characters that never
@@ -71,5 +77,8 @@ export function tableNames(prefix: string = DEFAULT_TABLE_PREFIX): TableNames {
     contextLanes: `${prefix}context_lanes`,
     messageSearch: `${prefix}message_search`,
     searchState: `${prefix}search_state`,
+    liveReplies: `${prefix}live_replies`,
+    liveChunks: `${prefix}live_chunks`,
+    liveRevisions: `${prefix}live_revisions`,
   };
 }

@@ -25,6 +25,7 @@ import type {
   SaveContextInput,
   UpdateChatInput,
 } from '../context-store';
+import type { LiveReplyMethods } from '../live-replies';
 import type {
   BranchRecord,
   ChatGraph,
@@ -36,6 +37,7 @@ import type {
 import type { PruneInput, PruneResult } from '../retention';
 import type { SearchHit, SearchMessagesInput } from '../search';
 import type { Awaitable, ContextStoreDriver, StoreCall } from './context-store-driver';
+import { liveReplyMethods } from './live-reply-methods';
 import {
   type ByteLimit,
   prepareAppendInput,
@@ -78,6 +80,9 @@ import { chatCursor } from './store-input';
  * - a node id that differs from its `message.id`, a commit with `fork` and an entry with
  *   `newVersion` are refused with `ValidationError` unless the driver declares
  *   `messageVersions` (then `findMessageNodes` exists too).
+ * - a commit that carries `startReply` or `endReply` is refused with `ValidationError` unless
+ *   the driver declares `liveReplies`; then the live-reply methods exist (each input checked,
+ *   `watchChat` refused synchronously once closed).
  *
  * Use it directly (or through {@link defineContextStore}), or extend it to add members of your
  * own (`migrate()`, `[Symbol.asyncDispose]`, options you expose); {@link CheckedContextStore.guard}
@@ -114,6 +119,22 @@ export class CheckedContextStore implements ContextStore {
   declare readonly searchMessages?: (input: SearchMessagesInput) => Promise<Page<SearchHit>>;
   /** Present when `capabilities.retention` is true (see `ContextStore.prune`). */
   declare readonly prune?: (input: PruneInput) => Promise<PruneResult>;
+  /** Present when `capabilities.liveReplies` is true (see `ContextStore.startReply`). */
+  declare readonly startReply?: LiveReplyMethods['startReply'];
+  /** Present when `capabilities.liveReplies` is true (see `ContextStore.appendReplyChunks`). */
+  declare readonly appendReplyChunks?: LiveReplyMethods['appendReplyChunks'];
+  /** Present when `capabilities.liveReplies` is true (see `ContextStore.readReply`). */
+  declare readonly readReply?: LiveReplyMethods['readReply'];
+  /** Present when `capabilities.liveReplies` is true (see `ContextStore.getLiveState`). */
+  declare readonly getLiveState?: LiveReplyMethods['getLiveState'];
+  /** Present when `capabilities.liveReplies` is true (see `ContextStore.stopReply`). */
+  declare readonly stopReply?: LiveReplyMethods['stopReply'];
+  /** Present when `capabilities.liveReplies` is true (see `ContextStore.takeOverReply`). */
+  declare readonly takeOverReply?: LiveReplyMethods['takeOverReply'];
+  /** Present when `capabilities.liveReplies` is true (see `ContextStore.endReply`). */
+  declare readonly endReply?: LiveReplyMethods['endReply'];
+  /** Present when `capabilities.liveReplies` is true (see `ContextStore.watchChat`). */
+  declare readonly watchChat?: LiveReplyMethods['watchChat'];
   /** Present when `capabilities.messageVersions` is true (see `ContextStore.findMessageNodes`). */
   declare readonly findMessageNodes?: (
     input: FindMessageNodesInput,
@@ -126,6 +147,8 @@ export class CheckedContextStore implements ContextStore {
    * from message ids and fork-commits (`capabilities.messageVersions`).
    */
   readonly #messageOptions: { readonly engineRecords: boolean; readonly messageVersions: boolean };
+  /** `capabilities.liveReplies`: a commit may carry `startReply` / `endReply`. */
+  readonly #liveReplies: boolean;
   readonly #pending = new Set<Promise<unknown>>();
   #closing: Promise<void> | undefined;
 
@@ -151,6 +174,7 @@ export class CheckedContextStore implements ContextStore {
       engineRecords: this.capabilities.engineRecords === true,
       messageVersions: this.capabilities.messageVersions === true,
     };
+    this.#liveReplies = this.capabilities.liveReplies === true;
     const {
       append,
       forkBranch,
@@ -230,6 +254,16 @@ export class CheckedContextStore implements ContextStore {
         this.#run(CALLS.prune, () => prune.call(driver, preparePrune(input))),
       );
     }
+    if (this.#liveReplies) {
+      const methods = liveReplyMethods({
+        driver,
+        limit: this.#limit,
+        run: (storeCall, body) => this.#run(storeCall, body),
+        toError: (error, storeCall) => this.#toError(error, storeCall),
+        closed: () => this.#closing !== undefined,
+      });
+      for (const [name, value] of Object.entries(methods)) define(name, value);
+    }
   }
 
   /** Creates the chat or loads it (see `ContextStore.openChat`). */
@@ -283,7 +317,9 @@ export class CheckedContextStore implements ContextStore {
   /** The atomic head-moving write (see `ContextStore.commit`). */
   commit(input: CommitInput): Promise<CommitResult> {
     return this.#run(CALLS.commit, () =>
-      this.#driver.commit(prepareCommitInput(input, this.#limit, this.#messageOptions)),
+      this.#driver.commit(
+        prepareCommitInput(input, this.#limit, this.#messageOptions, this.#liveReplies),
+      ),
     );
   }
 

@@ -19,6 +19,11 @@ import type {
   MessageNodeRecord,
 } from '../records';
 import type { PruneResult } from '../retention';
+import type {
+  LiveReplyDriver,
+  PreparedCommitEndReply,
+  PreparedCommitStartReply,
+} from './live-reply-input';
 import type { PreparedPrune } from './retention-input';
 import type { PreparedSearch, SearchMatch } from './search-input';
 import type { ChatListQuery, PreparedCommitMessage } from './store-input';
@@ -76,6 +81,19 @@ export interface PreparedCommit {
    * as `CommitResult.branch`. `branch` is not used. Undefined for a plain commit.
    */
   readonly fork: { readonly from: string; readonly activate: boolean } | undefined;
+  /**
+   * Only when the driver declares `capabilities.liveReplies`: start this live reply in the
+   * commit's transaction (branch: the branch written; after: the head the commit leaves), or
+   * throw `LiveReplyConflictError` having written nothing when the chat has a live reply of that
+   * id. Absent for a plain commit.
+   */
+  readonly startReply?: PreparedCommitStartReply;
+  /**
+   * Only when the driver declares `capabilities.liveReplies`: end this live reply (delete its
+   * record and chunks) in the commit's transaction, or throw `LiveReplyLostError` having written
+   * nothing unless its owner is `owner` (checked before the head). Absent for a plain commit.
+   */
+  readonly endReply?: PreparedCommitEndReply;
 }
 
 /** `findMessageNodes` input, checked. */
@@ -192,7 +210,7 @@ export interface StoreCall {
  *
  * Methods may return values or promises, and may be called with `this` bound to the driver.
  */
-export interface ContextStoreDriver {
+export interface ContextStoreDriver extends LiveReplyDriver {
   /** The store's name in error messages and in `toJSON()`: `'InMemoryContextStore'`. */
   readonly name: string;
   /**

@@ -3,6 +3,16 @@
 // shared input checks it is built from, for stores that prefer to call them themselves. The data
 // rules the checks apply (identifiers, storable JSON, UTF-8 length, limits) are the main entry's
 // (`@ctxgraph/fragments-core`, `src/rules/`): codecs and the engine apply them too.
+
+export {
+  ChangePoller,
+  type ChangePollerOptions,
+  ChatWatchers,
+  type ChatWatchersOptions,
+  type ChatWatchersSource,
+  type PolledChat,
+  type PollTimers,
+} from './chat-watchers';
 export {
   CheckedContextStore,
   defineContextStore,
@@ -24,6 +34,28 @@ export type {
   StoreCall,
 } from './context-store-driver';
 export { IndexHints } from './index-hints';
+export {
+  chunksFrom,
+  type LiveReplyDriver,
+  type PreparedAppendReplyChunks,
+  type PreparedCommitEndReply,
+  type PreparedCommitLive,
+  type PreparedCommitStartReply,
+  type PreparedEndReply,
+  type PreparedReadReply,
+  type PreparedStartReply,
+  type PreparedStopReply,
+  type PreparedTakeOverReply,
+  prepareAppendReplyChunks,
+  prepareCommitLive,
+  prepareEndReply,
+  prepareReadReply,
+  prepareStartReply,
+  prepareStopReply,
+  prepareTakeOverReply,
+  type StoredChunkBatch,
+} from './live-reply-input';
+export { LIVE_REPLY_CALLS } from './live-reply-methods';
 export {
   activeBranchAfterPrune,
   type LinkedNode,

@@ -30,6 +30,7 @@ import type {
   PreparedSaveContext,
   PreparedUpdateChat,
 } from './context-store-driver';
+import { prepareCommitLive } from './live-reply-input';
 import {
   assertChainLimit,
   assertForkBranchInput,
@@ -58,7 +59,7 @@ import {
 export type ByteLimit = number | undefined;
 
 /** Refuses a text longer than `limit` UTF-8 bytes. */
-function checkBytes(method: string, field: string, text: string, limit: ByteLimit): void {
+export function checkBytes(method: string, field: string, text: string, limit: ByteLimit): void {
   // UTF-8 takes at most 3 bytes per UTF-16 code unit: only long texts need counting.
   if (limit === undefined || text.length * 3 <= limit) return;
   const bytes = utf8Length(text);
@@ -157,9 +158,10 @@ export function prepareCommitInput(
   input: CommitInput,
   limit: ByteLimit,
   options: PrepareMessagesOptions,
+  liveReplies: boolean = false,
 ): PreparedCommit {
   assertInputObject('commit(input)', input);
-  const { chatId, branch, expectedHeadId, messages, fork } = input;
+  const { chatId, branch, expectedHeadId, messages, fork, startReply, endReply } = input;
   // Read once into a fresh object: what was checked is what the driver gets.
   const forkCopy =
     typeof fork === 'object' && fork !== null && !Array.isArray(fork)
@@ -176,6 +178,7 @@ export function prepareCommitInput(
     options,
   );
   checkMessageBytes('commit(input)', prepared, limit);
+  const live = prepareCommitLive(startReply, endReply, liveReplies, limit);
   return {
     chatId,
     branch,
@@ -185,6 +188,8 @@ export function prepareCommitInput(
       forkCopy === undefined
         ? undefined
         : { from: forkCopy.from, activate: forkCopy.activate === true },
+    ...(live.startReply === undefined ? {} : { startReply: live.startReply }),
+    ...(live.endReply === undefined ? {} : { endReply: live.endReply }),
   };
 }
 

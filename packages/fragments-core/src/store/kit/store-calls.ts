@@ -1,5 +1,6 @@
 import type { ValidationIssue } from '../../errors/errors';
 import type { Awaitable, ContextStoreDriver, StoreCall } from './context-store-driver';
+import { LIVE_REPLY_METHODS } from './live-reply-methods';
 
 // The wrapper's tables and checks: how each call is named, which driver methods the contract
 // requires, which each optional ability brings, and what makes a driver unusable.
@@ -100,6 +101,7 @@ const OPTIONAL_ABILITIES = [
   ['search', ['searchMessages']],
   ['retention', ['prune']],
   ['messageVersions', ['findMessageNodes']],
+  ['liveReplies', LIVE_REPLY_METHODS],
 ] as const;
 
 export function isThenable(value: unknown): value is PromiseLike<unknown> {

@@ -1,0 +1,339 @@
+import { ValidationError } from '../../errors/errors';
+import type { JsonValue } from '../../json';
+import {
+  type AppendReplyChunksInput,
+  type AppendReplyChunksResult,
+  type ChatChangeListener,
+  type CommitEndReply,
+  type CommitStartReply,
+  type EndReplyInput,
+  LIVE_REPLY_LIMITS,
+  type LiveChatState,
+  type LiveReplyRead,
+  type LiveReplyRecord,
+  type ReadReplyInput,
+  type StartReplyInput,
+  type StopReplyInput,
+  type TakeOverReplyInput,
+} from '../live-replies';
+import type { Awaitable } from './context-store-driver';
+import { type ByteLimit, checkBytes } from './prepare-input';
+import { assertIdentifier, assertInputObject, assertJsonObject, toJsonText } from './store-input';
+
+// The checks of the live-reply capability's input, one function per method (and one for a
+// commit's `startReply` / `endReply`), and the prepared values a driver receives. As for the
+// other methods, each field is read once into a fresh object, so what was checked is what the
+// driver gets.
+
+/** `startReply` input, checked; `data` serialized. */
+export interface PreparedStartReply {
+  readonly chatId: string;
+  readonly replyId: string;
+  readonly branch: string | null;
+  readonly afterNodeId: string | null;
+  readonly owner: string;
+  /** The lease, in milliseconds from the store's now (1 to `LIVE_REPLY_LIMITS.maxLeaseMs`). */
+  readonly leaseMs: number;
+  /** The JSON text of `data` (`'{}'` when none was given). */
+  readonly dataJson: string;
+}
+
+/** A commit's `startReply`, checked: the branch and the node it follows come from the commit. */
+export interface PreparedCommitStartReply {
+  readonly replyId: string;
+  readonly owner: string;
+  readonly leaseMs: number;
+  readonly dataJson: string;
+}
+
+/** A commit's `endReply`, checked. */
+export interface PreparedCommitEndReply {
+  readonly replyId: string;
+  readonly owner: string;
+}
+
+/** `appendReplyChunks` input, checked; the chunks serialized as one JSON array. */
+export interface PreparedAppendReplyChunks {
+  readonly chatId: string;
+  readonly replyId: string;
+  readonly owner: string;
+  /** The offset of the first chunk (a safe integer, 0 or more). */
+  readonly from: number;
+  readonly leaseMs: number;
+  /** The number of chunks (0 for a lease renewal). */
+  readonly count: number;
+  /** The JSON text of the chunks, an array (`'[]'` for none): store it as one batch. */
+  readonly chunksJson: string;
+}
+
+/** `readReply` input, checked, `from` defaulted to 0. */
+export interface PreparedReadReply {
+  readonly chatId: string;
+  readonly replyId: string;
+  readonly from: number;
+}
+
+/** `stopReply` input, checked. */
+export interface PreparedStopReply {
+  readonly chatId: string;
+  /** The reply, or undefined for every live reply of the chat. */
+  readonly replyId: string | undefined;
+}
+
+/** `takeOverReply` input, checked. */
+export interface PreparedTakeOverReply {
+  readonly chatId: string;
+  readonly replyId: string;
+  readonly owner: string;
+  readonly leaseMs: number;
+}
+
+/** `endReply` input, checked. */
+export interface PreparedEndReply {
+  readonly chatId: string;
+  readonly replyId: string;
+  readonly owner: string;
+}
+
+/**
+ * The live-reply half of a `ContextStoreDriver` (declare `capabilities.liveReplies` and implement
+ * all of it). Each method is one atomic write or one consistent read over checked input; the
+ * driver throws `ChatNotFoundError`, `LiveReplyConflictError`, `LiveReplyLostError` and
+ * `LiveReplyOffsetError` (see `ContextStore` for each method's rules). The driver's `commit` also
+ * receives `PreparedCommit.startReply` / `endReply` and writes them in the commit's transaction.
+ * `watchChat` returns synchronously; a driver builds it on `ChatWatchers` (and `ChangePoller`).
+ */
+export interface LiveReplyDriver {
+  /** Insert the record (chunk count 0) or throw `LiveReplyConflictError`; raise the change version. */
+  startReply?(input: PreparedStartReply): Awaitable<LiveReplyRecord>;
+  /** Check the owner, then the offset; store the batch, move the count and the lease. */
+  appendReplyChunks?(input: PreparedAppendReplyChunks): Awaitable<AppendReplyChunksResult>;
+  /** The record and its chunks from `from` in one snapshot, or null. */
+  readReply?(input: PreparedReadReply): Awaitable<LiveReplyRead | null>;
+  /** The chat's change version and live records (oldest start first) in one snapshot. */
+  getLiveState?(chatId: string): Awaitable<LiveChatState>;
+  /** Mark the replies (keeping an earlier mark); raise the change version when one was marked. */
+  stopReply?(input: PreparedStopReply): Awaitable<readonly LiveReplyRecord[]>;
+  /** Hand over a reply whose lease has passed (one taker wins), with all its chunks; else null. */
+  takeOverReply?(input: PreparedTakeOverReply): Awaitable<LiveReplyRead | null>;
+  /** Delete the record and its chunks when `owner` holds it; raise the change version. */
+  endReply?(input: PreparedEndReply): Awaitable<void>;
+  /** Subscribe to the chat's change feed; return the unsubscribe function. */
+  watchChat?(chatId: string, listener: ChatChangeListener): () => void;
+}
+
+function assertLease(method: string, leaseMs: unknown): asserts leaseMs is number {
+  if (
+    typeof leaseMs !== 'number' ||
+    !Number.isInteger(leaseMs) ||
+    leaseMs < 1 ||
+    leaseMs > LIVE_REPLY_LIMITS.maxLeaseMs
+  ) {
+    const problem = `expected an integer of milliseconds from 1 to ${LIVE_REPLY_LIMITS.maxLeaseMs}, received ${describe(leaseMs)}`;
+    throw new ValidationError(`${method}: leaseMs ${problem}. Nothing was written.`, {
+      issues: [{ path: 'leaseMs', message: problem }],
+    });
+  }
+}
+
+function assertOffset(method: string, field: string, value: unknown): asserts value is number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
+    const problem = `expected a whole number of chunks (0 or more), received ${describe(value)}`;
+    throw new ValidationError(`${method}: ${field} ${problem}.`, {
+      issues: [{ path: field, message: problem }],
+    });
+  }
+}
+
+function describe(value: unknown): string {
+  if (typeof value === 'number') return String(value);
+  if (value === null) return 'null';
+  return typeof value;
+}
+
+function dataText(method: string, data: unknown, limit: ByteLimit): string {
+  if (data === undefined) return '{}';
+  assertJsonObject(method, 'data', data);
+  const text = JSON.stringify(data);
+  checkBytes(method, 'data', text, limit);
+  return text;
+}
+
+/** `startReply(input)`. */
+export function prepareStartReply(input: StartReplyInput, limit: ByteLimit): PreparedStartReply {
+  const method = 'startReply(input)';
+  assertInputObject(method, input);
+  const { chatId, replyId, branch, afterNodeId, owner, leaseMs, data } = input;
+  assertIdentifier(method, 'chatId', chatId);
+  assertIdentifier(method, 'replyId', replyId);
+  if (branch !== null) assertIdentifier(method, 'branch', branch);
+  if (afterNodeId !== null) assertIdentifier(method, 'afterNodeId', afterNodeId);
+  assertIdentifier(method, 'owner', owner);
+  assertLease(method, leaseMs);
+  return {
+    chatId,
+    replyId,
+    branch,
+    afterNodeId,
+    owner,
+    leaseMs,
+    dataJson: dataText(method, data, limit),
+  };
+}
+
+/** What a commit carries for the live-reply capability, checked. */
+export interface PreparedCommitLive {
+  readonly startReply: PreparedCommitStartReply | undefined;
+  readonly endReply: PreparedCommitEndReply | undefined;
+}
+
+/**
+ * A commit's `startReply` and `endReply`: refused with `ValidationError` when the store does not
+ * declare `capabilities.liveReplies` (`served` false), when both are given, or when malformed.
+ */
+export function prepareCommitLive(
+  startReply: CommitStartReply | undefined,
+  endReply: CommitEndReply | undefined,
+  served: boolean,
+  limit: ByteLimit,
+): PreparedCommitLive {
+  const method = 'commit(input)';
+  if (startReply === undefined && endReply === undefined)
+    return { startReply: undefined, endReply: undefined };
+  const field = startReply !== undefined ? 'startReply' : 'endReply';
+  if (!served) {
+    throw new ValidationError(
+      `${method}: ${field} needs a store that declares capabilities.liveReplies, and this one does not. Nothing was written.`,
+      { issues: [{ path: field, message: 'not supported by this store' }] },
+    );
+  }
+  if (startReply !== undefined && endReply !== undefined) {
+    throw new ValidationError(
+      `${method}: give startReply or endReply, not both: a commit starts the reply that answers it, or saves the reply it ends. Nothing was written.`,
+      { issues: [{ path: 'endReply', message: 'not allowed together with startReply' }] },
+    );
+  }
+  if (startReply !== undefined) {
+    if (typeof startReply !== 'object' || startReply === null)
+      throw new ValidationError(`${method}: startReply must be an object.`, {
+        issues: [{ path: 'startReply', message: 'expected an object' }],
+      });
+    const { replyId, owner, leaseMs, data } = startReply;
+    assertIdentifier(method, 'startReply.replyId', replyId);
+    assertIdentifier(method, 'startReply.owner', owner);
+    assertLease(method, leaseMs);
+    return {
+      startReply: { replyId, owner, leaseMs, dataJson: dataText(method, data, limit) },
+      endReply: undefined,
+    };
+  }
+  const end = endReply as CommitEndReply;
+  if (typeof end !== 'object' || end === null)
+    throw new ValidationError(`${method}: endReply must be an object.`, {
+      issues: [{ path: 'endReply', message: 'expected an object' }],
+    });
+  const { replyId, owner } = end;
+  assertIdentifier(method, 'endReply.replyId', replyId);
+  assertIdentifier(method, 'endReply.owner', owner);
+  return { startReply: undefined, endReply: { replyId, owner } };
+}
+
+/** `appendReplyChunks(input)`. */
+export function prepareAppendReplyChunks(
+  input: AppendReplyChunksInput,
+  limit: ByteLimit,
+): PreparedAppendReplyChunks {
+  const method = 'appendReplyChunks(input)';
+  assertInputObject(method, input);
+  const { chatId, replyId, owner, from, chunks, leaseMs } = input;
+  assertIdentifier(method, 'chatId', chatId);
+  assertIdentifier(method, 'replyId', replyId);
+  assertIdentifier(method, 'owner', owner);
+  assertOffset(method, 'from', from);
+  assertLease(method, leaseMs);
+  if (!Array.isArray(chunks)) {
+    throw new ValidationError(
+      `${method}: chunks must be an array (empty to renew the lease only).`,
+      {
+        issues: [{ path: 'chunks', message: 'expected an array' }],
+      },
+    );
+  }
+  if (chunks.length > LIVE_REPLY_LIMITS.maxChunksPerBatch) {
+    const problem = `holds ${chunks.length} chunks, more than one batch may (${LIVE_REPLY_LIMITS.maxChunksPerBatch})`;
+    throw new ValidationError(`${method}: chunks ${problem}. Nothing was written.`, {
+      issues: [{ path: 'chunks', message: problem }],
+    });
+  }
+  // One walk checks and serializes the batch: it is stored as one JSON array.
+  const chunksJson = toJsonText(method, 'chunks', chunks);
+  checkBytes(method, 'chunks', chunksJson, limit);
+  return { chatId, replyId, owner, from, leaseMs, count: chunks.length, chunksJson };
+}
+
+/** `readReply(input)`. */
+export function prepareReadReply(input: ReadReplyInput): PreparedReadReply {
+  const method = 'readReply(input)';
+  assertInputObject(method, input);
+  const { chatId, replyId, from } = input;
+  assertIdentifier(method, 'chatId', chatId);
+  assertIdentifier(method, 'replyId', replyId);
+  if (from !== undefined) assertOffset(method, 'from', from);
+  return { chatId, replyId, from: from ?? 0 };
+}
+
+/** `stopReply(input)`. */
+export function prepareStopReply(input: StopReplyInput): PreparedStopReply {
+  const method = 'stopReply(input)';
+  assertInputObject(method, input);
+  const { chatId, replyId } = input;
+  assertIdentifier(method, 'chatId', chatId);
+  if (replyId !== undefined) assertIdentifier(method, 'replyId', replyId);
+  return { chatId, replyId };
+}
+
+/** `takeOverReply(input)`. */
+export function prepareTakeOverReply(input: TakeOverReplyInput): PreparedTakeOverReply {
+  const method = 'takeOverReply(input)';
+  assertInputObject(method, input);
+  const { chatId, replyId, owner, leaseMs } = input;
+  assertIdentifier(method, 'chatId', chatId);
+  assertIdentifier(method, 'replyId', replyId);
+  assertIdentifier(method, 'owner', owner);
+  assertLease(method, leaseMs);
+  return { chatId, replyId, owner, leaseMs };
+}
+
+/** `endReply(input)`. */
+export function prepareEndReply(input: EndReplyInput): PreparedEndReply {
+  const method = 'endReply(input)';
+  assertInputObject(method, input);
+  const { chatId, replyId, owner } = input;
+  assertIdentifier(method, 'chatId', chatId);
+  assertIdentifier(method, 'replyId', replyId);
+  assertIdentifier(method, 'owner', owner);
+  return { chatId, replyId, owner };
+}
+
+/** One stored batch of chunks: the offset of its first chunk, its count, its JSON text (an array). */
+export interface StoredChunkBatch {
+  readonly seq: number;
+  readonly count: number;
+  readonly json: string;
+}
+
+/**
+ * The chunks from offset `from`, out of the batches that hold them (in offset order; a batch that
+ * ends at or before `from` may be left out). For stores that keep a batch as one JSON array.
+ */
+export function chunksFrom(batches: readonly StoredChunkBatch[], from: number): JsonValue[] {
+  const chunks: JsonValue[] = [];
+  for (const batch of batches) {
+    if (batch.seq + batch.count <= from) continue;
+    const values = JSON.parse(batch.json) as JsonValue[];
+    const skip = Math.max(0, from - batch.seq);
+    for (let index = skip; index < values.length; index += 1)
+      chunks.push(values[index] as JsonValue);
+  }
+  return chunks;
+}

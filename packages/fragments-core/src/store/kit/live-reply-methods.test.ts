@@ -1,0 +1,219 @@
+import { describe, expect, it } from 'vitest';
+import { StoreError, ValidationError } from '../../errors/errors';
+import type { LiveReplyRecord } from '../live-replies';
+import type { BranchRecord, ChatRecord } from '../records';
+import { CheckedContextStore } from './checked-context-store';
+import type { ContextStoreDriver } from './context-store-driver';
+import { chunksFrom, type LiveReplyDriver } from './live-reply-input';
+
+// What the kit does around a driver's live-reply methods: the capability gates them and a
+// commit's startReply / endReply, every input is checked before the driver is called, and
+// watchChat answers synchronously under the closed-store rule.
+
+const chat: ChatRecord = {
+  id: 'c',
+  userId: 'u',
+  title: null,
+  metadata: {},
+  activeBranch: 'main',
+  version: 0,
+  rewrittenAt: 0,
+  createdAt: 1,
+  updatedAt: 1,
+};
+const branch: BranchRecord = {
+  chatId: 'c',
+  name: 'main',
+  headMessageId: null,
+  createdAt: 1,
+  updatedAt: 1,
+};
+const reply: LiveReplyRecord = {
+  chatId: 'c',
+  replyId: 'r',
+  branch: 'main',
+  afterNodeId: null,
+  owner: 'o',
+  leaseExpiresAt: 2,
+  stopRequestedAt: null,
+  chunkCount: 0,
+  startedAt: 1,
+  data: {},
+};
+
+function driverOf(
+  live: boolean,
+  calls: { method: string; argument: unknown }[],
+): ContextStoreDriver {
+  const record =
+    <T>(method: string, answer: T) =>
+    (argument: unknown): T => {
+      calls.push({ method, argument });
+      return answer;
+    };
+  const liveMethods: Required<LiveReplyDriver> = {
+    startReply: record('startReply', reply),
+    appendReplyChunks: record('appendReplyChunks', {
+      chunkCount: 1,
+      leaseExpiresAt: 3,
+      stopRequested: false,
+    }),
+    readReply: record('readReply', null),
+    getLiveState: record('getLiveState', { chatId: 'c', changeVersion: 0, replies: [] }),
+    stopReply: record('stopReply', []),
+    takeOverReply: record('takeOverReply', null),
+    endReply: record('endReply', undefined),
+    watchChat: (chatId, listener) => {
+      calls.push({ method: 'watchChat', argument: chatId });
+      listener({ type: 'chat', chatId });
+      return () => calls.push({ method: 'unwatch', argument: chatId });
+    },
+  };
+  return {
+    name: 'LiveStub',
+    capabilities: { persistent: false, multiProcess: false, liveReplies: live },
+    openChat: record('openChat', { chat, branch, created: true }),
+    getChat: record('getChat', chat),
+    updateChat: record('updateChat', chat),
+    listChats: record('listChats', [chat]),
+    deleteChat: record('deleteChat', true),
+    getHead: record('getHead', { version: 0, headMessageId: null, rewrittenAt: 0 }),
+    commit: record('commit', { headMessageId: 'm', version: 1, rewrittenAt: 0, nodes: [] }),
+    getChain: record('getChain', { nodes: [], nextCursor: null, reachedUntil: false }),
+    getMessage: record('getMessage', null),
+    createBranch: record('createBranch', branch),
+    getBranch: record('getBranch', branch),
+    listBranches: record('listBranches', [branch]),
+    setActiveBranch: record('setActiveBranch', branch),
+    createCheckpoint: record('createCheckpoint', {
+      chatId: 'c',
+      name: 'p',
+      messageId: 'm',
+      createdAt: 1,
+    }),
+    getCheckpoint: record('getCheckpoint', null),
+    listCheckpoints: record('listCheckpoints', []),
+    deleteCheckpoint: record('deleteCheckpoint', false),
+    getGraph: record('getGraph', { chat, nodes: [], branches: [branch], checkpoints: [] }),
+    ...liveMethods,
+  };
+}
+
+const question = [{ id: 'q', message: { id: 'q', role: 'user', parts: [] } }];
+
+describe('live replies in the store kit', () => {
+  it('exposes the live-reply methods exactly when the driver declares liveReplies', () => {
+    const without = new CheckedContextStore(driverOf(false, []));
+    const withLive = new CheckedContextStore(driverOf(true, []));
+    for (const method of [
+      'startReply',
+      'appendReplyChunks',
+      'readReply',
+      'getLiveState',
+      'stopReply',
+      'takeOverReply',
+      'endReply',
+      'watchChat',
+    ] as const) {
+      expect(typeof without[method], method).toBe('undefined');
+      expect(typeof withLive[method], method).toBe('function');
+    }
+  });
+
+  it('refuses a driver that declares liveReplies without every method', () => {
+    const { watchChat: _watch, takeOverReply: _take, ...partial } = driverOf(true, []);
+    expect(() => new CheckedContextStore(partial as ContextStoreDriver)).toThrow(
+      /takeOverReply: capabilities.liveReplies is true.*watchChat: capabilities.liveReplies is true/,
+    );
+  });
+
+  it('refuses a commit with startReply or endReply on a store without liveReplies, before the driver', async () => {
+    const calls: { method: string; argument: unknown }[] = [];
+    const store = new CheckedContextStore(driverOf(false, calls));
+    const base = { chatId: 'c', branch: 'main', expectedHeadId: null, messages: question };
+    for (const extra of [
+      { startReply: { replyId: 'r', owner: 'o', leaseMs: 1000 } },
+      { endReply: { replyId: 'r', owner: 'o' } },
+    ]) {
+      const error = await store.commit({ ...base, ...extra }).catch((caught: unknown) => caught);
+      expect(ValidationError.isInstance(error)).toBe(true);
+      expect((error as Error).message).toMatch(/capabilities\.liveReplies/);
+    }
+    expect(calls).toEqual([]);
+  });
+
+  it('hands the driver checked, serialized copies (data and chunks as JSON text)', async () => {
+    const calls: { method: string; argument: unknown }[] = [];
+    const store = new CheckedContextStore(driverOf(true, calls));
+    const data = { metadata: { model: 'm' } };
+    await store.commit({
+      chatId: 'c',
+      branch: 'main',
+      expectedHeadId: null,
+      messages: question,
+      startReply: { replyId: 'r', owner: 'o', leaseMs: 1000, data },
+    });
+    const chunks = [{ type: 'text-delta', delta: 'a' }, 7];
+    await store.appendReplyChunks?.({
+      chatId: 'c',
+      replyId: 'r',
+      owner: 'o',
+      from: 0,
+      chunks,
+      leaseMs: 500,
+    });
+    await store.readReply?.({ chatId: 'c', replyId: 'r' });
+    await store.stopReply?.({ chatId: 'c' });
+    expect(calls.map((call) => call.method)).toEqual([
+      'commit',
+      'appendReplyChunks',
+      'readReply',
+      'stopReply',
+    ]);
+    expect(calls[0]?.argument).toMatchObject({
+      startReply: { replyId: 'r', owner: 'o', leaseMs: 1000, dataJson: JSON.stringify(data) },
+    });
+    expect(calls[0]?.argument).not.toHaveProperty('endReply');
+    expect(calls[1]?.argument).toEqual({
+      chatId: 'c',
+      replyId: 'r',
+      owner: 'o',
+      from: 0,
+      leaseMs: 500,
+      count: 2,
+      chunksJson: JSON.stringify(chunks),
+    });
+    expect(calls[2]?.argument).toEqual({ chatId: 'c', replyId: 'r', from: 0 });
+    expect(calls[3]?.argument).toEqual({ chatId: 'c', replyId: undefined });
+  });
+
+  it('watchChat checks its input, answers synchronously, and is refused once closed', async () => {
+    const calls: { method: string; argument: unknown }[] = [];
+    const store = new CheckedContextStore(driverOf(true, calls));
+    const watch = store.watchChat as NonNullable<typeof store.watchChat>;
+    expect(() => watch('', () => {})).toThrow(ValidationError);
+    expect(() => watch('c', 'listener' as never)).toThrow(/listener must be a function/);
+    const notices: unknown[] = [];
+    const stop = watch('c', (change) => notices.push(change));
+    expect(notices).toEqual([{ type: 'chat', chatId: 'c' }]);
+    stop();
+    stop();
+    expect(calls.filter((call) => call.method === 'unwatch')).toHaveLength(1);
+    await store.close();
+    expect(() => watch('c', () => {})).toThrow(StoreError);
+    expect(() => watch('c', () => {})).toThrow(/closed/);
+  });
+
+  it('chunksFrom reads stored batches from any offset', () => {
+    const batches = [
+      { seq: 0, count: 2, json: '["a","b"]' },
+      { seq: 2, count: 1, json: '["c"]' },
+      { seq: 3, count: 3, json: '["d","e","f"]' },
+    ];
+    expect(chunksFrom(batches, 0)).toEqual(['a', 'b', 'c', 'd', 'e', 'f']);
+    expect(chunksFrom(batches, 1)).toEqual(['b', 'c', 'd', 'e', 'f']);
+    expect(chunksFrom(batches, 4)).toEqual(['e', 'f']);
+    expect(chunksFrom(batches, 6)).toEqual([]);
+    expect(chunksFrom(batches.slice(2), 5)).toEqual(['f']);
+  });
+});

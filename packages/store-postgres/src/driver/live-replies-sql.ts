@@ -1,0 +1,495 @@
+import {
+  type AppendReplyChunksResult,
+  ChatNotFoundError,
+  type JsonObject,
+  type LiveChatState,
+  LiveReplyConflictError,
+  LiveReplyLostError,
+  LiveReplyOffsetError,
+  type LiveReplyRead,
+  type LiveReplyRecord,
+} from '@ctxgraph/fragments-core';
+import {
+  chunksFrom,
+  type PreparedAppendReplyChunks,
+  type PreparedEndReply,
+  type PreparedReadReply,
+  type PreparedStartReply,
+  type PreparedStopReply,
+  type PreparedTakeOverReply,
+  type StoredChunkBatch,
+} from '@ctxgraph/fragments-core/store-kit';
+import type { TableNames } from '../schema/table-names';
+import type { PostgresConnection } from './connection';
+import { integer, isUniqueViolationOf, optionalText, type Row, text } from './rows';
+
+// The live replies of `PostgresContextStore` (capabilities.liveReplies): each method ONE
+// statement (so one round trip and its own transaction), like a commit. Writes take the reply's
+// row lock before anything else (a locking read, or the UPDATE itself), so under READ COMMITTED a
+// writer that waited sees the row as the other writer committed it: the owner, offset and lease
+// checks are compare-and-sets. A write that changes what a watcher sees sends a NOTIFY on the
+// store's channel in the same statement (delivered at commit, dropped on rollback): `['c', chat]`
+// for a start, stop, takeover or end, `['k', chat, reply, chunkCount]` for appended chunks.
+
+/** The columns of a live reply, in the order {@link replyFrom} reads them. */
+const REPLY_COLUMNS =
+  'r.chat_id, r.reply_id, r.branch, r.after_node_id, r.owner, r.lease_expires_at, r.stop_requested_at, r.chunk_count, r.started_at, r.data::text';
+const REPLY_WIDTH = 10;
+
+function replyFrom(row: Row, offset = 0): LiveReplyRecord {
+  return {
+    chatId: text(row[offset]),
+    replyId: text(row[offset + 1]),
+    branch: optionalText(row[offset + 2]),
+    afterNodeId: optionalText(row[offset + 3]),
+    owner: text(row[offset + 4]),
+    leaseExpiresAt: integer(row[offset + 5]),
+    stopRequestedAt: row[offset + 6] === null ? null : integer(row[offset + 6]),
+    chunkCount: integer(row[offset + 7]),
+    startedAt: integer(row[offset + 8]),
+    data: JSON.parse(text(row[offset + 9])) as JsonObject,
+  };
+}
+
+/** The chunk batches of rows that carry `seq, count, chunks` at `offset` (null when none). */
+function batchesFrom(rows: readonly Row[], offset: number): StoredChunkBatch[] {
+  const batches: StoredChunkBatch[] = [];
+  for (const row of rows) {
+    if (row[offset] === null) continue;
+    batches.push({
+      seq: integer(row[offset]),
+      count: integer(row[offset + 1]),
+      json: text(row[offset + 2]),
+    });
+  }
+  return batches;
+}
+
+/** The NOTIFY payload of a change to the chat `$1`, as SQL. */
+const CHAT_NOTICE = "json_build_array('c', $1::text)::text";
+
+/** The insert of a chat's revision bump, from the rows of CTE `source`. */
+function bumpSql(names: TableNames, source: string): string {
+  return `INSERT INTO ${names.liveRevisions} AS v (chat_id, revision)
+    SELECT $1::text, 1 FROM ${source} LIMIT 1
+    ON CONFLICT (chat_id) DO UPDATE SET revision = v.revision + 1
+    RETURNING 1`;
+}
+
+/** The live record's insert, for `startReply` and a commit's `startReply` (`$1` is the chat). */
+function insertReplySql(
+  names: TableNames,
+  source: string,
+  values: {
+    readonly replyId: string;
+    readonly branch: string;
+    readonly afterNodeId: string;
+    readonly owner: string;
+    readonly leaseExpiresAt: string;
+    readonly now: string;
+    readonly data: string;
+  },
+): string {
+  return `INSERT INTO ${names.liveReplies} (chat_id, reply_id, branch, after_node_id, owner,
+      lease_expires_at, stop_requested_at, chunk_count, started_at, start_order, data)
+    SELECT $1::text, ${values.replyId}, ${values.branch}, ${values.afterNodeId}, ${values.owner},
+      ${values.leaseExpiresAt}, NULL, 0, ${values.now},
+      coalesce((SELECT max(x.start_order) FROM ${names.liveReplies} x WHERE x.chat_id = $1::text), 0) + 1,
+      ${values.data}
+    FROM ${source}
+    RETURNING ${REPLY_COLUMNS.replaceAll('r.', '')}`;
+}
+
+/** A unique violation of the live record's primary key: the reply is live already. */
+export function isLiveReplyTaken(names: TableNames, error: unknown): boolean {
+  return isUniqueViolationOf(error, `${names.tablePrefix}live_replies_pkey`);
+}
+
+/** `startReply`: the record and the chat's revision, in one statement. */
+export function startReply(
+  db: PostgresConnection,
+  input: PreparedStartReply,
+  now: number,
+): Promise<LiveReplyRecord> {
+  const names = db.names;
+  // The record first, then the revision: every live-reply write takes the reply's row before the
+  // chat's revision row, so none waits for the other in the opposite order.
+  const statement = `WITH chat AS (
+  SELECT 1 FROM ${names.chats} c WHERE c.chat_id = $1::text
+), started AS (
+  ${insertReplySql(names, 'chat', {
+    replyId: '$2::text',
+    branch: '$3::text',
+    afterNodeId: '$4::text',
+    owner: '$5::text',
+    leaseExpiresAt: '$6::bigint',
+    now: '$7::bigint',
+    data: '$8::text::json',
+  })}
+), bumped AS (
+  ${bumpSql(names, 'started')}
+)
+SELECT s.*, CASE WHEN EXISTS (SELECT 1 FROM bumped) THEN pg_notify($9::text, ${CHAT_NOTICE}) END
+FROM (SELECT 1) AS one LEFT JOIN started s ON true`;
+  return db.run(async (sql) => {
+    let rows: Row[];
+    try {
+      rows = await db.query(sql, statement, [
+        input.chatId,
+        input.replyId,
+        input.branch,
+        input.afterNodeId,
+        input.owner,
+        now + input.leaseMs,
+        now,
+        input.dataJson,
+        names.changeChannel,
+      ]);
+    } catch (error) {
+      if (isLiveReplyTaken(names, error))
+        throw new LiveReplyConflictError({ chatId: input.chatId, replyId: input.replyId });
+      throw error;
+    }
+    const row = rows[0] as Row;
+    if (row[0] === null) throw new ChatNotFoundError(input.chatId);
+    return replyFrom(row);
+  });
+}
+
+/**
+ * `appendReplyChunks`: the count and the lease moved only where the owner and the offset are the
+ * ones given, and the batch stored off that update, in one statement. When nothing moved, a
+ * second read says why (the owner, the offset, or the chat).
+ *
+ * The statement commits without waiting for its WAL flush (`synchronous_commit` off for its own
+ * transaction only, set by the statement itself): an append is the hot path of a live reply
+ * (every batch of every reply), the flush wait cost it 5 ms of a 0.3 ms write here, and what a
+ * database crash could lose is the last moments of a reply's transient chunks, count and chunks
+ * together (the writer's next append then reports the offset), never a saved message: starts,
+ * stops, takeovers, ends and saves wait for their flush as every other write does.
+ */
+export function appendReplyChunks(
+  db: PostgresConnection,
+  input: PreparedAppendReplyChunks,
+  now: number,
+): Promise<AppendReplyChunksResult> {
+  const names = db.names;
+  const { chatId, replyId } = input;
+  const statement = `WITH moved AS (
+  UPDATE ${names.liveReplies} r SET chunk_count = r.chunk_count + $5::bigint, lease_expires_at = $6::bigint
+  WHERE r.chat_id = $1::text AND r.reply_id = $2::text AND r.owner = $3::text AND r.chunk_count = $4::bigint
+  RETURNING r.chunk_count, r.lease_expires_at, r.stop_requested_at
+), stored AS (
+  INSERT INTO ${names.liveChunks} (chat_id, reply_id, seq, count, chunks)
+  SELECT $1::text, $2::text, $4::bigint, $5::integer, $7::text FROM moved WHERE $5::integer > 0
+  RETURNING 1
+)
+SELECT m.chunk_count, m.lease_expires_at, m.stop_requested_at, (SELECT count(*) FROM stored),
+  CASE WHEN $5::integer > 0
+    THEN pg_notify($8::text, json_build_array('k', $1::text, $2::text, m.chunk_count)::text) END,
+  set_config('synchronous_commit', 'off', true)
+FROM moved m`;
+  return db.run(async (sql) => {
+    const rows = await db.query(sql, statement, [
+      chatId,
+      replyId,
+      input.owner,
+      input.from,
+      input.count,
+      now + input.leaseMs,
+      input.chunksJson,
+      names.changeChannel,
+    ]);
+    const row = rows[0];
+    if (row !== undefined) {
+      return {
+        chunkCount: integer(row[0]),
+        leaseExpiresAt: integer(row[1]),
+        stopRequested: row[2] !== null,
+      };
+    }
+    const found = await db.query(
+      sql,
+      `SELECT r.owner, r.chunk_count, EXISTS (SELECT 1 FROM ${names.chats} c WHERE c.chat_id = $1)
+       FROM (SELECT 1) AS one LEFT JOIN ${names.liveReplies} r ON r.chat_id = $1 AND r.reply_id = $2`,
+      [chatId, replyId],
+    );
+    const state = found[0] as Row;
+    if (state[2] !== true) throw new ChatNotFoundError(chatId);
+    const currentOwner = optionalText(state[0]);
+    if (currentOwner !== input.owner)
+      throw new LiveReplyLostError({ chatId, replyId, owner: input.owner, currentOwner });
+    throw new LiveReplyOffsetError({
+      chatId,
+      replyId,
+      from: input.from,
+      chunkCount: integer(state[1]),
+    });
+  });
+}
+
+/** `readReply`: the record and its batches from `from`, in one statement (one snapshot). */
+export function readReply(
+  db: PostgresConnection,
+  input: PreparedReadReply,
+): Promise<LiveReplyRead | null> {
+  const names = db.names;
+  const { chatId, replyId, from } = input;
+  return db.run(async (sql) => {
+    const rows = await db.query(
+      sql,
+      `SELECT ${REPLY_COLUMNS}, k.seq, k.count, k.chunks,
+         EXISTS (SELECT 1 FROM ${names.chats} c WHERE c.chat_id = $1::text)
+       FROM (SELECT 1) AS one
+       LEFT JOIN ${names.liveReplies} r ON r.chat_id = $1::text AND r.reply_id = $2::text
+       LEFT JOIN ${names.liveChunks} k
+         ON k.chat_id = r.chat_id AND k.reply_id = r.reply_id AND k.seq + k.count > $3::bigint
+       ORDER BY k.seq`,
+      [chatId, replyId, from],
+    );
+    const first = rows[0] as Row;
+    if (first[REPLY_WIDTH + 3] !== true) throw new ChatNotFoundError(chatId);
+    if (first[0] === null) return null;
+    return { record: replyFrom(first), chunks: chunksFrom(batchesFrom(rows, REPLY_WIDTH), from) };
+  });
+}
+
+/** `getLiveState`: the change version and the live replies, in one statement. */
+export function getLiveState(db: PostgresConnection, chatId: string): Promise<LiveChatState> {
+  const names = db.names;
+  return db.run(async (sql) => {
+    const rows = await db.query(
+      sql,
+      `SELECT c.version + coalesce(v.revision, 0), ${REPLY_COLUMNS}
+       FROM ${names.chats} c
+       LEFT JOIN ${names.liveRevisions} v ON v.chat_id = c.chat_id
+       LEFT JOIN ${names.liveReplies} r ON r.chat_id = c.chat_id
+       WHERE c.chat_id = $1::text
+       ORDER BY r.start_order, r.reply_id COLLATE "C"`,
+      [chatId],
+    );
+    const first = rows[0];
+    if (first === undefined) throw new ChatNotFoundError(chatId);
+    return {
+      chatId,
+      changeVersion: integer(first[0]),
+      replies: rows.filter((row) => row[1] !== null).map((row) => replyFrom(row, 1)),
+    };
+  });
+}
+
+/**
+ * `stopReply`: locks the replies asked, marks those not marked yet, bumps the revision when one
+ * was, and returns them as they are after the mark, oldest start first.
+ */
+export function stopReply(
+  db: PostgresConnection,
+  input: PreparedStopReply,
+  now: number,
+): Promise<LiveReplyRecord[]> {
+  const names = db.names;
+  const { chatId, replyId } = input;
+  const statement = `WITH target AS (
+  SELECT ${REPLY_COLUMNS}, r.start_order FROM ${names.liveReplies} r
+  WHERE r.chat_id = $1::text AND ($2::text IS NULL OR r.reply_id = $2::text)
+  FOR UPDATE
+), marked AS (
+  UPDATE ${names.liveReplies} r SET stop_requested_at = $3::bigint
+  FROM target t
+  WHERE r.chat_id = t.chat_id AND r.reply_id = t.reply_id AND t.stop_requested_at IS NULL
+  RETURNING r.reply_id
+), bumped AS (
+  ${bumpSql(names, 'marked')}
+)
+SELECT t.chat_id, t.reply_id, t.branch, t.after_node_id, t.owner, t.lease_expires_at,
+  CASE WHEN m.reply_id IS NULL THEN t.stop_requested_at ELSE $3::bigint END,
+  t.chunk_count, t.started_at, t.data,
+  EXISTS (SELECT 1 FROM ${names.chats} c WHERE c.chat_id = $1::text),
+  CASE WHEN EXISTS (SELECT 1 FROM bumped) THEN pg_notify($4::text, ${CHAT_NOTICE}) END
+FROM (SELECT 1) AS one
+LEFT JOIN target t ON true
+LEFT JOIN marked m ON m.reply_id = t.reply_id
+ORDER BY t.start_order, t.reply_id COLLATE "C"`;
+  return db.run(async (sql) => {
+    const rows = await db.query(sql, statement, [
+      chatId,
+      replyId ?? null,
+      now,
+      names.changeChannel,
+    ]);
+    const first = rows[0] as Row;
+    if (first[REPLY_WIDTH] !== true) throw new ChatNotFoundError(chatId);
+    return rows.filter((row) => row[0] !== null).map((row) => replyFrom(row));
+  });
+}
+
+/**
+ * `takeOverReply`: the owner and the lease replaced only where the lease has passed `now` (the
+ * UPDATE takes the row lock, so of concurrent takers one matches), the revision bumped, and all
+ * the chunks read, in one statement.
+ */
+export function takeOverReply(
+  db: PostgresConnection,
+  input: PreparedTakeOverReply,
+  now: number,
+): Promise<LiveReplyRead | null> {
+  const names = db.names;
+  const { chatId, replyId } = input;
+  const statement = `WITH taken AS (
+  UPDATE ${names.liveReplies} r SET owner = $3::text, lease_expires_at = $4::bigint
+  WHERE r.chat_id = $1::text AND r.reply_id = $2::text AND r.lease_expires_at <= $5::bigint
+  RETURNING ${REPLY_COLUMNS}
+), bumped AS (
+  ${bumpSql(names, 'taken')}
+)
+SELECT t.*, k.seq, k.count, k.chunks,
+  EXISTS (SELECT 1 FROM ${names.chats} c WHERE c.chat_id = $1::text),
+  CASE WHEN EXISTS (SELECT 1 FROM bumped) THEN pg_notify($6::text, ${CHAT_NOTICE}) END
+FROM (SELECT 1) AS one
+LEFT JOIN taken t ON true
+LEFT JOIN ${names.liveChunks} k ON t.reply_id IS NOT NULL AND k.chat_id = $1::text AND k.reply_id = $2::text
+ORDER BY k.seq`;
+  return db.run(async (sql) => {
+    const rows = await db.query(sql, statement, [
+      chatId,
+      replyId,
+      input.owner,
+      now + input.leaseMs,
+      now,
+      names.changeChannel,
+    ]);
+    const first = rows[0] as Row;
+    if (first[REPLY_WIDTH + 3] !== true) throw new ChatNotFoundError(chatId);
+    if (first[0] === null) return null;
+    return { record: replyFrom(first), chunks: chunksFrom(batchesFrom(rows, REPLY_WIDTH), 0) };
+  });
+}
+
+/** `endReply`: the record (and, by cascade, its chunks) deleted when `owner` holds it. */
+export function endReply(db: PostgresConnection, input: PreparedEndReply): Promise<void> {
+  const names = db.names;
+  const { chatId, replyId, owner } = input;
+  const statement = `WITH held AS (
+  SELECT r.owner FROM ${names.liveReplies} r
+  WHERE r.chat_id = $1::text AND r.reply_id = $2::text
+  FOR UPDATE
+), ended AS (
+  DELETE FROM ${names.liveReplies} r USING held h
+  WHERE r.chat_id = $1::text AND r.reply_id = $2::text AND h.owner = $3::text
+  RETURNING 1
+), bumped AS (
+  ${bumpSql(names, 'ended')}
+)
+SELECT (SELECT h.owner FROM held h), EXISTS (SELECT 1 FROM ended),
+  EXISTS (SELECT 1 FROM ${names.chats} c WHERE c.chat_id = $1::text),
+  CASE WHEN EXISTS (SELECT 1 FROM bumped) THEN pg_notify($4::text, ${CHAT_NOTICE}) END`;
+  return db.run(async (sql) => {
+    const rows = await db.query(sql, statement, [chatId, replyId, owner, names.changeChannel]);
+    const row = rows[0] as Row;
+    if (row[1] === true) return;
+    if (row[2] !== true) throw new ChatNotFoundError(chatId);
+    throw new LiveReplyLostError({ chatId, replyId, owner, currentOwner: optionalText(row[0]) });
+  });
+}
+
+/** A commit's live reply, as its write statement carries it. */
+export type CommitLive =
+  | {
+      readonly kind: 'start';
+      readonly replyId: string;
+      readonly owner: string;
+      readonly leaseExpiresAt: number;
+      readonly now: number;
+      readonly dataJson: string;
+    }
+  | { readonly kind: 'end'; readonly replyId: string; readonly owner: string };
+
+/** What a commit's write statement adds for its live reply (see `write-sql.ts`). */
+export interface CommitLiveSql {
+  /** CTEs before `gate` (each starting with a comma). */
+  readonly before: string;
+  /** A condition the gate adds (starting with AND), or ''. */
+  readonly gate: string;
+  /** CTEs after the writes (each starting with a comma). */
+  readonly after: string;
+  /** Columns the final SELECT adds (each starting with a comma): read by {@link commitLiveOutcome}. */
+  readonly columns: string;
+}
+
+/**
+ * The SQL a commit's write statement adds for its live reply, its parameters numbered from
+ * `first`: `start` inserts the record off the `chat` CTE (so only when the commit writes; a taken
+ * id aborts the statement with a unique violation), `end` locks the record before the gate, lets
+ * the gate through only when `owner` holds it, and deletes it (its chunks by cascade) off `chat`.
+ * Either sends the chat's NOTIFY with the write.
+ */
+export function commitLiveSql(
+  names: TableNames,
+  kind: CommitLive['kind'],
+  first: number,
+): CommitLiveSql {
+  const parameter = (index: number): string => `$${first + index}`;
+  const notify = `, CASE WHEN ch.version IS NOT NULL THEN pg_notify(${parameter(kind === 'start' ? 5 : 2)}::text, ${CHAT_NOTICE}) END`;
+  if (kind === 'start') {
+    return {
+      before: '',
+      gate: '',
+      after: `, live_started AS (
+  ${insertReplySql(names, 'chat ch', {
+    replyId: `${parameter(0)}::text`,
+    branch: '$2::text',
+    afterNodeId: 'ch.head_message_id',
+    owner: `${parameter(1)}::text`,
+    leaseExpiresAt: `${parameter(2)}::bigint`,
+    now: `${parameter(3)}::bigint`,
+    data: `${parameter(4)}::text::json`,
+  })}
+)`,
+      columns: `, (SELECT count(*) FROM live_started)${notify}`,
+    };
+  }
+  return {
+    before: `, live_held AS (
+  SELECT r.owner FROM ${names.liveReplies} r
+  WHERE r.chat_id = $1::text AND r.reply_id = ${parameter(0)}::text
+  FOR UPDATE
+)`,
+    gate: `AND EXISTS (SELECT 1 FROM live_held h WHERE h.owner = ${parameter(1)}::text)`,
+    after: `, live_ended AS (
+  DELETE FROM ${names.liveReplies} r USING chat ch
+  WHERE r.chat_id = $1::text AND r.reply_id = ${parameter(0)}::text
+  RETURNING 1
+)`,
+    columns: `, (SELECT h.owner FROM live_held h), (SELECT count(*) FROM live_ended)${notify}`,
+  };
+}
+
+/** The parameters of {@link commitLiveSql}, in order. */
+export function commitLiveParameters(names: TableNames, live: CommitLive): (string | number)[] {
+  if (live.kind === 'start')
+    return [
+      live.replyId,
+      live.owner,
+      live.leaseExpiresAt,
+      live.now,
+      live.dataJson,
+      names.changeChannel,
+    ];
+  return [live.replyId, live.owner, names.changeChannel];
+}
+
+/**
+ * `LiveReplyLostError` when a commit that ends a reply was refused because `owner` does not hold
+ * it (the owner the statement found is at `column`); undefined otherwise.
+ */
+export function commitLiveLost(
+  chatId: string,
+  live: CommitLive | undefined,
+  row: Row,
+  column: number,
+): LiveReplyLostError | undefined {
+  if (live?.kind !== 'end') return undefined;
+  const currentOwner = optionalText(row[column]);
+  if (currentOwner === live.owner) return undefined;
+  return new LiveReplyLostError({ chatId, replyId: live.replyId, owner: live.owner, currentOwner });
+}

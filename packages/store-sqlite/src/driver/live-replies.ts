@@ -1,0 +1,349 @@
+import {
+  type AppendReplyChunksResult,
+  ChatNotFoundError,
+  type JsonObject,
+  type LiveChatState,
+  LiveReplyConflictError,
+  LiveReplyLostError,
+  LiveReplyOffsetError,
+  type LiveReplyRead,
+  type LiveReplyRecord,
+} from '@ctxgraph/fragments-core';
+import {
+  chunksFrom,
+  type PreparedAppendReplyChunks,
+  type PreparedCommit,
+  type PreparedCommitStartReply,
+  type PreparedEndReply,
+  type PreparedReadReply,
+  type PreparedStartReply,
+  type PreparedStopReply,
+  type PreparedTakeOverReply,
+  type StoredChunkBatch,
+} from '@ctxgraph/fragments-core/store-kit';
+import type { TableNames } from '../schema/table-names';
+import type { SqliteConnection } from './connection';
+import { chatRow, requireChat } from './lookups';
+
+// The live replies of `SqliteContextStore` (capabilities.liveReplies): each method one
+// `BEGIN IMMEDIATE` transaction (or one deferred read), like every other use case. The chat's
+// change version is its `version` (commits) plus its row in `live_revisions`, bumped by every
+// live-reply write that is not a commit.
+
+/** A row of `<prefix>live_replies`. */
+interface ReplyRow {
+  chat_id: string;
+  reply_id: string;
+  branch: string | null;
+  after_node_id: string | null;
+  owner: string;
+  lease_expires_at: number;
+  stop_requested_at: number | null;
+  chunk_count: number;
+  started_at: number;
+  start_order: number;
+  data: string;
+}
+
+function record(row: ReplyRow): LiveReplyRecord {
+  return {
+    chatId: row.chat_id,
+    replyId: row.reply_id,
+    branch: row.branch,
+    afterNodeId: row.after_node_id,
+    owner: row.owner,
+    leaseExpiresAt: row.lease_expires_at,
+    stopRequestedAt: row.stop_requested_at,
+    chunkCount: row.chunk_count,
+    startedAt: row.started_at,
+    data: JSON.parse(row.data) as JsonObject,
+  };
+}
+
+function replyRow(db: SqliteConnection, chatId: string, replyId: string): ReplyRow | undefined {
+  return db.prepared(selectReplySql).get(chatId, replyId) as ReplyRow | undefined;
+}
+
+function selectReplySql(t: TableNames): string {
+  return `SELECT * FROM ${t.liveReplies} WHERE chat_id = ? AND reply_id = ?`;
+}
+
+function insertReplySql(t: TableNames): string {
+  return `INSERT INTO ${t.liveReplies} (chat_id, reply_id, branch, after_node_id, owner, lease_expires_at,
+     stop_requested_at, chunk_count, started_at, start_order, data)
+   VALUES (@chatId, @replyId, @branch, @afterNodeId, @owner, @leaseExpiresAt, NULL, 0, @now,
+     (SELECT coalesce(max(start_order), 0) + 1 FROM ${t.liveReplies} WHERE chat_id = @chatId), @data)
+   ON CONFLICT (chat_id, reply_id) DO NOTHING RETURNING *`;
+}
+
+function bumpSql(t: TableNames): string {
+  return `INSERT INTO ${t.liveRevisions} (chat_id, revision) VALUES (?, 1)
+   ON CONFLICT (chat_id) DO UPDATE SET revision = revision + 1`;
+}
+
+function deleteChunksSql(t: TableNames): string {
+  return `DELETE FROM ${t.liveChunks} WHERE chat_id = ? AND reply_id = ?`;
+}
+
+function deleteReplySql(t: TableNames): string {
+  return `DELETE FROM ${t.liveReplies} WHERE chat_id = ? AND reply_id = ?`;
+}
+
+/** The record's row when `owner` holds it; `ChatNotFoundError` or `LiveReplyLostError` otherwise. */
+function held(db: SqliteConnection, chatId: string, replyId: string, owner: string): ReplyRow {
+  const row = replyRow(db, chatId, replyId);
+  if (row === undefined) requireChat(db, chatId);
+  if (row === undefined || row.owner !== owner)
+    throw new LiveReplyLostError({ chatId, replyId, owner, currentOwner: row?.owner ?? null });
+  return row;
+}
+
+/** Inserts a record; `LiveReplyConflictError` when the chat has one of that id. Call in a write. */
+function insertReply(
+  db: SqliteConnection,
+  chatId: string,
+  reply: PreparedCommitStartReply & {
+    readonly branch: string | null;
+    readonly afterNodeId: string | null;
+  },
+  now: number,
+): ReplyRow {
+  const row = db.prepared(insertReplySql).get({
+    chatId,
+    replyId: reply.replyId,
+    branch: reply.branch,
+    afterNodeId: reply.afterNodeId,
+    owner: reply.owner,
+    leaseExpiresAt: now + reply.leaseMs,
+    now,
+    data: reply.dataJson,
+  }) as ReplyRow | undefined;
+  if (row === undefined) throw new LiveReplyConflictError({ chatId, replyId: reply.replyId });
+  return row;
+}
+
+function bump(db: SqliteConnection, chatId: string): void {
+  db.prepared(bumpSql).run(chatId);
+}
+
+function remove(db: SqliteConnection, chatId: string, replyId: string): void {
+  // Chunks first: the foreign key holds after each statement, whether or not it is enforced.
+  db.prepared(deleteChunksSql).run(chatId, replyId);
+  db.prepared(deleteReplySql).run(chatId, replyId);
+}
+
+function batchesFrom(
+  db: SqliteConnection,
+  chatId: string,
+  replyId: string,
+  from: number,
+): StoredChunkBatch[] {
+  const c = db.tables.liveChunks;
+  // The batch holding `from` starts at the largest seq not above it: an index range from there.
+  return db
+    .statement(
+      `SELECT seq, count, chunks AS json FROM ${c}
+        WHERE chat_id = @chatId AND reply_id = @replyId
+          AND seq >= coalesce((SELECT max(seq) FROM ${c} WHERE chat_id = @chatId AND reply_id = @replyId AND seq <= @from), 0)
+        ORDER BY seq`,
+    )
+    .all({ chatId, replyId, from }) as StoredChunkBatch[];
+}
+
+/** `startReply`: the record, in one write with the chat's revision. */
+export function startReply(
+  db: SqliteConnection,
+  input: PreparedStartReply,
+  now: number,
+): LiveReplyRecord {
+  return db.run('startReply(input)', () =>
+    db.write(() => {
+      requireChat(db, input.chatId);
+      const row = insertReply(db, input.chatId, input, now);
+      bump(db, input.chatId);
+      return record(row);
+    }),
+  );
+}
+
+/**
+ * A commit's live reply, to run in the commit's transaction: `before` checks the owner of the
+ * reply it ends (so a refusal comes before any other), `after` starts or ends the reply once the
+ * messages are written (a start that finds the id taken throws, and the transaction rolls back).
+ */
+export const commitLive = {
+  before(db: SqliteConnection, input: PreparedCommit): void {
+    const { endReply } = input;
+    if (endReply !== undefined) held(db, input.chatId, endReply.replyId, endReply.owner);
+  },
+  after(
+    db: SqliteConnection,
+    input: PreparedCommit,
+    written: { readonly branch: string; readonly headMessageId: string | null },
+    now: number,
+  ): void {
+    const { startReply, endReply } = input;
+    if (startReply !== undefined) {
+      insertReply(
+        db,
+        input.chatId,
+        { ...startReply, branch: written.branch, afterNodeId: written.headMessageId },
+        now,
+      );
+    }
+    if (endReply !== undefined) remove(db, input.chatId, endReply.replyId);
+  },
+};
+
+/** `appendReplyChunks`: owner, then offset, then the batch, the count and the lease in one write. */
+export function appendReplyChunks(
+  db: SqliteConnection,
+  input: PreparedAppendReplyChunks,
+  now: number,
+): AppendReplyChunksResult {
+  const { chatId, replyId } = input;
+  return db.run('appendReplyChunks(input)', () =>
+    db.write(() => {
+      const row = held(db, chatId, replyId, input.owner);
+      if (input.from !== row.chunk_count) {
+        throw new LiveReplyOffsetError({
+          chatId,
+          replyId,
+          from: input.from,
+          chunkCount: row.chunk_count,
+        });
+      }
+      const t = db.tables;
+      if (input.count > 0) {
+        db.statement(
+          `INSERT INTO ${t.liveChunks} (chat_id, reply_id, seq, count, chunks) VALUES (?, ?, ?, ?, ?)`,
+        ).run(chatId, replyId, input.from, input.count, input.chunksJson);
+      }
+      const leaseExpiresAt = now + input.leaseMs;
+      const chunkCount = row.chunk_count + input.count;
+      db.statement(
+        `UPDATE ${t.liveReplies} SET chunk_count = ?, lease_expires_at = ? WHERE chat_id = ? AND reply_id = ?`,
+      ).run(chunkCount, leaseExpiresAt, chatId, replyId);
+      return { chunkCount, leaseExpiresAt, stopRequested: row.stop_requested_at !== null };
+    }),
+  );
+}
+
+/** `readReply`: the record and its chunks from `from`, in one snapshot; null when not live. */
+export function readReply(db: SqliteConnection, input: PreparedReadReply): LiveReplyRead | null {
+  const { chatId, replyId } = input;
+  return db.run('readReply(input)', () =>
+    db.read(() => {
+      const row = replyRow(db, chatId, replyId);
+      if (row === undefined) {
+        requireChat(db, chatId);
+        return null;
+      }
+      return {
+        record: record(row),
+        chunks: chunksFrom(batchesFrom(db, chatId, replyId, input.from), input.from),
+      };
+    }),
+  );
+}
+
+function replyRows(db: SqliteConnection, chatId: string): ReplyRow[] {
+  return db
+    .statement(
+      `SELECT * FROM ${db.tables.liveReplies} WHERE chat_id = ? ORDER BY start_order, reply_id`,
+    )
+    .all(chatId) as ReplyRow[];
+}
+
+/** `getLiveState`: the change version and the live replies, in one snapshot. */
+export function getLiveState(db: SqliteConnection, chatId: string): LiveChatState {
+  return db.run('getLiveState(chatId)', () =>
+    db.read(() => {
+      const chat = chatRow(db, chatId);
+      if (chat === undefined) throw new ChatNotFoundError(chatId);
+      const revision = db
+        .statement(`SELECT revision FROM ${db.tables.liveRevisions} WHERE chat_id = ?`)
+        .pluck()
+        .get(chatId) as number | undefined;
+      return {
+        chatId,
+        changeVersion: chat.version + (revision ?? 0),
+        replies: replyRows(db, chatId).map(record),
+      };
+    }),
+  );
+}
+
+/** `stopReply`: marks the replies not yet asked (the revision bumped when one was). */
+export function stopReply(
+  db: SqliteConnection,
+  input: PreparedStopReply,
+  now: number,
+): LiveReplyRecord[] {
+  const { chatId, replyId } = input;
+  return db.run('stopReply(input)', () =>
+    db.write(() => {
+      requireChat(db, chatId);
+      const t = db.tables;
+      const marked =
+        replyId === undefined
+          ? db
+              .statement(
+                `UPDATE ${t.liveReplies} SET stop_requested_at = ? WHERE chat_id = ? AND stop_requested_at IS NULL`,
+              )
+              .run(now, chatId)
+          : db
+              .statement(
+                `UPDATE ${t.liveReplies} SET stop_requested_at = ? WHERE chat_id = ? AND reply_id = ? AND stop_requested_at IS NULL`,
+              )
+              .run(now, chatId, replyId);
+      if (marked.changes > 0) bump(db, chatId);
+      if (replyId === undefined) return replyRows(db, chatId).map(record);
+      const row = replyRow(db, chatId, replyId);
+      return row === undefined ? [] : [record(row)];
+    }),
+  );
+}
+
+/** `takeOverReply`: hands over a reply whose lease has passed `now`, with all its chunks; else null. */
+export function takeOverReply(
+  db: SqliteConnection,
+  input: PreparedTakeOverReply,
+  now: number,
+): LiveReplyRead | null {
+  const { chatId, replyId } = input;
+  return db.run('takeOverReply(input)', () =>
+    db.write(() => {
+      requireChat(db, chatId);
+      const taken = db
+        .statement(
+          `UPDATE ${db.tables.liveReplies} SET owner = ?, lease_expires_at = ?
+            WHERE chat_id = ? AND reply_id = ? AND lease_expires_at <= ? RETURNING *`,
+        )
+        .get(input.owner, now + input.leaseMs, chatId, replyId, now) as ReplyRow | undefined;
+      if (taken === undefined) return null;
+      bump(db, chatId);
+      return { record: record(taken), chunks: chunksFrom(batchesFrom(db, chatId, replyId, 0), 0) };
+    }),
+  );
+}
+
+/** `endReply`: deletes the record and its chunks when `owner` holds it. */
+export function endReply(db: SqliteConnection, input: PreparedEndReply): void {
+  const { chatId, replyId } = input;
+  db.run('endReply(input)', () =>
+    db.write(() => {
+      held(db, chatId, replyId, input.owner);
+      remove(db, chatId, replyId);
+      bump(db, chatId);
+    }),
+  );
+}
+
+/** Deletes a chat's live replies and revision: part of `deleteChat`'s transaction. */
+export function forgetLiveReplies(db: SqliteConnection, chatId: string): void {
+  const t = db.tables;
+  db.statement(`DELETE FROM ${t.liveChunks} WHERE chat_id = ?`).run(chatId);
+  db.statement(`DELETE FROM ${t.liveReplies} WHERE chat_id = ?`).run(chatId);
+  db.statement(`DELETE FROM ${t.liveRevisions} WHERE chat_id = ?`).run(chatId);
+}
