@@ -9,6 +9,7 @@ export { ContinuationRefusedError } from './cycle/continuation-refused-error';
 export type {
   BeginTurnOptions,
   ChatCycleOptions,
+  FollowOptions,
   ReadOptions,
   ReplySavedEvent,
 } from './cycle/cycle-options';

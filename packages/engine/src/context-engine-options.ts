@@ -2,6 +2,8 @@ import type { MessageSchemas } from '@ctxgraph/codecs';
 import {
   assertIdentifier,
   assertJsonObject,
+  type CommitEndReply,
+  type CommitStartReply,
   type ContextFragment,
   type ContextRenderer,
   type ContextStore,
@@ -184,6 +186,18 @@ export interface ModelResolveResult {
    * stable per chat and branch): pass it as `generateText({ providerOptions })`.
    */
   providerOptions?: CacheProviderOptions;
+}
+
+/**
+ * Options of {@link ContextEngine.save}: a live reply (store capability `liveReplies`) started or
+ * ended in the same store write as the messages. A save with nothing pending writes nothing, so
+ * neither is written then (use the store's `startReply` / `endReply`).
+ */
+export interface SaveOptions {
+  /** Starts the reply that answers the saved messages (`CommitInput.startReply`). */
+  readonly startReply?: CommitStartReply;
+  /** Ends the live reply the save stores (`CommitInput.endReply`). */
+  readonly endReply?: CommitEndReply;
 }
 
 /** What {@link ContextEngine.save} returns. */

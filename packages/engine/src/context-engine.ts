@@ -52,6 +52,7 @@ import {
   pruneOptionsProblem,
   type ResolveOptions,
   type ResolveResult,
+  type SaveOptions,
   type SaveResult,
   type SwitchBranchOptions,
   switchOptionsProblem,
@@ -87,6 +88,7 @@ export type {
   PruneOptions,
   ResolveOptions,
   ResolveResult,
+  SaveOptions,
   SaveResult,
   SwitchBranchOptions,
   UsageOptions,
@@ -220,11 +222,11 @@ export class ContextEngine {
    * them at whatever the head is, serializing concurrent writers itself; with any other store
    * the engine compares-and-sets and, when another writer moved the head first, attaches on top
    * of the new head. A turn is never dropped. If saving fails, nothing was written and the
-   * messages stay pending.
+   * messages stay pending. `options` starts or ends a live reply in the same store write.
    */
-  save(): Promise<SaveResult> {
+  save(options: SaveOptions = {}): Promise<SaveResult> {
     return this.#session.run(async (ticket) => {
-      await saveTurn(this.#session, ticket);
+      await saveTurn(this.#session, ticket, options);
       return { headMessageId: this.headMessageId };
     });
   }

@@ -72,6 +72,7 @@ export {
   type PruneOptions,
   type ResolveOptions,
   type ResolveResult,
+  type SaveOptions,
   type SaveResult,
   type SwitchBranchOptions,
   type UsageOptions,

@@ -2,6 +2,7 @@ import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { tempDirectory, textMessage } from './__fixtures__/temp-files';
 import { findMessageNodesSql } from './driver/chain-sql';
+import { newestNodeSql } from './driver/write-sql';
 import { MIGRATIONS, readSqliteSchemaVersion, SCHEMA_VERSION } from './migrations/migrations';
 import { tableNames } from './schema/table-names';
 import { SqliteContextStore } from './sqlite-context-store';
@@ -85,6 +86,14 @@ describe('message versions in SQLite', () => {
     expect(details.join(' | ')).toContain(`sqlite_autoindex_${m}_1`);
     // No scan of the table (the subquery's few rows are read back, which is no table scan).
     expect(details.filter((detail) => detail.startsWith(`SCAN ${m}`))).toEqual([]);
+    // The newest node of a message, which a save of a new version numbers from: the same paths.
+    const newest = (
+      database
+        .prepare(`EXPLAIN QUERY PLAN ${newestNodeSql(tableNames())}`)
+        .all('c', 'm', 'c', 'm', 'm') as { detail: string }[]
+    ).map((row) => row.detail);
+    expect(newest.join(' | ')).toContain(`${m}_versions`);
+    expect(newest.filter((detail) => detail.startsWith(`SCAN ${m}`))).toEqual([]);
     // Only versions are indexed: a save of messages under their own ids adds no entry.
     const index = database
       .prepare(`SELECT sql FROM sqlite_master WHERE name = ?`)

@@ -39,6 +39,9 @@ export function createChatApp(options: ChatAppOptions): Hono {
     engine: { renderer: new XmlRenderer() },
     schemas: { metadataSchema: messageMetadataSchema, tools: chatTools },
     ...(options.streams ? { streams: options.streams } : {}),
+    // The page stops a reply by closing its request (its Stop button, a closed tab), as the app's
+    // contract says; the stop route that works from any process comes with the page that uses it.
+    stopOnDisconnect: true,
     onSaveError: (error) => console.error(error),
     onReplySaved: (event) => options.onTiming?.({ phase: 'save', ms: event.saveMs }),
   });

@@ -332,7 +332,7 @@ describe('model replies through the chat cycle', () => {
     expect(streamed).toBe('You said: word0 word1 word2 ');
     // A fresh engine counts it as the integration records a stopped reply.
     const usage = await fresh(chatId).usage();
-    expect(usage.replies).toEqual({ complete: 0, aborted: 1, error: 0 });
+    expect(usage.replies).toEqual({ complete: 0, aborted: 1, error: 0, interrupted: 0 });
     // Once ended, the id stops nothing.
     expect(await (await stop('stop-1')).json()).toEqual({ stopped: false });
     expect(logged).toEqual([]);

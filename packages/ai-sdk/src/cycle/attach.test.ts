@@ -374,6 +374,7 @@ describe.each(stores)('placement on %s', (_name, open) => {
       request,
       (from) => Promise.resolve(request.messages.slice(from)),
       after,
+      { replyId: 'reply-1', owner: 'writer', leaseMs: 10_000, keep: false },
     );
     const graphAfter = async () => graphOf(store, chatId);
 

@@ -12,9 +12,9 @@ import {
   withUsage,
 } from '@ctxgraph/engine';
 import {
-  CheckpointExistsError,
   type ContextStore,
-  MessageNotFoundError,
+  type JsonObject,
+  LiveReplyConflictError,
   withoutEngineMetadata,
 } from '@ctxgraph/fragments-core';
 import type { ModelMessage, SystemModelMessage, UIMessage } from 'ai';
@@ -24,14 +24,6 @@ import { newestNode } from './chat-reads';
 import { canonical, isSettledCopy, sameMessage } from './client-copies';
 import { ContinuationRefusedError } from './continuation-refused-error';
 import { acceptToolResults, waitingCalls } from './tool-results';
-
-/** The name of a claim on a reply being continued: this prefix and the node's sequence. */
-const CLAIM_PREFIX = 'ctxgraph.answering.';
-/**
- * How long a claim stands before another request may take it over: far longer than the two store
- * calls it is held for, so only a claim whose process died is taken over.
- */
-const CLAIM_TIMEOUT_MS = 60_000;
 
 /**
  * An edit keeps its message's role: a client's message with the id of a stored message of another
@@ -75,6 +67,25 @@ export interface ReplyUsage {
   readonly cache?: CachePrediction;
 }
 
+/**
+ * The live record a request starts for its reply (store capability `liveReplies`): with the
+ * client's new messages in one write, or alone when there are none (a regenerate) or the reply
+ * continues a stored one (there, it is also the claim of the reply: of two requests answering
+ * it at once, the second is refused).
+ */
+export interface ReplyStart {
+  /** The new reply's id (a continuation keeps the id of the reply it continues). */
+  readonly replyId: string;
+  readonly owner: string;
+  readonly leaseMs: number;
+  readonly data?: JsonObject;
+  /**
+   * True: the record stays until the reply's final save ends it (live replies on). False: it is
+   * only the claim of a continuation, ended once the answer is saved; nothing else is started.
+   */
+  readonly keep: boolean;
+}
+
 /** The engine settings the cycle opens each request's engine with. */
 export type CycleEngineOptions = Omit<ContextEngineOptions, 'store' | 'chatId' | 'userId'>;
 
@@ -84,6 +95,8 @@ export interface PlacedRequest<UI_MESSAGE extends UIMessage> {
   readonly path: UI_MESSAGE[];
   /** The assistant message the reply continues in place (client-side tool result), if any. */
   readonly continues: UI_MESSAGE | undefined;
+  /** The id the reply is streamed and stored under. */
+  readonly replyId: string;
 }
 
 /** What the model is given for a placed request, and the cache prediction its usage confirms. */
@@ -127,13 +140,14 @@ export class AttachedChat<UI_MESSAGE extends UIMessage = UIMessage> {
   async place(
     request: ChatRequest<UI_MESSAGE>,
     validateFrom: (from: number) => Promise<UI_MESSAGE[]>,
-    after?: string | null,
+    after: string | null | undefined,
+    start: ReplyStart,
   ): Promise<PlacedRequest<UI_MESSAGE>> {
     const engine = this.#engine;
     const messages = request.messages;
     const last = messages.at(-1) as UI_MESSAGE;
     if (request.trigger === 'submit-message' && last.role === 'assistant')
-      return this.#continueReply(request, validateFrom);
+      return this.#continueReply(request, validateFrom, start);
     let fresh: readonly UI_MESSAGE[];
     if (request.lastOnly) {
       const stored = await engine.findMessage(last.id);
@@ -183,12 +197,29 @@ export class AttachedChat<UI_MESSAGE extends UIMessage = UIMessage> {
         activate: false,
       });
     }
+    const live = this.#store.startReply;
+    const startReply = {
+      replyId: start.replyId,
+      owner: start.owner,
+      leaseMs: start.leaseMs,
+      data: start.data ?? {},
+    };
     if (fresh.length > 0) {
       engine.set(...fresh.map((candidate) => messageFragment(candidate)));
-      await engine.save();
+      await engine.save(start.keep ? { startReply } : {});
+    } else if (start.keep && live !== undefined) {
+      await live.call(this.#store, {
+        chatId: this.#chatId,
+        ...startReply,
+        branch: null,
+        afterNodeId:
+          engine.headMessageId === undefined
+            ? null
+            : (engine.nodeIdOf(engine.headMessageId) ?? engine.headMessageId),
+      });
     }
     const { messages: path } = await engine.resolve();
-    return { path: path as UI_MESSAGE[], continues: undefined };
+    return { path: path as UI_MESSAGE[], continues: undefined, replyId: start.replyId };
   }
 
   /**
@@ -204,6 +235,7 @@ export class AttachedChat<UI_MESSAGE extends UIMessage = UIMessage> {
   async #continueReply(
     request: ChatRequest<UI_MESSAGE>,
     validateFrom: (from: number) => Promise<UI_MESSAGE[]>,
+    start: ReplyStart,
   ): Promise<PlacedRequest<UI_MESSAGE>> {
     const engine = this.#engine;
     const messages = request.messages;
@@ -229,15 +261,22 @@ export class AttachedChat<UI_MESSAGE extends UIMessage = UIMessage> {
     // Checked before anything is written, then again under the claim: another request may have
     // answered the reply in between.
     await this.#answered(nodeId, answer, at);
-    const release = await this.#claim(nodeId, sent.id, at);
+    const release = await this.#claim(nodeId, sent.id, at, start);
+    let saved = false;
     try {
       engine.set(messageFragment(await this.#answered(nodeId, answer, at)));
       await engine.save();
+      saved = true;
     } finally {
-      await release();
+      // A live reply's record stays until its final save; a bare claim ends here.
+      if (!saved || !start.keep) await release();
     }
     const { messages: path } = await engine.resolve();
-    return { path: path as UI_MESSAGE[], continues: path.at(-1) as UI_MESSAGE | undefined };
+    return {
+      path: path as UI_MESSAGE[],
+      continues: path.at(-1) as UI_MESSAGE | undefined,
+      replyId: sent.id,
+    };
   }
 
   /**
@@ -276,39 +315,45 @@ export class AttachedChat<UI_MESSAGE extends UIMessage = UIMessage> {
   }
 
   /**
-   * Claims the reply at `nodeId` for this request: a checkpoint named after the node
-   * (`ctxgraph.answering.<sequence>`), created with the store's refusal of a taken name
-   * (`CheckpointExistsError`), which every store makes atomic across processes (the one write
-   * the v1 contract makes conditional on what another writer did, besides a head). A second
-   * request is refused while the claim stands; the claim is removed once the answer is saved
-   * (returned function). A claim left by a process that died while holding it (it is held for
-   * two store calls) is taken over after {@link CLAIM_TIMEOUT_MS}.
+   * Claims the reply at `nodeId` for this request: its live record (`startReply`), which every
+   * store makes atomic across processes (the record's key is the chat and the reply). A second
+   * request is refused while the record stands; a record left by a process that died is ended
+   * as interrupted once its lease ran out, by whoever looks next. Returns the function that ends
+   * the record. A store without live replies has no claim: two requests answering one reply at
+   * once may then both continue it.
    */
-  async #claim(nodeId: string, messageId: string, at: string): Promise<() => Promise<void>> {
+  async #claim(
+    nodeId: string,
+    messageId: string,
+    at: string,
+    start: ReplyStart,
+  ): Promise<() => Promise<void>> {
     const store = this.#store;
     const chatId = this.#chatId;
-    const node = await store.getMessage({ chatId, messageId: nodeId });
-    if (node === null) throw new MessageNotFoundError(chatId, nodeId);
-    const name = `${CLAIM_PREFIX}${node.sequence}`;
-    const release = async (): Promise<void> => {
-      await store.deleteCheckpoint({ chatId, name }).catch(() => false);
-    };
+    if (store.startReply === undefined || store.endReply === undefined) return async () => {};
     try {
-      await store.createCheckpoint({ chatId, name, messageId: nodeId });
-      return release;
+      await store.startReply({
+        chatId,
+        replyId: messageId,
+        branch: null,
+        afterNodeId: nodeId,
+        owner: start.owner,
+        leaseMs: start.leaseMs,
+        data: { ...start.data, continues: true },
+      });
     } catch (error) {
-      if (!CheckpointExistsError.isInstance(error)) throw error;
-    }
-    const held = await store.getCheckpoint({ chatId, name });
-    if (held !== null && Date.now() - held.createdAt < CLAIM_TIMEOUT_MS) {
+      if (!LiveReplyConflictError.isInstance(error)) throw error;
       refuseContinuation(
         `another request is answering reply '${messageId}' right now (two tabs answered the same tool call): its answer continues the reply. Reload the chat to see it.`,
         at,
         'the reply is being answered',
       );
     }
-    await store.createCheckpoint({ chatId, name, messageId: nodeId, replace: true });
-    return release;
+    return async () => {
+      await store
+        .endReply?.({ chatId, replyId: messageId, owner: start.owner })
+        .catch(() => undefined);
+    };
   }
 
   /**
@@ -355,7 +400,7 @@ export class AttachedChat<UI_MESSAGE extends UIMessage = UIMessage> {
   async saveReply(
     reply: UI_MESSAGE,
     usage: ReplyUsage,
-    options: { outcome: ReplyOutcome; add: boolean },
+    options: { outcome: ReplyOutcome; add: boolean; endReply?: { replyId: string; owner: string } },
   ): Promise<void> {
     const fragment = withUsage(messageFragment(reply), {
       ...usage,
@@ -363,6 +408,6 @@ export class AttachedChat<UI_MESSAGE extends UIMessage = UIMessage> {
       outcome: options.outcome,
     });
     this.#engine.set(fragment);
-    await this.#engine.save();
+    await this.#engine.save(options.endReply === undefined ? {} : { endReply: options.endReply });
   }
 }

@@ -7,13 +7,14 @@ import {
 } from '@ctxgraph/fragments-core';
 import type { UIMessage } from 'ai';
 import { ChatNotFoundForUserError, ChatRequestError } from '../errors';
+import { endExpiredReplies, type LiveCycle } from '../live/live-replies';
 import {
   type ChatMessageSchemas,
   type ChatRequest,
   readChatRequest,
   validateChatMessages,
 } from '../request/read-chat-request';
-import type { AttachedChat, ModelInput, PlacedRequest } from './attach';
+import type { AttachedChat, ModelInput, PlacedRequest, ReplyStart } from './attach';
 import type { ChatEngines } from './chat-engines';
 import { settleClientMessages } from './client-copies';
 import { ContinuationRefusedError } from './continuation-refused-error';
@@ -26,6 +27,8 @@ export interface BegunTurn<UI_MESSAGE extends UIMessage = UIMessage> {
   readonly attached: AttachedChat<UI_MESSAGE>;
   readonly placed: PlacedRequest<UI_MESSAGE>;
   readonly input: ModelInput;
+  /** The owner of the reply's live record (live replies on), else undefined. */
+  readonly owner: string | undefined;
 }
 
 /** What {@link beginTurn} needs of the cycle. */
@@ -34,6 +37,9 @@ export interface TurnBeginning<UI_MESSAGE extends UIMessage = UIMessage> {
   readonly engines: ChatEngines<UI_MESSAGE>;
   readonly schemas: ChatMessageSchemas<UI_MESSAGE>;
   readonly budget: BudgetOptions | undefined;
+  readonly generateId: () => string;
+  /** The store's live replies (when it has them), and whether the cycle streams into them. */
+  readonly live: { readonly cycle: LiveCycle; readonly on: boolean } | undefined;
 }
 
 /**
@@ -69,14 +75,29 @@ export async function beginTurn<UI_MESSAGE extends UIMessage>(
       { issues: [{ path: 'messages', message: 'expected a user message last' }] },
     );
   }
+  const { live } = cycle;
+  // Replies whose writer died are ended (saved as interrupted) before the chat takes a turn, so
+  // the turn continues after them.
+  if (live !== undefined && owned !== null) {
+    const state = await live.cycle.settings.store.getLiveState(request.chatId);
+    if (state.replies.length > 0)
+      await endExpiredReplies(live.cycle, request.chatId, options.userId, state.replies);
+  }
+  const owner = cycle.generateId();
+  const start: ReplyStart = {
+    replyId: cycle.generateId(),
+    owner,
+    leaseMs: live?.cycle.settings.leaseMs ?? 10_000,
+    keep: live?.on === true,
+  };
   try {
     const attached = cycle.engines.take(request.chatId, options.userId, owned);
     // The context is the request's own: a warm engine's is cleared before the app sets it.
     attached.engine.replaceContext([]);
     await options.context?.(attached.engine);
-    const placed = await attached.place(request, validateFrom, options.after);
+    const placed = await attached.place(request, validateFrom, options.after, start);
     const input = await attached.modelInput(options.budget ?? cycle.budget);
-    return { request, attached, placed, input };
+    return { request, attached, placed, input, owner: start.keep ? owner : undefined };
   } catch (error) {
     if (OwnershipError.isInstance(error)) {
       throw new ChatNotFoundForUserError(`No chat '${request.chatId}' for this user.`, {

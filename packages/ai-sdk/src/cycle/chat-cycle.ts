@@ -1,17 +1,30 @@
 import type { ContextEngine } from '@ctxgraph/engine';
-import { ChatNotFoundError, OwnershipError } from '@ctxgraph/fragments-core';
+import {
+  ChatNotFoundError,
+  OwnershipError,
+  UnsupportedCapabilityError,
+} from '@ctxgraph/fragments-core';
 import { generateId as defaultGenerateId, type UIMessage } from 'ai';
 import { ChatNotFoundForUserError } from '../errors';
+import { chatEvents, followReply, type LiveCycle, stopReplies } from '../live/live-replies';
+import { liveSettingsOf, liveStoreOf } from '../live/live-settings';
 import type { ChatMessageSchemas } from '../request/read-chat-request';
 import { resumeResponse } from '../stream/reply-response';
 import { beginTurn } from './begin-turn';
 import { ChatEngines } from './chat-engines';
-import { conversationTo, conversationToNode, type MessageVersion, versionsOf } from './chat-reads';
+import {
+  conversationTo,
+  conversationToNode,
+  type MessageVersion,
+  outcomesOf,
+  versionsOf,
+} from './chat-reads';
 import { type ChatTurn, createChatTurn } from './chat-turn';
 import {
   type BeginTurnOptions,
   type ChatCycleOptions,
   checkCycleOptions,
+  type FollowOptions,
   type ReadOptions,
 } from './cycle-options';
 
@@ -68,7 +81,35 @@ export interface ChatCycle<UI_MESSAGE extends UIMessage = UIMessage> {
    * stream, or 204 when none is streaming (always without `streams`, and for a chat this user
    * does not have).
    */
-  resume(chatId: string, options: ReadOptions): Promise<Response>;
+  resume(chatId: string, options: FollowOptions): Promise<Response>;
+  /**
+   * Stops the chat's live replies (or the one named by `messageId`) wherever they are generated,
+   * and resolves once they are saved (outcome `aborted`; a reply whose process died is saved as
+   * `interrupted`): the most recently started one's id, or null when none was live. Unknown
+   * chat: {@link ChatNotFoundForUserError}. Needs live replies (else an
+   * `UnsupportedCapabilityError`).
+   */
+  stop(
+    chatId: string,
+    options: ReadOptions & { messageId?: string },
+  ): Promise<{ messageId: string } | null>;
+  /**
+   * The chat's changes as server-sent events (`text/event-stream`): one event with its state at
+   * once, then one after each change made by any process (changes close together share one):
+   * `data: {"version":n,"live":id|null}`, `version` a number that only grows, `live` the most
+   * recently started live reply (null only once the ended reply is saved); comments as
+   * heartbeats. Ends with `signal`. Unknown chat: {@link ChatNotFoundForUserError}. Needs live
+   * replies (else an `UnsupportedCapabilityError`).
+   */
+  events(chatId: string, options: FollowOptions): Promise<Response>;
+  /**
+   * `messages` with the outcome of each reply on the path that was stopped (`aborted`) or whose
+   * process died (`interrupted`), by message id.
+   */
+  conversation(
+    chatId: string,
+    options: ReadOptions & { leaf?: string },
+  ): Promise<{ messages: UI_MESSAGE[]; outcomes: Record<string, 'aborted' | 'interrupted'> }>;
 }
 
 /**
@@ -97,13 +138,39 @@ export function createChatCycle<UI_MESSAGE extends UIMessage = UIMessage>(
   const { warmEngines } = checkCycleOptions(options as ChatCycleOptions<UIMessage>);
   const { store } = options;
   const engines = new ChatEngines<UI_MESSAGE>(store, options.engine, warmEngines);
+  const generateId = options.generateId ?? defaultGenerateId;
+  const liveSettings = liveSettingsOf(store, options.live);
+  // The store's live replies serve continuation claims and end replies whose writer died even
+  // when the cycle does not stream into them (`live: false`).
+  const liveStore = liveSettings?.store ?? liveStoreOf(store);
+  const liveCycle: LiveCycle | undefined =
+    liveStore === undefined
+      ? undefined
+      : {
+          settings: liveSettings ?? { store: liveStore, leaseMs: 10_000, flushMs: 50 },
+          generateId,
+          onEngine: (chatId, userId, task) => engines.read(chatId, userId, task),
+        };
   const settings = {
     engines,
-    generateId: options.generateId ?? defaultGenerateId,
+    generateId,
     streams: options.streams,
-    stopOnDisconnect: options.stopOnDisconnect ?? true,
+    stopOnDisconnect: options.stopOnDisconnect ?? liveSettings === undefined,
     onReplySaved: options.onReplySaved,
     onSaveError: options.onSaveError,
+    live: liveSettings,
+  };
+  /** The chat when it is this user's, else a ChatNotFoundForUserError. */
+  const ownedOrRefused = async (chatId: string, userId: string): Promise<void> => {
+    if ((await engines.owned(chatId, userId)) === null)
+      throw new ChatNotFoundForUserError(`No chat '${chatId}' for this user.`);
+  };
+  const requireLive = (method: string): LiveCycle => {
+    if (liveSettings === undefined || liveCycle === undefined) {
+      // A cycle with `live: false` is refused the same way as a store without live replies.
+      throw new UnsupportedCapabilityError(`cycle.${method}()`, 'liveReplies');
+    }
+    return liveCycle;
   };
   /** A read of the cycle's own: an unknown chat and another user's read alike, as unknown. */
   const readAsUnknown = async <T>(
@@ -127,6 +194,11 @@ export function createChatCycle<UI_MESSAGE extends UIMessage = UIMessage>(
         engines,
         schemas: options.schemas ?? ({} as ChatMessageSchemas<UI_MESSAGE>),
         budget: options.budget,
+        generateId,
+        live:
+          liveCycle === undefined
+            ? undefined
+            : { cycle: liveCycle, on: liveSettings !== undefined },
       });
       return createChatTurn(begun, beginOptions.signal, settings);
     },
@@ -152,7 +224,41 @@ export function createChatCycle<UI_MESSAGE extends UIMessage = UIMessage>(
       // A chat that does not exist (yet) has nothing to resume: 204, as for one at rest, so a
       // client that resumes on mount can start a new chat.
       if ((await engines.owned(chatId, readOptions.userId)) === null) return resumeResponse(null);
+      if (liveSettings !== undefined && liveCycle !== undefined) {
+        const state = await liveSettings.store.getLiveState(chatId);
+        const newest = state.replies.at(-1);
+        if (newest === undefined) return resumeResponse(null);
+        return resumeResponse(
+          followReply<UI_MESSAGE>(liveCycle, newest, readOptions.userId, readOptions.signal),
+        );
+      }
       return resumeResponse((await options.streams?.resume(chatId)) ?? null);
+    },
+    async stop(chatId, stopOptions) {
+      const live = requireLive('stop');
+      await ownedOrRefused(chatId, stopOptions.userId);
+      return stopReplies<UI_MESSAGE>(live, chatId, stopOptions.userId, stopOptions.messageId);
+    },
+    async events(chatId, eventOptions) {
+      const live = requireLive('events');
+      await ownedOrRefused(chatId, eventOptions.userId);
+      return new Response(
+        chatEvents<UI_MESSAGE>(live, chatId, eventOptions.userId, eventOptions.signal),
+        {
+          headers: {
+            'content-type': 'text/event-stream',
+            'cache-control': 'no-cache',
+            connection: 'keep-alive',
+            'x-accel-buffering': 'no',
+          },
+        },
+      );
+    },
+    conversation(chatId, readOptions) {
+      return readAsUnknown(chatId, readOptions, async (engine) => {
+        const messages = await conversationTo<UI_MESSAGE>(engine, store, readOptions.leaf);
+        return { messages, outcomes: await outcomesOf(engine, store, messages) };
+      });
     },
   };
 }

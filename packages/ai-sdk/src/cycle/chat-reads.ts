@@ -1,7 +1,7 @@
 // The cycle's reads by message id: the conversation to a message or a node, a message's versions,
 // and the chat's most recently written node. Each positions the engine it is given itself
 // (`continueFrom`, never the chat's active branch), so it reads the same on any engine of the chat.
-import type { ContextEngine } from '@ctxgraph/engine';
+import { type ContextEngine, usageOf } from '@ctxgraph/engine';
 import type { ContextStore } from '@ctxgraph/fragments-core';
 import type { UIMessage } from 'ai';
 import { ChatNotFoundForUserError } from '../errors';
@@ -80,4 +80,26 @@ export async function newestNode(store: ContextStore, chatId: string): Promise<s
     if (node !== null && (newest === null || node.sequence > newest.sequence)) newest = node;
   }
   return newest?.id ?? null;
+}
+
+/**
+ * The outcome of each reply of `messages` (a path the engine just resolved) that was stopped or
+ * whose process died, by message id: one read of the path's nodes, with their engine records.
+ */
+export async function outcomesOf(
+  engine: ContextEngine,
+  store: ContextStore,
+  messages: readonly UIMessage[],
+): Promise<Record<string, 'aborted' | 'interrupted'>> {
+  const outcomes: Record<string, 'aborted' | 'interrupted'> = Object.create(null);
+  const last = messages.at(-1);
+  const head = last === undefined ? undefined : engine.nodeIdOf(last.id);
+  if (head === undefined) return outcomes;
+  const { nodes } = await store.getChain({ chatId: engine.chatId, headMessageId: head });
+  for (const node of nodes) {
+    const outcome = usageOf(node)?.outcome;
+    if (outcome === 'aborted' || outcome === 'interrupted') outcomes[node.message.id] = outcome;
+  }
+  // A plain object for the app's JSON (spread defines every key as its own, `__proto__` too).
+  return { ...outcomes };
 }

@@ -1,6 +1,8 @@
 import type { CachePrediction, ContextEngine, ReplyOutcome } from '@ctxgraph/engine';
-import { CtxGraphError } from '@ctxgraph/fragments-core';
+import { CtxGraphError, type JsonValue } from '@ctxgraph/fragments-core';
 import type { InferUIMessageChunk, ModelMessage, SystemModelMessage, UIMessage } from 'ai';
+import { ChunkBatcher } from '../live/chunk-batcher';
+import type { LiveSettings } from '../live/live-settings';
 import type { ChatRequest, ChatTrigger } from '../request/read-chat-request';
 import type { CallUsage } from '../stream/call-usage';
 import { deliverReply, replyResponse } from '../stream/reply-response';
@@ -61,6 +63,8 @@ export interface TurnSettings<UI_MESSAGE extends UIMessage = UIMessage> {
   readonly stopOnDisconnect: boolean;
   readonly onReplySaved: ((event: ReplySavedEvent) => void) | undefined;
   readonly onSaveError: ((error: unknown) => void) | undefined;
+  /** The store's live replies, when the cycle streams replies into them. */
+  readonly live: LiveSettings | undefined;
 }
 
 /**
@@ -77,10 +81,11 @@ export function createChatTurn<UI_MESSAGE extends UIMessage>(
   signal: AbortSignal | undefined,
   settings: TurnSettings<UI_MESSAGE>,
 ): ChatTurn<UI_MESSAGE> {
-  const { request, attached, placed, input } = begun;
+  const { request, attached, placed, input, owner } = begun;
   const disconnect = new AbortController();
   const abortSignal = signal ? AbortSignal.any([signal, disconnect.signal]) : disconnect.signal;
-  const replyId = placed.continues?.id ?? settings.generateId();
+  const replyId = placed.replyId;
+  const live = settings.live !== undefined && owner !== undefined ? settings.live : undefined;
   let used = false;
   const stream = (
     result: StreamTextResultLike<UI_MESSAGE>,
@@ -94,13 +99,31 @@ export function createChatTurn<UI_MESSAGE extends UIMessage>(
     used = true;
     const streamId = settings.generateId();
     const source = openReplySource(result, { originalMessages: placed.path, replyId, options });
+    // Live replies: every chunk goes to the store too, in batches; a stop asked for anywhere
+    // (seen by an append) stops the model call as a disconnect would.
+    const batcher =
+      live === undefined || owner === undefined
+        ? undefined
+        : new ChunkBatcher(live, { chatId: request.chatId, replyId, owner }, 0, () =>
+            disconnect.abort(),
+          );
+    const endReply = batcher === undefined ? undefined : { replyId, owner: owner as string };
     const keep = async (reply: UI_MESSAGE | undefined, outcome: ReplyOutcome): Promise<void> => {
       const usage = await source.usage;
+      try {
+        // Every chunk a reader got is in the store before the save that ends the record.
+        await batcher?.flush();
+      } finally {
+        batcher?.close();
+      }
+      if (reply === undefined && live !== undefined && endReply !== undefined)
+        await live.store.endReply({ chatId: request.chatId, ...endReply });
       if (reply !== undefined) {
         const started = performance.now();
         await attached.saveReply(reply, replyUsage(usage, options.modelId, input.cache), {
           outcome,
           add: placed.continues !== undefined,
+          ...(endReply === undefined ? {} : { endReply }),
         });
         settings.onReplySaved?.({
           chatId: request.chatId,
@@ -112,7 +135,18 @@ export function createChatTurn<UI_MESSAGE extends UIMessage>(
       // The turn ended well: its engine serves the chat's next request warm.
       settings.engines.give(attached);
     };
-    const saved = source.chunks.pipeThrough(
+    const chunks =
+      batcher === undefined
+        ? source.chunks
+        : source.chunks.pipeThrough(
+            new TransformStream({
+              transform(chunk, controller) {
+                batcher.push(chunk as JsonValue);
+                controller.enqueue(chunk);
+              },
+            }),
+          );
+    const saved = chunks.pipeThrough(
       createReplySaver({ ended: source.ended, keep, onSaveError: settings.onSaveError }),
     );
     return deliverReply(saved, {

@@ -6,7 +6,7 @@ import { PostgresContextStore } from '@ctxgraph/store-postgres';
 import { SqliteContextStore } from '@ctxgraph/store-sqlite';
 import { stepCountIs, streamText, type UIMessage } from 'ai';
 import type { MockLanguageModelV3 } from 'ai/test';
-import { afterAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { ChatRequestError } from '../errors';
 import { scriptedModel, scriptedTools, textOf } from './__fixtures__/cycle-test-kit';
 import { type ChatCycle, type ChatTurn, createChatCycle } from './chat-cycle';
@@ -372,35 +372,39 @@ describe('a continuation continues only a stored reply that waits', () => {
 });
 
 describe('the claim on a reply being answered', () => {
-  it('a claim left by a request that died is taken over once stale; a standing one refuses', async () => {
-    vi.useFakeTimers({ toFake: ['Date'] });
-    try {
-      const store = new InMemoryContextStore();
-      const cycle = cycleOn(store);
-      const model = scriptedModel();
-      const { path, answered } = await waitingChat(cycle, model, 'died');
-      // What a process that died between its claim and its answer leaves behind.
-      const [node] = await store.findMessageNodes({ chatId: 'died', messageId: answered.id });
-      const name = `ctxgraph.answering.${node?.sequence}`;
-      await store.createCheckpoint({ chatId: 'died', name, messageId: node?.id ?? '' });
-      const body = {
-        id: 'died',
-        trigger: 'submit-message',
-        messageId: answered.id,
-        messages: [path[0], answered],
-      };
-      const before = await snapshot(store, 'died');
-      await expect(cycle.begin(body, { userId: 'u' })).rejects.toThrow(
-        /another request is answering reply/,
-      );
-      expect(await snapshot(store, 'died')).toEqual(before);
-      vi.setSystemTime(Date.now() + 61_000);
-      await reply(await cycle.begin(body, { userId: 'u' }), model);
-      expect(textOf((await cycle.messages('died', { userId: 'u' }))[1])).toBe('Confirmed.');
-      expect(await store.listCheckpoints('died')).toEqual([]);
-    } finally {
-      vi.useRealTimers();
-    }
+  it('a claim left by a request that died is ended once its lease ran out; a standing one refuses', async () => {
+    let now = 1_000_000;
+    const store = new InMemoryContextStore({ clock: () => now });
+    const cycle = cycleOn(store);
+    const model = scriptedModel();
+    const { path, answered } = await waitingChat(cycle, model, 'died');
+    // What a process that died between its claim and its answer leaves behind: the reply's live
+    // record, with no chunk yet.
+    const [node] = await store.findMessageNodes({ chatId: 'died', messageId: answered.id });
+    await store.startReply({
+      chatId: 'died',
+      replyId: answered.id,
+      branch: null,
+      afterNodeId: node?.id ?? null,
+      owner: 'dead',
+      leaseMs: 10_000,
+      data: { continues: true },
+    });
+    const body = {
+      id: 'died',
+      trigger: 'submit-message',
+      messageId: answered.id,
+      messages: [path[0], answered],
+    };
+    const before = await snapshot(store, 'died');
+    await expect(cycle.begin(body, { userId: 'u' })).rejects.toThrow(
+      /another request is answering reply/,
+    );
+    expect(await snapshot(store, 'died')).toEqual(before);
+    now += 10_001;
+    await reply(await cycle.begin(body, { userId: 'u' }), model);
+    expect(textOf((await cycle.messages('died', { userId: 'u' }))[1])).toBe('Confirmed.');
+    expect((await store.getLiveState('died')).replies).toEqual([]);
   });
 });
 
@@ -443,7 +447,7 @@ describe.each(storePairs)(
       expect(usage.calls).toBe(2);
       expect(usage.outputTokens).toBe(5 + 1);
       // Nothing of the claim is left behind.
-      expect(await storeA.listCheckpoints(id)).toEqual([]);
+      expect((await storeA.getLiveState?.(id))?.replies).toEqual([]);
       const stored = await tabB.messages(id, { userId: 'u' });
       expect(stored.map((message) => message.id)).toEqual(['q1', answered.id]);
       expect(textOf(stored[1])).toBe('Confirmed.');

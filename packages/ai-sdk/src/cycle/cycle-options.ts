@@ -1,6 +1,7 @@
 import type { BudgetOptions, ContextEngine, ReplyOutcome } from '@ctxgraph/engine';
 import { type ContextStore, ValidationError } from '@ctxgraph/fragments-core';
 import type { UIMessage } from 'ai';
+import type { LiveOption } from '../live/live-settings';
 import type { ChatMessageSchemas } from '../request/read-chat-request';
 import type { ResumableStreams } from '../stream/resumable-streams';
 import type { CycleEngineOptions } from './attach';
@@ -24,13 +25,26 @@ export interface ChatCycleOptions<UI_MESSAGE extends UIMessage = UIMessage> {
   budget?: BudgetOptions;
   /** Makes the ids of replies (server-side ids). @default the AI SDK's `generateId` */
   generateId?: () => string;
-  /** Keep each chat's active reply stream so a reconnecting client can resume it. */
+  /**
+   * Keep each chat's active reply stream in this process so a reconnecting client can resume it
+   * (for a store without live replies, or with `live: false`).
+   */
   streams?: ResumableStreams;
   /**
+   * Live replies, on when the store declares `capabilities.liveReplies` (all bundled stores do):
+   * each reply's chunks are kept in the store while it streams (appended in batches every
+   * `flushMs`; its writer holds it for `leaseMs` from each write), so any process on the store
+   * can resume it (`resume`), stop it (`stop`) and follow the chat (`events`), and a reply whose
+   * process died is saved as `interrupted` by the next process that looks once its lease ran
+   * out. `false` turns them off.
+   * @default { leaseMs: 10_000, flushMs: 50 }
+   */
+  live?: LiveOption;
+  /**
    * Stop the model call when the client disconnects (its `stop()`, a closed tab). The reply so
-   * far is saved, marked `aborted`, with every part settled. With resumable streams, set it to
-   * false so that a reload does not stop the reply (then stopping needs an endpoint of its own).
-   * @default true
+   * far is saved, marked `aborted`, with every part settled. With live replies or resumable
+   * streams a reload should not stop the reply: stop through `cycle.stop()` instead.
+   * @default false with live replies on, else true
    */
   stopOnDisconnect?: boolean;
   /**
@@ -90,6 +104,12 @@ export interface BeginTurnOptions {
 export interface ReadOptions {
   /** The signed-in user; a chat of another user reads as unknown. */
   userId: string;
+}
+
+/** Options of `cycle.resume` and `cycle.events`. */
+export interface FollowOptions extends ReadOptions {
+  /** Ends the stream (the request's signal). */
+  signal?: AbortSignal;
 }
 
 /**

@@ -105,7 +105,7 @@ describe('the response', () => {
   it('a client that goes away stops the model call, with a resumable copy kept too', async () => {
     const streams = recordingStreams();
     const store = new InMemoryContextStore();
-    const cycle = createChatCycle({ store, engine, streams });
+    const cycle = createChatCycle({ store, engine, streams, live: false });
     const turn = await cycle.begin(
       { id: 'gone', messages: [ask('q1', 'hang after a word')] },
       { userId: 'u' },

@@ -9,6 +9,7 @@ import {
 import type { UIMessage } from 'ai';
 import { messageText } from '../budget/token-counter';
 import { visibleConversation } from '../compaction/compacted-view';
+import type { SaveOptions } from '../context-engine-options';
 import type { ChatSession } from '../session/chat-session';
 import { type AttachPoint, writeMessages } from '../session/write-messages';
 import { addUsage, PENDING_PROVIDER_COMPACTION } from '../usage/message-usage';
@@ -20,7 +21,11 @@ import { bindLazy } from './conversation';
  * plain text messages at once, anything else by the AI SDK), written after the head in one store
  * call. On failure nothing was written and the messages stay pending.
  */
-export async function saveTurn(session: ChatSession, ticket: number): Promise<void> {
+export async function saveTurn(
+  session: ChatSession,
+  ticket: number,
+  live: SaveOptions = {},
+): Promise<void> {
   const { pending, view, validator } = session;
   const opened = session.isOpen ? undefined : await session.open();
   if (pending.before(ticket).length === 0) return;
@@ -81,6 +86,7 @@ export async function saveTurn(session: ChatSession, ticket: number): Promise<vo
         batch,
         validated: messages,
         attach: attachPoint(session),
+        live,
         gaveUpNote: '; the messages are still pending',
         explain: (error) => explainSaveError(session, error),
       });

@@ -325,7 +325,7 @@ describe.each(stores)('message versions (%s store)', (_label, makeStore) => {
       calls: 2,
       inputTokens: 250,
       outputTokens: 30,
-      replies: { complete: 1, aborted: 0, error: 0 },
+      replies: { complete: 1, aborted: 0, error: 0, interrupted: 0 },
     });
     // Without add, a continued reply's usage replaces what was recorded.
     const replacing = engine(chatId);
@@ -341,7 +341,7 @@ describe.each(stores)('message versions (%s store)', (_label, makeStore) => {
     expect(await replacing.usage()).toMatchObject({
       calls: 1,
       inputTokens: 5,
-      replies: { complete: 0, aborted: 1, error: 0 },
+      replies: { complete: 0, aborted: 1, error: 0, interrupted: 0 },
     });
     expect((await replacing.inspect()).usage.chat.replies.aborted).toBe(1);
   });

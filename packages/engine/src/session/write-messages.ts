@@ -6,6 +6,7 @@ import {
   HeadConflictError,
 } from '@ctxgraph/fragments-core';
 import type { UIMessage } from 'ai';
+import type { SaveOptions } from '../context-engine-options';
 import type { ChatSession } from './chat-session';
 import { forkBranch } from './fork-branch';
 
@@ -60,6 +61,11 @@ export interface WriteRequest {
   readonly validated?: readonly UIMessage[];
   readonly attach: AttachPoint;
   /**
+   * A live reply started or ended by the same store write (`CommitInput.startReply` /
+   * `endReply`): given to every commit attempt (a refused attempt wrote neither), never appended.
+   */
+  readonly live?: SaveOptions;
+  /**
    * For `'any-head'` on a store without `append`: the head the first compare-and-set expects.
    * @default the view's head when `branch` is the view's branch, else null
    */
@@ -101,7 +107,7 @@ export async function writeMessages(
   try {
     if (attach !== 'any-head' && 'after' in attach)
       return await writeAfter(session, request, attach);
-    if (attach === 'any-head' && abilities.append !== undefined) {
+    if (attach === 'any-head' && abilities.append !== undefined && !hasLive(request)) {
       const result = await abilities.append({ chatId, branch, messages: request.batch });
       return follow(result, result.previousHeadId);
     }
@@ -117,6 +123,7 @@ export async function writeMessages(
           branch,
           expectedHeadId,
           messages: request.batch,
+          ...request.live,
         });
         return follow(result, expectedHeadId);
       } catch (error) {
@@ -161,6 +168,7 @@ async function writeAfter(
         branch: request.branch,
         expectedHeadId: after,
         messages,
+        ...request.live,
       });
       if (request.validated !== undefined && request.branch === view.branch)
         view.applyWrite(after, result, request.validated);
@@ -180,6 +188,7 @@ async function writeAfter(
       expectedHeadId: after,
       messages,
       fork: { from: request.branch, activate: attach.activate === true },
+      ...request.live,
     });
     if (result.branch === undefined) {
       throw new EngineError(
@@ -192,7 +201,13 @@ async function writeAfter(
     // new, so the commit fails only for the messages themselves (then the empty fork remains).
     const fork = await forkBranch(session, after, false, request.branch);
     branch = fork.name;
-    result = await store.commit({ chatId, branch, expectedHeadId: after, messages });
+    result = await store.commit({
+      chatId,
+      branch,
+      expectedHeadId: after,
+      messages,
+      ...request.live,
+    });
     if (attach.activate === true) await store.setActiveBranch({ chatId, name: branch });
   }
   if (request.validated !== undefined && view.branch === request.branch) {
@@ -200,6 +215,11 @@ async function writeAfter(
     view.applyWrite(after, result, request.validated);
   }
   return { result, attachedTo: after, branch };
+}
+
+/** Whether a write starts or ends a live reply (then it is a commit, never an append). */
+function hasLive(request: WriteRequest): boolean {
+  return request.live?.startReply !== undefined || request.live?.endReply !== undefined;
 }
 
 /** The head the first compare-and-set expects (see `WriteRequest.knownHead`). */

@@ -150,9 +150,12 @@ describe('withUsage add and outcome', () => {
       [{ usage, modelId: 'm', add: 'yes' }, 'add must be a boolean'],
       [
         { usage, modelId: 'm', outcome: 'stopped' },
-        "outcome must be 'complete', 'aborted' or 'error'",
+        "outcome must be 'complete', 'aborted', 'error' or 'interrupted'",
       ],
-      [{ usage, modelId: 'm', outcome: null }, "outcome must be 'complete', 'aborted' or 'error'"],
+      [
+        { usage, modelId: 'm', outcome: null },
+        "outcome must be 'complete', 'aborted', 'error' or 'interrupted'",
+      ],
     ] as const) {
       expect(() => withUsage(assistantText('a'), input as never)).toThrow(message);
       expect(() => withUsage(assistantText('a'), input as never)).toThrow(ValidationError);
@@ -205,10 +208,20 @@ describe('withUsage add and outcome', () => {
     });
     const totals = await engine.usage();
     expect(totals.calls).toBe(3);
-    expect(totals.replies).toEqual({ complete: 1, aborted: 1, error: 1 });
-    expect(totals.byModel.m?.replies).toEqual({ complete: 1, aborted: 1, error: 1 });
+    expect(totals.replies).toEqual({ complete: 1, aborted: 1, error: 1, interrupted: 0 });
+    expect(totals.byModel.m?.replies).toEqual({
+      complete: 1,
+      aborted: 1,
+      error: 1,
+      interrupted: 0,
+    });
     const inspected = await engine.inspect();
-    expect(inspected.usage.branch.replies).toEqual({ complete: 1, aborted: 1, error: 1 });
+    expect(inspected.usage.branch.replies).toEqual({
+      complete: 1,
+      aborted: 1,
+      error: 1,
+      interrupted: 0,
+    });
   });
 
   it('add on a new node is its usage alone; on a replaced node, summed with what was recorded', async () => {
@@ -241,7 +254,7 @@ describe('withUsage add and outcome', () => {
       calls: 2,
       inputTokens: 40,
       outputTokens: 2,
-      replies: { complete: 0, aborted: 1, error: 0 },
+      replies: { complete: 0, aborted: 1, error: 0, interrupted: 0 },
     });
     expect((await store.getMessage({ chatId: 'adds', messageId: 'r' }))?.engineRecord).toEqual({
       usage: {

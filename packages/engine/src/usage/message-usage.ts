@@ -45,7 +45,8 @@ export interface MessageUsage {
   readonly calls: number;
   /**
    * How the call that produced the message ended: `'complete'` (a normal reply), `'aborted'`
-   * (stopped by the client or the server) or `'error'` (the model call failed). Recorded with
+   * (stopped by the client or the server), `'error'` (the model call failed) or `'interrupted'` (its process
+   * died mid-reply: what it had streamed, saved by another). Recorded with
    * `withUsage(…, { outcome })`; `'complete'` when not recorded.
    */
   readonly outcome: ReplyOutcome;
@@ -57,7 +58,7 @@ export interface MessageUsage {
 }
 
 /** How the call that produced a reply ended (see {@link MessageUsage.outcome}). */
-export type ReplyOutcome = 'complete' | 'aborted' | 'error';
+export type ReplyOutcome = 'complete' | 'aborted' | 'error' | 'interrupted';
 
 /** The AI SDK's usage of a call or step (`LanguageModelUsage`; only the fields read here). */
 export interface StepUsage {
@@ -133,7 +134,7 @@ export interface UsageInput {
 
 const where = 'withUsage(fragment, { usage, modelId })';
 
-const OUTCOMES: readonly ReplyOutcome[] = ['complete', 'aborted', 'error'];
+const OUTCOMES: readonly ReplyOutcome[] = ['complete', 'aborted', 'error', 'interrupted'];
 
 function count(path: string, value: unknown): number | null {
   if (value === undefined || value === null) return null;
@@ -187,8 +188,12 @@ function toMessageUsage(input: UsageInput): RecordedUsage {
   }
   if (outcome !== undefined && !OUTCOMES.includes(outcome)) {
     throw new ValidationError(
-      `${where}: outcome must be 'complete', 'aborted' or 'error', received ${JSON.stringify(outcome) ?? String(outcome)}.`,
-      { issues: [{ path: 'outcome', message: "expected 'complete', 'aborted' or 'error'" }] },
+      `${where}: outcome must be 'complete', 'aborted', 'error' or 'interrupted', received ${JSON.stringify(outcome) ?? String(outcome)}.`,
+      {
+        issues: [
+          { path: 'outcome', message: "expected 'complete', 'aborted', 'error' or 'interrupted'" },
+        ],
+      },
     );
   }
   const measured =
@@ -421,7 +426,10 @@ function readUsage(usage: unknown): MessageUsage | null {
     cacheWriteTokens: read(usage.cacheWriteTokens),
     outputTokens: read(usage.outputTokens),
     calls: typeof calls === 'number' && Number.isSafeInteger(calls) && calls >= 1 ? calls : 1,
-    outcome: outcome === 'aborted' || outcome === 'error' ? outcome : 'complete',
+    outcome:
+      outcome === 'aborted' || outcome === 'error' || outcome === 'interrupted'
+        ? outcome
+        : 'complete',
   };
   const cache = usage.cache === undefined ? null : readCacheRecord(usage.cache);
   return cache === null ? result : { ...result, cache };
@@ -435,7 +443,12 @@ export interface UsageTotals {
    * Messages with recorded usage by how their call ended (`withUsage(…, { outcome })`): an
    * aborted or failed reply is counted apart from the complete ones.
    */
-  readonly replies: { readonly complete: number; readonly aborted: number; readonly error: number };
+  readonly replies: {
+    readonly complete: number;
+    readonly aborted: number;
+    readonly error: number;
+    readonly interrupted: number;
+  };
   readonly inputTokens: number;
   readonly cacheReadTokens: number;
   readonly cacheWriteTokens: number;
@@ -463,7 +476,7 @@ export interface UsageTotals {
 
 interface Sums {
   calls: number;
-  replies: { complete: number; aborted: number; error: number };
+  replies: { complete: number; aborted: number; error: number; interrupted: number };
   inputTokens: number;
   cacheReadTokens: number;
   cacheWriteTokens: number;
@@ -474,7 +487,7 @@ interface Sums {
 
 const emptySums = (): Sums => ({
   calls: 0,
-  replies: { complete: 0, aborted: 0, error: 0 },
+  replies: { complete: 0, aborted: 0, error: 0, interrupted: 0 },
   inputTokens: 0,
   cacheReadTokens: 0,
   cacheWriteTokens: 0,

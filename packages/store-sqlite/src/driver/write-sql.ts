@@ -37,7 +37,9 @@ export function writeMessages(db: SqliteConnection, input: MessageWrite): Append
   }
   const messages = assignVersionIds(input.messages, {
     newestNodeOf: (messageId) =>
-      (db.prepared(newestNodeSql).pluck().get(chatId, messageId) as string | undefined) ?? null,
+      (db.prepared(newestNodeSql).pluck().get(chatId, messageId, chatId, messageId, messageId) as
+        | string
+        | undefined) ?? null,
     hasNode: (nodeId) => db.prepared(hasNodeSql).get(chatId, nodeId) !== undefined,
   });
   const now = Date.now();
@@ -144,8 +146,19 @@ export function writeMessages(db: SqliteConnection, input: MessageWrite): Append
 // The statements of a write, each built and prepared once per store (`db.prepared`).
 
 // The newest node of a message: one probe of the `message versions` index (its expression).
-function newestNodeSql(t: TableNames): string {
-  return `SELECT id FROM ${t.messages} WHERE chat_id = ? AND json_extract(payload, '$.id') = ? ORDER BY sequence DESC LIMIT 1`;
+// The newest node holding a message id, through the two ways `findMessageNodes` finds one (its
+// versions through the versions-only index, whose condition the first WHERE spells; the node under
+// the message's own id by primary key), never a scan of the chat.
+export function newestNodeSql(t: TableNames): string {
+  return `SELECT id FROM (
+      SELECT id, sequence FROM (
+        SELECT id, sequence FROM ${t.messages}
+         WHERE chat_id = ? AND json_extract(payload, '$.id') = ? AND json_extract(payload, '$.id') <> id
+         ORDER BY sequence DESC LIMIT 1
+      )
+      UNION ALL
+      SELECT id, sequence FROM ${t.messages} WHERE chat_id = ? AND id = ? AND json_extract(payload, '$.id') = ?
+    ) ORDER BY sequence DESC LIMIT 1`;
 }
 
 function hasNodeSql(t: TableNames): string {
