@@ -111,13 +111,16 @@ export function createChatTurn<UI_MESSAGE extends UIMessage>(
     const streamId = settings.generateId();
     const source = openReplySource(result, { originalMessages: placed.path, replyId, options });
     // Live replies: every chunk goes to the store too, in batches; a stop asked for anywhere
-    // (seen by an append) stops the model call as a disconnect would.
+    // (seen by an append) stops the model call.
+    let stopRequested = false;
+    let stoppedByRequest = false;
     const batcher =
       live === undefined || owner === undefined
         ? undefined
-        : new ChunkBatcher(live, { chatId: request.chatId, replyId, owner }, 0, () =>
-            disconnect.abort(),
-          );
+        : new ChunkBatcher(live, { chatId: request.chatId, replyId, owner }, 0, (why) => {
+            if (why === 'requested') stopRequested = true;
+            disconnect.abort();
+          });
     const endReply = batcher === undefined ? undefined : { replyId, owner: owner as string };
     const keep = async (reply: UI_MESSAGE | undefined, outcome: ReplyOutcome): Promise<void> => {
       const usage = await source.usage;
@@ -152,13 +155,26 @@ export function createChatTurn<UI_MESSAGE extends UIMessage>(
         : source.chunks.pipeThrough(
             new TransformStream({
               transform(chunk, controller) {
-                batcher.push(chunk as JsonValue);
-                controller.enqueue(chunk);
+                // A requested stop ends the reply as a reply ends, for every reader alike: the
+                // model call's `abort` chunk becomes the `finish` chunk (held by the saver until
+                // the reply is saved `aborted`), and the store gets it with the other chunks.
+                const passed =
+                  stopRequested && (chunk as { type: string }).type === 'abort'
+                    ? ({ type: 'finish' } as typeof chunk)
+                    : chunk;
+                if (passed !== chunk) stoppedByRequest = true;
+                batcher.push(passed as JsonValue);
+                controller.enqueue(passed);
               },
             }),
           );
     const saved = chunks.pipeThrough(
-      createReplySaver({ ended: source.ended, keep, onSaveError: settings.onSaveError }),
+      createReplySaver({
+        ended: source.ended,
+        keep,
+        stopped: () => stoppedByRequest,
+        onSaveError: settings.onSaveError,
+      }),
     );
     return deliverReply(saved, {
       chatId: request.chatId,
