@@ -65,36 +65,60 @@ export interface LiveCycle {
 
 /**
  * Ends the live reply when its writer's lease ran out (by the store's clock): taken over, saved
- * as `interrupted` with the chunks it had ({@link interruptReply}). True when it did.
+ * as `interrupted` with the chunks it had ({@link interruptReply}), on `engine` when given (a
+ * read that holds the chat's engine), else on the chat's engine. True when it did.
  */
 async function endIfExpired<UI_MESSAGE extends UIMessage>(
   cycle: LiveCycle,
   chatId: string,
   replyId: string,
   userId: string,
+  engine: ContextEngine | undefined,
 ): Promise<boolean> {
   const { store, leaseMs } = cycle.settings;
   const owner = cycle.generateId();
   const taken = await store.takeOverReply({ chatId, replyId, owner, leaseMs });
   if (taken === null) return false;
-  await cycle.onEngine(chatId, userId, (engine) =>
-    interruptReply<UI_MESSAGE>(store, taken, owner, engine),
-  );
+  if (engine !== undefined) await interruptReply<UI_MESSAGE>(store, taken, owner, engine);
+  else
+    await cycle.onEngine(chatId, userId, (chatEngine) =>
+      interruptReply<UI_MESSAGE>(store, taken, owner, chatEngine),
+    );
   return true;
 }
 
-/** Ends every live reply of the chat whose writer's lease ran out; returns those still live. */
+/**
+ * Ends every live reply of the chat whose writer's lease ran out (on `engine` when given, a read
+ * that holds the chat's engine); returns those still live.
+ */
 export async function endExpiredReplies<UI_MESSAGE extends UIMessage>(
   cycle: LiveCycle,
   chatId: string,
   userId: string,
   replies: readonly LiveReplyRecord[],
+  engine?: ContextEngine,
 ): Promise<LiveReplyRecord[]> {
   const left: LiveReplyRecord[] = [];
   for (const record of replies) {
-    if (!(await endIfExpired<UI_MESSAGE>(cycle, chatId, record.replyId, userId))) left.push(record);
+    if (!(await endIfExpired<UI_MESSAGE>(cycle, chatId, record.replyId, userId, engine)))
+      left.push(record);
   }
   return left;
+}
+
+/**
+ * Before a read shows the chat: ends its live replies whose writer's lease ran out, on the
+ * read's own engine, so a reply whose process died reads back saved (`interrupted`) from the
+ * first look at the chat, whatever looks. One read of the live state when none is live.
+ */
+export async function endExpiredBeforeRead<UI_MESSAGE extends UIMessage>(
+  cycle: LiveCycle,
+  engine: ContextEngine,
+): Promise<void> {
+  const chatId = engine.chatId;
+  const state = await cycle.settings.store.getLiveState(chatId);
+  if (state.replies.length > 0)
+    await endExpiredReplies<UI_MESSAGE>(cycle, chatId, engine.userId, state.replies, engine);
 }
 
 /**
@@ -141,7 +165,7 @@ export function followReply<UI_MESSAGE extends UIMessage>(
             from += read.chunks.length;
             if (finished) break;
             if (!(await wakeup.wait(leaseCheckMs(leaseMs))) && !closed)
-              await endIfExpired<UI_MESSAGE>(cycle, chatId, replyId, userId);
+              await endIfExpired<UI_MESSAGE>(cycle, chatId, replyId, userId, undefined);
           }
           if (!finished && !closed) controller.enqueue({ type: 'finish' } as UIMessageChunk);
         } catch {

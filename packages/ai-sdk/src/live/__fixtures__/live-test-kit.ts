@@ -100,10 +100,7 @@ export const ask = (id: string, text: string): UIMessage => ({
 });
 
 /** A cycle on `store` with live replies flushed every 5 ms (and `options` on top). */
-export const cycleOn = (
-  store: ContextStore,
-  options: Partial<ChatCycleOptions> = {},
-): ChatCycle =>
+export const cycleOn = (store: ContextStore, options: Partial<ChatCycleOptions> = {}): ChatCycle =>
   createChatCycle({
     store,
     engine: { renderer: new XmlRenderer() },
@@ -337,7 +334,8 @@ export function gatedReads(store: ContextStore): {
   const wrapped = new Proxy(store, {
     get(target, property, receiver) {
       const value = Reflect.get(target, property, receiver);
-      if (property !== 'readReply' || typeof value !== 'function') return value;
+      if (typeof value !== 'function') return value;
+      if (property !== 'readReply') return value.bind(target);
       return async (...args: unknown[]) => {
         if (gate !== undefined) await gate;
         return (value as (...parameters: unknown[]) => unknown).apply(target, args);
