@@ -124,9 +124,11 @@ export async function endExpiredBeforeRead<UI_MESSAGE extends UIMessage>(
 /**
  * A live reply's UI message stream as server-sent events, for a resume: its chunks from the
  * first, then each batch as the change feed announces it, until its `finish` chunk or its end
- * (a `finish` chunk is sent then when the stream had none). While it waits, it ends the reply
- * as interrupted once its writer's lease ran out. Stops with `signal` or the reader's cancel,
- * leaving no timer or watcher behind.
+ * (a `finish` chunk is sent then when the stream had none). A reply that ended while this
+ * reader was behind still gives its last chunks: the store keeps an ended reply's chunks
+ * readable for a grace period. A new start of the reply's id (a continuation) is not followed.
+ * While it waits, it ends the reply as interrupted once its writer's lease ran out. Stops with
+ * `signal` or the reader's cancel, leaving no timer or watcher behind.
  */
 export function followReply<UI_MESSAGE extends UIMessage>(
   cycle: LiveCycle,
@@ -157,13 +159,15 @@ export function followReply<UI_MESSAGE extends UIMessage>(
         try {
           while (!closed) {
             const read = await store.readReply({ chatId, replyId, from });
-            if (read === null) break;
+            // Gone (ended longer ago than the store's grace period), or started again since.
+            if (read === null || read.record.startedAt !== record.startedAt) break;
             for (const chunk of read.chunks) {
               controller.enqueue(chunk as UIMessageChunk);
               if ((chunk as { type?: unknown }).type === 'finish') finished = true;
             }
             from += read.chunks.length;
-            if (finished) break;
+            // An ended reply's chunks are all there: no more will come.
+            if (finished || read.record.endedAt !== null) break;
             if (!(await wakeup.wait(leaseCheckMs(leaseMs))) && !closed)
               await endIfExpired<UI_MESSAGE>(cycle, chatId, replyId, userId, undefined);
           }

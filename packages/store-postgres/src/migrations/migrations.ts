@@ -218,8 +218,6 @@ CREATE INDEX IF NOT EXISTS ${names.local('messages_by_message_id_idx')}
 // and nothing fires on the existing tables (the change feed polls the watched chats and the
 // live-reply statements NOTIFY themselves: no trigger makes every commit take PostgreSQL's
 // notification lock). `start_order` numbers a chat's live replies in the order they started.
-// `ended_at` marks an ended reply, kept readable for the store's grace period; the partial index
-// finds those whose grace is over (an end deletes a batch of them) and holds no live reply.
 const liveReplies: Migration = {
   name: 'live replies',
   sql: (names) => `
@@ -234,14 +232,11 @@ CREATE TABLE IF NOT EXISTS ${names.liveReplies} (
   chunk_count bigint NOT NULL,
   started_at bigint NOT NULL,
   start_order bigint NOT NULL,
-  ended_at bigint,
   data json NOT NULL,
   CONSTRAINT ${names.local('live_replies_pkey')} PRIMARY KEY (chat_id, reply_id),
   CONSTRAINT ${names.local('live_replies_chat_fkey')} FOREIGN KEY (chat_id)
     REFERENCES ${names.chats} (chat_id) ON DELETE CASCADE
 );
-CREATE INDEX IF NOT EXISTS ${names.local('live_replies_ended_idx')}
-  ON ${names.liveReplies} (ended_at) WHERE ended_at IS NOT NULL;
 CREATE TABLE IF NOT EXISTS ${names.liveChunks} (
   chat_id text NOT NULL,
   reply_id text NOT NULL,
@@ -262,6 +257,20 @@ CREATE TABLE IF NOT EXISTS ${names.liveRevisions} (
 `,
 };
 
+// An ended live reply stays readable for the store's grace period (issue #36): `ended_at` marks
+// it (null while live), and the partial index finds those whose grace is over (an end deletes a
+// batch of them) without holding a live one. A step of its own rather than a change to the one
+// before, so databases already at that version gain the column too. A nullable column without a
+// default is a catalog change only: no row is rewritten.
+const endedLiveReplies: Migration = {
+  name: 'live replies: ended replies kept',
+  sql: (names) => `
+ALTER TABLE ${names.liveReplies} ADD COLUMN IF NOT EXISTS ended_at bigint;
+CREATE INDEX IF NOT EXISTS ${names.local('live_replies_ended_idx')}
+  ON ${names.liveReplies} (ended_at) WHERE ended_at IS NOT NULL;
+`,
+};
+
 /**
  * The schema's history, oldest first. Never edit or reorder a released step: append a new one.
  * The version of the schema is the number of steps applied.
@@ -275,6 +284,7 @@ export const MIGRATIONS: readonly Migration[] = [
   lazySearchIndex,
   messageVersions,
   liveReplies,
+  endedLiveReplies,
 ];
 
 /** The schema version this code creates and understands. */

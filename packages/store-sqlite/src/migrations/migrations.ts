@@ -184,9 +184,7 @@ CREATE INDEX ${t.messages}_versions ON ${t.messages} (chat_id, json_extract(payl
     // (one row per appended batch, a JSON array), and per chat a count of the live-reply writes
     // that were not commits, so `version + revision` is a change version that only grows. New
     // tables only: the existing ones (and a save's statements) are not touched. `start_order`
-    // numbers a chat's live replies in the order they started. `ended_at` marks an ended reply,
-    // kept readable for the store's grace period; the partial index finds those whose grace is
-    // over (an end deletes a batch of them) and costs nothing for a live one.
+    // numbers a chat's live replies in the order they started.
     name: 'live replies',
     sql: (t) => `
 CREATE TABLE ${t.liveReplies} (
@@ -200,11 +198,9 @@ CREATE TABLE ${t.liveReplies} (
   chunk_count INTEGER NOT NULL,
   started_at INTEGER NOT NULL,
   start_order INTEGER NOT NULL,
-  ended_at INTEGER,
   data TEXT NOT NULL,
   PRIMARY KEY (chat_id, reply_id)
 ) STRICT;
-CREATE INDEX ${t.liveReplies}_ended ON ${t.liveReplies} (ended_at) WHERE ended_at IS NOT NULL;
 CREATE TABLE ${t.liveChunks} (
   chat_id TEXT NOT NULL,
   reply_id TEXT NOT NULL,
@@ -218,6 +214,18 @@ CREATE TABLE ${t.liveRevisions} (
   chat_id TEXT NOT NULL PRIMARY KEY REFERENCES ${t.chats} (id) ON DELETE CASCADE,
   revision INTEGER NOT NULL
 ) STRICT;
+`,
+  },
+  {
+    // An ended live reply stays readable for the store's grace period (issue #36): `ended_at`
+    // marks it (null while live), and the partial index finds those whose grace is over (an end
+    // deletes a batch of them) without holding a live one. A step of its own rather than a
+    // change to the one before, so files already at that version gain the column too. Adding a
+    // nullable column rewrites no row.
+    name: 'live replies: ended replies kept',
+    sql: (t) => `
+ALTER TABLE ${t.liveReplies} ADD COLUMN ended_at INTEGER;
+CREATE INDEX ${t.liveReplies}_ended ON ${t.liveReplies} (ended_at) WHERE ended_at IS NOT NULL;
 `,
   },
 ];
