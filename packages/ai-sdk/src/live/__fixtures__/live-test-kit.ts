@@ -8,7 +8,8 @@ import { PostgresContextStore } from '@ctxgraph/store-postgres';
 import { SqliteContextStore } from '@ctxgraph/store-sqlite';
 import { streamText, type UIMessage } from 'ai';
 import { MockLanguageModelV3 } from 'ai/test';
-import { type ChatCycle, type ChatCycleOptions, createChatCycle } from '../../cycle/chat-cycle';
+import { type ChatCycle, createChatCycle } from '../../cycle/chat-cycle';
+import type { ChatCycleOptions } from '../../cycle/cycle-options';
 
 const environment = (globalThis as { process?: { env: Record<string, string | undefined> } })
   .process?.env;
