@@ -205,8 +205,10 @@ describe('live replies across processes on one schema', () => {
     const clock = { now: 1_000_000 };
     const store = await freshStore({ clock: () => clock.now, endedReplyGraceMs: 30_000 });
     const count = async (table: string): Promise<number> => {
-      const [row] = await admin.unsafe(`SELECT count(*)::int AS n FROM "${store.schema}".${table}`);
-      return (row as { n: number }).n;
+      const [row] = await admin.unsafe<{ n: number }[]>(
+        `SELECT count(*)::int AS n FROM "${store.schema}".${table}`,
+      );
+      return row?.n ?? -1;
     };
     const rows = async () => ({
       replies: await count('ctxgraph_live_replies'),
