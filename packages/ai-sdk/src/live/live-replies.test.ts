@@ -437,21 +437,10 @@ describe('the store calls of a warm turn', () => {
     hand.end();
     await finished;
     const reply = counted.calls.filter((name) => name !== 'appendReplyChunks');
-    // Measured, and kept from growing: the reply's save is one write with its live record's end;
-    // before the model call the placement still reads more than the three round trips aimed at.
-    expect(beforeModel).toEqual([
-      'getChat',
-      'getLiveState',
-      'findMessageNodes',
-      'findMessageNodes',
-      'getChat',
-      'getMessage',
-      'listBranches',
-      'getChat',
-      'commit',
-      'getChat',
-      'getChat',
-    ]);
+    // The chat read once (its owner, and the snapshot the warm engine places the request on),
+    // its live replies (any whose writer died is ended first), then the question written with
+    // its reply's live record. The reply's save is one write with its live record's end.
+    expect(beforeModel).toEqual(['getChat', 'getLiveState', 'commit']);
     expect(reply).toEqual(['commit']);
   });
 });

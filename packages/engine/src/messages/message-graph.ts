@@ -80,10 +80,18 @@ export async function continueFrom(
   if (nodeId !== null) assertIdentifier(method, 'nodeId', nodeId);
   await session.open();
   const { store, chatId, view } = session;
-  if (nodeId !== null && (await store.getMessage({ chatId, messageId: nodeId })) === null)
-    throw new MessageNotFoundError(chatId, nodeId);
-  const branches = await store.listBranches(chatId);
-  const branch = branchWithHead(branches, nodeId, view.branch);
+  let branch: { readonly name: string } | undefined;
+  if (nodeId !== null && view.knowsHeadAt(nodeId)) {
+    // Already there, by the caller's snapshot: the node is the head of the engine's branch, as
+    // its own last write left it. Nothing to read: the write that follows is compare-and-set on
+    // that head, so a head another writer moved since is caught there (the write starts its own
+    // branch at the node), never overwritten.
+    branch = { name: view.branch };
+  } else {
+    if (nodeId !== null && (await store.getMessage({ chatId, messageId: nodeId })) === null)
+      throw new MessageNotFoundError(chatId, nodeId);
+    branch = branchWithHead(await store.listBranches(chatId), nodeId, view.branch);
+  }
   // A fork is named after the branch the engine was on (it always exists: `main` at first).
   view.pinAt(nodeId, branch?.name ?? null, view.branch, activate);
   // The path `locate()` just read (usually to this very node): taken as the cache instead of
@@ -206,6 +214,11 @@ export async function locate(
 ): Promise<LocateResult> {
   const ids = clientIds(messages);
   await session.open();
+  const own = await locateOnOwnPath(session, messages);
+  if (own !== undefined) {
+    session.located = undefined;
+    return own;
+  }
   const graph: { value?: ChatGraph } = {};
   const state = { synced: false };
   // The chat version known before any chain is read: what a chain read from here reflects at least.
@@ -233,6 +246,30 @@ export async function locate(
   // Kept for a `continueFrom()` to a node of the matched path (what a request cycle does next).
   session.located = bestRead === undefined ? undefined : { chain: bestRead, version };
   return best;
+}
+
+/**
+ * `locate()` without a read, when the engine's own path settles it: by the caller's snapshot the
+ * engine is at the chat's newest node (its own last write, the chat's version unmoved since) and
+ * the client's messages begin with that path's whole conversation. The lookup by message id then
+ * finds the same: no node is below the engine's position, so a later client message the chat
+ * holds sits on another path, which shows this path's last message only through another node of
+ * the same message id with the same conversation before it (an identical copy, which nothing in
+ * the request cycle makes after a path it matched); and of the nodes holding the path's last
+ * message, the engine's position is the newest. Undefined when the lookup must decide.
+ */
+async function locateOnOwnPath(
+  session: ChatSession,
+  messages: readonly UIMessage[],
+): Promise<LocateResult | undefined> {
+  const view = session.view;
+  if (!view.atNewestNode) return undefined;
+  // By the snapshot: no read, unless it shows a rewrite the cache has not seen.
+  await view.sync();
+  const shown = shownEntries(view.chain);
+  if (!view.atNewestNode || shown.at(-1)?.nodeId !== view.headMessageId) return undefined;
+  const result = align(shown, messages);
+  return result.matched === shown.length && result.changed === null ? result : undefined;
 }
 
 /** The client's messages against one stored path, from the root. */

@@ -1,0 +1,263 @@
+// The server-side cost of a warm chat turn through the AI SDK cycle (issue #36, "the turn itself"):
+// `cycle.begin()` (read, place, save the question with its reply's live record, resolve the model
+// input) and the reply's save (`onReplySaved`'s `saveMs`: the write that stores the reply and ends
+// its live record), on SQLite (a temp file) and on PostgreSQL when DATABASE_URL is set. Each
+// store call of the measured turns is counted, and on PostgreSQL each statement the driver sends.
+// Prints figures; asserts nothing.
+//   cd benchmarks && node --import tsx src/turn-bench.ts [turns]
+//
+// Each turn is what a chat page sends: the whole conversation as stored plus a new question, to
+// a cycle whose engine for the chat is warm (it served the previous turn). The model is a mock
+// that answers at once, so what is timed is the cycle and the store. The floor is the bare
+// driver's cheapest round trip on the same database: one primary-key read of the chat row
+// (SQLite: a prepared statement on its own connection to the file; PostgreSQL: postgres.js,
+// one connection, the statement prepared). `begin / floor` and `save / floor` say how many such
+// round trips each costs.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createChatCycle } from '@ctxgraph/ai-sdk';
+import type { ContextStore } from '@ctxgraph/fragments-core';
+import { XmlRenderer } from '@ctxgraph/renderer-xml';
+import { PostgresContextStore } from '@ctxgraph/store-postgres';
+import { SqliteContextStore } from '@ctxgraph/store-sqlite';
+import { streamText, type UIMessage } from 'ai';
+import { MockLanguageModelV3 } from 'ai/test';
+import Database from 'better-sqlite3';
+import postgres from 'postgres';
+import { median, printTable } from './bench-helpers.ts';
+
+const turns = Number(process.argv[2] ?? 150);
+const warmup = 20;
+const userId = 'bench-user';
+
+type StreamPart =
+  Awaited<ReturnType<MockLanguageModelV3['doStream']>>['stream'] extends ReadableStream<infer Part>
+    ? Part
+    : never;
+
+/** A model that answers every call with the same short text, at once. */
+function instantModel(): MockLanguageModelV3 {
+  const parts: StreamPart[] = [
+    { type: 'text-start', id: 't' },
+    { type: 'text-delta', id: 't', delta: 'A short answer, ' },
+    { type: 'text-delta', id: 't', delta: 'in two pieces.' },
+    { type: 'text-end', id: 't' },
+    {
+      type: 'finish',
+      finishReason: { unified: 'stop', raw: undefined },
+      usage: {
+        inputTokens: { total: 10, noCache: 10, cacheRead: undefined, cacheWrite: undefined },
+        outputTokens: { total: 6, text: 6, reasoning: undefined },
+      },
+    },
+  ];
+  return new MockLanguageModelV3({
+    doStream: async () => ({
+      stream: new ReadableStream<StreamPart>({
+        start(controller) {
+          for (const part of parts) controller.enqueue(part);
+          controller.close();
+        },
+      }),
+    }),
+  });
+}
+
+/** The store with each method call counted by name (the change feed's watch and close aside). */
+function counted(store: ContextStore): { store: ContextStore; calls: string[] } {
+  const calls: string[] = [];
+  const wrapped = new Proxy(store, {
+    get(target, property, receiver) {
+      const value = Reflect.get(target, property, receiver);
+      if (typeof value !== 'function' || property === 'watchChat' || property === 'close')
+        return value;
+      return (...args: unknown[]) => {
+        calls.push(String(property));
+        return (value as (...parameters: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+  return { store: wrapped, calls };
+}
+
+interface TurnFigures {
+  readonly begin: number[];
+  readonly save: number[];
+  /** Store calls of the last measured turn: before the model call, and for the reply. */
+  beginCalls: string[];
+  saveCalls: string[];
+  /** Statements the driver sent per measured turn (PostgreSQL), before the model call and after. */
+  beginStatements: number[];
+  saveStatements: number[];
+}
+
+/**
+ * Runs `warmup + turns` warm turns on one chat; `statements` (when given) counts what the driver
+ * sent so far.
+ */
+async function measureTurns(store: ContextStore, statements?: () => number): Promise<TurnFigures> {
+  const { store: countedStore, calls } = counted(store);
+  let saveMs = 0;
+  const cycle = createChatCycle({
+    store: countedStore,
+    engine: { renderer: new XmlRenderer() },
+    onReplySaved: (event) => {
+      saveMs = event.saveMs;
+    },
+  });
+  const model = instantModel();
+  const chatId = `turns-${Math.random().toString(36).slice(2, 10)}`;
+  const figures: TurnFigures = {
+    begin: [],
+    save: [],
+    beginCalls: [],
+    saveCalls: [],
+    beginStatements: [],
+    saveStatements: [],
+  };
+  let history: UIMessage[] = [];
+  for (let run = 0; run < warmup + turns; run += 1) {
+    const question: UIMessage = {
+      id: `q-${run}`,
+      role: 'user',
+      parts: [{ type: 'text', text: `Question number ${run}, with a few words.` }],
+    };
+    calls.length = 0;
+    const sentBefore = statements?.() ?? 0;
+    const started = performance.now();
+    const turn = await cycle.begin(
+      { id: chatId, trigger: 'submit-message', messages: [...history, question] },
+      { userId },
+    );
+    const beginMs = performance.now() - started;
+    const beginCalls = calls.splice(0);
+    const sentAtModel = statements?.() ?? 0;
+    const response = turn.respond(
+      streamText({ model, system: turn.system, messages: turn.messages }),
+    );
+    await response.text();
+    // The save is over once `onReplySaved` ran: the stream holds `finish` back until then.
+    const saveCalls = calls.filter((name) => name !== 'appendReplyChunks');
+    const sentAfter = statements?.() ?? 0;
+    if (run >= warmup) {
+      figures.begin.push(beginMs);
+      figures.save.push(saveMs);
+      figures.beginCalls = beginCalls;
+      figures.saveCalls = saveCalls;
+      figures.beginStatements.push(sentAtModel - sentBefore);
+      figures.saveStatements.push(sentAfter - sentAtModel);
+    }
+    // What the page holds after the reply: the conversation as stored (not timed).
+    history = await cycle.messages(chatId, { userId });
+  }
+  return figures;
+}
+
+function row(
+  label: string,
+  figures: TurnFigures,
+  floor: readonly number[],
+): Record<string, string> {
+  const floorMs = median(floor);
+  const beginMs = median(figures.begin);
+  const saveMs = median(figures.save);
+  const statements = (values: readonly number[]) =>
+    values.length === 0 ? '-' : String(median(values));
+  return {
+    store: label,
+    'begin ms': beginMs.toFixed(3),
+    'save ms': saveMs.toFixed(3),
+    'floor ms': floorMs.toFixed(3),
+    'begin / floor': (beginMs / floorMs).toFixed(1),
+    'save / floor': (saveMs / floorMs).toFixed(1),
+    'calls before model': String(figures.beginCalls.length),
+    'calls for save': String(figures.saveCalls.length),
+    'statements before model': statements(figures.beginStatements),
+    'statements for save': statements(figures.saveStatements),
+  };
+}
+
+/** The bare driver's cheapest round trip, `runs` times: a primary-key read of one chat row. */
+async function timeFloor(runs: number, read: () => unknown | Promise<unknown>): Promise<number[]> {
+  const times: number[] = [];
+  for (let run = 0; run < warmup + runs; run += 1) {
+    const started = performance.now();
+    await read();
+    if (run >= warmup) times.push(performance.now() - started);
+  }
+  return times;
+}
+
+async function sqliteRow(): Promise<{ row: Record<string, string>; calls: string[][] }> {
+  const directory = mkdtempSync(join(tmpdir(), 'ctxgraph-turn-bench-'));
+  try {
+    const path = join(directory, 'chat.db');
+    const store = new SqliteContextStore({ path });
+    const figures = await measureTurns(store);
+    const database = new Database(path);
+    const statement = database.prepare('SELECT version FROM ctxgraph_chats WHERE id = ?');
+    const chatId = (database.prepare('SELECT id FROM ctxgraph_chats LIMIT 1').get() as { id: string })
+      .id;
+    const floor = await timeFloor(turns, () => statement.get(chatId));
+    database.close();
+    await store.close();
+    return { row: row('SQLite', figures, floor), calls: [figures.beginCalls, figures.saveCalls] };
+  } finally {
+    rmSync(directory, { recursive: true, force: true });
+  }
+}
+
+async function postgresRow(
+  url: string,
+): Promise<{ row: Record<string, string>; calls: string[][] }> {
+  const schema = `turn_bench_${Math.random().toString(36).slice(2, 10)}`;
+  let sent = 0;
+  // One client the store is given, so every statement it sends passes `debug`.
+  const client = postgres(url, {
+    max: 4,
+    onnotice: () => {},
+    debug: (_c: unknown, query: string) => {
+      sent += 1;
+      if (process.env.SHOWSQL) console.log('SQL', sent, query.replace(/\s+/g, ' ').slice(0, 140));
+    },
+  });
+  const store = new PostgresContextStore({ sql: client, schema });
+  try {
+    const figures = await measureTurns(store, () => sent);
+    const floorClient = postgres(url, { max: 1, onnotice: () => {} });
+    const [chat] = await floorClient.unsafe(`SELECT chat_id FROM ${schema}.ctxgraph_chats LIMIT 1`);
+    const floor = await timeFloor(turns, () =>
+      floorClient.unsafe(`SELECT version FROM ${schema}.ctxgraph_chats WHERE chat_id = $1`, [
+        chat?.chat_id as string,
+      ], { prepare: true }),
+    );
+    await floorClient.end();
+    return {
+      row: row('PostgreSQL', figures, floor),
+      calls: [figures.beginCalls, figures.saveCalls],
+    };
+  } finally {
+    await store.close();
+    await client.unsafe(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    await client.end();
+  }
+}
+
+const rows: Record<string, string>[] = [];
+const callLists: string[] = [];
+const sqlite = await sqliteRow();
+rows.push(sqlite.row);
+callLists.push(`SQLite before the model call: ${sqlite.calls[0]?.join(', ')}`);
+callLists.push(`SQLite for the reply's save: ${sqlite.calls[1]?.join(', ')}`);
+const url = process.env.DATABASE_URL;
+if (url === undefined) console.log('(DATABASE_URL is not set: PostgreSQL skipped)');
+else {
+  const postgresFigures = await postgresRow(url);
+  rows.push(postgresFigures.row);
+  callLists.push(`PostgreSQL before the model call: ${postgresFigures.calls[0]?.join(', ')}`);
+  callLists.push(`PostgreSQL for the reply's save: ${postgresFigures.calls[1]?.join(', ')}`);
+}
+console.log(`A warm turn through the AI SDK cycle (live replies on), median of ${turns} turns:`);
+printTable(rows);
+for (const line of callLists) console.log(line);
