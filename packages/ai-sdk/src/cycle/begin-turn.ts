@@ -90,14 +90,27 @@ export async function beginTurn<UI_MESSAGE extends UIMessage>(
     leaseMs: live?.cycle.settings.leaseMs ?? 10_000,
     keep: live?.on === true,
   };
-  try {
-    const attached = cycle.engines.take(request.chatId, options.userId, owned);
+  const placeOn = async (attached: AttachedChat<UI_MESSAGE>): Promise<BegunTurn<UI_MESSAGE>> => {
     // The context is the request's own: a warm engine's is cleared before the app sets it.
     attached.engine.replaceContext([]);
     await options.context?.(attached.engine);
     const placed = await attached.place(request, validateFrom, options.after, start);
     const input = await attached.modelInput(options.budget ?? cycle.budget);
     return { request, attached, placed, input, owner: start.keep ? owner : undefined };
+  };
+  try {
+    const attached = cycle.engines.take(request.chatId, options.userId, owned);
+    const warm = attached.engine.chat !== null;
+    try {
+      return await placeOn(attached);
+    } catch (error) {
+      // A warm engine places the request on the path it knows, by the chat's version; deleting a
+      // branch removes the nodes only it reached without moving the version, so the node it
+      // stands on may be gone. Its write was refused (nothing written): a new engine places the
+      // request again, reading the graph.
+      if (!warm || !MessageNotFoundError.isInstance(error)) throw error;
+      return await placeOn(cycle.engines.take(request.chatId, options.userId, null));
+    }
   } catch (error) {
     if (OwnershipError.isInstance(error)) {
       throw new ChatNotFoundForUserError(`No chat '${request.chatId}' for this user.`, {
