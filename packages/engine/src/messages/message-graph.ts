@@ -80,12 +80,15 @@ export async function continueFrom(
   if (nodeId !== null) assertIdentifier(method, 'nodeId', nodeId);
   await session.open();
   const { store, chatId, view } = session;
+  const own = session.ownPosition;
+  session.ownPosition = undefined;
   let branch: { readonly name: string } | undefined;
-  if (nodeId !== null && view.knowsHeadAt(nodeId)) {
-    // Already there, by the caller's snapshot: the node is the head of the engine's branch, as
-    // its own last write left it. Nothing to read: the write that follows is compare-and-set on
-    // that head, so a head another writer moved since is caught there (the write starts its own
-    // branch at the node), never overwritten.
+  if (nodeId !== null && nodeId === own && view.knowsHeadAt(nodeId)) {
+    // Where `locate()` just placed the request, by the caller's snapshot: the node is the head of
+    // the engine's branch, as its own last write left it. Nothing to read: the request's write
+    // that follows is compare-and-set on that head, so a head another writer moved since is
+    // caught there (the write starts its own branch at the node), and a node removed since (its
+    // branch deleted, which moves no version) is refused there, nothing written.
     branch = { name: view.branch };
   } else {
     if (nodeId !== null && (await store.getMessage({ chatId, messageId: nodeId })) === null)
@@ -215,6 +218,7 @@ export async function locate(
   const ids = clientIds(messages);
   await session.open();
   const own = await locateOnOwnPath(session, messages);
+  session.ownPosition = own === undefined ? undefined : (session.view.headMessageId ?? undefined);
   if (own !== undefined) {
     session.located = undefined;
     return own;
@@ -251,7 +255,8 @@ export async function locate(
 /**
  * `locate()` without a read, when the engine's own path settles it: by the caller's snapshot the
  * engine is at the chat's newest node (its own last write, the chat's version unmoved since) and
- * the client's messages begin with that path's whole conversation. The lookup by message id then
+ * the client's messages are that path's whole conversation and more (so the request writes after
+ * it, and that write finds a node removed since). The lookup by message id then
  * finds the same: no node is below the engine's position, so a later client message the chat
  * holds sits on another path, which shows this path's last message only through another node of
  * the same message id with the same conversation before it (an identical copy, which nothing in
@@ -268,6 +273,7 @@ async function locateOnOwnPath(
   await view.sync();
   const shown = shownEntries(view.chain);
   if (!view.atNewestNode || shown.at(-1)?.nodeId !== view.headMessageId) return undefined;
+  if (messages.length <= shown.length) return undefined;
   const result = align(shown, messages);
   return result.matched === shown.length && result.changed === null ? result : undefined;
 }

@@ -45,6 +45,13 @@ export class ChatSession {
    * (so that positioning at a node of it reads nothing again) or drops it.
    */
   located: ChainRead | undefined;
+  /**
+   * The engine's position, when `locate()` just matched a request against the engine's own path
+   * without a read (by the caller's snapshot): a `continueFrom()` to it, next, reads nothing
+   * either (the write the request makes there is compare-and-set on that head, and refused when
+   * the node is gone). Taken or dropped by the next `continueFrom()`.
+   */
+  ownPosition: string | undefined;
   readonly #metadata: JsonObject | undefined;
   #chat: ChatRecord | null = null;
   #queue: Promise<unknown> = Promise.resolve();

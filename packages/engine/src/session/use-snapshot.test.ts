@@ -152,28 +152,31 @@ describe.each(stores)('useSnapshot on %s', (_name, open) => {
       'q3',
     ]);
     expect([...counted.calls]).toEqual([['commit', 1]]);
-    // The next turn, on the snapshot of the chat after it, again.
-    counted.reset();
-    engine.useSnapshot(await chatOf(store, chatId));
+    // The reply, then the next turn on the snapshot of the chat after it: again one write each.
     engine.set(message(answer('a3', 'Three.')));
     await engine.save();
-    expect(await place(engine, [...history, ask('q3', 'three'), answer('a3', 'Three.')])).toEqual([
-      'q1',
-      'a1',
-      'q2',
-      'a2',
-      'q3',
-      'a3',
-    ]);
+    counted.reset();
+    engine.useSnapshot(await chatOf(store, chatId));
+    const next = [...history, ask('q3', 'three'), answer('a3', 'Three.'), ask('q4', 'four')];
+    expect(await place(engine, next)).toEqual(next.map((each) => each.id));
     expect([...counted.calls]).toEqual([['commit', 1]]);
     expect(await branchesOf(store, chatId)).toEqual({
-      main: ['q1', 'a1', 'q2', 'a2', 'q3', 'a3'],
+      main: next.map((each) => each.id),
     });
     // `null` goes back to reading the chat's version before each operation.
     counted.reset();
     engine.useSnapshot(null);
     await engine.resolve();
     expect(counted.calls.get('getChat')).toBe(1);
+  });
+
+  it("a request that adds nothing to the engine's path is located by a read", async () => {
+    const [store] = open();
+    const { chatId, engine, counted } = await warmEngine(store);
+    engine.useSnapshot(await chatOf(store, chatId));
+    expect(await place(engine, history)).toEqual(history.map((each) => each.id));
+    expect(counted.calls.get('findMessageNodes')).toBeGreaterThan(0);
+    expect(counted.calls.has('commit')).toBe(false);
   });
 
   it('a snapshot another writer moved past: the write starts its own branch, nothing is overwritten', async () => {
