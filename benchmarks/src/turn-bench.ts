@@ -197,8 +197,9 @@ async function sqliteRow(): Promise<{ row: Record<string, string>; calls: string
     const figures = await measureTurns(store);
     const database = new Database(path);
     const statement = database.prepare('SELECT version FROM ctxgraph_chats WHERE id = ?');
-    const chatId = (database.prepare('SELECT id FROM ctxgraph_chats LIMIT 1').get() as { id: string })
-      .id;
+    const chatId = (
+      database.prepare('SELECT id FROM ctxgraph_chats LIMIT 1').get() as { id: string }
+    ).id;
     const floor = await timeFloor(turns, () => statement.get(chatId));
     database.close();
     await store.close();
@@ -217,9 +218,8 @@ async function postgresRow(
   const client = postgres(url, {
     max: 4,
     onnotice: () => {},
-    debug: (_c: unknown, query: string) => {
+    debug: () => {
       sent += 1;
-      if (process.env.SHOWSQL) console.log('SQL', sent, query.replace(/\s+/g, ' ').slice(0, 140));
     },
   });
   const store = new PostgresContextStore({ sql: client, schema });
@@ -228,9 +228,11 @@ async function postgresRow(
     const floorClient = postgres(url, { max: 1, onnotice: () => {} });
     const [chat] = await floorClient.unsafe(`SELECT chat_id FROM ${schema}.ctxgraph_chats LIMIT 1`);
     const floor = await timeFloor(turns, () =>
-      floorClient.unsafe(`SELECT version FROM ${schema}.ctxgraph_chats WHERE chat_id = $1`, [
-        chat?.chat_id as string,
-      ], { prepare: true }),
+      floorClient.unsafe(
+        `SELECT version FROM ${schema}.ctxgraph_chats WHERE chat_id = $1`,
+        [chat?.chat_id as string],
+        { prepare: true },
+      ),
     );
     await floorClient.end();
     return {

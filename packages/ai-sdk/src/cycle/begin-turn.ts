@@ -1,7 +1,9 @@
 import type { BudgetOptions } from '@ctxgraph/engine';
 import {
   assertIdentifier,
+  ChatNotFoundError,
   type ContextStore,
+  type LiveReplyRecord,
   MessageNotFoundError,
   OwnershipError,
 } from '@ctxgraph/fragments-core';
@@ -56,10 +58,17 @@ export async function beginTurn<UI_MESSAGE extends UIMessage>(
   const { schemas } = cycle;
   const sent = await readChatRequest<UI_MESSAGE>(body, schemas, 'shape');
   const shaped = { ...sent, messages: settleClientMessages(sent.messages) };
+  const { live } = cycle;
+  // The chat and its live replies, read at the same time: the turn's reads before its write cost
+  // one round trip of waiting. The live replies of a chat that turns out not to be the user's
+  // (or not to exist) are never looked at.
+  const [owned, liveState] = await Promise.all([
+    cycle.engines.owned(shaped.chatId, options.userId),
+    live === undefined ? undefined : liveStateOf(live.cycle, shaped.chatId),
+  ]);
   // A chat that exists has its messages validated on write: only the messages it does not hold
   // yet are validated (after locating them). A new chat is validated whole, up front, so a bad
   // body never creates it.
-  const owned = await cycle.engines.owned(shaped.chatId, options.userId);
   if (owned === null) await refuseOnNewChat(cycle.store, shaped, options.after);
   const fresh = shaped.lastOnly || owned === null;
   const request = fresh
@@ -75,14 +84,10 @@ export async function beginTurn<UI_MESSAGE extends UIMessage>(
       { issues: [{ path: 'messages', message: 'expected a user message last' }] },
     );
   }
-  const { live } = cycle;
   // Replies whose writer died are ended (saved as interrupted) before the chat takes a turn, so
   // the turn continues after them.
-  if (live !== undefined && owned !== null) {
-    const state = await live.cycle.settings.store.getLiveState(request.chatId);
-    if (state.replies.length > 0)
-      await endExpiredReplies(live.cycle, request.chatId, options.userId, state.replies);
-  }
+  if (live !== undefined && owned !== null && liveState !== undefined && liveState.length > 0)
+    await endExpiredReplies(live.cycle, request.chatId, options.userId, liveState);
   const owner = cycle.generateId();
   const start: ReplyStart = {
     replyId: cycle.generateId(),
@@ -117,6 +122,19 @@ export async function beginTurn<UI_MESSAGE extends UIMessage>(
         cause: error,
       });
     }
+    throw error;
+  }
+}
+
+/** The chat's live replies; undefined for a chat that does not exist (yet). */
+async function liveStateOf(
+  live: LiveCycle,
+  chatId: string,
+): Promise<readonly LiveReplyRecord[] | undefined> {
+  try {
+    return (await live.settings.store.getLiveState(chatId)).replies;
+  } catch (error) {
+    if (ChatNotFoundError.isInstance(error)) return undefined;
     throw error;
   }
 }

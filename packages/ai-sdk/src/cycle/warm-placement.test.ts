@@ -215,7 +215,7 @@ async function runScript(stores: [ContextStore, ContextStore], warm: boolean): P
         messages: history.slice(0, -1),
       };
     }
-    const cycle = cycles[step.via - 1];
+    const cycle = cycles[step.via - 1] as ChatCycle;
     const turn = await cycle.begin({ id: chatId, ...body }, { userId });
     await turn.respond(streamText({ model, messages: turn.messages })).text();
     tabs[step.tab] = await cycle.messages(chatId, { userId, leaf: turn.replyId });
