@@ -64,17 +64,30 @@ function instantModel(): MockLanguageModelV3 {
   });
 }
 
-/** The store with each method call counted by name (the change feed's watch and close aside). */
-function counted(store: ContextStore): { store: ContextStore; calls: string[] } {
-  const calls: string[] = [];
+/**
+ * The store with each method call recorded by name (the change feed's watch and close aside)
+ * and, given a count of the statements sent, with the statements each call sent (exact for a
+ * call nothing else runs beside, as the reply's save).
+ */
+function counted(
+  store: ContextStore,
+  statements: (() => number) | undefined,
+): { store: ContextStore; calls: { name: string; sent: number }[] } {
+  const calls: { name: string; sent: number }[] = [];
   const wrapped = new Proxy(store, {
     get(target, property, receiver) {
       const value = Reflect.get(target, property, receiver);
       if (typeof value !== 'function' || property === 'watchChat' || property === 'close')
         return value;
       return (...args: unknown[]) => {
-        calls.push(String(property));
-        return (value as (...parameters: unknown[]) => unknown).apply(target, args);
+        const call = { name: String(property), sent: 0 };
+        calls.push(call);
+        const before = statements?.() ?? 0;
+        const result = (value as (...parameters: unknown[]) => unknown).apply(target, args);
+        if (statements === undefined || !(result instanceof Promise)) return result;
+        return result.finally(() => {
+          call.sent = statements() - before;
+        });
       };
     },
   });
@@ -87,7 +100,10 @@ interface TurnFigures {
   /** Store calls of the last measured turn: before the model call, and for the reply. */
   beginCalls: string[];
   saveCalls: string[];
-  /** Statements the driver sent per measured turn (PostgreSQL), before the model call and after. */
+  /**
+   * Statements the driver sent per measured turn (PostgreSQL): before the model call, and by the
+   * reply's save (the chunk batches streamed before it aside).
+   */
   beginStatements: number[];
   saveStatements: number[];
 }
@@ -97,7 +113,7 @@ interface TurnFigures {
  * sent so far.
  */
 async function measureTurns(store: ContextStore, statements?: () => number): Promise<TurnFigures> {
-  const { store: countedStore, calls } = counted(store);
+  const { store: countedStore, calls } = counted(store, statements);
   let saveMs = 0;
   const cycle = createChatCycle({
     store: countedStore,
@@ -131,22 +147,22 @@ async function measureTurns(store: ContextStore, statements?: () => number): Pro
       { userId },
     );
     const beginMs = performance.now() - started;
-    const beginCalls = calls.splice(0);
+    const beginCalls = calls.splice(0).map((call) => call.name);
     const sentAtModel = statements?.() ?? 0;
     const response = turn.respond(
       streamText({ model, system: turn.system, messages: turn.messages }),
     );
     await response.text();
     // The save is over once `onReplySaved` ran: the stream holds `finish` back until then.
-    const saveCalls = calls.filter((name) => name !== 'appendReplyChunks');
-    const sentAfter = statements?.() ?? 0;
+    const saves = calls.filter((call) => call.name !== 'appendReplyChunks');
+    const saveCalls = saves.map((call) => call.name);
     if (run >= warmup) {
       figures.begin.push(beginMs);
       figures.save.push(saveMs);
       figures.beginCalls = beginCalls;
       figures.saveCalls = saveCalls;
       figures.beginStatements.push(sentAtModel - sentBefore);
-      figures.saveStatements.push(sentAfter - sentAtModel);
+      figures.saveStatements.push(saves.reduce((total, call) => total + call.sent, 0));
     }
     // What the page holds after the reply: the conversation as stored (not timed).
     history = await cycle.messages(chatId, { userId });
