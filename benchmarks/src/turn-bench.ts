@@ -9,13 +9,19 @@
 // Each turn is what a chat page sends: the whole conversation as stored plus a new question, to
 // a cycle whose engine for the chat is warm (it served the previous turn). The model is a mock
 // that answers at once, so what is timed is the cycle and the store. The floor is the bare
-// driver's cheapest round trip on the same database: one primary-key read of the chat row
-// (SQLite: a prepared statement on its own connection to the file; PostgreSQL: postgres.js,
-// one connection, the statement prepared). `begin / floor` and `save / floor` say how many such
-// round trips each costs.
+// driver's cheapest round trip on the same database, timed once per turn beside it: one
+// primary-key read of the chat row (SQLite: a prepared statement on a connection of its own to
+// the file; PostgreSQL: postgres.js, one connection, the statement prepared). `begin / floor`
+// and `save / floor` say how many such round trips each costs.
+//
+// Before / after: TURN_BENCH_BASELINE=<file> names the built entry of another build of
+// @ctxgraph/ai-sdk (dist/index.js of a checkout of another commit, which resolves its own
+// engine), whose cycle then runs the same turns, interleaved turn by turn with this build's on
+// the same store (each on a chat of its own), so a busy machine slows both alike.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { createChatCycle } from '@ctxgraph/ai-sdk';
 import type { ContextStore } from '@ctxgraph/fragments-core';
 import { XmlRenderer } from '@ctxgraph/renderer-xml';
@@ -94,6 +100,22 @@ function counted(
   return { store: wrapped, calls };
 }
 
+/** A build of the cycle to measure. */
+interface Build {
+  readonly label: string;
+  readonly createChatCycle: typeof createChatCycle;
+}
+
+const builds: Build[] = [{ label: 'this build', createChatCycle }];
+const baseline = process.env.TURN_BENCH_BASELINE;
+if (baseline !== undefined && baseline !== '') {
+  const module = (await import(pathToFileURL(resolve(baseline)).href)) as {
+    createChatCycle: typeof createChatCycle;
+  };
+  builds.unshift({ label: 'baseline', createChatCycle: module.createChatCycle });
+}
+
+/** What one build measured on one store. */
 interface TurnFigures {
   readonly begin: number[];
   readonly save: number[];
@@ -104,18 +126,15 @@ interface TurnFigures {
    * Statements the driver sent per measured turn (PostgreSQL): before the model call, and by the
    * reply's save (the chunk batches streamed before it aside).
    */
-  beginStatements: number[];
-  saveStatements: number[];
+  readonly beginStatements: number[];
+  readonly saveStatements: number[];
 }
 
-/**
- * Runs `warmup + turns` warm turns on one chat; `statements` (when given) counts what the driver
- * sent so far.
- */
-async function measureTurns(store: ContextStore, statements?: () => number): Promise<TurnFigures> {
+/** One build's warm turns on one chat of `store`; `statements` counts what the driver sent. */
+function turnRunner(build: Build, store: ContextStore, statements?: () => number) {
   const { store: countedStore, calls } = counted(store, statements);
   let saveMs = 0;
-  const cycle = createChatCycle({
+  const cycle = build.createChatCycle({
     store: countedStore,
     engine: { renderer: new XmlRenderer() },
     onReplySaved: (event) => {
@@ -133,41 +152,74 @@ async function measureTurns(store: ContextStore, statements?: () => number): Pro
     saveStatements: [],
   };
   let history: UIMessage[] = [];
+  return {
+    chatId,
+    figures,
+    async turn(run: number): Promise<void> {
+      const question: UIMessage = {
+        id: `q-${run}`,
+        role: 'user',
+        parts: [{ type: 'text', text: `Question number ${run}, with a few words.` }],
+      };
+      calls.length = 0;
+      const sentBefore = statements?.() ?? 0;
+      const started = performance.now();
+      const turn = await cycle.begin(
+        { id: chatId, trigger: 'submit-message', messages: [...history, question] },
+        { userId },
+      );
+      const beginMs = performance.now() - started;
+      const beginCalls = calls.splice(0).map((call) => call.name);
+      const sentAtModel = statements?.() ?? 0;
+      const response = turn.respond(
+        streamText({ model, system: turn.system, messages: turn.messages }),
+      );
+      await response.text();
+      // The save is over once `onReplySaved` ran: the stream holds `finish` back until then.
+      const saves = calls.filter((call) => call.name !== 'appendReplyChunks');
+      if (run >= warmup) {
+        figures.begin.push(beginMs);
+        figures.save.push(saveMs);
+        figures.beginCalls = beginCalls;
+        figures.saveCalls = saves.map((call) => call.name);
+        figures.beginStatements.push(sentAtModel - sentBefore);
+        figures.saveStatements.push(saves.reduce((total, call) => total + call.sent, 0));
+      }
+      // What the page holds after the reply: the conversation as stored (not timed).
+      history = await cycle.messages(chatId, { userId });
+    },
+  };
+}
+
+/**
+ * Every build's turns on `store`, interleaved turn by turn (the order swapped every turn), with
+ * one floor read timed after each round; `floorOf` makes the floor's read for a chat id.
+ */
+async function measureStore(
+  label: string,
+  store: ContextStore,
+  floorOf: (chatId: string) => () => unknown,
+  statements?: () => number,
+): Promise<{ rows: Record<string, string>[]; calls: string[] }> {
+  const runners = builds.map((build) => turnRunner(build, store, statements));
+  const floor: number[] = [];
+  let read: (() => unknown) | undefined;
   for (let run = 0; run < warmup + turns; run += 1) {
-    const question: UIMessage = {
-      id: `q-${run}`,
-      role: 'user',
-      parts: [{ type: 'text', text: `Question number ${run}, with a few words.` }],
-    };
-    calls.length = 0;
-    const sentBefore = statements?.() ?? 0;
+    const order = run % 2 === 0 ? runners : [...runners].reverse();
+    for (const runner of order) await runner.turn(run);
+    read ??= floorOf(runners[0]?.chatId as string);
     const started = performance.now();
-    const turn = await cycle.begin(
-      { id: chatId, trigger: 'submit-message', messages: [...history, question] },
-      { userId },
-    );
-    const beginMs = performance.now() - started;
-    const beginCalls = calls.splice(0).map((call) => call.name);
-    const sentAtModel = statements?.() ?? 0;
-    const response = turn.respond(
-      streamText({ model, system: turn.system, messages: turn.messages }),
-    );
-    await response.text();
-    // The save is over once `onReplySaved` ran: the stream holds `finish` back until then.
-    const saves = calls.filter((call) => call.name !== 'appendReplyChunks');
-    const saveCalls = saves.map((call) => call.name);
-    if (run >= warmup) {
-      figures.begin.push(beginMs);
-      figures.save.push(saveMs);
-      figures.beginCalls = beginCalls;
-      figures.saveCalls = saveCalls;
-      figures.beginStatements.push(sentAtModel - sentBefore);
-      figures.saveStatements.push(saves.reduce((total, call) => total + call.sent, 0));
-    }
-    // What the page holds after the reply: the conversation as stored (not timed).
-    history = await cycle.messages(chatId, { userId });
+    await read();
+    if (run >= warmup) floor.push(performance.now() - started);
   }
-  return figures;
+  const rows = runners.map((runner, index) =>
+    row(`${label}, ${builds[index]?.label}`, runner.figures, floor),
+  );
+  const calls = runners.flatMap((runner, index) => [
+    `${label}, ${builds[index]?.label}, before the model call: ${runner.figures.beginCalls.join(', ')}`,
+    `${label}, ${builds[index]?.label}, the reply's save: ${runner.figures.saveCalls.join(', ')}`,
+  ]);
+  return { rows, calls };
 }
 
 function row(
@@ -179,9 +231,11 @@ function row(
   const beginMs = median(figures.begin);
   const saveMs = median(figures.save);
   const statements = (values: readonly number[]) =>
-    values.length === 0 ? '-' : String(median(values));
+    Number.isNaN(median(values)) || values.every((value) => value === 0)
+      ? '-'
+      : String(median(values));
   return {
-    store: label,
+    'store, build': label,
     'begin ms': beginMs.toFixed(3),
     'save ms': saveMs.toFixed(3),
     'floor ms': floorMs.toFixed(3),
@@ -194,40 +248,26 @@ function row(
   };
 }
 
-/** The bare driver's cheapest round trip, `runs` times: a primary-key read of one chat row. */
-async function timeFloor(runs: number, read: () => unknown | Promise<unknown>): Promise<number[]> {
-  const times: number[] = [];
-  for (let run = 0; run < warmup + runs; run += 1) {
-    const started = performance.now();
-    await read();
-    if (run >= warmup) times.push(performance.now() - started);
-  }
-  return times;
-}
-
-async function sqliteRow(): Promise<{ row: Record<string, string>; calls: string[][] }> {
+async function sqliteFigures(): Promise<{ rows: Record<string, string>[]; calls: string[] }> {
   const directory = mkdtempSync(join(tmpdir(), 'ctxgraph-turn-bench-'));
+  const path = join(directory, 'chat.db');
+  const store = new SqliteContextStore({ path });
+  const database = new Database(path);
   try {
-    const path = join(directory, 'chat.db');
-    const store = new SqliteContextStore({ path });
-    const figures = await measureTurns(store);
-    const database = new Database(path);
-    const statement = database.prepare('SELECT version FROM ctxgraph_chats WHERE id = ?');
-    const chatId = (
-      database.prepare('SELECT id FROM ctxgraph_chats LIMIT 1').get() as { id: string }
-    ).id;
-    const floor = await timeFloor(turns, () => statement.get(chatId));
+    return await measureStore('SQLite', store, (chatId) => {
+      const statement = database.prepare('SELECT version FROM ctxgraph_chats WHERE id = ?');
+      return () => statement.get(chatId);
+    });
+  } finally {
     database.close();
     await store.close();
-    return { row: row('SQLite', figures, floor), calls: [figures.beginCalls, figures.saveCalls] };
-  } finally {
     rmSync(directory, { recursive: true, force: true });
   }
 }
 
-async function postgresRow(
+async function postgresFigures(
   url: string,
-): Promise<{ row: Record<string, string>; calls: string[][] }> {
+): Promise<{ rows: Record<string, string>[]; calls: string[] }> {
   const schema = `turn_bench_${Math.random().toString(36).slice(2, 10)}`;
   let sent = 0;
   // One client the store is given, so every statement it sends passes `debug`.
@@ -239,23 +279,23 @@ async function postgresRow(
     },
   });
   const store = new PostgresContextStore({ sql: client, schema });
+  const floorClient = postgres(url, { max: 1, onnotice: () => {} });
   try {
-    const figures = await measureTurns(store, () => sent);
-    const floorClient = postgres(url, { max: 1, onnotice: () => {} });
-    const [chat] = await floorClient.unsafe(`SELECT chat_id FROM ${schema}.ctxgraph_chats LIMIT 1`);
-    const floor = await timeFloor(turns, () =>
-      floorClient.unsafe(
-        `SELECT version FROM ${schema}.ctxgraph_chats WHERE chat_id = $1`,
-        [chat?.chat_id as string],
-        { prepare: true },
-      ),
+    return await measureStore(
+      'PostgreSQL',
+      store,
+      (chatId) => () =>
+        floorClient.unsafe(
+          `SELECT version FROM ${schema}.ctxgraph_chats WHERE chat_id = $1`,
+          [chatId],
+          {
+            prepare: true,
+          },
+        ),
+      () => sent,
     );
-    await floorClient.end();
-    return {
-      row: row('PostgreSQL', figures, floor),
-      calls: [figures.beginCalls, figures.saveCalls],
-    };
   } finally {
+    await floorClient.end();
     await store.close();
     await client.unsafe(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
     await client.end();
@@ -264,17 +304,15 @@ async function postgresRow(
 
 const rows: Record<string, string>[] = [];
 const callLists: string[] = [];
-const sqlite = await sqliteRow();
-rows.push(sqlite.row);
-callLists.push(`SQLite before the model call: ${sqlite.calls[0]?.join(', ')}`);
-callLists.push(`SQLite for the reply's save: ${sqlite.calls[1]?.join(', ')}`);
+const sqlite = await sqliteFigures();
+rows.push(...sqlite.rows);
+callLists.push(...sqlite.calls);
 const url = process.env.DATABASE_URL;
 if (url === undefined) console.log('(DATABASE_URL is not set: PostgreSQL skipped)');
 else {
-  const postgresFigures = await postgresRow(url);
-  rows.push(postgresFigures.row);
-  callLists.push(`PostgreSQL before the model call: ${postgresFigures.calls[0]?.join(', ')}`);
-  callLists.push(`PostgreSQL for the reply's save: ${postgresFigures.calls[1]?.join(', ')}`);
+  const figures = await postgresFigures(url);
+  rows.push(...figures.rows);
+  callLists.push(...figures.calls);
 }
 console.log(`A warm turn through the AI SDK cycle (live replies on), median of ${turns} turns:`);
 printTable(rows);
