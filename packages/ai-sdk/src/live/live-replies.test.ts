@@ -416,19 +416,21 @@ function countingStore(
 }
 
 /** A store of each kind for the counting test, with a count of the SQL statements it sent. */
-const countedStores: [string, (clock: Clock) => { store: ContextStore; statements: () => number }][] =
+const countedStores: [
+  string,
+  (clock: Clock) => { store: ContextStore; statements: () => number },
+][] = [
   [
-    [
-      'SQLite file',
-      (clock) => {
-        const path = `/tmp/ctxgraph-ai-sdk-live-count-${Math.random().toString(36).slice(2)}.db`;
-        sqliteFiles.push(path);
-        const store = new SqliteContextStore({ path, clock: () => clock.now });
-        opened.push(store);
-        return { store, statements: () => Number.NaN };
-      },
-    ],
-  ];
+    'SQLite file',
+    (clock) => {
+      const path = `/tmp/ctxgraph-ai-sdk-live-count-${Math.random().toString(36).slice(2)}.db`;
+      sqliteFiles.push(path);
+      const store = new SqliteContextStore({ path, clock: () => clock.now });
+      opened.push(store);
+      return { store, statements: () => Number.NaN };
+    },
+  ],
+];
 if (databaseUrl !== undefined) {
   countedStores.push([
     'PostgreSQL',
