@@ -256,12 +256,11 @@ export async function locate(
  * `locate()` without a read, when the engine's own path settles it: by the caller's snapshot the
  * engine is at the chat's newest node (its own last write, the chat's version unmoved since) and
  * the client's messages are that path's whole conversation and more (so the request writes after
- * it, and that write finds a node removed since). The lookup by message id then
- * finds the same: no node is below the engine's position, so a later client message the chat
- * holds sits on another path, which shows this path's last message only through another node of
- * the same message id with the same conversation before it (an identical copy, which nothing in
- * the request cycle makes after a path it matched); and of the nodes holding the path's last
- * message, the engine's position is the newest. Undefined when the lookup must decide.
+ * it, and that write finds a node removed since). The lookup by message id would find the same:
+ * of the nodes holding the path's last message, the engine's position is the newest, and no node
+ * is below it. (It could differ only through an older, identical copy of the whole conversation
+ * with one of the client's later messages below it; the engine keeps to its own path then.)
+ * Undefined when the lookup must decide.
  */
 async function locateOnOwnPath(
   session: ChatSession,
