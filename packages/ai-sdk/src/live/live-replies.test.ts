@@ -507,5 +507,6 @@ describe.each(countedStores)('the store calls of a warm turn (%s)', (name, open)
       ['assistant', 'Second.'],
     ]);
     expect((await store.listBranches(chatId)).map((branch) => branch.name)).toEqual(['main']);
+    await store.deleteChat(chatId);
   });
 });
