@@ -166,6 +166,27 @@ export class ContextEngine {
   }
 
   /**
+   * Takes `chat`, this chat's record as the caller has just read it (`store.getChat`), as the
+   * chat's state for the operations called after it, in place of the read of the chat's version
+   * each of them makes while the engine is at a node (after `continueFrom()`): a request that
+   * read the chat once places itself, saves and resolves without reading it again. The engine's
+   * own writes and reads raise it. Writes stay compare-and-set on the head the engine knows, so a
+   * snapshot another writer has moved past never overwrites anything (the write starts its own
+   * branch, or is retried); reads show the chat as of the snapshot. `null` goes back to reading.
+   * Checked now: `ValidationError` for a record of another chat (or of a chat of this id that
+   * was deleted and made again since the engine opened it), `OwnershipError` for another user's.
+   *
+   * @example
+   * ```ts
+   * const chat = await store.getChat(chatId); // once per request
+   * if (chat?.userId === userId) engine.useSnapshot(chat);
+   * ```
+   */
+  useSnapshot(chat: ChatRecord | null): void {
+    this.#session.useSnapshot(chat);
+  }
+
+  /**
    * Adds fragments: message fragments are queued (pending) for `save()`, all others join the
    * system context, each in the order given. Chainable. A message is checked here with the rules
    * every store applies (id, NUL, lone surrogates, JSON-storable content, depth), so what

@@ -1,9 +1,12 @@
+import type { ContextStore } from '@ctxgraph/fragments-core';
+import { PostgresContextStore } from '@ctxgraph/store-postgres';
 import { SqliteContextStore } from '@ctxgraph/store-sqlite';
 import { streamText } from 'ai';
 import { afterAll, describe, expect, it } from 'vitest';
 import { textOf } from '../cycle/__fixtures__/cycle-test-kit';
 import {
   ask,
+  type Clock,
   countingStore,
   cycleOn,
   dyingStore,
@@ -22,8 +25,10 @@ import {
 
 const { pairs: storePairs, closeAll } = liveStorePairs('ctxgraph_ai_sdk_live');
 afterAll(closeAll);
+const databaseUrl = (globalThis as { process?: { env: Record<string, string | undefined> } })
+  .process?.env.DATABASE_URL;
 const sqliteFiles: string[] = [];
-const opened: SqliteContextStore[] = [];
+const opened: ContextStore[] = [];
 afterAll(async () => {
   for (const store of opened) await store.close();
   const fs = (await import('node:fs' as string)) as {
@@ -189,14 +194,49 @@ describe.each(storePairs)('live replies across processes (%s)', (_name, open) =>
   });
 });
 
-describe('the store calls of a warm turn', () => {
+/** A store of each kind for the counting test, with a count of the SQL statements it sent. */
+const countedStores: [
+  string,
+  (clock: Clock) => { store: ContextStore; statements: () => number },
+][] = [
+  [
+    'SQLite file',
+    (clock) => {
+      const path = `/tmp/ctxgraph-ai-sdk-live-count-${Math.random().toString(36).slice(2)}.db`;
+      sqliteFiles.push(path);
+      const store = new SqliteContextStore({ path, clock: () => clock.now });
+      opened.push(store);
+      return { store, statements: () => Number.NaN };
+    },
+  ],
+];
+if (databaseUrl !== undefined) {
+  countedStores.push([
+    'PostgreSQL',
+    (clock) => {
+      let sent = 0;
+      const store = new PostgresContextStore({
+        connectionString: databaseUrl,
+        // Every statement the pool sends passes here: one round trip each.
+        connection: {
+          debug: () => {
+            sent += 1;
+          },
+        },
+        schema: 'ctxgraph_ai_sdk_count',
+        clock: () => clock.now,
+      });
+      opened.push(store);
+      return { store, statements: () => sent };
+    },
+  ]);
+}
+
+describe.each(countedStores)('the store calls of a warm turn (%s)', (name, open) => {
   it('counts the round trips before the model call and for the reply save (live record included)', async () => {
     const clock = { now: 1_000_000 };
-    const path = `/tmp/ctxgraph-ai-sdk-live-count-${Math.random().toString(36).slice(2)}.db`;
-    sqliteFiles.push(path);
-    const sqlite = new SqliteContextStore({ path, clock: () => clock.now });
-    opened.push(sqlite);
-    const counted = countingStore(sqlite);
+    const { store, statements } = open(clock);
+    const counted = countingStore(store, statements);
     const cycle = cycleOn(counted.store);
     const chatId = newChatId('count');
     const first = await startTurn(cycle, chatId, [ask('q1', 'One')]);
@@ -205,11 +245,15 @@ describe('the store calls of a warm turn', () => {
     await first.finished;
     const history = await cycle.messages(chatId, { userId: 'u' });
     counted.calls.length = 0;
+    // Nothing watches the chat now (the first reply's batcher stopped): every statement from here
+    // to the model call is the turn's own.
+    const sentBefore = statements();
     const hand = handModel();
     const turn = await cycle.begin(
       { id: chatId, trigger: 'submit-message', messages: [...history, ask('q2', 'Two')] },
       { userId: 'u' },
     );
+    const sentBeforeModel = statements() - sentBefore;
     const beforeModel = counted.calls.splice(0);
     const client = sseReader(
       turn.respond(
@@ -221,22 +265,27 @@ describe('the store calls of a warm turn', () => {
     hand.say('Second.');
     hand.end();
     await finished;
-    const reply = counted.calls.filter((name) => name !== 'appendReplyChunks');
-    // Measured, and kept from growing: the reply's save is one write with its live record's end;
-    // before the model call the placement still reads more than the three round trips aimed at.
-    expect(beforeModel).toEqual([
-      'getChat',
-      'getLiveState',
-      'findMessageNodes',
-      'findMessageNodes',
-      'getChat',
-      'getMessage',
-      'listBranches',
-      'getChat',
-      'commit',
-      'getChat',
-      'getChat',
-    ]);
+    const saveIndex = counted.calls.lastIndexOf('commit');
+    const reply = counted.calls.filter((call) => call !== 'appendReplyChunks');
+    // The chat read once (its owner, and the snapshot the warm engine places the request on),
+    // its live replies (any whose writer died is ended first), then the question written with
+    // its reply's live record. The reply's save is one write with its live record's end.
+    expect(beforeModel).toEqual(['getChat', 'getLiveState', 'commit']);
     expect(reply).toEqual(['commit']);
+    if (name === 'PostgreSQL') {
+      // One statement each: no transaction around them, no lookup before a write.
+      expect(sentBeforeModel).toBe(3);
+      expect(counted.sent.get(saveIndex)).toBe(1);
+    }
+    // The turn placed the question after the first reply, on the same branch, and saved the reply.
+    const stored = await cycle.conversation(chatId, { userId: 'u' });
+    expect(stored.messages.map((message) => [message.role, textOf(message)])).toEqual([
+      ['user', 'One'],
+      ['assistant', 'First.'],
+      ['user', 'Two'],
+      ['assistant', 'Second.'],
+    ]);
+    expect((await store.listBranches(chatId)).map((branch) => branch.name)).toEqual(['main']);
+    await store.deleteChat(chatId);
   });
 });

@@ -303,21 +303,32 @@ export function dyingStore(store: ContextStore): { store: ContextStore; kill(): 
   };
 }
 
-/** A store handle that records the name of every call the cycle makes (a store round trip each). */
-export function countingStore(store: ContextStore): { store: ContextStore; calls: string[] } {
+/**
+ * A store handle that records the name of every call the cycle makes (a store round trip each)
+ * and, given a count of the statements the store sent, how many each call sent (exact while no
+ * other call runs at the same time).
+ */
+export function countingStore(
+  store: ContextStore,
+  statements?: () => number,
+): { store: ContextStore; calls: string[]; sent: Map<number, number> } {
   const calls: string[] = [];
+  const sent = new Map<number, number>();
   const wrapped = new Proxy(store, {
     get(target, property, receiver) {
       const value = Reflect.get(target, property, receiver);
       if (typeof value !== 'function' || property === 'watchChat' || property === 'close')
         return value;
       return (...args: unknown[]) => {
-        calls.push(String(property));
-        return (value as (...parameters: unknown[]) => unknown).apply(target, args);
+        const index = calls.push(String(property)) - 1;
+        const before = statements?.() ?? 0;
+        const result = (value as (...parameters: unknown[]) => unknown).apply(target, args);
+        if (statements === undefined || !(result instanceof Promise)) return result;
+        return result.finally(() => sent.set(index, statements() - before));
       };
     },
   });
-  return { store: wrapped, calls };
+  return { store: wrapped, calls, sent };
 }
 
 /**
