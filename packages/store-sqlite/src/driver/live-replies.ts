@@ -142,7 +142,9 @@ function insertReply(
     data: reply.dataJson,
   };
   let row = db.prepared(insertReplySql).get(values) as ReplyRow | undefined;
-  if (row === undefined && replyRow(db, chatId, reply.replyId)?.ended_at !== null) {
+  const ended =
+    row === undefined && (replyRow(db, chatId, reply.replyId)?.ended_at ?? null) !== null;
+  if (ended) {
     // The id is taken by an ended reply (a continuation of a saved reply): it gives way.
     remove(db, chatId, reply.replyId);
     row = db.prepared(insertReplySql).get(values) as ReplyRow | undefined;
