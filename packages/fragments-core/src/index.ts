@@ -163,6 +163,7 @@ export {
   type ChatChangeListener,
   type CommitEndReply,
   type CommitStartReply,
+  ENDED_REPLY_GRACE,
   type EndReplyInput,
   LIVE_REPLY_LIMITS,
   type LiveChatState,

@@ -246,4 +246,40 @@ describe('InMemoryContextStore append and forkBranch', () => {
       store.forkBranch({ chatId: 'c', from: 'main', headMessageId: null }),
     ).rejects.toThrow('forkBranch(input): this InMemoryContextStore is closed.');
   });
+
+  it('keeps an ended reply readable for endedReplyGraceMs of its clock, and refuses a grace out of bounds', async () => {
+    for (const bad of [0, 29_999, 86_400_001, 1.5, '60000']) {
+      expect(
+        () => new InMemoryContextStore({ endedReplyGraceMs: bad as number }),
+        String(bad),
+      ).toThrow(/^InMemoryContextStore: endedReplyGraceMs expected an integer/);
+    }
+    const clock = { now: 1_000 };
+    const store = new InMemoryContextStore({ clock: () => clock.now, endedReplyGraceMs: 45_000 });
+    await store.openChat({ chatId: 'c', userId: 'u' });
+    const start = { chatId: 'c', branch: 'main', afterNodeId: null, leaseMs: 1000 } as const;
+    await store.startReply({ ...start, replyId: 'r', owner: 'o' });
+    await store.appendReplyChunks({
+      chatId: 'c',
+      replyId: 'r',
+      owner: 'o',
+      from: 0,
+      chunks: ['a', 'b'],
+      leaseMs: 1000,
+    });
+    await store.endReply({ chatId: 'c', replyId: 'r', owner: 'o' });
+    clock.now += 44_999;
+    const read = await store.readReply({ chatId: 'c', replyId: 'r', from: 1 });
+    expect(read?.record.endedAt).toBe(1_000);
+    expect(read?.chunks).toEqual(['b']);
+    clock.now += 1;
+    expect(await store.readReply({ chatId: 'c', replyId: 'r' })).toBeNull();
+    // A later end deletes it; a start of the same id before that replaced it with a fresh reply.
+    await store.startReply({ ...start, replyId: 'other', owner: 'o' });
+    await store.endReply({ chatId: 'c', replyId: 'other', owner: 'o' });
+    expect(await store.readReply({ chatId: 'c', replyId: 'r' })).toBeNull();
+    expect((await store.readReply({ chatId: 'c', replyId: 'other' }))?.record.endedAt).toBe(
+      clock.now,
+    );
+  });
 });

@@ -26,7 +26,11 @@ import type {
   TakeOverReplyInput,
 } from '@ctxgraph/fragments-core';
 import { ValidationError } from '@ctxgraph/fragments-core';
-import { CheckedContextStore, type ContextStoreDriver } from '@ctxgraph/fragments-core/store-kit';
+import {
+  CheckedContextStore,
+  type ContextStoreDriver,
+  endedReplyGraceOption,
+} from '@ctxgraph/fragments-core/store-kit';
 import { branchAndCheckpointOperations } from './driver/branch-and-checkpoint-operations';
 import { chatOperations } from './driver/chat-operations';
 import { contextLaneOperations } from './driver/context-lane-operations';
@@ -45,13 +49,24 @@ export interface InMemoryContextStoreOptions {
    * @default Date.now
    */
   readonly clock?: () => number;
+  /**
+   * How long an ended reply stays readable (`readReply`, with `endedAt` set), in milliseconds of
+   * `clock`: a reader that was behind when the reply ended still reads its last chunks. From
+   * `ENDED_REPLY_GRACE.minMs` to `maxMs`.
+   * @default 60000 (`ENDED_REPLY_GRACE.defaultMs`)
+   */
+  readonly endedReplyGraceMs?: number;
 }
 
 /** The storage of one store: a map of chats, and the operations over it, by concern. */
 function memoryDriver(options: InMemoryContextStoreOptions): ContextStoreDriver {
   const chats: MemoryChats = new Map();
   const clock = options.clock ?? Date.now;
-  const live = liveReplyOperations(chats, clock);
+  const live = liveReplyOperations(
+    chats,
+    clock,
+    endedReplyGraceOption(NAME, options.endedReplyGraceMs),
+  );
   return live.wrap({
     name: NAME,
     capabilities: {
@@ -139,7 +154,7 @@ export class InMemoryContextStore extends CheckedContextStore {
   declare readonly appendReplyChunks: (
     input: AppendReplyChunksInput,
   ) => Promise<AppendReplyChunksResult>;
-  /** A live reply and its chunks from an offset, or null. */
+  /** A reply (live, or ended within the grace period) and its chunks from an offset, or null. */
   declare readonly readReply: (input: ReadReplyInput) => Promise<LiveReplyRead | null>;
   /** The chat's live replies and change version. */
   declare readonly getLiveState: (chatId: string) => Promise<LiveChatState>;

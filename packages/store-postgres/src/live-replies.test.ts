@@ -88,8 +88,10 @@ describe('live replies across processes on one schema', () => {
         await worker.send({ op: 'save', ...reply, after: questionId, text: 'four chunks' });
         await feed.next(seen);
         await feed.until(
-          async () => (await store.readReply({ chatId, replyId: 'reply-1' })) === null,
+          async () =>
+            (await store.readReply({ chatId, replyId: 'reply-1' }))?.record.endedAt != null,
         );
+        expect((await store.getLiveState(chatId)).replies).toEqual([]);
         expect((await store.getMessage({ chatId, messageId: 'reply-1' }))?.message.parts).toEqual([
           { type: 'text', text: 'four chunks' },
         ]);
@@ -191,11 +193,104 @@ describe('live replies across processes on one schema', () => {
         ],
         endReply: { replyId: 'reply-1', owner: 'rescuer' },
       });
-      expect(await store.readReply({ chatId: 'orphan', replyId: 'reply-1' })).toBeNull();
+      const ended = await store.readReply({ chatId: 'orphan', replyId: 'reply-1' });
+      expect(ended?.record.endedAt).not.toBeNull();
+      expect(ended?.chunks).toHaveLength(5);
     } finally {
       await store.close();
     }
   }, 60_000);
+
+  it('keeps an ended reply readable for endedReplyGraceMs, then a later end deletes its rows (of any chat, through the partial index)', async () => {
+    const clock = { now: 1_000_000 };
+    const store = await freshStore({ clock: () => clock.now, endedReplyGraceMs: 30_000 });
+    const count = async (table: string): Promise<number> => {
+      const [row] = await admin.unsafe<{ n: number }[]>(
+        `SELECT count(*)::int AS n FROM "${store.schema}".${table}`,
+      );
+      return row?.n ?? -1;
+    };
+    const rows = async () => ({
+      replies: await count('ctxgraph_live_replies'),
+      chunks: await count('ctxgraph_live_chunks'),
+    });
+    try {
+      for (const chatId of ['one', 'two']) await store.openChat({ chatId, userId: 'u' });
+      const start = { branch: 'main', afterNodeId: null, owner: 'o', leaseMs: 1000 } as const;
+      const stream = async (chatId: string, replyId: string): Promise<void> => {
+        await store.startReply({ ...start, chatId, replyId });
+        await store.appendReplyChunks({
+          chatId,
+          replyId,
+          owner: 'o',
+          from: 0,
+          chunks: [1, 2],
+          leaseMs: 1000,
+        });
+        await store.appendReplyChunks({
+          chatId,
+          replyId,
+          owner: 'o',
+          from: 2,
+          chunks: [3],
+          leaseMs: 1000,
+        });
+      };
+      await stream('one', 'r1');
+      await stream('two', 'r2');
+      await store.endReply({ chatId: 'one', replyId: 'r1', owner: 'o' });
+      expect(await rows()).toEqual({ replies: 2, chunks: 4 });
+      clock.now += 29_999;
+      expect((await store.readReply({ chatId: 'one', replyId: 'r1' }))?.chunks).toEqual([1, 2, 3]);
+      clock.now += 1;
+      expect(await store.readReply({ chatId: 'one', replyId: 'r1' })).toBeNull();
+      expect(await rows(), 'nothing runs on a timer').toEqual({ replies: 2, chunks: 4 });
+      // Another chat's end (here a commit that saves its reply) deletes r1.
+      await store.commit({
+        chatId: 'two',
+        branch: 'main',
+        expectedHeadId: null,
+        messages: [
+          {
+            id: 'r2',
+            message: { id: 'r2', role: 'assistant', parts: [{ type: 'text', text: '123' }] },
+          },
+        ],
+        endReply: { replyId: 'r2', owner: 'o' },
+      });
+      expect(await rows(), 'r1 deleted, r2 kept for its own grace period').toEqual({
+        replies: 1,
+        chunks: 2,
+      });
+      expect((await store.readReply({ chatId: 'two', replyId: 'r2', from: 2 }))?.chunks).toEqual([
+        3,
+      ]);
+      // A commit that starts r2 again replaces the ended record (its chunks go).
+      await store.commit({
+        chatId: 'two',
+        branch: 'main',
+        expectedHeadId: 'r2',
+        messages: [
+          { id: 'q', message: { id: 'q', role: 'user', parts: [{ type: 'text', text: '?' }] } },
+        ],
+        startReply: { replyId: 'r2', owner: 'again', leaseMs: 1000 },
+      });
+      expect(await store.readReply({ chatId: 'two', replyId: 'r2' })).toMatchObject({
+        record: { owner: 'again', chunkCount: 0, endedAt: null, afterNodeId: 'q' },
+        chunks: [],
+      });
+      expect(await rows()).toEqual({ replies: 1, chunks: 0 });
+      // The purge reads the partial index on ended_at.
+      await admin.unsafe('SET enable_seqscan = off');
+      const plan = await admin.unsafe(
+        `EXPLAIN SELECT chat_id, reply_id FROM "${store.schema}".ctxgraph_live_replies WHERE ended_at IS NOT NULL AND ended_at <= 5 ORDER BY ended_at LIMIT 100`,
+      );
+      await admin.unsafe('RESET enable_seqscan');
+      expect(JSON.stringify(plan)).toContain('ctxgraph_live_replies_ended_idx');
+    } finally {
+      await store.close();
+    }
+  });
 
   for (const then of ['unsubscribe', 'close'] as const) {
     it.skipIf(viaPgbouncer)(

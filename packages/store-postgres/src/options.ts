@@ -1,5 +1,5 @@
 import { ValidationError } from '@ctxgraph/fragments-core';
-import { assertOptionalBoolean } from '@ctxgraph/fragments-core/store-kit';
+import { assertOptionalBoolean, endedReplyGraceOption } from '@ctxgraph/fragments-core/store-kit';
 import postgres from 'postgres';
 import { resolveTableNames, type TableNameOptions, type TableNames } from './schema/table-names';
 
@@ -39,6 +39,14 @@ export interface PostgresContextStoreOptions extends TableNameOptions {
    * @default Date.now
    */
   readonly clock?: () => number;
+  /**
+   * How long an ended reply stays readable (`readReply`, with `endedAt` set), in milliseconds of
+   * `clock`: a reader that was behind when the reply ended still reads its last chunks. Replies
+   * whose grace period is over are deleted by a later end (a bounded batch per end, in its own
+   * statement). From `ENDED_REPLY_GRACE.minMs` to `maxMs`; give every server the same value.
+   * @default 60000 (`ENDED_REPLY_GRACE.defaultMs`)
+   */
+  readonly endedReplyGraceMs?: number;
   /** How the change feed (`watchChat`) learns of changes. */
   readonly changeFeed?: ChangeFeedOptions;
 }
@@ -75,6 +83,7 @@ export interface ResolvedStoreOptions {
   readonly migrate: boolean;
   readonly names: TableNames;
   readonly clock: () => number;
+  readonly endedReplyGraceMs: number;
   readonly changeFeed: { readonly listen: boolean; readonly pollIntervalMs: number };
 }
 
@@ -84,7 +93,7 @@ export const DEFAULT_POLL_INTERVAL_MS = 500;
 function liveOptions(
   method: string,
   options: PostgresContextStoreOptions,
-): Pick<ResolvedStoreOptions, 'clock' | 'changeFeed'> {
+): Pick<ResolvedStoreOptions, 'clock' | 'endedReplyGraceMs' | 'changeFeed'> {
   const { clock, changeFeed } = options;
   if (clock !== undefined && typeof clock !== 'function') {
     throw new ValidationError(`${method}: clock must be a function returning milliseconds.`, {
@@ -109,6 +118,7 @@ function liveOptions(
   }
   return {
     clock: clock ?? Date.now,
+    endedReplyGraceMs: endedReplyGraceOption(method, options.endedReplyGraceMs),
     changeFeed: {
       listen: changeFeed?.listen ?? true,
       pollIntervalMs: interval ?? DEFAULT_POLL_INTERVAL_MS,

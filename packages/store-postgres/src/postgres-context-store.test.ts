@@ -62,6 +62,11 @@ describe('PostgresContextStore construction', () => {
       { connectionString: 'postgres://x', migrate: 'yes' as never },
       'migrate must be a boolean',
     ],
+    [
+      'a grace period for ended replies under 30 s',
+      { connectionString: 'postgres://x', endedReplyGraceMs: 1000 },
+      'endedReplyGraceMs expected an integer of milliseconds from 30000 to 86400000, received 1000',
+    ],
   ])('refuses %s with ValidationError', (_label, options, message) => {
     expect(() => new PostgresContextStore(options)).toThrow(ValidationError);
     expect(() => new PostgresContextStore(options)).toThrow(message);

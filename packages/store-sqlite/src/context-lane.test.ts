@@ -54,6 +54,7 @@ describe('the context lane in SQLite', () => {
         'message versions',
         'message versions: only versions indexed',
         'live replies',
+        'live replies: ended replies kept',
       ],
     });
     database.close();
@@ -86,6 +87,7 @@ describe('the context lane in SQLite', () => {
         'message versions',
         'message versions: only versions indexed',
         'live replies',
+        'live replies: ended replies kept',
       ],
     });
     expect((await store.getContext('old')).revision).toBe(0);

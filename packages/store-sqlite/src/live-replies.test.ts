@@ -1,4 +1,5 @@
 import type { ChatChange } from '@ctxgraph/fragments-core';
+import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { LiveWorker } from './__fixtures__/live-process';
 import { tempDirectory } from './__fixtures__/temp-files';
@@ -70,8 +71,9 @@ describe('live replies across processes on one file', () => {
       await worker.send({ op: 'save', ...reply, after: questionId, text: 'chunk 0 to 3' });
       await feed.next(seen);
       await feed.until(
-        async () => (await store.readReply({ chatId, replyId: 'reply-1' })) === null,
+        async () => (await store.readReply({ chatId, replyId: 'reply-1' }))?.record.endedAt != null,
       );
+      expect((await store.getLiveState(chatId)).replies).toEqual([]);
       // Ended and saved in one write: the notice that shows the end shows the save.
       expect((await store.getMessage({ chatId, messageId: 'reply-1' }))?.message.parts).toEqual([
         { type: 'text', text: 'chunk 0 to 3' },
@@ -120,7 +122,9 @@ describe('live replies across processes on one file', () => {
         ],
         endReply: { replyId: 'reply-1', owner: 'rescuer' },
       });
-      expect(await store.readReply({ chatId: 'orphan', replyId: 'reply-1' })).toBeNull();
+      const ended = await store.readReply({ chatId: 'orphan', replyId: 'reply-1' });
+      expect(ended?.record.endedAt).not.toBeNull();
+      expect(ended?.chunks).toHaveLength(4);
       expect((await store.getHead({ chatId: 'orphan', branch: 'main' })).headMessageId).toBe(
         'reply-1',
       );
@@ -128,6 +132,74 @@ describe('live replies across processes on one file', () => {
       await store.close();
     }
   }, 60_000);
+
+  it('keeps an ended reply readable for endedReplyGraceMs, then a later end deletes its rows', async () => {
+    const path = temp.file();
+    const clock = { now: 1_000_000 };
+    const store = new SqliteContextStore({
+      path,
+      clock: () => clock.now,
+      endedReplyGraceMs: 30_000,
+    });
+    const raw = new Database(path, { readonly: true });
+    const rows = () => ({
+      replies: raw.prepare('SELECT count(*) FROM ctxgraph_live_replies').pluck().get(),
+      chunks: raw.prepare('SELECT count(*) FROM ctxgraph_live_chunks').pluck().get(),
+    });
+    try {
+      await store.openChat({ chatId: 'grace', userId: 'u' });
+      const start = { chatId: 'grace', branch: 'main', afterNodeId: null, leaseMs: 1000 } as const;
+      for (const replyId of ['r1', 'r2']) {
+        await store.startReply({ ...start, replyId, owner: 'o' });
+        await store.appendReplyChunks({
+          chatId: 'grace',
+          replyId,
+          owner: 'o',
+          from: 0,
+          chunks: [1, 2],
+          leaseMs: 1000,
+        });
+        await store.appendReplyChunks({
+          chatId: 'grace',
+          replyId,
+          owner: 'o',
+          from: 2,
+          chunks: [3],
+          leaseMs: 1000,
+        });
+      }
+      await store.endReply({ chatId: 'grace', replyId: 'r1', owner: 'o' });
+      expect(rows()).toEqual({ replies: 2, chunks: 4 });
+      clock.now += 29_999;
+      expect((await store.readReply({ chatId: 'grace', replyId: 'r1' }))?.chunks).toEqual([
+        1, 2, 3,
+      ]);
+      clock.now += 1;
+      expect(await store.readReply({ chatId: 'grace', replyId: 'r1' })).toBeNull();
+      expect(rows(), 'nothing runs on a timer: the rows wait for a later end').toEqual({
+        replies: 2,
+        chunks: 4,
+      });
+      await store.endReply({ chatId: 'grace', replyId: 'r2', owner: 'o' });
+      expect(rows(), 'r1 deleted, r2 kept for its own grace period').toEqual({
+        replies: 1,
+        chunks: 2,
+      });
+      expect((await store.readReply({ chatId: 'grace', replyId: 'r2', from: 2 }))?.chunks).toEqual([
+        3,
+      ]);
+      // The purge reads the partial index on ended_at, never the live replies.
+      const plan = raw
+        .prepare(
+          'EXPLAIN QUERY PLAN SELECT chat_id, reply_id FROM ctxgraph_live_replies WHERE ended_at IS NOT NULL AND ended_at <= ? ORDER BY ended_at LIMIT 100',
+        )
+        .all(0) as { detail: string }[];
+      expect(plan.map((step) => step.detail).join(' ')).toContain('ctxgraph_live_replies_ended');
+    } finally {
+      raw.close();
+      await store.close();
+    }
+  });
 
   for (const then of ['unsubscribe', 'close'] as const) {
     it(`a watched store lets its process exit once the last watcher leaves (${then})`, async () => {

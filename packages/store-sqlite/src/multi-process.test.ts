@@ -69,6 +69,7 @@ describe('several processes on one file', () => {
       { version: 6, name: 'message versions' },
       { version: 7, name: 'message versions: only versions indexed' },
       { version: 8, name: 'live replies' },
+      { version: 9, name: 'live replies: ended replies kept' },
     ]);
     database.close();
   }, 60_000);

@@ -1,4 +1,5 @@
 import { ValidationError } from '@ctxgraph/fragments-core';
+import { endedReplyGraceOption } from '@ctxgraph/fragments-core/store-kit';
 import type Database from 'better-sqlite3';
 import { DEFAULT_TABLE_PREFIX, type TableNames, tableNames } from './schema/table-names';
 
@@ -38,6 +39,14 @@ export interface SqliteStoreCommonOptions {
    * @default Date.now
    */
   readonly clock?: () => number;
+  /**
+   * How long an ended reply stays readable (`readReply`, with `endedAt` set), in milliseconds of
+   * `clock`: a reader that was behind when the reply ended still reads its last chunks. Replies
+   * whose grace period is over are deleted by a later end (a bounded batch per end). From
+   * `ENDED_REPLY_GRACE.minMs` to `maxMs`; give every store over the same file the same value.
+   * @default 60000 (`ENDED_REPLY_GRACE.defaultMs`)
+   */
+  readonly endedReplyGraceMs?: number;
   /**
    * How often the change feed (`watchChat`) looks for changes made by other connections while
    * something watches, in milliseconds: one `PRAGMA data_version` per look, and a read of the
@@ -98,6 +107,8 @@ export interface ResolvedStoreOptions {
   readonly maxMessageBytes: number;
   /** The clock of live replies. */
   readonly clock: () => number;
+  /** How long an ended reply stays readable, in milliseconds. */
+  readonly endedReplyGraceMs: number;
   /** The change feed's poll interval, in milliseconds. */
   readonly pollIntervalMs: number;
 }
@@ -208,6 +219,7 @@ export function resolveStoreOptions(
     migrate: given.migrate !== false,
     maxMessageBytes: maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
     clock: clock ?? Date.now,
+    endedReplyGraceMs: endedReplyGraceOption('SqliteContextStore', given.endedReplyGraceMs),
     pollIntervalMs: pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS,
   };
 }

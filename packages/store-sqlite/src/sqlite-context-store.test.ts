@@ -570,6 +570,8 @@ describe('lifecycle and options', () => {
       { path: temp.file(), synchronous: 'OFF' },
       { path: temp.file(), busyTimeout: -1 },
       { path: temp.file(), maxMessageBytes: 0 },
+      { path: temp.file(), endedReplyGraceMs: 29_999 },
+      { path: temp.file(), endedReplyGraceMs: '60000' },
       { database: { not: 'a database' } },
     ];
     for (const options of bad) {

@@ -6,7 +6,13 @@ import {
 } from '@ctxgraph/fragments-core';
 import { generateId as defaultGenerateId, type UIMessage } from 'ai';
 import { ChatNotFoundForUserError } from '../errors';
-import { chatEvents, followReply, type LiveCycle, stopReplies } from '../live/live-replies';
+import {
+  chatEvents,
+  endExpiredBeforeRead,
+  followReply,
+  type LiveCycle,
+  stopReplies,
+} from '../live/live-replies';
 import { liveSettingsOf, liveStoreOf } from '../live/live-settings';
 import type { ChatMessageSchemas } from '../request/read-chat-request';
 import { resumeResponse } from '../stream/reply-response';
@@ -172,14 +178,21 @@ export function createChatCycle<UI_MESSAGE extends UIMessage = UIMessage>(
     }
     return liveCycle;
   };
-  /** A read of the cycle's own: an unknown chat and another user's read alike, as unknown. */
+  /**
+   * A read of the cycle's own: an unknown chat and another user's read alike, as unknown. A read
+   * looks at the chat: replies whose process died are ended (saved `interrupted`) before it, so
+   * it shows them as stored.
+   */
   const readAsUnknown = async <T>(
     chatId: string,
     readOptions: ReadOptions,
     task: (engine: ContextEngine) => Promise<T>,
   ): Promise<T> => {
     try {
-      return await engines.read(chatId, readOptions.userId, task);
+      return await engines.read(chatId, readOptions.userId, async (engine) => {
+        if (liveCycle !== undefined) await endExpiredBeforeRead<UI_MESSAGE>(liveCycle, engine);
+        return task(engine);
+      });
     } catch (error) {
       if (ChatNotFoundError.isInstance(error) || OwnershipError.isInstance(error)) {
         throw new ChatNotFoundForUserError(`No chat '${chatId}' for this user.`, { cause: error });

@@ -40,7 +40,11 @@ export interface ChatTurn<UI_MESSAGE extends UIMessage = UIMessage> {
   readonly originalMessages: UI_MESSAGE[];
   /** The id the reply is streamed and stored under (the stream's `start` chunk carries it). */
   readonly replyId: string;
-  /** For `streamText({ abortSignal })`: aborts when the request does or the client disconnects. */
+  /**
+   * For `streamText({ abortSignal })`: aborts on a stop (`cycle.stop()` from any process, with
+   * live replies) and, with `stopOnDisconnect`, when the client disconnects (the request's
+   * signal, or the response's body cancelled).
+   */
   readonly abortSignal: AbortSignal;
   /**
    * Streams the reply to the client as the AI SDK's UI message stream response and saves it when
@@ -73,8 +77,9 @@ export interface TurnSettings<UI_MESSAGE extends UIMessage = UIMessage> {
  * chunks end, with the call's usage, then gives the engine back), and the response
  * (`deliverReply`: the client's stream and the resumable copy; `replyResponse` over HTTP).
  *
- * The model call stops on the turn's `abortSignal`: the request's signal, or the client's
- * disconnect (`stopOnDisconnect`). A stop asked for in any other way joins it there.
+ * The model call stops on the turn's `abortSignal`: a stop asked for through the store (live
+ * replies), or the client's disconnect (the request's signal or the response's cancel) when the
+ * cycle has `stopOnDisconnect`.
  */
 export function createChatTurn<UI_MESSAGE extends UIMessage>(
   begun: BegunTurn<UI_MESSAGE>,
@@ -83,7 +88,13 @@ export function createChatTurn<UI_MESSAGE extends UIMessage>(
 ): ChatTurn<UI_MESSAGE> {
   const { request, attached, placed, input, owner } = begun;
   const disconnect = new AbortController();
-  const abortSignal = signal ? AbortSignal.any([signal, disconnect.signal]) : disconnect.signal;
+  // The request's signal aborts when its client goes away: a disconnect, which stops the reply
+  // only when the app asks for that (`stopOnDisconnect`). Otherwise the reply runs to its end
+  // and is saved whole (live replies keep it resumable meanwhile).
+  const abortSignal =
+    signal !== undefined && settings.stopOnDisconnect
+      ? AbortSignal.any([signal, disconnect.signal])
+      : disconnect.signal;
   const replyId = placed.replyId;
   const live = settings.live !== undefined && owner !== undefined ? settings.live : undefined;
   let used = false;
@@ -100,13 +111,16 @@ export function createChatTurn<UI_MESSAGE extends UIMessage>(
     const streamId = settings.generateId();
     const source = openReplySource(result, { originalMessages: placed.path, replyId, options });
     // Live replies: every chunk goes to the store too, in batches; a stop asked for anywhere
-    // (seen by an append) stops the model call as a disconnect would.
+    // (seen by an append) stops the model call.
+    let stopRequested = false;
+    let stoppedByRequest = false;
     const batcher =
       live === undefined || owner === undefined
         ? undefined
-        : new ChunkBatcher(live, { chatId: request.chatId, replyId, owner }, 0, () =>
-            disconnect.abort(),
-          );
+        : new ChunkBatcher(live, { chatId: request.chatId, replyId, owner }, 0, (why) => {
+            if (why === 'requested') stopRequested = true;
+            disconnect.abort();
+          });
     const endReply = batcher === undefined ? undefined : { replyId, owner: owner as string };
     const keep = async (reply: UI_MESSAGE | undefined, outcome: ReplyOutcome): Promise<void> => {
       const usage = await source.usage;
@@ -141,13 +155,26 @@ export function createChatTurn<UI_MESSAGE extends UIMessage>(
         : source.chunks.pipeThrough(
             new TransformStream({
               transform(chunk, controller) {
-                batcher.push(chunk as JsonValue);
-                controller.enqueue(chunk);
+                // A requested stop ends the reply as a reply ends, for every reader alike: the
+                // model call's `abort` chunk becomes the `finish` chunk (held by the saver until
+                // the reply is saved `aborted`), and the store gets it with the other chunks.
+                const passed =
+                  stopRequested && (chunk as { type: string }).type === 'abort'
+                    ? ({ type: 'finish' } as typeof chunk)
+                    : chunk;
+                if (passed !== chunk) stoppedByRequest = true;
+                batcher.push(passed as JsonValue);
+                controller.enqueue(passed);
               },
             }),
           );
     const saved = chunks.pipeThrough(
-      createReplySaver({ ended: source.ended, keep, onSaveError: settings.onSaveError }),
+      createReplySaver({
+        ended: source.ended,
+        keep,
+        stopped: () => stoppedByRequest,
+        onSaveError: settings.onSaveError,
+      }),
     );
     return deliverReply(saved, {
       chatId: request.chatId,

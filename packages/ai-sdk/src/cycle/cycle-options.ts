@@ -41,9 +41,11 @@ export interface ChatCycleOptions<UI_MESSAGE extends UIMessage = UIMessage> {
    */
   live?: LiveOption;
   /**
-   * Stop the model call when the client disconnects (its `stop()`, a closed tab). The reply so
-   * far is saved, marked `aborted`, with every part settled. With live replies or resumable
-   * streams a reload should not stop the reply: stop through `cycle.stop()` instead.
+   * Stop the model call when the client disconnects (its `stop()`, a closed tab, a reload: the
+   * request's signal aborts or the response's body is cancelled). The reply so far is saved,
+   * marked `aborted`, with every part settled. Off by default with live replies: a disconnect
+   * then does not stop the reply, which runs to its end, is saved whole and can be resumed
+   * meanwhile from any process; stop it with `cycle.stop()`.
    * @default false with live replies on, else true
    */
   stopOnDisconnect?: boolean;
@@ -78,7 +80,12 @@ export interface ReplySavedEvent {
 export interface BeginTurnOptions {
   /** The signed-in user; a chat of another user is refused as unknown. */
   userId: string;
-  /** The request's signal: the model call stops when it aborts. */
+  /**
+   * The request's signal (`request.signal`): it aborts when the client disconnects, which stops
+   * the model call only when the cycle has `stopOnDisconnect` (the default without live replies).
+   * With live replies a disconnect is not a stop: the reply runs to its end, is saved whole and
+   * can be resumed meanwhile; stop it with `cycle.stop()`.
+   */
   signal?: AbortSignal;
   /** Sets the turn's system context on the engine (`engine.set(role(…))`, `loadContext()`). */
   context?: (engine: ContextEngine) => unknown;

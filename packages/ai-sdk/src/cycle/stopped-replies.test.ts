@@ -13,7 +13,12 @@ const engine = { renderer: new XmlRenderer() };
 
 function setup(store = new InMemoryContextStore()) {
   const model = scriptedModel();
-  const route = chatRoute((streams) => createChatCycle({ store, engine, streams }), model);
+  // The client's stop is the stop here (`stopOnDisconnect`): with live replies on, a disconnect
+  // alone would let the reply run to its end.
+  const route = chatRoute(
+    (streams) => createChatCycle({ store, engine, streams, stopOnDisconnect: true }),
+    model,
+  );
   return { store, model, route };
 }
 

@@ -15,13 +15,14 @@ const timers = globalThis as unknown as {
  * per flush: `flushMs` after the first chunk of a batch, at once when {@link MAX_BATCH} are
  * queued), one write at a time and in order. The lease is renewed by the same writes, and by an
  * empty append when no chunk came for a third of it or when the chat's change feed announces a
- * change (a stop asked for by another process). A write that reports a stop (or finds the reply
- * taken over) calls `onStop` once: the turn aborts its model call.
+ * change (a stop asked for by another process). A write that reports a stop (`'requested'`) or
+ * finds the reply taken over or ended by another (`'lost'`) calls `onStop` once: the turn aborts
+ * its model call.
  */
 export class ChunkBatcher {
   readonly #settings: LiveSettings;
   readonly #key: { readonly chatId: string; readonly replyId: string; readonly owner: string };
-  readonly #onStop: () => void;
+  readonly #onStop: (why: 'requested' | 'lost') => void;
   #queue: JsonValue[] = [];
   #count: number;
   #writing: Promise<void> = Promise.resolve();
@@ -37,7 +38,7 @@ export class ChunkBatcher {
     settings: LiveSettings,
     key: { readonly chatId: string; readonly replyId: string; readonly owner: string },
     from: number,
-    onStop: () => void,
+    onStop: (why: 'requested' | 'lost') => void,
   ) {
     this.#settings = settings;
     this.#key = key;
@@ -120,11 +121,11 @@ export class ChunkBatcher {
           leaseMs: this.#settings.leaseMs,
         });
         this.#count = result.chunkCount;
-        if (result.stopRequested) this.#stop();
+        if (result.stopRequested) this.#stop('requested');
       } catch (error) {
         if (LiveReplyLostError.isInstance(error)) {
           this.#lost = error;
-          this.#stop();
+          this.#stop('lost');
         } else {
           // Written by no one: the next write (or the final flush) tries them again.
           this.#queue.unshift(...chunks);
@@ -138,9 +139,9 @@ export class ChunkBatcher {
     return next;
   }
 
-  #stop(): void {
+  #stop(why: 'requested' | 'lost'): void {
     if (this.#stopped) return;
     this.#stopped = true;
-    this.#onStop();
+    this.#onStop(why);
   }
 }

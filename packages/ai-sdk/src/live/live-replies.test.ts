@@ -1,24 +1,34 @@
 import type { ContextStore } from '@ctxgraph/fragments-core';
-import { XmlRenderer } from '@ctxgraph/renderer-xml';
-import { InMemoryContextStore } from '@ctxgraph/store-memory';
 import { PostgresContextStore } from '@ctxgraph/store-postgres';
 import { SqliteContextStore } from '@ctxgraph/store-sqlite';
-import { streamText, type UIMessage } from 'ai';
-import { MockLanguageModelV3 } from 'ai/test';
+import { streamText } from 'ai';
 import { afterAll, describe, expect, it } from 'vitest';
 import { textOf } from '../cycle/__fixtures__/cycle-test-kit';
-import { type ChatCycle, createChatCycle } from '../cycle/chat-cycle';
+import {
+  ask,
+  type Clock,
+  countingStore,
+  cycleOn,
+  dyingStore,
+  handModel,
+  lastType,
+  liveStorePairs,
+  newChatId,
+  sseReader,
+  startTurn,
+  textIn,
+} from './__fixtures__/live-test-kit';
 
 // Live replies across processes: two cycles on two handles of one store hold no state in common
 // but the store, as two server processes would. Nothing here waits for an amount of time: each
 // step waits for what it needs to see (a chunk, an event, a save).
 
-const environment = (globalThis as { process?: { env: Record<string, string | undefined> } })
-  .process?.env;
-const databaseUrl = environment?.DATABASE_URL;
-
-const opened: ContextStore[] = [];
+const { pairs: storePairs, closeAll } = liveStorePairs('ctxgraph_ai_sdk_live');
+afterAll(closeAll);
+const databaseUrl = (globalThis as { process?: { env: Record<string, string | undefined> } })
+  .process?.env.DATABASE_URL;
 const sqliteFiles: string[] = [];
+const opened: ContextStore[] = [];
 afterAll(async () => {
   for (const store of opened) await store.close();
   const fs = (await import('node:fs' as string)) as {
@@ -27,188 +37,6 @@ afterAll(async () => {
   for (const path of sqliteFiles)
     for (const suffix of ['', '-wal', '-shm']) fs.rmSync(`${path}${suffix}`, { force: true });
 });
-
-/** A store clock the test moves by hand (leases run out when the test says so). */
-interface Clock {
-  now: number;
-}
-
-/** Two handles on one database, with one clock: two server processes. */
-const storePairs: [string, (clock: Clock) => [ContextStore, ContextStore]][] = [
-  [
-    'memory',
-    (clock) => {
-      const store = new InMemoryContextStore({ clock: () => clock.now });
-      return [store, store];
-    },
-  ],
-  [
-    'SQLite file, two handles',
-    (clock) => {
-      const path = `/tmp/ctxgraph-ai-sdk-live-${Math.random().toString(36).slice(2)}.db`;
-      sqliteFiles.push(path);
-      const first = new SqliteContextStore({ path, clock: () => clock.now });
-      const second = new SqliteContextStore({ path, clock: () => clock.now });
-      opened.push(first, second);
-      return [first, second];
-    },
-  ],
-];
-if (databaseUrl !== undefined) {
-  storePairs.push([
-    'PostgreSQL, two handles',
-    (clock) => {
-      const make = () =>
-        new PostgresContextStore({
-          connectionString: databaseUrl,
-          schema: 'ctxgraph_ai_sdk_live',
-          clock: () => clock.now,
-        });
-      const first = make();
-      const second = make();
-      opened.push(first, second);
-      return [first, second];
-    },
-  ]);
-}
-
-let counter = 0;
-const newChatId = (name: string): string => {
-  counter += 1;
-  return `${name}-${counter}-${Math.random().toString(36).slice(2, 8)}`;
-};
-const ask = (id: string, text: string): UIMessage => ({
-  id,
-  role: 'user',
-  parts: [{ type: 'text', text }],
-});
-const cycleOn = (store: ContextStore): ChatCycle =>
-  createChatCycle({ store, engine: { renderer: new XmlRenderer() }, live: { flushMs: 5 } });
-
-/**
- * A model the test writes: each call opens a text part, then streams what `say` gives it, until
- * `end` (or the call's abort). `called` resolves at each call.
- */
-function handModel() {
-  type Part =
-    Awaited<ReturnType<MockLanguageModelV3['doStream']>>['stream'] extends ReadableStream<infer P>
-      ? P
-      : never;
-  let current: ReadableStreamDefaultController<Part> | undefined;
-  let aborted = 0;
-  let called!: () => void;
-  const started = new Promise<void>((resolve) => {
-    called = resolve;
-  });
-  const model = new MockLanguageModelV3({
-    doStream: async ({ abortSignal }) => {
-      const stream = new ReadableStream<Part>({
-        start(controller) {
-          current = controller;
-          controller.enqueue({ type: 'text-start', id: 't' });
-          called();
-          abortSignal?.addEventListener(
-            'abort',
-            () => {
-              aborted += 1;
-              controller.error(abortSignal.reason);
-            },
-            { once: true },
-          );
-        },
-      });
-      return { stream };
-    },
-  });
-  return {
-    model,
-    started,
-    say(delta: string) {
-      current?.enqueue({ type: 'text-delta', id: 't', delta });
-    },
-    end() {
-      current?.enqueue({ type: 'text-end', id: 't' });
-      current?.enqueue({
-        type: 'finish',
-        finishReason: { unified: 'stop', raw: undefined },
-        usage: {
-          inputTokens: { total: 3, noCache: 3, cacheRead: undefined, cacheWrite: undefined },
-          outputTokens: { total: 2, text: 2, reasoning: undefined },
-        },
-      });
-      current?.close();
-    },
-    get aborted() {
-      return aborted;
-    },
-  };
-}
-
-/** Reads the server-sent events of a response as they come: JSON data, comments skipped. */
-function sseReader(response: Response) {
-  const reader = (response.body as ReadableStream<Uint8Array>)
-    .pipeThrough(new TextDecoderStream() as unknown as TransformStream<Uint8Array, string>)
-    .getReader();
-  const seen: unknown[] = [];
-  let buffer = '';
-  let done = false;
-  const next = async (): Promise<boolean> => {
-    const read = await reader.read();
-    if (read.done) {
-      done = true;
-      return false;
-    }
-    buffer += read.value;
-    let end = buffer.indexOf('\n\n');
-    while (end >= 0) {
-      const event = buffer.slice(0, end);
-      buffer = buffer.slice(end + 2);
-      if (event.startsWith('data: ') && event !== 'data: [DONE]')
-        seen.push(JSON.parse(event.slice(6)));
-      end = buffer.indexOf('\n\n');
-    }
-    return true;
-  };
-  return {
-    seen,
-    /** Reads until `predicate` holds for what was seen (or the stream ended). */
-    async until(predicate: (seen: unknown[]) => boolean): Promise<unknown[]> {
-      while (!predicate(seen) && !done) await next();
-      return seen;
-    },
-    async toEnd(): Promise<unknown[]> {
-      while (await next());
-      return seen;
-    },
-    cancel: () => reader.cancel(),
-  };
-}
-
-const textIn = (chunks: unknown[]): string =>
-  chunks
-    .map((chunk) => {
-      const { type, delta } = chunk as { type: string; delta?: string };
-      return type === 'text-delta' ? (delta ?? '') : '';
-    })
-    .join('');
-const lastType = (chunks: unknown[]): string | undefined =>
-  (chunks.at(-1) as { type?: string } | undefined)?.type;
-
-/** Begins a turn on `cycle` and streams the hand model's reply; the client's stream is read to its end. */
-async function startTurn(cycle: ChatCycle, chatId: string, messages: UIMessage[]) {
-  const hand = handModel();
-  const turn = await cycle.begin(
-    { id: chatId, trigger: 'submit-message', messages },
-    { userId: 'u' },
-  );
-  const response = turn.respond(
-    streamText({ model: hand.model, messages: turn.messages, abortSignal: turn.abortSignal }),
-  );
-  const client = sseReader(response);
-  const finished = client.toEnd();
-  await hand.started;
-  return { hand, turn, client, finished };
-}
 
 describe.each(storePairs)('live replies across processes (%s)', (_name, open) => {
   it('a reply is resumed from another process, and its events are seen there', async () => {
@@ -365,55 +193,6 @@ describe.each(storePairs)('live replies across processes (%s)', (_name, open) =>
     expect(textOf(two.messages.at(-1))).toBe('Second.');
   });
 });
-
-/** A store handle whose process dies on `kill()`: from then on, no call it makes ever returns. */
-function dyingStore(store: ContextStore): { store: ContextStore; kill(): void } {
-  let dead = false;
-  const wrapped = new Proxy(store, {
-    get(target, property, receiver) {
-      const value = Reflect.get(target, property, receiver);
-      if (typeof value !== 'function' || property === 'close') return value;
-      return (...args: unknown[]) => {
-        if (dead) return new Promise(() => undefined);
-        return (value as (...parameters: unknown[]) => unknown).apply(target, args);
-      };
-    },
-  });
-  return {
-    store: wrapped,
-    kill() {
-      dead = true;
-    },
-  };
-}
-
-/**
- * A store handle that records the name of every call the cycle makes (a store round trip each)
- * and, given a count of the statements the store sent, how many each call sent (exact while no
- * other call runs at the same time).
- */
-function countingStore(
-  store: ContextStore,
-  statements?: () => number,
-): { store: ContextStore; calls: string[]; sent: Map<number, number> } {
-  const calls: string[] = [];
-  const sent = new Map<number, number>();
-  const wrapped = new Proxy(store, {
-    get(target, property, receiver) {
-      const value = Reflect.get(target, property, receiver);
-      if (typeof value !== 'function' || property === 'watchChat' || property === 'close')
-        return value;
-      return (...args: unknown[]) => {
-        const index = calls.push(String(property)) - 1;
-        const before = statements?.() ?? 0;
-        const result = (value as (...parameters: unknown[]) => unknown).apply(target, args);
-        if (statements === undefined || !(result instanceof Promise)) return result;
-        return result.finally(() => sent.set(index, statements() - before));
-      };
-    },
-  });
-  return { store: wrapped, calls, sent };
-}
 
 /** A store of each kind for the counting test, with a count of the SQL statements it sent. */
 const countedStores: [

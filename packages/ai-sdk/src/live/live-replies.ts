@@ -65,44 +65,70 @@ export interface LiveCycle {
 
 /**
  * Ends the live reply when its writer's lease ran out (by the store's clock): taken over, saved
- * as `interrupted` with the chunks it had ({@link interruptReply}). True when it did.
+ * as `interrupted` with the chunks it had ({@link interruptReply}), on `engine` when given (a
+ * read that holds the chat's engine), else on the chat's engine. True when it did.
  */
 async function endIfExpired<UI_MESSAGE extends UIMessage>(
   cycle: LiveCycle,
   chatId: string,
   replyId: string,
   userId: string,
+  engine: ContextEngine | undefined,
 ): Promise<boolean> {
   const { store, leaseMs } = cycle.settings;
   const owner = cycle.generateId();
   const taken = await store.takeOverReply({ chatId, replyId, owner, leaseMs });
   if (taken === null) return false;
-  await cycle.onEngine(chatId, userId, (engine) =>
-    interruptReply<UI_MESSAGE>(store, taken, owner, engine),
-  );
+  if (engine !== undefined) await interruptReply<UI_MESSAGE>(store, taken, owner, engine);
+  else
+    await cycle.onEngine(chatId, userId, (chatEngine) =>
+      interruptReply<UI_MESSAGE>(store, taken, owner, chatEngine),
+    );
   return true;
 }
 
-/** Ends every live reply of the chat whose writer's lease ran out; returns those still live. */
+/**
+ * Ends every live reply of the chat whose writer's lease ran out (on `engine` when given, a read
+ * that holds the chat's engine); returns those still live.
+ */
 export async function endExpiredReplies<UI_MESSAGE extends UIMessage>(
   cycle: LiveCycle,
   chatId: string,
   userId: string,
   replies: readonly LiveReplyRecord[],
+  engine?: ContextEngine,
 ): Promise<LiveReplyRecord[]> {
   const left: LiveReplyRecord[] = [];
   for (const record of replies) {
-    if (!(await endIfExpired<UI_MESSAGE>(cycle, chatId, record.replyId, userId))) left.push(record);
+    if (!(await endIfExpired<UI_MESSAGE>(cycle, chatId, record.replyId, userId, engine)))
+      left.push(record);
   }
   return left;
 }
 
 /**
+ * Before a read shows the chat: ends its live replies whose writer's lease ran out, on the
+ * read's own engine, so a reply whose process died reads back saved (`interrupted`) from the
+ * first look at the chat, whatever looks. One read of the live state when none is live.
+ */
+export async function endExpiredBeforeRead<UI_MESSAGE extends UIMessage>(
+  cycle: LiveCycle,
+  engine: ContextEngine,
+): Promise<void> {
+  const chatId = engine.chatId;
+  const state = await cycle.settings.store.getLiveState(chatId);
+  if (state.replies.length > 0)
+    await endExpiredReplies<UI_MESSAGE>(cycle, chatId, engine.userId, state.replies, engine);
+}
+
+/**
  * A live reply's UI message stream as server-sent events, for a resume: its chunks from the
  * first, then each batch as the change feed announces it, until its `finish` chunk or its end
- * (a `finish` chunk is sent then when the stream had none). While it waits, it ends the reply
- * as interrupted once its writer's lease ran out. Stops with `signal` or the reader's cancel,
- * leaving no timer or watcher behind.
+ * (a `finish` chunk is sent then when the stream had none). A reply that ended while this
+ * reader was behind still gives its last chunks: the store keeps an ended reply's chunks
+ * readable for a grace period. A new start of the reply's id (a continuation) is not followed.
+ * While it waits, it ends the reply as interrupted once its writer's lease ran out. Stops with
+ * `signal` or the reader's cancel, leaving no timer or watcher behind.
  */
 export function followReply<UI_MESSAGE extends UIMessage>(
   cycle: LiveCycle,
@@ -133,15 +159,17 @@ export function followReply<UI_MESSAGE extends UIMessage>(
         try {
           while (!closed) {
             const read = await store.readReply({ chatId, replyId, from });
-            if (read === null) break;
+            // Gone (ended longer ago than the store's grace period), or started again since.
+            if (read === null || read.record.startedAt !== record.startedAt) break;
             for (const chunk of read.chunks) {
               controller.enqueue(chunk as UIMessageChunk);
               if ((chunk as { type?: unknown }).type === 'finish') finished = true;
             }
             from += read.chunks.length;
-            if (finished) break;
+            // An ended reply's chunks are all there: no more will come.
+            if (finished || read.record.endedAt !== null) break;
             if (!(await wakeup.wait(leaseCheckMs(leaseMs))) && !closed)
-              await endIfExpired<UI_MESSAGE>(cycle, chatId, replyId, userId);
+              await endIfExpired<UI_MESSAGE>(cycle, chatId, replyId, userId, undefined);
           }
           if (!finished && !closed) controller.enqueue({ type: 'finish' } as UIMessageChunk);
         } catch {

@@ -13,6 +13,12 @@ export interface ReplySaverOptions<UI_MESSAGE extends UIMessage = UIMessage> {
    * stopped before its first word). A rejection is a failed save.
    */
   readonly keep: (reply: UI_MESSAGE | undefined, outcome: ReplyOutcome) => Promise<void>;
+  /**
+   * True when the reply was stopped though its chunks end with a `finish` (a stop asked for
+   * through the store: the turn turns the model call's `abort` chunk into the reply's end). Read
+   * once the chunks ended. @default () => false
+   */
+  readonly stopped?: (() => boolean) | undefined;
   /** Told when the reply could not be saved (the stream ends with an `error` chunk too). */
   readonly onSaveError?: ((error: ReplyNotSavedError) => void) | undefined;
 }
@@ -58,7 +64,11 @@ export function createReplySaver<UI_MESSAGE extends UIMessage>(
     async flush(controller) {
       const ended = options.ended();
       const outcome: ReplyOutcome =
-        aborted || ended?.isAborted === true ? 'aborted' : failed ? 'error' : 'complete';
+        aborted || ended?.isAborted === true || options.stopped?.() === true
+          ? 'aborted'
+          : failed
+            ? 'error'
+            : 'complete';
       const reply = ended?.responseMessage;
       try {
         await options.keep(

@@ -15,7 +15,9 @@ import { defineInputTests } from './input-tests';
 import { defineLifecycleTests } from './lifecycle-tests';
 import { defineLimitTests } from './limit-tests';
 import { defineLiveFeedTests } from './live-feed-tests';
+import { defineLiveReplyEndTests } from './live-reply-end-tests';
 import { defineLiveReplyInputTests } from './live-reply-input-tests';
+import { defineLiveReplyStreamTests } from './live-reply-stream-tests';
 import { defineLiveReplyTests } from './live-reply-tests';
 import { defineMessageTests } from './message-tests';
 import { defineMessageVersionTests } from './message-version-tests';
@@ -190,6 +192,8 @@ export function defineStoreConformance(options: StoreConformanceOptions): void {
     defineInputTests(harness);
     defineLimitTests(harness);
     defineLiveReplyTests(harness);
+    defineLiveReplyStreamTests(harness);
+    defineLiveReplyEndTests(harness);
     defineLiveReplyInputTests(harness);
     defineLiveFeedTests(harness);
     defineLifecycleTests(harness);

@@ -87,7 +87,8 @@ export function defineLiveFeedTests(harness: StoreHarness): void {
         'the final save',
       );
       // The notice that shows the end shows the save too: never neither.
-      expect(await live.readReply({ chatId, replyId })).toBeNull();
+      expect((await live.readReply({ chatId, replyId }))?.record.endedAt).not.toBeNull();
+      expect((await live.getLiveState(chatId)).replies).toEqual([]);
       expect((await watcher.getMessage({ chatId, messageId: replyId }))?.id).toBe(replyId);
       await grows(
         () =>

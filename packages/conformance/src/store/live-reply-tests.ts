@@ -2,8 +2,6 @@ import {
   ChatNotFoundError,
   type ContextStore,
   LiveReplyConflictError,
-  LiveReplyLostError,
-  LiveReplyOffsetError,
 } from '@ctxgraph/fragments-core';
 import { describe, expect, it } from 'vitest';
 import {
@@ -23,10 +21,11 @@ import {
 } from './store-harness';
 
 /**
- * Live replies (`capabilities.liveReplies`): a question and its reply's record in one commit,
- * chunks appended at an offset and read from any offset, the lease (renewed by each append, taken
- * over once it ran out by the store's clock), stop marks, and the end of the reply in the same
- * commit as its save, so a reader finds it live or saved, never both and never neither.
+ * Live replies (`capabilities.liveReplies`), their records: a question and its reply's record in
+ * one commit, a start without a message write, the record's key as the claim on the reply (one
+ * of concurrent starts wins), the order they are listed in, the change version, and their chat's
+ * lifecycle. Chunks, leases and stops are in `live-reply-stream-tests.ts`, the end of a reply in
+ * `live-reply-end-tests.ts`.
  */
 export function defineLiveReplyTests(harness: StoreHarness): void {
   const { timeout, slowTimeout, clock } = harness;
@@ -57,6 +56,7 @@ export function defineLiveReplyTests(harness: StoreHarness): void {
           stopRequestedAt: null,
           chunkCount: 0,
           startedAt: record?.startedAt,
+          endedAt: null,
           data,
         });
         expect(record?.startedAt, 'startedAt comes from the store clock').toBeGreaterThanOrEqual(
@@ -148,379 +148,13 @@ export function defineLiveReplyTests(harness: StoreHarness): void {
           stopRequestedAt: null,
           chunkCount: 0,
           startedAt: record.startedAt,
+          endedAt: null,
           data: { continues: true },
         });
         const after = await live.getLiveState(chatId);
         expect(after.replies).toEqual([record]);
         expect(after.changeVersion).toBeGreaterThan(before.changeVersion);
         expect(await snapshot(store, chatId), 'no message was written').toEqual(graph);
-      },
-      timeout,
-    );
-
-    it(
-      'appends chunks at their offset, refuses any other offset, and reads from any offset',
-      async ({ skip }) => {
-        const store = harness.store();
-        const live = liveOrSkip(store, skip);
-        const { chatId } = await openFreshChat(store);
-        const { replyId, owner } = await askWithLiveReply(store, chatId);
-        const first = await live.appendReplyChunks({
-          chatId,
-          replyId,
-          owner,
-          from: 0,
-          chunks: textChunks(0, 2),
-          leaseMs: 60_000,
-        });
-        expect(first).toMatchObject({ chunkCount: 2, stopRequested: false });
-        const odd = [
-          { type: 'data-x', data: { '': 'empty key', n: -1.5e-7, e: 'a\u2028b' } },
-          7,
-          'text',
-          null,
-        ];
-        await live.appendReplyChunks({
-          chatId,
-          replyId,
-          owner,
-          from: 2,
-          chunks: odd,
-          leaseMs: 60_000,
-        });
-        const all = [...textChunks(0, 2), ...odd];
-        const before = await live.readReply({ chatId, replyId });
-        expect(before?.chunks).toEqual(all);
-        expect(before?.record.chunkCount).toBe(6);
-        for (const from of [0, 1, 2, 3, 5, 6, 7, 1000])
-          expect((await live.readReply({ chatId, replyId, from }))?.chunks, `from ${from}`).toEqual(
-            all.slice(from),
-          );
-        for (const from of [0, 5, 7]) {
-          const error = await expectRejection(
-            () =>
-              live.appendReplyChunks({
-                chatId,
-                replyId,
-                owner,
-                from,
-                chunks: textChunks(100, 1),
-                leaseMs: 60_000,
-              }),
-            LiveReplyOffsetError,
-          );
-          expect(error).toMatchObject({ chatId, replyId, from, chunkCount: 6 });
-        }
-        expect(await live.readReply({ chatId, replyId }), 'nothing was written').toEqual(before);
-        const many = textChunks(6, 500);
-        await live.appendReplyChunks({
-          chatId,
-          replyId,
-          owner,
-          from: 6,
-          chunks: many,
-          leaseMs: 60_000,
-        });
-        const long = await live.readReply({ chatId, replyId, from: 250 });
-        expect(long?.chunks).toEqual([...all, ...many].slice(250));
-      },
-      timeout,
-    );
-
-    it(
-      'an append renews the lease from the store clock; an empty batch only renews it',
-      async ({ skip }) => {
-        const store = harness.store();
-        const live = liveOrSkip(store, skip);
-        const { chatId } = await openFreshChat(store);
-        const { replyId, owner } = await askWithLiveReply(store, chatId, { leaseMs: 1000 });
-        await live.appendReplyChunks({
-          chatId,
-          replyId,
-          owner,
-          from: 0,
-          chunks: textChunks(0, 1),
-          leaseMs: 1000,
-        });
-        clock.advance(10_000);
-        const earliest = clock.now();
-        const renewed = await live.appendReplyChunks({
-          chatId,
-          replyId,
-          owner,
-          from: 1,
-          chunks: [],
-          leaseMs: 2000,
-        });
-        expect(renewed.chunkCount).toBe(1);
-        expect(renewed.leaseExpiresAt).toBeGreaterThanOrEqual(earliest + 2000);
-        expect(renewed.leaseExpiresAt).toBeLessThanOrEqual(clock.now() + 2000);
-        const read = await live.readReply({ chatId, replyId });
-        expect(read?.record.leaseExpiresAt).toBe(renewed.leaseExpiresAt);
-        expect(read?.chunks).toEqual(textChunks(0, 1));
-        // A renewed lease has not run out: no one may take the reply.
-        expect(
-          await live.takeOverReply({ chatId, replyId, owner: 'taker', leaseMs: 1000 }),
-        ).toBeNull();
-      },
-      timeout,
-    );
-
-    it(
-      'a stop mark is seen by the writer’s next append; stopping is idempotent and may name no reply',
-      async ({ skip }) => {
-        const store = harness.store();
-        const live = liveOrSkip(store, skip);
-        const { chatId } = await openFreshChat(store);
-        const one = await askWithLiveReply(store, chatId);
-        const two = await askWithLiveReply(store, chatId);
-        const before = await live.getLiveState(chatId);
-        const marked = await live.stopReply({ chatId, replyId: one.replyId });
-        expect(marked).toHaveLength(1);
-        expect(marked[0]?.replyId).toBe(one.replyId);
-        const stoppedAt = marked[0]?.stopRequestedAt;
-        expect(typeof stoppedAt).toBe('number');
-        const afterStop = await live.getLiveState(chatId);
-        expect(afterStop.changeVersion).toBeGreaterThan(before.changeVersion);
-        const appended = await live.appendReplyChunks({
-          chatId,
-          replyId: one.replyId,
-          owner: one.owner,
-          from: 0,
-          chunks: textChunks(0, 1),
-          leaseMs: 60_000,
-        });
-        expect(appended.stopRequested, 'the writer learns of the stop').toBe(true);
-        const other = await live.appendReplyChunks({
-          chatId,
-          replyId: two.replyId,
-          owner: two.owner,
-          from: 0,
-          chunks: [],
-          leaseMs: 60_000,
-        });
-        expect(other.stopRequested, 'the other reply was not asked').toBe(false);
-        clock.advance(5000);
-        const again = await live.stopReply({ chatId, replyId: one.replyId });
-        expect(again[0]?.stopRequestedAt, 'the first mark is kept').toBe(stoppedAt);
-        expect((await live.getLiveState(chatId)).changeVersion, 'nothing new was marked').toBe(
-          afterStop.changeVersion,
-        );
-        const all = await live.stopReply({ chatId });
-        expect(all.map((record) => record.replyId)).toEqual([one.replyId, two.replyId]);
-        expect(all.every((record) => record.stopRequestedAt !== null)).toBe(true);
-        expect(await live.stopReply({ chatId, replyId: uniqueId('unknown') })).toEqual([]);
-      },
-      timeout,
-    );
-
-    it(
-      'takes a reply over only once its lease ran out by the store clock, and the old owner is refused',
-      async ({ skip }) => {
-        const store = harness.store();
-        const live = liveOrSkip(store, skip);
-        const { chatId } = await openFreshChat(store);
-        const { replyId, owner } = await askWithLiveReply(store, chatId, { leaseMs: 60_000 });
-        await live.appendReplyChunks({
-          chatId,
-          replyId,
-          owner,
-          from: 0,
-          chunks: textChunks(0, 3),
-          leaseMs: 60_000,
-        });
-        expect(
-          await live.takeOverReply({ chatId, replyId, owner: 'taker', leaseMs: 1000 }),
-        ).toBeNull();
-        expect(
-          await live.takeOverReply({
-            chatId,
-            replyId: uniqueId('unknown'),
-            owner: 'taker',
-            leaseMs: 1000,
-          }),
-        ).toBeNull();
-        const before = await live.getLiveState(chatId);
-        clock.advance(60_001);
-        const taken = await live.takeOverReply({ chatId, replyId, owner: 'taker', leaseMs: 7000 });
-        expect(
-          taken,
-          'the lease ran out by the clock the kit gave createStore: does the store use it?',
-        ).not.toBeNull();
-        expect(taken?.record).toMatchObject({ replyId, owner: 'taker', chunkCount: 3 });
-        expect(taken?.record.leaseExpiresAt).toBeGreaterThanOrEqual(clock.now() - 1000 + 7000);
-        expect(taken?.chunks).toEqual(textChunks(0, 3));
-        expect((await live.getLiveState(chatId)).changeVersion).toBeGreaterThan(
-          before.changeVersion,
-        );
-        const lost = await expectRejection(
-          () =>
-            live.appendReplyChunks({
-              chatId,
-              replyId,
-              owner,
-              from: 3,
-              chunks: textChunks(3, 1),
-              leaseMs: 1000,
-            }),
-          LiveReplyLostError,
-        );
-        expect(lost).toMatchObject({ chatId, replyId, owner, currentOwner: 'taker' });
-        await expectRejection(() => live.endReply({ chatId, replyId, owner }), LiveReplyLostError);
-        expect((await live.readReply({ chatId, replyId }))?.record.chunkCount).toBe(3);
-        // The new owner holds it: a second taker is refused until its lease runs out too.
-        expect(
-          await live.takeOverReply({ chatId, replyId, owner: 'third', leaseMs: 1000 }),
-        ).toBeNull();
-      },
-      timeout,
-    );
-
-    it(
-      'of concurrent takers of an expired reply, exactly one gets it',
-      async ({ skip }) => {
-        const store = harness.store();
-        const live = liveOrSkip(store, skip);
-        const { chatId } = await openFreshChat(store);
-        const { replyId } = await askWithLiveReply(store, chatId, { leaseMs: 1000 });
-        clock.advance(1001);
-        const takers = Array.from({ length: 8 }, (_, index) => `taker-${index}`);
-        const results = await Promise.all(
-          takers.map((owner) => live.takeOverReply({ chatId, replyId, owner, leaseMs: 60_000 })),
-        );
-        const winners = results.filter((result) => result !== null);
-        expect(winners).toHaveLength(1);
-        const record = (await live.readReply({ chatId, replyId }))?.record;
-        expect(record?.owner).toBe(winners[0]?.record.owner);
-      },
-      slowTimeout,
-    );
-
-    it(
-      'a commit with endReply saves the reply and ends its record in one write',
-      async ({ skip }) => {
-        const store = harness.store();
-        const live = liveOrSkip(store, skip);
-        const { chatId } = await openFreshChat(store);
-        const { replyId, owner, questionId } = await askWithLiveReply(store, chatId);
-        await live.appendReplyChunks({
-          chatId,
-          replyId,
-          owner,
-          from: 0,
-          chunks: textChunks(0, 4),
-          leaseMs: 60_000,
-        });
-        const before = await live.getLiveState(chatId);
-        const saved = await store.commit({
-          chatId,
-          branch: 'main',
-          expectedHeadId: questionId,
-          messages: [replyMessage(replyId, 'the whole reply')],
-          endReply: { replyId, owner },
-        });
-        expect(saved.headMessageId).toBe(replyId);
-        expect(await live.readReply({ chatId, replyId })).toBeNull();
-        const after = await live.getLiveState(chatId);
-        expect(after.replies).toEqual([]);
-        expect(after.changeVersion).toBeGreaterThan(before.changeVersion);
-        expect((await store.getMessage({ chatId, messageId: replyId }))?.message.parts).toEqual([
-          { type: 'text', text: 'the whole reply' },
-        ]);
-        // The same reply id may be live again later (a continuation of the saved reply).
-        await live.startReply({
-          chatId,
-          replyId,
-          branch: 'main',
-          afterNodeId: questionId,
-          owner: 'continuer',
-          leaseMs: 1000,
-        });
-        expect((await live.readReply({ chatId, replyId }))?.record.chunkCount).toBe(0);
-      },
-      timeout,
-    );
-
-    it(
-      'a commit with endReply by an owner that does not hold the reply writes nothing',
-      async ({ skip }) => {
-        const store = harness.store();
-        const live = liveOrSkip(store, skip);
-        const { chatId } = await openFreshChat(store);
-        const { replyId, owner, questionId } = await askWithLiveReply(store, chatId);
-        await live.appendReplyChunks({
-          chatId,
-          replyId,
-          owner,
-          from: 0,
-          chunks: textChunks(0, 2),
-          leaseMs: 60_000,
-        });
-        const graph = await snapshot(store, chatId);
-        const state = await live.getLiveState(chatId);
-        const save = (by: string, reply: string, expectedHeadId: string | null) =>
-          store.commit({
-            chatId,
-            branch: 'main',
-            expectedHeadId,
-            messages: [replyMessage(reply, 'not saved')],
-            endReply: { replyId: reply, owner: by },
-          });
-        const error = await expectRejection(
-          () => save('impostor', replyId, questionId),
-          LiveReplyLostError,
-        );
-        expect(error).toMatchObject({ chatId, replyId, owner: 'impostor', currentOwner: owner });
-        // The owner check comes before the head check.
-        await expectRejection(
-          () => save('impostor', replyId, uniqueId('stale')),
-          LiveReplyLostError,
-        );
-        const unknown = uniqueId('reply');
-        const notLive = await expectRejection(
-          () => save(owner, unknown, questionId),
-          LiveReplyLostError,
-        );
-        expect(notLive.currentOwner).toBeNull();
-        expect(await snapshot(store, chatId), 'no message was written').toEqual(graph);
-        expect(await live.getLiveState(chatId), 'the reply is still live').toEqual(state);
-      },
-      timeout,
-    );
-
-    it(
-      'endReply ends a reply without a save, for its owner only',
-      async ({ skip }) => {
-        const store = harness.store();
-        const live = liveOrSkip(store, skip);
-        const { chatId } = await openFreshChat(store);
-        const { replyId, owner } = await askWithLiveReply(store, chatId);
-        await live.appendReplyChunks({
-          chatId,
-          replyId,
-          owner,
-          from: 0,
-          chunks: textChunks(0, 2),
-          leaseMs: 60_000,
-        });
-        await expectRejection(
-          () => live.endReply({ chatId, replyId, owner: 'impostor' }),
-          LiveReplyLostError,
-        );
-        const graph = await snapshot(store, chatId);
-        const before = await live.getLiveState(chatId);
-        await live.endReply({ chatId, replyId, owner });
-        expect(await live.readReply({ chatId, replyId })).toBeNull();
-        const after = await live.getLiveState(chatId);
-        expect(after.replies).toEqual([]);
-        expect(after.changeVersion).toBeGreaterThan(before.changeVersion);
-        expect(await snapshot(store, chatId), 'no message was written').toEqual(graph);
-        await expectRejection(() => live.endReply({ chatId, replyId, owner }), LiveReplyLostError);
-        await expectRejection(
-          () =>
-            live.appendReplyChunks({ chatId, replyId, owner, from: 2, chunks: [], leaseMs: 1000 }),
-          LiveReplyLostError,
-        );
       },
       timeout,
     );
@@ -602,7 +236,8 @@ export function defineLiveReplyTests(harness: StoreHarness): void {
           endReply: { replyId, owner: 'o' },
         });
         expect(saved.branch).toBe('main-v3');
-        expect(await live.readReply({ chatId, replyId })).toBeNull();
+        expect((await live.readReply({ chatId, replyId }))?.record.endedAt).not.toBeNull();
+        expect((await live.getLiveState(chatId)).replies).toEqual([]);
       },
       timeout,
     );
@@ -730,59 +365,6 @@ export function defineLiveReplyTests(harness: StoreHarness): void {
         expect(seen.at(-1)).toBeGreaterThanOrEqual(head.version);
       },
       timeout,
-    );
-
-    it(
-      'a reader finds a reply live or saved, never both and never neither, while it is saved',
-      async ({ skip }) => {
-        const store = harness.store();
-        liveOrSkip(store, skip);
-        const run = async (writer: ContextStore, reader: ContextStore): Promise<void> => {
-          const writerLive = liveOf(writer);
-          const readerLive = liveOf(reader);
-          const { chatId } = await openFreshChat(writer);
-          const rounds = 6;
-          for (let round = 0; round < rounds; round += 1) {
-            const { replyId, owner, questionId } = await askWithLiveReply(writer, chatId);
-            await writerLive.appendReplyChunks({
-              chatId,
-              replyId,
-              owner,
-              from: 0,
-              chunks: textChunks(0, 3),
-              leaseMs: 60_000,
-            });
-            let saving = true;
-            const readers = Array.from({ length: 3 }, async () => {
-              let reads = 0;
-              while (saving || reads === 0) {
-                reads += 1;
-                // Live first, then saved: once ended, a reply stays saved. Saved first, then
-                // live: once saved, it is not live.
-                const live = await readerLive.readReply({ chatId, replyId });
-                const saved = await reader.getMessage({ chatId, messageId: replyId });
-                if (live === null) expect(saved, 'ended but not saved').not.toBeNull();
-                const savedFirst = await reader.getMessage({ chatId, messageId: replyId });
-                const liveAfter = await readerLive.readReply({ chatId, replyId });
-                if (savedFirst !== null) expect(liveAfter, 'saved and still live').toBeNull();
-              }
-            });
-            await writer.commit({
-              chatId,
-              branch: 'main',
-              expectedHeadId: questionId,
-              messages: [replyMessage(replyId, `reply ${round}`)],
-              endReply: { replyId, owner },
-            });
-            saving = false;
-            await Promise.all(readers);
-          }
-        };
-        await run(store, store);
-        if (harness.options.reopenStore !== undefined)
-          await harness.withReopened(store, (reopened) => run(store, reopened));
-      },
-      slowTimeout,
     );
 
     it(

@@ -223,13 +223,14 @@ export interface CommitInput {
    * `ValidationError`): start the reply that answers these messages in the same write (its
    * branch is the branch written, fork-commits included; it follows the head the commit leaves).
    * When the chat already has a live reply of that id, `LiveReplyConflictError` and nothing is
-   * written. Not together with `endReply`.
+   * written (an ended reply of that id is replaced). Not together with `endReply`.
    */
   readonly startReply?: CommitStartReply;
   /**
    * Only for a store that declares `capabilities.liveReplies` (others refuse it with
    * `ValidationError`): the commit is the final save of this live reply, which ends in the same
-   * write (its record and chunks deleted). Unless `owner` holds the reply, `LiveReplyLostError`
+   * write (marked ended; its chunks stay readable for the store's grace period). Unless `owner`
+   * holds the reply, `LiveReplyLostError`
    * and nothing is written (checked before the head). Not together with `startReply`.
    */
   readonly endReply?: CommitEndReply;

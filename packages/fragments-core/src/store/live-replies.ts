@@ -6,9 +6,12 @@ import type { JsonObject, JsonValue } from '../json';
 // are on `ContextStore` (optional); their inputs and records are here.
 
 /**
- * A reply being generated, as the store keeps it until its final save ends it. One per
- * (`chatId`, `replyId`): the primary key is also the claim on the reply (a second start of the
- * same reply is refused with `LiveReplyConflictError`).
+ * A reply being generated, as the store keeps it until its final save ends it, and for a grace
+ * period after (see {@link ENDED_REPLY_GRACE}): an ended reply (`endedAt` set) stays readable
+ * with its chunks (`readReply`), so a reader that was behind when it ended still reads its last
+ * chunks, but it is no longer live (not in `getLiveState`, not stoppable, not writable). One per
+ * (`chatId`, `replyId`): the primary key is also the claim on the reply (a second start of a live
+ * reply is refused with `LiveReplyConflictError`; a start of an ended one replaces it).
  */
 export interface LiveReplyRecord {
   /** The chat. */
@@ -39,6 +42,11 @@ export interface LiveReplyRecord {
   readonly chunkCount: number;
   /** When the reply was started (the store's clock). */
   readonly startedAt: number;
+  /**
+   * When the reply ended (its final save, `endReply`, or a commit's `endReply`; the store's
+   * clock), or null while it is live.
+   */
+  readonly endedAt: number | null;
   /**
    * What the writer wants a reader or a taker-over to know (message metadata, whether it
    * continues a stored message, …): a JSON object kept as given.
@@ -81,9 +89,10 @@ export interface CommitStartReply {
 }
 
 /**
- * `CommitInput.endReply`: the live reply the commit saves, ended in the same write (its record and
- * chunks deleted), so a reader finds the reply either live or saved, never both and never
- * neither. Refused with `LiveReplyLostError` (and nothing written) unless `owner` holds it.
+ * `CommitInput.endReply`: the live reply the commit saves, ended in the same write (its record
+ * marked ended, its chunks readable for the grace period), so a reader finds the reply either
+ * live or saved, never both and never neither. Refused with `LiveReplyLostError` (and nothing
+ * written) unless `owner` holds it (an ended reply is held by no one).
  */
 export interface CommitEndReply {
   /** The reply. */
@@ -133,7 +142,7 @@ export interface ReadReplyInput {
 
 /** A live reply with its chunks (from an offset), as `readReply` and `takeOverReply` return it. */
 export interface LiveReplyRead {
-  /** The record, as it is now. */
+  /** The record, as it is now (`endedAt` set once the reply ended: no chunk will follow). */
   readonly record: LiveReplyRecord;
   /** The chunks from the offset asked for to `record.chunkCount`, in order. */
   readonly chunks: readonly JsonValue[];
@@ -169,7 +178,10 @@ export interface EndReplyInput {
   readonly owner: string;
 }
 
-/** What `ContextStore.getLiveState` returns: a chat's live replies and its change version, read together. */
+/**
+ * What `ContextStore.getLiveState` returns: a chat's live replies (not the ended ones) and its
+ * change version, read together.
+ */
 export interface LiveChatState {
   /** The chat. */
   readonly chatId: string;
@@ -179,7 +191,7 @@ export interface LiveChatState {
    * and every such write raises it; chunk appends do not.
    */
   readonly changeVersion: number;
-  /** The live replies, oldest start first. */
+  /** The live replies (`endedAt` null), oldest start first. */
   readonly replies: readonly LiveReplyRecord[];
 }
 
@@ -218,49 +230,53 @@ export interface LiveReplyMethods {
    * Optional (declare `capabilities.liveReplies`): starts a live reply without writing a message
    * (a continuation, a regenerate; a reply that answers new messages starts with them, in the
    * commit's `startReply`). `LiveReplyConflictError` when the chat already has a live reply of
-   * that id (the claim two concurrent continuations race for). Raises the chat's change version.
+   * that id (the claim two concurrent continuations race for); an ended reply of that id (in its
+   * grace period) is replaced, its chunks dropped. Raises the chat's change version.
    */
   startReply?(input: StartReplyInput): Promise<LiveReplyRecord>;
   /**
    * Optional (declare `capabilities.liveReplies`): appends a batch of chunks at offset `from` and
    * renews the owner's lease, in one write, and says whether a stop was asked for. Refused,
    * with nothing written, with `LiveReplyLostError` when `owner` does not hold the reply (it was
-   * ended or taken over) and `LiveReplyOffsetError` when `from` is not the reply's `chunkCount`.
+   * ended, by anyone, or taken over) and `LiveReplyOffsetError` when `from` is not the reply's
+   * `chunkCount`.
    * An empty batch only renews the lease. Does not change the chat's change version; watchers
    * get a `'chunks'` notice.
    */
   appendReplyChunks?(input: AppendReplyChunksInput): Promise<AppendReplyChunksResult>;
   /**
-   * Optional (declare `capabilities.liveReplies`): a live reply and its chunks from offset
-   * `from` (default 0; past the end gives none), read together; null when the reply is not live
-   * (never started, or ended: then it is saved, or was ended without a save).
+   * Optional (declare `capabilities.liveReplies`): a reply and its chunks from offset `from`
+   * (default 0; past the end gives none), read together: a live one, or one that ended less than
+   * the store's grace period ago ({@link ENDED_REPLY_GRACE}; `record.endedAt` set: it is saved,
+   * or was ended without a save, and no chunk will follow), so a reader that was behind when it
+   * ended reads its last chunks. Null when the reply was never started, or ended longer ago.
    */
   readReply?(input: ReadReplyInput): Promise<LiveReplyRead | null>;
   /**
-   * Optional (declare `capabilities.liveReplies`): the chat's live replies (oldest start first)
-   * and its change version, read together.
+   * Optional (declare `capabilities.liveReplies`): the chat's live replies (oldest start first;
+   * not the ended ones) and its change version, read together.
    */
   getLiveState?(chatId: string): Promise<LiveChatState>;
   /**
    * Optional (declare `capabilities.liveReplies`): asks a live reply (or, without `replyId`,
    * every live reply of the chat) to stop, wherever it is generated: its writer learns it from
    * its next `appendReplyChunks`. Returns the records asked (a reply already asked keeps its
-   * first `stopRequestedAt`); idempotent; an unknown `replyId` gives `[]`. Raises the chat's
-   * change version when it marked a reply.
+   * first `stopRequestedAt`); idempotent; an unknown or ended `replyId` gives `[]`. Raises the
+   * chat's change version when it marked a reply.
    */
   stopReply?(input: StopReplyInput): Promise<readonly LiveReplyRecord[]>;
   /**
    * Optional (declare `capabilities.liveReplies`): hands a live reply whose lease has run out
    * (by the store's clock) to a new owner with a new lease, and returns it with all its chunks,
-   * so the new owner can end it (save what was streamed); null when the reply is not live or its
-   * lease has not run out. Of concurrent takers, one gets it. The old owner's later writes are
+   * so the new owner can end it (save what was streamed); null when the reply is not live (never
+   * started, or ended) or its lease has not run out. Of concurrent takers, one gets it. The old owner's later writes are
    * refused with `LiveReplyLostError`. Raises the chat's change version.
    */
   takeOverReply?(input: TakeOverReplyInput): Promise<LiveReplyRead | null>;
   /**
-   * Optional (declare `capabilities.liveReplies`): ends a live reply without a save (its record
-   * and chunks deleted); to end it with its save, commit with `endReply`. `LiveReplyLostError`
-   * unless `owner` holds it. Raises the chat's change version.
+   * Optional (declare `capabilities.liveReplies`): ends a live reply without a save (marked
+   * ended, its chunks readable for the grace period); to end it with its save, commit with
+   * `endReply`. `LiveReplyLostError` unless `owner` holds it. Raises the chat's change version.
    */
   endReply?(input: EndReplyInput): Promise<void>;
   /**
@@ -285,4 +301,25 @@ export const LIVE_REPLY_LIMITS: {
 } = {
   maxLeaseMs: 86_400_000,
   maxChunksPerBatch: 10_000,
+};
+
+/**
+ * How long a store keeps an ended reply readable (`readReply`, with `record.endedAt` set), by
+ * its clock: a reader that was behind when the reply ended (a resume on a slow connection, a
+ * busy process) still reads its last chunks. The bundled stores take it as their
+ * `endedReplyGraceMs` option, from `minMs` to `maxMs`, `defaultMs` when not given. After it, the
+ * reply reads as never started, and its record and chunks are deleted lazily: by a later write
+ * that ends a reply (in any chat of the store), or with its chat. No timer runs for it.
+ */
+export const ENDED_REPLY_GRACE: {
+  /** The default grace period, in milliseconds (one minute). */
+  readonly defaultMs: number;
+  /** The shortest grace period a store may keep, in milliseconds (30 seconds). */
+  readonly minMs: number;
+  /** The longest grace period a store may keep, in milliseconds (one day). */
+  readonly maxMs: number;
+} = {
+  defaultMs: 60_000,
+  minMs: 30_000,
+  maxMs: 86_400_000,
 };

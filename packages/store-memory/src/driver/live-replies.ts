@@ -21,7 +21,8 @@ import { type ChatState, type MemoryChats, requireChat } from './memory-state';
 // Live replies and the change feed of the memory store (capabilities.liveReplies). Each operation
 // reads and writes in one synchronous stretch, like the other operations, so it is atomic for
 // interleaved async callers. A chat's live state hangs off its ChatState object: it goes with the
-// chat, and a chat created again under the same id starts with none.
+// chat, and a chat created again under the same id starts with none. An ended reply stays (marked
+// ended, readable) for the grace period, and is deleted by a later end once that is over.
 
 /** One live reply. */
 interface ReplyState {
@@ -33,12 +34,16 @@ interface ReplyState {
   stopRequestedAt: number | null;
   chunkCount: number;
   readonly startedAt: number;
+  endedAt: number | null;
   readonly dataJson: string;
   /** Appended batches, each one JSON array, in offset order. */
   readonly batches: StoredChunkBatch[];
 }
 
-/** A chat's live replies: insertion order is start order (an ended reply is deleted). */
+/**
+ * A chat's replies, live and ended within the grace period: insertion order is start order (a
+ * reply started again under an ended one's id is inserted anew).
+ */
 interface LiveChat {
   /** Live-reply writes that were not commits: a start, a stop, a takeover, an end. */
   revision: number;
@@ -56,6 +61,7 @@ function record(chatId: string, reply: ReplyState): LiveReplyRecord {
     stopRequestedAt: reply.stopRequestedAt,
     chunkCount: reply.chunkCount,
     startedAt: reply.startedAt,
+    endedAt: reply.endedAt,
     data: JSON.parse(reply.dataJson) as JsonObject,
   };
 }
@@ -94,8 +100,14 @@ export interface LiveReplyOperations {
   readonly close: () => void;
 }
 
-/** Live replies over `chats`, stamped with `clock`. */
-export function liveReplyOperations(chats: MemoryChats, clock: () => number): LiveReplyOperations {
+/**
+ * Live replies over `chats`, stamped with `clock`; an ended reply stays readable for `graceMs`.
+ */
+export function liveReplyOperations(
+  chats: MemoryChats,
+  clock: () => number,
+  graceMs: number,
+): LiveReplyOperations {
   const lives = new WeakMap<ChatState, LiveChat>();
   const liveOf = (chat: ChatState): LiveChat => {
     let live = lives.get(chat);
@@ -114,8 +126,13 @@ export function liveReplyOperations(chats: MemoryChats, clock: () => number): Li
     },
   });
   const notify = (change: ChatChange): void => watchers.emit(change);
-  const held = (chat: ChatState, replyId: string, owner: string): ReplyState => {
+  /** The chat's reply when it is live (not ended). */
+  const liveReply = (chat: ChatState, replyId: string): ReplyState | undefined => {
     const reply = liveOf(chat).replies.get(replyId);
+    return reply !== undefined && reply.endedAt === null ? reply : undefined;
+  };
+  const held = (chat: ChatState, replyId: string, owner: string): ReplyState => {
+    const reply = liveReply(chat, replyId);
     if (reply === undefined || reply.owner !== owner) {
       throw new LiveReplyLostError({
         chatId: chat.id,
@@ -125,6 +142,21 @@ export function liveReplyOperations(chats: MemoryChats, clock: () => number): Li
       });
     }
     return reply;
+  };
+  // Ended replies in the order they ended (a clock that only grows), for the purge: each entry
+  // is deleted once its grace period is over, if it is still that ended reply.
+  const ended: { readonly live: LiveChat; readonly reply: ReplyState }[] = [];
+  const end = (chat: ChatState, reply: ReplyState): void => {
+    const now = clock();
+    reply.endedAt = now;
+    ended.push({ live: liveOf(chat), reply });
+    while (ended.length > 0) {
+      const oldest = ended[0] as (typeof ended)[number];
+      if ((oldest.reply.endedAt ?? now) + graceMs > now) break;
+      ended.shift();
+      if (oldest.live.replies.get(oldest.reply.replyId) === oldest.reply)
+        oldest.live.replies.delete(oldest.reply.replyId);
+    }
   };
   const insert = (
     chat: ChatState,
@@ -147,14 +179,18 @@ export function liveReplyOperations(chats: MemoryChats, clock: () => number): Li
       stopRequestedAt: null,
       chunkCount: 0,
       startedAt: now,
+      endedAt: null,
       dataJson: input.dataJson,
       batches: [],
     };
-    liveOf(chat).replies.set(reply.replyId, reply);
+    // An ended reply of the id is replaced: deleted first, so the new one is last in start order.
+    const replies = liveOf(chat).replies;
+    replies.delete(reply.replyId);
+    replies.set(reply.replyId, reply);
     return reply;
   };
   const assertFree = (chat: ChatState, replyId: string): void => {
-    if (liveOf(chat).replies.has(replyId))
+    if (liveReply(chat, replyId) !== undefined)
       throw new LiveReplyConflictError({ chatId: chat.id, replyId });
   };
 
@@ -202,7 +238,9 @@ export function liveReplyOperations(chats: MemoryChats, clock: () => number): Li
     readReply(input) {
       const chat = requireChat(chats, input.chatId);
       const reply = liveOf(chat).replies.get(input.replyId);
-      return reply === undefined ? null : read(chat.id, reply, input.from);
+      if (reply === undefined) return null;
+      if (reply.endedAt !== null && reply.endedAt + graceMs <= clock()) return null;
+      return read(chat.id, reply, input.from);
     },
 
     getLiveState(chatId) {
@@ -211,7 +249,9 @@ export function liveReplyOperations(chats: MemoryChats, clock: () => number): Li
       return {
         chatId,
         changeVersion: chat.version + live.revision,
-        replies: [...live.replies.values()].map((reply) => record(chatId, reply)),
+        replies: [...live.replies.values()]
+          .filter((reply) => reply.endedAt === null)
+          .map((reply) => record(chatId, reply)),
       };
     },
 
@@ -220,8 +260,8 @@ export function liveReplyOperations(chats: MemoryChats, clock: () => number): Li
       const live = liveOf(chat);
       const replies =
         input.replyId === undefined
-          ? [...live.replies.values()]
-          : [live.replies.get(input.replyId)].filter((reply) => reply !== undefined);
+          ? [...live.replies.values()].filter((reply) => reply.endedAt === null)
+          : [liveReply(chat, input.replyId)].filter((reply) => reply !== undefined);
       const now = clock();
       let marked = false;
       for (const reply of replies) {
@@ -239,7 +279,7 @@ export function liveReplyOperations(chats: MemoryChats, clock: () => number): Li
     takeOverReply(input) {
       const chat = requireChat(chats, input.chatId);
       const live = liveOf(chat);
-      const reply = live.replies.get(input.replyId);
+      const reply = liveReply(chat, input.replyId);
       const now = clock();
       if (reply === undefined || reply.leaseExpiresAt > now) return null;
       reply.owner = input.owner;
@@ -251,9 +291,9 @@ export function liveReplyOperations(chats: MemoryChats, clock: () => number): Li
 
     endReply(input) {
       const chat = requireChat(chats, input.chatId);
-      held(chat, input.replyId, input.owner);
+      const reply = held(chat, input.replyId, input.owner);
+      end(chat, reply);
       const live = liveOf(chat);
-      live.replies.delete(input.replyId);
       live.revision += 1;
       notify({ type: 'chat', chatId: chat.id });
     },
@@ -272,7 +312,8 @@ export function liveReplyOperations(chats: MemoryChats, clock: () => number): Li
       const { startReply, endReply } = input;
       if (startReply === undefined && endReply === undefined) return commit(input) as CommitResult;
       const chat = requireChat(chats, input.chatId);
-      if (endReply !== undefined) held(chat, endReply.replyId, endReply.owner);
+      const ending =
+        endReply === undefined ? undefined : held(chat, endReply.replyId, endReply.owner);
       if (startReply !== undefined) assertFree(chat, startReply.replyId);
       const result = commit(input) as CommitResult;
       if (startReply !== undefined) {
@@ -282,7 +323,7 @@ export function liveReplyOperations(chats: MemoryChats, clock: () => number): Li
           afterNodeId: result.headMessageId,
         });
       }
-      if (endReply !== undefined) liveOf(chat).replies.delete(endReply.replyId);
+      if (ending !== undefined) end(chat, ending);
       return result;
     };
 

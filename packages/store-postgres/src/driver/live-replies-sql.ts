@@ -20,7 +20,7 @@ import {
   type StoredChunkBatch,
 } from '@ctxgraph/fragments-core/store-kit';
 import type { TableNames } from '../schema/table-names';
-import type { PostgresConnection } from './connection';
+import type { PostgresConnection, Queryable } from './connection';
 import { integer, isUniqueViolationOf, optionalText, type Row, text } from './rows';
 
 // The live replies of `PostgresContextStore` (capabilities.liveReplies): each method ONE
@@ -29,12 +29,18 @@ import { integer, isUniqueViolationOf, optionalText, type Row, text } from './ro
 // writer that waited sees the row as the other writer committed it: the owner, offset and lease
 // checks are compare-and-sets. A write that changes what a watcher sees sends a NOTIFY on the
 // store's channel in the same statement (delivered at commit, dropped on rollback): `['c', chat]`
-// for a start, stop, takeover or end, `['k', chat, reply, chunkCount]` for appended chunks.
+// for a start, stop, takeover or end, `['k', chat, reply, chunkCount]` for appended chunks. An end
+// marks the record (`ended_at`) and keeps its chunks, readable for the store's grace period; an
+// end also deletes a batch of the replies (any chat's) whose grace is over, skipping rows another
+// end is deleting, and a start of an ended reply's id replaces it.
+
+/** How many replies whose grace period is over one end deletes at most. */
+const PURGE_BATCH = 100;
 
 /** The columns of a live reply, in the order {@link replyFrom} reads them. */
 const REPLY_COLUMNS =
-  'r.chat_id, r.reply_id, r.branch, r.after_node_id, r.owner, r.lease_expires_at, r.stop_requested_at, r.chunk_count, r.started_at, r.data::text';
-const REPLY_WIDTH = 10;
+  'r.chat_id, r.reply_id, r.branch, r.after_node_id, r.owner, r.lease_expires_at, r.stop_requested_at, r.chunk_count, r.started_at, r.ended_at, r.data::text';
+const REPLY_WIDTH = 11;
 
 function replyFrom(row: Row, offset = 0): LiveReplyRecord {
   return {
@@ -47,7 +53,8 @@ function replyFrom(row: Row, offset = 0): LiveReplyRecord {
     stopRequestedAt: row[offset + 6] === null ? null : integer(row[offset + 6]),
     chunkCount: integer(row[offset + 7]),
     startedAt: integer(row[offset + 8]),
-    data: JSON.parse(text(row[offset + 9])) as JsonObject,
+    endedAt: row[offset + 9] === null ? null : integer(row[offset + 9]),
+    data: JSON.parse(text(row[offset + 10])) as JsonObject,
   };
 }
 
@@ -76,10 +83,16 @@ function bumpSql(names: TableNames, source: string): string {
     RETURNING 1`;
 }
 
-/** The live record's insert, for `startReply` and a commit's `startReply` (`$1` is the chat). */
+/**
+ * The live record's insert, for `startReply` and a commit's `startReply` (`$1` is the chat). A
+ * commit's insert fails on any record of the id (the caller clears an ended one and runs again);
+ * `replacesEnded` (for `startReply`) replaces an ended record of the id in the same statement
+ * and returns no row when a live one holds it.
+ */
 function insertReplySql(
   names: TableNames,
   source: string,
+  replacesEnded: boolean,
   values: {
     readonly replyId: string;
     readonly branch: string;
@@ -90,14 +103,57 @@ function insertReplySql(
     readonly data: string;
   },
 ): string {
+  const replace = replacesEnded
+    ? `
+    ON CONFLICT (chat_id, reply_id) DO UPDATE SET branch = excluded.branch,
+      after_node_id = excluded.after_node_id, owner = excluded.owner,
+      lease_expires_at = excluded.lease_expires_at, stop_requested_at = NULL, chunk_count = 0,
+      started_at = excluded.started_at, start_order = excluded.start_order, ended_at = NULL,
+      data = excluded.data
+    WHERE ${names.liveReplies}.ended_at IS NOT NULL`
+    : '';
   return `INSERT INTO ${names.liveReplies} (chat_id, reply_id, branch, after_node_id, owner,
-      lease_expires_at, stop_requested_at, chunk_count, started_at, start_order, data)
+      lease_expires_at, stop_requested_at, chunk_count, started_at, start_order, ended_at, data)
     SELECT $1::text, ${values.replyId}, ${values.branch}, ${values.afterNodeId}, ${values.owner},
       ${values.leaseExpiresAt}, NULL, 0, ${values.now},
       coalesce((SELECT max(x.start_order) FROM ${names.liveReplies} x WHERE x.chat_id = $1::text), 0) + 1,
-      ${values.data}
-    FROM ${source}
+      NULL, ${values.data}
+    FROM ${source}${replace}
     RETURNING ${REPLY_COLUMNS.replaceAll('r.', '')}`;
+}
+
+/**
+ * The delete of a batch of replies whose grace period is over (ended at or before `cutoff`),
+ * their chunks by cascade, when `when` (a condition) holds. Rows another end is deleting are
+ * skipped, so concurrent ends never wait for each other here.
+ */
+function purgeSql(names: TableNames, cutoff: string, when: string): string {
+  return `DELETE FROM ${names.liveReplies} p
+  WHERE ${when} AND (p.chat_id, p.reply_id) IN (
+    SELECT x.chat_id, x.reply_id FROM ${names.liveReplies} x
+    WHERE x.ended_at IS NOT NULL AND x.ended_at <= ${cutoff}
+    ORDER BY x.ended_at LIMIT ${PURGE_BATCH}
+    FOR UPDATE SKIP LOCKED
+  )
+  RETURNING 1`;
+}
+
+/**
+ * Deletes the ended record of a reply (its chunks by cascade) so a commit can start the reply
+ * again; false when the reply is live (or gone). One statement.
+ */
+export async function clearEndedReply(
+  db: PostgresConnection,
+  sql: Queryable,
+  chatId: string,
+  replyId: string,
+): Promise<boolean> {
+  const rows = await db.query(
+    sql,
+    `DELETE FROM ${db.names.liveReplies} WHERE chat_id = $1 AND reply_id = $2 AND ended_at IS NOT NULL RETURNING 1`,
+    [chatId, replyId],
+  );
+  return rows.length > 0;
 }
 
 /** A unique violation of the live record's primary key: the reply is live already. */
@@ -105,7 +161,10 @@ export function isLiveReplyTaken(names: TableNames, error: unknown): boolean {
   return isUniqueViolationOf(error, `${names.tablePrefix}live_replies_pkey`);
 }
 
-/** `startReply`: the record and the chat's revision, in one statement. */
+/**
+ * `startReply`: the record (in place of an ended one of the id, whose chunks go) and the chat's
+ * revision, in one statement.
+ */
 export function startReply(
   db: PostgresConnection,
   input: PreparedStartReply,
@@ -116,8 +175,15 @@ export function startReply(
   // chat's revision row, so none waits for the other in the opposite order.
   const statement = `WITH chat AS (
   SELECT 1 FROM ${names.chats} c WHERE c.chat_id = $1::text
+), cleared AS (
+  DELETE FROM ${names.liveChunks} k
+  WHERE k.chat_id = $1::text AND k.reply_id = $2::text AND EXISTS (
+    SELECT 1 FROM ${names.liveReplies} e
+    WHERE e.chat_id = $1::text AND e.reply_id = $2::text AND e.ended_at IS NOT NULL
+  )
+  RETURNING 1
 ), started AS (
-  ${insertReplySql(names, 'chat', {
+  ${insertReplySql(names, 'chat', true, {
     replyId: '$2::text',
     branch: '$3::text',
     afterNodeId: '$4::text',
@@ -129,7 +195,8 @@ export function startReply(
 ), bumped AS (
   ${bumpSql(names, 'started')}
 )
-SELECT s.*, CASE WHEN EXISTS (SELECT 1 FROM bumped) THEN pg_notify($9::text, ${CHAT_NOTICE}) END
+SELECT s.*, CASE WHEN EXISTS (SELECT 1 FROM bumped) THEN pg_notify($9::text, ${CHAT_NOTICE}) END,
+  EXISTS (SELECT 1 FROM chat), (SELECT count(*) FROM cleared)
 FROM (SELECT 1) AS one LEFT JOIN started s ON true`;
   return db.run(async (sql) => {
     let rows: Row[];
@@ -151,7 +218,12 @@ FROM (SELECT 1) AS one LEFT JOIN started s ON true`;
       throw error;
     }
     const row = rows[0] as Row;
-    if (row[0] === null) throw new ChatNotFoundError(input.chatId);
+    if (row[REPLY_WIDTH + 1] !== true) throw new ChatNotFoundError(input.chatId);
+    // No row: a live reply holds the id (the upsert replaces only an ended one), and the chunks
+    // the statement saw were that live reply's only if it was ended in its snapshot: a
+    // concurrent start replaced it first, and its own chunks came after this snapshot.
+    if (row[0] === null)
+      throw new LiveReplyConflictError({ chatId: input.chatId, replyId: input.replyId });
     return replyFrom(row);
   });
 }
@@ -178,6 +250,7 @@ export function appendReplyChunks(
   const statement = `WITH moved AS (
   UPDATE ${names.liveReplies} r SET chunk_count = r.chunk_count + $5::bigint, lease_expires_at = $6::bigint
   WHERE r.chat_id = $1::text AND r.reply_id = $2::text AND r.owner = $3::text AND r.chunk_count = $4::bigint
+    AND r.ended_at IS NULL
   RETURNING r.chunk_count, r.lease_expires_at, r.stop_requested_at
 ), stored AS (
   INSERT INTO ${names.liveChunks} (chat_id, reply_id, seq, count, chunks)
@@ -211,7 +284,8 @@ FROM moved m`;
     const found = await db.query(
       sql,
       `SELECT r.owner, r.chunk_count, EXISTS (SELECT 1 FROM ${names.chats} c WHERE c.chat_id = $1)
-       FROM (SELECT 1) AS one LEFT JOIN ${names.liveReplies} r ON r.chat_id = $1 AND r.reply_id = $2`,
+       FROM (SELECT 1) AS one
+       LEFT JOIN ${names.liveReplies} r ON r.chat_id = $1 AND r.reply_id = $2 AND r.ended_at IS NULL`,
       [chatId, replyId],
     );
     const state = found[0] as Row;
@@ -228,10 +302,14 @@ FROM moved m`;
   });
 }
 
-/** `readReply`: the record and its batches from `from`, in one statement (one snapshot). */
+/**
+ * `readReply`: the record and its batches from `from`, in one statement (one snapshot): a live
+ * reply, or one that ended after `cutoff` (now minus the grace period).
+ */
 export function readReply(
   db: PostgresConnection,
   input: PreparedReadReply,
+  cutoff: number,
 ): Promise<LiveReplyRead | null> {
   const names = db.names;
   const { chatId, replyId, from } = input;
@@ -242,10 +320,11 @@ export function readReply(
          EXISTS (SELECT 1 FROM ${names.chats} c WHERE c.chat_id = $1::text)
        FROM (SELECT 1) AS one
        LEFT JOIN ${names.liveReplies} r ON r.chat_id = $1::text AND r.reply_id = $2::text
+         AND (r.ended_at IS NULL OR r.ended_at > $4::bigint)
        LEFT JOIN ${names.liveChunks} k
          ON k.chat_id = r.chat_id AND k.reply_id = r.reply_id AND k.seq + k.count > $3::bigint
        ORDER BY k.seq`,
-      [chatId, replyId, from],
+      [chatId, replyId, from, cutoff],
     );
     const first = rows[0] as Row;
     if (first[REPLY_WIDTH + 3] !== true) throw new ChatNotFoundError(chatId);
@@ -263,7 +342,7 @@ export function getLiveState(db: PostgresConnection, chatId: string): Promise<Li
       `SELECT c.version + coalesce(v.revision, 0), ${REPLY_COLUMNS}
        FROM ${names.chats} c
        LEFT JOIN ${names.liveRevisions} v ON v.chat_id = c.chat_id
-       LEFT JOIN ${names.liveReplies} r ON r.chat_id = c.chat_id
+       LEFT JOIN ${names.liveReplies} r ON r.chat_id = c.chat_id AND r.ended_at IS NULL
        WHERE c.chat_id = $1::text
        ORDER BY r.start_order, r.reply_id COLLATE "C"`,
       [chatId],
@@ -291,7 +370,7 @@ export function stopReply(
   const { chatId, replyId } = input;
   const statement = `WITH target AS (
   SELECT ${REPLY_COLUMNS}, r.start_order FROM ${names.liveReplies} r
-  WHERE r.chat_id = $1::text AND ($2::text IS NULL OR r.reply_id = $2::text)
+  WHERE r.chat_id = $1::text AND ($2::text IS NULL OR r.reply_id = $2::text) AND r.ended_at IS NULL
   FOR UPDATE
 ), marked AS (
   UPDATE ${names.liveReplies} r SET stop_requested_at = $3::bigint
@@ -303,7 +382,7 @@ export function stopReply(
 )
 SELECT t.chat_id, t.reply_id, t.branch, t.after_node_id, t.owner, t.lease_expires_at,
   CASE WHEN m.reply_id IS NULL THEN t.stop_requested_at ELSE $3::bigint END,
-  t.chunk_count, t.started_at, t.data,
+  t.chunk_count, t.started_at, t.ended_at, t.data,
   EXISTS (SELECT 1 FROM ${names.chats} c WHERE c.chat_id = $1::text),
   CASE WHEN EXISTS (SELECT 1 FROM bumped) THEN pg_notify($4::text, ${CHAT_NOTICE}) END
 FROM (SELECT 1) AS one
@@ -338,6 +417,7 @@ export function takeOverReply(
   const statement = `WITH taken AS (
   UPDATE ${names.liveReplies} r SET owner = $3::text, lease_expires_at = $4::bigint
   WHERE r.chat_id = $1::text AND r.reply_id = $2::text AND r.lease_expires_at <= $5::bigint
+    AND r.ended_at IS NULL
   RETURNING ${REPLY_COLUMNS}
 ), bumped AS (
   ${bumpSql(names, 'taken')}
@@ -365,26 +445,44 @@ ORDER BY k.seq`;
   });
 }
 
-/** `endReply`: the record (and, by cascade, its chunks) deleted when `owner` holds it. */
-export function endReply(db: PostgresConnection, input: PreparedEndReply): Promise<void> {
+/**
+ * `endReply`: the record marked ended at `now` (its chunks kept) when `owner` holds it, and a
+ * batch of the replies that ended at or before `cutoff` deleted, in one statement.
+ */
+export function endReply(
+  db: PostgresConnection,
+  input: PreparedEndReply,
+  now: number,
+  cutoff: number,
+): Promise<void> {
   const names = db.names;
   const { chatId, replyId, owner } = input;
   const statement = `WITH held AS (
   SELECT r.owner FROM ${names.liveReplies} r
-  WHERE r.chat_id = $1::text AND r.reply_id = $2::text
+  WHERE r.chat_id = $1::text AND r.reply_id = $2::text AND r.ended_at IS NULL
   FOR UPDATE
 ), ended AS (
-  DELETE FROM ${names.liveReplies} r USING held h
+  UPDATE ${names.liveReplies} r SET ended_at = $5::bigint FROM held h
   WHERE r.chat_id = $1::text AND r.reply_id = $2::text AND h.owner = $3::text
   RETURNING 1
+), purged AS (
+  ${purgeSql(names, '$6::bigint', 'EXISTS (SELECT 1 FROM ended)')}
 ), bumped AS (
   ${bumpSql(names, 'ended')}
 )
 SELECT (SELECT h.owner FROM held h), EXISTS (SELECT 1 FROM ended),
   EXISTS (SELECT 1 FROM ${names.chats} c WHERE c.chat_id = $1::text),
-  CASE WHEN EXISTS (SELECT 1 FROM bumped) THEN pg_notify($4::text, ${CHAT_NOTICE}) END`;
+  CASE WHEN EXISTS (SELECT 1 FROM bumped) THEN pg_notify($4::text, ${CHAT_NOTICE}) END,
+  (SELECT count(*) FROM purged)`;
   return db.run(async (sql) => {
-    const rows = await db.query(sql, statement, [chatId, replyId, owner, names.changeChannel]);
+    const rows = await db.query(sql, statement, [
+      chatId,
+      replyId,
+      owner,
+      names.changeChannel,
+      now,
+      cutoff,
+    ]);
     const row = rows[0] as Row;
     if (row[1] === true) return;
     if (row[2] !== true) throw new ChatNotFoundError(chatId);
@@ -402,7 +500,15 @@ export type CommitLive =
       readonly now: number;
       readonly dataJson: string;
     }
-  | { readonly kind: 'end'; readonly replyId: string; readonly owner: string };
+  | {
+      readonly kind: 'end';
+      readonly replyId: string;
+      readonly owner: string;
+      /** When it ends (the store's clock). */
+      readonly now: number;
+      /** Replies that ended at or before it are deleted (now minus the grace period). */
+      readonly cutoff: number;
+    };
 
 /** What a commit's write statement adds for its live reply (see `write-sql.ts`). */
 export interface CommitLiveSql {
@@ -435,7 +541,7 @@ export function commitLiveSql(
       before: '',
       gate: '',
       after: `, live_started AS (
-  ${insertReplySql(names, 'chat ch', {
+  ${insertReplySql(names, 'chat ch', false, {
     replyId: `${parameter(0)}::text`,
     branch: '$2::text',
     afterNodeId: 'ch.head_message_id',
@@ -451,14 +557,16 @@ export function commitLiveSql(
   return {
     before: `, live_held AS (
   SELECT r.owner FROM ${names.liveReplies} r
-  WHERE r.chat_id = $1::text AND r.reply_id = ${parameter(0)}::text
+  WHERE r.chat_id = $1::text AND r.reply_id = ${parameter(0)}::text AND r.ended_at IS NULL
   FOR UPDATE
 )`,
     gate: `AND EXISTS (SELECT 1 FROM live_held h WHERE h.owner = ${parameter(1)}::text)`,
     after: `, live_ended AS (
-  DELETE FROM ${names.liveReplies} r USING chat ch
+  UPDATE ${names.liveReplies} r SET ended_at = ${parameter(3)}::bigint FROM chat ch
   WHERE r.chat_id = $1::text AND r.reply_id = ${parameter(0)}::text
   RETURNING 1
+), live_purged AS (
+  ${purgeSql(names, `${parameter(4)}::bigint`, 'EXISTS (SELECT 1 FROM live_ended)')}
 )`,
     columns: `, (SELECT h.owner FROM live_held h), (SELECT count(*) FROM live_ended)${notify}`,
   };
@@ -475,7 +583,7 @@ export function commitLiveParameters(names: TableNames, live: CommitLive): (stri
       live.dataJson,
       names.changeChannel,
     ];
-  return [live.replyId, live.owner, names.changeChannel];
+  return [live.replyId, live.owner, names.changeChannel, live.now, live.cutoff];
 }
 
 /**

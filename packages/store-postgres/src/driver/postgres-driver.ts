@@ -70,6 +70,8 @@ export interface PostgresDriverOptions {
   readonly migrate: boolean;
   /** The clock of live replies. */
   readonly clock: () => number;
+  /** How long an ended reply stays readable, in milliseconds of the clock. */
+  readonly endedReplyGraceMs: number;
   /** How the change feed learns of changes. */
   readonly changeFeed: { readonly listen: boolean; readonly pollIntervalMs: number };
 }
@@ -102,6 +104,8 @@ export class PostgresDriver implements ContextStoreDriver {
   readonly #sql: PostgresClient;
   readonly #db: PostgresConnection;
   readonly #clock: () => number;
+  /** How long an ended reply stays readable, in milliseconds of the clock. */
+  readonly #endedReplyGraceMs: number;
   readonly #feed: PostgresChangeFeed;
 
   constructor(options: PostgresDriverOptions) {
@@ -109,6 +113,7 @@ export class PostgresDriver implements ContextStoreDriver {
     this.ownsClient = options.ownsClient;
     this.#db = new PostgresConnection(options.sql, options.names, options.migrate);
     this.#clock = options.clock;
+    this.#endedReplyGraceMs = options.endedReplyGraceMs;
     this.#feed = new PostgresChangeFeed(this.#db, options.sql, options.changeFeed);
   }
 
@@ -252,7 +257,10 @@ export class PostgresDriver implements ContextStoreDriver {
   /** A commit's live reply, for its write statement (undefined for a plain commit). */
   #commitLive(input: PreparedCommit): live.CommitLive | undefined {
     const { startReply, endReply } = input;
-    if (endReply !== undefined) return { kind: 'end', ...endReply };
+    if (endReply !== undefined) {
+      const now = this.#clock();
+      return { kind: 'end', ...endReply, now, cutoff: now - this.#endedReplyGraceMs };
+    }
     if (startReply === undefined) return undefined;
     const now = this.#clock();
     return {
@@ -274,7 +282,7 @@ export class PostgresDriver implements ContextStoreDriver {
   }
 
   readReply(input: PreparedReadReply): Promise<LiveReplyRead | null> {
-    return live.readReply(this.#db, input);
+    return live.readReply(this.#db, input, this.#clock() - this.#endedReplyGraceMs);
   }
 
   getLiveState(chatId: string): Promise<LiveChatState> {
@@ -290,7 +298,8 @@ export class PostgresDriver implements ContextStoreDriver {
   }
 
   endReply(input: PreparedEndReply): Promise<void> {
-    return live.endReply(this.#db, input);
+    const now = this.#clock();
+    return live.endReply(this.#db, input, now, now - this.#endedReplyGraceMs);
   }
 
   /** The chat's change feed: LISTEN and a poll of the watched chats (`change-feed.ts`). */

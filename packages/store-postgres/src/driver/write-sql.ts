@@ -19,6 +19,7 @@ import type { TableNames } from '../schema/table-names';
 import type { PostgresConnection, Queryable } from './connection';
 import {
   type CommitLive,
+  clearEndedReply,
   commitLiveLost,
   commitLiveParameters,
   commitLiveSql,
@@ -137,8 +138,13 @@ export async function write(
             })
           : await db.query(sql, statement, parameters);
     } catch (error) {
-      if (live?.kind === 'start' && isLiveReplyTaken(names, error))
+      if (live?.kind === 'start' && isLiveReplyTaken(names, error)) {
+        // An ended reply of the id (a new start of a saved reply's id) gives way, and the write
+        // runs again; a live one is the conflict.
+        if (attempt < maxAttempts && (await clearEndedReply(db, sql, chatId, live.replyId)))
+          continue;
         throw new LiveReplyConflictError({ chatId, replyId: live.replyId });
+      }
       // The existing-id check reads the snapshot the statement started with; another writer
       // may insert the same id meanwhile. Running again sees it and replaces it, or refuses it.
       const raced =

@@ -253,6 +253,46 @@ describe('migrations', () => {
     }
   });
 
+  it('the ended-replies step keeps a live reply of an earlier database live, and ends it readable', async () => {
+    const schema = freshSchema();
+    const script = getMigrationSql({ schema });
+    const step =
+      MIGRATIONS.findIndex((migration) => migration.name === 'live replies: ended replies kept') +
+      1;
+    expect(step).toBe(9);
+    const connection = await admin.reserve();
+    try {
+      await connection.unsafe(script.slice(0, script.indexOf(`-- version ${step}`)));
+    } finally {
+      connection.release();
+    }
+    await admin.unsafe(
+      `INSERT INTO "${schema}".ctxgraph_chats (chat_id, user_id, active_branch, version, last_sequence, created_at, updated_at)
+       VALUES ('old', 'u', 'main', 0, 0, 1, 1)`,
+    );
+    await admin.unsafe(
+      `INSERT INTO "${schema}".ctxgraph_live_replies (chat_id, reply_id, branch, after_node_id, owner,
+         lease_expires_at, stop_requested_at, chunk_count, started_at, start_order, data)
+       VALUES ('old', 'r1', 'main', NULL, 'o', 9999999999999, NULL, 1, 1, 1, '{}')`,
+    );
+    await admin.unsafe(
+      `INSERT INTO "${schema}".ctxgraph_live_chunks (chat_id, reply_id, seq, count, chunks) VALUES ('old', 'r1', 0, 1, '["a"]')`,
+    );
+    const store = new PostgresContextStore({ connectionString: databaseUrl(), schema });
+    try {
+      expect(await store.migrate()).toEqual({ from: step - 1, to: SCHEMA_VERSION });
+      expect((await store.getLiveState('old')).replies.map((record) => record.endedAt)).toEqual([
+        null,
+      ]);
+      await store.endReply({ chatId: 'old', replyId: 'r1', owner: 'o' });
+      const ended = await store.readReply({ chatId: 'old', replyId: 'r1' });
+      expect(ended?.chunks).toEqual(['a']);
+      expect(ended?.record.endedAt).not.toBeNull();
+    } finally {
+      await store.close();
+    }
+  });
+
   it('refuses a searchLanguage that is not a configuration name', () => {
     expect(
       () =>

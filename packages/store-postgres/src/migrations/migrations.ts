@@ -257,6 +257,20 @@ CREATE TABLE IF NOT EXISTS ${names.liveRevisions} (
 `,
 };
 
+// An ended live reply stays readable for the store's grace period (issue #36): `ended_at` marks
+// it (null while live), and the partial index finds those whose grace is over (an end deletes a
+// batch of them) without holding a live one. A step of its own rather than a change to the one
+// before, so databases already at that version gain the column too. A nullable column without a
+// default is a catalog change only: no row is rewritten.
+const endedLiveReplies: Migration = {
+  name: 'live replies: ended replies kept',
+  sql: (names) => `
+ALTER TABLE ${names.liveReplies} ADD COLUMN IF NOT EXISTS ended_at bigint;
+CREATE INDEX IF NOT EXISTS ${names.local('live_replies_ended_idx')}
+  ON ${names.liveReplies} (ended_at) WHERE ended_at IS NOT NULL;
+`,
+};
+
 /**
  * The schema's history, oldest first. Never edit or reorder a released step: append a new one.
  * The version of the schema is the number of steps applied.
@@ -270,6 +284,7 @@ export const MIGRATIONS: readonly Migration[] = [
   lazySearchIndex,
   messageVersions,
   liveReplies,
+  endedLiveReplies,
 ];
 
 /** The schema version this code creates and understands. */

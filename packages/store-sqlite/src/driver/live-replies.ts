@@ -28,7 +28,9 @@ import { chatRow, requireChat } from './lookups';
 // The live replies of `SqliteContextStore` (capabilities.liveReplies): each method one
 // `BEGIN IMMEDIATE` transaction (or one deferred read), like every other use case. The chat's
 // change version is its `version` (commits) plus its row in `live_revisions`, bumped by every
-// live-reply write that is not a commit.
+// live-reply write that is not a commit. An end marks the record (`ended_at`) and keeps its
+// chunks: readable for the grace period, then deleted by a later end (any chat's, a bounded
+// batch through the partial index on `ended_at`).
 
 /** A row of `<prefix>live_replies`. */
 interface ReplyRow {
@@ -42,8 +44,12 @@ interface ReplyRow {
   chunk_count: number;
   started_at: number;
   start_order: number;
+  ended_at: number | null;
   data: string;
 }
+
+/** How many replies whose grace period is over one end deletes at most. */
+const PURGE_BATCH = 100;
 
 function record(row: ReplyRow): LiveReplyRecord {
   return {
@@ -56,6 +62,7 @@ function record(row: ReplyRow): LiveReplyRecord {
     stopRequestedAt: row.stop_requested_at,
     chunkCount: row.chunk_count,
     startedAt: row.started_at,
+    endedAt: row.ended_at,
     data: JSON.parse(row.data) as JsonObject,
   };
 }
@@ -70,10 +77,19 @@ function selectReplySql(t: TableNames): string {
 
 function insertReplySql(t: TableNames): string {
   return `INSERT INTO ${t.liveReplies} (chat_id, reply_id, branch, after_node_id, owner, lease_expires_at,
-     stop_requested_at, chunk_count, started_at, start_order, data)
+     stop_requested_at, chunk_count, started_at, start_order, ended_at, data)
    VALUES (@chatId, @replyId, @branch, @afterNodeId, @owner, @leaseExpiresAt, NULL, 0, @now,
-     (SELECT coalesce(max(start_order), 0) + 1 FROM ${t.liveReplies} WHERE chat_id = @chatId), @data)
+     (SELECT coalesce(max(start_order), 0) + 1 FROM ${t.liveReplies} WHERE chat_id = @chatId), NULL, @data)
    ON CONFLICT (chat_id, reply_id) DO NOTHING RETURNING *`;
+}
+
+function endReplySql(t: TableNames): string {
+  return `UPDATE ${t.liveReplies} SET ended_at = ? WHERE chat_id = ? AND reply_id = ?`;
+}
+
+function expiredSql(t: TableNames): string {
+  return `SELECT chat_id, reply_id FROM ${t.liveReplies}
+   WHERE ended_at IS NOT NULL AND ended_at <= ? ORDER BY ended_at LIMIT ${PURGE_BATCH}`;
 }
 
 function bumpSql(t: TableNames): string {
@@ -89,16 +105,23 @@ function deleteReplySql(t: TableNames): string {
   return `DELETE FROM ${t.liveReplies} WHERE chat_id = ? AND reply_id = ?`;
 }
 
-/** The record's row when `owner` holds it; `ChatNotFoundError` or `LiveReplyLostError` otherwise. */
+/**
+ * The record's row when `owner` holds it (live: an ended reply is held by no one);
+ * `ChatNotFoundError` or `LiveReplyLostError` otherwise.
+ */
 function held(db: SqliteConnection, chatId: string, replyId: string, owner: string): ReplyRow {
-  const row = replyRow(db, chatId, replyId);
-  if (row === undefined) requireChat(db, chatId);
+  const found = replyRow(db, chatId, replyId);
+  if (found === undefined) requireChat(db, chatId);
+  const row = found?.ended_at === null ? found : undefined;
   if (row === undefined || row.owner !== owner)
     throw new LiveReplyLostError({ chatId, replyId, owner, currentOwner: row?.owner ?? null });
   return row;
 }
 
-/** Inserts a record; `LiveReplyConflictError` when the chat has one of that id. Call in a write. */
+/**
+ * Inserts a record; `LiveReplyConflictError` when the chat has a live one of that id, while an
+ * ended one is replaced (deleted with its chunks first). Call in a write.
+ */
 function insertReply(
   db: SqliteConnection,
   chatId: string,
@@ -108,7 +131,7 @@ function insertReply(
   },
   now: number,
 ): ReplyRow {
-  const row = db.prepared(insertReplySql).get({
+  const values = {
     chatId,
     replyId: reply.replyId,
     branch: reply.branch,
@@ -117,9 +140,36 @@ function insertReply(
     leaseExpiresAt: now + reply.leaseMs,
     now,
     data: reply.dataJson,
-  }) as ReplyRow | undefined;
+  };
+  let row = db.prepared(insertReplySql).get(values) as ReplyRow | undefined;
+  const ended =
+    row === undefined && (replyRow(db, chatId, reply.replyId)?.ended_at ?? null) !== null;
+  if (ended) {
+    // The id is taken by an ended reply (a continuation of a saved reply): it gives way.
+    remove(db, chatId, reply.replyId);
+    row = db.prepared(insertReplySql).get(values) as ReplyRow | undefined;
+  }
   if (row === undefined) throw new LiveReplyConflictError({ chatId, replyId: reply.replyId });
   return row;
+}
+
+/**
+ * Marks the reply ended at `now` (its chunks kept), then deletes a batch of the replies, of any
+ * chat, that ended `graceMs` or more before. Call in a write, after `held`.
+ */
+function end(
+  db: SqliteConnection,
+  chatId: string,
+  replyId: string,
+  now: number,
+  graceMs: number,
+): void {
+  db.prepared(endReplySql).run(now, chatId, replyId);
+  const expired = db.prepared(expiredSql).all(now - graceMs) as {
+    chat_id: string;
+    reply_id: string;
+  }[];
+  for (const key of expired) remove(db, key.chat_id, key.reply_id);
 }
 
 function bump(db: SqliteConnection, chatId: string): void {
@@ -181,6 +231,7 @@ export const commitLive = {
     input: PreparedCommit,
     written: { readonly branch: string; readonly headMessageId: string | null },
     now: number,
+    graceMs: number,
   ): void {
     const { startReply, endReply } = input;
     if (startReply !== undefined) {
@@ -191,7 +242,7 @@ export const commitLive = {
         now,
       );
     }
-    if (endReply !== undefined) remove(db, input.chatId, endReply.replyId);
+    if (endReply !== undefined) end(db, input.chatId, endReply.replyId, now, graceMs);
   },
 };
 
@@ -229,8 +280,16 @@ export function appendReplyChunks(
   );
 }
 
-/** `readReply`: the record and its chunks from `from`, in one snapshot; null when not live. */
-export function readReply(db: SqliteConnection, input: PreparedReadReply): LiveReplyRead | null {
+/**
+ * `readReply`: the record and its chunks from `from`, in one snapshot; null when it was never
+ * started or ended `graceMs` or more before `now`.
+ */
+export function readReply(
+  db: SqliteConnection,
+  input: PreparedReadReply,
+  now: number,
+  graceMs: number,
+): LiveReplyRead | null {
   const { chatId, replyId } = input;
   return db.run('readReply(input)', () =>
     db.read(() => {
@@ -239,6 +298,7 @@ export function readReply(db: SqliteConnection, input: PreparedReadReply): LiveR
         requireChat(db, chatId);
         return null;
       }
+      if (row.ended_at !== null && row.ended_at + graceMs <= now) return null;
       return {
         record: record(row),
         chunks: chunksFrom(batchesFrom(db, chatId, replyId, input.from), input.from),
@@ -250,7 +310,7 @@ export function readReply(db: SqliteConnection, input: PreparedReadReply): LiveR
 function replyRows(db: SqliteConnection, chatId: string): ReplyRow[] {
   return db
     .statement(
-      `SELECT * FROM ${db.tables.liveReplies} WHERE chat_id = ? ORDER BY start_order, reply_id`,
+      `SELECT * FROM ${db.tables.liveReplies} WHERE chat_id = ? AND ended_at IS NULL ORDER BY start_order, reply_id`,
     )
     .all(chatId) as ReplyRow[];
 }
@@ -274,7 +334,7 @@ export function getLiveState(db: SqliteConnection, chatId: string): LiveChatStat
   );
 }
 
-/** `stopReply`: marks the replies not yet asked (the revision bumped when one was). */
+/** `stopReply`: marks the live replies not yet asked (the revision bumped when one was). */
 export function stopReply(
   db: SqliteConnection,
   input: PreparedStopReply,
@@ -289,18 +349,18 @@ export function stopReply(
         replyId === undefined
           ? db
               .statement(
-                `UPDATE ${t.liveReplies} SET stop_requested_at = ? WHERE chat_id = ? AND stop_requested_at IS NULL`,
+                `UPDATE ${t.liveReplies} SET stop_requested_at = ? WHERE chat_id = ? AND stop_requested_at IS NULL AND ended_at IS NULL`,
               )
               .run(now, chatId)
           : db
               .statement(
-                `UPDATE ${t.liveReplies} SET stop_requested_at = ? WHERE chat_id = ? AND reply_id = ? AND stop_requested_at IS NULL`,
+                `UPDATE ${t.liveReplies} SET stop_requested_at = ? WHERE chat_id = ? AND reply_id = ? AND stop_requested_at IS NULL AND ended_at IS NULL`,
               )
               .run(now, chatId, replyId);
       if (marked.changes > 0) bump(db, chatId);
       if (replyId === undefined) return replyRows(db, chatId).map(record);
       const row = replyRow(db, chatId, replyId);
-      return row === undefined ? [] : [record(row)];
+      return row === undefined || row.ended_at !== null ? [] : [record(row)];
     }),
   );
 }
@@ -318,7 +378,7 @@ export function takeOverReply(
       const taken = db
         .statement(
           `UPDATE ${db.tables.liveReplies} SET owner = ?, lease_expires_at = ?
-            WHERE chat_id = ? AND reply_id = ? AND lease_expires_at <= ? RETURNING *`,
+            WHERE chat_id = ? AND reply_id = ? AND lease_expires_at <= ? AND ended_at IS NULL RETURNING *`,
         )
         .get(input.owner, now + input.leaseMs, chatId, replyId, now) as ReplyRow | undefined;
       if (taken === undefined) return null;
@@ -328,13 +388,18 @@ export function takeOverReply(
   );
 }
 
-/** `endReply`: deletes the record and its chunks when `owner` holds it. */
-export function endReply(db: SqliteConnection, input: PreparedEndReply): void {
+/** `endReply`: marks the record ended (its chunks kept for the grace period) when `owner` holds it. */
+export function endReply(
+  db: SqliteConnection,
+  input: PreparedEndReply,
+  now: number,
+  graceMs: number,
+): void {
   const { chatId, replyId } = input;
   db.run('endReply(input)', () =>
     db.write(() => {
       held(db, chatId, replyId, input.owner);
-      remove(db, chatId, replyId);
+      end(db, chatId, replyId, now, graceMs);
       bump(db, chatId);
     }),
   );

@@ -81,6 +81,8 @@ export class SqliteDriver implements ContextStoreDriver {
   readonly db: SqliteConnection;
   /** The clock of live replies. */
   readonly #clock: () => number;
+  /** How long an ended reply stays readable, in milliseconds of the clock. */
+  readonly #endedReplyGraceMs: number;
   /** The change feed: polls the file only while something watches. */
   readonly #feed: SqliteChangeFeed;
 
@@ -89,6 +91,7 @@ export class SqliteDriver implements ContextStoreDriver {
     this.db = new SqliteConnection(options);
     this.maxJsonBytes = options.maxMessageBytes;
     this.#clock = options.clock;
+    this.#endedReplyGraceMs = options.endedReplyGraceMs;
     this.#feed = new SqliteChangeFeed(this.db, options.pollIntervalMs);
     const memory = this.db.memory;
     // append, forkBranch, the context lane and prune are served on any connection: their write
@@ -178,6 +181,7 @@ export class SqliteDriver implements ContextStoreDriver {
             input,
             { branch: written.branch ?? input.branch, headMessageId: written.headMessageId },
             now,
+            this.#endedReplyGraceMs,
           );
         }
         return written;
@@ -288,7 +292,7 @@ export class SqliteDriver implements ContextStoreDriver {
   }
 
   readReply(input: PreparedReadReply): LiveReplyRead | null {
-    return live.readReply(this.db, input);
+    return live.readReply(this.db, input, this.#clock(), this.#endedReplyGraceMs);
   }
 
   getLiveState(chatId: string): LiveChatState {
@@ -308,7 +312,7 @@ export class SqliteDriver implements ContextStoreDriver {
   }
 
   endReply(input: PreparedEndReply): void {
-    live.endReply(this.db, input);
+    live.endReply(this.db, input, this.#clock(), this.#endedReplyGraceMs);
     this.#feed.changed(input.chatId);
   }
 

@@ -40,6 +40,7 @@ describe('migrateSqliteDatabase', () => {
         'message versions',
         'message versions: only versions indexed',
         'live replies',
+        'live replies: ended replies kept',
       ],
     });
     expect(migrateSqliteDatabase(database)).toEqual({
@@ -123,6 +124,36 @@ describe('migrateSqliteDatabase', () => {
     }
   });
 
+  it('the ended-replies step keeps a live reply of an earlier file live, and ends it readable', async () => {
+    const path = temp.file();
+    const database = new Database(path);
+    const step =
+      MIGRATIONS.findIndex((migration) => migration.name === 'live replies: ended replies kept') +
+      1;
+    expect(step).toBe(9);
+    database.exec(getMigrationSql().split(`-- ctxgraph_ schema step ${step}`)[0] as string);
+    database.exec('COMMIT');
+    expect(readSqliteSchemaVersion(database)).toBe(step - 1);
+    database.exec("INSERT INTO ctxgraph_chats VALUES ('old', 'u', NULL, '{}', 'main', 0, 0, 1, 1)");
+    database.exec(
+      `INSERT INTO ctxgraph_live_replies VALUES ('old', 'r1', 'main', NULL, 'o', 9999999999999, NULL, 1, 1, 1, '{}')`,
+    );
+    database.exec(`INSERT INTO ctxgraph_live_chunks VALUES ('old', 'r1', 0, 1, '["a"]')`);
+    database.close();
+    const store = new SqliteContextStore({ path });
+    try {
+      expect((await store.getLiveState('old')).replies.map((record) => record.endedAt)).toEqual([
+        null,
+      ]);
+      await store.endReply({ chatId: 'old', replyId: 'r1', owner: 'o' });
+      const ended = await store.readReply({ chatId: 'old', replyId: 'r1' });
+      expect(ended?.chunks).toEqual(['a']);
+      expect(ended?.record.endedAt).not.toBeNull();
+    } finally {
+      await store.close();
+    }
+  });
+
   it('the engine-records step keeps every node of an earlier file, each without a record', async () => {
     const path = temp.file();
     const database = new Database(path);
@@ -183,6 +214,7 @@ describe('migrateSqliteDatabase', () => {
       'message versions',
       'message versions: only versions indexed',
       'live replies',
+      'live replies: ended replies kept',
     ]);
     expect(database.pragma('user_version', { simple: true })).toBe(42);
     database.close();
@@ -227,6 +259,7 @@ describe('SqliteContextStore and migrations', () => {
         'message versions',
         'message versions: only versions indexed',
         'live replies',
+        'live replies: ended replies kept',
       ],
     });
     expect((await store.openChat({ chatId: 'c', userId: 'u' })).created).toBe(true);

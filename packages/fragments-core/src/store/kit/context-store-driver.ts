@@ -85,13 +85,14 @@ export interface PreparedCommit {
    * Only when the driver declares `capabilities.liveReplies`: start this live reply in the
    * commit's transaction (branch: the branch written; after: the head the commit leaves), or
    * throw `LiveReplyConflictError` having written nothing when the chat has a live reply of that
-   * id. Absent for a plain commit.
+   * id (an ended one of that id is replaced, its chunks deleted). Absent for a plain commit.
    */
   readonly startReply?: PreparedCommitStartReply;
   /**
-   * Only when the driver declares `capabilities.liveReplies`: end this live reply (delete its
-   * record and chunks) in the commit's transaction, or throw `LiveReplyLostError` having written
-   * nothing unless its owner is `owner` (checked before the head). Absent for a plain commit.
+   * Only when the driver declares `capabilities.liveReplies`: end this live reply (mark it ended,
+   * its chunks kept for the grace period, and delete the replies whose grace is over) in the
+   * commit's transaction, or throw `LiveReplyLostError` having written nothing unless its owner
+   * is `owner` (checked before the head). Absent for a plain commit.
    */
   readonly endReply?: PreparedCommitEndReply;
 }

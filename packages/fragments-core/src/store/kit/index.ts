@@ -36,6 +36,7 @@ export type {
 export { IndexHints } from './index-hints';
 export {
   chunksFrom,
+  endedReplyGraceOption,
   type LiveReplyDriver,
   type PreparedAppendReplyChunks,
   type PreparedCommitEndReply,

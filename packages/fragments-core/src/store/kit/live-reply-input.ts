@@ -6,6 +6,7 @@ import {
   type ChatChangeListener,
   type CommitEndReply,
   type CommitStartReply,
+  ENDED_REPLY_GRACE,
   type EndReplyInput,
   LIVE_REPLY_LIMITS,
   type LiveChatState,
@@ -104,22 +105,58 @@ export interface PreparedEndReply {
  * `watchChat` returns synchronously; a driver builds it on `ChatWatchers` (and `ChangePoller`).
  */
 export interface LiveReplyDriver {
-  /** Insert the record (chunk count 0) or throw `LiveReplyConflictError`; raise the change version. */
+  /**
+   * Insert the record (chunk count 0), replacing an ended one of that id (its chunks deleted), or
+   * throw `LiveReplyConflictError` for a live one; raise the change version.
+   */
   startReply?(input: PreparedStartReply): Awaitable<LiveReplyRecord>;
-  /** Check the owner, then the offset; store the batch, move the count and the lease. */
+  /** Check the owner (of a live reply), then the offset; store the batch, move the count and the lease. */
   appendReplyChunks?(input: PreparedAppendReplyChunks): Awaitable<AppendReplyChunksResult>;
-  /** The record and its chunks from `from` in one snapshot, or null. */
+  /**
+   * The record and its chunks from `from` in one snapshot: a live reply, or an ended one within
+   * the store's grace period (`endedAt + graceMs > now`); else null.
+   */
   readReply?(input: PreparedReadReply): Awaitable<LiveReplyRead | null>;
   /** The chat's change version and live records (oldest start first) in one snapshot. */
   getLiveState?(chatId: string): Awaitable<LiveChatState>;
-  /** Mark the replies (keeping an earlier mark); raise the change version when one was marked. */
+  /** Mark the live replies (keeping an earlier mark); raise the change version when one was marked. */
   stopReply?(input: PreparedStopReply): Awaitable<readonly LiveReplyRecord[]>;
-  /** Hand over a reply whose lease has passed (one taker wins), with all its chunks; else null. */
+  /** Hand over a live reply whose lease has passed (one taker wins), with all its chunks; else null. */
   takeOverReply?(input: PreparedTakeOverReply): Awaitable<LiveReplyRead | null>;
-  /** Delete the record and its chunks when `owner` holds it; raise the change version. */
+  /**
+   * Mark the record ended (`endedAt`, its chunks kept) when `owner` holds it, and delete the
+   * replies whose grace period is over (any chat's); raise the change version. A commit's
+   * `endReply` does the same in the commit's transaction.
+   */
   endReply?(input: PreparedEndReply): Awaitable<void>;
   /** Subscribe to the chat's change feed; return the unsubscribe function. */
   watchChat?(chatId: string, listener: ChatChangeListener): () => void;
+}
+
+/**
+ * A store's `endedReplyGraceMs` option: how long an ended reply stays readable, a whole number of
+ * milliseconds from `ENDED_REPLY_GRACE.minMs` to `maxMs` (`defaultMs` when undefined), else a
+ * `ValidationError` that names the store.
+ *
+ * @example
+ * ```ts
+ * const graceMs = endedReplyGraceOption('MyStore', options.endedReplyGraceMs); // 60000
+ * ```
+ */
+export function endedReplyGraceOption(store: string, value: unknown): number {
+  if (value === undefined) return ENDED_REPLY_GRACE.defaultMs;
+  if (
+    typeof value !== 'number' ||
+    !Number.isInteger(value) ||
+    value < ENDED_REPLY_GRACE.minMs ||
+    value > ENDED_REPLY_GRACE.maxMs
+  ) {
+    const problem = `expected an integer of milliseconds from ${ENDED_REPLY_GRACE.minMs} to ${ENDED_REPLY_GRACE.maxMs}, received ${describe(value)}`;
+    throw new ValidationError(`${store}: endedReplyGraceMs ${problem}.`, {
+      issues: [{ path: 'endedReplyGraceMs', message: problem }],
+    });
+  }
+  return value;
 }
 
 function assertLease(method: string, leaseMs: unknown): asserts leaseMs is number {

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { StoreError, ValidationError } from '../../errors/errors';
-import type { LiveReplyRecord } from '../live-replies';
+import { ENDED_REPLY_GRACE, type LiveReplyRecord } from '../live-replies';
 import type { BranchRecord, ChatRecord } from '../records';
 import { CheckedContextStore } from './checked-context-store';
 import type { ContextStoreDriver } from './context-store-driver';
-import { chunksFrom, type LiveReplyDriver } from './live-reply-input';
+import { chunksFrom, endedReplyGraceOption, type LiveReplyDriver } from './live-reply-input';
 
 // What the kit does around a driver's live-reply methods: the capability gates them and a
 // commit's startReply / endReply, every input is checked before the driver is called, and
@@ -38,6 +38,7 @@ const reply: LiveReplyRecord = {
   stopRequestedAt: null,
   chunkCount: 0,
   startedAt: 1,
+  endedAt: null,
   data: {},
 };
 
@@ -215,5 +216,18 @@ describe('live replies in the store kit', () => {
     expect(chunksFrom(batches, 4)).toEqual(['e', 'f']);
     expect(chunksFrom(batches, 6)).toEqual([]);
     expect(chunksFrom(batches.slice(2), 5)).toEqual(['f']);
+  });
+
+  it('endedReplyGraceOption: the default, the bounds, and a clear error naming the store', () => {
+    expect(endedReplyGraceOption('S', undefined)).toBe(ENDED_REPLY_GRACE.defaultMs);
+    expect(ENDED_REPLY_GRACE.defaultMs).toBe(60_000);
+    expect(endedReplyGraceOption('S', ENDED_REPLY_GRACE.minMs)).toBe(30_000);
+    expect(endedReplyGraceOption('S', ENDED_REPLY_GRACE.maxMs)).toBe(86_400_000);
+    for (const bad of [29_999, 86_400_001, 45_000.5, Number.NaN, '60000', null, -1]) {
+      expect(() => endedReplyGraceOption('MyStore', bad)).toThrow(ValidationError);
+      expect(() => endedReplyGraceOption('MyStore', bad)).toThrow(
+        /^MyStore: endedReplyGraceMs expected an integer of milliseconds from 30000 to 86400000/,
+      );
+    }
   });
 });
