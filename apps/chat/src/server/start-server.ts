@@ -1,5 +1,4 @@
 import type { AddressInfo } from 'node:net';
-import { createMemoryResumableStreams } from '@ctxgraph/ai-sdk';
 import type { ContextStore } from '@ctxgraph/fragments-core';
 import { SqliteContextStore } from '@ctxgraph/store-sqlite';
 import { serve } from '@hono/node-server';
@@ -41,7 +40,6 @@ export async function startChatServer(options: StartChatServerOptions): Promise<
   const app = createChatApp({
     store,
     model: options.model,
-    streams: createMemoryResumableStreams(),
     ...(options.clientDirectory ? { clientDirectory: options.clientDirectory } : {}),
     ...(options.onTiming ? { onTiming: options.onTiming } : {}),
   });
