@@ -17,6 +17,13 @@ export interface ChatAppOptions {
   store: ContextStore;
   /** The model that answers. */
   model: LanguageModel;
+  /**
+   * The cycle's live replies (`createChatCycle({ live })`): on by default with a store that has
+   * them; `false` keeps each reply in its process only (the benchmark's baseline: no resume,
+   * stop or events across processes).
+   * @default on
+   */
+  live?: false | { leaseMs?: number; flushMs?: number };
   /** Serve the built client from this folder. */
   clientDirectory?: string;
   /** The user every request acts as (the app has no sign-in). @default 'chat-app-user' */
@@ -53,6 +60,7 @@ export function createChatApp(options: ChatAppOptions): Hono {
     store: options.store,
     engine: { renderer: new XmlRenderer() },
     schemas: { metadataSchema: messageMetadataSchema, tools: chatTools },
+    ...(options.live === undefined ? {} : { live: options.live }),
     onSaveError: (error) => console.error(error),
     onReplySaved: (event) => options.onTiming?.({ phase: 'save', ms: event.saveMs }),
   });
