@@ -23,8 +23,8 @@ export async function rewindTarget(session: ChatSession, id: string): Promise<st
   const { view, chatId } = session;
   const find = session.abilities.findMessageNodes;
   if (view.loaded) {
-    if (view.chain.has(id)) return id;
-    const onPath = view.chain.nodeIdOf(id);
+    if (view.pathHas(id)) return id;
+    const onPath = view.pathNodeIdOf(id);
     if (onPath !== undefined) return onPath;
     if (find === undefined) return id;
     return (await find({ chatId, messageId: id, limit: 1 }))[0]?.id ?? id;

@@ -60,7 +60,23 @@ export class BranchView {
 
   /** The cached chain (valid after `sync()`): entries, valid messages, lookups. */
   get chain(): ChainCache {
+    this.#settle();
     return this.#cache;
+  }
+
+  /**
+   * True when node `id` is on the cached chain up to the head, without cutting the chain back
+   * first: a rewind asks this, and a rewind followed by a switch back costs nothing.
+   */
+  pathHas(id: string): boolean {
+    const position = this.#cache.position(id);
+    return position !== undefined && position <= this.#headPosition();
+  }
+
+  /** The node of the cached chain up to the head that holds message `messageId`, if any. */
+  pathNodeIdOf(messageId: string): string | undefined {
+    const nodeId = this.#cache.nodeIdOf(messageId);
+    return nodeId !== undefined && this.pathHas(nodeId) ? nodeId : undefined;
   }
 
   /** Whether the cache holds a chain the caller has seen (it may be behind the store). */
@@ -75,6 +91,7 @@ export class BranchView {
    */
   chainThrough(nodeId: string): ChainCache | undefined {
     if (!this.#loaded) return undefined;
+    this.#settle();
     const position = this.#cache.position(nodeId);
     if (position === undefined) return undefined;
     if (position === this.#cache.entries.length - 1) return this.#cache;
@@ -121,6 +138,7 @@ export class BranchView {
       ? await this.#pinnedState()
       : (known ?? (await this.#store.getHead({ chatId: this.#chatId, branch: this.branch })));
     this.#see(state);
+    this.#settle();
     const head = state.headMessageId;
     if (this.#loaded && state.version === this.#cachedVersion && head === this.#cachedHead) return;
     const nothingRewritten = this.#loaded && state.rewrittenAt <= this.#cachedVersion;
@@ -163,6 +181,7 @@ export class BranchView {
     this.version = Math.max(this.version, result.version);
     this.rewrittenAt = Math.max(this.rewrittenAt, result.rewrittenAt);
     if (!this.#loaded) return;
+    this.#settle();
     // `result.nodes` are in input order, so node i carries messages[i]: a node under that
     // message's own id says so without opening its message (a store may parse a written message
     // only when it is read). Otherwise (a version's node id differs from its message id) it is
@@ -233,21 +252,39 @@ export class BranchView {
 
   #moveHead(headMessageId: string | null): void {
     this.headMessageId = headMessageId;
-    const branch = { headMessageId };
-    if (branch.headMessageId === null) {
+    if (headMessageId === null) {
       this.#cache.reset([]);
       this.#cachedHead = null;
+    } else if (this.#loaded && this.#cache.has(headMessageId) && this.#cache.startsAtRoot) {
+      // Within the cached chain (which starts at the root, so any prefix shows its conversation):
+      // the prefix up to the new head is the new branch's chain. The chain beyond it is kept, and
+      // cut off only when it is read or extended, so that a rewind and a switch back cost no read
+      // and no work proportional to the history.
+      this.#cachedHead = headMessageId;
     } else if (
       this.#loaded &&
-      this.#cache.truncateAfter(branch.headMessageId) &&
+      this.#cache.truncateAfter(headMessageId) &&
       holdsConversation(this.#cache)
     ) {
-      // Rewinding within the cached chain: its prefix is the new branch's chain; no read needed
-      // (unless the cache started at a compaction's boundary and the rewind cut that node off).
-      this.#cachedHead = branch.headMessageId;
+      // Within a cache that starts at a compaction's boundary: its prefix still shows the
+      // conversation unless the rewind cut that compaction off.
+      this.#cachedHead = headMessageId;
     } else {
       this.#loaded = false;
     }
+  }
+
+  /** The position of the cached head in the cache (the chain may extend beyond it). */
+  #headPosition(): number {
+    if (!this.#loaded || this.#cachedHead === null) return -1;
+    return this.#cache.position(this.#cachedHead) ?? -1;
+  }
+
+  /** Cuts the cached chain back to the cached head, when a move left it longer. */
+  #settle(): void {
+    const head = this.#cachedHead;
+    if (this.#loaded && head !== null && this.#cache.lastId !== head)
+      this.#cache.truncateAfter(head);
   }
 
   /**
