@@ -16,7 +16,8 @@ export interface FollowChatEventsOptions {
   readonly signal: AbortSignal;
   /**
    * How long to wait before connecting again after the stream ended or failed, or while the chat
-   * does not exist yet (404). @default 2000
+   * does not exist yet (404); doubled after each attempt that got no event, up to 15 s.
+   * @default 2000
    */
   readonly retryMs?: number;
 }
@@ -52,13 +53,15 @@ function takeEvents(buffer: string): { data: string[]; rest: string } {
 /**
  * Follows a chat's change events (server-sent events read with `fetch`, so it runs wherever
  * `fetch` streams, jsdom included) until `signal` aborts: connects, hands each event to
- * `onEvent`, and connects again after `retryMs` when the stream ends, fails, or answers 404
- * (a chat not created yet). Every connection starts with the chat's current state, so an event
+ * `onEvent`, and connects again after a wait (`retryMs`, longer after each attempt without an
+ * event) when the stream ends, fails, or answers 404 (a chat not created yet). Every connection starts with the chat's current state, so an event
  * missed while disconnected is never lost: the next connection's first event carries it.
  */
 export function followChatEvents(options: FollowChatEventsOptions): ChatEventsFollower {
   const { url, onEvent, signal } = options;
-  const retryMs = options.retryMs ?? 2_000;
+  const firstRetryMs = options.retryMs ?? 2_000;
+  const maxRetryMs = Math.max(firstRetryMs, 15_000);
+  let retryMs = firstRetryMs;
   let wake: (() => void) | undefined;
   const pause = (): Promise<void> =>
     new Promise((resolve) => {
@@ -92,7 +95,10 @@ export function followChatEvents(options: FollowChatEventsOptions): ChatEventsFo
         } catch {
           continue;
         }
-        if (isChatEvent(parsed)) onEvent(parsed);
+        if (isChatEvent(parsed)) {
+          retryMs = firstRetryMs;
+          onEvent(parsed);
+        }
       }
     }
   };
@@ -103,11 +109,15 @@ export function followChatEvents(options: FollowChatEventsOptions): ChatEventsFo
       } catch {
         // A dropped connection or an unreachable server: connect again after the wait.
       }
-      if (!signal.aborted) await pause();
+      if (!signal.aborted) {
+        await pause();
+        retryMs = Math.min(maxRetryMs, retryMs * 2);
+      }
     }
   })();
   return {
     retryNow() {
+      retryMs = firstRetryMs;
       wake?.();
     },
   };
