@@ -1,85 +1,26 @@
 import { useChat } from '@ai-sdk/react';
-import { DefaultChatTransport } from 'ai';
-import { type FormEvent, useEffect, useMemo, useState } from 'react';
+import { type ChatStatus, DefaultChatTransport } from 'ai';
+import { type FormEvent, useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import type { ChatUIMessage } from '../server/tools';
+import {
+  chatRoute,
+  loadConversation,
+  type ReplyOutcome,
+  requestStop,
+  type StoredConversation,
+  textOf,
+  type VersionsAnswer,
+  written,
+} from './chat-api';
+import { type ChatEvent, type ChatEventsFollower, followChatEvents } from './chat-events';
 
-/** What the server answers for a message's versions. */
-interface VersionsAnswer {
-  versions: { nodeId: string; messageId: string; leafNodeId: string }[];
-}
+/** How the page marks a reply that did not end well. */
+const outcomeLabels: Readonly<Record<ReplyOutcome, string>> = {
+  aborted: 'stopped',
+  interrupted: 'interrupted',
+};
 
-async function loadMessages(
-  apiBase: string,
-  chatId: string,
-  leaf?: string,
-): Promise<ChatUIMessage[]> {
-  const query = leaf ? `?leaf=${encodeURIComponent(leaf)}` : '';
-  const response = await fetch(
-    `${apiBase}/api/chat/${encodeURIComponent(chatId)}/messages${query}`,
-  );
-  if (response.status === 404) return [];
-  if (!response.ok) throw new Error(await response.text());
-  return ((await response.json()) as { messages: ChatUIMessage[] }).messages;
-}
-
-/** What a stop reads back: the reply the page was streaming, and the question it answers. */
-interface Stopped {
-  readonly replyId: string | undefined;
-  readonly questionId: string | undefined;
-}
-
-/**
- * Resolves once the chat's active reply has ended on the server, saved or dropped: the resume
- * route follows the reply's stream to its end, which comes after the save (or answers 204 when
- * the reply already ended).
- */
-async function replyEnded(apiBase: string, chatId: string): Promise<void> {
-  const response = await fetch(`${apiBase}/api/chat/${encodeURIComponent(chatId)}/stream`);
-  await response.text();
-}
-
-/**
- * The conversation as stored after a stop: to the stopped reply, or to its question when the
- * reply was dropped (stopped before its first word).
- */
-async function storedAfterStop(
-  apiBase: string,
-  chatId: string,
-  stopped: Stopped,
-): Promise<ChatUIMessage[]> {
-  for (const leaf of [stopped.replyId, stopped.questionId]) {
-    if (leaf === undefined) continue;
-    const response = await fetch(
-      `${apiBase}/api/chat/${encodeURIComponent(chatId)}/messages?leaf=${encodeURIComponent(leaf)}`,
-    );
-    if (response.status === 404) continue;
-    if (!response.ok) throw new Error(await response.text());
-    return ((await response.json()) as { messages: ChatUIMessage[] }).messages;
-  }
-  return loadMessages(apiBase, chatId);
-}
-
-/**
- * What the page sends for every message the user writes, a new one or an edited version: the
- * text and its metadata (when it was sent). One place, so an edit is stored as a new message is.
- */
-function written(text: string): { text: string; metadata: { sentAt: number } } {
-  return { text, metadata: { sentAt: Date.now() } };
-}
-
-function textOf(message: ChatUIMessage): string {
-  return message.parts
-    .map((part) => {
-      if (part.type === 'text') return part.text;
-      if (part.type === 'tool-getWeather') {
-        return part.state === 'output-available'
-          ? `[getWeather ${JSON.stringify(part.output)}]`
-          : `[getWeather ${part.state}]`;
-      }
-      return '';
-    })
-    .join('');
-}
+const empty: StoredConversation = { messages: [], outcomes: {} };
 
 /** Props of {@link ChatPage}. */
 export interface ChatPageProps {
@@ -91,13 +32,45 @@ export interface ChatPageProps {
 
 /** One chat: loads the stored path, then talks to the server through useChat. */
 export function ChatPage({ chatId, apiBase = '' }: ChatPageProps) {
-  const [initial, setInitial] = useState<ChatUIMessage[] | undefined>(undefined);
+  const [initial, setInitial] = useState<StoredConversation | undefined>(undefined);
   useEffect(() => {
-    loadMessages(apiBase, chatId).then(setInitial, () => setInitial([]));
+    let cancelled = false;
+    loadConversation(apiBase, chatId).then(
+      (stored) => {
+        if (!cancelled) setInitial(stored ?? empty);
+      },
+      () => {
+        if (!cancelled) setInitial(empty);
+      },
+    );
+    return () => {
+      cancelled = true;
+    };
   }, [apiBase, chatId]);
   if (initial === undefined) return <p data-testid="loading">Loading…</p>;
   return <Conversation apiBase={apiBase} chatId={chatId} initial={initial} />;
 }
+
+/** A stop the page asked for: the reply, and whether the server answered yet. */
+interface Stopping {
+  readonly replyId: string | undefined;
+  readonly answered: boolean;
+}
+
+/** What the page's callbacks read as it is now, not as it was when they were made. */
+interface Now {
+  status: ChatStatus;
+  /** Counts the requests the page started: a read that started before one is stale. */
+  requests: number;
+  /** The chat's latest change event. */
+  event: ChatEvent | null;
+  /** Live replies this page streamed or followed (never followed twice). */
+  followed: Set<string>;
+  stopping: boolean;
+}
+
+const busyStatus = (status: ChatStatus): boolean =>
+  status === 'submitted' || status === 'streaming';
 
 function Conversation({
   apiBase,
@@ -106,57 +79,168 @@ function Conversation({
 }: {
   apiBase: string;
   chatId: string;
-  initial: ChatUIMessage[];
+  initial: StoredConversation;
 }) {
   const transport = useMemo(
     () => new DefaultChatTransport<ChatUIMessage>({ api: `${apiBase}/api/chat` }),
     [apiBase],
   );
-  const { messages, setMessages, sendMessage, regenerate, stop, status, error } =
-    useChat<ChatUIMessage>({ id: chatId, messages: initial, transport, resume: true });
+  // `resume`: on mount the page asks GET …/stream for a reply that is live (a reload mid-reply).
+  const { messages, setMessages, sendMessage, regenerate, resumeStream, stop, status, error } =
+    useChat<ChatUIMessage>({
+      id: chatId,
+      messages: initial.messages,
+      transport,
+      resume: true,
+    });
+  const [outcomes, setOutcomes] = useState(initial.outcomes);
   const [draft, setDraft] = useState('');
   const [editing, setEditing] = useState<{ id: string; text: string } | null>(null);
   const [versions, setVersions] = useState<Record<string, VersionsAnswer['versions']>>({});
-  const [stopped, setStopped] = useState<Stopped | null>(null);
-  const [stopError, setStopError] = useState<string | null>(null);
-  const idle = status === 'ready' && stopped === null;
-  const busy = status === 'submitted' || status === 'streaming' || stopped !== null;
+  const [stopping, setStopping] = useState<Stopping | null>(null);
+  const [notice, setNotice] = useState<string | null>(null);
+  const now = useRef<Now>({
+    status,
+    requests: 0,
+    event: null,
+    followed: new Set(),
+    stopping: false,
+  });
+  now.current.status = status;
+  now.current.stopping = stopping !== null;
+  const idle = status === 'ready' && stopping === null;
+  const busy = busyStatus(status) || stopping !== null;
 
-  // Stop aborts the request: a disconnect, after which the server keeps the reply as far as it
-  // got, which can be a word or more past what reached the page. So once useChat has settled,
-  // the page waits for the reply to end on the server and shows the stored conversation in place
-  // of its own copy: what the page shows after a stop is what a reload shows.
+  /**
+   * Shows the stored conversation (`query`: `?leaf=…`, or the newest path) in place of the page's
+   * own copy, unless a request started meanwhile (its stream owns the messages then). True when
+   * it did.
+   */
+  const showStored = useCallback(
+    async (query: string): Promise<boolean> => {
+      const requests = now.current.requests;
+      const stored = await loadConversation(apiBase, chatId, query);
+      if (stored === null || now.current.requests !== requests) return false;
+      if (busyStatus(now.current.status)) return false;
+      setMessages(stored.messages);
+      setOutcomes(stored.outcomes);
+      return true;
+    },
+    [apiBase, chatId, setMessages],
+  );
+
+  /**
+   * Brings the page up to the chat's latest event while it streams nothing itself: follows a
+   * reply that is live and new to it (another tab's, or one that went on without this page),
+   * else shows what is stored.
+   */
+  const catchUp = useCallback(() => {
+    const { event, followed } = now.current;
+    if (event === null || busyStatus(now.current.status) || now.current.stopping) return;
+    const replyId = event.live;
+    if (replyId !== null && !followed.has(replyId)) {
+      followed.add(replyId);
+      now.current.requests += 1;
+      const requests = now.current.requests;
+      void (async () => {
+        // The question the reply answers first (written with the reply's record), then the reply.
+        const stored = await loadConversation(apiBase, chatId);
+        if (now.current.requests !== requests || busyStatus(now.current.status)) return;
+        if (stored !== null) {
+          setMessages(stored.messages);
+          setOutcomes(stored.outcomes);
+        }
+        await resumeStream();
+      })().catch(() => {
+        // The next event catches up again.
+        followed.delete(replyId);
+      });
+      return;
+    }
+    void showStored('').catch(() => {
+      // The next event shows it.
+    });
+  }, [apiBase, chatId, resumeStream, setMessages, showStored]);
+  const catchUpNow = useRef(catchUp);
+  catchUpNow.current = catchUp;
+
+  // The chat's change events: another tab's turn, a stop, a reply ended by another process.
+  const follower = useRef<ChatEventsFollower | null>(null);
   useEffect(() => {
-    if (stopped === null || status === 'submitted' || status === 'streaming') return;
+    const controller = new AbortController();
+    follower.current = followChatEvents({
+      url: chatRoute(apiBase, chatId, '/events'),
+      signal: controller.signal,
+      onEvent: (event) => {
+        now.current.event = event;
+        catchUpNow.current();
+      },
+    });
+    return () => controller.abort();
+  }, [apiBase, chatId]);
+
+  // A reply this page streams is one it follows; a stream that ended catches the page up.
+  const previousStatus = useRef(status);
+  useEffect(() => {
+    const before = previousStatus.current;
+    previousStatus.current = status;
+    const last = messages.at(-1);
+    if (status === 'streaming' && last?.role === 'assistant') {
+      now.current.followed.add(last.id);
+      // A new chat exists now: its events can be followed.
+      follower.current?.retryNow();
+    }
+    if (before === status) return;
+    // A stream cut off (the server went away): the reply may still be live elsewhere.
+    if (status === 'error' && last?.role === 'assistant') now.current.followed.delete(last.id);
+    if (status === 'ready' || status === 'error') catchUpNow.current();
+  }, [messages, status]);
+
+  // Stop asks the server (POST …/stop), which stops the reply wherever it runs and answers once
+  // the reply is saved; then the page shows the stored conversation, marked, as a reload would.
+  useEffect(() => {
+    if (stopping === null || !stopping.answered || busyStatus(status)) return;
     let cancelled = false;
     (async () => {
-      await replyEnded(apiBase, chatId);
-      const stored = await storedAfterStop(apiBase, chatId, stopped);
-      if (!cancelled) setMessages(stored);
+      const { replyId } = stopping;
+      const shown =
+        replyId !== undefined && (await showStored(`?leaf=${encodeURIComponent(replyId)}`));
+      if (!shown) await showStored('');
     })()
       .catch((caught: unknown) => {
         if (!cancelled) {
-          setStopError(
+          setNotice(
             `The stopped reply could not be read back (${caught instanceof Error ? caught.message : String(caught)}): reload to see what was kept.`,
           );
         }
       })
       .finally(() => {
-        if (!cancelled) setStopped(null);
+        if (!cancelled) setStopping(null);
       });
     return () => {
       cancelled = true;
     };
-  }, [apiBase, chatId, setMessages, status, stopped]);
+  }, [showStored, status, stopping]);
 
   const stopReply = () => {
     const last = messages.at(-1);
-    setStopError(null);
-    setStopped({
-      replyId: last?.role === 'assistant' ? last.id : undefined,
-      questionId: messages.findLast((message) => message.role === 'user')?.id,
-    });
-    void stop();
+    const replyId = last?.role === 'assistant' ? last.id : undefined;
+    setNotice(null);
+    setStopping({ replyId, answered: false });
+    requestStop(apiBase, chatId, replyId).then(
+      () => {
+        // The reply is saved: what of its stream is still on the way adds nothing the stored
+        // copy lacks.
+        void stop();
+        setStopping({ replyId, answered: true });
+      },
+      (caught: unknown) => {
+        setNotice(
+          `The reply could not be stopped (${caught instanceof Error ? caught.message : String(caught)}).`,
+        );
+        setStopping(null);
+      },
+    );
   };
 
   useEffect(() => {
@@ -166,7 +250,7 @@ function Conversation({
       const found: Record<string, VersionsAnswer['versions']> = {};
       for (const message of messages) {
         const response = await fetch(
-          `${apiBase}/api/chat/${encodeURIComponent(chatId)}/versions/${encodeURIComponent(message.id)}`,
+          chatRoute(apiBase, chatId, `/versions/${encodeURIComponent(message.id)}`),
         );
         if (!response.ok) continue;
         const answer = (await response.json()) as VersionsAnswer;
@@ -181,18 +265,20 @@ function Conversation({
     };
   }, [apiBase, chatId, messages, status]);
 
+  /** Starts a request of the page's own: reads that started before it are stale. */
+  const request = (run: () => Promise<void>): void => {
+    now.current.requests += 1;
+    void run();
+  };
   const submit = (event: FormEvent) => {
     event.preventDefault();
     if (draft.trim() === '') return;
-    void sendMessage(written(draft));
+    const text = draft;
+    request(() => sendMessage(written(text)));
     setDraft('');
   };
   const openVersion = async (leafNodeId: string) => {
-    const response = await fetch(
-      `${apiBase}/api/chat/${encodeURIComponent(chatId)}/messages?node=${encodeURIComponent(leafNodeId)}`,
-    );
-    if (response.ok)
-      setMessages(((await response.json()) as { messages: ChatUIMessage[] }).messages);
+    await showStored(`?node=${encodeURIComponent(leafNodeId)}`);
   };
 
   return (
@@ -201,6 +287,7 @@ function Conversation({
       <ol data-testid="messages" style={{ listStyle: 'none', padding: 0 }}>
         {messages.map((message) => {
           const list = versions[message.id];
+          const outcome = outcomes[message.id];
           return (
             <li
               key={message.id}
@@ -213,7 +300,8 @@ function Conversation({
                 <form
                   onSubmit={(event) => {
                     event.preventDefault();
-                    void sendMessage({ ...written(editing.text), messageId: message.id });
+                    const text = editing.text;
+                    request(() => sendMessage({ ...written(text), messageId: message.id }));
                     setEditing(null);
                   }}
                 >
@@ -227,6 +315,11 @@ function Conversation({
               ) : (
                 <span data-testid="message-text">{textOf(message)}</span>
               )}
+              {outcome ? (
+                <em data-testid="outcome" data-outcome={outcome} style={{ marginLeft: 8 }}>
+                  {outcomeLabels[outcome]}
+                </em>
+              ) : null}
               {list ? (
                 <span data-testid="versions" style={{ marginLeft: 8 }}>
                   {list.map((version, index) => (
@@ -249,7 +342,10 @@ function Conversation({
                 </button>
               ) : null}
               {message.role === 'assistant' && idle ? (
-                <button type="button" onClick={() => void regenerate({ messageId: message.id })}>
+                <button
+                  type="button"
+                  onClick={() => request(() => regenerate({ messageId: message.id }))}
+                >
                   Regenerate
                 </button>
               ) : null}
@@ -258,7 +354,7 @@ function Conversation({
         })}
       </ol>
       {error ? <p role="alert">{error.message}</p> : null}
-      {stopError ? <p role="alert">{stopError}</p> : null}
+      {notice ? <p role="alert">{notice}</p> : null}
       <form onSubmit={submit}>
         <input
           aria-label="Message"
@@ -268,15 +364,14 @@ function Conversation({
         <button type="submit" disabled={busy}>
           Send
         </button>
-        {/* Only once the reply streams: before its first chunk the server may not have saved the
-            question yet, and the page could not tell what to read back. */}
-        {status === 'streaming' && stopped === null ? (
+        {/* Once the reply streams, the page knows its id (its start chunk) and stops that one. */}
+        {status === 'streaming' && stopping === null ? (
           <button type="button" onClick={stopReply}>
             Stop
           </button>
         ) : null}
       </form>
-      <p data-testid="status">{stopped === null ? status : 'stopping'}</p>
+      <p data-testid="status">{stopping === null ? status : 'stopping'}</p>
     </main>
   );
 }

@@ -90,20 +90,43 @@ describe.skipIf(!installed)('the chat app in a browser', () => {
     await page.close();
   });
 
-  /** What the page shows, what GET …/messages answers, and what a reload shows. */
+  const marks = (page: Page) => page.getByTestId('outcome').allTextContents();
+
+  /** What the page shows, what GET …/messages answers, and what a reload shows (marks included). */
   async function threeViews(
     page: Page,
     server: TestServer,
     chatId: string,
-  ): Promise<{ page: string[]; stored: string[]; reloaded: string[] }> {
+  ): Promise<{
+    page: string[];
+    stored: string[];
+    reloaded: string[];
+    marks: { page: string[]; stored: string[]; reloaded: string[] };
+  }> {
     const shown = await texts(page);
+    const shownMarks = await marks(page);
     const answer = await server.messages(chatId);
     expect(answer.status).toBe(200);
-    const { messages } = answer.body as { messages: ChatUIMessage[] };
+    const { messages, outcomes } = answer.body as {
+      messages: ChatUIMessage[];
+      outcomes: Record<string, 'aborted' | 'interrupted'>;
+    };
     await page.reload();
     await expect.poll(() => page.getByTestId('status').textContent()).toBe('ready');
     await expect.poll(() => texts(page)).toHaveLength(messages.length);
-    return { page: shown, stored: messages.map(shownText), reloaded: await texts(page) };
+    return {
+      page: shown,
+      stored: messages.map(shownText),
+      reloaded: await texts(page),
+      marks: {
+        page: shownMarks,
+        stored: messages.flatMap((message) => {
+          const outcome = outcomes[message.id];
+          return outcome === undefined ? [] : [outcome === 'aborted' ? 'stopped' : outcome];
+        }),
+        reloaded: await marks(page),
+      },
+    };
   }
 
   describe.each(['sqlite', 'postgres'] as const)('stop, on %s', (store) => {
@@ -148,6 +171,12 @@ describe.skipIf(!installed)('the chat app in a browser', () => {
       expect(views.stored).toHaveLength(2);
       expect(views.page).toEqual(views.stored);
       expect(views.reloaded).toEqual(views.stored);
+      // The stopped reply is marked, on the page, in the store, after a reload.
+      expect(views.marks).toEqual({
+        page: ['stopped'],
+        stored: ['stopped'],
+        reloaded: ['stopped'],
+      });
       await page.close();
     });
 
@@ -176,7 +205,96 @@ describe.skipIf(!installed)('the chat app in a browser', () => {
       ]);
       expect(views.page).toEqual(views.stored);
       expect(views.reloaded).toEqual(views.stored);
+      expect(views.marks).toEqual({
+        page: ['stopped'],
+        stored: ['stopped'],
+        reloaded: ['stopped'],
+      });
       await page.close();
+    });
+
+    const wordsOf = async (page: Page): Promise<number> =>
+      ((await texts(page))[1] ?? '').split(' ').filter((word) => word !== '').length;
+
+    it('a reload mid-reply resumes the reply, which goes on streaming; Stop then works on it', async () => {
+      const chatId = `reload-${store}`;
+      const page = await browser.newPage();
+      page.setDefaultTimeout(10_000);
+      await page.goto(`${slow.url}/#${chatId}`);
+      const question = `please repeat ${Array.from({ length: 40 }, (_, index) => `r${index}`).join(' ')}`;
+      await page.getByLabel('Message').fill(question);
+      await page.getByRole('button', { name: 'Send' }).click();
+      await expect.poll(() => wordsOf(page)).toBeGreaterThanOrEqual(4);
+      await page.reload();
+      // The reloaded page shows the question, then the reply resumed from its start, still
+      // growing: it follows the live reply, not a copy read once.
+      await expect.poll(() => page.getByTestId('status').textContent()).toBe('streaming');
+      const resumedAt = await wordsOf(page);
+      await expect.poll(() => wordsOf(page)).toBeGreaterThan(resumedAt);
+      expect((await texts(page))[0]).toBe(question);
+      await page.getByRole('button', { name: 'Stop' }).click();
+      await expect.poll(() => page.getByTestId('status').textContent()).toBe('ready');
+      const views = await threeViews(page, slow, chatId);
+      expect(views.stored).toHaveLength(2);
+      expect(views.page).toEqual(views.stored);
+      expect(views.reloaded).toEqual(views.stored);
+      expect(views.marks).toEqual({
+        page: ['stopped'],
+        stored: ['stopped'],
+        reloaded: ['stopped'],
+      });
+      await page.close();
+    });
+
+    it('a second page on the chat follows the first: the question, the live reply, its stop', async () => {
+      const chatId = `tabs-${store}`;
+      // The second tab is open before the chat exists: it finds the chat once the first writes.
+      const second = await browser.newPage();
+      second.setDefaultTimeout(10_000);
+      await second.goto(`${slow.url}/#${chatId}`);
+      await expect.poll(() => second.getByTestId('status').textContent()).toBe('ready');
+      const first = await browser.newPage();
+      first.setDefaultTimeout(10_000);
+      await first.goto(`${slow.url}/#${chatId}`);
+      const question = `please repeat ${Array.from({ length: 40 }, (_, index) => `t${index}`).join(' ')}`;
+      await first.getByLabel('Message').fill(question);
+      await first.getByRole('button', { name: 'Send' }).click();
+      await expect.poll(() => wordsOf(first)).toBeGreaterThanOrEqual(3);
+      // The second page shows the question and the reply as it streams.
+      await expect.poll(() => (async () => (await texts(second))[0])()).toBe(question);
+      await expect.poll(() => wordsOf(second)).toBeGreaterThanOrEqual(3);
+      await expect.poll(() => second.getByTestId('status').textContent()).toBe('streaming');
+      const followedAt = await wordsOf(second);
+      await expect.poll(() => wordsOf(second)).toBeGreaterThan(followedAt);
+
+      await first.getByRole('button', { name: 'Stop' }).click();
+      await expect.poll(() => first.getByTestId('status').textContent()).toBe('ready');
+      const answer = await slow.messages(chatId);
+      const { messages } = answer.body as { messages: ChatUIMessage[] };
+      const stored = messages.map(shownText);
+      expect(stored).toHaveLength(2);
+      // Both pages end on what is stored, the reply marked stopped on both.
+      for (const page of [first, second]) {
+        await expect.poll(() => texts(page)).toEqual(stored);
+        await expect.poll(() => marks(page)).toEqual(['stopped']);
+        await expect.poll(() => page.getByTestId('status').textContent()).toBe('ready');
+      }
+
+      // The second page sends the next turn; the first follows it to its end.
+      await second.getByLabel('Message').fill('your turn');
+      await second.getByRole('button', { name: 'Send' }).click();
+      await expect.poll(() => (async () => (await texts(first))[2])()).toBe('your turn');
+      await expect.poll(() => wordsOf(second)).toBeGreaterThan(0);
+      await second.getByRole('button', { name: 'Stop' }).click();
+      await expect.poll(() => second.getByTestId('status').textContent()).toBe('ready');
+      const after = (await slow.messages(chatId)).body as { messages: ChatUIMessage[] };
+      expect(after.messages).toHaveLength(4);
+      for (const page of [first, second]) {
+        await expect.poll(() => texts(page)).toEqual(after.messages.map(shownText));
+        await expect.poll(() => marks(page)).toEqual(['stopped', 'stopped']);
+      }
+      await first.close();
+      await second.close();
     });
   });
 });

@@ -1,24 +1,29 @@
-import {
-  chatErrorResponse,
-  createChatCycle,
-  type ResumableStreams,
-  readChatBody,
-} from '@ctxgraph/ai-sdk';
+import { chatErrorResponse, createChatCycle, readChatBody } from '@ctxgraph/ai-sdk';
+import { usageOf } from '@ctxgraph/engine';
 import { type ContextStore, hint, role } from '@ctxgraph/fragments-core';
 import { XmlRenderer } from '@ctxgraph/renderer-xml';
 import { serveStatic } from '@hono/node-server/serve-static';
 import { type LanguageModel, stepCountIs, streamText } from 'ai';
 import { Hono } from 'hono';
+import { readStopRequest } from './stop-request';
 import { type ChatUIMessage, chatTools, messageMetadataSchema } from './tools';
 
 /** Options of {@link createChatApp}. */
 export interface ChatAppOptions {
-  /** Where chats live (SQLite in the app). */
+  /**
+   * Where chats live (SQLite or PostgreSQL in the app). Its live replies (the three bundled stores
+   * have them) carry every reply's stream, stop and change events across processes.
+   */
   store: ContextStore;
   /** The model that answers. */
   model: LanguageModel;
-  /** Resumable reply streams (in memory in the app). */
-  streams?: ResumableStreams;
+  /**
+   * The cycle's live replies (`createChatCycle({ live })`): on by default with a store that has
+   * them; `false` keeps each reply in its process only (the benchmark's baseline: no resume,
+   * stop or events across processes).
+   * @default on
+   */
+  live?: false | { leaseMs?: number; flushMs?: number };
   /** Serve the built client from this folder. */
   clientDirectory?: string;
   /** The user every request acts as (the app has no sign-in). @default 'chat-app-user' */
@@ -27,10 +32,27 @@ export interface ChatAppOptions {
   onTiming?: (entry: { phase: 'begin' | 'save'; ms: number }) => void;
 }
 
+/** The outcome of each stopped or interrupted reply on the path to a node, by message id. */
+async function outcomesTo(
+  store: ContextStore,
+  chatId: string,
+  nodeId: string,
+): Promise<Record<string, 'aborted' | 'interrupted'>> {
+  const outcomes: Record<string, 'aborted' | 'interrupted'> = Object.create(null);
+  const { nodes } = await store.getChain({ chatId, headMessageId: nodeId });
+  for (const node of nodes) {
+    const outcome = usageOf(node)?.outcome;
+    if (outcome === 'aborted' || outcome === 'interrupted') outcomes[node.message.id] = outcome;
+  }
+  return { ...outcomes };
+}
+
 /**
- * The reference chat app's HTTP API (see the README for the contract):
- * `POST /api/chat`, `GET /api/chat/:id/messages?leaf=`, `GET /api/chat/:id/stream`,
- * `GET /api/chat/:id/versions/:messageId`.
+ * The reference chat app's HTTP API (see the README for the contract): `POST /api/chat`,
+ * `POST /api/chat/:id/stop`, `GET /api/chat/:id/messages?leaf=`, `GET /api/chat/:id/stream`,
+ * `GET /api/chat/:id/events`, `GET /api/chat/:id/versions/:messageId`. Every route works
+ * whichever process of the app a request reaches: a reply's stream, its stop and the chat's
+ * changes live in the store the processes share.
  */
 export function createChatApp(options: ChatAppOptions): Hono {
   const userId = options.userId ?? 'chat-app-user';
@@ -38,10 +60,7 @@ export function createChatApp(options: ChatAppOptions): Hono {
     store: options.store,
     engine: { renderer: new XmlRenderer() },
     schemas: { metadataSchema: messageMetadataSchema, tools: chatTools },
-    ...(options.streams ? { streams: options.streams } : {}),
-    // The page stops a reply by closing its request (its Stop button, a closed tab), as the app's
-    // contract says; the stop route that works from any process comes with the page that uses it.
-    stopOnDisconnect: true,
+    ...(options.live === undefined ? {} : { live: options.live }),
     onSaveError: (error) => console.error(error),
     onReplySaved: (event) => options.onTiming?.({ phase: 'save', ms: event.saveMs }),
   });
@@ -62,9 +81,11 @@ export function createChatApp(options: ChatAppOptions): Hono {
   app.post('/api/chat', async (c) => {
     const body = await readChatBody(c.req.raw);
     const started = performance.now();
+    // No request signal: a client that goes away (a reload, a closed tab) does not stop the
+    // reply, which runs to its end, is saved whole and can be resumed meanwhile. A stop is a
+    // request of its own (POST /api/chat/:id/stop).
     const turn = await cycle.begin(body, {
       userId,
-      signal: c.req.raw.signal,
       context: (engine) => {
         engine.set(
           role('You are the ctxgraph reference chat assistant.'),
@@ -90,15 +111,18 @@ export function createChatApp(options: ChatAppOptions): Hono {
   app.get('/api/chat/:id/messages', async (c) => {
     const leaf = c.req.query('leaf');
     const node = c.req.query('node');
+    const chatId = c.req.param('id');
     if (node !== undefined && node !== '') {
       // A version's conversation (the versions answer names each one's leafNodeId).
-      return c.json({ messages: await cycle.openVersion(c.req.param('id'), node, { userId }) });
+      const messages = await cycle.openVersion(chatId, node, { userId });
+      return c.json({ messages, outcomes: await outcomesTo(options.store, chatId, node) });
     }
-    const messages = await cycle.messages(c.req.param('id'), {
-      userId,
-      ...(leaf === undefined || leaf === '' ? {} : { leaf }),
-    });
-    return c.json({ messages });
+    return c.json(
+      await cycle.conversation(chatId, {
+        userId,
+        ...(leaf === undefined || leaf === '' ? {} : { leaf }),
+      }),
+    );
   });
 
   app.get('/api/chat/:id/versions/:messageId', async (c) => {
@@ -106,7 +130,19 @@ export function createChatApp(options: ChatAppOptions): Hono {
     return c.json({ versions });
   });
 
-  app.get('/api/chat/:id/stream', (c) => cycle.resume(c.req.param('id'), { userId }));
+  app.get('/api/chat/:id/stream', (c) =>
+    cycle.resume(c.req.param('id'), { userId, signal: c.req.raw.signal }),
+  );
+
+  app.post('/api/chat/:id/stop', async (c) => {
+    const request = await readStopRequest(c.req.raw);
+    const stopped = await cycle.stop(c.req.param('id'), { userId, ...request });
+    return stopped === null ? c.body(null, 204) : c.json(stopped);
+  });
+
+  app.get('/api/chat/:id/events', (c) =>
+    cycle.events(c.req.param('id'), { userId, signal: c.req.raw.signal }),
+  );
 
   if (options.clientDirectory) {
     app.use('/*', serveStatic({ root: options.clientDirectory }));

@@ -1,45 +1,21 @@
 // The start command's contract: PORT, CTXGRAPH_SQLITE and CTXGRAPH_POSTGRES (+ CTXGRAPH_PG_SCHEMA),
 // the URL printed when ready, a turn served with the mock model by default, a clean exit on SIGTERM. Runs src/server/main.ts (what
 // `start` runs once built) in a child process.
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { join } from 'node:path';
 import postgres from 'postgres';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type PostgresServer, startPostgresServer } from '../../../../tooling/postgres-server.ts';
+import { spawnAppProcess } from '../__fixtures__/app-process';
 
-const main = resolve(dirname(fileURLToPath(import.meta.url)), 'main.ts');
-const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 const directory = mkdtempSync(join(tmpdir(), 'ctxgraph-chat-start-'));
 afterAll(() => rmSync(directory, { recursive: true, force: true }));
 
 function start(env: Record<string, string>): { child: ChildProcess; url: Promise<string> } {
-  const clean = { ...process.env };
-  for (const key of ['OPENAI_API_KEY', 'ANTHROPIC_API_KEY', 'AI_GATEWAY_API_KEY', 'CHAT_MODEL'])
-    delete clean[key];
-  const child = spawn(process.execPath, ['--import', tsx, main], {
-    cwd: directory,
-    env: { ...clean, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const url = new Promise<string>((resolveUrl, reject) => {
-    let output = '';
-    child.stdout?.on('data', (chunk: Buffer) => {
-      output += chunk.toString('utf8');
-      const match = /running at (http:\/\/(?:127\.0\.0\.1|localhost):\d+)/.exec(output);
-      if (match?.[1]) resolveUrl(match[1]);
-    });
-    child.stderr?.on('data', (chunk: Buffer) => {
-      output += chunk.toString('utf8');
-    });
-    child.once('exit', (code) =>
-      reject(new Error(`exited with ${code} before printing its URL: ${output}`)),
-    );
-  });
-  return { child, url };
+  const { child, ready } = spawnAppProcess(env, directory);
+  return { child, url: ready.then((running) => running.url) };
 }
 
 describe('the start command', () => {

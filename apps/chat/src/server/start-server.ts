@@ -1,10 +1,9 @@
 import type { AddressInfo } from 'node:net';
-import { createMemoryResumableStreams } from '@ctxgraph/ai-sdk';
 import type { ContextStore } from '@ctxgraph/fragments-core';
 import { SqliteContextStore } from '@ctxgraph/store-sqlite';
 import { serve } from '@hono/node-server';
 import type { LanguageModel } from 'ai';
-import { createChatApp } from './chat-app';
+import { type ChatAppOptions, createChatApp } from './chat-app';
 
 /** Options of {@link startChatServer}. */
 export interface StartChatServerOptions {
@@ -18,6 +17,8 @@ export interface StartChatServerOptions {
   port: number;
   /** @default '127.0.0.1' */
   host?: string;
+  /** The cycle's live replies (see `ChatAppOptions.live`). @default on */
+  live?: ChatAppOptions['live'];
   /** Serve the built client from this folder. */
   clientDirectory?: string;
   /** Told how long ctxgraph's parts of each turn took. */
@@ -41,7 +42,7 @@ export async function startChatServer(options: StartChatServerOptions): Promise<
   const app = createChatApp({
     store,
     model: options.model,
-    streams: createMemoryResumableStreams(),
+    ...(options.live === undefined ? {} : { live: options.live }),
     ...(options.clientDirectory ? { clientDirectory: options.clientDirectory } : {}),
     ...(options.onTiming ? { onTiming: options.onTiming } : {}),
   });
