@@ -16,9 +16,9 @@ import {
   type StopReplyInput,
   type TakeOverReplyInput,
 } from '../live-replies';
-import type { Awaitable } from './context-store-driver';
-import { type ByteLimit, checkBytes } from './prepare-input';
-import { assertIdentifier, assertInputObject, assertJsonObject, toJsonText } from './store-input';
+import { assertIdentifier } from '../../rules/identifiers';
+import { assertJsonObject, toJsonText } from '../../rules/storable-json';
+import { assertInputObject, type ByteLimit, checkBytes } from './input-checks';
 
 // The checks of the live-reply capability's input, one function per method (and one for a
 // commit's `startReply` / `endReply`), and the prepared values a driver receives. As for the
@@ -93,33 +93,6 @@ export interface PreparedEndReply {
   readonly chatId: string;
   readonly replyId: string;
   readonly owner: string;
-}
-
-/**
- * The live-reply half of a `ContextStoreDriver` (declare `capabilities.liveReplies` and implement
- * all of it). Each method is one atomic write or one consistent read over checked input; the
- * driver throws `ChatNotFoundError`, `LiveReplyConflictError`, `LiveReplyLostError` and
- * `LiveReplyOffsetError` (see `ContextStore` for each method's rules). The driver's `commit` also
- * receives `PreparedCommit.startReply` / `endReply` and writes them in the commit's transaction.
- * `watchChat` returns synchronously; a driver builds it on `ChatWatchers` (and `ChangePoller`).
- */
-export interface LiveReplyDriver {
-  /** Insert the record (chunk count 0) or throw `LiveReplyConflictError`; raise the change version. */
-  startReply?(input: PreparedStartReply): Awaitable<LiveReplyRecord>;
-  /** Check the owner, then the offset; store the batch, move the count and the lease. */
-  appendReplyChunks?(input: PreparedAppendReplyChunks): Awaitable<AppendReplyChunksResult>;
-  /** The record and its chunks from `from` in one snapshot, or null. */
-  readReply?(input: PreparedReadReply): Awaitable<LiveReplyRead | null>;
-  /** The chat's change version and live records (oldest start first) in one snapshot. */
-  getLiveState?(chatId: string): Awaitable<LiveChatState>;
-  /** Mark the replies (keeping an earlier mark); raise the change version when one was marked. */
-  stopReply?(input: PreparedStopReply): Awaitable<readonly LiveReplyRecord[]>;
-  /** Hand over a reply whose lease has passed (one taker wins), with all its chunks; else null. */
-  takeOverReply?(input: PreparedTakeOverReply): Awaitable<LiveReplyRead | null>;
-  /** Delete the record and its chunks when `owner` holds it; raise the change version. */
-  endReply?(input: PreparedEndReply): Awaitable<void>;
-  /** Subscribe to the chat's change feed; return the unsubscribe function. */
-  watchChat?(chatId: string, listener: ChatChangeListener): () => void;
 }
 
 function assertLease(method: string, leaseMs: unknown): asserts leaseMs is number {
