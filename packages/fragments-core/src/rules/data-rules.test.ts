@@ -145,5 +145,4 @@ describe('JSON helpers', () => {
       assertJsonObject('m', 'metadata', { nested: { ok: [1, 'two', null] } }),
     ).not.toThrow();
   });
-
 });

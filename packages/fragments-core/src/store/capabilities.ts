@@ -171,4 +171,3 @@ export const REQUIRED_STORE_METHODS: readonly [
   'getGraph',
   'close',
 ] as const);
-

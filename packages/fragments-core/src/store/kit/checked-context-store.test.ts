@@ -11,7 +11,7 @@ import {
   REQUIRED_STORE_METHODS,
 } from '../capabilities';
 import type { ChatRecord } from '../records';
-import { branch, chat, everyCall, message, stubDriver } from './__fixtures__/stub-driver';
+import { chat, everyCall, message, stubDriver } from './__fixtures__/stub-driver';
 import { CheckedContextStore, defineContextStore } from './checked-context-store';
 import type { ContextStoreDriver, StoreCall } from './context-store-driver';
 
@@ -67,7 +67,7 @@ describe('CheckedContextStore: the driver it accepts', () => {
       ).toThrow(`capabilities.${flag}: not a capability of contract v1`);
   });
 
-  it('has every required method, and each optional capability\'s methods exactly when it is declared', () => {
+  it("has every required method, and each optional capability's methods exactly when it is declared", () => {
     const required = REQUIRED_STORE_METHODS;
     const optional = OPTIONAL_CAPABILITIES.flatMap(
       (capability) => OPTIONAL_CAPABILITY_METHODS[capability],
@@ -154,7 +154,6 @@ describe('CheckedContextStore: the driver it accepts', () => {
     expect(JSON.stringify({ store })).toBe('{"store":"[StubStore]"}');
   });
 });
-
 
 describe('CheckedContextStore: errors', () => {
   it('turns a synchronous throw into a rejection; ctxgraph errors pass through as they are', async () => {

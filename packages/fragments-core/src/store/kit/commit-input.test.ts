@@ -58,7 +58,6 @@ describe('prepareAppend', () => {
     ).toThrow('messages[1].message.parts[0].text: string contains the NUL character');
     expect(() => prepareAppend(null as never)).toThrow('append(input): input must be an object.');
   });
-
 });
 
 describe('prepareCommit', () => {
@@ -114,9 +113,7 @@ describe('prepareCommit', () => {
       [{ from: '' }, 'fork.from'],
       [{ from: 'main', activate: 1 }, 'fork.activate'],
     ] as const) {
-      expect(() => prepareCommit({ ...commit([message('a')]), fork: fork as never })).toThrow(
-        path,
-      );
+      expect(() => prepareCommit({ ...commit([message('a')]), fork: fork as never })).toThrow(path);
     }
   });
 
@@ -157,8 +154,13 @@ describe('prepareCommit', () => {
         maxJsonBytes: 70,
       }),
     ).toThrow('messages[0].engineRecord is');
-    const live = { ...commit([message('a')]), startReply: { replyId: 'r', owner: 'o', leaseMs: 1 } };
-    expect(() => prepareCommit(live)).toThrow('startReply needs a store that declares capabilities.liveReplies');
+    const live = {
+      ...commit([message('a')]),
+      startReply: { replyId: 'r', owner: 'o', leaseMs: 1 },
+    };
+    expect(() => prepareCommit(live)).toThrow(
+      'startReply needs a store that declares capabilities.liveReplies',
+    );
     expect(prepareCommit(live, { liveReplies: true }).startReply).toEqual({
       replyId: 'r',
       owner: 'o',
@@ -209,7 +211,9 @@ describe('prepareCommit', () => {
     expect(() => prepareCommit(commit([message('a', 'half \uDE00 of a pair')]))).toThrow(
       'messages[0].message.parts[0].text: string contains a lone UTF-16 surrogate',
     );
-    expect(prepareCommit(commit([message('a', 'whole 😀 pair')])).messages[0]?.json).toContain('😀');
+    expect(prepareCommit(commit([message('a', 'whole 😀 pair')])).messages[0]?.json).toContain(
+      '😀',
+    );
   });
 
   it('refuses cycles and class instances', () => {

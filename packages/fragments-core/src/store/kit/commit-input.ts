@@ -113,9 +113,12 @@ export function prepareCommit(input: CommitInput, options: StoreInputOptions = {
   let forkCopy: PreparedCommit['fork'];
   if (fork !== undefined) {
     if (typeof fork !== 'object' || fork === null || Array.isArray(fork)) {
-      throw new ValidationError(`${method}: fork must be an object { from, activate? } or omitted.`, {
-        issues: [{ path: 'fork', message: 'expected an object' }],
-      });
+      throw new ValidationError(
+        `${method}: fork must be an object { from, activate? } or omitted.`,
+        {
+          issues: [{ path: 'fork', message: 'expected an object' }],
+        },
+      );
     }
     // Read once: what was checked is what the driver gets.
     const { from, activate } = fork;
@@ -192,7 +195,8 @@ function prepareMessages(
     const record = message as Record<string, unknown>;
     // A version of a message: its node id may differ, but the message id is an id all the same.
     const messageIdProblem = record.id === id ? undefined : identifierProblem(record.id);
-    if (messageIdProblem) issues.push({ path: at(index, '.message.id'), message: messageIdProblem });
+    if (messageIdProblem)
+      issues.push({ path: at(index, '.message.id'), message: messageIdProblem });
     if (newVersion !== undefined) newVersionIssue(index, newVersion, id, record.id, issues);
     if (typeof record.role !== 'string' || record.role === '')
       issues.push({ path: at(index, '.message.role'), message: 'expected a non-empty string' });

@@ -1,8 +1,18 @@
 import type { RequiredStoreMethod } from '../capabilities';
-import type { ChatPointerInput, ContextStore, GetHeadInput, GetMessageInput } from '../context-store';
+import type {
+  ChatPointerInput,
+  ContextStore,
+  GetHeadInput,
+  GetMessageInput,
+} from '../context-store';
 import type { ChatChangeListener } from '../live-replies';
 import type { ChatRecord } from '../records';
-import type { ChatListQuery, PreparedOpenChat, PreparedSaveContext, PreparedUpdateChat } from './chat-input';
+import type {
+  ChatListQuery,
+  PreparedOpenChat,
+  PreparedSaveContext,
+  PreparedUpdateChat,
+} from './chat-input';
 import type { PreparedAppend, PreparedCommit } from './commit-input';
 import type {
   PreparedAppendReplyChunks,

@@ -1,11 +1,9 @@
 import { describe, expectTypeOf, it } from 'vitest';
-import type {
-  OptionalStoreMethod,
-  RequiredStoreMethod,
-} from '../capabilities';
+import type { OptionalStoreMethod, RequiredStoreMethod } from '../capabilities';
 import type { AppendInput, AppendResult, ContextStore } from '../context-store';
 import type { ChatRecord, Page } from '../records';
 import type { PruneInput, PruneResult } from '../retention';
+import type { ChatListQuery } from './chat-input';
 import {
   type Awaitable,
   CheckedContextStore,
@@ -14,7 +12,6 @@ import {
   defineContextStore,
   type PreparedCommit,
 } from './index';
-import type { ChatListQuery } from './chat-input';
 
 /** The names of the function members of a type. */
 type MethodNames<T> = {

@@ -6,6 +6,7 @@
 // are the main entry's (`@ctxgraph/fragments-core`, `src/rules/`): codecs and the engine apply
 // them too.
 
+export { toJsonText } from '../../rules/storable-json';
 export {
   type ChatListQuery,
   chatCursor,
@@ -121,7 +122,6 @@ export {
   searchTerms,
   searchTokens,
 } from './search-input';
-export { toJsonText } from '../../rules/storable-json';
 export {
   assignVersionIds,
   type VersionIdReads,

@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { assertInputObject, assertOptionalBoolean, assertTitle, mergeMetadata } from './input-checks';
+import {
+  assertInputObject,
+  assertOptionalBoolean,
+  assertTitle,
+  mergeMetadata,
+} from './input-checks';
 
 describe('assertTitle, assertOptionalBoolean, assertInputObject', () => {
   it('accepts titles, and null only where a title can be cleared', () => {

@@ -1,6 +1,6 @@
 import { ValidationError, type ValidationIssue } from '../../errors/errors';
-import { stringProblem, utf8Length } from '../../rules/identifiers';
 import type { JsonObject } from '../../json';
+import { stringProblem, utf8Length } from '../../rules/identifiers';
 
 // The small checks every prepare function of the kit is built from: an input that is an object,
 // a boolean flag, a title, a text within the store's size limit, and one error for a list of
@@ -81,12 +81,7 @@ function titleProblem(title: string): string | undefined {
 }
 
 /** Refuses a text longer than `limit` UTF-8 bytes (no limit when undefined). */
-export function checkBytes(
-  method: string,
-  field: string,
-  text: string,
-  limit: ByteLimit,
-): void {
+export function checkBytes(method: string, field: string, text: string, limit: ByteLimit): void {
   // UTF-8 takes at most 3 bytes per UTF-16 code unit: only long texts need counting.
   if (limit === undefined || text.length * 3 <= limit) return;
   const bytes = utf8Length(text);

@@ -1,8 +1,8 @@
 import { BranchExistsError, HeadConflictError, StoreError } from '../../errors/errors';
 import type { AppendResult } from '../context-store';
 import type { BranchRecord } from '../records';
-import type { ContextStoreDriver } from './context-store-driver';
 import type { PreparedAppend } from './commit-input';
+import type { ContextStoreDriver } from './context-store-driver';
 import type { PreparedForkBranch } from './pointer-input';
 import { forkBranchName } from './pointer-input';
 

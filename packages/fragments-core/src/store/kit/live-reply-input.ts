@@ -1,23 +1,18 @@
 import { ValidationError } from '../../errors/errors';
 import type { JsonValue } from '../../json';
+import { assertIdentifier } from '../../rules/identifiers';
+import { assertJsonObject, toJsonText } from '../../rules/storable-json';
 import {
   type AppendReplyChunksInput,
-  type AppendReplyChunksResult,
-  type ChatChangeListener,
   type CommitEndReply,
   type CommitStartReply,
   type EndReplyInput,
   LIVE_REPLY_LIMITS,
-  type LiveChatState,
-  type LiveReplyRead,
-  type LiveReplyRecord,
   type ReadReplyInput,
   type StartReplyInput,
   type StopReplyInput,
   type TakeOverReplyInput,
 } from '../live-replies';
-import { assertIdentifier } from '../../rules/identifiers';
-import { assertJsonObject, toJsonText } from '../../rules/storable-json';
 import { assertInputObject, type ByteLimit, checkBytes } from './input-checks';
 
 // The checks of the live-reply capability's input, one function per method (and one for a

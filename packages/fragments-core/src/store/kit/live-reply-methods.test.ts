@@ -3,8 +3,7 @@ import { StoreError, ValidationError } from '../../errors/errors';
 import type { LiveReplyRecord } from '../live-replies';
 import { stubDriver } from './__fixtures__/stub-driver';
 import { CheckedContextStore } from './checked-context-store';
-import type { ContextStoreDriver } from './context-store-driver';
-import type { LiveReplyDriver } from './context-store-driver';
+import type { ContextStoreDriver, LiveReplyDriver } from './context-store-driver';
 import { chunksFrom } from './live-reply-input';
 
 // What the kit does around a driver's live-reply methods: the capability gates them and a

@@ -1,6 +1,6 @@
 import { BranchNotFoundError, ValidationError } from '../../errors/errors';
-import type { PruneInput } from '../retention';
 import { assertIdentifier } from '../../rules/identifiers';
+import type { PruneInput } from '../retention';
 import { assertInputObject, assertOptionalBoolean } from './input-checks';
 
 // The shared half of `prune`: the input checks, the rules for deleting branches (never the

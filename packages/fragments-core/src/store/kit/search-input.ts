@@ -1,7 +1,7 @@
 import { ValidationError } from '../../errors/errors';
+import { assertIdentifier } from '../../rules/identifiers';
 import type { StoredMessage } from '../records';
 import type { SearchHit, SearchMessagesInput } from '../search';
-import { assertIdentifier } from '../../rules/identifiers';
 import { assertInputObject } from './input-checks';
 
 // The shared half of `searchMessages`: what a query means (its words), what text of a message is

@@ -1,10 +1,10 @@
 import type { ValidationIssue } from '../../errors/errors';
+import type { ContextStoreCapabilities } from '../capabilities';
 import {
   OPTIONAL_CAPABILITIES,
   OPTIONAL_CAPABILITY_METHODS,
   REQUIRED_STORE_METHODS,
 } from '../capabilities';
-import type { ContextStoreCapabilities } from '../capabilities';
 import type { ChatPointerInput, ContextStore } from '../context-store';
 import type { ChatRecord, Page } from '../records';
 import type { SearchHit } from '../search';
@@ -42,7 +42,12 @@ import {
   preparePointer,
   prepareRenameBranch,
 } from './pointer-input';
-import { prepareFindMessageNodes, prepareGetChain, prepareGetHead, prepareGetMessage } from './read-input';
+import {
+  prepareFindMessageNodes,
+  prepareGetChain,
+  prepareGetHead,
+  prepareGetMessage,
+} from './read-input';
 import { preparePrune } from './retention-input';
 import { prepareSearch, type SearchMatch, searchCursor, searchHit } from './search-input';
 
@@ -66,7 +71,10 @@ export interface StoreMethod<Name extends DriverMethodName> {
   /** Checks the caller's input and builds what the driver receives. */
   readonly prepare: (input: StoreInput<Name>, options: StoreInputOptions) => PreparedInputs[Name];
   /** Turns the driver's answer into the contract's result; the answer as it is when absent. */
-  readonly finish?: (result: DriverResult<Name>, prepared: PreparedInputs[Name]) => StoreResult<Name>;
+  readonly finish?: (
+    result: DriverResult<Name>,
+    prepared: PreparedInputs[Name],
+  ) => StoreResult<Name>;
 }
 
 function call(method: string, argument: string, writes: boolean): StoreCall {
@@ -227,7 +235,10 @@ export function driverIssues(driver: ContextStoreDriver): ValidationIssue[] {
     for (const capability of OPTIONAL_CAPABILITIES) {
       const declared = capabilities[capability];
       if (declared !== undefined && typeof declared !== 'boolean') {
-        issues.push({ path: `capabilities.${capability}`, message: 'expected a boolean or nothing' });
+        issues.push({
+          path: `capabilities.${capability}`,
+          message: 'expected a boolean or nothing',
+        });
       }
       if (declared !== true) continue;
       for (const method of OPTIONAL_CAPABILITY_METHODS[capability]) {
