@@ -12,6 +12,7 @@ import {
   isTokenizer,
   type JsonObject,
   type PruneResult,
+  REQUIRED_STORE_METHODS,
   type Tokenizer,
   UnsupportedSpecificationError,
   ValidationError,
@@ -272,6 +273,15 @@ export function checkEngineOptions(options: ContextEngineOptions): EngineSetting
   if (store.specificationVersion !== 'v1') {
     throw new UnsupportedSpecificationError(
       `${method}: the store implements ContextStore specification ${JSON.stringify(store.specificationVersion)}, but this engine supports "v1". Upgrade the store or the engine so they match.`,
+    );
+  }
+  const missing = REQUIRED_STORE_METHODS.filter((name) => typeof store[name] !== 'function');
+  if (missing.length > 0) {
+    throw new ValidationError(
+      `${method}: store is not a whole v1 ContextStore: it has no ${missing.map((name) => `${name}()`).join(', ')}. Every v1 store has every required method; a store built on @ctxgraph/fragments-core/store-kit gets append() and forkBranch() from the kit.`,
+      {
+        issues: missing.map((name) => ({ path: `store.${name}`, message: 'expected a function' })),
+      },
     );
   }
   assertIdentifier(method, 'chatId', options.chatId);

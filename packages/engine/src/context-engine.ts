@@ -74,7 +74,7 @@ import {
   versions,
 } from './messages/message-graph';
 import { ChatSession } from './session/chat-session';
-import { requireAbility } from './session/store-abilities';
+import { requireCapability } from './session/store-abilities';
 import { chatUsage, pricesFor } from './usage/chat-usage';
 import type { UsageTotals } from './usage/message-usage';
 
@@ -218,14 +218,19 @@ export class ContextEngine {
 
   /**
    * Persists the messages set before this call as nodes after the branch head, in one atomic
-   * store call, and moves the head to the last of them. A store that declares `append` attaches
-   * them at whatever the head is, serializing concurrent writers itself; with any other store
-   * the engine compares-and-sets and, when another writer moved the head first, attaches on top
-   * of the new head. A turn is never dropped. If saving fails, nothing was written and the
-   * messages stay pending. `options` starts or ends a live reply in the same store write.
+   * store call, and moves the head to the last of them: the store's `append` attaches them at
+   * whatever the head is, serializing concurrent writers itself. `options` starts or ends a live
+   * reply in the same store write (a store with `capabilities.liveReplies`, else
+   * `UnsupportedCapabilityError`): such a save is a compare-and-set `commit` that, when another
+   * writer moved the head first, attaches on top of the new head. A turn is never dropped. If
+   * saving fails, nothing was written and the messages stay pending.
    */
   save(options: SaveOptions = {}): Promise<SaveResult> {
     return this.#session.run(async (ticket) => {
+      if (options.startReply !== undefined || options.endReply !== undefined) {
+        const part = options.startReply !== undefined ? 'startReply' : 'endReply';
+        requireCapability(this.#session.store, 'liveReplies', `save({ ${part} })`);
+      }
       await saveTurn(this.#session, ticket, options);
       return { headMessageId: this.headMessageId };
     });
@@ -401,17 +406,17 @@ export class ContextEngine {
    */
   search(query: string, options?: SearchOptions): Promise<Page<SearchHit>> {
     return this.#run(optionsProblem('search(query, options)', options), async () => {
-      const search =
+      const store =
         options?.prefix === true
-          ? requireAbility(
-              this.#session.abilities,
+          ? requireCapability(
+              this.#session.store,
               'searchPrefix',
               'search(query, { prefix: true })',
             )
-          : requireAbility(this.#session.abilities, 'search', 'search(query)');
+          : requireCapability(this.#session.store, 'search', 'search(query)');
       // After opening: the engine's branch is the chat's active one only from then on.
       await this.#session.open();
-      return search(searchInput(query, options ?? {}, this));
+      return store.searchMessages(searchInput(query, options ?? {}, this));
     });
   }
 

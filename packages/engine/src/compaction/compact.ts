@@ -179,7 +179,8 @@ export async function carrySummary(
   await view.sync();
   const visible = visibleConversation(view.chain);
   if (visible.entries.length === 0) return null;
-  const destination = await store.getHead({ chatId, branch: input.toBranch });
+  // The branch must exist (BranchNotFoundError), known before the summarizer's call is paid for.
+  await store.getHead({ chatId, branch: input.toBranch });
   const messages = visible.entries.map(shownMessage);
   const summary = await runSummarizer(
     input.summarize,
@@ -210,7 +211,6 @@ export async function carrySummary(
     branch: input.toBranch,
     batch,
     attach: 'any-head',
-    knownHead: destination.headMessageId,
   });
   return message.id;
 }

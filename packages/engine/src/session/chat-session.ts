@@ -1,11 +1,16 @@
-import type { ChatRecord, HeadState, JsonObject, Tokenizer } from '@ctxgraph/fragments-core';
+import type {
+  ChatRecord,
+  ContextStore,
+  HeadState,
+  JsonObject,
+  Tokenizer,
+} from '@ctxgraph/fragments-core';
 import type { EngineSettings } from '../context-engine-options';
 import { PendingLane } from '../conversation/pending-lane';
 import type { ModelPrices } from '../model-prices';
 import { BranchView, type ChainRead } from './branch-view';
 import { MessageValidator } from './message-validator';
-import { RecordKeepingStore } from './record-keeping-store';
-import { abilitiesOf, type StoreAbilities } from './store-abilities';
+import { readUpgradingStore } from './read-upgrading-store';
 
 /** The engine's settings every feature reads. */
 export interface SessionSettings {
@@ -19,16 +24,15 @@ export interface SessionSettings {
 }
 
 /**
- * What an open chat is: the store (with the engine's records beside each message), the chat and
- * user ids, the call-order queue, the view of the active branch, the pending lane, the message
- * validator and the store's abilities, found once. The engine's features take the session; the
+ * What an open chat is: the store (every node read with the engine's record beside its message),
+ * the chat and user ids, the call-order queue, the view of the active branch, the pending lane
+ * and the message validator. The engine's features take the session; the
  * engine itself only checks arguments and hands each call to them through `run`.
  */
 export class ChatSession {
-  readonly store: RecordKeepingStore;
+  readonly store: ContextStore;
   readonly chatId: string;
   readonly userId: string;
-  readonly abilities: StoreAbilities;
   readonly validator: MessageValidator;
   readonly view: BranchView;
   readonly pending: PendingLane = new PendingLane();
@@ -43,9 +47,8 @@ export class ChatSession {
   #queue: Promise<unknown> = Promise.resolve();
 
   constructor(options: EngineSettings) {
-    // The engine's records live beside each message, whatever the store (record-keeping-store.ts).
-    this.store = new RecordKeepingStore(options.store);
-    this.abilities = abilitiesOf(this.store);
+    // Records that earlier versions kept inside the message are read as beside it.
+    this.store = readUpgradingStore(options.store);
     this.chatId = options.chatId;
     this.userId = options.userId;
     this.#metadata = options.metadata;
