@@ -326,11 +326,11 @@ export function defineContextLaneTests(harness: StoreHarness): void {
           await store.saveContext({ chatId, fragments: laneFixture });
           const before = await store.getContext(chatId);
           await store.close();
-          await harness.withReopened(store, async (_reopened) => {
-            const loaded = await store.getContext(chatId);
+          await harness.withReopened(store, async (reopened) => {
+            const loaded = await reopened.getContext(chatId);
             expect(loaded).toEqual(before);
             expect(JSON.stringify(loaded.fragments)).toBe(JSON.stringify(laneFixture));
-            const next = await store.saveContext({ chatId, fragments: [], expectedRevision: 1 });
+            const next = await reopened.saveContext({ chatId, fragments: [], expectedRevision: 1 });
             expect(next.revision).toBe(2);
           });
         });
