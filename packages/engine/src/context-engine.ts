@@ -1,15 +1,13 @@
-import {
-  assertIdentifier,
-  type BranchRecord,
-  type ChatRecord,
-  type CheckpointRecord,
-  type ContextFragment,
-  type ContextLaneRecord,
-  type ContextRenderer,
-  type Page,
-  type PruneResult,
-  type SearchHit,
-  ValidationError,
+import type {
+  BranchRecord,
+  ChatRecord,
+  CheckpointRecord,
+  ContextFragment,
+  ContextLaneRecord,
+  ContextRenderer,
+  Page,
+  PruneResult,
+  SearchHit,
 } from '@ctxgraph/fragments-core';
 import type { UIMessage } from 'ai';
 import {
@@ -25,23 +23,17 @@ import {
 import {
   type BranchComparisonReport,
   type CompareBranchesOptions,
-  compareBranches,
+  compareBranchesOf,
 } from './branches/compare-branches';
-import { type SearchOptions, searchInput } from './branches/search';
+import { type SearchOptions, searchChat } from './branches/search';
 import { BudgetPlanner } from './budget/budgeted-resolve';
-import {
-  type CompactionResult,
-  type CompactOptions,
-  checkCompactOptions,
-  compactBranch,
-} from './compaction/compact';
+import { type CompactionResult, type CompactOptions, compactCall } from './compaction/compact';
 import {
   type ChatUpdate,
-  type CheckedResolveOptions,
   type CheckpointOptions,
   type ContextEngineOptions,
   checkEngineOptions,
-  checkResolveOptions,
+  continueFromProblem,
   type DeleteBranchOptions,
   type EnginePruneResult,
   type ModelResolveResult,
@@ -60,7 +52,7 @@ import {
   usageOptionsProblem,
 } from './context-engine-options';
 import { ContextLane } from './context-lane/context-lane';
-import { bindLazy, routeFragments } from './conversation/conversation';
+import { addMessages, routeFragments } from './conversation/conversation';
 import { saveTurn } from './conversation/save-turn';
 import { type InspectOptions, type InspectSnapshot, inspectChat } from './inspect';
 import {
@@ -73,26 +65,10 @@ import {
   type MessageVersion,
   versions,
 } from './messages/message-graph';
+import { resolveCall } from './resolve-call';
 import { ChatSession } from './session/chat-session';
-import { requireCapability } from './session/store-abilities';
-import { chatUsage, pricesFor } from './usage/chat-usage';
-import type { UsageTotals } from './usage/message-usage';
-
-export type {
-  ChatUpdate,
-  CheckpointOptions,
-  ContextEngineOptions,
-  DeleteBranchOptions,
-  EnginePruneResult,
-  ModelResolveResult,
-  PruneOptions,
-  ResolveOptions,
-  ResolveResult,
-  SaveOptions,
-  SaveResult,
-  SwitchBranchOptions,
-  UsageOptions,
-} from './context-engine-options';
+import { chatUsageOf } from './usage/chat-usage';
+import type { UsageTotals } from './usage/usage-totals';
 
 /**
  * Manages one chat: system context (fragments rendered into a system prompt) and a branching
@@ -173,16 +149,8 @@ export class ContextEngine {
    */
   set(...fragments: ContextFragment[]): this {
     const routed = routeFragments(fragments);
-    const session = this.#session;
-    session.pending.add(routed.messages);
     this.#lane.add(routed.context);
-    if (routed.lazy) {
-      // A lazy correction targets what the caller was looking at: bind it after the calls before
-      // it have run, from the view they left (or, with no view yet, when first used).
-      session.run(async (ticket) => {
-        if (session.view.loaded) bindLazy(session, ticket);
-      });
-    }
+    addMessages(this.#session, routed);
     return this;
   }
 
@@ -199,21 +167,8 @@ export class ContextEngine {
   resolve(options?: ResolveOptions & { format?: 'ui' }): Promise<ResolveResult>;
   resolve(options: ResolveOptions & { format: 'model' }): Promise<ModelResolveResult>;
   resolve(options?: ResolveOptions): Promise<ResolveResult | ModelResolveResult> {
-    let checked: CheckedResolveOptions;
-    try {
-      checked = checkResolveOptions(options);
-    } catch (error) {
-      return Promise.reject(error);
-    }
-    const context = this.#lane.atCall();
-    return this.#session.run(async (ticket) => {
-      const renderer = pickRenderer(options?.renderer, this.#renderer, 'resolve(options)');
-      const opened = await this.#session.open();
-      // Fields named one by one: an object spread here costs more than the rest of a warm resolve.
-      const { format, budget } = checked;
-      const call = { format, budget, renderer, fragments: context(), ticket };
-      return this.#planner.resolve(this.#session, call, opened);
-    });
+    const parts = { session: this.#session, planner: this.#planner, renderer: this.#renderer };
+    return resolveCall({ ...parts, context: this.#lane.atCall() }, options);
   }
 
   /**
@@ -227,10 +182,6 @@ export class ContextEngine {
    */
   save(options: SaveOptions = {}): Promise<SaveResult> {
     return this.#session.run(async (ticket) => {
-      if (options.startReply !== undefined || options.endReply !== undefined) {
-        const part = options.startReply !== undefined ? 'startReply' : 'endReply';
-        requireCapability(this.#session.store, 'liveReplies', `save({ ${part} })`);
-      }
       await saveTurn(this.#session, ticket, options);
       return { headMessageId: this.headMessageId };
     });
@@ -269,16 +220,9 @@ export class ContextEngine {
    * ```
    */
   continueFrom(nodeId: string | null, options?: ContinueFromOptions): Promise<ContinueFromResult> {
-    const method = 'continueFrom(nodeId, options)';
-    const activate = options?.activate;
-    const problem =
-      optionsProblem(method, options) ??
-      (activate === undefined || typeof activate === 'boolean'
-        ? undefined
-        : new ValidationError(`${method}: activate must be a boolean or omitted.`, {
-            issues: [{ path: 'activate', message: 'expected a boolean' }],
-          }));
-    return this.#run(problem, () => continueFrom(this.#session, nodeId, activate === true));
+    return this.#run(continueFromProblem(options), () =>
+      continueFrom(this.#session, nodeId, options?.activate === true),
+    );
   }
 
   /**
@@ -296,7 +240,7 @@ export class ContextEngine {
 
   /**
    * The node ids holding a message id, newest first (an edited message has several; at most
-   * 100). Through the store's index (`capabilities.messageVersions`), else one read of the graph.
+   * 100), through the store's index.
    */
   findMessage(messageId: string): Promise<readonly string[]> {
     return this.#session.run(() => findMessage(this.#session, messageId));
@@ -352,16 +296,7 @@ export class ContextEngine {
    * nothing to compact. A failing or empty summary writes nothing. Pending messages stay pending.
    */
   compact(options: CompactOptions): Promise<CompactionResult | null> {
-    let checked: CompactOptions;
-    try {
-      checked = checkCompactOptions(options);
-    } catch (error) {
-      return Promise.reject(error);
-    }
-    return this.#session.run(async () => {
-      await this.#session.open();
-      return compactBranch(this.#session, checked);
-    });
+    return compactCall(this.#session, options);
   }
 
   /**
@@ -383,19 +318,9 @@ export class ContextEngine {
     right: string,
     options?: CompareBranchesOptions,
   ): Promise<BranchComparisonReport> {
-    const session = this.#session;
     return this.#run(
       pricedOptionsProblem('compareBranches(left, right, options)', options),
-      async () => {
-        assertIdentifier('compareBranches(left, right)', 'left', left);
-        assertIdentifier('compareBranches(left, right)', 'right', right);
-        await session.open();
-        const { tokenizer, prices } = session.settings;
-        return compareBranches(session.store, session.chatId, { left, right }, tokenizer, {
-          ...prices,
-          ...options?.prices,
-        });
-      },
+      async () => compareBranchesOf(this.#session, left, right, options),
     );
   }
 
@@ -405,19 +330,9 @@ export class ContextEngine {
    * Needs a store with `capabilities.search` (`UnsupportedCapabilityError` otherwise).
    */
   search(query: string, options?: SearchOptions): Promise<Page<SearchHit>> {
-    return this.#run(optionsProblem('search(query, options)', options), async () => {
-      const store =
-        options?.prefix === true
-          ? requireCapability(
-              this.#session.store,
-              'searchPrefix',
-              'search(query, { prefix: true })',
-            )
-          : requireCapability(this.#session.store, 'search', 'search(query)');
-      // After opening: the engine's branch is the chat's active one only from then on.
-      await this.#session.open();
-      return store.searchMessages(searchInput(query, options ?? {}, this));
-    });
+    return this.#run(optionsProblem('search(query, options)', options), () =>
+      searchChat(this.#session, query, options),
+    );
   }
 
   /**
@@ -425,7 +340,6 @@ export class ContextEngine {
    * checkpoints stay; the chat's active branch follows when it was `from`, and so does this
    * engine when it is on `from` (its pending messages stay pending). `BranchNotFoundError` for
    * an unknown branch, `BranchExistsError` when `to` is taken, `ValidationError` for a bad name.
-   * Needs a store with `capabilities.renameBranch` (`UnsupportedCapabilityError` otherwise).
    *
    * @example
    * ```ts
@@ -467,31 +381,12 @@ export class ContextEngine {
    * example one whose id belongs to another branch). Resolves to how many were dropped.
    */
   discardPending(): Promise<number> {
-    const { pending } = this.#session;
-    return this.#session.run(async (ticket) => {
-      const count = pending.before(ticket).length;
-      pending.drop(ticket);
-      return count;
-    });
+    return this.#session.run(async (ticket) => this.#session.pending.discard(ticket));
   }
 
   /** Sets the chat title and merges metadata; returns the chat as stored. */
   updateChat(update: ChatUpdate): Promise<ChatRecord> {
-    const session = this.#session;
-    return session.run(async () => {
-      if (typeof update !== 'object' || update === null) {
-        throw new ValidationError(
-          'updateChat(update): update must be an object with title and/or metadata.',
-        );
-      }
-      await session.open();
-      session.chat = await session.store.updateChat({
-        chatId: session.chatId,
-        ...(update.title === undefined ? {} : { title: update.title }),
-        ...(update.metadata === undefined ? {} : { metadata: update.metadata }),
-      });
-      return session.chat as ChatRecord;
-    });
+    return this.#session.run(() => this.#session.update(update));
   }
 
   /** The context fragments (the system-context lane), in order. */
@@ -532,11 +427,7 @@ export class ContextEngine {
    * every message of the chat, on any branch (`scope: 'chat'`).
    */
   usage(options?: UsageOptions): Promise<UsageTotals> {
-    return this.#run(usageOptionsProblem(options), async () => {
-      await this.#session.open();
-      const prices = pricesFor(this.#session, options?.prices);
-      return chatUsage(this.#session, options?.scope ?? 'branch', prices);
-    });
+    return this.#run(usageOptionsProblem(options), () => chatUsageOf(this.#session, options));
   }
 
   /**

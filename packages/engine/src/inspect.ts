@@ -29,7 +29,7 @@ import { pendingMessages } from './conversation/conversation';
 import { DEFAULT_MODEL_PRICES, findModelPrice, type ModelPrices } from './model-prices';
 import type { ChatSession } from './session/chat-session';
 import { branchUsage, pricesFor } from './usage/chat-usage';
-import { totalUsage, type UsageTotals } from './usage/message-usage';
+import { totalUsage, type UsageTotals } from './usage/usage-totals';
 
 /** Options of `ContextEngine.inspect`. */
 export interface InspectOptions {

@@ -12,7 +12,8 @@ import type { UIMessage } from 'ai';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { LineRenderer, withoutOptionalCapabilities } from './__fixtures__/test-kit';
-import { ContextEngine, type ContextEngineOptions } from './context-engine';
+import { ContextEngine } from './context-engine';
+import type { ContextEngineOptions } from './context-engine-options';
 import { withUsage } from './usage/message-usage';
 
 // The promises of the "Trust" issue: a saved turn is never lost, changed or hidden, a warm engine

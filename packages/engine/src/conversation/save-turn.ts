@@ -11,6 +11,7 @@ import { messageText } from '../budget/token-counter';
 import { visibleConversation } from '../compaction/compacted-view';
 import type { SaveOptions } from '../context-engine-options';
 import type { ChatSession } from '../session/chat-session';
+import { requireCapability } from '../session/store-abilities';
 import { type AttachPoint, writeMessages } from '../session/write-messages';
 import { addUsage, PENDING_PROVIDER_COMPACTION } from '../usage/message-usage';
 import type { PendingProviderCompaction } from '../usage/provider-compaction';
@@ -26,6 +27,10 @@ export async function saveTurn(
   ticket: number,
   live: SaveOptions = {},
 ): Promise<void> {
+  if (live.startReply !== undefined || live.endReply !== undefined) {
+    const part = live.startReply !== undefined ? 'startReply' : 'endReply';
+    requireCapability(session.store, 'liveReplies', `save({ ${part} })`);
+  }
   const { pending, view, validator } = session;
   const opened = session.isOpen ? undefined : await session.open();
   if (pending.before(ticket).length === 0) return;

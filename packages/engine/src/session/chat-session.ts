@@ -1,11 +1,12 @@
-import type {
-  ChatRecord,
-  ContextStore,
-  HeadState,
-  JsonObject,
-  Tokenizer,
+import {
+  type ChatRecord,
+  type ContextStore,
+  type HeadState,
+  type JsonObject,
+  type Tokenizer,
+  ValidationError,
 } from '@ctxgraph/fragments-core';
-import type { EngineSettings } from '../context-engine-options';
+import type { ChatUpdate, EngineSettings } from '../context-engine-options';
 import { PendingLane } from '../conversation/pending-lane';
 import type { ModelPrices } from '../model-prices';
 import { BranchView, type ChainRead } from './branch-view';
@@ -113,6 +114,23 @@ export class ChatSession {
       version: opened.chat.version,
       rewrittenAt: opened.chat.rewrittenAt,
     };
+  }
+
+  /** `updateChat()`: sets the title and merges metadata; returns the chat as stored. */
+  async update(update: ChatUpdate): Promise<ChatRecord> {
+    if (typeof update !== 'object' || update === null) {
+      throw new ValidationError(
+        'updateChat(update): update must be an object with title and/or metadata.',
+      );
+    }
+    await this.open();
+    const chat = await this.store.updateChat({
+      chatId: this.chatId,
+      ...(update.title === undefined ? {} : { title: update.title }),
+      ...(update.metadata === undefined ? {} : { metadata: update.metadata }),
+    });
+    this.#chat = chat;
+    return chat;
   }
 
   /** True once the chat is open. */
