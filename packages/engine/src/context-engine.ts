@@ -404,18 +404,17 @@ export class ContextEngine {
   }
 
   /**
-   * Loads the chat's stored context lane (the store must declare `capabilities.contextLane`)
-   * and makes it this engine's context, replacing what was set. Resolves to the fragments.
+   * Loads the chat's stored context lane and makes it this engine's context, replacing what was
+   * set. Resolves to the fragments.
    */
   loadContext(): Promise<readonly ContextFragment[]> {
     return this.#lane.load(this.#session);
   }
 
   /**
-   * Stores the context lane as it is when called (the store must declare
-   * `capabilities.contextLane`). After a `loadContext()` or an earlier save it only writes over
-   * the revision it knows: when another writer saved in between, it fails with a
-   * `ContextConflictError` and writes nothing.
+   * Stores the context lane as it is when called, with the chat. After a `loadContext()` or an
+   * earlier save it only writes over the revision it knows: when another writer saved in
+   * between, it fails with a `ContextConflictError` and writes nothing.
    */
   saveContext(): Promise<ContextLaneRecord> {
     return this.#lane.save(this.#session);
