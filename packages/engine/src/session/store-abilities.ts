@@ -33,7 +33,7 @@ export type StoreWith<Capability extends OptionalCapability> = ContextStore &
  * Whether `store` serves `capability`: declared, with every method the contract's table lists
  * (search prefixes widen search: they need `search` too).
  */
-export function serves(store: ContextStore, capability: OptionalCapability): boolean {
+function serves(store: ContextStore, capability: OptionalCapability): boolean {
   const { capabilities } = store;
   if (capabilities[capability] !== true) return false;
   if (capability === 'searchPrefix' && capabilities.search !== true) return false;

@@ -228,6 +228,6 @@ const timers = globalThis as unknown as {
 };
 
 /** Waits `milliseconds` (a back-off between retries). */
-export function pause(milliseconds: number): Promise<void> {
+function pause(milliseconds: number): Promise<void> {
   return new Promise((resolve) => timers.setTimeout(resolve, milliseconds));
 }
