@@ -149,8 +149,9 @@ export class ContextEngine {
    */
   set(...fragments: ContextFragment[]): this {
     const routed = routeFragments(fragments);
-    this.#lane.add(routed.context);
+    // The messages first: their checks may refuse the call, and then nothing is added.
     addMessages(this.#session, routed);
+    this.#lane.add(routed.context);
     return this;
   }
 
