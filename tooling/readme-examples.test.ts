@@ -25,6 +25,14 @@ const declared = Object.keys(
 const readmes = [
   { path: 'README.md', checkInstallLine: false },
   { path: 'packages/engine/README.md', checkInstallLine: true },
+  ...[
+    'budget',
+    'prompt-cache',
+    'compaction',
+    'provider-compaction',
+    'continue-from',
+    'branches',
+  ].map((page) => ({ path: `packages/engine/docs/${page}.md`, checkInstallLine: false })),
   { path: 'packages/tokenizer-o200k/README.md', checkInstallLine: true },
   { path: 'packages/tokenizer-cl100k/README.md', checkInstallLine: true },
 ];

@@ -12,7 +12,6 @@ import type {
 import type { UIMessage } from 'ai';
 import {
   checkpointHead,
-  deleteBranchOf,
   forkAtHead,
   pruneChat,
   renameBranchOf,
@@ -20,27 +19,20 @@ import {
   rewindTo,
   switchToBranch,
 } from './branches/branch-operations';
-import {
-  type BranchComparisonReport,
-  type CompareBranchesOptions,
-  compareBranchesOf,
-} from './branches/compare-branches';
+import type { BranchComparisonReport, CompareBranchesOptions } from './branches/compare-branches';
 import { type SearchOptions, searchChat } from './branches/search';
-import { BudgetPlanner } from './budget/budgeted-resolve';
 import { type CompactionResult, type CompactOptions, compactCall } from './compaction/compact';
 import {
   type ChatUpdate,
   type CheckpointOptions,
   type ContextEngineOptions,
   checkEngineOptions,
-  continueFromProblem,
   type DeleteBranchOptions,
   type EnginePruneResult,
   type ModelResolveResult,
   optionsProblem,
   type PruneOptions,
   pickRenderer,
-  pricedOptionsProblem,
   pruneOptionsProblem,
   type ResolveOptions,
   type ResolveResult,
@@ -51,22 +43,28 @@ import {
   type UsageOptions,
   usageOptionsProblem,
 } from './context-engine-options';
-import { ContextLane } from './context-lane/context-lane';
-import { addMessages, routeFragments } from './conversation/conversation';
-import { saveTurn } from './conversation/save-turn';
-import { type InspectOptions, type InspectSnapshot, inspectChat } from './inspect';
+import type { ContextLane } from './context-lane/context-lane';
+import {
+  compareCall,
+  continueCall,
+  deleteBranchCall,
+  type EngineParts,
+  engineParts,
+  resolveCall,
+  saveCall,
+  setFragments,
+} from './engine-parts';
+import { type InspectOptions, type InspectSnapshot, inspectCall } from './inspect';
 import {
   type ContinueFromOptions,
   type ContinueFromResult,
-  continueFrom,
   findMessage,
   type LocateResult,
   locate,
   type MessageVersion,
   versions,
 } from './messages/message-graph';
-import { resolveCall } from './resolve-call';
-import { ChatSession } from './session/chat-session';
+import type { ChatSession } from './session/chat-session';
 import { chatUsageOf } from './usage/chat-usage';
 import type { UsageTotals } from './usage/usage-totals';
 
@@ -95,15 +93,13 @@ export class ContextEngine {
   /** The open chat: store, ids, call-order queue, branch view, pending lane, validator. */
   readonly #session: ChatSession;
   readonly #lane: ContextLane;
-  readonly #planner: BudgetPlanner;
-  readonly #renderer: ContextRenderer | undefined;
+  /** The session, the lane, the budget planner and the default renderer, together. */
+  readonly #parts: EngineParts;
 
   constructor(options: ContextEngineOptions) {
-    const settings = checkEngineOptions(options);
-    this.#session = new ChatSession(settings);
-    this.#lane = new ContextLane(settings.serializer);
-    this.#planner = new BudgetPlanner(settings.autoCompact);
-    this.#renderer = settings.renderer;
+    this.#parts = engineParts(checkEngineOptions(options));
+    this.#session = this.#parts.session;
+    this.#lane = this.#parts.lane;
   }
 
   /** The chat id. */
@@ -142,22 +138,40 @@ export class ContextEngine {
   }
 
   /**
+   * Takes `chat`, this chat's record as the caller has just read it (`store.getChat`), as the
+   * chat's state for the operations called after it, in place of the read of the chat's version
+   * each of them makes while the engine is at a node (after `continueFrom()`): a request that
+   * read the chat once places itself, saves and resolves without reading it again. The engine's
+   * own writes and reads raise it. Writes stay compare-and-set on the head the engine knows, so a
+   * snapshot another writer has moved past never overwrites anything (the write starts its own
+   * branch, or is retried); reads show the chat as of the snapshot. `null` goes back to reading.
+   * Checked now: `ValidationError` for a record of another chat (or of a chat of this id that
+   * was deleted and made again since the engine opened it), `OwnershipError` for another user's.
+   *
+   * @example
+   * ```ts
+   * const chat = await store.getChat(chatId); // once per request
+   * if (chat?.userId === userId) engine.useSnapshot(chat);
+   * ```
+   */
+  useSnapshot(chat: ChatRecord | null): void {
+    this.#session.useSnapshot(chat);
+  }
+
+  /**
    * Adds fragments: message fragments are queued (pending) for `save()`, all others join the
    * system context, each in the order given. Chainable. A message is checked here with the rules
    * every store applies (id, NUL, lone surrogates, JSON-storable content, depth), so what
    * `resolve()` shows can always be saved; a bad fragment throws and none of them is added.
    */
   set(...fragments: ContextFragment[]): this {
-    const routed = routeFragments(fragments);
-    // The messages first: their checks may refuse the call, and then nothing is added.
-    addMessages(this.#session, routed);
-    this.#lane.add(routed.context);
+    setFragments(this.#parts, fragments);
     return this;
   }
 
   /** Renders the context fragments (not the messages) with `renderer` or the engine's default. */
   render(renderer?: ContextRenderer): string {
-    return pickRenderer(renderer, this.#renderer, 'render(renderer)').render(this.#lane.fragments);
+    return pickRenderer(renderer, this.#parts.renderer, 'render(renderer)').render(this.context);
   }
 
   /**
@@ -168,8 +182,7 @@ export class ContextEngine {
   resolve(options?: ResolveOptions & { format?: 'ui' }): Promise<ResolveResult>;
   resolve(options: ResolveOptions & { format: 'model' }): Promise<ModelResolveResult>;
   resolve(options?: ResolveOptions): Promise<ResolveResult | ModelResolveResult> {
-    const parts = { session: this.#session, planner: this.#planner, renderer: this.#renderer };
-    return resolveCall({ ...parts, context: this.#lane.atCall() }, options);
+    return resolveCall(this.#parts, options);
   }
 
   /**
@@ -182,10 +195,7 @@ export class ContextEngine {
    * saving fails, nothing was written and the messages stay pending.
    */
   save(options: SaveOptions = {}): Promise<SaveResult> {
-    return this.#session.run(async (ticket) => {
-      await saveTurn(this.#session, ticket, options);
-      return { headMessageId: this.headMessageId };
-    });
+    return saveCall(this.#parts, options);
   }
 
   /**
@@ -221,9 +231,7 @@ export class ContextEngine {
    * ```
    */
   continueFrom(nodeId: string | null, options?: ContinueFromOptions): Promise<ContinueFromResult> {
-    return this.#run(continueFromProblem(options), () =>
-      continueFrom(this.#session, nodeId, options?.activate === true),
-    );
+    return continueCall(this.#parts, nodeId, options);
   }
 
   /**
@@ -319,10 +327,7 @@ export class ContextEngine {
     right: string,
     options?: CompareBranchesOptions,
   ): Promise<BranchComparisonReport> {
-    return this.#run(
-      pricedOptionsProblem('compareBranches(left, right, options)', options),
-      async () => compareBranchesOf(this.#session, left, right, options),
-    );
+    return compareCall(this.#parts, { left, right }, options);
   }
 
   /**
@@ -359,9 +364,7 @@ export class ContextEngine {
    * store with `capabilities.retention`.
    */
   deleteBranch(name: string, options?: DeleteBranchOptions): Promise<PruneResult> {
-    return this.#run(optionsProblem('deleteBranch(name, options)', options), (ticket) =>
-      deleteBranchOf(this.#session, ticket, name, options),
-    );
+    return deleteBranchCall(this.#parts, name, options);
   }
 
   /**
@@ -435,12 +438,7 @@ export class ContextEngine {
    * the rendered prompt, the context / pending / persisted lanes, the chat's graph, and metadata.
    */
   inspect(options?: InspectOptions): Promise<InspectSnapshot> {
-    const context = this.#lane.atCall();
-    return this.#run(pricedOptionsProblem('inspect(options)', options), async (ticket) => {
-      const renderer = pickRenderer(options?.renderer, this.#renderer, 'inspect(options)');
-      const call = { options: options ?? {}, renderer, context, ticket };
-      return inspectChat(this.#session, this.#planner, call);
-    });
+    return inspectCall(this.#parts, options);
   }
 
   /** Runs `task` in call order, or rejects with the problem found in the call's arguments. */

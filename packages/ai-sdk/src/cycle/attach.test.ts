@@ -119,6 +119,8 @@ interface Row {
   /** `begin(…, { after })`: a message id of this chat (its node), of `other`, or a raw value. */
   readonly after?: { of: 'this' | 'other'; messageId: string } | string | null;
   readonly expected: Placed | Refused;
+  /** The store calls a warm engine's placement makes, when the row pins them down. */
+  readonly warmCalls?: readonly string[];
 }
 
 const rows: Row[] = [
@@ -139,6 +141,8 @@ const rows: Row[] = [
     history: 'q1 a1 q2 a2',
     body: { messages: [q1, a1, q2, a2, q3] },
     expected: { path: ['q1', 'a1', 'q2', 'a2', 'q3'], written: 'main extended' },
+    // The engine's own path settles where the request goes: the one write, nothing read.
+    warmCalls: ['commit'],
   },
   {
     name: 'after a node that is not a head: a new branch there',
@@ -314,6 +318,20 @@ const stores: [string, () => ContextStore][] = [
   ],
 ];
 
+/** `store`, with the name of each call it serves pushed onto `calls`. */
+function countCalls(store: ContextStore, calls: string[]): ContextStore {
+  return new Proxy(store, {
+    get(target, property, receiver) {
+      const value = Reflect.get(target, property, receiver);
+      if (typeof value !== 'function') return value;
+      return (...args: unknown[]) => {
+        calls.push(String(property));
+        return (value as (...parameters: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+}
+
 /** The graph as far as placement changes it: nodes (with messages) and branch heads. */
 async function graphOf(store: ContextStore, chatId: string) {
   if ((await store.getChat(chatId)) === null) return { nodes: [], branches: [], checkpoints: [] };
@@ -343,99 +361,122 @@ async function nodeOf(store: ContextStore, chatId: string, messageId: string): P
 
 let counter = 0;
 
-describe.each(stores)('placement on %s', (_name, open) => {
+/**
+ * Each row is placed by a new engine (`cold`), and again (`warm`, rows with a history) by the
+ * engine that wrote the history, at its newest node, given the chat as the request read it
+ * (`useSnapshot`), as the cycle's warm engines are: both must place it alike.
+ */
+const engineKinds = ['cold', 'warm'] as const;
+
+describe.each(
+  stores.flatMap(([name, open]) => engineKinds.map((kind) => [name, kind, open] as const)),
+)('placement on %s, %s engine', (_name, kind, open) => {
   const store = open();
 
-  it.each(rows)('$name', async (row) => {
-    counter += 1;
-    const chatId = `attach-${counter}`;
-    const history = histories[row.history];
-    if (history.length > 0) {
-      const engine = new ContextEngine({ store, chatId, userId: 'u' });
-      engine.set(...history.map((each) => message(each)));
-      await engine.save();
-    }
-    const otherId = `${chatId}-other`;
-    const other = new ContextEngine({ store, chatId: otherId, userId: 'u' });
-    other.set(message(ask('x1', 'elsewhere')));
-    await other.save();
-    let after: string | null | undefined;
-    if (row.after === undefined || row.after === null || typeof row.after === 'string')
-      after = row.after;
-    else
-      after = await nodeOf(store, row.after.of === 'this' ? chatId : otherId, row.after.messageId);
+  it.each(rows.filter((row) => kind === 'cold' || histories[row.history].length > 0))(
+    '$name',
+    async (row) => {
+      counter += 1;
+      const chatId = `attach-${counter}`;
+      const history = histories[row.history];
+      const calls: string[] = [];
+      const attached = new AttachedChat(countCalls(store, calls), chatId, 'u', { renderer });
+      if (history.length > 0) {
+        const engine =
+          kind === 'warm' ? attached.engine : new ContextEngine({ store, chatId, userId: 'u' });
+        // A warm engine stands where its own last write left it, as after a turn of the cycle.
+        if (kind === 'warm') await engine.continueFrom(null, { activate: false });
+        engine.set(...history.map((each) => message(each)));
+        await engine.save();
+      }
+      const otherId = `${chatId}-other`;
+      const other = new ContextEngine({ store, chatId: otherId, userId: 'u' });
+      other.set(message(ask('x1', 'elsewhere')));
+      await other.save();
+      let after: string | null | undefined;
+      if (row.after === undefined || row.after === null || typeof row.after === 'string')
+        after = row.after;
+      else
+        after = await nodeOf(
+          store,
+          row.after.of === 'this' ? chatId : otherId,
+          row.after.messageId,
+        );
 
-    // What `begin()` hands the placement: the body read, the client's cut-off copies settled.
-    const sent = await readChatRequest({ id: chatId, ...row.body }, {}, 'shape');
-    const request = { ...sent, messages: settleClientMessages(sent.messages) };
-    const before = await graphOf(store, chatId);
-    const attached = new AttachedChat(store, chatId, 'u', { renderer });
-    const placing = attached.place(
-      request,
-      (from) => Promise.resolve(request.messages.slice(from)),
-      after,
-      { replyId: 'reply-1', owner: 'writer', leaseMs: 10_000, keep: false },
-    );
-    const graphAfter = async () => graphOf(store, chatId);
-
-    const expected = row.expected;
-    if ('refused' in expected) {
-      const error = await placing.then(
-        () => undefined,
-        (caught: unknown) => caught,
+      // What `begin()` hands the placement: the body read, the client's cut-off copies settled.
+      const sent = await readChatRequest({ id: chatId, ...row.body }, {}, 'shape');
+      const request = { ...sent, messages: settleClientMessages(sent.messages) };
+      const before = await graphOf(store, chatId);
+      if (kind === 'warm') attached.engine.useSnapshot(await store.getChat(chatId));
+      calls.length = 0;
+      const placing = attached.place(
+        request,
+        (from) => Promise.resolve(request.messages.slice(from)),
+        after,
+        { replyId: 'reply-1', owner: 'writer', leaseMs: 10_000, keep: false },
       );
-      expect(expected.refused(error), String(error)).toBe(true);
-      expect((error as Error).message).toMatch(expected.message);
-      expect(await graphAfter()).toEqual(before);
-      return;
-    }
-    const placed = await placing;
-    expect(placed.path.map((each) => each.id)).toEqual(expected.path);
-    expect(placed.continues?.id).toBe(expected.continues);
-    const now = await graphAfter();
-    const added = now.nodes.filter((node) => !before.nodes.some((old) => old.id === node.id));
-    // A new chat's `main` is made with its first message: that extends it, it is no new branch.
-    const newBranches = now.branches.filter(
-      (branch) =>
-        branch.name !== 'main' && !before.branches.some((old) => old.name === branch.name),
-    );
-    const mainBefore = before.branches.find((branch) => branch.name === 'main')?.headMessageId;
-    const mainNow = now.branches.find((branch) => branch.name === 'main')?.headMessageId;
-    const lastNode = added.at(-1);
-    const written: Written =
-      added.length === 0
-        ? JSON.stringify(now) === JSON.stringify(before)
-          ? 'nothing'
-          : 'in place'
-        : newBranches.length === 0
-          ? 'main extended'
-          : added[0]?.parentId === null
-            ? 'new root'
-            : 'new branch';
-    expect(written).toBe(expected.written);
-    if (written === 'main extended') expect(mainNow).toBe(lastNode?.id);
-    if (written === 'new branch' || written === 'new root') {
-      expect(mainNow).toBe(mainBefore);
-      expect(newBranches.map((branch) => branch.headMessageId)).toEqual([lastNode?.id]);
-    }
-    if (written === 'in place') {
-      const continued = now.nodes.find((node) => node.stored.id === expected.continues);
-      expect(continued?.stored.parts).toEqual(answered.parts);
-      expect(now.checkpoints).toEqual([]);
-    }
-    // The new messages are the request's, attached after the path's previous message.
-    if (lastNode !== undefined) {
-      expect(lastNode.stored.id).toBe(expected.path.at(-1));
-      const previous = expected.path.at(-2);
-      expect(
-        lastNode.parentId === null
-          ? undefined
-          : now.nodes.find((node) => node.id === lastNode.parentId)?.stored.id,
-      ).toBe(previous);
-    }
-    if (expected.versions !== undefined) {
-      const [messageId, count] = expected.versions;
-      expect(now.nodes.filter((node) => node.stored.id === messageId)).toHaveLength(count);
-    }
-  });
+      const graphAfter = async () => graphOf(store, chatId);
+
+      const expected = row.expected;
+      if ('refused' in expected) {
+        const error = await placing.then(
+          () => undefined,
+          (caught: unknown) => caught,
+        );
+        expect(expected.refused(error), String(error)).toBe(true);
+        expect((error as Error).message).toMatch(expected.message);
+        expect(await graphAfter()).toEqual(before);
+        return;
+      }
+      const placed = await placing;
+      if (kind === 'warm' && row.warmCalls !== undefined) expect(calls).toEqual(row.warmCalls);
+      expect(placed.path.map((each) => each.id)).toEqual(expected.path);
+      expect(placed.continues?.id).toBe(expected.continues);
+      const now = await graphAfter();
+      const added = now.nodes.filter((node) => !before.nodes.some((old) => old.id === node.id));
+      // A new chat's `main` is made with its first message: that extends it, it is no new branch.
+      const newBranches = now.branches.filter(
+        (branch) =>
+          branch.name !== 'main' && !before.branches.some((old) => old.name === branch.name),
+      );
+      const mainBefore = before.branches.find((branch) => branch.name === 'main')?.headMessageId;
+      const mainNow = now.branches.find((branch) => branch.name === 'main')?.headMessageId;
+      const lastNode = added.at(-1);
+      const written: Written =
+        added.length === 0
+          ? JSON.stringify(now) === JSON.stringify(before)
+            ? 'nothing'
+            : 'in place'
+          : newBranches.length === 0
+            ? 'main extended'
+            : added[0]?.parentId === null
+              ? 'new root'
+              : 'new branch';
+      expect(written).toBe(expected.written);
+      if (written === 'main extended') expect(mainNow).toBe(lastNode?.id);
+      if (written === 'new branch' || written === 'new root') {
+        expect(mainNow).toBe(mainBefore);
+        expect(newBranches.map((branch) => branch.headMessageId)).toEqual([lastNode?.id]);
+      }
+      if (written === 'in place') {
+        const continued = now.nodes.find((node) => node.stored.id === expected.continues);
+        expect(continued?.stored.parts).toEqual(answered.parts);
+        expect(now.checkpoints).toEqual([]);
+      }
+      // The new messages are the request's, attached after the path's previous message.
+      if (lastNode !== undefined) {
+        expect(lastNode.stored.id).toBe(expected.path.at(-1));
+        const previous = expected.path.at(-2);
+        expect(
+          lastNode.parentId === null
+            ? undefined
+            : now.nodes.find((node) => node.id === lastNode.parentId)?.stored.id,
+        ).toBe(previous);
+      }
+      if (expected.versions !== undefined) {
+        const [messageId, count] = expected.versions;
+        expect(now.nodes.filter((node) => node.stored.id === messageId)).toHaveLength(count);
+      }
+    },
+  );
 });

@@ -1,7 +1,9 @@
 import type { BudgetOptions } from '@ctxgraph/engine';
 import {
   assertIdentifier,
+  ChatNotFoundError,
   type ContextStore,
+  type LiveReplyRecord,
   MessageNotFoundError,
   OwnershipError,
 } from '@ctxgraph/fragments-core';
@@ -56,10 +58,17 @@ export async function beginTurn<UI_MESSAGE extends UIMessage>(
   const { schemas } = cycle;
   const sent = await readChatRequest<UI_MESSAGE>(body, schemas, 'shape');
   const shaped = { ...sent, messages: settleClientMessages(sent.messages) };
+  const { live } = cycle;
+  // The chat and its live replies, read at the same time: the turn's reads before its write cost
+  // one round trip of waiting. The live replies of a chat that turns out not to be the user's
+  // (or not to exist) are never looked at.
+  const [owned, liveState] = await Promise.all([
+    cycle.engines.owned(shaped.chatId, options.userId),
+    live === undefined ? undefined : liveStateOf(live.cycle, shaped.chatId),
+  ]);
   // A chat that exists has its messages validated on write: only the messages it does not hold
   // yet are validated (after locating them). A new chat is validated whole, up front, so a bad
   // body never creates it.
-  const owned = await cycle.engines.owned(shaped.chatId, options.userId);
   if (owned === null) await refuseOnNewChat(cycle.store, shaped, options.after);
   const fresh = shaped.lastOnly || owned === null;
   const request = fresh
@@ -75,14 +84,10 @@ export async function beginTurn<UI_MESSAGE extends UIMessage>(
       { issues: [{ path: 'messages', message: 'expected a user message last' }] },
     );
   }
-  const { live } = cycle;
   // Replies whose writer died are ended (saved as interrupted) before the chat takes a turn, so
   // the turn continues after them.
-  if (live !== undefined && owned !== null) {
-    const state = await live.cycle.settings.store.getLiveState(request.chatId);
-    if (state.replies.length > 0)
-      await endExpiredReplies(live.cycle, request.chatId, options.userId, state.replies);
-  }
+  if (live !== undefined && owned !== null && liveState !== undefined && liveState.length > 0)
+    await endExpiredReplies(live.cycle, request.chatId, options.userId, liveState);
   const owner = cycle.generateId();
   const start: ReplyStart = {
     replyId: cycle.generateId(),
@@ -90,20 +95,46 @@ export async function beginTurn<UI_MESSAGE extends UIMessage>(
     leaseMs: live?.cycle.settings.leaseMs ?? 10_000,
     keep: live?.on === true,
   };
-  try {
-    const attached = cycle.engines.take(request.chatId, options.userId, owned);
+  const placeOn = async (attached: AttachedChat<UI_MESSAGE>): Promise<BegunTurn<UI_MESSAGE>> => {
     // The context is the request's own: a warm engine's is cleared before the app sets it.
     attached.engine.replaceContext([]);
     await options.context?.(attached.engine);
     const placed = await attached.place(request, validateFrom, options.after, start);
     const input = await attached.modelInput(options.budget ?? cycle.budget);
     return { request, attached, placed, input, owner: start.keep ? owner : undefined };
+  };
+  try {
+    const attached = cycle.engines.take(request.chatId, options.userId, owned);
+    const warm = attached.engine.chat !== null;
+    try {
+      return await placeOn(attached);
+    } catch (error) {
+      // A warm engine places the request on the path it knows, by the chat's version; deleting a
+      // branch removes the nodes only it reached without moving the version, so the node it
+      // stands on may be gone. Its write was refused (nothing written): a new engine places the
+      // request again, reading the graph.
+      if (!warm || !MessageNotFoundError.isInstance(error)) throw error;
+      return await placeOn(cycle.engines.take(request.chatId, options.userId, null));
+    }
   } catch (error) {
     if (OwnershipError.isInstance(error)) {
       throw new ChatNotFoundForUserError(`No chat '${request.chatId}' for this user.`, {
         cause: error,
       });
     }
+    throw error;
+  }
+}
+
+/** The chat's live replies; undefined for a chat that does not exist (yet). */
+async function liveStateOf(
+  live: LiveCycle,
+  chatId: string,
+): Promise<readonly LiveReplyRecord[] | undefined> {
+  try {
+    return (await live.settings.store.getLiveState(chatId)).replies;
+  } catch (error) {
+    if (ChatNotFoundError.isInstance(error)) return undefined;
     throw error;
   }
 }

@@ -35,11 +35,18 @@ export class ChatEngines<UI_MESSAGE extends UIMessage = UIMessage> {
   /**
    * The chat's engine for one request: its warm one, taken out of the pool, when `owned` (the
    * chat as just read) is the chat that engine was opened on, else a new engine (for a chat that
-   * does not exist yet, too: its first write creates it).
+   * does not exist yet, too: its first write creates it). The request reads the chat once:
+   * `owned` is the engine's snapshot of it for the whole request (`engine.useSnapshot`), so a
+   * warm engine reads nothing more to place the request and resolve it (its writes are
+   * compare-and-set on the head it knows, so a snapshot another process moved past never
+   * overwrites anything).
    */
   take(chatId: string, userId: string, owned: ChatRecord | null): AttachedChat<UI_MESSAGE> {
     const kept = owned === null ? undefined : this.#warm.take(owned, userId);
-    return kept ?? new AttachedChat<UI_MESSAGE>(this.#store, chatId, userId, this.#options);
+    const attached =
+      kept ?? new AttachedChat<UI_MESSAGE>(this.#store, chatId, userId, this.#options);
+    attached.engine.useSnapshot(owned);
+    return attached;
   }
 
   /** Gives back the engine of a request that ended well: it serves the chat's next request. */

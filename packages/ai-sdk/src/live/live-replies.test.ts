@@ -387,31 +387,77 @@ function dyingStore(store: ContextStore): { store: ContextStore; kill(): void } 
   };
 }
 
-/** A store handle that records the name of every call the cycle makes (a store round trip each). */
-function countingStore(store: ContextStore): { store: ContextStore; calls: string[] } {
+/**
+ * A store handle that records the name of every call the cycle makes (a store round trip each)
+ * and, given a count of the statements the store sent, how many each call sent (exact while no
+ * other call runs at the same time).
+ */
+function countingStore(
+  store: ContextStore,
+  statements?: () => number,
+): { store: ContextStore; calls: string[]; sent: Map<number, number> } {
   const calls: string[] = [];
+  const sent = new Map<number, number>();
   const wrapped = new Proxy(store, {
     get(target, property, receiver) {
       const value = Reflect.get(target, property, receiver);
       if (typeof value !== 'function' || property === 'watchChat' || property === 'close')
         return value;
       return (...args: unknown[]) => {
-        calls.push(String(property));
-        return (value as (...parameters: unknown[]) => unknown).apply(target, args);
+        const index = calls.push(String(property)) - 1;
+        const before = statements?.() ?? 0;
+        const result = (value as (...parameters: unknown[]) => unknown).apply(target, args);
+        if (statements === undefined || !(result instanceof Promise)) return result;
+        return result.finally(() => sent.set(index, statements() - before));
       };
     },
   });
-  return { store: wrapped, calls };
+  return { store: wrapped, calls, sent };
 }
 
-describe('the store calls of a warm turn', () => {
+/** A store of each kind for the counting test, with a count of the SQL statements it sent. */
+const countedStores: [
+  string,
+  (clock: Clock) => { store: ContextStore; statements: () => number },
+][] = [
+  [
+    'SQLite file',
+    (clock) => {
+      const path = `/tmp/ctxgraph-ai-sdk-live-count-${Math.random().toString(36).slice(2)}.db`;
+      sqliteFiles.push(path);
+      const store = new SqliteContextStore({ path, clock: () => clock.now });
+      opened.push(store);
+      return { store, statements: () => Number.NaN };
+    },
+  ],
+];
+if (databaseUrl !== undefined) {
+  countedStores.push([
+    'PostgreSQL',
+    (clock) => {
+      let sent = 0;
+      const store = new PostgresContextStore({
+        connectionString: databaseUrl,
+        // Every statement the pool sends passes here: one round trip each.
+        connection: {
+          debug: () => {
+            sent += 1;
+          },
+        },
+        schema: 'ctxgraph_ai_sdk_count',
+        clock: () => clock.now,
+      });
+      opened.push(store);
+      return { store, statements: () => sent };
+    },
+  ]);
+}
+
+describe.each(countedStores)('the store calls of a warm turn (%s)', (name, open) => {
   it('counts the round trips before the model call and for the reply save (live record included)', async () => {
     const clock = { now: 1_000_000 };
-    const path = `/tmp/ctxgraph-ai-sdk-live-count-${Math.random().toString(36).slice(2)}.db`;
-    sqliteFiles.push(path);
-    const sqlite = new SqliteContextStore({ path, clock: () => clock.now });
-    opened.push(sqlite);
-    const counted = countingStore(sqlite);
+    const { store, statements } = open(clock);
+    const counted = countingStore(store, statements);
     const cycle = cycleOn(counted.store);
     const chatId = newChatId('count');
     const first = await startTurn(cycle, chatId, [ask('q1', 'One')]);
@@ -420,11 +466,15 @@ describe('the store calls of a warm turn', () => {
     await first.finished;
     const history = await cycle.messages(chatId, { userId: 'u' });
     counted.calls.length = 0;
+    // Nothing watches the chat now (the first reply's batcher stopped): every statement from here
+    // to the model call is the turn's own.
+    const sentBefore = statements();
     const hand = handModel();
     const turn = await cycle.begin(
       { id: chatId, trigger: 'submit-message', messages: [...history, ask('q2', 'Two')] },
       { userId: 'u' },
     );
+    const sentBeforeModel = statements() - sentBefore;
     const beforeModel = counted.calls.splice(0);
     const client = sseReader(
       turn.respond(
@@ -436,22 +486,27 @@ describe('the store calls of a warm turn', () => {
     hand.say('Second.');
     hand.end();
     await finished;
-    const reply = counted.calls.filter((name) => name !== 'appendReplyChunks');
-    // Measured, and kept from growing: the reply's save is one write with its live record's end;
-    // before the model call the placement still reads more than the three round trips aimed at.
-    expect(beforeModel).toEqual([
-      'getChat',
-      'getLiveState',
-      'findMessageNodes',
-      'findMessageNodes',
-      'getChat',
-      'getMessage',
-      'listBranches',
-      'getChat',
-      'commit',
-      'getChat',
-      'getChat',
-    ]);
+    const saveIndex = counted.calls.lastIndexOf('commit');
+    const reply = counted.calls.filter((call) => call !== 'appendReplyChunks');
+    // The chat read once (its owner, and the snapshot the warm engine places the request on),
+    // its live replies (any whose writer died is ended first), then the question written with
+    // its reply's live record. The reply's save is one write with its live record's end.
+    expect(beforeModel).toEqual(['getChat', 'getLiveState', 'commit']);
     expect(reply).toEqual(['commit']);
+    if (name === 'PostgreSQL') {
+      // One statement each: no transaction around them, no lookup before a write.
+      expect(sentBeforeModel).toBe(3);
+      expect(counted.sent.get(saveIndex)).toBe(1);
+    }
+    // The turn placed the question after the first reply, on the same branch, and saved the reply.
+    const stored = await cycle.conversation(chatId, { userId: 'u' });
+    expect(stored.messages.map((message) => [message.role, textOf(message)])).toEqual([
+      ['user', 'One'],
+      ['assistant', 'First.'],
+      ['user', 'Two'],
+      ['assistant', 'Second.'],
+    ]);
+    expect((await store.listBranches(chatId)).map((branch) => branch.name)).toEqual(['main']);
+    await store.deleteChat(chatId);
   });
 });

@@ -21,8 +21,8 @@ const FIRST_PAGE = 16;
 export async function rewindTarget(session: ChatSession, id: string): Promise<string> {
   const { view, chatId, store } = session;
   if (view.loaded) {
-    if (view.chain.has(id)) return id;
-    const onPath = view.chain.nodeIdOf(id);
+    if (view.pathHas(id)) return id;
+    const onPath = view.pathNodeIdOf(id);
     if (onPath !== undefined) return onPath;
     return (await store.findMessageNodes({ chatId, messageId: id, limit: 1 }))[0]?.id ?? id;
   }

@@ -79,10 +79,21 @@ export async function continueFrom(
   if (nodeId !== null) assertIdentifier(method, 'nodeId', nodeId);
   await session.open();
   const { store, chatId, view } = session;
-  if (nodeId !== null && (await store.getMessage({ chatId, messageId: nodeId })) === null)
-    throw new MessageNotFoundError(chatId, nodeId);
-  const branches = await store.listBranches(chatId);
-  const branch = branchWithHead(branches, nodeId, view.branch);
+  const own = session.ownPosition;
+  session.ownPosition = undefined;
+  let branch: { readonly name: string } | undefined;
+  if (nodeId !== null && nodeId === own && view.knowsHeadAt(nodeId)) {
+    // Where `locate()` just placed the request, by the caller's snapshot: the node is the head of
+    // the engine's branch, as its own last write left it. Nothing to read: the request's write
+    // that follows is compare-and-set on that head, so a head another writer moved since is
+    // caught there (the write starts its own branch at the node), and a node removed since (its
+    // branch deleted, which moves no version) is refused there, nothing written.
+    branch = { name: view.branch };
+  } else {
+    if (nodeId !== null && (await store.getMessage({ chatId, messageId: nodeId })) === null)
+      throw new MessageNotFoundError(chatId, nodeId);
+    branch = branchWithHead(await store.listBranches(chatId), nodeId, view.branch);
+  }
   // A fork is named after the branch the engine was on (it always exists: `main` at first).
   view.pinAt(nodeId, branch?.name ?? null, view.branch, activate);
   // The path `locate()` just read (usually to this very node): taken as the cache instead of
@@ -199,6 +210,12 @@ export async function locate(
 ): Promise<LocateResult> {
   const ids = clientIds(messages);
   await session.open();
+  const own = await locateOnOwnPath(session, messages);
+  session.ownPosition = own === undefined ? undefined : (session.view.headMessageId ?? undefined);
+  if (own !== undefined) {
+    session.located = undefined;
+    return own;
+  }
   const state = { synced: false };
   // The chat version known before any chain is read: what a chain read from here reflects at least.
   const version = session.view.version;
@@ -225,6 +242,31 @@ export async function locate(
   // Kept for a `continueFrom()` to a node of the matched path (what a request cycle does next).
   session.located = bestRead === undefined ? undefined : { chain: bestRead, version };
   return best;
+}
+
+/**
+ * `locate()` without a read, when the engine's own path settles it: by the caller's snapshot the
+ * engine is at the chat's newest node (its own last write, the chat's version unmoved since) and
+ * the client's messages are that path's whole conversation and more (so the request writes after
+ * it, and that write finds a node removed since). The lookup by message id would find the same:
+ * of the nodes holding the path's last message, the engine's position is the newest, and no node
+ * is below it. (It could differ only through an older, identical copy of the whole conversation
+ * with one of the client's later messages below it; the engine keeps to its own path then.)
+ * Undefined when the lookup must decide.
+ */
+async function locateOnOwnPath(
+  session: ChatSession,
+  messages: readonly UIMessage[],
+): Promise<LocateResult | undefined> {
+  const view = session.view;
+  if (!view.atNewestNode) return undefined;
+  // By the snapshot: no read, unless it shows a rewrite the cache has not seen.
+  await view.sync();
+  const shown = shownEntries(view.chain);
+  if (!view.atNewestNode || shown.at(-1)?.nodeId !== view.headMessageId) return undefined;
+  if (messages.length <= shown.length) return undefined;
+  const result = align(shown, messages);
+  return result.matched === shown.length && result.changed === null ? result : undefined;
 }
 
 /** The client's messages against one stored path, from the root. */

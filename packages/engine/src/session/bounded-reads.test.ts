@@ -136,6 +136,49 @@ describe.each(stores)('branch operations read O(1) nodes (%s)', (_name, makeStor
   );
 
   it(
+    'a warm engine keeps the chain beyond a rewind: switching back and rewinding again read nothing',
+    async () => {
+      const inner = makeStore();
+      const chatId = await seeded(inner);
+      const counting = readCountingStore(inner);
+      const open = () =>
+        new ContextEngine({
+          store: counting.store,
+          chatId,
+          userId: 'u',
+          renderer: new LineRenderer(),
+        });
+      const engine = open();
+      await engine.resolve();
+      const calls = async (task: () => Promise<unknown>) => {
+        counting.reset();
+        counting.counts.calls.clear();
+        await task();
+        return Object.fromEntries(counting.counts.calls);
+      };
+      expect(await calls(() => engine.rewind(id(HISTORY / 2)))).toEqual({ forkBranch: 1 });
+      expect(await calls(() => engine.switchBranch('main'))).toEqual({ setActiveBranch: 1 });
+      // The chain the rewind cut off is still held: main's path is known, so is its m5002.
+      expect(await calls(() => engine.rewind(id(HISTORY / 2 + 2)))).toEqual({ forkBranch: 1 });
+      const rewound = await engine.resolve();
+      expect(rewound.messages).toHaveLength(HISTORY / 2 + 3);
+      expect(rewound.messages.at(-1)?.id).toBe(id(HISTORY / 2 + 2));
+
+      // A write on the rewound branch replaces what lay beyond the head: main is read again.
+      engine.set(user('on the side'));
+      await engine.save();
+      const side = (await engine.resolve()).messages;
+      expect(side.at(-1)?.parts).toEqual([{ type: 'text', text: 'on the side' }]);
+      expect(side).toHaveLength(HISTORY / 2 + 4);
+      await engine.switchBranch('main');
+      const main = (await engine.resolve()).messages;
+      expect(main).toHaveLength(HISTORY);
+      expect(main).toEqual((await open().resolve()).messages);
+    },
+    SLOW,
+  );
+
+  it(
     'a fresh engine: each operation as the first call of a new engine',
     async () => {
       const inner = makeStore();

@@ -51,6 +51,22 @@ export class BranchView {
   #loaded = false;
   #cachedHead: string | null = null;
   #cachedVersion = -1;
+  /**
+   * Set by `useSnapshot()`: a pinned view takes `version` and `rewrittenAt` (the snapshot the
+   * caller read, raised by every write and read of ours since) as the chat's state, instead of
+   * reading the chat row in each `sync()`.
+   */
+  #snapshot = false;
+  /**
+   * The chat's newest node (the highest sequence) and the version it was the newest at: the last
+   * new node of our own write. While the chat is still at that version, nothing was written after.
+   */
+  #newest: { readonly id: string; readonly version: number } | undefined;
+  /**
+   * The version at which `branch` was known to have `headMessageId` as its head (our own write),
+   * or -1. Heads move only with writes that raise the version, so at that version it still has.
+   */
+  #headKnownAt = -1;
 
   constructor(store: ContextStore, chatId: string, validator: MessageValidator) {
     this.#store = store;
@@ -60,7 +76,23 @@ export class BranchView {
 
   /** The cached chain (valid after `sync()`): entries, valid messages, lookups. */
   get chain(): ChainCache {
+    this.#settle();
     return this.#cache;
+  }
+
+  /**
+   * True when node `id` is on the cached chain up to the head, without cutting the chain back
+   * first: a rewind asks this, and a rewind followed by a switch back costs nothing.
+   */
+  pathHas(id: string): boolean {
+    const position = this.#cache.position(id);
+    return position !== undefined && position <= this.#headPosition();
+  }
+
+  /** The node of the cached chain up to the head that holds message `messageId`, if any. */
+  pathNodeIdOf(messageId: string): string | undefined {
+    const nodeId = this.#cache.nodeIdOf(messageId);
+    return nodeId !== undefined && this.pathHas(nodeId) ? nodeId : undefined;
   }
 
   /** Whether the cache holds a chain the caller has seen (it may be behind the store). */
@@ -75,6 +107,7 @@ export class BranchView {
    */
   chainThrough(nodeId: string): ChainCache | undefined {
     if (!this.#loaded) return undefined;
+    this.#settle();
     const position = this.#cache.position(nodeId);
     if (position === undefined) return undefined;
     if (position === this.#cache.entries.length - 1) return this.#cache;
@@ -102,6 +135,47 @@ export class BranchView {
     return true;
   }
 
+  /**
+   * Takes a chat record the caller has just read as the chat's state for the syncs of a pinned
+   * view, raised by our own writes and reads since (each keeps the higher version), in place of a
+   * read of the chat row; undefined goes back to reading it.
+   */
+  useSnapshot(chat: { readonly version: number; readonly rewrittenAt: number } | undefined): void {
+    this.#snapshot = chat !== undefined;
+    if (chat === undefined) return;
+    this.version = Math.max(this.version, chat.version);
+    this.rewrittenAt = Math.max(this.rewrittenAt, chat.rewrittenAt);
+  }
+
+  /**
+   * True when, by the snapshot, the view is pinned at the chat's newest node: its own last write
+   * put it there and the chat's version has not moved since, so no node of the chat comes after it.
+   */
+  get atNewestNode(): boolean {
+    const newest = this.#newest;
+    return (
+      this.#snapshot &&
+      this.pinned &&
+      newest !== undefined &&
+      newest.id === this.headMessageId &&
+      newest.version === this.version
+    );
+  }
+
+  /**
+   * True when, by the snapshot, `nodeId` is the view's position and still the head of its branch
+   * (our own write made it so, and the chat's version has not moved since).
+   */
+  knowsHeadAt(nodeId: string): boolean {
+    return (
+      this.#snapshot &&
+      this.pinned &&
+      !this.detached &&
+      this.headMessageId === nodeId &&
+      this.#headKnownAt === this.version
+    );
+  }
+
   /** Starts at the branch and head the store opened the chat with. */
   open(branch: BranchRecord, head: { version: number; rewrittenAt: number }): void {
     this.branch = branch.name;
@@ -121,6 +195,7 @@ export class BranchView {
       ? await this.#pinnedState()
       : (known ?? (await this.#store.getHead({ chatId: this.#chatId, branch: this.branch })));
     this.#see(state);
+    this.#settle();
     const head = state.headMessageId;
     if (this.#loaded && state.version === this.#cachedVersion && head === this.#cachedHead) return;
     const nothingRewritten = this.#loaded && state.rewrittenAt <= this.#cachedVersion;
@@ -162,7 +237,13 @@ export class BranchView {
     this.headMessageId = result.headMessageId;
     this.version = Math.max(this.version, result.version);
     this.rewrittenAt = Math.max(this.rewrittenAt, result.rewrittenAt);
+    this.#headKnownAt = result.version;
+    // A head that moved moved to the write's last new node, the chat's newest (sequences grow).
+    const head = result.headMessageId;
+    this.#newest =
+      head !== null && head !== attachedTo ? { id: head, version: result.version } : undefined;
     if (!this.#loaded) return;
+    this.#settle();
     // `result.nodes` are in input order, so node i carries messages[i]: a node under that
     // message's own id says so without opening its message (a store may parse a written message
     // only when it is read). Otherwise (a version's node id differs from its message id) it is
@@ -200,6 +281,7 @@ export class BranchView {
 
   /** Points the view at another branch, keeping whatever part of the cached chain still holds. */
   moveTo(branch: BranchRecord): void {
+    this.#headKnownAt = -1;
     this.pinned = false;
     this.detached = false;
     this.activateOnFork = false;
@@ -217,6 +299,8 @@ export class BranchView {
     forkFrom: string,
     activateOnFork: boolean,
   ): void {
+    // The head is known at a version only when it stays where our own write left it.
+    if (nodeId !== this.headMessageId || branch !== this.branch) this.#headKnownAt = -1;
     this.pinned = true;
     this.detached = branch === null;
     this.activateOnFork = branch === null && activateOnFork;
@@ -233,28 +317,54 @@ export class BranchView {
 
   #moveHead(headMessageId: string | null): void {
     this.headMessageId = headMessageId;
-    const branch = { headMessageId };
-    if (branch.headMessageId === null) {
+    if (headMessageId === null) {
       this.#cache.reset([]);
       this.#cachedHead = null;
+    } else if (this.#loaded && this.#cache.has(headMessageId) && this.#cache.startsAtRoot) {
+      // Within the cached chain (which starts at the root, so any prefix shows its conversation):
+      // the prefix up to the new head is the new branch's chain. The chain beyond it is kept, and
+      // cut off only when it is read or extended, so that a rewind and a switch back cost no read
+      // and no work proportional to the history.
+      this.#cachedHead = headMessageId;
     } else if (
       this.#loaded &&
-      this.#cache.truncateAfter(branch.headMessageId) &&
+      this.#cache.truncateAfter(headMessageId) &&
       holdsConversation(this.#cache)
     ) {
-      // Rewinding within the cached chain: its prefix is the new branch's chain; no read needed
-      // (unless the cache started at a compaction's boundary and the rewind cut that node off).
-      this.#cachedHead = branch.headMessageId;
+      // Within a cache that starts at a compaction's boundary: its prefix still shows the
+      // conversation unless the rewind cut that compaction off.
+      this.#cachedHead = headMessageId;
     } else {
       this.#loaded = false;
     }
   }
 
+  /** The position of the cached head in the cache (the chain may extend beyond it). */
+  #headPosition(): number {
+    if (!this.#loaded || this.#cachedHead === null) return -1;
+    return this.#cache.position(this.#cachedHead) ?? -1;
+  }
+
+  /** Cuts the cached chain back to the cached head, when a move left it longer. */
+  #settle(): void {
+    const head = this.#cachedHead;
+    if (this.#loaded && head !== null && this.#cache.lastId !== head)
+      this.#cache.truncateAfter(head);
+  }
+
   /**
-   * A pinned view's state: the chat's version and `rewrittenAt` (one read of the chat row), and
-   * its own position as the head. The chain to a node never changes but by a rewrite.
+   * A pinned view's state: the chat's version and `rewrittenAt` (one read of the chat row, or the
+   * snapshot the caller gave), and its own position as the head. The chain to a node never
+   * changes but by a rewrite.
    */
   async #pinnedState(): Promise<HeadState> {
+    if (this.#snapshot) {
+      return {
+        version: this.version,
+        rewrittenAt: this.rewrittenAt,
+        headMessageId: this.headMessageId,
+      };
+    }
     const chat = await this.#store.getChat(this.#chatId);
     if (chat === null) throw new ChatNotFoundError(this.#chatId);
     return {

@@ -3,6 +3,7 @@ import {
   type ContextStore,
   type HeadState,
   type JsonObject,
+  OwnershipError,
   type Tokenizer,
   ValidationError,
 } from '@ctxgraph/fragments-core';
@@ -43,6 +44,13 @@ export class ChatSession {
    * (so that positioning at a node of it reads nothing again) or drops it.
    */
   located: ChainRead | undefined;
+  /**
+   * The engine's position, when `locate()` just matched a request against the engine's own path
+   * without a read (by the caller's snapshot): a `continueFrom()` to it, next, reads nothing
+   * either (the write the request makes there is compare-and-set on that head, and refused when
+   * the node is gone). Taken or dropped by the next `continueFrom()`.
+   */
+  ownPosition: string | undefined;
   readonly #metadata: JsonObject | undefined;
   #chat: ChatRecord | null = null;
   #queue: Promise<unknown> = Promise.resolve();
@@ -131,6 +139,43 @@ export class ChatSession {
     });
     this.#chat = chat;
     return chat;
+  }
+
+  /**
+   * `useSnapshot(chat)`: checks the record now (this chat, this user's, the chat the engine
+   * opened), then hands it to the view in call order (operations called before still read).
+   */
+  useSnapshot(chat: ChatRecord | null): void {
+    if (chat !== null) this.#checkSnapshot(chat);
+    const view = this.view;
+    void this.run(async () => view.useSnapshot(chat ?? undefined));
+  }
+
+  #checkSnapshot(chat: ChatRecord): void {
+    const method = 'useSnapshot(chat)';
+    const record = chat as Partial<ChatRecord> | null;
+    if (typeof record !== 'object' || record === null || record.id !== this.chatId) {
+      throw new ValidationError(
+        `${method}: chat must be this engine's chat record ('${this.chatId}'), as store.getChat() returns it.`,
+        { issues: [{ path: 'chat.id', message: `expected '${this.chatId}'` }] },
+      );
+    }
+    if (record.userId !== this.userId) throw new OwnershipError(this.chatId, this.userId);
+    for (const key of ['version', 'rewrittenAt', 'createdAt'] as const) {
+      const value = record[key];
+      if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
+        throw new ValidationError(`${method}: chat.${key} must be a non-negative integer.`, {
+          issues: [{ path: `chat.${key}`, message: 'expected a non-negative integer' }],
+        });
+      }
+    }
+    const opened = this.#chat;
+    if (opened !== null && opened.createdAt !== record.createdAt) {
+      throw new ValidationError(
+        `${method}: chat '${this.chatId}' was created at ${record.createdAt}, but the engine opened the chat of that id created at ${opened.createdAt}: it was deleted and made again since. Open a new engine for it.`,
+        { issues: [{ path: 'chat.createdAt', message: `expected ${opened.createdAt}` }] },
+      );
+    }
   }
 
   /** True once the chat is open. */
