@@ -33,7 +33,9 @@ import {
 } from './compaction/auto-compact';
 import type { CompactedDropReport } from './compaction/drop-originals';
 import type { Summarizer } from './compaction/summarizer';
+import type { ContinueFromOptions } from './messages/message-graph';
 import { type ModelPrices, modelPricesProblem } from './model-prices';
+import { assertWholeStore } from './session/store-abilities';
 
 /** Options of {@link ContextEngine.deleteBranch}. */
 export interface DeleteBranchOptions {
@@ -274,6 +276,7 @@ export function checkEngineOptions(options: ContextEngineOptions): EngineSetting
       `${method}: the store implements ContextStore specification ${JSON.stringify(store.specificationVersion)}, but this engine supports "v1". Upgrade the store or the engine so they match.`,
     );
   }
+  assertWholeStore(store, method);
   assertIdentifier(method, 'chatId', options.chatId);
   assertIdentifier(method, 'userId', options.userId);
   if (options.metadata !== undefined) assertJsonObject(method, 'metadata', options.metadata);
@@ -342,6 +345,17 @@ export function optionsProblem(method: string, options: unknown): ValidationErro
     `${method}: options must be an object or omitted, received ${received}.`,
     { issues: [{ path: 'options', message: 'expected an object' }] },
   );
+}
+
+/** The problem of `continueFrom()`'s options (an object, `activate` a boolean), or undefined. */
+export function continueFromProblem(options: ContinueFromOptions | undefined): Error | undefined {
+  const method = 'continueFrom(nodeId, options)';
+  const activate = options?.activate;
+  if (activate === undefined || typeof activate === 'boolean')
+    return optionsProblem(method, options);
+  return new ValidationError(`${method}: activate must be a boolean or omitted.`, {
+    issues: [{ path: 'activate', message: 'expected a boolean' }],
+  });
 }
 
 /** The renderer a call uses (its own, else the engine's), checked. */

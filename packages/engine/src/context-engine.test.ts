@@ -19,12 +19,7 @@ import {
 import { InMemoryContextStore } from '@ctxgraph/store-memory';
 import type { UIMessage } from 'ai';
 import { beforeEach, describe, expect, it } from 'vitest';
-import {
-  countingStore,
-  LineRenderer,
-  overrideStore,
-  withoutExtensions,
-} from './__fixtures__/test-kit';
+import { countingStore, LineRenderer, overrideStore } from './__fixtures__/test-kit';
 import { ContextEngine } from './context-engine';
 
 const renderer = new LineRenderer();
@@ -520,18 +515,13 @@ describe('reads', () => {
     await engine.save();
     expect(Object.fromEntries(counted.calls)).toEqual({ append: 1 });
     expect(texts((await engine.resolve()).messages)).toEqual(['one', 'two']);
-    // A store without append: one compare-and-set commit.
-    const plain = countingStore(withoutExtensions(store));
-    const cas = new ContextEngine({
-      store: plain.store,
-      chatId: engine.chatId,
-      userId: 'u',
-      renderer,
-    });
-    await cas.resolve();
-    plain.reset();
-    await cas.set(user('three')).save();
-    expect(Object.fromEntries(plain.calls)).toEqual({ commit: 1 });
+    // A save that starts a live reply: one compare-and-set commit (the live record is written
+    // with the question), never the append.
+    counted.reset();
+    await engine
+      .set(user('three'))
+      .save({ startReply: { replyId: 'r3', owner: 'writer', leaseMs: 5_000 } });
+    expect(Object.fromEntries(counted.calls)).toEqual({ commit: 1 });
   });
 
   it('a stale engine re-reads the head on conflict and saves on top', async () => {

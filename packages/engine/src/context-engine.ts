@@ -1,20 +1,17 @@
-import {
-  assertIdentifier,
-  type BranchRecord,
-  type ChatRecord,
-  type CheckpointRecord,
-  type ContextFragment,
-  type ContextLaneRecord,
-  type ContextRenderer,
-  type Page,
-  type PruneResult,
-  type SearchHit,
-  ValidationError,
+import type {
+  BranchRecord,
+  ChatRecord,
+  CheckpointRecord,
+  ContextFragment,
+  ContextLaneRecord,
+  ContextRenderer,
+  Page,
+  PruneResult,
+  SearchHit,
 } from '@ctxgraph/fragments-core';
 import type { UIMessage } from 'ai';
 import {
   checkpointHead,
-  deleteBranchOf,
   forkAtHead,
   pruneChat,
   renameBranchOf,
@@ -22,33 +19,20 @@ import {
   rewindTo,
   switchToBranch,
 } from './branches/branch-operations';
-import {
-  type BranchComparisonReport,
-  type CompareBranchesOptions,
-  compareBranches,
-} from './branches/compare-branches';
-import { type SearchOptions, searchInput } from './branches/search';
-import { BudgetPlanner } from './budget/budgeted-resolve';
-import {
-  type CompactionResult,
-  type CompactOptions,
-  checkCompactOptions,
-  compactBranch,
-} from './compaction/compact';
+import type { BranchComparisonReport, CompareBranchesOptions } from './branches/compare-branches';
+import { type SearchOptions, searchChat } from './branches/search';
+import { type CompactionResult, type CompactOptions, compactCall } from './compaction/compact';
 import {
   type ChatUpdate,
-  type CheckedResolveOptions,
   type CheckpointOptions,
   type ContextEngineOptions,
   checkEngineOptions,
-  checkResolveOptions,
   type DeleteBranchOptions,
   type EnginePruneResult,
   type ModelResolveResult,
   optionsProblem,
   type PruneOptions,
   pickRenderer,
-  pricedOptionsProblem,
   pruneOptionsProblem,
   type ResolveOptions,
   type ResolveResult,
@@ -59,40 +43,30 @@ import {
   type UsageOptions,
   usageOptionsProblem,
 } from './context-engine-options';
-import { ContextLane } from './context-lane/context-lane';
-import { bindLazy, routeFragments } from './conversation/conversation';
-import { saveTurn } from './conversation/save-turn';
-import { type InspectOptions, type InspectSnapshot, inspectChat } from './inspect';
+import type { ContextLane } from './context-lane/context-lane';
+import {
+  compareCall,
+  continueCall,
+  deleteBranchCall,
+  type EngineParts,
+  engineParts,
+  resolveCall,
+  saveCall,
+  setFragments,
+} from './engine-parts';
+import { type InspectOptions, type InspectSnapshot, inspectCall } from './inspect';
 import {
   type ContinueFromOptions,
   type ContinueFromResult,
-  continueFrom,
   findMessage,
   type LocateResult,
   locate,
   type MessageVersion,
   versions,
 } from './messages/message-graph';
-import { ChatSession } from './session/chat-session';
-import { requireAbility } from './session/store-abilities';
-import { chatUsage, pricesFor } from './usage/chat-usage';
-import type { UsageTotals } from './usage/message-usage';
-
-export type {
-  ChatUpdate,
-  CheckpointOptions,
-  ContextEngineOptions,
-  DeleteBranchOptions,
-  EnginePruneResult,
-  ModelResolveResult,
-  PruneOptions,
-  ResolveOptions,
-  ResolveResult,
-  SaveOptions,
-  SaveResult,
-  SwitchBranchOptions,
-  UsageOptions,
-} from './context-engine-options';
+import type { ChatSession } from './session/chat-session';
+import { chatUsageOf } from './usage/chat-usage';
+import type { UsageTotals } from './usage/usage-totals';
 
 /**
  * Manages one chat: system context (fragments rendered into a system prompt) and a branching
@@ -119,15 +93,13 @@ export class ContextEngine {
   /** The open chat: store, ids, call-order queue, branch view, pending lane, validator. */
   readonly #session: ChatSession;
   readonly #lane: ContextLane;
-  readonly #planner: BudgetPlanner;
-  readonly #renderer: ContextRenderer | undefined;
+  /** The session, the lane, the budget planner and the default renderer, together. */
+  readonly #parts: EngineParts;
 
   constructor(options: ContextEngineOptions) {
-    const settings = checkEngineOptions(options);
-    this.#session = new ChatSession(settings);
-    this.#lane = new ContextLane(settings.serializer);
-    this.#planner = new BudgetPlanner(settings.autoCompact);
-    this.#renderer = settings.renderer;
+    this.#parts = engineParts(checkEngineOptions(options));
+    this.#session = this.#parts.session;
+    this.#lane = this.#parts.lane;
   }
 
   /** The chat id. */
@@ -193,23 +165,13 @@ export class ContextEngine {
    * `resolve()` shows can always be saved; a bad fragment throws and none of them is added.
    */
   set(...fragments: ContextFragment[]): this {
-    const routed = routeFragments(fragments);
-    const session = this.#session;
-    session.pending.add(routed.messages);
-    this.#lane.add(routed.context);
-    if (routed.lazy) {
-      // A lazy correction targets what the caller was looking at: bind it after the calls before
-      // it have run, from the view they left (or, with no view yet, when first used).
-      session.run(async (ticket) => {
-        if (session.view.loaded) bindLazy(session, ticket);
-      });
-    }
+    setFragments(this.#parts, fragments);
     return this;
   }
 
   /** Renders the context fragments (not the messages) with `renderer` or the engine's default. */
   render(renderer?: ContextRenderer): string {
-    return pickRenderer(renderer, this.#renderer, 'render(renderer)').render(this.#lane.fragments);
+    return pickRenderer(renderer, this.#parts.renderer, 'render(renderer)').render(this.context);
   }
 
   /**
@@ -220,36 +182,20 @@ export class ContextEngine {
   resolve(options?: ResolveOptions & { format?: 'ui' }): Promise<ResolveResult>;
   resolve(options: ResolveOptions & { format: 'model' }): Promise<ModelResolveResult>;
   resolve(options?: ResolveOptions): Promise<ResolveResult | ModelResolveResult> {
-    let checked: CheckedResolveOptions;
-    try {
-      checked = checkResolveOptions(options);
-    } catch (error) {
-      return Promise.reject(error);
-    }
-    const context = this.#lane.atCall();
-    return this.#session.run(async (ticket) => {
-      const renderer = pickRenderer(options?.renderer, this.#renderer, 'resolve(options)');
-      const opened = await this.#session.open();
-      // Fields named one by one: an object spread here costs more than the rest of a warm resolve.
-      const { format, budget } = checked;
-      const call = { format, budget, renderer, fragments: context(), ticket };
-      return this.#planner.resolve(this.#session, call, opened);
-    });
+    return resolveCall(this.#parts, options);
   }
 
   /**
    * Persists the messages set before this call as nodes after the branch head, in one atomic
-   * store call, and moves the head to the last of them. A store that declares `append` attaches
-   * them at whatever the head is, serializing concurrent writers itself; with any other store
-   * the engine compares-and-sets and, when another writer moved the head first, attaches on top
-   * of the new head. A turn is never dropped. If saving fails, nothing was written and the
-   * messages stay pending. `options` starts or ends a live reply in the same store write.
+   * store call, and moves the head to the last of them: the store's `append` attaches them at
+   * whatever the head is, serializing concurrent writers itself. `options` starts or ends a live
+   * reply in the same store write (a store with `capabilities.liveReplies`, else
+   * `UnsupportedCapabilityError`): such a save is a compare-and-set `commit` that, when another
+   * writer moved the head first, attaches on top of the new head. A turn is never dropped. If
+   * saving fails, nothing was written and the messages stay pending.
    */
   save(options: SaveOptions = {}): Promise<SaveResult> {
-    return this.#session.run(async (ticket) => {
-      await saveTurn(this.#session, ticket, options);
-      return { headMessageId: this.headMessageId };
-    });
+    return saveCall(this.#parts, options);
   }
 
   /**
@@ -285,16 +231,7 @@ export class ContextEngine {
    * ```
    */
   continueFrom(nodeId: string | null, options?: ContinueFromOptions): Promise<ContinueFromResult> {
-    const method = 'continueFrom(nodeId, options)';
-    const activate = options?.activate;
-    const problem =
-      optionsProblem(method, options) ??
-      (activate === undefined || typeof activate === 'boolean'
-        ? undefined
-        : new ValidationError(`${method}: activate must be a boolean or omitted.`, {
-            issues: [{ path: 'activate', message: 'expected a boolean' }],
-          }));
-    return this.#run(problem, () => continueFrom(this.#session, nodeId, activate === true));
+    return continueCall(this.#parts, nodeId, options);
   }
 
   /**
@@ -312,7 +249,7 @@ export class ContextEngine {
 
   /**
    * The node ids holding a message id, newest first (an edited message has several; at most
-   * 100). Through the store's index (`capabilities.messageVersions`), else one read of the graph.
+   * 100), through the store's index.
    */
   findMessage(messageId: string): Promise<readonly string[]> {
     return this.#session.run(() => findMessage(this.#session, messageId));
@@ -368,16 +305,7 @@ export class ContextEngine {
    * nothing to compact. A failing or empty summary writes nothing. Pending messages stay pending.
    */
   compact(options: CompactOptions): Promise<CompactionResult | null> {
-    let checked: CompactOptions;
-    try {
-      checked = checkCompactOptions(options);
-    } catch (error) {
-      return Promise.reject(error);
-    }
-    return this.#session.run(async () => {
-      await this.#session.open();
-      return compactBranch(this.#session, checked);
-    });
+    return compactCall(this.#session, options);
   }
 
   /**
@@ -399,20 +327,7 @@ export class ContextEngine {
     right: string,
     options?: CompareBranchesOptions,
   ): Promise<BranchComparisonReport> {
-    const session = this.#session;
-    return this.#run(
-      pricedOptionsProblem('compareBranches(left, right, options)', options),
-      async () => {
-        assertIdentifier('compareBranches(left, right)', 'left', left);
-        assertIdentifier('compareBranches(left, right)', 'right', right);
-        await session.open();
-        const { tokenizer, prices } = session.settings;
-        return compareBranches(session.store, session.chatId, { left, right }, tokenizer, {
-          ...prices,
-          ...options?.prices,
-        });
-      },
-    );
+    return compareCall(this.#parts, { left, right }, options);
   }
 
   /**
@@ -421,19 +336,9 @@ export class ContextEngine {
    * Needs a store with `capabilities.search` (`UnsupportedCapabilityError` otherwise).
    */
   search(query: string, options?: SearchOptions): Promise<Page<SearchHit>> {
-    return this.#run(optionsProblem('search(query, options)', options), async () => {
-      const search =
-        options?.prefix === true
-          ? requireAbility(
-              this.#session.abilities,
-              'searchPrefix',
-              'search(query, { prefix: true })',
-            )
-          : requireAbility(this.#session.abilities, 'search', 'search(query)');
-      // After opening: the engine's branch is the chat's active one only from then on.
-      await this.#session.open();
-      return search(searchInput(query, options ?? {}, this));
-    });
+    return this.#run(optionsProblem('search(query, options)', options), () =>
+      searchChat(this.#session, query, options),
+    );
   }
 
   /**
@@ -441,7 +346,6 @@ export class ContextEngine {
    * checkpoints stay; the chat's active branch follows when it was `from`, and so does this
    * engine when it is on `from` (its pending messages stay pending). `BranchNotFoundError` for
    * an unknown branch, `BranchExistsError` when `to` is taken, `ValidationError` for a bad name.
-   * Needs a store with `capabilities.renameBranch` (`UnsupportedCapabilityError` otherwise).
    *
    * @example
    * ```ts
@@ -460,9 +364,7 @@ export class ContextEngine {
    * store with `capabilities.retention`.
    */
   deleteBranch(name: string, options?: DeleteBranchOptions): Promise<PruneResult> {
-    return this.#run(optionsProblem('deleteBranch(name, options)', options), (ticket) =>
-      deleteBranchOf(this.#session, ticket, name, options),
-    );
+    return deleteBranchCall(this.#parts, name, options);
   }
 
   /**
@@ -483,31 +385,12 @@ export class ContextEngine {
    * example one whose id belongs to another branch). Resolves to how many were dropped.
    */
   discardPending(): Promise<number> {
-    const { pending } = this.#session;
-    return this.#session.run(async (ticket) => {
-      const count = pending.before(ticket).length;
-      pending.drop(ticket);
-      return count;
-    });
+    return this.#session.run(async (ticket) => this.#session.pending.discard(ticket));
   }
 
   /** Sets the chat title and merges metadata; returns the chat as stored. */
   updateChat(update: ChatUpdate): Promise<ChatRecord> {
-    const session = this.#session;
-    return session.run(async () => {
-      if (typeof update !== 'object' || update === null) {
-        throw new ValidationError(
-          'updateChat(update): update must be an object with title and/or metadata.',
-        );
-      }
-      await session.open();
-      session.chat = await session.store.updateChat({
-        chatId: session.chatId,
-        ...(update.title === undefined ? {} : { title: update.title }),
-        ...(update.metadata === undefined ? {} : { metadata: update.metadata }),
-      });
-      return session.chat as ChatRecord;
-    });
+    return this.#session.run(() => this.#session.update(update));
   }
 
   /** The context fragments (the system-context lane), in order. */
@@ -525,18 +408,17 @@ export class ContextEngine {
   }
 
   /**
-   * Loads the chat's stored context lane (the store must declare `capabilities.contextLane`)
-   * and makes it this engine's context, replacing what was set. Resolves to the fragments.
+   * Loads the chat's stored context lane and makes it this engine's context, replacing what was
+   * set. Resolves to the fragments.
    */
   loadContext(): Promise<readonly ContextFragment[]> {
     return this.#lane.load(this.#session);
   }
 
   /**
-   * Stores the context lane as it is when called (the store must declare
-   * `capabilities.contextLane`). After a `loadContext()` or an earlier save it only writes over
-   * the revision it knows: when another writer saved in between, it fails with a
-   * `ContextConflictError` and writes nothing.
+   * Stores the context lane as it is when called, with the chat. After a `loadContext()` or an
+   * earlier save it only writes over the revision it knows: when another writer saved in
+   * between, it fails with a `ContextConflictError` and writes nothing.
    */
   saveContext(): Promise<ContextLaneRecord> {
     return this.#lane.save(this.#session);
@@ -548,11 +430,7 @@ export class ContextEngine {
    * every message of the chat, on any branch (`scope: 'chat'`).
    */
   usage(options?: UsageOptions): Promise<UsageTotals> {
-    return this.#run(usageOptionsProblem(options), async () => {
-      await this.#session.open();
-      const prices = pricesFor(this.#session, options?.prices);
-      return chatUsage(this.#session, options?.scope ?? 'branch', prices);
-    });
+    return this.#run(usageOptionsProblem(options), () => chatUsageOf(this.#session, options));
   }
 
   /**
@@ -560,12 +438,7 @@ export class ContextEngine {
    * the rendered prompt, the context / pending / persisted lanes, the chat's graph, and metadata.
    */
   inspect(options?: InspectOptions): Promise<InspectSnapshot> {
-    const context = this.#lane.atCall();
-    return this.#run(pricedOptionsProblem('inspect(options)', options), async (ticket) => {
-      const renderer = pickRenderer(options?.renderer, this.#renderer, 'inspect(options)');
-      const call = { options: options ?? {}, renderer, context, ticket };
-      return inspectChat(this.#session, this.#planner, call);
-    });
+    return inspectCall(this.#parts, options);
   }
 
   /** Runs `task` in call order, or rejects with the problem found in the call's arguments. */

@@ -5,12 +5,11 @@ import {
   fragment,
   hint,
   role,
-  UnsupportedCapabilityError,
   ValidationError,
 } from '@ctxgraph/fragments-core';
 import { InMemoryContextStore } from '@ctxgraph/store-memory';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { LineRenderer, withoutExtensions } from './__fixtures__/test-kit';
+import { LineRenderer, overrideStore } from './__fixtures__/test-kit';
 import { ContextEngine } from './context-engine';
 
 const renderer = new LineRenderer();
@@ -96,15 +95,25 @@ describe('the context lane', () => {
     );
   });
 
-  it('refuses with UnsupportedCapabilityError when the store has no context lane', async () => {
-    store = withoutExtensions(new InMemoryContextStore());
-    for (const call of [
-      (e: ContextEngine) => e.loadContext(),
-      (e: ContextEngine) => e.saveContext(),
-    ]) {
-      const error = await call(engine(newChatId())).catch((caught: unknown) => caught);
-      expect(UnsupportedCapabilityError.isInstance(error)).toBe(true);
-      expect((error as Error).message).toContain('"contextLane"');
-    }
+  it('is required of every store: the engine refuses a store without it when it is made', () => {
+    const partial = overrideStore(new InMemoryContextStore(), {
+      getContext: undefined,
+      saveContext: undefined,
+    } as never);
+    const error = (() => {
+      try {
+        return new ContextEngine({ store: partial, chatId: newChatId(), userId: 'u', renderer });
+      } catch (caught) {
+        return caught;
+      }
+    })();
+    expect(ValidationError.isInstance(error)).toBe(true);
+    expect((error as Error).message).toContain(
+      'store is not a whole v1 ContextStore: it has no getContext(), saveContext().',
+    );
+    expect((error as ValidationError).issues.map((issue) => issue.path)).toEqual([
+      'store.getContext',
+      'store.saveContext',
+    ]);
   });
 });

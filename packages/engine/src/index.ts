@@ -61,22 +61,22 @@ export type {
 } from './compaction/compact';
 export type { CompactedDropReport } from './compaction/drop-originals';
 export type { SummarizeContext, Summarizer } from './compaction/summarizer';
-export {
-  type ChatUpdate,
-  type CheckpointOptions,
-  ContextEngine,
-  type ContextEngineOptions,
-  type DeleteBranchOptions,
-  type EnginePruneResult,
-  type ModelResolveResult,
-  type PruneOptions,
-  type ResolveOptions,
-  type ResolveResult,
-  type SaveOptions,
-  type SaveResult,
-  type SwitchBranchOptions,
-  type UsageOptions,
-} from './context-engine';
+export { ContextEngine } from './context-engine';
+export type {
+  ChatUpdate,
+  CheckpointOptions,
+  ContextEngineOptions,
+  DeleteBranchOptions,
+  EnginePruneResult,
+  ModelResolveResult,
+  PruneOptions,
+  ResolveOptions,
+  ResolveResult,
+  SaveOptions,
+  SaveResult,
+  SwitchBranchOptions,
+  UsageOptions,
+} from './context-engine-options';
 export type {
   InspectCompaction,
   InspectEstimate,
@@ -104,7 +104,6 @@ export {
   type ReplyOutcome,
   type StepUsage,
   type UsageInput,
-  type UsageTotals,
-  usageOf,
   withUsage,
 } from './usage/message-usage';
+export { type UsageTotals, usageOf } from './usage/usage-totals';

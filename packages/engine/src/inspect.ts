@@ -25,11 +25,13 @@ import {
 import { cacheModelOf, estimateNextCall, type NextCallEstimate } from './budget/next-call';
 import { messageText } from './budget/token-counter';
 import { visibleConversation } from './compaction/compacted-view';
+import { pickRenderer, pricedOptionsProblem } from './context-engine-options';
 import { pendingMessages } from './conversation/conversation';
+import type { EngineParts } from './engine-parts';
 import { DEFAULT_MODEL_PRICES, findModelPrice, type ModelPrices } from './model-prices';
 import type { ChatSession } from './session/chat-session';
 import { branchUsage, pricesFor } from './usage/chat-usage';
-import { totalUsage, type UsageTotals } from './usage/message-usage';
+import { totalUsage, type UsageTotals } from './usage/usage-totals';
 
 /** Options of `ContextEngine.inspect`. */
 export interface InspectOptions {
@@ -327,7 +329,7 @@ function plannedFor(options: BudgetOptions, modelId: string | undefined): Checke
 }
 
 /** One `inspect()` call, as the engine took it. */
-export interface InspectCall {
+interface InspectCall {
   readonly options: InspectOptions;
   readonly renderer: ContextRenderer;
   /** The context lane as the call sees it (read once the chat is open). */
@@ -336,10 +338,29 @@ export interface InspectCall {
 }
 
 /**
+ * `inspect()` as the engine takes it: checks the options at the call (a rejection, nothing
+ * queued, for a bad one), then, in call order, inspects with the context lane as it was at the
+ * call.
+ */
+export function inspectCall(
+  parts: EngineParts,
+  options: InspectOptions | undefined,
+): Promise<InspectSnapshot> {
+  const problem = pricedOptionsProblem('inspect(options)', options);
+  if (problem !== undefined) return Promise.reject(problem);
+  const context = parts.lane.atCall();
+  return parts.session.run(async (ticket) => {
+    const renderer = pickRenderer(options?.renderer, parts.renderer, 'inspect(options)');
+    const call = { options: options ?? {}, renderer, context, ticket };
+    return inspectChat(parts.session, parts.planner, call);
+  });
+}
+
+/**
  * `inspect()`: renders, syncs the view, reads the chat's graph once, plans the budget without
  * remembering it, adds up usage, and builds the snapshot.
  */
-export async function inspectChat(
+async function inspectChat(
   session: ChatSession,
   planner: BudgetPlanner,
   call: InspectCall,

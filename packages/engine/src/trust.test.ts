@@ -5,15 +5,15 @@ import {
   EngineError,
   hint,
   lastAssistantMessage,
-  MessageIdConflictError,
   ValidationError,
 } from '@ctxgraph/fragments-core';
 import { InMemoryContextStore } from '@ctxgraph/store-memory';
 import type { UIMessage } from 'ai';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { LineRenderer, withoutExtensions } from './__fixtures__/test-kit';
-import { ContextEngine, type ContextEngineOptions } from './context-engine';
+import { LineRenderer, withoutOptionalCapabilities } from './__fixtures__/test-kit';
+import { ContextEngine } from './context-engine';
+import type { ContextEngineOptions } from './context-engine-options';
 import { withUsage } from './usage/message-usage';
 
 // The promises of the "Trust" issue: a saved turn is never lost, changed or hidden, a warm engine
@@ -32,8 +32,8 @@ const texts = (messages: readonly UIMessage[]): string[] =>
   );
 
 const stores: Array<[string, () => ContextStore]> = [
-  ['with append and forkBranch', () => new InMemoryContextStore()],
-  ['compare-and-set only', () => withoutExtensions(new InMemoryContextStore())],
+  ['with every capability', () => new InMemoryContextStore()],
+  ['without optional capabilities', () => withoutOptionalCapabilities(new InMemoryContextStore())],
 ];
 
 describe.each(stores)('store %s', (_label, makeStore) => {
@@ -89,35 +89,22 @@ describe.each(stores)('store %s', (_label, makeStore) => {
   });
 
   describe('a warm engine shows what a fresh engine shows', () => {
-    it('after a save whose id lives on another branch (a version, or refused without message versions)', async () => {
+    it('after a save whose id lives on another branch (a version of the message)', async () => {
       const chatId = newChatId();
       const warm = engine(chatId);
       await warm.set(user('q1', { id: 'msg-1' }), assistantText('a1', { id: 'msg-2' })).save();
       await warm.resolve();
       await warm.rewind('msg-1');
       warm.set(assistantText('a1, second try', { id: 'msg-2' }));
-      if (store.capabilities.messageVersions === true) {
-        // The store keeps versions: the reply keeps its id on the new branch, under its own node.
-        await warm.save();
-        expect(warm.nodeIdOf('msg-2')).toBe('msg-2~2');
-        const main = await store.getMessage({ chatId, messageId: 'msg-2' });
-        expect(texts([main?.message as UIMessage])).toEqual(['a1']);
-        const shown = (await warm.resolve()).messages;
-        expect(shown.map((each) => each.id)).toEqual(['msg-1', 'msg-2']);
-        expect(texts(shown)).toEqual(['q1', 'a1, second try']);
-        expect(shown).toStrictEqual(await fresh(chatId));
-        return;
-      }
-      const refused = await warm.save().catch((caught: unknown) => caught);
-      expect(MessageIdConflictError.isInstance(refused)).toBe(true);
-      // main's reply is untouched.
+      // The reply keeps its id on the new branch, under its own node.
+      await warm.save();
+      expect(warm.nodeIdOf('msg-2')).toBe('msg-2~2');
       const main = await store.getMessage({ chatId, messageId: 'msg-2' });
       expect(texts([main?.message as UIMessage])).toEqual(['a1']);
-      expect(await warm.discardPending()).toBe(1);
-      await warm.set(user('q2', { id: 'msg-3' })).save();
-      const warmView = (await warm.resolve()).messages;
-      expect(texts(warmView)).toEqual(['q1', 'q2']);
-      expect(warmView).toStrictEqual(await fresh(chatId));
+      const shown = (await warm.resolve()).messages;
+      expect(shown.map((each) => each.id)).toEqual(['msg-1', 'msg-2']);
+      expect(texts(shown)).toEqual(['q1', 'a1, second try']);
+      expect(shown).toStrictEqual(await fresh(chatId));
     });
 
     it('in shape too: the same keys, order and values as a fresh read', async () => {
@@ -431,9 +418,8 @@ describe('bad arguments and small promises', () => {
 });
 
 // Issue #23: the engine's own records (compaction nodes, branch summaries, recorded usage) are
-// written by the engine alone, beside the message, and never appear in the app's metadata. Each
-// runs against a store that keeps records (engineRecords) and one that does not (the engine
-// keeps them in the stored message's metadata.ctxgraph and splits them out on read).
+// written by the engine alone, beside the message, and never appear in the app's metadata, on a
+// store with every capability and on one without the optional ones.
 describe.each(stores)('only the engine writes its records (store %s)', (_label, makeStore) => {
   let store: ContextStore;
   const engine = (chatId: string, options: Partial<ContextEngineOptions> = {}): ContextEngine =>
@@ -582,17 +568,9 @@ describe.each(stores)('only the engine writes its records (store %s)', (_label, 
     expect(snapshot.usage.chat.calls).toBe(2);
     const graph = await store.getGraph(chatId);
     const a1 = graph.nodes.find((node) => node.id === 'a1');
-    if (store.capabilities.engineRecords === true) {
-      // Beside the message, never in it.
-      expect(hasEngineKey(graph.nodes.map((node) => node.message))).toBe(false);
-      expect(a1?.engineRecord).toMatchObject({ usage: { modelId: 'gpt-4o' } });
-    } else {
-      // A store without engineRecords keeps it in the stored message, which the app never sees.
-      expect(a1?.message.metadata).toMatchObject({
-        app: 2,
-        ctxgraph: { usage: { modelId: 'gpt-4o' } },
-      });
-    }
+    // Beside the message, never in it.
+    expect(hasEngineKey(graph.nodes.map((node) => node.message))).toBe(false);
+    expect(a1?.engineRecord).toMatchObject({ usage: { modelId: 'gpt-4o' } });
   });
 
   it('a client echoing back the whole conversation keeps the compaction and the recorded usage', async () => {
@@ -624,14 +602,12 @@ describe.each(stores)('only the engine writes its records (store %s)', (_label, 
     ]);
     expect((await engine(chatId).usage({ scope: 'chat' })).calls).toBe(2);
     expect((await app.resolve()).messages).toEqual(fresh.messages);
-    if (store.capabilities.engineRecords === true) {
-      // A store that keeps records keeps them through a save that never read the chain.
-      const cold = engine(chatId);
-      echo(cold);
-      await cold.save();
-      expect((await engine(chatId).resolve()).messages).toEqual(fresh.messages);
-      expect((await engine(chatId).usage({ scope: 'chat' })).calls).toBe(2);
-    }
+    // The store keeps records through a save that never read the chain.
+    const cold = engine(chatId);
+    echo(cold);
+    await cold.save();
+    expect((await engine(chatId).resolve()).messages).toEqual(fresh.messages);
+    expect((await engine(chatId).usage({ scope: 'chat' })).calls).toBe(2);
   });
 
   it('data stored by an earlier version (records in metadata.ctxgraph) still reads as records', async () => {

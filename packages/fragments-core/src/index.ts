@@ -112,6 +112,16 @@ export {
 } from './rules';
 export { nextBranchName } from './store/branch-names';
 export {
+  type ContextStoreCapabilities,
+  OPTIONAL_CAPABILITIES,
+  OPTIONAL_CAPABILITY_METHODS,
+  type OptionalCapability,
+  type OptionalCapabilityMethods,
+  type OptionalStoreMethod,
+  REQUIRED_STORE_METHODS,
+  type RequiredStoreMethod,
+} from './store/capabilities';
+export {
   type BranchSummaryRecord,
   type CompactionMessageInput,
   type CompactionRecord,
@@ -120,7 +130,6 @@ export {
   type DroppedRecord,
   droppedMessage,
   type EngineRecordSource,
-  embedEngineRecord,
   engineRecordOf,
   type ProviderCompactionRecord,
   readBranchSummary,
@@ -140,7 +149,6 @@ export type {
   CommitResult,
   ContextLaneRecord,
   ContextStore,
-  ContextStoreCapabilities,
   CreateBranchInput,
   CreateCheckpointInput,
   FindMessageNodesInput,

@@ -19,15 +19,9 @@ describe('InMemoryContextStore', () => {
     expect(store.capabilities).toEqual({
       persistent: false,
       multiProcess: false,
-      append: true,
-      forkBranch: true,
-      contextLane: true,
       search: true,
       searchPrefix: true,
-      renameBranch: true,
       retention: true,
-      engineRecords: true,
-      messageVersions: true,
       liveReplies: true,
     });
     expect(Object.isFrozen(store.capabilities)).toBe(true);

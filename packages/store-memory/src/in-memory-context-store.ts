@@ -72,15 +72,9 @@ function memoryDriver(options: InMemoryContextStoreOptions): ContextStoreDriver 
     capabilities: {
       persistent: false,
       multiProcess: false,
-      append: true,
-      forkBranch: true,
-      contextLane: true,
       search: true,
       searchPrefix: true,
-      renameBranch: true,
       retention: true,
-      engineRecords: true,
-      messageVersions: true,
       liveReplies: true,
     },
     ...chatOperations(chats),
@@ -106,10 +100,11 @@ function memoryDriver(options: InMemoryContextStoreOptions): ContextStoreDriver 
  * between reading the head and moving it), so interleaved async callers get exactly the
  * compare-and-set semantics a database transaction gives.
  *
- * Serves every optional ability of the contract: `append`, `forkBranch`, the context lane
- * (`getContext` / `saveContext`), `search` (a plain scan, prefix matching included), `renameBranch`, `retention` (`prune`), engine
- * records, message versions (`findMessageNodes`, fork-commits) and live replies with a change
- * feed delivered as the writes happen (in this process only: the data is the object's).
+ * Serves the whole contract: its required part (`append` and `forkBranch` of its own, the
+ * context lane, engine records, message versions with `findMessageNodes` and fork-commits) and
+ * every optional capability: `search` (a plain scan, prefix matching included), `retention`
+ * (`prune`) and live replies with a change feed delivered as the writes happen (in this process
+ * only: the data is the object's).
  *
  * @example
  * ```ts

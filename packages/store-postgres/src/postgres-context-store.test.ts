@@ -81,15 +81,9 @@ describe('PostgresContextStore construction', () => {
     expect(store.capabilities).toEqual({
       persistent: true,
       multiProcess: true,
-      append: true,
-      forkBranch: true,
-      contextLane: true,
       search: true,
       searchPrefix: true,
-      renameBranch: true,
       retention: true,
-      engineRecords: true,
-      messageVersions: true,
       liveReplies: true,
     });
     expect(store.schema).toMatch(/^t_/);

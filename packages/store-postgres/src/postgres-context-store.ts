@@ -48,10 +48,11 @@ export {
  * refuses calls after `close()` and keeps the error rules; the driver (`src/driver/`) holds only
  * the storage.
  *
- * Serves every optional ability of the contract: `append`, `forkBranch`, the context lane
- * (`getContext` / `saveContext`), `search` (the store kit's words behind a GIN index, indexed
- * on the first search of a chat), `retention` (`prune`), and live replies with a change feed
- * (`LISTEN` / `NOTIFY`, and a poll for the writes that notify nobody).
+ * Serves the whole contract: its required part (`append` and `forkBranch` of its own, the
+ * context lane, engine records, message versions) and every optional capability: `search` (the
+ * store kit's words behind a GIN index, indexed on the first search of a chat, prefixes
+ * included), `retention` (`prune`), and live replies with a change feed (`LISTEN` / `NOTIFY`,
+ * and a poll for the writes that notify nobody).
  *
  * @example
  * ```ts

@@ -532,29 +532,17 @@ describe('lifecycle and options', () => {
     expect(store.capabilities).toEqual({
       persistent: true,
       multiProcess: true,
-      append: true,
-      forkBranch: true,
-      contextLane: true,
       search: true,
       searchPrefix: true,
-      renameBranch: true,
       retention: true,
-      engineRecords: true,
-      messageVersions: true,
       liveReplies: true,
     });
     expect(new SqliteContextStore(':memory:').capabilities).toEqual({
       persistent: false,
       multiProcess: false,
-      append: true,
-      forkBranch: true,
-      contextLane: true,
       search: true,
       searchPrefix: true,
-      renameBranch: true,
       retention: true,
-      engineRecords: true,
-      messageVersions: true,
       liveReplies: true,
     });
   });

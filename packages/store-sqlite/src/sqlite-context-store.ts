@@ -51,9 +51,10 @@ export {
  * refuses calls after `close()` and keeps the error rules; the driver (`src/driver/`) holds only
  * the storage.
  *
- * Serves every optional ability of the contract: `append`, `forkBranch`, the context lane
- * (`getContext` / `saveContext`), search, retention, engine records, message versions, and live
- * replies with a change feed that reaches every process sharing the file.
+ * Serves the whole contract: its required part (`append` and `forkBranch` of its own, the
+ * context lane, engine records, message versions) and every optional capability: search (with
+ * prefixes), retention, and live replies with a change feed that reaches every process sharing
+ * the file.
  *
  * @example
  * ```ts

@@ -54,11 +54,6 @@ async function newChat(chatId: string, userId = 'alice'): Promise<void> {
   await counting.store.openChat({ chatId, userId });
 }
 
-/** The store's write method the engine uses for save(). */
-function writeMethod(): 'append' | 'commit' {
-  return counting.store.capabilities.append === true ? 'append' : 'commit';
-}
-
 /** The chat routes' access over a chat cycle, as the app makes it. */
 function access(warmEngines?: number): ChatAccess {
   return chatAccess(
@@ -148,7 +143,7 @@ describe('chatAccess (the chat cycle’s read)', () => {
   it('drops the messages a failed save left pending, so the next request saves only its own', async () => {
     await newChat('chat-refused');
     const chats = access();
-    counting.failNext(writeMethod(), new Error('the disk is full'));
+    counting.failNext('append', new Error('the disk is full'));
     await expect(
       chats.use('chat-refused', 'alice', async (engine) => {
         engine.set(user('refused'));
@@ -356,7 +351,7 @@ describe('the app keeps one warm engine per chat', () => {
   it('answers a refused save with an error and keeps nothing of it for the next request', async () => {
     const app = build();
     const chatId = await chatWithHistory(app);
-    counting.failNext(writeMethod(), new Error('the disk is full'));
+    counting.failNext('append', new Error('the disk is full'));
     const refused = await call(app, 'POST', `/api/chats/${chatId}/messages`, {
       role: 'user',
       text: 'lost',

@@ -26,18 +26,12 @@ async function copyLegacyContexts(
   store: ContextStore,
   contexts: Iterable<LegacyContext>,
 ): Promise<number> {
-  const { getContext, saveContext } = store;
-  if (getContext === undefined || saveContext === undefined) {
-    throw new TypeError(
-      'copyLegacyContexts: the store has no context lane (capabilities.contextLane).',
-    );
-  }
   let copied = 0;
   for (const { chatId, fragments } of contexts) {
     if ((await store.getChat(chatId)) === null) continue;
-    if ((await getContext.call(store, chatId)).revision > 0) continue;
+    if ((await store.getContext(chatId)).revision > 0) continue;
     try {
-      await saveContext.call(store, { chatId, fragments, expectedRevision: 0 });
+      await store.saveContext({ chatId, fragments, expectedRevision: 0 });
       copied += 1;
     } catch (error) {
       // Saved by someone else meanwhile: theirs is newer.

@@ -9,12 +9,10 @@ import {
 import { describe, expect, it } from 'vitest';
 import {
   appendMessages,
-  appendTo,
   badIdentifiers,
   expectRefused,
   expectRejection,
   messageOfDepth,
-  missingCapability,
   openFreshChat,
   type StoreHarness,
   snapshot,
@@ -24,7 +22,7 @@ import {
 } from './store-harness';
 
 /**
- * `append` (when `capabilities.append` is declared): the write of `commit` attached at whatever
+ * `append` (every store has it, the kit's default over `commit` included): the write of `commit` attached at whatever
  * the head is when the store takes it, appenders serialized by the store.
  */
 export function defineAppendTests(harness: StoreHarness): void {
@@ -33,13 +31,11 @@ export function defineAppendTests(harness: StoreHarness): void {
   describe('append', () => {
     it(
       'attaches at the current head, returns it as previousHeadId, moves the head and bumps the version by one',
-      async ({ skip }) => {
+      async () => {
         const store = harness.store();
-        const reason = missingCapability(store, 'append');
-        if (reason !== undefined) skip(reason);
         const { chatId, opened } = await openFreshChat(store);
         const [a, b, c, d] = [uniqueId('a'), uniqueId('b'), uniqueId('c'), uniqueId('d')];
-        const first = await appendTo(store, {
+        const first = await store.append({
           chatId,
           branch: 'main',
           messages: [
@@ -62,7 +58,7 @@ export function defineAppendTests(harness: StoreHarness): void {
           expect(await store.getMessage({ chatId, messageId: node.id })).toEqual(node);
         // A commit in between: the next append attaches at the head that commit left.
         await appendMessages(store, chatId, [c]);
-        const second = await appendTo(store, {
+        const second = await store.append({
           chatId,
           branch: 'main',
           messages: textEntries([d]),
@@ -87,7 +83,7 @@ export function defineAppendTests(harness: StoreHarness): void {
         // Another branch: attached at its own head, main left where it was.
         await store.createBranch({ chatId, name: 'side', headMessageId: a });
         const s = uniqueId('s');
-        const onSide = await appendTo(store, {
+        const onSide = await store.append({
           chatId,
           branch: 'side',
           messages: textEntries([s]),
@@ -99,7 +95,7 @@ export function defineAppendTests(harness: StoreHarness): void {
         // An empty branch takes a root.
         await store.createBranch({ chatId, name: 'blank', headMessageId: null });
         const r = uniqueId('r');
-        const rooted = await appendTo(store, {
+        const rooted = await store.append({
           chatId,
           branch: 'blank',
           messages: textEntries([r]),
@@ -112,15 +108,13 @@ export function defineAppendTests(harness: StoreHarness): void {
 
     it(
       'replaces ids on the branch in place and chains only the new ones',
-      async ({ skip }) => {
+      async () => {
         const store = harness.store();
-        const reason = missingCapability(store, 'append');
-        if (reason !== undefined) skip(reason);
         const { chatId } = await openFreshChat(store);
         const [a, b, x, y] = [uniqueId('a'), uniqueId('b'), uniqueId('x'), uniqueId('y')];
         await appendMessages(store, chatId, [a, b]);
         const before = (await store.getMessage({ chatId, messageId: a })) as MessageNodeRecord;
-        const mixed = await appendTo(store, {
+        const mixed = await store.append({
           chatId,
           branch: 'main',
           messages: [
@@ -145,7 +139,7 @@ export function defineAppendTests(harness: StoreHarness): void {
         expect(chain.nodes.map((node) => node.id)).toEqual([a, b, x, y]);
         expect(chain.nodes[0]?.message).toEqual(textMessage(a, 'rewritten first'));
         // Only replacements: the head stays, and previousHeadId is that head.
-        const only = await appendTo(store, {
+        const only = await store.append({
           chatId,
           branch: 'main',
           messages: [{ id: y, message: textMessage(y, 'new two, corrected') }],
@@ -163,24 +157,21 @@ export function defineAppendTests(harness: StoreHarness): void {
 
     it(
       'an unknown branch or chat throws BranchNotFoundError / ChatNotFoundError and writes nothing',
-      async ({ skip }) => {
+      async () => {
         const store = harness.store();
-        const reason = missingCapability(store, 'append');
-        if (reason !== undefined) skip(reason);
         const { chatId } = await openFreshChat(store);
         await appendMessages(store, chatId, [uniqueId('m')]);
         const before = await snapshot(store, chatId);
         const unknown = uniqueId('unknown');
         const id = uniqueId('m');
         const missingBranch = await expectRejection(
-          () => appendTo(store, { chatId, branch: unknown, messages: textEntries([id]) }),
+          () => store.append({ chatId, branch: unknown, messages: textEntries([id]) }),
           BranchNotFoundError,
         );
         expect(missingBranch).toMatchObject({ chatId, branch: unknown });
         const absentChat = uniqueId('chat');
         const missingChat = await expectRejection(
-          () =>
-            appendTo(store, { chatId: absentChat, branch: 'main', messages: textEntries([id]) }),
+          () => store.append({ chatId: absentChat, branch: 'main', messages: textEntries([id]) }),
           ChatNotFoundError,
         );
         expect(missingChat).toMatchObject({ chatId: absentChat });
@@ -193,10 +184,8 @@ export function defineAppendTests(harness: StoreHarness): void {
 
     it(
       'refuses bad input with ValidationError naming the field, and changes nothing',
-      async ({ skip }) => {
+      async () => {
         const store = harness.store();
-        const reason = missingCapability(store, 'append');
-        if (reason !== undefined) skip(reason);
         const { chatId } = await openFreshChat(store);
         const [first, head] = [uniqueId('m'), uniqueId('m')];
         await appendMessages(store, chatId, [first, head]);
@@ -205,7 +194,7 @@ export function defineAppendTests(harness: StoreHarness): void {
         const append =
           (messages: unknown, input: object = {}) =>
           () =>
-            appendTo(store, { chatId, branch: 'main', messages: messages as never, ...input });
+            store.append({ chatId, branch: 'main', messages: messages as never, ...input });
         const good = textEntries([id]);
         for (const [what, bad] of badIdentifiers) {
           await expectRefused(
@@ -224,7 +213,7 @@ export function defineAppendTests(harness: StoreHarness): void {
           );
         }
         await expectRefused(store, chatId, 'input null', 'input', () =>
-          appendTo(store, null as never),
+          store.append(null as never),
         );
         await expectRefused(store, chatId, 'empty messages', 'messages', append([]));
         await expectRefused(
@@ -239,10 +228,8 @@ export function defineAppendTests(harness: StoreHarness): void {
           chatId,
           'id differs from message.id',
           'id',
-          store.capabilities.messageVersions === true
-            ? // A node id may differ from its message id; the message id is still an id.
-              append([{ id, message: textMessage('') }])
-            : append([{ id, message: textMessage(head) }]),
+          // A node id may differ from its message id; the message id is still an id.
+          append([{ id, message: textMessage('') }]),
         );
         await expectRefused(store, chatId, 'an id twice', 'id', append([...good, ...good]));
         await expectRefused(
@@ -292,10 +279,8 @@ export function defineAppendTests(harness: StoreHarness): void {
 
     it(
       '8 appenders × 10 batches of 2 on one branch through one store: none fails, nothing lost, every head move accounted for',
-      async ({ skip }) => {
+      async () => {
         const store = harness.store();
-        const reason = missingCapability(store, 'append');
-        if (reason !== undefined) skip(reason);
         const { chatId } = await openFreshChat(store);
         const base = await appendMessages(store, chatId, [uniqueId('base')]);
         const runs = await runAppenders([store], chatId, 8, 10);
@@ -308,8 +293,6 @@ export function defineAppendTests(harness: StoreHarness): void {
       '8 appenders × 10 batches of 2 spread over two store objects on the same data: the same guarantees',
       async ({ skip }) => {
         const store = harness.store();
-        const reason = missingCapability(store, 'append');
-        if (reason !== undefined) skip(reason);
         if (!store.capabilities.multiProcess)
           skip('the store does not declare capabilities.multiProcess');
         if (harness.options.reopenStore === undefined) skip('no reopenStore was given');
@@ -359,7 +342,7 @@ async function runAppenders(
             index === 0 ? 'user' : 'assistant',
           ),
         }));
-        results.push(await appendTo(store, { chatId, branch: 'main', messages }));
+        results.push(await store.append({ chatId, branch: 'main', messages }));
         done.push(ids);
       }
       return { batches: done, results };

@@ -1,7 +1,12 @@
-import { type ContextStore, StoreError } from '@ctxgraph/fragments-core';
+import {
+  type ContextStore,
+  OPTIONAL_CAPABILITIES,
+  OPTIONAL_CAPABILITY_METHODS,
+  REQUIRED_STORE_METHODS,
+  StoreError,
+} from '@ctxgraph/fragments-core';
 import { describe, expect, it } from 'vitest';
 import {
-  abilityMethods,
   appendMessages,
   openFreshChat,
   type StoreHarness,
@@ -47,34 +52,23 @@ function everyCall(
     ['deleteCheckpoint', () => store.deleteCheckpoint({ chatId, name: 'late' })],
     ['getGraph', () => store.getGraph(chatId)],
   ];
-  const { capabilities } = store;
-  if (capabilities.append === true) {
-    calls.push([
+  calls.push(
+    [
       'append',
-      () => store.append?.({ chatId, branch: 'main', messages: textEntries([uniqueId('m')]) }),
-    ]);
-  }
-  if (capabilities.forkBranch === true) {
-    calls.push([
-      'forkBranch',
-      () => store.forkBranch?.({ chatId, from: 'main', headMessageId: messageId }),
-    ]);
-  }
-  if (capabilities.renameBranch === true) {
-    calls.push(['renameBranch', () => store.renameBranch?.({ chatId, from: 'main', to: 'late' })]);
-  }
-  if (capabilities.contextLane === true) {
-    calls.push(['getContext', () => store.getContext?.(chatId)]);
-    calls.push(['saveContext', () => store.saveContext?.({ chatId, fragments: ['late'] })]);
-  }
+      () => store.append({ chatId, branch: 'main', messages: textEntries([uniqueId('m')]) }),
+    ],
+    ['findMessageNodes', () => store.findMessageNodes({ chatId, messageId })],
+    ['forkBranch', () => store.forkBranch({ chatId, from: 'main', headMessageId: messageId })],
+    ['renameBranch', () => store.renameBranch({ chatId, from: 'main', to: 'late' })],
+    ['getContext', () => store.getContext(chatId)],
+    ['saveContext', () => store.saveContext({ chatId, fragments: ['late'] })],
+  );
+  const { capabilities } = store;
   if (capabilities.search === true) {
     calls.push(['searchMessages', () => store.searchMessages?.({ userId, query: 'late' })]);
   }
   if (capabilities.retention === true) {
     calls.push(['prune', () => store.prune?.({ chatId })]);
-  }
-  if (capabilities.messageVersions === true) {
-    calls.push(['findMessageNodes', () => store.findMessageNodes?.({ chatId, messageId })]);
   }
   if (capabilities.liveReplies === true) {
     const live = { chatId, replyId: uniqueId('reply'), owner: 'late-owner' };
@@ -118,9 +112,15 @@ export function defineClosedStoreTests(harness: StoreHarness): void {
           await store.close();
           const calls = everyCall(store, chatId, userId, messageId);
           // watchChat answers synchronously (it returns the unsubscribe function): it throws.
-          const declared = Object.values(abilityMethods)
-            .flat()
-            .filter((method) => method !== 'watchChat' && typeof store[method] === 'function');
+          const declared = [
+            ...REQUIRED_STORE_METHODS,
+            ...OPTIONAL_CAPABILITIES.flatMap(
+              (capability) => OPTIONAL_CAPABILITY_METHODS[capability],
+            ),
+          ].filter(
+            (method) =>
+              method !== 'watchChat' && method !== 'close' && typeof store[method] === 'function',
+          );
           if (typeof store.watchChat === 'function') {
             let thrown: unknown;
             try {

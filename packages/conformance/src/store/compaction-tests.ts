@@ -3,7 +3,6 @@ import {
   type CompactionRecord,
   type ContextStore,
   compactionMessage,
-  embedEngineRecord,
   type MessageNodeRecord,
   readCompaction,
 } from '@ctxgraph/fragments-core';
@@ -18,17 +17,11 @@ import {
 } from './store-harness';
 
 /**
- * A compaction node as the engine writes it to `store`: a message with text that must come back
- * byte for byte, and the record (next to other engine data, such as recorded usage) beside it in
- * the node's engine record, or, for a store without `engineRecords`, in the message's
- * `metadata.ctxgraph`.
+ * A compaction node as the engine writes it: a message with text that must come back byte for
+ * byte, and the record (next to other engine data, such as recorded usage) beside it in the
+ * node's engine record.
  */
-function compactionNode(
-  store: ContextStore,
-  id: string,
-  boundaryId: string,
-  previous: string | null,
-): CommitMessage {
+function compactionNode(id: string, boundaryId: string, previous: string | null): CommitMessage {
   const record: CompactionRecord = {
     version: 1,
     boundaryId,
@@ -42,12 +35,11 @@ function compactionNode(
     text: 'Summary of the conversation so far:\n\nThe user — “Zoë” — chose 🚀 plan B.\t<ok/>',
     compaction: record,
   });
-  const entry: CommitMessage = {
+  return {
     id,
     message: { ...base.message, metadata: { app: { z: 1, a: [true, null, 2.5] } } },
     engineRecord: { usage: { inputTokens: 10, outputTokens: 2 }, ...base.engineRecord },
   };
-  return store.capabilities.engineRecords === true ? entry : embedEngineRecord(entry);
 }
 
 /** The node as stored holds exactly what was written: message and engine record, byte for byte. */
@@ -68,7 +60,7 @@ async function compactedChat(
   const ids = sequentialIds(uniqueId('k'), count);
   await appendMessages(store, chatId, ids);
   const boundary = ids[count - kept - 1] as string;
-  const node = compactionNode(store, uniqueId('compaction'), boundary, null);
+  const node = compactionNode(uniqueId('compaction'), boundary, null);
   await store.commit({
     chatId,
     branch: 'main',
@@ -142,7 +134,7 @@ export function defineCompactionTests(harness: StoreHarness): void {
         const { chatId, ids, node } = await compactedChat(store, 6, 2);
         const later = sequentialIds(uniqueId('l'), 4);
         await appendMessages(store, chatId, later);
-        const second = compactionNode(store, uniqueId('compaction'), later[1] as string, node.id);
+        const second = compactionNode(uniqueId('compaction'), later[1] as string, node.id);
         await store.commit({
           chatId,
           branch: 'main',

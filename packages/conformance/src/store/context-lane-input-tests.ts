@@ -8,10 +8,7 @@ import { describe, expect, it } from 'vitest';
 import {
   appendMessages,
   badIdentifiers,
-  type ContextLane,
   expectRejection,
-  laneOf,
-  missingCapability,
   nestedValue,
   openFreshChat,
   type StoreHarness,
@@ -29,13 +26,12 @@ export function defineContextLaneInputTests(harness: StoreHarness): void {
    */
   async function expectLaneRefused(
     store: ContextStore,
-    lane: ContextLane,
     chatId: string,
     label: string,
     field: string,
     call: () => Promise<unknown>,
   ): Promise<void> {
-    const before = { lane: await lane.getContext(chatId), graph: await snapshot(store, chatId) };
+    const before = { lane: await store.getContext(chatId), graph: await snapshot(store, chatId) };
     const error = await expectRejection(call, ValidationError).catch((failure: unknown) => {
       throw new Error(`${label}: ${failure instanceof Error ? failure.message : String(failure)}`);
     });
@@ -44,31 +40,28 @@ export function defineContextLaneInputTests(harness: StoreHarness): void {
     expect(mentioned, `${label}: the error should name ${field}, got "${error.message}"`).toBe(
       true,
     );
-    const after = { lane: await lane.getContext(chatId), graph: await snapshot(store, chatId) };
+    const after = { lane: await store.getContext(chatId), graph: await snapshot(store, chatId) };
     expect(after, `${label}: nothing may change`).toEqual(before);
   }
 
   describe('context lane: bad input', () => {
     it(
       'refuses bad chat ids, a non-object input, and fragments that are not an array',
-      async ({ skip }) => {
+      async () => {
         const store = harness.store();
-        const reason = missingCapability(store, 'contextLane');
-        if (reason !== undefined) skip(reason);
-        const lane = laneOf(store);
         const { chatId } = await openFreshChat(store);
         await appendMessages(store, chatId, [uniqueId('m')]);
-        await lane.saveContext({ chatId, fragments: ['kept'] });
+        await store.saveContext({ chatId, fragments: ['kept'] });
         const refused = (label: string, field: string, call: () => Promise<unknown>) =>
-          expectLaneRefused(store, lane, chatId, label, field, call);
+          expectLaneRefused(store, chatId, label, field, call);
         for (const [what, bad] of badIdentifiers) {
-          await refused(`getContext ${what}`, 'chatId', () => lane.getContext(bad as string));
+          await refused(`getContext ${what}`, 'chatId', () => store.getContext(bad as string));
           await refused(`saveContext chatId ${what}`, 'chatId', () =>
-            lane.saveContext({ chatId: bad as string, fragments: [] }),
+            store.saveContext({ chatId: bad as string, fragments: [] }),
           );
         }
-        await refused('input null', 'input', () => lane.saveContext(null as never));
-        await refused('input a string', 'input', () => lane.saveContext('x' as never));
+        await refused('input null', 'input', () => store.saveContext(null as never));
+        await refused('input a string', 'input', () => store.saveContext('x' as never));
         for (const [what, bad] of [
           ['an object', { 0: 'x' }],
           ['a string', '["x"]'],
@@ -77,7 +70,7 @@ export function defineContextLaneInputTests(harness: StoreHarness): void {
           ['a number', 1],
         ] as const) {
           await refused(`fragments ${what}`, 'fragments', () =>
-            lane.saveContext({ chatId, fragments: bad as never }),
+            store.saveContext({ chatId, fragments: bad as never }),
           );
         }
       },
@@ -86,13 +79,10 @@ export function defineContextLaneInputTests(harness: StoreHarness): void {
 
     it(
       'refuses fragments that would not come back the same: NUL, lone surrogates, non-JSON values, cycles',
-      async ({ skip }) => {
+      async () => {
         const store = harness.store();
-        const reason = missingCapability(store, 'contextLane');
-        if (reason !== undefined) skip(reason);
-        const lane = laneOf(store);
         const { chatId } = await openFreshChat(store);
-        await lane.saveContext({ chatId, fragments: [{ type: 'hint', text: 'kept' }] });
+        await store.saveContext({ chatId, fragments: [{ type: 'hint', text: 'kept' }] });
         const cycle: Record<string, unknown> = { type: 'hint' };
         cycle.self = cycle;
         const cases: [string, unknown][] = [
@@ -111,8 +101,8 @@ export function defineContextLaneInputTests(harness: StoreHarness): void {
           ['a cycle', cycle],
         ];
         for (const [what, bad] of cases) {
-          await expectLaneRefused(store, lane, chatId, what, 'fragments', () =>
-            lane.saveContext({ chatId, fragments: ['fine', bad as JsonValue] }),
+          await expectLaneRefused(store, chatId, what, 'fragments', () =>
+            store.saveContext({ chatId, fragments: ['fine', bad as JsonValue] }),
           );
         }
       },
@@ -121,17 +111,14 @@ export function defineContextLaneInputTests(harness: StoreHarness): void {
 
     it(
       `accepts nesting up to ${MAX_JSON_DEPTH} levels (the array counts as one) and refuses deeper`,
-      async ({ skip }) => {
+      async () => {
         const store = harness.store();
-        const reason = missingCapability(store, 'contextLane');
-        if (reason !== undefined) skip(reason);
-        const lane = laneOf(store);
         const { chatId } = await openFreshChat(store);
         const deepest = [nestedValue(MAX_JSON_DEPTH - 1) as JsonValue];
-        const saved = await lane.saveContext({ chatId, fragments: deepest });
+        const saved = await store.saveContext({ chatId, fragments: deepest });
         expect(JSON.stringify(saved.fragments)).toBe(JSON.stringify(deepest));
-        await expectLaneRefused(store, lane, chatId, 'too deep', 'fragments', () =>
-          lane.saveContext({ chatId, fragments: [nestedValue(MAX_JSON_DEPTH) as JsonValue] }),
+        await expectLaneRefused(store, chatId, 'too deep', 'fragments', () =>
+          store.saveContext({ chatId, fragments: [nestedValue(MAX_JSON_DEPTH) as JsonValue] }),
         );
       },
       timeout,
@@ -139,13 +126,10 @@ export function defineContextLaneInputTests(harness: StoreHarness): void {
 
     it(
       'refuses an expectedRevision that is not a non-negative safe integer',
-      async ({ skip }) => {
+      async () => {
         const store = harness.store();
-        const reason = missingCapability(store, 'contextLane');
-        if (reason !== undefined) skip(reason);
-        const lane = laneOf(store);
         const { chatId } = await openFreshChat(store);
-        await lane.saveContext({ chatId, fragments: ['kept'] });
+        await store.saveContext({ chatId, fragments: ['kept'] });
         for (const bad of [
           -1,
           1.5,
@@ -158,11 +142,10 @@ export function defineContextLaneInputTests(harness: StoreHarness): void {
         ]) {
           await expectLaneRefused(
             store,
-            lane,
             chatId,
             `expectedRevision ${String(bad)}`,
             'expectedRevision',
-            () => lane.saveContext({ chatId, fragments: [], expectedRevision: bad as never }),
+            () => store.saveContext({ chatId, fragments: [], expectedRevision: bad as never }),
           );
         }
       },

@@ -7,10 +7,7 @@ import {
 import { describe, expect, it } from 'vitest';
 import {
   appendMessages,
-  type ContextLane,
   expectRejection,
-  laneOf,
-  missingCapability,
   nestedValue,
   openFreshChat,
   type StoreHarness,
@@ -53,25 +50,17 @@ function attempt(mutation: () => unknown): void {
   }
 }
 
-/** The context lane (`getContext` / `saveContext`), when the store declares `contextLane`. */
+/** The context lane (`getContext` / `saveContext`): every store keeps one per chat. */
 export function defineContextLaneTests(harness: StoreHarness): void {
   const { timeout, slowTimeout } = harness;
-
-  /** The lane of the shared store, or a skip when it declares none. */
-  function laneOrSkip(store: ContextStore, skip: (reason: string) => never): ContextLane {
-    const reason = missingCapability(store, 'contextLane');
-    if (reason !== undefined) skip(reason);
-    return laneOf(store);
-  }
 
   describe('context lane', () => {
     it(
       'is empty at revision 0 (updatedAt null) until the first save',
-      async ({ skip }) => {
+      async () => {
         const store = harness.store();
-        const lane = laneOrSkip(store, skip);
         const { chatId } = await openFreshChat(store);
-        expect(await lane.getContext(chatId)).toEqual({
+        expect(await store.getContext(chatId)).toEqual({
           chatId,
           fragments: [],
           revision: 0,
@@ -83,13 +72,12 @@ export function defineContextLaneTests(harness: StoreHarness): void {
 
     it(
       'round-trips the fragments byte for byte (key order, unicode, numbers, nesting)',
-      async ({ skip }) => {
+      async () => {
         const store = harness.store();
-        const lane = laneOrSkip(store, skip);
         const { chatId } = await openFreshChat(store);
         const fragments = [...laneFixture, nestedValue(100) as JsonValue];
-        const saved = await lane.saveContext({ chatId, fragments });
-        const loaded = await lane.getContext(chatId);
+        const saved = await store.saveContext({ chatId, fragments });
+        const loaded = await store.getContext(chatId);
         expect(JSON.stringify(saved.fragments)).toBe(JSON.stringify(fragments));
         expect(JSON.stringify(loaded.fragments)).toBe(JSON.stringify(fragments));
         expect(loaded).toEqual(saved);
@@ -102,19 +90,18 @@ export function defineContextLaneTests(harness: StoreHarness): void {
 
     it(
       'keeps its own copy: changing the input or a result afterwards changes nothing stored',
-      async ({ skip }) => {
+      async () => {
         const store = harness.store();
-        const lane = laneOrSkip(store, skip);
         const { chatId } = await openFreshChat(store);
         const fragments: JsonValue[] = [{ type: 'hint', text: 'original', list: [1] }];
-        const saved = await lane.saveContext({ chatId, fragments });
+        const saved = await store.saveContext({ chatId, fragments });
         (fragments[0] as { text: string }).text = 'changed input';
         fragments.push('added');
         // A store may hand out frozen values; mutating those fails, which is fine too.
         attempt(() => (saved.fragments as JsonValue[]).push('added to the result'));
-        const loaded = await lane.getContext(chatId);
+        const loaded = await store.getContext(chatId);
         attempt(() => (loaded.fragments[0] as { list: number[] }).list.push(2));
-        expect((await lane.getContext(chatId)).fragments).toEqual([
+        expect((await store.getContext(chatId)).fragments).toEqual([
           { type: 'hint', text: 'original', list: [1] },
         ]);
       },
@@ -123,39 +110,37 @@ export function defineContextLaneTests(harness: StoreHarness): void {
 
     it(
       'goes up by exactly one per save, with or without expectedRevision, an empty lane included',
-      async ({ skip }) => {
+      async () => {
         const store = harness.store();
-        const lane = laneOrSkip(store, skip);
         const { chatId } = await openFreshChat(store);
-        const first = await lane.saveContext({ chatId, fragments: ['one'], expectedRevision: 0 });
-        const second = await lane.saveContext({ chatId, fragments: ['two'] });
-        const third = await lane.saveContext({ chatId, fragments: [], expectedRevision: 2 });
+        const first = await store.saveContext({ chatId, fragments: ['one'], expectedRevision: 0 });
+        const second = await store.saveContext({ chatId, fragments: ['two'] });
+        const third = await store.saveContext({ chatId, fragments: [], expectedRevision: 2 });
         expect([first.revision, second.revision, third.revision]).toEqual([1, 2, 3]);
         expect(third.fragments).toEqual([]);
         expect(first.updatedAt).not.toBeNull();
         expect(third.updatedAt as number).toBeGreaterThanOrEqual(first.updatedAt as number);
-        expect(await lane.getContext(chatId)).toEqual(third);
+        expect(await store.getContext(chatId)).toEqual(third);
       },
       timeout,
     );
 
     it(
       'refuses a stale expectedRevision with ContextConflictError and writes nothing',
-      async ({ skip }) => {
+      async () => {
         const store = harness.store();
-        const lane = laneOrSkip(store, skip);
         const { chatId } = await openFreshChat(store);
-        await lane.saveContext({ chatId, fragments: ['v1'] });
-        const before = await lane.saveContext({ chatId, fragments: ['v2'] });
+        await store.saveContext({ chatId, fragments: ['v1'] });
+        const before = await store.saveContext({ chatId, fragments: ['v2'] });
         for (const expectedRevision of [0, 1, 3, 100]) {
           const error = await expectRejection(
-            () => lane.saveContext({ chatId, fragments: ['lost'], expectedRevision }),
+            () => store.saveContext({ chatId, fragments: ['lost'], expectedRevision }),
             ContextConflictError,
           );
           expect(error.chatId).toBe(chatId);
           expect(error.expectedRevision).toBe(expectedRevision);
           expect(error.currentRevision).toBe(2);
-          expect(await lane.getContext(chatId)).toEqual(before);
+          expect(await store.getContext(chatId)).toEqual(before);
         }
       },
       timeout,
@@ -163,18 +148,17 @@ export function defineContextLaneTests(harness: StoreHarness): void {
 
     it(
       'refuses an unknown chat with ChatNotFoundError, and saving does not create it',
-      async ({ skip }) => {
+      async () => {
         const store = harness.store();
-        const lane = laneOrSkip(store, skip);
         const chatId = uniqueId('missing');
-        const read = await expectRejection(() => lane.getContext(chatId), ChatNotFoundError);
+        const read = await expectRejection(() => store.getContext(chatId), ChatNotFoundError);
         expect(read.chatId).toBe(chatId);
         await expectRejection(
-          () => lane.saveContext({ chatId, fragments: ['x'] }),
+          () => store.saveContext({ chatId, fragments: ['x'] }),
           ChatNotFoundError,
         );
         await expectRejection(
-          () => lane.saveContext({ chatId, fragments: ['x'], expectedRevision: 0 }),
+          () => store.saveContext({ chatId, fragments: ['x'], expectedRevision: 0 }),
           ChatNotFoundError,
         );
         expect(await store.getChat(chatId)).toBeNull();
@@ -184,17 +168,16 @@ export function defineContextLaneTests(harness: StoreHarness): void {
 
     it(
       'leaves the chat version, rewrittenAt and graph alone; commits still count from where they were',
-      async ({ skip }) => {
+      async () => {
         const store = harness.store();
-        const lane = laneOrSkip(store, skip);
         const { chatId } = await openFreshChat(store);
         const [a, b] = [uniqueId('m'), uniqueId('m')];
         await appendMessages(store, chatId, [a]);
         await store.createCheckpoint({ chatId, name: 'cp', messageId: a });
         const before = await store.getGraph(chatId);
         const head = await store.getHead({ chatId, branch: 'main' });
-        await lane.saveContext({ chatId, fragments: laneFixture });
-        await lane.saveContext({ chatId, fragments: ['again'], expectedRevision: 1 });
+        await store.saveContext({ chatId, fragments: laneFixture });
+        await store.saveContext({ chatId, fragments: ['again'], expectedRevision: 1 });
         expect(await store.getHead({ chatId, branch: 'main' })).toEqual(head);
         const after = await store.getGraph(chatId);
         expect(after.chat.version).toBe(before.chat.version);
@@ -202,48 +185,46 @@ export function defineContextLaneTests(harness: StoreHarness): void {
         expect({ ...after, chat: null }).toEqual({ ...before, chat: null });
         const next = await appendMessages(store, chatId, [b]);
         expect(next.version).toBe(head.version + 1);
-        expect((await lane.getContext(chatId)).revision).toBe(2);
+        expect((await store.getContext(chatId)).revision).toBe(2);
       },
       timeout,
     );
 
     it(
       'belongs to its chat: saves to one chat leave another as it was',
-      async ({ skip }) => {
+      async () => {
         const store = harness.store();
-        const lane = laneOrSkip(store, skip);
         const first = await openFreshChat(store);
         const second = await openFreshChat(store);
-        await lane.saveContext({ chatId: first.chatId, fragments: ['first'] });
-        await lane.saveContext({ chatId: first.chatId, fragments: ['first again'] });
-        expect(await lane.getContext(second.chatId)).toEqual({
+        await store.saveContext({ chatId: first.chatId, fragments: ['first'] });
+        await store.saveContext({ chatId: first.chatId, fragments: ['first again'] });
+        expect(await store.getContext(second.chatId)).toEqual({
           chatId: second.chatId,
           fragments: [],
           revision: 0,
           updatedAt: null,
         });
-        const own = await lane.saveContext({
+        const own = await store.saveContext({
           chatId: second.chatId,
           fragments: ['second'],
           expectedRevision: 0,
         });
         expect(own.revision).toBe(1);
-        expect((await lane.getContext(first.chatId)).fragments).toEqual(['first again']);
+        expect((await store.getContext(first.chatId)).fragments).toEqual(['first again']);
       },
       timeout,
     );
 
     it(
       'is deleted with its chat: a chat opened again under the same id starts at revision 0',
-      async ({ skip }) => {
+      async () => {
         const store = harness.store();
-        const lane = laneOrSkip(store, skip);
         const { chatId, userId } = await openFreshChat(store);
-        await lane.saveContext({ chatId, fragments: ['doomed'] });
+        await store.saveContext({ chatId, fragments: ['doomed'] });
         expect(await store.deleteChat(chatId)).toBe(true);
-        await expectRejection(() => lane.getContext(chatId), ChatNotFoundError);
+        await expectRejection(() => store.getContext(chatId), ChatNotFoundError);
         await store.openChat({ chatId, userId });
-        expect(await lane.getContext(chatId)).toEqual({
+        expect(await store.getContext(chatId)).toEqual({
           chatId,
           fragments: [],
           revision: 0,
@@ -255,16 +236,15 @@ export function defineContextLaneTests(harness: StoreHarness): void {
 
     it(
       'keeps a 1 MB lane intact',
-      async ({ skip }) => {
+      async () => {
         const store = harness.store();
-        const lane = laneOrSkip(store, skip);
         const { chatId } = await openFreshChat(store);
         const fragments = Array.from({ length: 200 }, (_, index) => ({
           type: 'hint',
           text: `${index}:${'λ🎉x'.repeat(1_300)}`,
         }));
-        await lane.saveContext({ chatId, fragments });
-        expect(JSON.stringify((await lane.getContext(chatId)).fragments)).toBe(
+        await store.saveContext({ chatId, fragments });
+        expect(JSON.stringify((await store.getContext(chatId)).fragments)).toBe(
           JSON.stringify(fragments),
         );
       },
@@ -273,15 +253,14 @@ export function defineContextLaneTests(harness: StoreHarness): void {
 
     it(
       'concurrent saves expecting the same revision: exactly one wins each round, the rest conflict',
-      async ({ skip }) => {
+      async () => {
         const store = harness.store();
-        const lane = laneOrSkip(store, skip);
         const { chatId } = await openFreshChat(store);
         await racingLanes(store, async (lanes) => {
           for (let round = 0; round < 3; round += 1) {
             const settled = await Promise.allSettled(
               Array.from({ length: 8 }, (_, writer) =>
-                (lanes[writer % lanes.length] as ContextLane).saveContext({
+                (lanes[writer % lanes.length] as ContextStore).saveContext({
                   chatId,
                   fragments: [`round ${round} writer ${writer}`],
                   expectedRevision: round,
@@ -301,7 +280,7 @@ export function defineContextLaneTests(harness: StoreHarness): void {
             }
             const winner = winners[0] as { writer: number; lane: { revision: number } };
             expect(winner.lane.revision).toBe(round + 1);
-            expect((await lane.getContext(chatId)).fragments).toEqual([
+            expect((await store.getContext(chatId)).fragments).toEqual([
               `round ${round} writer ${winner.writer}`,
             ]);
           }
@@ -312,14 +291,13 @@ export function defineContextLaneTests(harness: StoreHarness): void {
 
     it(
       'concurrent saves without expectedRevision: all land, each one revision up (none lost)',
-      async ({ skip }) => {
+      async () => {
         const store = harness.store();
-        const lane = laneOrSkip(store, skip);
         const { chatId } = await openFreshChat(store);
         await racingLanes(store, async (lanes) => {
           const saved = await Promise.all(
             Array.from({ length: 8 }, (_, writer) =>
-              (lanes[writer % lanes.length] as ContextLane).saveContext({
+              (lanes[writer % lanes.length] as ContextStore).saveContext({
                 chatId,
                 fragments: [`writer ${writer}`],
               }),
@@ -328,7 +306,7 @@ export function defineContextLaneTests(harness: StoreHarness): void {
           const revisions = saved.map((entry) => entry.revision).sort((x, y) => x - y);
           expect(revisions).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
           const last = saved.find((entry) => entry.revision === 8);
-          expect((await lane.getContext(chatId)).fragments).toEqual(last?.fragments);
+          expect((await store.getContext(chatId)).fragments).toEqual(last?.fragments);
         });
       },
       slowTimeout,
@@ -337,8 +315,6 @@ export function defineContextLaneTests(harness: StoreHarness): void {
     it(
       'survives closing the store and opening it again',
       async ({ skip }) => {
-        if (missingCapability(harness.store(), 'contextLane') !== undefined)
-          skip('the store does not declare capabilities.contextLane');
         if (!harness.store().capabilities.persistent)
           skip('the store does not declare capabilities.persistent');
         if (harness.options.reopenStore === undefined)
@@ -347,15 +323,14 @@ export function defineContextLaneTests(harness: StoreHarness): void {
           );
         await harness.withOwnStore(async (store) => {
           const { chatId } = await openFreshChat(store);
-          await laneOf(store).saveContext({ chatId, fragments: laneFixture });
-          const before = await laneOf(store).getContext(chatId);
+          await store.saveContext({ chatId, fragments: laneFixture });
+          const before = await store.getContext(chatId);
           await store.close();
           await harness.withReopened(store, async (reopened) => {
-            const lane = laneOf(reopened);
-            const loaded = await lane.getContext(chatId);
+            const loaded = await reopened.getContext(chatId);
             expect(loaded).toEqual(before);
             expect(JSON.stringify(loaded.fragments)).toBe(JSON.stringify(laneFixture));
-            const next = await lane.saveContext({ chatId, fragments: [], expectedRevision: 1 });
+            const next = await reopened.saveContext({ chatId, fragments: [], expectedRevision: 1 });
             expect(next.revision).toBe(2);
           });
         });
@@ -370,12 +345,12 @@ export function defineContextLaneTests(harness: StoreHarness): void {
    */
   async function racingLanes(
     store: ContextStore,
-    body: (lanes: readonly ContextLane[]) => Promise<void>,
+    body: (lanes: readonly ContextStore[]) => Promise<void>,
   ): Promise<void> {
     if (!store.capabilities.multiProcess || harness.options.reopenStore === undefined) {
-      await body([laneOf(store)]);
+      await body([store]);
       return;
     }
-    await harness.withReopened(store, (other) => body([laneOf(store), laneOf(other)]));
+    await harness.withReopened(store, (other) => body([store, other]));
   }
 }

@@ -7,9 +7,7 @@ import {
 } from '@ctxgraph/fragments-core';
 import { describe, expect, it } from 'vitest';
 import {
-  appendTo,
   expectRejection,
-  missingCapability,
   openFreshChat,
   type StoreHarness,
   snapshot,
@@ -84,54 +82,20 @@ async function expectWritten(
   await expectEveryRead(store, chatId, head, written);
 }
 
-function keepsRecords(store: ContextStore): string | undefined {
-  return store.capabilities.engineRecords === true
-    ? undefined
-    : 'the store does not declare capabilities.engineRecords';
-}
-
 /**
- * Engine records (`capabilities.engineRecords`): the engine's own record of a node, given as
+ * Engine records (every store keeps them): the engine's own record of a node, given as
  * `CommitMessage.engineRecord`, kept beside the message byte for byte and returned by every read;
  * replacing a node in place replaces its record when one is given and keeps it otherwise; the
- * message never holds it. A store without
- * the capability refuses a write that carries one, writing nothing.
+ * message never holds it.
  */
 export function defineEngineRecordTests(harness: StoreHarness): void {
   const { timeout } = harness;
 
   describe('engine records', () => {
     it(
-      'a store without capabilities.engineRecords refuses a record, writing nothing',
-      async ({ skip }) => {
-        const store = harness.store();
-        if (store.capabilities.engineRecords === true)
-          skip('the store declares capabilities.engineRecords');
-        const { chatId } = await openFreshChat(store);
-        const before = await snapshot(store, chatId);
-        const id = uniqueId('m');
-        const error = await expectRejection(
-          () =>
-            store.commit({
-              chatId,
-              branch: 'main',
-              expectedHeadId: null,
-              messages: [entry(id, recordOf('x'))],
-            }),
-          ValidationError,
-        );
-        expect(error.message).toMatch(/engineRecord/);
-        expect(await snapshot(store, chatId)).toEqual(before);
-      },
-      timeout,
-    );
-
-    it(
       'commit keeps each record beside its message, byte for byte, in every read',
-      async ({ skip }) => {
+      async () => {
         const store = harness.store();
-        const reason = keepsRecords(store);
-        if (reason !== undefined) skip(reason);
         const { chatId } = await openFreshChat(store);
         const written = [
           entry(uniqueId('m'), recordOf('a')),
@@ -151,13 +115,11 @@ export function defineEngineRecordTests(harness: StoreHarness): void {
 
     it(
       'append keeps the record too',
-      async ({ skip }) => {
+      async () => {
         const store = harness.store();
-        const reason = keepsRecords(store) ?? missingCapability(store, 'append');
-        if (reason !== undefined) skip(reason);
         const { chatId } = await openFreshChat(store);
         const written = [entry(uniqueId('m')), entry(uniqueId('m'), recordOf('b'))];
-        const result = await appendTo(store, { chatId, branch: 'main', messages: written });
+        const result = await store.append({ chatId, branch: 'main', messages: written });
         await expectWritten(store, chatId, result.nodes, written.at(-1)?.id as string, written);
       },
       timeout,
@@ -165,10 +127,8 @@ export function defineEngineRecordTests(harness: StoreHarness): void {
 
     it(
       'replacing a node in place replaces its record with the one given, and keeps it when none is',
-      async ({ skip }) => {
+      async () => {
         const store = harness.store();
-        const reason = keepsRecords(store);
-        if (reason !== undefined) skip(reason);
         const { chatId } = await openFreshChat(store);
         const [first, second] = [uniqueId('m'), uniqueId('m')];
         await store.commit({
@@ -219,10 +179,8 @@ export function defineEngineRecordTests(harness: StoreHarness): void {
 
     it(
       'a record that is not a JSON object, or not storable, is refused, writing nothing',
-      async ({ skip }) => {
+      async () => {
         const store = harness.store();
-        const reason = keepsRecords(store);
-        if (reason !== undefined) skip(reason);
         const { chatId } = await openFreshChat(store);
         const before = await snapshot(store, chatId);
         for (const engineRecord of [[1], 'text', { text: 'half \uDE00' }, { n: Number.NaN }]) {
@@ -246,8 +204,6 @@ export function defineEngineRecordTests(harness: StoreHarness): void {
     it(
       'records survive closing the store and opening it again',
       async ({ skip }) => {
-        const reason = keepsRecords(harness.store());
-        if (reason !== undefined) skip(reason);
         if (!harness.store().capabilities.persistent || harness.options.reopenStore === undefined)
           skip('the store does not declare capabilities.persistent (or no reopenStore)');
         await harness.withOwnStore(async (store) => {

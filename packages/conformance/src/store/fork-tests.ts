@@ -12,9 +12,7 @@ import {
   badIdentifiers,
   expectRefused,
   expectRejection,
-  forkOf,
   idOfBytes,
-  missingCapability,
   openFreshChat,
   type StoreHarness,
   snapshot,
@@ -23,7 +21,7 @@ import {
 } from './store-harness';
 
 /**
- * `forkBranch` (when `capabilities.forkBranch` is declared): the store names the fork with
+ * `forkBranch` (every store has it, the kit's default included): the store names the fork with
  * `nextBranchName` in the write that creates it, so concurrent forks all succeed.
  */
 export function defineForkTests(harness: StoreHarness): void {
@@ -32,10 +30,8 @@ export function defineForkTests(harness: StoreHarness): void {
   describe('forkBranch', () => {
     it(
       'names each fork with nextBranchName over every branch name of the chat',
-      async ({ skip }) => {
+      async () => {
         const store = harness.store();
-        const reason = missingCapability(store, 'forkBranch');
-        if (reason !== undefined) skip(reason);
         const { chatId } = await openFreshChat(store);
         const [a, b] = [uniqueId('a'), uniqueId('b')];
         const { version } = await appendMessages(store, chatId, [a, b]);
@@ -56,7 +52,7 @@ export function defineForkTests(harness: StoreHarness): void {
         for (const [from, headMessageId, expected] of forks) {
           const names = (await store.listBranches(chatId)).map((branch) => branch.name);
           expect(nextBranchName(from, names), 'the kit and nextBranchName agree').toBe(expected);
-          const fork = await forkOf(store, { chatId, from, headMessageId });
+          const fork = await store.forkBranch({ chatId, from, headMessageId });
           expect(fork).toMatchObject({ chatId, name: expected, headMessageId });
           expect(Number.isSafeInteger(fork.createdAt)).toBe(true);
           expect(fork.updatedAt).toBeGreaterThanOrEqual(fork.createdAt);
@@ -83,14 +79,12 @@ export function defineForkTests(harness: StoreHarness): void {
 
     it(
       'activate makes the fork the active branch in the same write; a null head makes an empty branch',
-      async ({ skip }) => {
+      async () => {
         const store = harness.store();
-        const reason = missingCapability(store, 'forkBranch');
-        if (reason !== undefined) skip(reason);
         const { chatId, userId } = await openFreshChat(store);
         const a = uniqueId('a');
         await appendMessages(store, chatId, [a]);
-        const active = await forkOf(store, {
+        const active = await store.forkBranch({
           chatId,
           from: 'main',
           headMessageId: a,
@@ -99,7 +93,7 @@ export function defineForkTests(harness: StoreHarness): void {
         expect(active.name).toBe('main-v2');
         expect((await store.getChat(chatId))?.activeBranch).toBe('main-v2');
         expect((await store.openChat({ chatId, userId })).branch).toEqual(active);
-        const quiet = await forkOf(store, {
+        const quiet = await store.forkBranch({
           chatId,
           from: 'main-v2',
           headMessageId: null,
@@ -123,10 +117,8 @@ export function defineForkTests(harness: StoreHarness): void {
 
     it(
       'a head not in the chat throws MessageNotFoundError, an unknown chat ChatNotFoundError; nothing is created',
-      async ({ skip }) => {
+      async () => {
         const store = harness.store();
-        const reason = missingCapability(store, 'forkBranch');
-        if (reason !== undefined) skip(reason);
         const { chatId } = await openFreshChat(store);
         await appendMessages(store, chatId, [uniqueId('m')]);
         const other = await openFreshChat(store);
@@ -135,7 +127,7 @@ export function defineForkTests(harness: StoreHarness): void {
         const before = await snapshot(store, chatId);
         for (const headMessageId of [uniqueId('absent'), foreign]) {
           const error = await expectRejection(
-            () => forkOf(store, { chatId, from: 'main', headMessageId, activate: true }),
+            () => store.forkBranch({ chatId, from: 'main', headMessageId, activate: true }),
             MessageNotFoundError,
           );
           expect(error).toMatchObject({ chatId, messageId: headMessageId });
@@ -144,7 +136,7 @@ export function defineForkTests(harness: StoreHarness): void {
         const absentChat = uniqueId('chat');
         for (const headMessageId of [null, foreign]) {
           const error = await expectRejection(
-            () => forkOf(store, { chatId: absentChat, from: 'main', headMessageId }),
+            () => store.forkBranch({ chatId: absentChat, from: 'main', headMessageId }),
             ChatNotFoundError,
           );
           expect(error).toMatchObject({ chatId: absentChat });
@@ -156,15 +148,13 @@ export function defineForkTests(harness: StoreHarness): void {
 
     it(
       'refuses bad input with ValidationError naming the field, and creates nothing',
-      async ({ skip }) => {
+      async () => {
         const store = harness.store();
-        const reason = missingCapability(store, 'forkBranch');
-        if (reason !== undefined) skip(reason);
         const { chatId } = await openFreshChat(store);
         const a = uniqueId('a');
         await appendMessages(store, chatId, [a]);
         const fork = (input: object) => () =>
-          forkOf(store, { chatId, from: 'main', headMessageId: a, ...input });
+          store.forkBranch({ chatId, from: 'main', headMessageId: a, ...input });
         for (const [what, bad] of badIdentifiers) {
           await expectRefused(store, chatId, `chatId ${what}`, 'chatId', fork({ chatId: bad }));
           await expectRefused(store, chatId, `from ${what}`, 'from', fork({ from: bad }));
@@ -188,7 +178,7 @@ export function defineForkTests(harness: StoreHarness): void {
           );
         }
         await expectRefused(store, chatId, 'input null', 'input', () =>
-          forkOf(store, null as never),
+          store.forkBranch(null as never),
         );
         // A `from` at the length limit has no valid next name: its `-v2` suffix does not fit.
         for (const [what, from] of [
@@ -209,10 +199,8 @@ export function defineForkTests(harness: StoreHarness): void {
 
     it(
       '25 concurrent forks from one branch all succeed, with 25 distinct names',
-      async ({ skip }) => {
+      async () => {
         const store = harness.store();
-        const reason = missingCapability(store, 'forkBranch');
-        if (reason !== undefined) skip(reason);
         const { chatId } = await openFreshChat(store);
         const ids = Array.from({ length: 5 }, () => uniqueId('m'));
         await appendMessages(store, chatId, ids);
@@ -225,8 +213,6 @@ export function defineForkTests(harness: StoreHarness): void {
       '25 concurrent forks spread over two store objects on the same data: the same guarantees',
       async ({ skip }) => {
         const store = harness.store();
-        const reason = missingCapability(store, 'forkBranch');
-        if (reason !== undefined) skip(reason);
         if (!store.capabilities.multiProcess)
           skip('the store does not declare capabilities.multiProcess');
         if (harness.options.reopenStore === undefined) skip('no reopenStore was given');
@@ -260,7 +246,7 @@ async function expectConcurrentForks(
   }));
   const settled = await Promise.allSettled(
     requests.map(({ store, headMessageId, activate }) =>
-      forkOf(store, { chatId, from: 'main', headMessageId, activate }),
+      store.forkBranch({ chatId, from: 'main', headMessageId, activate }),
     ),
   );
   const failures = settled.flatMap((result) =>

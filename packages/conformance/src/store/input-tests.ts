@@ -8,11 +8,9 @@ import {
 import { describe, expect, it } from 'vitest';
 import {
   appendMessages,
-  appendTo,
   badIdentifiers,
   expectRefused,
   expectRejection,
-  forkOf,
   openFreshChat,
   type StoreHarness,
   textMessage,
@@ -142,46 +140,39 @@ export function defineInputTests(harness: StoreHarness): void {
             () =>
               store.commit({ chatId, branch: 'main', expectedHeadId: head, messages: [withId] }),
           ]);
-          const { append, forkBranch } = store.capabilities;
-          if (append === true) {
-            cases.push(
-              [
-                'append chatId',
-                'chatId',
-                () => appendTo(store, { chatId: value, branch: 'main', messages: [fresh()] }),
-              ],
-              [
-                'append branch',
-                'branch',
-                () => appendTo(store, { chatId, branch: value, messages: [fresh()] }),
-              ],
-              [
-                'append message id',
-                'messages[0].id',
-                () => appendTo(store, { chatId, branch: 'main', messages: [withId] }),
-              ],
-            );
-          }
-          if (forkBranch === true) {
-            cases.push(
-              [
-                'forkBranch chatId',
-                'chatId',
-                () => forkOf(store, { chatId: value, from: 'main', headMessageId: head }),
-              ],
-              [
-                'forkBranch from',
-                'from',
-                () => forkOf(store, { chatId, from: value, headMessageId: head }),
-              ],
-            );
-            if (bad !== null) {
-              cases.push([
-                'forkBranch headMessageId',
-                'headMessageId',
-                () => forkOf(store, { chatId, from: 'main', headMessageId: value }),
-              ]);
-            }
+          cases.push(
+            [
+              'append chatId',
+              'chatId',
+              () => store.append({ chatId: value, branch: 'main', messages: [fresh()] }),
+            ],
+            [
+              'append branch',
+              'branch',
+              () => store.append({ chatId, branch: value, messages: [fresh()] }),
+            ],
+            [
+              'append message id',
+              'messages[0].id',
+              () => store.append({ chatId, branch: 'main', messages: [withId] }),
+            ],
+            [
+              'forkBranch chatId',
+              'chatId',
+              () => store.forkBranch({ chatId: value, from: 'main', headMessageId: head }),
+            ],
+            [
+              'forkBranch from',
+              'from',
+              () => store.forkBranch({ chatId, from: value, headMessageId: head }),
+            ],
+          );
+          if (bad !== null) {
+            cases.push([
+              'forkBranch headMessageId',
+              'headMessageId',
+              () => store.forkBranch({ chatId, from: 'main', headMessageId: value }),
+            ]);
           }
           for (const [method, field, call] of cases)
             await expectRefused(store, chatId, `${method} with ${what}`, field, call);
@@ -239,10 +230,8 @@ export function defineInputTests(harness: StoreHarness): void {
           chatId,
           'id differs from message.id',
           'id',
-          store.capabilities.messageVersions === true
-            ? // A node id may differ from its message id; the message id is still an id.
-              commit([{ id, message: textMessage('') }])
-            : commit([{ id, message: textMessage(other) }]),
+          // A node id may differ from its message id; the message id is still an id.
+          commit([{ id, message: textMessage('') }]),
         );
         await expectRefused(
           store,

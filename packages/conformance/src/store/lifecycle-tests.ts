@@ -1,7 +1,12 @@
-import { HeadConflictError, OwnershipError } from '@ctxgraph/fragments-core';
+import {
+  HeadConflictError,
+  OPTIONAL_CAPABILITIES,
+  OPTIONAL_CAPABILITY_METHODS,
+  OwnershipError,
+  REQUIRED_STORE_METHODS,
+} from '@ctxgraph/fragments-core';
 import { describe, expect, it } from 'vitest';
 import {
-  abilityMethods,
   appendMessages,
   expectRejection,
   openFreshChat,
@@ -16,20 +21,39 @@ export function defineLifecycleTests(harness: StoreHarness): void {
 
   describe('store lifecycle', () => {
     it(
-      "declares specificationVersion 'v1' and boolean capabilities",
+      "declares specificationVersion 'v1', has every required method, and each optional capability's methods exactly when it declares it",
       () => {
         const store = harness.store();
         expect(store.specificationVersion).toBe('v1');
         expect(typeof store.capabilities.persistent).toBe('boolean');
         expect(typeof store.capabilities.multiProcess).toBe('boolean');
-        // The optional abilities: absent or a boolean, and a declared one comes with its method.
-        for (const [ability, methods] of Object.entries(abilityMethods)) {
-          const declared: unknown = store.capabilities[ability as keyof typeof abilityMethods];
-          expect([undefined, true, false], `capabilities.${ability}`).toContain(declared);
-          if (declared !== true) continue;
-          for (const method of methods)
-            expect(typeof store[method], `${ability}: ${method}()`).toBe('function');
+        for (const method of REQUIRED_STORE_METHODS)
+          expect(typeof store[method], `${method}() is required of every v1 store`).toBe(
+            'function',
+          );
+        // The optional capabilities: absent or a boolean, a declared one with all its methods, an
+        // undeclared one with none (search prefixes widen search: they need it).
+        for (const capability of OPTIONAL_CAPABILITIES) {
+          const declared: unknown = store.capabilities[capability];
+          expect([undefined, true, false], `capabilities.${capability}`).toContain(declared);
+          if (capability === 'searchPrefix') continue;
+          for (const method of OPTIONAL_CAPABILITY_METHODS[capability])
+            expect(typeof store[method], `${capability}: ${method}()`).toBe(
+              declared === true ? 'function' : 'undefined',
+            );
         }
+        if (store.capabilities.searchPrefix === true)
+          expect(store.capabilities.search, 'searchPrefix needs search').toBe(true);
+        // Flags of abilities every v1 store has: a store declares none of them.
+        for (const flag of [
+          'append',
+          'forkBranch',
+          'renameBranch',
+          'contextLane',
+          'engineRecords',
+          'messageVersions',
+        ])
+          expect(Object.hasOwn(store.capabilities, flag), `capabilities.${flag}`).toBe(false);
       },
       timeout,
     );

@@ -7,10 +7,8 @@ import {
 import { describe, expect, it } from 'vitest';
 import {
   appendMessages,
-  appendTo,
   expectRefused,
   expectRejection,
-  forkOf,
   idOfBytes,
   messageOfDepth,
   nestedValue,
@@ -73,30 +71,22 @@ export function defineLimitTests(harness: StoreHarness): void {
           ],
         });
         expect(onBranch.headMessageId).toBe(third);
-        let head = third;
-        if (store.capabilities.append === true) {
-          const appended = await appendTo(store, {
-            chatId,
-            branch,
-            messages: textEntries([emoji]),
-          });
-          expect(appended).toMatchObject({ previousHeadId: third, headMessageId: emoji });
-          head = emoji;
-        }
-        expect((await store.getHead({ chatId, branch })).headMessageId).toBe(head);
-        const chain = await store.getChain({ chatId, headMessageId: head, until: first });
-        expect(chain.nodes.map((node) => node.id)).toEqual(
-          head === third ? [third] : [third, emoji],
-        );
+        const appended = await store.append({
+          chatId,
+          branch,
+          messages: textEntries([emoji]),
+        });
+        expect(appended).toMatchObject({ previousHeadId: third, headMessageId: emoji });
+        expect((await store.getHead({ chatId, branch })).headMessageId).toBe(emoji);
+        const chain = await store.getChain({ chatId, headMessageId: emoji, until: first });
+        expect(chain.nodes.map((node) => node.id)).toEqual([third, emoji]);
         expect((await store.getMessage({ chatId, messageId: first }))?.message).toEqual(
           textMessage(first, 'replaced'),
         );
         await store.createCheckpoint({ chatId, name: checkpoint, messageId: second });
         expect((await store.getCheckpoint({ chatId, name: checkpoint }))?.messageId).toBe(second);
-        if (store.capabilities.forkBranch === true) {
-          const fork = await forkOf(store, { chatId, from: 'main', headMessageId: third });
-          expect(fork).toMatchObject({ name: 'main-v2', headMessageId: third });
-        }
+        const fork = await store.forkBranch({ chatId, from: 'main', headMessageId: third });
+        expect(fork).toMatchObject({ name: 'main-v2', headMessageId: third });
         const graph = await store.getGraph(chatId);
         expect(graph.chat).toMatchObject({ id: chatId, userId, activeBranch: branch });
         expect(graph.branches.map((item) => item.name)).toContain(branch);
@@ -148,21 +138,17 @@ export function defineLimitTests(harness: StoreHarness): void {
             'headMessageId',
             () => store.getChain({ chatId, headMessageId: over }),
           ],
-        ];
-        if (store.capabilities.append === true) {
-          calls.push([
+          [
             'append message id',
             'messages[0].id',
-            () => appendTo(store, { chatId, branch: 'main', messages: textEntries([over]) }),
-          ]);
-        }
-        if (store.capabilities.forkBranch === true) {
-          calls.push([
+            () => store.append({ chatId, branch: 'main', messages: textEntries([over]) }),
+          ],
+          [
             'forkBranch from',
             'from',
-            () => forkOf(store, { chatId, from: over, headMessageId: a }),
-          ]);
-        }
+            () => store.forkBranch({ chatId, from: over, headMessageId: a }),
+          ],
+        ];
         for (const [label, field, call] of calls)
           await expectRefused(store, chatId, label, field, call);
         await expectRejection(() => store.getChat(over), ValidationError);
@@ -232,15 +218,13 @@ export function defineLimitTests(harness: StoreHarness): void {
             'metadata',
             commitDeep(inMetadata),
           );
-          if (store.capabilities.append === true) {
-            await expectRefused(store, chatId, `append ${depth} deep`, 'messages[0]', () =>
-              appendTo(store, {
-                chatId,
-                branch: 'main',
-                messages: [{ id, message: messageOfDepth(id, depth) }],
-              }),
-            );
-          }
+          await expectRefused(store, chatId, `append ${depth} deep`, 'messages[0]', () =>
+            store.append({
+              chatId,
+              branch: 'main',
+              messages: [{ id, message: messageOfDepth(id, depth) }],
+            }),
+          );
           const deepMetadata = { deep: nestedValue(depth) } as never;
           await expectRefused(store, chatId, `updateChat metadata ${depth} deep`, 'metadata', () =>
             store.updateChat({ chatId, metadata: deepMetadata }),

@@ -204,8 +204,6 @@ export function defineLiveReplyTests(harness: StoreHarness): void {
       async ({ skip }) => {
         const store = harness.store();
         const live = liveOrSkip(store, skip);
-        if (store.capabilities.messageVersions !== true)
-          skip('the store does not declare capabilities.messageVersions (fork-commits)');
         const { chatId } = await openFreshChat(store);
         const root = uniqueId('root');
         await store.commit({
@@ -401,7 +399,7 @@ export function defineLiveReplyTests(harness: StoreHarness): void {
               branch: 'main',
               expectedHeadId: root,
               messages: [{ id: question, message: textMessage(question) }],
-              ...(target.capabilities.messageVersions === true ? { fork: { from: 'main' } } : {}),
+              fork: { from: 'main' },
               startReply: { replyId, owner, leaseMs: 60_000 },
             });
           });
@@ -410,12 +408,7 @@ export function defineLiveReplyTests(harness: StoreHarness): void {
           const refused = settled.filter((result) => result.status === 'rejected');
           for (const result of refused) {
             const reason = (result as PromiseRejectedResult).reason;
-            const expected =
-              LiveReplyConflictError.isInstance(reason) ||
-              // Without fork-commits, commits race for the head too.
-              (store.capabilities.messageVersions !== true &&
-                (reason as Error | undefined)?.name === 'HeadConflictError');
-            expect(expected, String(reason)).toBe(true);
+            expect(LiveReplyConflictError.isInstance(reason), String(reason)).toBe(true);
           }
           expect(won.length, 'one start wins').toBe(1);
           expect((await live.getLiveState(chatId)).replies).toHaveLength(1);

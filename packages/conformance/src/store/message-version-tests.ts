@@ -2,10 +2,8 @@ import {
   ChatNotFoundError,
   type CommitResult,
   type ContextStore,
-  type FindMessageNodesInput,
   MAX_IDENTIFIER_LENGTH,
   MessageIdConflictError,
-  type MessageNodeRecord,
   MessageNotFoundError,
   nextBranchName,
   type StoredMessage,
@@ -18,25 +16,12 @@ import {
   expectRefused,
   expectRejection,
   findBranch,
-  missingCapability,
   openFreshChat,
   type StoreHarness,
   snapshot,
   textMessage,
   uniqueId,
 } from './store-harness';
-
-/** `store.findMessageNodes(input)` (fails the test when the method is missing). */
-function findNodes(
-  store: ContextStore,
-  input: FindMessageNodesInput,
-): Promise<readonly MessageNodeRecord[]> {
-  if (typeof store.findMessageNodes !== 'function')
-    return expect.fail(
-      'capabilities.messageVersions is true but the store has no findMessageNodes() method',
-    );
-  return store.findMessageNodes(input);
-}
 
 /** A message with id `messageId` and this text, as the node `nodeId` (a version when they differ). */
 function version(
@@ -49,7 +34,7 @@ function version(
 }
 
 /**
- * Message versions (when `capabilities.messageVersions` is declared): node ids apart from message
+ * Message versions (every store keeps them): node ids apart from message
  * ids, so one message id has a node on each of several sibling branches; `findMessageNodes`; and
  * the fork-commit, a new branch and its messages in one transaction.
  */
@@ -59,10 +44,8 @@ export function defineMessageVersionTests(harness: StoreHarness): void {
   describe('message versions', () => {
     it(
       'keeps the same message id on two sibling branches under two node ids, and every read gives each its message id',
-      async ({ skip }) => {
+      async () => {
         const store = harness.store();
-        const reason = missingCapability(store, 'messageVersions');
-        if (reason !== undefined) skip(reason);
         const { chatId } = await openFreshChat(store);
         const [u1, a1, u2] = [uniqueId('u1'), uniqueId('a1'), uniqueId('u2')];
         // main: u1 → a1 → u2 ("first question"); u2 is then edited, keeping its message id.
@@ -119,20 +102,17 @@ export function defineMessageVersionTests(harness: StoreHarness): void {
         expect(findBranch(graph.branches, 'main-v2').headMessageId).toBe(edited);
         expect(findBranch(graph.branches, 'main').headMessageId).toBe(u2);
         // The message id has both nodes, newest first.
-        expect((await findNodes(store, { chatId, messageId: u2 })).map((node) => node.id)).toEqual([
-          edited,
-          u2,
-        ]);
+        expect(
+          (await store.findMessageNodes({ chatId, messageId: u2 })).map((node) => node.id),
+        ).toEqual([edited, u2]);
       },
       timeout,
     );
 
     it(
       'replaces a version in place by its node id, and the index follows a changed message id',
-      async ({ skip }) => {
+      async () => {
         const store = harness.store();
-        const reason = missingCapability(store, 'messageVersions');
-        if (reason !== undefined) skip(reason);
         const { chatId } = await openFreshChat(store);
         const [u, a] = [uniqueId('u'), uniqueId('a')];
         await appendMessages(store, chatId, [u, a]);
@@ -160,10 +140,9 @@ export function defineMessageVersionTests(harness: StoreHarness): void {
         expect((await store.getMessage({ chatId, messageId: a }))?.message).toEqual(
           textMessage(a, `turn 1 (${a})`, 'assistant'),
         );
-        expect((await findNodes(store, { chatId, messageId: a })).map((node) => node.id)).toEqual([
-          a2,
-          a,
-        ]);
+        expect(
+          (await store.findMessageNodes({ chatId, messageId: a })).map((node) => node.id),
+        ).toEqual([a2, a]);
         // A replace that gives the node another message id moves it in the index.
         const renamed = uniqueId('renamed');
         await store.commit({
@@ -172,11 +151,11 @@ export function defineMessageVersionTests(harness: StoreHarness): void {
           expectedHeadId: a2,
           messages: [version(a2, renamed, 'renamed', 'assistant')],
         });
-        expect((await findNodes(store, { chatId, messageId: a })).map((node) => node.id)).toEqual([
-          a,
-        ]);
         expect(
-          (await findNodes(store, { chatId, messageId: renamed })).map((node) => node.id),
+          (await store.findMessageNodes({ chatId, messageId: a })).map((node) => node.id),
+        ).toEqual([a]);
+        expect(
+          (await store.findMessageNodes({ chatId, messageId: renamed })).map((node) => node.id),
         ).toEqual([a2]);
         expect((await store.getGraph(chatId)).nodes).toHaveLength(3);
       },
@@ -185,10 +164,8 @@ export function defineMessageVersionTests(harness: StoreHarness): void {
 
     it(
       'findMessageNodes: newest first, limit, other chats apart, unknown id [], unknown chat ChatNotFoundError, bad input refused',
-      async ({ skip }) => {
+      async () => {
         const store = harness.store();
-        const reason = missingCapability(store, 'messageVersions');
-        if (reason !== undefined) skip(reason);
         const { chatId } = await openFreshChat(store);
         const other = await openFreshChat(store);
         const root = uniqueId('root');
@@ -220,7 +197,7 @@ export function defineMessageVersionTests(harness: StoreHarness): void {
           messages: [version(shared, shared, 'elsewhere')],
         });
         const newestFirst = [...versions].reverse();
-        const found = await findNodes(store, { chatId, messageId: shared });
+        const found = await store.findMessageNodes({ chatId, messageId: shared });
         expect(found.map((node) => node.id)).toEqual(newestFirst);
         expect(found.every((node) => node.chatId === chatId && node.message.id === shared)).toBe(
           true,
@@ -231,36 +208,42 @@ export function defineMessageVersionTests(harness: StoreHarness): void {
         expect(found[0]?.message).toEqual(textMessage(shared, 'version 5'));
         expect(found[0]?.parentId).toBe(root);
         expect(
-          (await findNodes(store, { chatId, messageId: shared, limit: 2 })).map((node) => node.id),
+          (await store.findMessageNodes({ chatId, messageId: shared, limit: 2 })).map(
+            (node) => node.id,
+          ),
         ).toEqual(newestFirst.slice(0, 2));
         expect(
-          (await findNodes(store, { chatId, messageId: shared, limit: 100 })).map(
+          (await store.findMessageNodes({ chatId, messageId: shared, limit: 100 })).map(
             (node) => node.id,
           ),
         ).toEqual(newestFirst);
         expect(
-          (await findNodes(store, { chatId: other.chatId, messageId: shared })).map(
+          (await store.findMessageNodes({ chatId: other.chatId, messageId: shared })).map(
             (node) => node.id,
           ),
         ).toEqual([shared]);
-        expect(await findNodes(store, { chatId, messageId: uniqueId('unknown') })).toEqual([]);
+        expect(await store.findMessageNodes({ chatId, messageId: uniqueId('unknown') })).toEqual(
+          [],
+        );
         // A node id that is not a message id finds nothing.
-        expect(await findNodes(store, { chatId, messageId: versions[0] as string })).toEqual([]);
+        expect(await store.findMessageNodes({ chatId, messageId: versions[0] as string })).toEqual(
+          [],
+        );
         await expectRejection(
-          () => findNodes(store, { chatId: uniqueId('missing'), messageId: shared }),
+          () => store.findMessageNodes({ chatId: uniqueId('missing'), messageId: shared }),
           ChatNotFoundError,
         );
         for (const limit of [0, 101, 1.5, -1, Number.NaN, '2']) {
           await expectRefused(store, chatId, `limit ${String(limit)}`, 'limit', () =>
-            findNodes(store, { chatId, messageId: shared, limit: limit as never }),
+            store.findMessageNodes({ chatId, messageId: shared, limit: limit as never }),
           );
         }
         for (const [what, bad] of badIdentifiers) {
           await expectRefused(store, chatId, `messageId ${what}`, 'messageId', () =>
-            findNodes(store, { chatId, messageId: bad as never }),
+            store.findMessageNodes({ chatId, messageId: bad as never }),
           );
           await expectRejection(
-            () => findNodes(store, { chatId: bad as never, messageId: shared }),
+            () => store.findMessageNodes({ chatId: bad as never, messageId: shared }),
             ValidationError,
           );
         }
@@ -270,10 +253,8 @@ export function defineMessageVersionTests(harness: StoreHarness): void {
 
     it(
       'a fork-commit creates the branch named like forkBranch and writes on it in one step; the active branch moves only with activate',
-      async ({ skip }) => {
+      async () => {
         const store = harness.store();
-        const reason = missingCapability(store, 'messageVersions');
-        if (reason !== undefined) skip(reason);
         const { chatId } = await openFreshChat(store);
         const [u, a] = [uniqueId('u'), uniqueId('a')];
         const base = await appendMessages(store, chatId, [u, a]);
@@ -336,10 +317,8 @@ export function defineMessageVersionTests(harness: StoreHarness): void {
 
     it(
       'a refused fork-commit leaves no branch and no node: bad message, unknown start, off-branch id, bad fork, name too long',
-      async ({ skip }) => {
+      async () => {
         const store = harness.store();
-        const reason = missingCapability(store, 'messageVersions');
-        if (reason !== undefined) skip(reason);
         const { chatId } = await openFreshChat(store);
         const [u, a, side] = [uniqueId('u'), uniqueId('a'), uniqueId('side')];
         await appendMessages(store, chatId, [u, a]);
@@ -428,10 +407,8 @@ export function defineMessageVersionTests(harness: StoreHarness): void {
 
     it(
       'concurrent fork-commits from the same node all succeed, each on a branch with its own name',
-      async ({ skip }) => {
+      async () => {
         const store = harness.store();
-        const reason = missingCapability(store, 'messageVersions');
-        if (reason !== undefined) skip(reason);
         const { chatId } = await openFreshChat(store);
         const [u, a] = [uniqueId('u'), uniqueId('a')];
         await appendMessages(store, chatId, [u, a]);
@@ -465,7 +442,7 @@ export function defineMessageVersionTests(harness: StoreHarness): void {
           expect(graph.nodes).toHaveLength(2 + count);
           expect(graph.branches).toHaveLength(1 + count);
           expect(graph.chat.version).toBe(1 + count);
-          expect(await findNodes(store, { chatId, messageId: a, limit: 100 })).toHaveLength(
+          expect(await store.findMessageNodes({ chatId, messageId: a, limit: 100 })).toHaveLength(
             1 + count,
           );
         };
@@ -485,8 +462,6 @@ export function defineMessageVersionTests(harness: StoreHarness): void {
       'persists versions and finds them by message id after reopening',
       async ({ skip }) => {
         const store = harness.store();
-        const reason = missingCapability(store, 'messageVersions');
-        if (reason !== undefined) skip(reason);
         if (store.capabilities.persistent !== true)
           skip('the store does not declare capabilities.persistent');
         if (harness.options.reopenStore === undefined) skip('reopenStore was not given');
@@ -503,7 +478,7 @@ export function defineMessageVersionTests(harness: StoreHarness): void {
         });
         await harness.withReopened(store, async (reopened) => {
           expect(
-            (await findNodes(reopened, { chatId, messageId: u })).map((node) => [
+            (await reopened.findMessageNodes({ chatId, messageId: u })).map((node) => [
               node.id,
               node.message.id,
             ]),
@@ -512,38 +487,6 @@ export function defineMessageVersionTests(harness: StoreHarness): void {
             [u, u],
           ]);
         });
-      },
-      timeout,
-    );
-
-    it(
-      'a store without messageVersions refuses a node id apart from its message id and a fork-commit, writing nothing',
-      async ({ skip }) => {
-        const store = harness.store();
-        if (store.capabilities.messageVersions === true)
-          skip('the store declares capabilities.messageVersions');
-        expect(store.findMessageNodes).toBeUndefined();
-        const { chatId } = await openFreshChat(store);
-        const u = uniqueId('u');
-        await appendMessages(store, chatId, [u]);
-        const other = uniqueId('other');
-        await expectRefused(store, chatId, 'node id apart', 'id', () =>
-          store.commit({
-            chatId,
-            branch: 'main',
-            expectedHeadId: u,
-            messages: [version(other, uniqueId('message'), 'text')],
-          }),
-        );
-        await expectRefused(store, chatId, 'fork-commit', 'fork', () =>
-          store.commit({
-            chatId,
-            branch: 'main',
-            expectedHeadId: u,
-            fork: { from: 'main' },
-            messages: [version(other, other, 'text')],
-          }),
-        );
       },
       timeout,
     );

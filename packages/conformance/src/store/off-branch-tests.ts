@@ -10,9 +10,7 @@ import {
 import { describe, expect, it } from 'vitest';
 import {
   appendMessages,
-  appendTo,
   expectRejection,
-  missingCapability,
   openFreshChat,
   type StoreHarness,
   sequentialIds,
@@ -25,8 +23,6 @@ import {
 /** One of the two message writes, as the tests call it: on top of whatever the branch head is. */
 interface Write {
   readonly method: 'commit' | 'append';
-  /** The reason to skip the tests of this write on `store`, or undefined. */
-  readonly skip: (store: ContextStore) => string | undefined;
   readonly write: (
     store: ContextStore,
     chatId: string,
@@ -38,7 +34,6 @@ interface Write {
 const writes: readonly Write[] = [
   {
     method: 'commit',
-    skip: () => undefined,
     write: async (store, chatId, branch, messages) => {
       const { headMessageId } = await store.getHead({ chatId, branch });
       return store.commit({ chatId, branch, expectedHeadId: headMessageId, messages });
@@ -46,8 +41,7 @@ const writes: readonly Write[] = [
   },
   {
     method: 'append',
-    skip: (store) => missingCapability(store, 'append'),
-    write: (store, chatId, branch, messages) => appendTo(store, { chatId, branch, messages }),
+    write: (store, chatId, branch, messages) => store.append({ chatId, branch, messages }),
   },
 ];
 
@@ -59,14 +53,12 @@ const writes: readonly Write[] = [
 export function defineOffBranchTests(harness: StoreHarness): void {
   const { timeout } = harness;
 
-  for (const { method, skip: skipReason, write } of writes) {
+  for (const { method, write } of writes) {
     describe(`${method}: message ids on other branches`, () => {
       it(
         'an id that exists only off the branch is refused with MessageIdConflictError and nothing is written',
-        async ({ skip }) => {
+        async () => {
           const store = harness.store();
-          const reason = skipReason(store);
-          if (reason !== undefined) skip(reason);
           const { chatId } = await openFreshChat(store);
           // main: a → b → c; side: a → s; blank: empty; short: at a (c and b are ahead of it).
           const [a, b, c, s] = [uniqueId('a'), uniqueId('b'), uniqueId('c'), uniqueId('s')];
@@ -120,10 +112,8 @@ export function defineOffBranchTests(harness: StoreHarness): void {
 
       it(
         'an id on the branch is replaced in place, from the head back to a deep ancestor',
-        async ({ skip }) => {
+        async () => {
           const store = harness.store();
-          const reason = skipReason(store);
-          if (reason !== undefined) skip(reason);
           const { chatId } = await openFreshChat(store);
           const trunk = sequentialIds(uniqueId('t'), 40);
           await appendMessages(store, chatId, trunk);
@@ -184,10 +174,8 @@ export function defineOffBranchTests(harness: StoreHarness): void {
 
       it(
         'a batch of replacements only leaves the head where it is and still counts as one write',
-        async ({ skip }) => {
+        async () => {
           const store = harness.store();
-          const reason = skipReason(store);
-          if (reason !== undefined) skip(reason);
           const { chatId } = await openFreshChat(store);
           const [a, b] = [uniqueId('a'), uniqueId('b')];
           const base = await appendMessages(store, chatId, [a, b]);

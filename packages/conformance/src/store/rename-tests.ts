@@ -12,9 +12,7 @@ import {
   badIdentifiers,
   expectRefused,
   expectRejection,
-  missingCapability,
   openFreshChat,
-  renameIn,
   type StoreHarness,
   snapshot,
   textEntries,
@@ -22,7 +20,7 @@ import {
 } from './store-harness';
 
 /**
- * `renameBranch` (when `capabilities.renameBranch` is declared): one atomic write that keeps the
+ * `renameBranch` (every store has it): one atomic write that keeps the
  * head and the listing order, moves the active branch with it, and never loses a write of a
  * writer that still holds the old name.
  */
@@ -32,10 +30,8 @@ export function defineRenameTests(harness: StoreHarness): void {
   describe('renameBranch', () => {
     it(
       'renames in place: head, createdAt and listing order kept, checkpoints and version untouched',
-      async ({ skip }) => {
+      async () => {
         const store = harness.store();
-        const reason = missingCapability(store, 'renameBranch');
-        if (reason !== undefined) skip(reason);
         const { chatId } = await openFreshChat(store);
         const [a, b] = [uniqueId('a'), uniqueId('b')];
         await appendMessages(store, chatId, [a, b]);
@@ -43,7 +39,7 @@ export function defineRenameTests(harness: StoreHarness): void {
         await store.createBranch({ chatId, name: 'later', headMessageId: null });
         await store.createCheckpoint({ chatId, name: 'mark', messageId: b });
         const before = await store.getChat(chatId);
-        const renamed = await renameIn(store, { chatId, from: 'idea', to: 'idea-final' });
+        const renamed = await store.renameBranch({ chatId, from: 'idea', to: 'idea-final' });
         expect(renamed).toMatchObject({
           chatId,
           name: 'idea-final',
@@ -76,14 +72,12 @@ export function defineRenameTests(harness: StoreHarness): void {
 
     it(
       "moves the chat's active branch when it was the renamed one",
-      async ({ skip }) => {
+      async () => {
         const store = harness.store();
-        const reason = missingCapability(store, 'renameBranch');
-        if (reason !== undefined) skip(reason);
         const { chatId, userId } = await openFreshChat(store);
         const a = uniqueId('a');
         await appendMessages(store, chatId, [a]);
-        await renameIn(store, { chatId, from: 'main', to: 'trunk' });
+        await store.renameBranch({ chatId, from: 'main', to: 'trunk' });
         expect((await store.getChat(chatId))?.activeBranch).toBe('trunk');
         const opened = await store.openChat({ chatId, userId });
         expect(opened.branch).toMatchObject({ name: 'trunk', headMessageId: a });
@@ -96,38 +90,36 @@ export function defineRenameTests(harness: StoreHarness): void {
 
     it(
       'refuses an unknown branch, a taken name, a missing chat and bad names, writing nothing',
-      async ({ skip }) => {
+      async () => {
         const store = harness.store();
-        const reason = missingCapability(store, 'renameBranch');
-        if (reason !== undefined) skip(reason);
         const { chatId } = await openFreshChat(store);
         await appendMessages(store, chatId, [uniqueId('a')]);
         await store.createBranch({ chatId, name: 'other', headMessageId: null });
         const before = await snapshot(store, chatId);
         const unknown = await expectRejection(
-          () => renameIn(store, { chatId, from: 'nope', to: 'fresh' }),
+          () => store.renameBranch({ chatId, from: 'nope', to: 'fresh' }),
           BranchNotFoundError,
         );
         expect(unknown.message).toContain('nope');
         const taken = await expectRejection(
-          () => renameIn(store, { chatId, from: 'main', to: 'other' }),
+          () => store.renameBranch({ chatId, from: 'main', to: 'other' }),
           BranchExistsError,
         );
         expect(taken.message).toContain('other');
         await expectRejection(
-          () => renameIn(store, { chatId: uniqueId('missing'), from: 'main', to: 'x' }),
+          () => store.renameBranch({ chatId: uniqueId('missing'), from: 'main', to: 'x' }),
           ChatNotFoundError,
         );
         expect(await snapshot(store, chatId)).toEqual(before);
         await expectRefused(store, chatId, 'to equal to from', 'to', () =>
-          renameIn(store, { chatId, from: 'main', to: 'main' }),
+          store.renameBranch({ chatId, from: 'main', to: 'main' }),
         );
         for (const [label, bad] of badIdentifiers) {
           await expectRefused(store, chatId, `to: ${label}`, 'to', () =>
-            renameIn(store, { chatId, from: 'main', to: bad as string }),
+            store.renameBranch({ chatId, from: 'main', to: bad as string }),
           );
           await expectRefused(store, chatId, `from: ${label}`, 'from', () =>
-            renameIn(store, { chatId, from: bad as string, to: 'fresh' }),
+            store.renameBranch({ chatId, from: bad as string, to: 'fresh' }),
           );
         }
         expect(await store.getChat(chatId)).toMatchObject({ activeBranch: 'main' });
@@ -137,10 +129,8 @@ export function defineRenameTests(harness: StoreHarness): void {
 
     it(
       'a rename racing commits on the branch loses no write: each commit lands or fails with a clear error',
-      async ({ skip }) => {
+      async () => {
         const store = harness.store();
-        const reason = missingCapability(store, 'renameBranch');
-        if (reason !== undefined) skip(reason);
         await expectRenameRace([store], store);
       },
       slowTimeout,
@@ -150,8 +140,6 @@ export function defineRenameTests(harness: StoreHarness): void {
       'the same race spread over two store objects on the same data',
       async ({ skip }) => {
         const store = harness.store();
-        const reason = missingCapability(store, 'renameBranch');
-        if (reason !== undefined) skip(reason);
         if (!store.capabilities.multiProcess)
           skip('the store does not declare capabilities.multiProcess');
         if (harness.options.reopenStore === undefined) skip('no reopenStore was given');
@@ -210,7 +198,7 @@ async function expectRenameRace(
   };
   let renamed: Promise<BranchRecord> | undefined;
   const startRename = (): void => {
-    renamed = renameIn(renamer, { chatId, from: 'work', to: 'work-renamed' });
+    renamed = renamer.renameBranch({ chatId, from: 'work', to: 'work-renamed' });
   };
   await Promise.all(
     Array.from({ length: 4 }, (_, writer) =>

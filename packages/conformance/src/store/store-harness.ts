@@ -1,22 +1,18 @@
 import {
-  type AppendInput,
-  type AppendResult,
   type BranchRecord,
   type ChatGraph,
   type CommitMessage,
   type CommitResult,
-  type ContextLaneRecord,
   type ContextStore,
-  type ForkBranchInput,
   type JsonObject,
   MAX_IDENTIFIER_BYTES,
   MAX_IDENTIFIER_LENGTH,
+  OPTIONAL_CAPABILITY_METHODS,
   type OpenChatResult,
+  type OptionalCapability,
   type Page,
   type PruneInput,
   type PruneResult,
-  type RenameBranchInput,
-  type SaveContextInput,
   type SearchHit,
   type SearchMessagesInput,
   type StoredMessage,
@@ -295,85 +291,18 @@ export function textEntries(ids: readonly string[]): CommitMessage[] {
   return ids.map((id) => ({ id, message: textMessage(id) }));
 }
 
-/** The methods each optional ability of the contract brings. */
-export const abilityMethods: {
-  readonly append: readonly ['append'];
-  readonly forkBranch: readonly ['forkBranch'];
-  readonly contextLane: readonly ['getContext', 'saveContext'];
-  readonly search: readonly ['searchMessages'];
-  readonly retention: readonly ['prune'];
-  readonly messageVersions: readonly ['findMessageNodes'];
-  readonly renameBranch: readonly ['renameBranch'];
-  readonly searchPrefix: readonly ['searchMessages'];
-  readonly liveReplies: readonly [
-    'startReply',
-    'appendReplyChunks',
-    'readReply',
-    'getLiveState',
-    'stopReply',
-    'takeOverReply',
-    'endReply',
-    'watchChat',
-  ];
-} = {
-  append: ['append'],
-  forkBranch: ['forkBranch'],
-  contextLane: ['getContext', 'saveContext'],
-  search: ['searchMessages'],
-  retention: ['prune'],
-  messageVersions: ['findMessageNodes'],
-  renameBranch: ['renameBranch'],
-  searchPrefix: ['searchMessages'],
-  liveReplies: [
-    'startReply',
-    'appendReplyChunks',
-    'readReply',
-    'getLiveState',
-    'stopReply',
-    'takeOverReply',
-    'endReply',
-    'watchChat',
-  ],
-};
-
-/** Why a capability test is skipped, or undefined when it runs (a declared method must exist). */
+/** Why a test of an optional capability is skipped, or undefined when it runs (a declared capability's methods must exist). */
 export function missingCapability(
   store: ContextStore,
-  capability: keyof typeof abilityMethods,
+  capability: OptionalCapability,
 ): string | undefined {
   if (store.capabilities[capability] !== true)
     return `the store does not declare capabilities.${capability}`;
-  for (const method of abilityMethods[capability]) {
+  for (const method of OPTIONAL_CAPABILITY_METHODS[capability]) {
     if (typeof store[method] !== 'function')
       expect.fail(`capabilities.${capability} is true but the store has no ${method}() method`);
   }
   return undefined;
-}
-
-/** The context-lane methods of a store that declares them. */
-export interface ContextLane {
-  readonly getContext: (chatId: string) => Promise<ContextLaneRecord>;
-  readonly saveContext: (input: SaveContextInput) => Promise<ContextLaneRecord>;
-}
-
-/** `store.getContext` / `store.saveContext` (fails the test when either is missing). */
-export function laneOf(store: ContextStore): ContextLane {
-  const { getContext, saveContext } = store;
-  if (typeof getContext !== 'function' || typeof saveContext !== 'function')
-    return expect.fail(
-      'capabilities.contextLane is true but getContext() or saveContext() is missing',
-    );
-  return {
-    getContext: (chatId) => getContext.call(store, chatId),
-    saveContext: (input) => saveContext.call(store, input),
-  };
-}
-
-/** `store.append(input)`, for a store that declares it (fails the test when the method is missing). */
-export function appendTo(store: ContextStore, input: AppendInput): Promise<AppendResult> {
-  if (typeof store.append !== 'function')
-    return expect.fail('capabilities.append is true but the store has no append() method');
-  return store.append(input);
 }
 
 /** `store.searchMessages(input)`, for a store that declares it (fails the test when the method is missing). */
@@ -391,20 +320,4 @@ export function pruneIn(store: ContextStore, input: PruneInput): Promise<PruneRe
   if (typeof store.prune !== 'function')
     return expect.fail('capabilities.retention is true but the store has no prune() method');
   return store.prune(input);
-}
-
-/** `store.forkBranch(input)`, for a store that declares it (fails the test when the method is missing). */
-export function forkOf(store: ContextStore, input: ForkBranchInput): Promise<BranchRecord> {
-  if (typeof store.forkBranch !== 'function')
-    return expect.fail('capabilities.forkBranch is true but the store has no forkBranch() method');
-  return store.forkBranch(input);
-}
-
-/** `store.renameBranch(input)`, for a store that declares it (fails the test when the method is missing). */
-export function renameIn(store: ContextStore, input: RenameBranchInput): Promise<BranchRecord> {
-  if (typeof store.renameBranch !== 'function')
-    return expect.fail(
-      'capabilities.renameBranch is true but the store has no renameBranch() method',
-    );
-  return store.renameBranch(input);
 }

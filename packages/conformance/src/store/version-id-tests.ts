@@ -10,10 +10,8 @@ import { versionNodeId } from '@ctxgraph/fragments-core/store-kit';
 import { describe, expect, it } from 'vitest';
 import {
   appendMessages,
-  appendTo,
   expectRefused,
   expectRejection,
-  missingCapability,
   openFreshChat,
   type StoreHarness,
   snapshot,
@@ -37,10 +35,6 @@ async function nodeIdsOf(
   chatId: string,
   messageId: string,
 ): Promise<string[]> {
-  if (typeof store.findMessageNodes !== 'function')
-    return expect.fail(
-      'capabilities.messageVersions is true but the store has no findMessageNodes() method',
-    );
   const graph = await store.getGraph(chatId);
   const newest = await store.findMessageNodes({ chatId, messageId, limit: 100 });
   const all = graph.nodes
@@ -53,8 +47,7 @@ async function nodeIdsOf(
 }
 
 /**
- * New versions whose node ids the store allocates (`CommitMessage.newVersion`, with
- * `capabilities.messageVersions`): any number of them, one after the other or all at once, each
+ * New versions whose node ids the store allocates (`CommitMessage.newVersion`): any number of them, one after the other or all at once, each
  * with its own id `<messageId>~<n>`, never a replacement, refused with nothing written where
  * the input is wrong.
  */
@@ -64,10 +57,8 @@ export function defineVersionIdTests(harness: StoreHarness): void {
   describe('message versions: node ids the store allocates', () => {
     it(
       '150 successive edits of one message each get a new version with its own id, <id>~2 to <id>~151',
-      async ({ skip }) => {
+      async () => {
         const store = harness.store();
-        const reason = missingCapability(store, 'messageVersions');
-        if (reason !== undefined) skip(reason);
         const { chatId } = await openFreshChat(store);
         const [u1, a1, u2] = [uniqueId('u1'), uniqueId('a1'), uniqueId('u2')];
         await appendMessages(store, chatId, [u1, a1, u2]);
@@ -107,10 +98,8 @@ export function defineVersionIdTests(harness: StoreHarness): void {
 
     it(
       'concurrent edits of one message (12, over two store objects when the store is multi-process) all succeed with distinct ids',
-      async ({ skip }) => {
+      async () => {
         const store = harness.store();
-        const reason = missingCapability(store, 'messageVersions');
-        if (reason !== undefined) skip(reason);
         const { chatId } = await openFreshChat(store);
         const [u, a] = [uniqueId('u'), uniqueId('a')];
         await appendMessages(store, chatId, [u, a]);
@@ -175,10 +164,8 @@ export function defineVersionIdTests(harness: StoreHarness): void {
 
     it(
       'a new version is a new node, never a replacement; its id goes past taken ids, other entries and the newest version, and is short when long',
-      async ({ skip }) => {
+      async () => {
         const store = harness.store();
-        const reason = missingCapability(store, 'messageVersions');
-        if (reason !== undefined) skip(reason);
         const { chatId } = await openFreshChat(store);
         const [u, a] = [uniqueId('u'), uniqueId('a')];
         await appendMessages(store, chatId, [u, a]);
@@ -258,10 +245,8 @@ export function defineVersionIdTests(harness: StoreHarness): void {
 
     it(
       'append allocates too; a refused write with a new version writes nothing, and the next one takes the id',
-      async ({ skip }) => {
+      async () => {
         const store = harness.store();
-        const reason = missingCapability(store, 'messageVersions');
-        if (reason !== undefined) skip(reason);
         const { chatId } = await openFreshChat(store);
         const [u, a] = [uniqueId('u'), uniqueId('a')];
         await appendMessages(store, chatId, [u, a]);
@@ -277,30 +262,20 @@ export function defineVersionIdTests(harness: StoreHarness): void {
           HeadConflictError,
         );
         expect(await snapshot(store, chatId), 'head conflict: nothing changed').toEqual(before);
-        if (store.capabilities.append === true) {
-          const appended = await appendTo(store, {
-            chatId,
-            branch: 'main',
-            messages: [newVersion(u, 'appended')],
-          });
-          expect(appended.previousHeadId).toBe(a);
-          expect(appended.nodes.map((node) => [node.id, node.parentId])).toEqual([[`${u}~2`, a]]);
-        } else {
-          const committed = await store.commit({
-            chatId,
-            branch: 'main',
-            expectedHeadId: a,
-            messages: [newVersion(u, 'committed')],
-          });
-          expect(committed.nodes[0]?.id).toBe(`${u}~2`);
-        }
+        const appended = await store.append({
+          chatId,
+          branch: 'main',
+          messages: [newVersion(u, 'appended')],
+        });
+        expect(appended.previousHeadId).toBe(a);
+        expect(appended.nodes.map((node) => [node.id, node.parentId])).toEqual([[`${u}~2`, a]]);
         expect(await nodeIdsOf(store, chatId, u)).toEqual([`${u}~2`, u]);
       },
       timeout,
     );
 
     it(
-      'newVersion: refused when not a boolean or when the node id is not the message id, and by a store without messageVersions',
+      'newVersion: refused when not a boolean or when the node id is not the message id',
       async () => {
         const store = harness.store();
         const { chatId } = await openFreshChat(store);
@@ -314,16 +289,6 @@ export function defineVersionIdTests(harness: StoreHarness): void {
             messages: [entry as CommitMessage],
           });
         const message: StoredMessage = textMessage(u, 'edited');
-        if (store.capabilities.messageVersions !== true) {
-          await expectRefused(
-            store,
-            chatId,
-            'newVersion without messageVersions',
-            'newVersion',
-            commit({ id: u, message, newVersion: true }),
-          );
-          return;
-        }
         await expectRefused(
           store,
           chatId,

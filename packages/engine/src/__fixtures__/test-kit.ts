@@ -1,6 +1,8 @@
 import {
   type ContextStore,
   type MessageNodeRecord,
+  OPTIONAL_CAPABILITIES,
+  OPTIONAL_CAPABILITY_METHODS,
   type RenderNode,
   TreeRenderer,
 } from '@ctxgraph/fragments-core';
@@ -164,23 +166,14 @@ export function scriptedModel(...replies: string[]): MockLanguageModelV3 {
 }
 
 /**
- * The store as a third-party v1 store without the optional extensions would be: no `append`,
- * no `forkBranch`, neither declared. The engine must work through compare-and-set and
- * `listBranches` + `createBranch` then.
+ * The store as a small third-party v1 store would be: every required method, and none of the
+ * optional capabilities (search, search prefixes, retention, live replies) declared or present.
+ * What needs one must refuse with `UnsupportedCapabilityError` naming it.
  */
-export function withoutExtensions(store: ContextStore): ContextStore {
-  return overrideStore(store, {
-    capabilities: {
-      persistent: store.capabilities.persistent,
-      multiProcess: store.capabilities.multiProcess,
-    },
-    append: undefined,
-    forkBranch: undefined,
-    renameBranch: undefined,
-    getContext: undefined,
-    saveContext: undefined,
-    searchMessages: undefined,
-    prune: undefined,
-    findMessageNodes: undefined,
-  });
+export function withoutOptionalCapabilities(store: ContextStore): ContextStore {
+  const { persistent, multiProcess } = store.capabilities;
+  const absent: Partial<Record<keyof ContextStore, undefined>> = {};
+  for (const capability of OPTIONAL_CAPABILITIES)
+    for (const method of OPTIONAL_CAPABILITY_METHODS[capability]) absent[method] = undefined;
+  return overrideStore(store, { capabilities: { persistent, multiProcess }, ...absent });
 }

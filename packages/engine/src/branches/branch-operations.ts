@@ -15,9 +15,23 @@ import type {
   SwitchBranchOptions,
 } from '../context-engine-options';
 import type { ChatSession } from '../session/chat-session';
-import { forkBranch } from '../session/fork-branch';
-import { requireAbility } from '../session/store-abilities';
+import { requireCapability } from '../session/store-abilities';
 import { rewindTarget } from './rewind-target';
+
+/**
+ * A fork of the view's branch at `headMessageId`, named by the store in the same write; the view
+ * moves to it when `activate`.
+ */
+async function forkBranch(
+  session: ChatSession,
+  headMessageId: string | null,
+  activate: boolean,
+): Promise<BranchRecord> {
+  const { store, chatId, view } = session;
+  const branch = await store.forkBranch({ chatId, from: view.branch, headMessageId, activate });
+  if (activate) view.moveTo(branch);
+  return branch;
+}
 
 /** `rewind()`: a new branch at `messageId` (a node id or a message id), made active. */
 export async function rewindTo(session: ChatSession, messageId: string): Promise<BranchRecord> {
@@ -102,11 +116,11 @@ export async function deleteBranchOf(
   name: string,
   options: DeleteBranchOptions | undefined,
 ): Promise<PruneResult> {
-  const prune = requireAbility(session.abilities, 'prune', 'deleteBranch(name)');
+  const store = requireCapability(session.store, 'retention', 'deleteBranch(name)');
   assertIdentifier('deleteBranch(name)', 'name', name);
   await session.open();
   const { chatId, view } = session;
-  const result = await prune({
+  const result = await store.prune({
     chatId,
     deleteBranches: [name],
     ...(options?.activate === undefined ? {} : { activate: options.activate }),
@@ -133,11 +147,10 @@ export async function renameBranchOf(
   from: string,
   to: string,
 ): Promise<BranchRecord> {
-  const rename = requireAbility(session.abilities, 'renameBranch', 'renameBranch(from, to)');
   assertIdentifier('renameBranch(from, to)', 'from', from);
   assertIdentifier('renameBranch(from, to)', 'to', to);
   await session.open();
-  const branch = await rename({ chatId: session.chatId, from, to });
+  const branch = await session.store.renameBranch({ chatId: session.chatId, from, to });
   const { view } = session;
   if (view.branch === from && !view.detached) view.branch = branch.name;
   return branch;
@@ -148,11 +161,11 @@ export async function pruneChat(
   session: ChatSession,
   options: PruneOptions | undefined,
 ): Promise<EnginePruneResult> {
-  const prune = requireAbility(session.abilities, 'prune', 'prune(options)');
+  const store = requireCapability(session.store, 'retention', 'prune(options)');
   await session.open();
   const { chatId } = session;
   const dryRun = options?.dryRun === true;
-  const result = await prune({ chatId, dryRun });
+  const result = await store.prune({ chatId, dryRun });
   const compacted: CompactedDropReport =
     options?.compacted === 'drop'
       ? await dropCompactedOriginals(session, { dryRun })

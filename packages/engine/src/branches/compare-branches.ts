@@ -1,13 +1,15 @@
-import type {
-  ContextStore,
-  MessageNodeRecord,
-  StoredMessage,
-  Tokenizer,
+import {
+  assertIdentifier,
+  type ContextStore,
+  type MessageNodeRecord,
+  type StoredMessage,
+  type Tokenizer,
 } from '@ctxgraph/fragments-core';
 import type { UIMessage } from 'ai';
 import { messageText } from '../budget/token-counter';
 import { DEFAULT_MODEL_PRICES, type ModelPrices } from '../model-prices';
-import { totalUsage, type UsageTotals } from '../usage/message-usage';
+import type { ChatSession } from '../session/chat-session';
+import { totalUsage, type UsageTotals } from '../usage/usage-totals';
 import { readBranchesApart } from './common-ancestor';
 
 /** Options of `ContextEngine.compareBranches`. */
@@ -51,11 +53,28 @@ export interface BranchComparisonReport {
   tokenizer: string;
 }
 
+/** `compareBranches()`: see `ContextEngine.compareBranches`, with the engine's tokenizer and prices. */
+export async function compareBranchesOf(
+  session: ChatSession,
+  left: string,
+  right: string,
+  options: CompareBranchesOptions | undefined,
+): Promise<BranchComparisonReport> {
+  assertIdentifier('compareBranches(left, right)', 'left', left);
+  assertIdentifier('compareBranches(left, right)', 'right', right);
+  await session.open();
+  const { tokenizer, prices } = session.settings;
+  return compareBranches(session.store, session.chatId, { left, right }, tokenizer, {
+    ...prices,
+    ...options?.prices,
+  });
+}
+
 /**
  * Compares two branches: `readBranchesApart` (the meeting point and each side's own nodes,
  * read only back to where they part), then each side's tokens and recorded usage and cost.
  */
-export async function compareBranches(
+async function compareBranches(
   store: ContextStore,
   chatId: string,
   names: { readonly left: string; readonly right: string },

@@ -6,7 +6,7 @@ import {
   type PruneResult,
   ValidationError,
 } from '@ctxgraph/fragments-core';
-import { abilitiesOf, requireAbility } from '../session/store-abilities';
+import { requireCapability } from '../session/store-abilities';
 
 /** Options of {@link pruneUserChats}. */
 export interface PruneUserChatsOptions {
@@ -72,7 +72,7 @@ export async function pruneUserChats(
       `${method}: batchSize must be an integer from 1 to ${CHAT_PAGE_SIZE.max}, received ${String(batchSize)}.`,
       { issues: [{ path: 'batchSize', message: 'expected an integer from 1 to 100' }] },
     );
-  const prune = requireAbility(abilitiesOf(store), 'prune', method);
+  const retaining = requireCapability(store, 'retention', method);
   const total: PruneUserChatsResult = {
     dryRun: dryRun === true,
     chats: 0,
@@ -100,7 +100,7 @@ export async function pruneUserChats(
         reachedNew = true;
         let result: PruneResult;
         try {
-          result = await prune({ chatId: chat.id, dryRun: dryRun === true });
+          result = await retaining.prune({ chatId: chat.id, dryRun: dryRun === true });
         } catch (error) {
           // Deleted since it was listed: nothing left to prune.
           if (ChatNotFoundError.isInstance(error)) continue;

@@ -14,31 +14,26 @@ const FIRST_PAGE = 16;
  *
  * It costs what the id needs, never a read of the whole chain, so a rewind costs the same
  * whatever the history. A path the engine holds is looked up in memory. Otherwise the store's
- * index says which nodes the id can name: a store without message versions keeps every message
- * under its own id (the id names one node: nothing is read), and with versions the usual answer
- * is a single node. Only when the id can name several nodes is the path read, from its head
- * back to the oldest of them (a node's ancestors all have lower sequences), and no further.
+ * index says which nodes the id can name; the usual answer is a single node. Only when the id can
+ * name several nodes is the path read, from its head back to the oldest of them (a node's
+ * ancestors all have lower sequences), and no further.
  */
 export async function rewindTarget(session: ChatSession, id: string): Promise<string> {
-  const { view, chatId } = session;
-  const find = session.abilities.findMessageNodes;
+  const { view, chatId, store } = session;
   if (view.loaded) {
     if (view.pathHas(id)) return id;
     const onPath = view.pathNodeIdOf(id);
     if (onPath !== undefined) return onPath;
-    if (find === undefined) return id;
-    return (await find({ chatId, messageId: id, limit: 1 }))[0]?.id ?? id;
+    return (await store.findMessageNodes({ chatId, messageId: id, limit: 1 }))[0]?.id ?? id;
   }
-  // Without message versions a node's id is its message's id: whatever the path, `id` is meant.
-  if (find === undefined) return id;
-  const holders = await find({ chatId, messageId: id, limit: MOST_VERSIONS });
+  const holders = await store.findMessageNodes({ chatId, messageId: id, limit: MOST_VERSIONS });
   const newest = holders[0];
   // No node holds message `id`: it can only be a node id.
   if (newest === undefined) return id;
   const holdsItsOwn = holders.some((node) => node.id === id);
   if (holders.length === 1 && holdsItsOwn) return id;
   // A node whose id is `id` but whose message is another one is a candidate too (it comes first).
-  const named = holdsItsOwn ? null : await session.store.getMessage({ chatId, messageId: id });
+  const named = holdsItsOwn ? null : await store.getMessage({ chatId, messageId: id });
   if (holders.length === 1 && named === null) return newest.id;
   if (holders.length === MOST_VERSIONS) {
     // The index's answer may not hold them all: look on the whole path, as it is now.

@@ -1,4 +1,11 @@
-import { type SearchMessagesInput, ValidationError } from '@ctxgraph/fragments-core';
+import {
+  type Page,
+  type SearchHit,
+  type SearchMessagesInput,
+  ValidationError,
+} from '@ctxgraph/fragments-core';
+import type { ChatSession } from '../session/chat-session';
+import { requireCapability } from '../session/store-abilities';
 
 /** Options of `ContextEngine.search`. */
 export interface SearchOptions {
@@ -23,8 +30,26 @@ export interface SearchOptions {
   prefix?: boolean;
 }
 
+/** `search()`: see `ContextEngine.search`. */
+export async function searchChat(
+  session: ChatSession,
+  query: string,
+  options: SearchOptions = {},
+): Promise<Page<SearchHit>> {
+  const store =
+    options.prefix === true
+      ? requireCapability(session.store, 'searchPrefix', 'search(query, { prefix: true })')
+      : requireCapability(session.store, 'search', 'search(query)');
+  // After opening: the engine's branch is the chat's active one only from then on.
+  await session.open();
+  const { chatId, userId } = session;
+  return store.searchMessages(
+    searchInput(query, options, { chatId, userId, branch: session.view.branch }),
+  );
+}
+
 /** The store input for an engine's search; the store checks the rest. */
-export function searchInput(
+function searchInput(
   query: string,
   options: SearchOptions,
   engine: { readonly chatId: string; readonly userId: string; readonly branch: string },

@@ -12,7 +12,8 @@ import { InMemoryContextStore } from '@ctxgraph/store-memory';
 import { generateText } from 'ai';
 import { describe, expect, it } from 'vitest';
 import { LineRenderer, scriptedModel } from '../__fixtures__/test-kit';
-import { ContextEngine, type ResolveResult } from '../context-engine';
+import { ContextEngine } from '../context-engine';
+import type { ResolveResult } from '../context-engine-options';
 
 /** One token per word: counts a test can work out by hand. */
 const words: Tokenizer = {

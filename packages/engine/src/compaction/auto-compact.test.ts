@@ -3,7 +3,8 @@ import { readCompaction, role, type Tokenizer, ValidationError } from '@ctxgraph
 import { InMemoryContextStore } from '@ctxgraph/store-memory';
 import { describe, expect, it } from 'vitest';
 import { LineRenderer } from '../__fixtures__/test-kit';
-import { ContextEngine, type ContextEngineOptions } from '../context-engine';
+import { ContextEngine } from '../context-engine';
+import type { ContextEngineOptions } from '../context-engine-options';
 import { withUsage } from '../usage/message-usage';
 
 /** One token per word: counts a test can work out by hand. */

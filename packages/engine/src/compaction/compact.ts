@@ -95,6 +95,26 @@ export function checkCompactOptions(options: unknown): CompactOptions {
 }
 
 /**
+ * `compact()`: checks the options at the call (a rejection, nothing queued, for a bad one), then,
+ * in call order, opens the chat and compacts the branch the view follows.
+ */
+export function compactCall(
+  session: ChatSession,
+  options: CompactOptions,
+): Promise<CompactionResult | null> {
+  let checked: CompactOptions;
+  try {
+    checked = checkCompactOptions(options);
+  } catch (error) {
+    return Promise.reject(error);
+  }
+  return session.run(async () => {
+    await session.open();
+    return compactBranch(session, checked);
+  });
+}
+
+/**
  * Compacts the branch the view follows: picks the span (from the root or the previous
  * compaction, up to the boundary `keep` leaves), asks for its summary, and writes the compaction
  * node on top of the head. Resolves to null when there is nothing to compact.
@@ -179,7 +199,8 @@ export async function carrySummary(
   await view.sync();
   const visible = visibleConversation(view.chain);
   if (visible.entries.length === 0) return null;
-  const destination = await store.getHead({ chatId, branch: input.toBranch });
+  // The branch must exist (BranchNotFoundError), known before the summarizer's call is paid for.
+  await store.getHead({ chatId, branch: input.toBranch });
   const messages = visible.entries.map(shownMessage);
   const summary = await runSummarizer(
     input.summarize,
@@ -210,7 +231,6 @@ export async function carrySummary(
     branch: input.toBranch,
     batch,
     attach: 'any-head',
-    knownHead: destination.headMessageId,
   });
   return message.id;
 }

@@ -20,7 +20,6 @@ import {
   LineRenderer,
   overrideStore,
   scriptedModel,
-  withoutExtensions,
 } from '../__fixtures__/test-kit';
 import { ContextEngine } from '../context-engine';
 import { withUsage } from '../usage/message-usage';
@@ -446,22 +445,6 @@ describe('compact()', () => {
     expect(texts((await other.resolve()).messages)).toEqual(expected);
   });
 
-  it('the same through compare-and-set on a store without append', async () => {
-    const plain = withoutExtensions(store);
-    const engine = newEngine(plain);
-    await chat(engine, 3);
-    const other = newEngine(plain, engine.chatId);
-    const result = await engine.compact({
-      summarize: async () => {
-        await chat(other, 1, '', 4);
-        return 'S';
-      },
-      keep: 1,
-    });
-    expect(result?.attachedTo).toBe('a4');
-    expect(texts((await newEngine(plain, engine.chatId).resolve()).messages)).toHaveLength(5);
-  });
-
   it('fails clearly, writing nothing, when a message is replaced in place during the summary', async () => {
     const engine = newEngine();
     await chat(engine, 3);
@@ -698,14 +681,6 @@ describe('switchBranch(name, { carry })', () => {
     await expect(engine.switchBranch('main', { carry: {} as never })).rejects.toBeInstanceOf(
       ValidationError,
     );
-  });
-
-  it('works through compare-and-set on a store without append', async () => {
-    const engine = newEngine(withoutExtensions(store));
-    await chat(engine, 1);
-    await engine.rewind('a1');
-    await engine.switchBranch('main', { carry: { summarize: () => 'done' } });
-    expect(texts((await engine.resolve()).messages).at(-1)).toMatch(/done$/);
   });
 });
 

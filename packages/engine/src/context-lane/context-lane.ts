@@ -8,7 +8,6 @@ import {
 } from '@ctxgraph/fragments-core';
 import type { ContextSerializer } from '../context-engine-options';
 import type { ChatSession } from '../session/chat-session';
-import { requireAbility } from '../session/store-abilities';
 
 /**
  * The context lane: the engine's non-message fragments, in order, and its link to the chat's
@@ -75,7 +74,7 @@ export class ContextLane {
     this.#loads += 1;
     return session
       .run(async () => {
-        const store = requireAbility(session.abilities, 'contextLane', 'loadContext()');
+        const { store } = session;
         await session.open();
         const lane = await store.getContext(session.chatId);
         const fragments = lane.fragments.map((json, index) => {
@@ -105,7 +104,7 @@ export class ContextLane {
   save(session: ChatSession): Promise<ContextLaneRecord> {
     const atCall = this.atCall();
     return session.run(async () => {
-      const store = requireAbility(session.abilities, 'contextLane', 'saveContext()');
+      const { store } = session;
       const fragments = atCall().map((fragment, index) => {
         try {
           return this.#serializer.fromFragment(fragment) as JsonValue;

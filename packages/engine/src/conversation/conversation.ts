@@ -54,6 +54,20 @@ export function routeFragments(fragments: readonly ContextFragment[]): RoutedFra
   return { messages, context, lazy };
 }
 
+/**
+ * `set()`'s messages: queued on the pending lane in the order given; a lazy correction targets
+ * what the caller was looking at, so it is bound after the calls before it have run, from the
+ * view they left (or, with no view yet, when first used).
+ */
+export function addMessages(session: ChatSession, routed: RoutedFragments): void {
+  session.pending.add(routed.messages);
+  if (routed.lazy) {
+    session.run(async (ticket) => {
+      if (session.view.loaded) bindLazy(session, ticket);
+    });
+  }
+}
+
 /** Binds the lazy corrections set before `ticket` to the last assistant message the view shows. */
 export function bindLazy(session: ChatSession, ticket: number): void {
   session.pending.bind(ticket, () => lastShownIdWithRole(session.view.chain, 'assistant'));

@@ -237,6 +237,13 @@ export class PendingLane {
     this.#entries = this.#entries.filter((entry) => entry.seq >= ticket);
   }
 
+  /** `discardPending()`: drops the entries set before `ticket`; returns how many there were. */
+  discard(ticket: number): number {
+    const count = this.before(ticket).length;
+    this.drop(ticket);
+    return count;
+  }
+
   /** Drops every pending entry; returns how many there were. */
   clear(): number {
     const count = this.#entries.length;

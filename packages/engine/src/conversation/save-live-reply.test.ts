@@ -1,8 +1,12 @@
 import { assistantText, user } from '@ctxgraph/codecs';
-import { LiveReplyConflictError, LiveReplyLostError } from '@ctxgraph/fragments-core';
+import {
+  LiveReplyConflictError,
+  LiveReplyLostError,
+  UnsupportedCapabilityError,
+} from '@ctxgraph/fragments-core';
 import { InMemoryContextStore } from '@ctxgraph/store-memory';
 import { describe, expect, it } from 'vitest';
-import { LineRenderer } from '../__fixtures__/test-kit';
+import { LineRenderer, withoutOptionalCapabilities } from '../__fixtures__/test-kit';
 import { ContextEngine } from '../context-engine';
 
 const renderer = new LineRenderer();
@@ -45,5 +49,24 @@ describe('save({ startReply, endReply }): a live reply in the same store write',
       'q2',
       'r2',
     ]);
+  });
+
+  it('is refused on a store without live replies, before anything is written', async () => {
+    const memory = new InMemoryContextStore();
+    const store = withoutOptionalCapabilities(memory);
+    const engine = new ContextEngine({ store, chatId: 'live-3', userId: 'u', renderer });
+    engine.set(user('Hello?', { id: 'q1' }));
+    for (const [options, method] of [
+      [{ startReply: { replyId: 'r1', owner: 'writer', leaseMs: 5_000 } }, 'save({ startReply })'],
+      [{ endReply: { replyId: 'r1', owner: 'writer' } }, 'save({ endReply })'],
+    ] as const) {
+      const error = await engine.save(options).catch((caught: unknown) => caught);
+      expect(UnsupportedCapabilityError.isInstance(error)).toBe(true);
+      expect(error).toMatchObject({ capability: 'liveReplies' });
+      expect((error as Error).message).toContain(method);
+    }
+    expect(await memory.getChat('live-3')).toBeNull();
+    await engine.save();
+    expect((await engine.resolve()).messages.map((message) => message.id)).toEqual(['q1']);
   });
 });

@@ -11,6 +11,7 @@ import { messageText } from '../budget/token-counter';
 import { visibleConversation } from '../compaction/compacted-view';
 import type { SaveOptions } from '../context-engine-options';
 import type { ChatSession } from '../session/chat-session';
+import { requireCapability } from '../session/store-abilities';
 import { type AttachPoint, writeMessages } from '../session/write-messages';
 import { addUsage, PENDING_PROVIDER_COMPACTION } from '../usage/message-usage';
 import type { PendingProviderCompaction } from '../usage/provider-compaction';
@@ -26,6 +27,10 @@ export async function saveTurn(
   ticket: number,
   live: SaveOptions = {},
 ): Promise<void> {
+  if (live.startReply !== undefined || live.endReply !== undefined) {
+    const part = live.startReply !== undefined ? 'startReply' : 'endReply';
+    requireCapability(session.store, 'liveReplies', `save({ ${part} })`);
+  }
   const { pending, view, validator } = session;
   const opened = session.isOpen ? undefined : await session.open();
   if (pending.before(ticket).length === 0) return;
@@ -45,16 +50,15 @@ export async function saveTurn(
   const ids: NodeIds = { replacing: new Map(), versions: new Set() };
   // A message whose own id is the node id of another message of the path (a version's node id
   // used as a message id) must not replace that node: it is a version of its own.
-  if (session.abilities.findMessageNodes !== undefined)
-    for (const message of messages) {
-      const node = view.chain.node(message.id);
-      if (
-        node !== undefined &&
-        node.message.id !== message.id &&
-        view.chain.nodeIdOf(message.id) === undefined
-      )
-        ids.versions.add(message.id);
-    }
+  for (const message of messages) {
+    const node = view.chain.node(message.id);
+    if (
+      node !== undefined &&
+      node.message.id !== message.id &&
+      view.chain.nodeIdOf(message.id) === undefined
+    )
+      ids.versions.add(message.id);
+  }
   const batchOf = (): CommitMessage[] => {
     const batch: CommitMessage[] = [];
     for (const message of messages) {
@@ -121,8 +125,8 @@ function attachPoint(session: ChatSession): AttachPoint {
 
 /**
  * After a save refused for an id taken off the path (`MessageIdConflictError`): settles how the
- * message is written next, and returns false when the refusal stands (the store keeps no message
- * versions, the message is a lazy correction whose target left the path, or it is not ours).
+ * message is written next, and returns false when the refusal stands (the message is a lazy
+ * correction whose target left the path, or it is not ours).
  *
  * The view is read again first: when the message is on the path after all (another writer put it
  * there), it replaces that node, once; otherwise (and when that node is refused too) it becomes a
@@ -135,8 +139,7 @@ async function settleConflict(
   messages: readonly UIMessage[],
   ids: NodeIds,
 ): Promise<boolean> {
-  if (!MessageIdConflictError.isInstance(error) || session.abilities.findMessageNodes === undefined)
-    return false;
+  if (!MessageIdConflictError.isInstance(error)) return false;
   const index = batch.findIndex(
     (entry) => entry.newVersion !== true && entry.id === error.messageId,
   );

@@ -1,25 +1,15 @@
 import { assistantText, message, user } from '@ctxgraph/codecs';
-import {
-  type ContextStore,
-  MessageIdConflictError,
-  MessageNotFoundError,
-  ValidationError,
-} from '@ctxgraph/fragments-core';
+import { type ContextStore, MessageNotFoundError, ValidationError } from '@ctxgraph/fragments-core';
 import { InMemoryContextStore } from '@ctxgraph/store-memory';
 import { SqliteContextStore } from '@ctxgraph/store-sqlite';
 import type { UIMessage } from 'ai';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  countingStore,
-  LineRenderer,
-  overrideStore,
-  withoutExtensions,
-} from '../__fixtures__/test-kit';
+import { countingStore, LineRenderer, overrideStore } from '../__fixtures__/test-kit';
 import { ContextEngine } from '../context-engine';
 import { withUsage } from '../usage/message-usage';
 
-// Writes addressed by what the caller saw (issue #26), on a store that keeps message versions
-// (memory, SQLite) and, where it matters, on one that does not.
+// Writes addressed by what the caller saw (issue #26), on the memory and SQLite stores (every
+// store keeps message versions).
 
 const renderer = new LineRenderer();
 let counter = 0;
@@ -566,63 +556,5 @@ describe.each(stores)('message versions (%s store)', (_label, makeStore) => {
     expect(await server.findMessage('x1')).toEqual([]);
     // The engine's path did not move.
     expect(ids((await server.resolve()).messages)).toEqual(['u1', 'a1', 'u2', 'a2']);
-  });
-});
-
-describe('a store without message versions', () => {
-  const setup = (): { store: ContextStore; engine: (chatId: string) => ContextEngine } => {
-    const inner = new InMemoryContextStore();
-    opened.push(inner);
-    const store = withoutExtensions(inner);
-    return {
-      store,
-      engine: (chatId) => new ContextEngine({ store, chatId, userId: 'u', renderer }),
-    };
-  };
-
-  it('refuses an edit that keeps its id with MessageIdConflictError, writing nothing', async () => {
-    const { store, engine } = setup();
-    const chatId = newChatId();
-    engine(chatId).set(user('hello', { id: 'u1' }), assistantText('hi', { id: 'a1' }));
-    const first = engine(chatId);
-    await first.set(user('hello', { id: 'u1' }), assistantText('hi', { id: 'a1' })).save();
-    const before = await store.getGraph(chatId);
-    const server = engine(chatId);
-    await server.continueFrom('u1');
-    server.set(assistantText('hi again', { id: 'a1' }));
-    const refused = await server.save().catch((error: unknown) => error);
-    expect(MessageIdConflictError.isInstance(refused)).toBe(true);
-    expect((refused as Error).message).toContain('a1');
-    // The fallback fork (forkBranch, then commit) is not one transaction: the empty fork stays.
-    const after = await store.getGraph(chatId);
-    expect(after.nodes).toEqual(before.nodes);
-    expect(await server.discardPending()).toBe(1);
-  });
-
-  it('continues from a non-head through forkBranch and commit, and finds messages in the graph', async () => {
-    const { store, engine } = setup();
-    const chatId = newChatId();
-    await engine(chatId)
-      .set(user('hello', { id: 'u1' }), assistantText('hi', { id: 'a1' }))
-      .save();
-    const server = engine(chatId);
-    expect(await server.continueFrom('u1')).toEqual({ nodeId: 'u1', branch: null });
-    await server.set(assistantText('hello there', { id: 'a2' })).save();
-    expect(server.branch).toBe('main-v2');
-    expect(ids((await server.resolve()).messages)).toEqual(['u1', 'a2']);
-    expect((await store.listBranches(chatId)).map((branch) => branch.name)).toEqual([
-      'main',
-      'main-v2',
-    ]);
-    expect(await server.findMessage('a2')).toEqual(['a2']);
-    expect((await server.versions('a2')).map((each) => [each.nodeId, each.leafNodeId])).toEqual([
-      ['a1', 'a1'],
-      ['a2', 'a2'],
-    ]);
-    expect(await engine(chatId).locate((await server.resolve()).messages)).toEqual({
-      matched: 2,
-      nodeIds: ['u1', 'a2'],
-      changed: null,
-    });
   });
 });

@@ -1,7 +1,6 @@
 import {
   assertIdentifier,
   type BranchRecord,
-  type ChatGraph,
   type MessageNodeRecord,
   MessageNotFoundError,
   readBranchSummary,
@@ -157,18 +156,12 @@ function isStorableId(id: string): boolean {
   }
 }
 
-/** The nodes holding a message id, newest first: the store's index, or one read of the graph. */
-async function nodesOfMessage(
+/** The nodes holding a message id, newest first, through the store's index. */
+function nodesOfMessage(
   session: ChatSession,
   messageId: string,
-  graph: { value?: ChatGraph },
 ): Promise<readonly MessageNodeRecord[]> {
-  const find = session.abilities.findMessageNodes;
-  if (find !== undefined) return find({ chatId: session.chatId, messageId, limit: 100 });
-  graph.value ??= await session.store.getGraph(session.chatId);
-  return graph.value.nodes
-    .filter((node) => node.message.id === messageId)
-    .sort((left, right) => right.sequence - left.sequence);
+  return session.store.findMessageNodes({ chatId: session.chatId, messageId, limit: 100 });
 }
 
 /** A path as the engine shows it, from the root, and the chain it was read from. */
@@ -223,7 +216,6 @@ export async function locate(
     session.located = undefined;
     return own;
   }
-  const graph: { value?: ChatGraph } = {};
   const state = { synced: false };
   // The chat version known before any chain is read: what a chain read from here reflects at least.
   const version = session.view.version;
@@ -235,7 +227,7 @@ export async function locate(
   for (let anchor = ids.length - 1; anchor >= 0 && best.matched < anchor + 1; anchor -= 1) {
     const id = ids[anchor] as string;
     if (!isStorableId(id)) continue;
-    const candidates = await nodesOfMessage(session, id, graph);
+    const candidates = await nodesOfMessage(session, id);
     for (const candidate of candidates) {
       const path = await shownPath(session, candidate.id, state);
       const result = align(path.shown, messages);
@@ -337,7 +329,7 @@ export async function findMessage(
 ): Promise<readonly string[]> {
   assertIdentifier('findMessage(messageId)', 'messageId', messageId);
   await session.open();
-  return (await nodesOfMessage(session, messageId, {})).map((node) => node.id);
+  return (await nodesOfMessage(session, messageId)).map((node) => node.id);
 }
 
 /** `versions()`: the siblings of a node with its role, oldest first, each with its newest leaf. */

@@ -1,18 +1,18 @@
 import {
   type ChatRecord,
+  type ContextStore,
   type HeadState,
   type JsonObject,
   OwnershipError,
   type Tokenizer,
   ValidationError,
 } from '@ctxgraph/fragments-core';
-import type { EngineSettings } from '../context-engine-options';
+import type { ChatUpdate, EngineSettings } from '../context-engine-options';
 import { PendingLane } from '../conversation/pending-lane';
 import type { ModelPrices } from '../model-prices';
 import { BranchView, type ChainRead } from './branch-view';
 import { MessageValidator } from './message-validator';
-import { RecordKeepingStore } from './record-keeping-store';
-import { abilitiesOf, type StoreAbilities } from './store-abilities';
+import { readUpgradingStore } from './read-upgrading-store';
 
 /** The engine's settings every feature reads. */
 export interface SessionSettings {
@@ -26,16 +26,15 @@ export interface SessionSettings {
 }
 
 /**
- * What an open chat is: the store (with the engine's records beside each message), the chat and
- * user ids, the call-order queue, the view of the active branch, the pending lane, the message
- * validator and the store's abilities, found once. The engine's features take the session; the
+ * What an open chat is: the store (every node read with the engine's record beside its message),
+ * the chat and user ids, the call-order queue, the view of the active branch, the pending lane
+ * and the message validator. The engine's features take the session; the
  * engine itself only checks arguments and hands each call to them through `run`.
  */
 export class ChatSession {
-  readonly store: RecordKeepingStore;
+  readonly store: ContextStore;
   readonly chatId: string;
   readonly userId: string;
-  readonly abilities: StoreAbilities;
   readonly validator: MessageValidator;
   readonly view: BranchView;
   readonly pending: PendingLane = new PendingLane();
@@ -57,9 +56,8 @@ export class ChatSession {
   #queue: Promise<unknown> = Promise.resolve();
 
   constructor(options: EngineSettings) {
-    // The engine's records live beside each message, whatever the store (record-keeping-store.ts).
-    this.store = new RecordKeepingStore(options.store);
-    this.abilities = abilitiesOf(this.store);
+    // Records that earlier versions kept inside the message are read as beside it.
+    this.store = readUpgradingStore(options.store);
     this.chatId = options.chatId;
     this.userId = options.userId;
     this.#metadata = options.metadata;
@@ -124,6 +122,23 @@ export class ChatSession {
       version: opened.chat.version,
       rewrittenAt: opened.chat.rewrittenAt,
     };
+  }
+
+  /** `updateChat()`: sets the title and merges metadata; returns the chat as stored. */
+  async update(update: ChatUpdate): Promise<ChatRecord> {
+    if (typeof update !== 'object' || update === null) {
+      throw new ValidationError(
+        'updateChat(update): update must be an object with title and/or metadata.',
+      );
+    }
+    await this.open();
+    const chat = await this.store.updateChat({
+      chatId: this.chatId,
+      ...(update.title === undefined ? {} : { title: update.title }),
+      ...(update.metadata === undefined ? {} : { metadata: update.metadata }),
+    });
+    this.#chat = chat;
+    return chat;
   }
 
   /**

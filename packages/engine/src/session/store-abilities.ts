@@ -1,100 +1,56 @@
 import {
   type ContextStore,
-  type ContextStoreCapabilities,
+  OPTIONAL_CAPABILITY_METHODS,
+  type OptionalCapability,
+  type OptionalCapabilityMethods,
+  REQUIRED_STORE_METHODS,
   UnsupportedCapabilityError,
+  ValidationError,
 } from '@ctxgraph/fragments-core';
 
+// The one place the engine reads `capabilities`. Every required method of the contract is there
+// on every store (checked when the engine is made); only an optional capability (search, search
+// prefixes, retention, live replies) may be missing, and what needs one refuses without it.
+
 /**
- * The optional methods a store offers, each bound to the store, or undefined when the store does
- * not declare the capability (or declares it without the method). Found once per store: the one
- * place the engine reads `capabilities`.
+ * Refuses, with a `ValidationError` naming what is missing, a store without every method
+ * `REQUIRED_STORE_METHODS` lists (a store written against an earlier draft of the contract).
  */
-export interface StoreAbilities {
-  /** `append` (capability `append`): attach at whatever the head is. */
-  readonly append: ContextStore['append'];
-  /** `forkBranch` (capability `forkBranch`): create a branch with the next free name atomically. */
-  readonly forkBranch: ContextStore['forkBranch'];
-  /** `getContext` and `saveContext` (capability `contextLane`). */
-  readonly contextLane: ContextLaneAbility | undefined;
-  /** `searchMessages` (capability `search`). */
-  readonly search: ContextStore['searchMessages'];
-  /** `searchMessages` with `prefix: true` (capabilities `search` and `searchPrefix`). */
-  readonly searchPrefix: ContextStore['searchMessages'];
-  /** `renameBranch` (capability `renameBranch`). */
-  readonly renameBranch: ContextStore['renameBranch'];
-  /** `prune` (capability `retention`). */
-  readonly prune: ContextStore['prune'];
-  /**
-   * `findMessageNodes` (capability `messageVersions`). Its presence also says the store takes a
-   * node id apart from its message id and a commit's `fork` (the fork-commit).
-   */
-  readonly findMessageNodes: ContextStore['findMessageNodes'];
+export function assertWholeStore(store: Partial<ContextStore>, method: string): void {
+  const missing = REQUIRED_STORE_METHODS.filter((name) => typeof store[name] !== 'function');
+  if (missing.length === 0) return;
+  throw new ValidationError(
+    `${method}: store is not a whole v1 ContextStore: it has no ${missing.map((name) => `${name}()`).join(', ')}. Every v1 store has every required method; a store built on @ctxgraph/fragments-core/store-kit gets append() and forkBranch() from the kit.`,
+    { issues: missing.map((name) => ({ path: `store.${name}`, message: 'expected a function' })) },
+  );
 }
 
-/** The stored context lane's two methods. */
-export interface ContextLaneAbility {
-  readonly getContext: NonNullable<ContextStore['getContext']>;
-  readonly saveContext: NonNullable<ContextStore['saveContext']>;
-}
+/** A store that serves `Capability`: its methods present. */
+export type StoreWith<Capability extends OptionalCapability> = ContextStore &
+  Required<Pick<ContextStore, OptionalCapabilityMethods[Capability][number]>>;
 
-/** Which capability each ability stands for, as `UnsupportedCapabilityError` names it. */
-const CAPABILITY: { readonly [Name in keyof StoreAbilities]: keyof ContextStoreCapabilities } = {
-  append: 'append',
-  forkBranch: 'forkBranch',
-  contextLane: 'contextLane',
-  search: 'search',
-  searchPrefix: 'searchPrefix',
-  renameBranch: 'renameBranch',
-  prune: 'retention',
-  findMessageNodes: 'messageVersions',
-};
-
-/** What `store` can do beyond the required methods. */
-export function abilitiesOf(store: ContextStore): StoreAbilities {
+/**
+ * Whether `store` serves `capability`: declared, with every method the contract's table lists
+ * (search prefixes widen search: they need `search` too).
+ */
+function serves(store: ContextStore, capability: OptionalCapability): boolean {
   const { capabilities } = store;
-  const bound = <Method extends (...args: never[]) => unknown>(
-    declared: boolean | undefined,
-    method: Method | undefined,
-  ): Method | undefined =>
-    declared === true && typeof method === 'function'
-      ? (((...args: Parameters<Method>) => method.apply(store, args)) as Method)
-      : undefined;
-  const getContext = bound(capabilities.contextLane, store.getContext);
-  const saveContext = bound(capabilities.contextLane, store.saveContext);
-  return {
-    append: bound(capabilities.append, store.append),
-    forkBranch: bound(capabilities.forkBranch, store.forkBranch),
-    contextLane:
-      getContext === undefined || saveContext === undefined
-        ? undefined
-        : { getContext, saveContext },
-    search: bound(capabilities.search, store.searchMessages),
-    searchPrefix: bound(
-      capabilities.search === true && capabilities.searchPrefix === true,
-      store.searchMessages,
-    ),
-    renameBranch: bound(capabilities.renameBranch, store.renameBranch),
-    prune: bound(capabilities.retention, store.prune),
-    findMessageNodes: bound(capabilities.messageVersions, store.findMessageNodes),
-  };
+  if (capabilities[capability] !== true) return false;
+  if (capability === 'searchPrefix' && capabilities.search !== true) return false;
+  return OPTIONAL_CAPABILITY_METHODS[capability].every(
+    (method) => typeof store[method] === 'function',
+  );
 }
 
 /**
- * True when the store keeps the engine's records beside each message itself (capability
- * `engineRecords`); otherwise the engine embeds them (record-keeping-store.ts).
+ * `store`, as a store that serves `capability`, or an `UnsupportedCapabilityError` saying that
+ * `method` (the engine's, as the caller named it) needs it.
  */
-export function keepsEngineRecords(store: ContextStore): boolean {
-  return store.capabilities.engineRecords === true;
-}
-
-/** The ability, or an `UnsupportedCapabilityError` saying `method` needs its capability. */
-export function requireAbility<Name extends keyof StoreAbilities>(
-  abilities: StoreAbilities,
-  name: Name,
+export function requireCapability<Capability extends OptionalCapability>(
+  store: ContextStore,
+  capability: Capability,
   method: string,
-): NonNullable<StoreAbilities[Name]> {
-  const ability = abilities[name];
-  if (ability === undefined || ability === null)
-    throw new UnsupportedCapabilityError(method, CAPABILITY[name]);
-  return ability as NonNullable<StoreAbilities[Name]>;
+): StoreWith<Capability> {
+  if (!serves(store, capability)) throw new UnsupportedCapabilityError(method, capability);
+  return store as StoreWith<Capability>;
 }

@@ -6,7 +6,7 @@ import {
 } from '@ctxgraph/fragments-core';
 import { InMemoryContextStore } from '@ctxgraph/store-memory';
 import { describe, expect, it } from 'vitest';
-import { overrideStore, withoutExtensions } from '../__fixtures__/test-kit';
+import { countingStore, overrideStore } from '../__fixtures__/test-kit';
 import { checkEngineOptions } from '../context-engine-options';
 import { ChatSession } from './chat-session';
 import { conflictBehind, writeMessages } from './write-messages';
@@ -25,17 +25,19 @@ async function openSession(store: ContextStore, maxSaveAttempts = 25): Promise<C
 }
 
 describe('writeMessages', () => {
-  it("'any-head' on a store without append follows each conflict's head", async () => {
+  it("'any-head' appends at whatever the head is, one store call", async () => {
     const memory = new InMemoryContextStore();
-    const session = await openSession(withoutExtensions(memory));
+    const counted = countingStore(memory);
+    const session = await openSession(counted.store);
     // Another writer moves the head after the session opened.
-    const other = await openSession(withoutExtensions(memory));
+    const other = await openSession(memory);
     await writeMessages(other, {
       method: 'save()',
       branch: 'main',
       batch: [message('theirs')],
       attach: 'any-head',
     });
+    counted.reset();
     const { result, attachedTo } = await writeMessages(session, {
       method: 'save()',
       branch: 'main',
@@ -44,10 +46,41 @@ describe('writeMessages', () => {
     });
     expect(attachedTo).toBe('theirs');
     expect(result.headMessageId).toBe('ours');
+    expect(Object.fromEntries(counted.calls)).toEqual({ append: 1 });
+  });
+
+  it("'any-head' with a live reply commits, never appends, on each conflict's head", async () => {
+    const memory = new InMemoryContextStore();
+    const counted = countingStore(memory);
+    const session = await openSession(counted.store);
+    const other = await openSession(memory);
+    await writeMessages(other, {
+      method: 'save()',
+      branch: 'main',
+      batch: [message('theirs')],
+      attach: 'any-head',
+    });
+    counted.reset();
+    const { result, attachedTo } = await writeMessages(session, {
+      method: 'save()',
+      branch: 'main',
+      batch: [message('question')],
+      attach: 'any-head',
+      live: { startReply: { replyId: 'reply', owner: 'writer', leaseMs: 5_000 } },
+    });
+    // The first compare-and-set expected the head the session saw (none); the conflict named
+    // the other writer's, and the second attempt wrote the question and the live record there.
+    expect(attachedTo).toBe('theirs');
+    expect(result.headMessageId).toBe('question');
+    expect(Object.fromEntries(counted.calls)).toEqual({ commit: 2 });
+    const live = await memory.getLiveState?.('chat-1');
+    expect(live?.replies.map((reply) => [reply.replyId, reply.afterNodeId])).toEqual([
+      ['reply', 'question'],
+    ]);
   });
 
   it('runs beforeAttempt before every attempt, the first included, and lets it refuse', async () => {
-    const session = await openSession(withoutExtensions(new InMemoryContextStore()));
+    const session = await openSession(new InMemoryContextStore());
     const seen: Array<string | null> = [];
     const written = await writeMessages(session, {
       method: 'compact()',
@@ -80,7 +113,7 @@ describe('writeMessages', () => {
 
   it('gives up after maxAttempts with the last conflict as cause, and writes nothing', async () => {
     const memory = new InMemoryContextStore();
-    const store = overrideStore(withoutExtensions(memory), {
+    const store = overrideStore(memory, {
       commit: async () => {
         throw new HeadConflictError({
           chatId: 'chat-1',
@@ -96,6 +129,7 @@ describe('writeMessages', () => {
       branch: 'main',
       batch: [message('lost')],
       attach: 'any-head',
+      live: { startReply: { replyId: 'reply', owner: 'writer', leaseMs: 5_000 } },
       gaveUpNote: '; the messages are still pending',
     }).catch((caught: unknown) => caught);
     expect(EngineError.isInstance(error)).toBe(true);

@@ -8,15 +8,14 @@ import {
 import type { UIMessage } from 'ai';
 import type { SaveOptions } from '../context-engine-options';
 import type { ChatSession } from './chat-session';
-import { forkBranch } from './fork-branch';
 
 /**
  * Where a write attaches on its branch.
  *
  * - `'any-head'`: the batch does not depend on where it lands (a turn whose lazy correction is
- *   already bound, a branch summary). Appended when the store declares `append` (the store
- *   serializes writers itself); otherwise compare-and-set, on top of whatever head each conflict
- *   reports.
+ *   already bound, a branch summary). Appended (the store serializes writers itself), except a
+ *   write that starts or ends a live reply: that is always a commit (the store's `append` takes
+ *   no live part), compare-and-set on top of whatever head each conflict reports.
  * - `{ from, beforeAttempt }`: compare-and-set, starting at `from`, never appended. Before each
  *   attempt, the first included, `beforeAttempt` (when given) gets the head the last conflict
  *   named (`from` at first), may refuse by throwing, and returns the head to expect: compaction
@@ -27,9 +26,8 @@ import { forkBranch } from './fork-branch';
  *   node `after` (null: a new root). When `extend` and the branch's head is still `after`, the
  *   branch is extended (compare-and-set); otherwise (another writer moved the head, or no branch
  *   has it as its head) a new branch starts at `after`, named after the request's branch, in the
- *   same store transaction as the messages (a fork-commit, with `capabilities.messageVersions`;
- *   without it, `forkBranch` then a commit, so a failed commit may leave an empty fork behind).
- *   `WriteResult.branch` names the branch written. Never appended on top of another writer's head.
+ *   same store transaction as the messages (a fork-commit). `WriteResult.branch` names the branch
+ *   written. Never appended on top of another writer's head.
  */
 export type AttachPoint =
   | 'any-head'
@@ -65,11 +63,6 @@ export interface WriteRequest {
    * `endReply`): given to every commit attempt (a refused attempt wrote neither), never appended.
    */
   readonly live?: SaveOptions;
-  /**
-   * For `'any-head'` on a store without `append`: the head the first compare-and-set expects.
-   * @default the view's head when `branch` is the view's branch, else null
-   */
-  readonly knownHead?: string | null;
   /** @default the session's `maxAttempts` (the engine's `maxSaveAttempts`) */
   readonly maxAttempts?: number;
   /** Appended to "Nothing was written" when the write gives up (`'; the messages are still pending'`). */
@@ -97,7 +90,7 @@ export async function writeMessages(
   session: ChatSession,
   request: WriteRequest,
 ): Promise<WriteResult> {
-  const { store, chatId, view, abilities } = session;
+  const { store, chatId, view } = session;
   const { branch, attach } = request;
   const follow = (result: CommitResult, attachedTo: string | null): WriteResult => {
     if (request.validated !== undefined && branch === view.branch)
@@ -107,8 +100,8 @@ export async function writeMessages(
   try {
     if (attach !== 'any-head' && 'after' in attach)
       return await writeAfter(session, request, attach);
-    if (attach === 'any-head' && abilities.append !== undefined && !hasLive(request)) {
-      const result = await abilities.append({ chatId, branch, messages: request.batch });
+    if (attach === 'any-head' && !hasLive(request)) {
+      const result = await store.append({ chatId, branch, messages: request.batch });
       return follow(result, result.previousHeadId);
     }
     const guard = attach === 'any-head' || !('from' in attach) ? undefined : attach.beforeAttempt;
@@ -158,7 +151,7 @@ async function writeAfter(
   request: WriteRequest,
   attach: AfterNode,
 ): Promise<WriteResult> {
-  const { store, chatId, view, abilities } = session;
+  const { store, chatId, view } = session;
   const { after } = attach;
   const messages = request.batch;
   if (attach.extend) {
@@ -179,36 +172,19 @@ async function writeAfter(
         throw error;
     }
   }
-  let result: CommitResult;
-  let branch: string;
-  if (abilities.findMessageNodes !== undefined) {
-    result = await store.commit({
-      chatId,
-      branch: request.branch,
-      expectedHeadId: after,
-      messages,
-      fork: { from: request.branch, activate: attach.activate === true },
-      ...request.live,
-    });
-    if (result.branch === undefined) {
-      throw new EngineError(
-        `${request.method}: the store declares capabilities.messageVersions but did not name the branch its fork-commit created.`,
-      );
-    }
-    branch = result.branch;
-  } else {
-    // Without fork-commits: the fork, then the commit on it. Nothing else writes to a branch this
-    // new, so the commit fails only for the messages themselves (then the empty fork remains).
-    const fork = await forkBranch(session, after, false, request.branch);
-    branch = fork.name;
-    result = await store.commit({
-      chatId,
-      branch,
-      expectedHeadId: after,
-      messages,
-      ...request.live,
-    });
-    if (attach.activate === true) await store.setActiveBranch({ chatId, name: branch });
+  const result = await store.commit({
+    chatId,
+    branch: request.branch,
+    expectedHeadId: after,
+    messages,
+    fork: { from: request.branch, activate: attach.activate === true },
+    ...request.live,
+  });
+  const branch = result.branch;
+  if (branch === undefined) {
+    throw new EngineError(
+      `${request.method}: the store did not name the branch its fork-commit created (CommitResult.branch).`,
+    );
   }
   if (request.validated !== undefined && view.branch === request.branch) {
     view.attachTo(branch);
@@ -222,14 +198,17 @@ function hasLive(request: WriteRequest): boolean {
   return request.live?.startReply !== undefined || request.live?.endReply !== undefined;
 }
 
-/** The head the first compare-and-set expects (see `WriteRequest.knownHead`). */
+/**
+ * The head the first compare-and-set expects: `from` of a `{ from }` write; for `'any-head'` (a
+ * write with a live reply: a commit, never an append), the view's head when the write is on the
+ * view's branch, else null (the first conflict then names the head).
+ */
 function firstExpectedHead(
   request: WriteRequest,
   viewBranch: string,
   viewHead: string | null,
 ): string | null {
   if (request.attach !== 'any-head') return 'from' in request.attach ? request.attach.from : null;
-  if (request.knownHead !== undefined) return request.knownHead;
   return request.branch === viewBranch ? viewHead : null;
 }
 
@@ -249,6 +228,6 @@ const timers = globalThis as unknown as {
 };
 
 /** Waits `milliseconds` (a back-off between retries). */
-export function pause(milliseconds: number): Promise<void> {
+function pause(milliseconds: number): Promise<void> {
   return new Promise((resolve) => timers.setTimeout(resolve, milliseconds));
 }

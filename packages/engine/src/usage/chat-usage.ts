@@ -1,8 +1,9 @@
 import type { ChatGraph } from '@ctxgraph/fragments-core';
+import type { UsageOptions } from '../context-engine-options';
 import { DEFAULT_MODEL_PRICES, type ModelPrices } from '../model-prices';
 import { wholeChainNodes } from '../session/chain-reads';
 import type { ChatSession } from '../session/chat-session';
-import { totalUsage, type UsageTotals } from './message-usage';
+import { totalUsage, type UsageTotals } from './usage-totals';
 
 /** The prices a call uses: its own, over the engine's, over the built-in table. */
 export function pricesFor(session: ChatSession, prices: ModelPrices | undefined): ModelPrices {
@@ -18,8 +19,17 @@ export async function branchUsage(session: ChatSession, prices: ModelPrices): Pr
   return totalUsage(nodes, prices);
 }
 
-/** `usage()`: over the active branch's saved messages, or every message of the chat. */
-export async function chatUsage(
+/** `usage()`: opens the chat, then adds up its recorded usage with the prices asked for. */
+export async function chatUsageOf(
+  session: ChatSession,
+  options: UsageOptions | undefined,
+): Promise<UsageTotals> {
+  await session.open();
+  return chatUsage(session, options?.scope ?? 'branch', pricesFor(session, options?.prices));
+}
+
+/** The usage recorded over the active branch's saved messages, or every message of the chat. */
+async function chatUsage(
   session: ChatSession,
   scope: 'branch' | 'chat',
   prices: ModelPrices,

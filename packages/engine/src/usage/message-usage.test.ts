@@ -6,7 +6,8 @@ import { MockLanguageModelV3 } from 'ai/test';
 import { describe, expect, it } from 'vitest';
 import { LineRenderer } from '../__fixtures__/test-kit';
 import { ContextEngine } from '../context-engine';
-import { totalUsage, usageOf, withUsage } from './message-usage';
+import { withUsage } from './message-usage';
+import { totalUsage, usageOf } from './usage-totals';
 
 /** A model that reports Anthropic-style usage: 1000 input, 800 of them from cache, 100 written. */
 function cachingModel(): MockLanguageModelV3 {

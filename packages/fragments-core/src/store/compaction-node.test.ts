@@ -4,7 +4,6 @@ import {
   compactionMessage,
   droppedMessage,
   type EngineRecordSource,
-  embedEngineRecord,
   engineRecordOf,
   readBranchSummary,
   readCompaction,
@@ -97,7 +96,7 @@ describe('compaction nodes', () => {
   });
 });
 
-describe('records kept in metadata.ctxgraph (stores without engineRecords, earlier versions)', () => {
+describe('records kept in metadata.ctxgraph (data stored by earlier versions)', () => {
   it('reads a record from the message when the node has none beside it', () => {
     expect(readCompaction(legacy('c', { ctxgraph: { compaction: record } }))).toEqual(record);
     for (const metadata of [undefined, null, 'text', [], { ctxgraph: null }, { ctxgraph: [] }]) {
@@ -110,7 +109,7 @@ describe('records kept in metadata.ctxgraph (stores without engineRecords, earli
     expect(engineRecordOf(both)).toEqual({ compaction: record });
   });
 
-  it('splitEngineRecord() moves the record out of the message; embedEngineRecord() puts it back', () => {
+  it('splitEngineRecord() moves the record out of the message', () => {
     const stored: MessageNodeRecord = {
       chatId: 'chat',
       id: 'a',
@@ -128,12 +127,7 @@ describe('records kept in metadata.ctxgraph (stores without engineRecords, earli
     const split = splitEngineRecord(stored);
     expect(split.message).toEqual({ id: 'a', role: 'assistant', parts: [], metadata: { app: 1 } });
     expect(split.engineRecord).toEqual({ usage: { n: 1 } });
-    const embedded = embedEngineRecord({
-      id: 'a',
-      message: split.message,
-      engineRecord: split.engineRecord as EngineRecord,
-    });
-    expect(embedded).toEqual({ id: 'a', message: stored.message });
+    expect(split).toMatchObject({ id: 'a', parentId: null, sequence: 1 });
     const plain = { ...stored, message: { id: 'a', role: 'user', parts: [] } };
     expect(splitEngineRecord(plain)).toBe(plain);
   });
@@ -147,11 +141,6 @@ describe('records kept in metadata.ctxgraph (stores without engineRecords, earli
     expect(Object.getPrototypeOf(stripped.metadata)).toBe(Object.prototype);
     const untouched = { id: 'b', metadata: { app: 1 } };
     expect(withoutEngineMetadata(untouched)).toBe(untouched);
-  });
-
-  it('embedEngineRecord() keeps metadata that is not an object and then stores no record', () => {
-    const entry = { id: 'a', message: { id: 'a', role: 'user', parts: [], metadata: 'app' } };
-    expect(embedEngineRecord({ ...entry, engineRecord: { usage: 1 } })).toEqual(entry);
   });
 });
 

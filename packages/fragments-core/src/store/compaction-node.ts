@@ -3,16 +3,15 @@ import type { EngineRecord, MessageNodeRecord, StoredMessage } from './records';
 
 // The engine keeps its own per-node data (recorded usage, compaction, branch summary, tombstone)
 // in the node's engine record (`MessageNodeRecord.engineRecord`), beside the message and never
-// inside it, so nothing an app or a chat client puts in a message can create or change it. A
-// store without the `engineRecords` capability cannot keep that field: for such a store, and for
-// data written by versions before the field existed, the record sits in the stored message's
-// `metadata.ctxgraph` instead. `engineRecordOf` reads either; `splitEngineRecord` and
-// `embedEngineRecord` move a record between the two places.
+// inside it, so nothing an app or a chat client puts in a message can create or change it. Data
+// written by versions before the field existed kept the record in the stored message's
+// `metadata.ctxgraph` instead: `engineRecordOf` reads either, and `splitEngineRecord` moves such
+// a record out of the message, as every engine read does (the read-time upgrade).
 
 /**
- * The key of a message's `metadata` reserved for the engine's record on stores without the
- * `engineRecords` capability (and in data stored by earlier versions). The engine drops it from
- * every message an app sets and never shows it in a message it hands out.
+ * The key of a message's `metadata` reserved for the engine's record in data stored by earlier
+ * versions, which kept the record there. The engine drops it from every message an app sets and
+ * never shows it in a message it hands out.
  */
 export const CTXGRAPH_METADATA_KEY = 'ctxgraph';
 
@@ -27,9 +26,8 @@ function isJsonObject(value: unknown): value is Record<string, unknown> {
 }
 
 /**
- * The engine record of a node: its `engineRecord`, or, when it has none, the record a store
- * without the `engineRecords` capability (or an earlier version) kept in the message's
- * `metadata.ctxgraph`. Null when the node has neither.
+ * The engine record of a node: its `engineRecord`, or, when it has none, the record an earlier
+ * version kept in the message's `metadata.ctxgraph`. Null when the node has neither.
  */
 export function engineRecordOf(node: EngineRecordSource): EngineRecord | null {
   if (isJsonObject(node.engineRecord)) return node.engineRecord as EngineRecord;
@@ -65,39 +63,13 @@ export function withoutEngineMetadata<T extends { readonly metadata?: unknown }>
 
 /**
  * A node as the engine reads it: the record beside the message. A record kept in the message's
- * `metadata.ctxgraph` (a store without the `engineRecords` capability, or data stored by an
- * earlier version) becomes the node's `engineRecord`, and the key leaves the message. A node
- * with nothing to move is returned as it is.
+ * `metadata.ctxgraph` (data stored by an earlier version) becomes the node's `engineRecord`, and
+ * the key leaves the message. A node with nothing to move is returned as it is.
  */
 export function splitEngineRecord(node: MessageNodeRecord): MessageNodeRecord {
   const message = withoutEngineMetadata(node.message);
   if (message === node.message) return node;
   return { ...node, message, engineRecord: engineRecordOf(node) };
-}
-
-/**
- * A commit entry for a store without the `engineRecords` capability: the record moves into the
- * message's `metadata.ctxgraph` (the app's metadata keys kept). When the message's metadata is
- * something other than an object, the app's value is kept and the record is not stored.
- */
-export function embedEngineRecord(entry: CommitMessage): CommitMessage {
-  const { engineRecord } = entry;
-  const message = withoutEngineMetadata(entry.message);
-  // A new version keeps asking for one: the store still allocates its node id.
-  const version = entry.newVersion === undefined ? {} : { newVersion: entry.newVersion };
-  if (engineRecord === undefined) {
-    return message === entry.message && !('engineRecord' in entry)
-      ? entry
-      : { id: entry.id, message, ...version };
-  }
-  const metadata = message.metadata;
-  if (metadata !== undefined && !isJsonObject(metadata))
-    return { id: entry.id, message, ...version };
-  return {
-    id: entry.id,
-    message: { ...message, metadata: { ...metadata, [CTXGRAPH_METADATA_KEY]: engineRecord } },
-    ...version,
-  };
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { JsonObject, JsonValue } from '../json';
+import type { ContextStoreCapabilities } from './capabilities';
 import type { CommitEndReply, CommitStartReply, LiveReplyMethods } from './live-replies';
 import type {
   BranchRecord,
@@ -12,100 +13,6 @@ import type {
 } from './records';
 import type { PruneInput, PruneResult } from './retention';
 import type { SearchHit, SearchMessagesInput } from './search';
-
-/** Optional abilities a store declares. The engine and the conformance kit read these. */
-export interface ContextStoreCapabilities {
-  /** Data outlives the store object (a file, a database server). */
-  readonly persistent: boolean;
-  /**
-   * Several processes (or servers) may use the same data at once and the atomic head-moving
-   * write still holds across them.
-   */
-  readonly multiProcess: boolean;
-  /**
-   * The store implements {@link ContextStore.append}: appenders to one branch are serialized by
-   * the store (a row lock, a write transaction) instead of racing a compare-and-set. Optional:
-   * an engine falls back to `commit` when it is absent or false.
-   */
-  readonly append?: boolean;
-  /**
-   * The store implements {@link ContextStore.forkBranch}: it picks the fork's name itself, in the
-   * same atomic write that creates the branch, so concurrent forks never fail for want of a name.
-   * Optional: an engine falls back to `listBranches` + `createBranch` when it is absent or false.
-   */
-  readonly forkBranch?: boolean;
-  /**
-   * The store implements {@link ContextStore.getContext} and {@link ContextStore.saveContext}:
-   * it keeps each chat's context lane (its serialized system-context fragments) with the chat.
-   * Optional: without it, an app keeps its context fragments itself.
-   */
-  readonly contextLane?: boolean;
-  /**
-   * The store implements {@link ContextStore.searchMessages}: full-text search over message text,
-   * scoped to a branch, a chat or a user's chats. Optional: without it, the engine's `search()`
-   * rejects with `UnsupportedCapabilityError`.
-   */
-  readonly search?: boolean;
-  /**
-   * `searchMessages` honours {@link SearchMessagesInput.prefix}: the last word of the query
-   * matches every word that starts with it (`fib` finds `fibonacci`), with the same rule and the
-   * same scores in every store. Optional (needs `search`): without it, a search with
-   * `prefix: true` is refused with `ValidationError`, and the engine's `search()` with
-   * `{ prefix: true }` rejects with `UnsupportedCapabilityError`.
-   */
-  readonly searchPrefix?: boolean;
-  /**
-   * The store implements {@link ContextStore.renameBranch}: a branch gets a new name in one
-   * atomic write (its head, creation time and place in `listBranches` kept; the chat's active
-   * branch follows). Optional: without it, the engine's `renameBranch()` rejects with
-   * `UnsupportedCapabilityError`.
-   */
-  readonly renameBranch?: boolean;
-  /**
-   * The store implements {@link ContextStore.prune}: deleting branches and the nodes no branch
-   * head and no checkpoint reaches, with a dry run. Optional: without it, the engine's
-   * `deleteBranch()` and `prune()` reject with `UnsupportedCapabilityError`.
-   */
-  readonly retention?: boolean;
-  /**
-   * The store keeps the engine's own record of a node beside its message: a
-   * {@link CommitMessage.engineRecord} given to `commit` or `append` is stored byte-for-byte and
-   * returned as `MessageNodeRecord.engineRecord` by every read (`getChain`, `getMessage`,
-   * `getGraph`, the nodes of a commit or append result); a write that replaces a node in place
-   * replaces its record with the one given and keeps it when none is given (so a message sent
-   * back by a chat client cannot drop what the engine recorded). Optional: without
-   * it, a commit or append that carries a record is refused with `ValidationError`, and the
-   * engine keeps its records inside the stored message instead (hidden from the app on read).
-   */
-  readonly engineRecords?: boolean;
-  /**
-   * The store keeps **versions of a message**: a node's id (`CommitMessage.id`, unique in the
-   * chat) may differ from the id of the message it holds (`message.id`, the id a chat client
-   * uses), so the same message id can sit on sibling branches (an edited message keeps its id on
-   * its new branch). The store implements {@link ContextStore.findMessageNodes} (indexed, never a
-   * scan of the chat), a commit's {@link CommitInput.fork} (a new branch and its messages in
-   * one transaction) and {@link CommitMessage.newVersion} (a new version's node id allocated
-   * inside the write, so any number of versions, written one after the other or all at once,
-   * each get their own). Replace-in-place stays keyed by the node id; that a message id appears
-   * at most once along one path is the writer's rule (the engine keeps it), not the store's.
-   * Optional: without it, the kit refuses a node id that differs from its message id, a
-   * commit with `fork` and an entry with `newVersion` (`ValidationError`), and the engine refuses
-   * an edited message that keeps its id (`MessageIdConflictError`) and forks with `forkBranch` +
-   * `commit`.
-   */
-  readonly messageVersions?: boolean;
-  /**
-   * The store keeps **live replies** and a **change feed** (see `live-replies.ts`): a reply's
-   * stream chunks appended in batches while it is generated, read from any offset by any process
-   * sharing the store, a stop mark, a lease its writer renews and another process may take over
-   * once it has run out, and the end of the reply in the same write as its final save
-   * (`CommitInput.startReply` / `endReply`, `startReply`, `appendReplyChunks`, `readReply`,
-   * `getLiveState`, `stopReply`, `takeOverReply`, `endReply`, `watchChat`). Optional: without it,
-   * those methods are absent and a commit with `startReply` or `endReply` is refused with
-   * `ValidationError`.
-   */
-  readonly liveReplies?: boolean;
-}
 
 /** Input of {@link ContextStore.openChat}. */
 export interface OpenChatInput {
@@ -150,23 +57,21 @@ export interface HeadState {
 /** One message to write in a {@link ContextStore.commit}. */
 export interface CommitMessage {
   /**
-   * The node id, unique in the chat. Must equal `message.id`, unless the store declares
-   * `capabilities.messageVersions`: then it may differ (both must be valid ids), so one message
-   * id can have a node on each of several branches.
+   * The node id, unique in the chat. Usually `message.id`; it may differ (both must be valid
+   * ids), so one message id can have a node on each of several branches (message versions).
    */
   readonly id: string;
   /** The message. */
   readonly message: StoredMessage;
   /**
-   * The engine's record of the node (a JSON object, stored byte-for-byte beside the message).
-   * Only for a store that declares `capabilities.engineRecords`; any other store refuses it with
-   * `ValidationError`. Absent: a new node has none, a node replaced in place keeps the one it had
-   * (give `{}` to clear it).
+   * The engine's record of the node (a JSON object, stored byte-for-byte beside the message and
+   * returned as `MessageNodeRecord.engineRecord` by every read). Absent: a new node has none, a
+   * node replaced in place keeps the one it had (give `{}` to clear it), so a message a chat
+   * client sends back cannot drop what the engine recorded.
    */
   readonly engineRecord?: EngineRecord;
   /**
-   * Only for a store that declares `capabilities.messageVersions` (any other refuses it with
-   * `ValidationError`): the entry is a **new version** of its message, a new node that never
+   * The entry is a **new version** of its message, a new node that never
    * replaces one, whose node id the store allocates inside the write (`id` must equal
    * `message.id`; it names the message, not the node). The id is `<message.id>~<n>`, n one
    * above the version number of the message's newest node (the n of an id `<message.id>~<n>`
@@ -207,8 +112,7 @@ export interface CommitInput {
    */
   readonly messages: readonly CommitMessage[];
   /**
-   * Only for a store that declares `capabilities.messageVersions` (others refuse it with
-   * `ValidationError`): write the messages on a **new branch**, created in the same transaction.
+   * Write the messages on a **new branch** (a fork-commit), created in the same transaction.
    * `branch` is then not read for the head check: the store names the branch
    * `nextBranchName(fork.from, names in the chat)` (the naming of `forkBranch`), starts its head
    * at `expectedHeadId` (a node of the chat, else `MessageNotFoundError`; null starts a new root),
@@ -436,7 +340,7 @@ export interface CreateCheckpointInput {
 export interface GetMessageInput {
   /** The chat. */
   readonly chatId: string;
-  /** The node id (the message id, unless the store keeps message versions). */
+  /** The node id (the message id, except for a node of a later version of the message). */
   readonly messageId: string;
 }
 
@@ -448,11 +352,21 @@ export interface GetMessageInput {
  * chat that does not exist throws `ChatNotFoundError` (except `getChat` → null, `deleteChat` →
  * false). Bad input throws `ValidationError` before anything is written. `@ctxgraph/conformance`
  * holds the full behavioural suite; run it against any implementation.
+ *
+ * **Required and optional.** Every store has every method of `REQUIRED_STORE_METHODS`: the chats,
+ * the message writes (`commit`, and `append`), chains and nodes (`findMessageNodes` included:
+ * every store keeps message versions and the engine's records beside each message), branches
+ * (`forkBranch` and `renameBranch` included), checkpoints and the context lane. Optional are only
+ * the capabilities a small store may reasonably lack, each declared in `capabilities` with the
+ * methods `OPTIONAL_CAPABILITY_METHODS` lists: `search` (with `searchPrefix`), `retention` and
+ * `liveReplies`. A thin store built on the store kit gets `append` and `forkBranch` from the kit
+ * when its driver has none. Optional capabilities are also how v1 grows: a later ability is a new
+ * optional flag with its methods (`liveReplies` is one), never a change to the required part.
  */
 export interface ContextStore extends LiveReplyMethods {
   /** The contract version this store implements. */
   readonly specificationVersion: 'v1';
-  /** Optional abilities. */
+  /** What the store is (`persistent`, `multiProcess`) and which optional capabilities it serves. */
   readonly capabilities: ContextStoreCapabilities;
 
   /**
@@ -486,14 +400,14 @@ export interface ContextStore extends LiveReplyMethods {
    */
   commit(input: CommitInput): Promise<CommitResult>;
   /**
-   * Optional (declare `capabilities.append`): the same write as `commit`, attached at the branch
+   * The same write as `commit`, attached at the branch
    * head the store finds instead of one the caller expects. The store serializes appenders on the
    * branch (its row lock or write transaction), so this never fails because another writer moved
    * the head: it is for batches that do not depend on what they attach to. Same validation, same
    * replace-in-place rule (against the head it finds), same +1 version, one round trip.
    * `BranchNotFoundError` for an unknown branch.
    */
-  append?(input: AppendInput): Promise<AppendResult>;
+  append(input: AppendInput): Promise<AppendResult>;
   /**
    * The chain from a node back toward the root, oldest first, in one query.
    * `MessageNotFoundError` when `headMessageId` is not in the chat; an `until` that is not in the
@@ -504,24 +418,24 @@ export interface ContextStore extends LiveReplyMethods {
   /** One node, or null. */
   getMessage(input: GetMessageInput): Promise<MessageNodeRecord | null>;
   /**
-   * Optional (declare `capabilities.messageVersions`): the nodes of the chat whose message has
+   * The nodes of the chat whose message has
    * the id `messageId` (`message.id`, which may differ from the node id), newest (highest
    * sequence) first, at most `limit` (default 20, at most 100). An unknown id gives `[]`.
    * Indexed: its cost does not grow with the chat. `ChatNotFoundError` for an unknown chat.
    */
-  findMessageNodes?(input: FindMessageNodesInput): Promise<readonly MessageNodeRecord[]>;
+  findMessageNodes(input: FindMessageNodesInput): Promise<readonly MessageNodeRecord[]>;
 
   /** Creates a branch (optionally making it active in the same write). */
   createBranch(input: CreateBranchInput): Promise<BranchRecord>;
   /**
-   * Optional (declare `capabilities.forkBranch`): creates a branch whose name the store picks with
+   * Creates a branch whose name the store picks with
    * `nextBranchName(from, every branch name of the chat)` inside the same atomic write, so two
    * concurrent forks get two names and neither fails. `MessageNotFoundError` when
    * `headMessageId` is not in the chat.
    */
-  forkBranch?(input: ForkBranchInput): Promise<BranchRecord>;
+  forkBranch(input: ForkBranchInput): Promise<BranchRecord>;
   /**
-   * Optional (declare `capabilities.renameBranch`): gives the branch `from` the name `to`, in one
+   * Gives the branch `from` the name `to`, in one
    * atomic write, and returns it as stored. It keeps its head, its `createdAt` and its place in
    * `listBranches`; its `updatedAt` becomes the time of the rename. When `from` is the chat's
    * active branch, the chat's `activeBranch` becomes `to` in the same write. Checkpoints (which
@@ -531,7 +445,7 @@ export interface ContextStore extends LiveReplyMethods {
    * head): no write is lost. `BranchNotFoundError` for an unknown `from`, `BranchExistsError`
    * when `to` is taken, `ValidationError` for a bad name or `to` equal to `from`.
    */
-  renameBranch?(input: RenameBranchInput): Promise<BranchRecord>;
+  renameBranch(input: RenameBranchInput): Promise<BranchRecord>;
   /** A branch, or null. */
   getBranch(input: ChatPointerInput): Promise<BranchRecord | null>;
   /** Every branch of the chat, oldest first. */
@@ -552,17 +466,17 @@ export interface ContextStore extends LiveReplyMethods {
   deleteCheckpoint(input: ChatPointerInput): Promise<boolean>;
 
   /**
-   * Optional (declare `capabilities.contextLane`): the chat's context lane; revision 0 and no
+   * The chat's context lane; revision 0 and no
    * fragments while none was saved. `ChatNotFoundError` for an unknown chat.
    */
-  getContext?(chatId: string): Promise<ContextLaneRecord>;
+  getContext(chatId: string): Promise<ContextLaneRecord>;
   /**
-   * Optional (declare `capabilities.contextLane`): replaces the chat's context lane in one write
+   * Replaces the chat's context lane in one write
    * and returns it with its new revision (+1). `ContextConflictError` when `expectedRevision` is
    * given and stale; `ChatNotFoundError` for an unknown chat. Does not change the chat's
    * `version` (that counts message commits).
    */
-  saveContext?(input: SaveContextInput): Promise<ContextLaneRecord>;
+  saveContext(input: SaveContextInput): Promise<ContextLaneRecord>;
 
   /**
    * Optional (declare `capabilities.search`): the messages of `userId`'s chats (or of one chat,

@@ -7,9 +7,8 @@ import type { JsonObject } from '../json';
  */
 export interface StoredMessage {
   /**
-   * The message id: equal to the node id, except in a store that declares
-   * `capabilities.messageVersions`, where several nodes (versions on sibling branches) may hold
-   * the same message id.
+   * The message id: equal to the node id, except for a later version of the message, where
+   * several nodes (versions on sibling branches) hold the same message id.
    */
   readonly id: string;
   /** `'user'`, `'assistant'` or `'system'`. */
@@ -23,9 +22,8 @@ export interface StoredMessage {
 /**
  * The engine's own record of a message node (its recorded usage, its compaction or branch-summary
  * record, its tombstone record): opaque JSON that only the engine writes, kept beside the message
- * and never inside it. A store that declares `capabilities.engineRecords` keeps it byte-for-byte
- * like the message and gives it back as {@link MessageNodeRecord.engineRecord}; the engine never
- * takes one from an app or a chat client.
+ * and never inside it. Every store keeps it byte-for-byte like the message and gives it back as
+ * {@link MessageNodeRecord.engineRecord}; the engine never takes one from an app or a chat client.
  */
 export type EngineRecord = JsonObject;
 
@@ -60,8 +58,8 @@ export interface MessageNodeRecord {
   /** The chat it belongs to. Ids are scoped to their chat. */
   readonly chatId: string;
   /**
-   * The node id, unique in the chat: the message id, except in a store that declares
-   * `capabilities.messageVersions`, where it may differ from `message.id`.
+   * The node id, unique in the chat: the message id, except for a node of a later version of the
+   * message, whose id differs from `message.id`.
    */
   readonly id: string;
   /** The previous message in the conversation, or null for a root. */
@@ -74,9 +72,9 @@ export interface MessageNodeRecord {
   /** The message. */
   readonly message: StoredMessage;
   /**
-   * The engine's record of the node ({@link EngineRecord}), or null (or absent) when it has none.
-   * Only a store that declares `capabilities.engineRecords` returns one; a store without the
-   * capability may leave the field out.
+   * The engine's record of the node ({@link EngineRecord}), or null when it has none. Every read
+   * returns it (`getChain`, `getMessage`, `findMessageNodes`, `getGraph`, the nodes of a commit or
+   * append); a reader treats an absent field as null.
    */
   readonly engineRecord?: EngineRecord | null;
   /** Milliseconds since the epoch. */

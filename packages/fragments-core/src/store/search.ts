@@ -57,8 +57,8 @@ export interface SearchHit {
   /** The chat it is in. */
   readonly chatId: string;
   /**
-   * The node id of the hit: the message id, except for a version of a message (a store with
-   * `capabilities.messageVersions`), whose node id differs; `message.id` is then the message id.
+   * The node id of the hit: the message id, except for a later version of a message, whose node
+   * id differs; `message.id` is then the message id.
    */
   readonly messageId: string;
   /** The message's role. */

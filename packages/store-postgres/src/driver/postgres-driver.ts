@@ -88,15 +88,9 @@ export class PostgresDriver implements ContextStoreDriver {
   readonly capabilities: ContextStoreCapabilities = {
     persistent: true,
     multiProcess: true,
-    append: true,
-    forkBranch: true,
-    contextLane: true,
     search: true,
     searchPrefix: true,
-    renameBranch: true,
     retention: true,
-    engineRecords: true,
-    messageVersions: true,
     liveReplies: true,
   };
   /** True when the store opened the pool (and so closes it). */

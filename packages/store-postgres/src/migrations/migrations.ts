@@ -138,7 +138,7 @@ CREATE INDEX IF NOT EXISTS ${names.local('messages_parent_idx')}
 `,
 };
 
-// The engine's record of each node (capabilities.engineRecords): its own JSON beside the message
+// The engine's record of each node (required of every store): its own JSON beside the message
 // (`json`, like the message, so it comes back byte for byte), null when the node has none.
 // Existing rows get null; the engine itself reads records an earlier version kept in a message's
 // metadata.ctxgraph. Adding a nullable column without a default rewrites no row.
@@ -195,7 +195,7 @@ CREATE TABLE IF NOT EXISTS ${names.searchState} (
 `,
 };
 
-// Message versions (capabilities.messageVersions, issue #26): a node's id (`message_id`, the
+// Message versions (required of every store; issue #26): a node's id (`message_id`, the
 // key) may differ from the id of the message it holds (`message->>'id'`), and `findMessageNodes`
 // looks nodes up by the message id. An expression index over the id inside the stored JSON
 // (`->>` on json is immutable), so no column is added and every existing row is indexed by this

@@ -100,15 +100,9 @@ export class SqliteDriver implements ContextStoreDriver {
     this.capabilities = {
       persistent: !memory,
       multiProcess: !memory,
-      append: true,
-      forkBranch: true,
-      contextLane: true,
       search: true,
       searchPrefix: true,
-      renameBranch: true,
       retention: true,
-      engineRecords: true,
-      messageVersions: true,
       liveReplies: true,
     };
   }

@@ -111,7 +111,7 @@ INSERT INTO ${t.messageSearch} (rowid, body, scope)
 `,
   },
   {
-    // The engine's record of each node (capabilities.engineRecords): its own JSON, beside the
+    // The engine's record of each node (required of every store): its own JSON, beside the
     // message and never inside it, null when the node has none. Existing rows get null; the
     // engine reads the records an earlier version kept in a message's metadata.ctxgraph itself.
     name: 'engine records',
@@ -154,7 +154,7 @@ CREATE TABLE ${t.searchState} (
 `,
   },
   {
-    // Message versions (capabilities.messageVersions, issue #26): a node's id may differ from
+    // Message versions (required of every store; issue #26): a node's id may differ from
     // the id of the message it holds, and `findMessageNodes` looks nodes up by the message id.
     // An expression index over the id inside the stored JSON (json_extract is deterministic), so
     // nothing is added to the row and existing rows are indexed by this step; `sequence` in the

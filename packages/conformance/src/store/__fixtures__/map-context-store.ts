@@ -6,6 +6,7 @@ import {
   type ChatRecord,
   CheckpointExistsError,
   type CheckpointRecord,
+  ContextConflictError,
   HeadConflictError,
   type JsonObject,
   MessageIdConflictError,
@@ -14,21 +15,30 @@ import {
   OwnershipError,
 } from '@ctxgraph/fragments-core';
 import {
+  assignVersionIds,
   type CheckedContextStore,
   defineContextStore,
+  forkBranchName,
   mergeMetadata,
 } from '@ctxgraph/fragments-core/store-kit';
 
-// What one chat holds. Message content and metadata stay JSON text, so every read parses a fresh
-// copy and no caller can reach the stored one. Swap these maps for your database's tables.
+// What one chat holds. Messages, engine records, metadata and the context lane stay JSON text, so
+// every read parses a fresh copy and no caller can reach the stored one. Swap these maps for your
+// database's tables.
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
-type StoredNode = Mutable<Omit<MessageNodeRecord, 'message'>> & { json: string };
+type StoredNode = Mutable<Omit<MessageNodeRecord, 'message' | 'engineRecord'>> & {
+  messageId: string; // the message's own id: the node id, or not for a later version
+  json: string;
+  engineRecordJson: string | null;
+};
 interface StoredChat {
   chat: Mutable<Omit<ChatRecord, 'metadata'>>;
   metadataJson: string;
   nodes: Map<string, StoredNode>;
+  versions: Map<string, string[]>; // message id → its node ids, oldest first: the index
   branches: Map<string, Mutable<BranchRecord>>;
   checkpoints: Map<string, CheckpointRecord>;
+  lane: { fragmentsJson: string; revision: number; updatedAt: number } | null;
 }
 
 /** A complete v1 ContextStore over a Map: storage only; the kit does checks, close() and errors. */
@@ -49,10 +59,24 @@ export function createMapContextStore(): CheckedContextStore {
     ...stored.chat,
     metadata: JSON.parse(stored.metadataJson) as JsonObject,
   });
-  const nodeRecord = ({ json, ...node }: StoredNode): MessageNodeRecord => ({
-    ...node,
-    message: JSON.parse(json),
-  });
+  const nodeRecord = (node: StoredNode): MessageNodeRecord => {
+    const { messageId: _messageId, json, engineRecordJson, ...rest } = node;
+    const engineRecord = engineRecordJson === null ? null : JSON.parse(engineRecordJson);
+    return { ...rest, message: JSON.parse(json), engineRecord };
+  };
+  const index = (stored: StoredChat, node: StoredNode): void => {
+    const ids = stored.versions.get(node.messageId) ?? [];
+    ids.push(node.id);
+    ids.sort((a, b) => (stored.nodes.get(a)?.sequence ?? 0) - (stored.nodes.get(b)?.sequence ?? 0));
+    stored.versions.set(node.messageId, ids);
+  };
+  const unindex = (stored: StoredChat, node: StoredNode): void => {
+    const ids = stored.versions.get(node.messageId) ?? [];
+    stored.versions.set(
+      node.messageId,
+      ids.filter((id) => id !== node.id),
+    );
+  };
   // Every write moves the chat's updatedAt, never backwards.
   const touch = (stored: StoredChat): number => {
     stored.chat.updatedAt = Math.max(Date.now(), stored.chat.updatedAt);
@@ -60,6 +84,7 @@ export function createMapContextStore(): CheckedContextStore {
   };
 
   // Each method reads and writes without an `await` in between: that is this store's transaction.
+  // It has no `append` or `forkBranch`: the kit makes them from `commit` and `createBranch`.
   return defineContextStore({
     name: 'MapContextStore',
     capabilities: { persistent: false, multiProcess: false },
@@ -91,8 +116,10 @@ export function createMapContextStore(): CheckedContextStore {
         },
         metadataJson,
         nodes: new Map(),
+        versions: new Map(),
         branches: new Map([['main', main]]),
         checkpoints: new Map(),
+        lane: null,
       };
       chats.set(chatId, stored);
       return { chat: chatRecord(stored), branch: { ...main }, created: true };
@@ -139,48 +166,86 @@ export function createMapContextStore(): CheckedContextStore {
       return { version: stored.chat.version, rewrittenAt: stored.chat.rewrittenAt, headMessageId };
     },
 
-    commit({ chatId, branch, expectedHeadId, messages }) {
+    commit({ chatId, branch, expectedHeadId, messages, fork }) {
       const stored = find(chatId);
-      const pointer = branchOf(stored, branch);
-      const currentHeadId = pointer.headMessageId;
-      if (currentHeadId !== expectedHeadId) {
-        throw new HeadConflictError({ chatId, branch, expectedHeadId, currentHeadId });
+      // A fork-commit writes on a branch it creates at the expected head; a plain commit checks
+      // that the branch is still where the caller saw it.
+      let pointer: Mutable<BranchRecord>;
+      if (fork === undefined) {
+        pointer = branchOf(stored, branch);
+        const currentHeadId = pointer.headMessageId;
+        if (currentHeadId !== expectedHeadId)
+          throw new HeadConflictError({ chatId, branch, expectedHeadId, currentHeadId });
+      } else {
+        if (expectedHeadId !== null && !stored.nodes.has(expectedHeadId))
+          throw new MessageNotFoundError(chatId, expectedHeadId);
+        const name = forkBranchName(fork.from, stored.branches.keys());
+        pointer = { chatId, name, headMessageId: expectedHeadId, createdAt: 0, updatedAt: 0 };
       }
+      // New versions of a message get their node ids here, inside the write.
+      const entries = assignVersionIds(messages, {
+        newestNodeOf: (messageId) => stored.versions.get(messageId)?.at(-1) ?? null,
+        hasNode: (nodeId) => stored.nodes.has(nodeId),
+      });
       // An id already in the chat may only replace a node this branch shows.
-      if (messages.some((message) => stored.nodes.has(message.id))) {
+      if (entries.some((entry) => stored.nodes.has(entry.id))) {
         const onBranch = new Set<string>();
-        for (let id = currentHeadId; id !== null; id = stored.nodes.get(id)?.parentId ?? null)
+        for (
+          let id = pointer.headMessageId;
+          id !== null;
+          id = stored.nodes.get(id)?.parentId ?? null
+        )
           onBranch.add(id);
-        const offBranch = messages.find(({ id }) => stored.nodes.has(id) && !onBranch.has(id));
+        const offBranch = entries.find(({ id }) => stored.nodes.has(id) && !onBranch.has(id));
         if (offBranch !== undefined)
-          throw new MessageIdConflictError({ chatId, branch, messageId: offBranch.id });
+          throw new MessageIdConflictError({
+            chatId,
+            branch: pointer.name,
+            messageId: offBranch.id,
+          });
       }
+      // Every check is done: from here on, nothing throws.
       const now = touch(stored);
       const version = stored.chat.version + 1;
       stored.chat.version = version;
-      let head = currentHeadId;
+      if (fork !== undefined) {
+        Object.assign(pointer, { createdAt: now, updatedAt: now });
+        stored.branches.set(pointer.name, pointer);
+        if (fork.activate) stored.chat.activeBranch = pointer.name;
+      }
+      let head = pointer.headMessageId;
       const written: StoredNode[] = [];
-      for (const { id, json } of messages) {
+      for (const { id, messageId, json, engineRecordJson } of entries) {
         const existing = stored.nodes.get(id);
         if (existing !== undefined) {
+          unindex(stored, existing);
+          existing.messageId = messageId;
+          index(stored, existing);
           existing.json = json;
+          // A replaced node keeps its record unless the write gives one.
+          if (engineRecordJson !== null) existing.engineRecordJson = engineRecordJson;
           existing.updatedAt = now;
           stored.chat.rewrittenAt = version;
           written.push(existing);
           continue;
         }
         const sequence = stored.nodes.size + 1;
-        const node = { chatId, id, parentId: head, sequence, json, createdAt: now, updatedAt: now };
+        const node: StoredNode = {
+          ...{ chatId, id, messageId, parentId: head, sequence, json, engineRecordJson },
+          ...{ createdAt: now, updatedAt: now },
+        };
         stored.nodes.set(id, node);
+        index(stored, node);
         head = id;
         written.push(node);
       }
-      if (head !== currentHeadId) {
+      if (head !== pointer.headMessageId) {
         pointer.headMessageId = head;
         pointer.updatedAt = now;
       }
       const rewrittenAt = stored.chat.rewrittenAt;
-      return { headMessageId: head, version, rewrittenAt, nodes: written.map(nodeRecord) };
+      const nodes = written.map(nodeRecord);
+      return { headMessageId: head, version, rewrittenAt, nodes, branch: pointer.name };
     },
 
     getChain({ chatId, headMessageId, until, limit = Number.POSITIVE_INFINITY }) {
@@ -202,6 +267,16 @@ export function createMapContextStore(): CheckedContextStore {
       return node === undefined ? null : nodeRecord(node);
     },
 
+    // Through the index: the cost grows with the versions of one message, never with the chat.
+    findMessageNodes({ chatId, messageId, limit }) {
+      const stored = find(chatId);
+      const ids = stored.versions.get(messageId) ?? [];
+      return ids
+        .slice(-limit)
+        .reverse()
+        .map((id) => nodeRecord(stored.nodes.get(id) as StoredNode));
+    },
+
     createBranch({ chatId, name, headMessageId, activate }) {
       const stored = find(chatId);
       if (stored.branches.has(name)) throw new BranchExistsError(chatId, name);
@@ -211,6 +286,23 @@ export function createMapContextStore(): CheckedContextStore {
       const branch = { chatId, name, headMessageId, createdAt: now, updatedAt: now };
       stored.branches.set(name, branch);
       if (activate) stored.chat.activeBranch = name;
+      return { ...branch };
+    },
+
+    renameBranch({ chatId, from, to }) {
+      const stored = find(chatId);
+      const branch = branchOf(stored, from);
+      if (stored.branches.has(to)) throw new BranchExistsError(chatId, to);
+      const now = touch(stored);
+      Object.assign(branch, { name: to, updatedAt: now });
+      // The branch keeps its place in the listing: rebuild the map in the same order.
+      stored.branches = new Map(
+        [...stored.branches.values()].map((entry): [string, Mutable<BranchRecord>] => [
+          entry.name,
+          entry,
+        ]),
+      );
+      if (stored.chat.activeBranch === from) stored.chat.activeBranch = to;
       return { ...branch };
     },
 
@@ -255,6 +347,25 @@ export function createMapContextStore(): CheckedContextStore {
       const deleted = stored.checkpoints.delete(name);
       if (deleted) touch(stored);
       return deleted;
+    },
+
+    getContext(chatId) {
+      const { lane } = find(chatId);
+      if (lane === null) return { chatId, fragments: [], revision: 0, updatedAt: null };
+      const { fragmentsJson, revision, updatedAt } = lane;
+      return { chatId, fragments: JSON.parse(fragmentsJson), revision, updatedAt };
+    },
+
+    // The lane's revision counts its saves; the chat's version counts message commits only.
+    saveContext({ chatId, fragmentsJson, expectedRevision }) {
+      const stored = find(chatId);
+      const currentRevision = stored.lane?.revision ?? 0;
+      if (expectedRevision !== undefined && expectedRevision !== currentRevision)
+        throw new ContextConflictError({ chatId, expectedRevision, currentRevision });
+      const revision = currentRevision + 1;
+      const updatedAt = touch(stored);
+      stored.lane = { fragmentsJson, revision, updatedAt };
+      return { chatId, fragments: JSON.parse(fragmentsJson), revision, updatedAt };
     },
 
     getGraph(chatId) {

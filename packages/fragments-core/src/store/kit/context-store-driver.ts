@@ -1,189 +1,214 @@
-import type { JsonObject } from '../../json';
+import type { RequiredStoreMethod } from '../capabilities';
 import type {
-  AppendResult,
-  ChainPage,
   ChatPointerInput,
-  CommitResult,
-  ContextLaneRecord,
-  ContextStoreCapabilities,
+  ContextStore,
   GetHeadInput,
   GetMessageInput,
-  HeadState,
-  OpenChatResult,
 } from '../context-store';
+import type { ChatChangeListener } from '../live-replies';
+import type { ChatRecord } from '../records';
 import type {
-  BranchRecord,
-  ChatGraph,
-  ChatRecord,
-  CheckpointRecord,
-  MessageNodeRecord,
-} from '../records';
-import type { PruneResult } from '../retention';
+  ChatListQuery,
+  PreparedOpenChat,
+  PreparedSaveContext,
+  PreparedUpdateChat,
+} from './chat-input';
+import type { PreparedAppend, PreparedCommit } from './commit-input';
 import type {
-  LiveReplyDriver,
-  PreparedCommitEndReply,
-  PreparedCommitStartReply,
+  PreparedAppendReplyChunks,
+  PreparedEndReply,
+  PreparedReadReply,
+  PreparedStartReply,
+  PreparedStopReply,
+  PreparedTakeOverReply,
 } from './live-reply-input';
+import type {
+  PreparedCreateBranch,
+  PreparedCreateCheckpoint,
+  PreparedForkBranch,
+  PreparedRenameBranch,
+} from './pointer-input';
+import type { PreparedFindMessageNodes, PreparedGetChain } from './read-input';
 import type { PreparedPrune } from './retention-input';
 import type { PreparedSearch, SearchMatch } from './search-input';
-import type { ChatListQuery, PreparedCommitMessage } from './store-input';
 
 /** A value, or a promise of it: a driver may answer synchronously or asynchronously. */
 export type Awaitable<T> = T | PromiseLike<T>;
 
-/** `openChat` input, checked. */
-export interface PreparedOpenChat {
-  /** The chat id. */
-  readonly chatId: string;
-  /** The user opening it (the owner of a new chat). */
-  readonly userId: string;
-  /** The title of a new chat (null when none was given). An existing chat's title is kept. */
-  readonly title: string | null;
+/**
+ * What each driver method receives: the contract method's input, checked and prepared by the
+ * kit (ids checked, messages and JSON serialized, flags defaulted, each field read once into a
+ * fresh object). The driver interface is derived from this map and the contract, so a method is
+ * written once: in `ContextStore` (its specification), here (its prepared input) and in the
+ * driver (its storage).
+ */
+export interface PreparedInputs {
+  /** Create the chat with an empty active `main` branch, or load it; `OwnershipError` first. */
+  readonly openChat: PreparedOpenChat;
+  /** The chat, or null. */
+  readonly getChat: string;
+  /** Set the title when given, merge the metadata when given (`mergeMetadata`), move `updatedAt`. */
+  readonly updateChat: PreparedUpdateChat;
+  /** The user's chats after `after`; see {@link DriverResults.listChats}. */
+  readonly listChats: ChatListQuery;
+  /** Delete the chat and everything it owns (its context lane too); false when there was none. */
+  readonly deleteChat: string;
+  /** The chat's version and `rewrittenAt`, and the branch's head. */
+  readonly getHead: GetHeadInput;
   /**
-   * The metadata given, as a fresh copy the driver may keep, or undefined when none was given.
-   * For an existing chat, merge it with `mergeMetadata(current, metadata)`; when undefined, an
-   * existing chat is loaded without any write.
+   * The atomic compare-and-set write of messages; a fork-commit when `fork` is given; version
+   * node ids from `assignVersionIds`; the live reply started or ended in the same transaction.
    */
-  readonly metadata: JsonObject | undefined;
-  /** The JSON text of a new chat's metadata (`'{}'` when none was given). */
-  readonly metadataJson: string;
-}
-
-/** `updateChat` input, checked. */
-export interface PreparedUpdateChat {
-  /** The chat id. */
-  readonly chatId: string;
-  /** The new title, null to clear it, or undefined to leave it as is. */
-  readonly title: string | null | undefined;
-  /** Keys to merge shallowly into the metadata (a fresh copy), or undefined to leave it. */
-  readonly metadata: JsonObject | undefined;
-}
-
-/** `commit` input, checked, with every message already serialized. */
-export interface PreparedCommit {
-  /** The chat id. */
-  readonly chatId: string;
-  /** The branch whose head moves. */
-  readonly branch: string;
-  /** The head the caller expects; anything else is a `HeadConflictError`. */
-  readonly expectedHeadId: string | null;
+  readonly commit: PreparedCommit;
   /**
-   * At least one message, no id twice, each with its JSON text. Only when the driver declares
-   * `capabilities.messageVersions`, entries may ask for a new version (`newVersion`): give them
-   * their node ids with `assignVersionIds` inside the write's transaction, under the lock that
-   * serializes the chat's writers, and return each node under the id it got.
+   * Optional in a driver: the write of `commit` at the head the driver finds, appenders
+   * serialized by the driver. Without it the kit appends with `getHead` and `commit`, again on
+   * the head a conflict names.
    */
-  readonly messages: readonly PreparedCommitMessage[];
+  readonly append: PreparedAppend;
+  /** The chain back from a node, oldest first. */
+  readonly getChain: PreparedGetChain;
+  /** One node, or null. */
+  readonly getMessage: GetMessageInput;
   /**
-   * Only when the driver declares `capabilities.messageVersions`: write on a new branch named
-   * `forkBranchName(fork.from, names)` whose head starts at `expectedHeadId` (which must be a
-   * node of the chat, or null), created in the same transaction as the messages; return its name
-   * as `CommitResult.branch`. `branch` is not used. Undefined for a plain commit.
+   * The nodes whose `message.id` is `messageId`, highest sequence first, at most `limit`;
+   * `ChatNotFoundError` for an unknown chat. Use an index, not a scan.
    */
-  readonly fork: { readonly from: string; readonly activate: boolean } | undefined;
+  readonly findMessageNodes: PreparedFindMessageNodes;
+  /** Create a branch (and activate it when asked) in one write. */
+  readonly createBranch: PreparedCreateBranch;
   /**
-   * Only when the driver declares `capabilities.liveReplies`: start this live reply in the
-   * commit's transaction (branch: the branch written; after: the head the commit leaves), or
-   * throw `LiveReplyConflictError` having written nothing when the chat has a live reply of that
-   * id (an ended one of that id is replaced, its chunks deleted). Absent for a plain commit.
+   * Optional in a driver: a branch named `forkBranchName(from, names)` inside the write. Without
+   * it the kit lists the branches and creates the next free name, again on a name clash.
    */
-  readonly startReply?: PreparedCommitStartReply;
+  readonly forkBranch: PreparedForkBranch;
   /**
-   * Only when the driver declares `capabilities.liveReplies`: end this live reply (mark it ended,
-   * its chunks kept for the grace period, and delete the replies whose grace is over) in the
-   * commit's transaction, or throw `LiveReplyLostError` having written nothing unless its owner
-   * is `owner` (checked before the head). Absent for a plain commit.
+   * In one atomic write that serializes with commits, appends and branch creation:
+   * `BranchNotFoundError` for an unknown `from`, `BranchExistsError` for a taken `to`, else
+   * rename (head, `createdAt` and listing order kept, `updatedAt` now) and move the chat's
+   * `activeBranch` when it was `from`.
    */
-  readonly endReply?: PreparedCommitEndReply;
+  readonly renameBranch: PreparedRenameBranch;
+  /** A branch, or null. */
+  readonly getBranch: ChatPointerInput;
+  /** Every branch, oldest first. */
+  readonly listBranches: string;
+  /** Make an existing branch the active one. */
+  readonly setActiveBranch: ChatPointerInput;
+  /** Name a node (or move the name, with `replace`). */
+  readonly createCheckpoint: PreparedCreateCheckpoint;
+  /** A checkpoint, or null. */
+  readonly getCheckpoint: ChatPointerInput;
+  /** Every checkpoint, oldest first. */
+  readonly listCheckpoints: string;
+  /** Delete a checkpoint (never its node); false when there was none. */
+  readonly deleteCheckpoint: ChatPointerInput;
+  /** The chat's context lane; revision 0 and `[]` before the first save. */
+  readonly getContext: string;
+  /** Replace the lane (`fragmentsJson`, kept byte for byte), revision + 1. */
+  readonly saveContext: PreparedSaveContext;
+  /** The whole graph of a chat. */
+  readonly getGraph: string;
+  /** `capabilities.search`: see {@link DriverResults.searchMessages}. */
+  readonly searchMessages: PreparedSearch;
+  /**
+   * `capabilities.retention`: in one atomic write that serializes with commits and appends,
+   * check the plan with `activeBranchAfterPrune`, delete the branches, then every node no
+   * remaining branch head or checkpoint reaches (`unreachableNodes`); with `dryRun`, the same
+   * figures and no change.
+   */
+  readonly prune: PreparedPrune;
+  /**
+   * `capabilities.liveReplies`: insert the record (chunk count 0), replacing an ended one of that
+   * id (its chunks deleted), or `LiveReplyConflictError` for a live one.
+   */
+  readonly startReply: PreparedStartReply;
+  /** `capabilities.liveReplies`: check the owner, then the offset; store the batch, move the lease. */
+  readonly appendReplyChunks: PreparedAppendReplyChunks;
+  /**
+   * `capabilities.liveReplies`: the record and its chunks from `from` in one snapshot: a live
+   * reply, or an ended one within the store's grace period (`endedAt + graceMs > now`); else null.
+   */
+  readonly readReply: PreparedReadReply;
+  /** `capabilities.liveReplies`: the change version and live records in one snapshot. */
+  readonly getLiveState: string;
+  /** `capabilities.liveReplies`: mark the replies (keeping an earlier mark). */
+  readonly stopReply: PreparedStopReply;
+  /** `capabilities.liveReplies`: hand over a reply whose lease has passed (one taker wins). */
+  readonly takeOverReply: PreparedTakeOverReply;
+  /**
+   * `capabilities.liveReplies`: mark the record ended (its chunks kept) when `owner` holds it, and
+   * delete the replies whose grace period is over.
+   */
+  readonly endReply: PreparedEndReply;
 }
 
-/** `findMessageNodes` input, checked. */
-export interface PreparedFindMessageNodes {
-  /** The chat id. */
-  readonly chatId: string;
-  /** The message id (`message.id`) to look for. */
-  readonly messageId: string;
-  /** The most nodes to return (1 to 100, defaulted to 20). */
-  readonly limit: number;
+/** A contract method a driver serves (all but `close` and `watchChat`, which the driver gets as they are). */
+export type DriverMethodName = keyof PreparedInputs;
+
+/** What a driver method answers where it differs from what the contract method returns. */
+export interface DriverResults {
+  /**
+   * **Up to `query.limit + 1`** chats after `query.after` (exclusive), `updatedAt` descending
+   * then id ascending in code-unit order, so the kit can tell whether another page follows: it
+   * cuts the page and makes the cursor.
+   */
+  readonly listChats: readonly ChatRecord[];
+  /**
+   * The messages matching every one of `query.terms`, in ranking order (score descending, then
+   * chat id in code-unit order, then sequence), after `query.after`, **up to
+   * `query.limit + 1`**. Ownership first: `OwnershipError` when `query.chatId` belongs to
+   * another user. The kit adds role and snippet and makes the cursor.
+   */
+  readonly searchMessages: readonly SearchMatch[];
 }
 
-/** `append` input, checked, with every message already serialized. */
-export interface PreparedAppend {
-  /** The chat id. */
-  readonly chatId: string;
-  /** The branch to append to, at whatever head it has when the driver takes the write. */
-  readonly branch: string;
-  /** At least one message, no id twice, each with its JSON text (`newVersion` as in a commit). */
-  readonly messages: readonly PreparedCommitMessage[];
-}
+/** What the driver method `Name` answers. */
+export type DriverResult<Name extends DriverMethodName> = Name extends keyof DriverResults
+  ? DriverResults[Name]
+  : Awaited<ReturnType<NonNullable<ContextStore[Name]>>>;
 
-/** `getChain` input, checked. */
-export interface PreparedGetChain {
-  /** The chat id. */
-  readonly chatId: string;
-  /** The node to walk back from. */
-  readonly headMessageId: string;
-  /** Stop before this node, or undefined to walk to the root. */
-  readonly until: string | undefined;
-  /** The most nodes to return (a positive safe integer), or undefined for all of them. */
-  readonly limit: number | undefined;
-}
+/** The driver method `Name`: the prepared input in, the contract's result (or a promise of it) out. */
+export type DriverMethod<Name extends DriverMethodName> = (
+  input: PreparedInputs[Name],
+) => Awaitable<DriverResult<Name>>;
 
-/** `createBranch` input, checked. */
-export interface PreparedCreateBranch {
-  /** The chat id. */
-  readonly chatId: string;
-  /** The new branch's name. */
-  readonly name: string;
-  /** The node it starts at, or null for an empty branch. */
-  readonly headMessageId: string | null;
-  /** Make it the active branch in the same write. */
-  readonly activate: boolean;
-}
+/** The methods the kit provides when a driver has none (`kit-defaults.ts`). */
+export type KitDefaultedMethod = 'append' | 'forkBranch';
 
-/** `renameBranch` input, checked: valid names, `to` other than `from`. */
-export interface PreparedRenameBranch {
-  /** The chat id. */
-  readonly chatId: string;
-  /** The branch's current name. */
-  readonly from: string;
-  /** Its new name. */
-  readonly to: string;
-}
+/** The driver methods every driver has: the contract's required methods but the kit's defaults. */
+export type RequiredDriverMethods = {
+  readonly [Name in Exclude<RequiredStoreMethod, 'close' | KitDefaultedMethod>]: DriverMethod<Name>;
+};
 
-/** `forkBranch` input, checked. Pick the name with `forkBranchName(from, names)`. */
-export interface PreparedForkBranch {
-  /** The chat id. */
-  readonly chatId: string;
-  /** The branch the fork is named after (need not exist). */
-  readonly from: string;
-  /** The node it starts at, or null for an empty branch. */
-  readonly headMessageId: string | null;
-  /** Make it the active branch in the same write. */
-  readonly activate: boolean;
-}
+/** The driver methods a driver may leave out: the kit's defaults and the optional capabilities'. */
+export type OptionalDriverMethods = {
+  readonly [Name in Exclude<DriverMethodName, keyof RequiredDriverMethods>]?: DriverMethod<Name>;
+};
 
-/** `createCheckpoint` input, checked. */
-export interface PreparedCreateCheckpoint {
-  /** The chat id. */
-  readonly chatId: string;
-  /** The checkpoint's name. */
-  readonly name: string;
-  /** The node it points at. */
-  readonly messageId: string;
-  /** Move an existing checkpoint of that name instead of refusing. */
-  readonly replace: boolean;
-}
-
-/** `saveContext` input, checked and serialized. */
-export interface PreparedSaveContext {
-  /** The chat id. */
-  readonly chatId: string;
-  /** The JSON text of the whole lane (an array); store it as is, byte for byte. */
-  readonly fragmentsJson: string;
-  /** The revision the caller read, or undefined for last-writer-wins. */
-  readonly expectedRevision: number | undefined;
-}
+/**
+ * The live-reply methods of a driver (declare `capabilities.liveReplies` and serve all of them):
+ * each one atomic write or one consistent read over checked input, throwing `ChatNotFoundError`,
+ * `LiveReplyConflictError`, `LiveReplyLostError` and `LiveReplyOffsetError` as `ContextStore`
+ * specifies. The driver's `commit` also receives `PreparedCommit.startReply` / `endReply` and
+ * writes them in the commit's transaction.
+ */
+export type LiveReplyDriver = Pick<
+  OptionalDriverMethods,
+  | 'startReply'
+  | 'appendReplyChunks'
+  | 'readReply'
+  | 'getLiveState'
+  | 'stopReply'
+  | 'takeOverReply'
+  | 'endReply'
+> & {
+  /**
+   * Subscribe to the chat's change feed; return the unsubscribe function (synchronously). Build
+   * it on `ChatWatchers` (and `ChangePoller`).
+   */
+  readonly watchChat?: (chatId: string, listener: ChatChangeListener) => () => void;
+};
 
 /** Which store call failed, as {@link ContextStoreDriver.mapError} is told. */
 export interface StoreCall {
@@ -197,124 +222,51 @@ export interface StoreCall {
 
 /**
  * The storage half of a `ContextStore`, wrapped by `CheckedContextStore` (or
- * `defineContextStore`), which does everything else: it checks every input once and hands
- * the driver prepared values (ids checked, messages and JSON serialized, flags defaulted), refuses
- * every call after `close()`, turns synchronous throws into rejections, passes ctxgraph errors
- * through and wraps any other error in a `StoreError`, and exposes each optional method exactly
- * when its capability is declared.
+ * `defineContextStore`), which does everything else: it checks every input once and hands the
+ * driver prepared values ({@link PreparedInputs}), refuses every call after `close()`, turns
+ * synchronous throws into rejections, passes ctxgraph errors through and wraps any other error in
+ * a `StoreError`, exposes each optional capability's methods exactly when it is declared, and
+ * provides `append` and `forkBranch` when the driver has none (`kit-defaults.ts`).
  *
- * What is left to the driver is what only storage can do: atomic reads and writes, and the
- * contract's storage errors (`ChatNotFoundError`, `BranchNotFoundError`, `MessageNotFoundError`,
- * `HeadConflictError`, `MessageIdConflictError`, `BranchExistsError`, `CheckpointExistsError`,
- * `OwnershipError`, `ContextConflictError`), thrown from `@ctxgraph/fragments-core`. The JSDoc of
- * `ContextStore` is the specification of each method; `@ctxgraph/conformance` checks it.
+ * One method per contract method, derived from the contract: each takes the method's prepared
+ * input and answers the contract's result, or a promise of it (`listChats` and `searchMessages`
+ * answer one item more than a page: {@link DriverResults}). What is left to the driver is what
+ * only storage can do: atomic reads and writes, and the contract's storage errors
+ * (`ChatNotFoundError`, `BranchNotFoundError`, `MessageNotFoundError`, `HeadConflictError`,
+ * `MessageIdConflictError`, `BranchExistsError`, `CheckpointExistsError`, `OwnershipError`,
+ * `ContextConflictError`), thrown from `@ctxgraph/fragments-core`. The JSDoc of `ContextStore`
+ * is the specification of each method; `@ctxgraph/conformance` checks it.
  *
- * Methods may return values or promises, and may be called with `this` bound to the driver.
+ * Methods may be called with `this` bound to the driver.
  */
-export interface ContextStoreDriver extends LiveReplyDriver {
+export interface ContextStoreDriver
+  extends RequiredDriverMethods,
+    Omit<OptionalDriverMethods, keyof LiveReplyDriver>,
+    LiveReplyDriver {
   /** The store's name in error messages and in `toJSON()`: `'InMemoryContextStore'`. */
   readonly name: string;
   /**
-   * What the store offers. The wrapper exposes `append`, `forkBranch` and
-   * `getContext`/`saveContext` exactly when declared here, and refuses a declaration whose
-   * method is missing.
+   * What the store is and which optional capabilities it serves (`search`, `searchPrefix`,
+   * `retention`, `liveReplies`); the kit refuses a declaration whose methods are missing.
    */
-  readonly capabilities: ContextStoreCapabilities;
+  readonly capabilities: ContextStore['capabilities'];
   /**
-   * The largest JSON text (a message, metadata, a context lane) and title the store accepts, in
-   * UTF-8 bytes; larger ones are refused with a `ValidationError` before the driver is called.
+   * The largest JSON text (a message, an engine record, metadata, a context lane, live-reply data
+   * or a batch of chunks) and title the store accepts, in UTF-8 bytes; larger ones are refused
+   * with a `ValidationError` before the driver is called.
    * @default no limit
    */
   readonly maxJsonBytes?: number;
-
-  /** Create the chat with an empty active `main` branch, or load it; `OwnershipError` first. */
-  openChat(input: PreparedOpenChat): Awaitable<OpenChatResult>;
-  /** The chat, or null. */
-  getChat(chatId: string): Awaitable<ChatRecord | null>;
-  /** Set the title when given, merge the metadata when given, move `updatedAt`. */
-  updateChat(input: PreparedUpdateChat): Awaitable<ChatRecord>;
-  /**
-   * The user's chats after `query.after` (exclusive), `updatedAt` descending then id ascending in
-   * code-unit order: **up to `query.limit + 1`** of them, so the wrapper can tell whether another
-   * page follows. The wrapper cuts the page and makes the cursor.
-   */
-  listChats(query: ChatListQuery): Awaitable<readonly ChatRecord[]>;
-  /** Delete the chat and everything it owns (its context lane too); false when there was none. */
-  deleteChat(chatId: string): Awaitable<boolean>;
-  /** The chat's version and `rewrittenAt`, and the branch's head. */
-  getHead(input: GetHeadInput): Awaitable<HeadState>;
-  /** The atomic compare-and-set write of messages (see `ContextStore.commit`). */
-  commit(input: PreparedCommit): Awaitable<CommitResult>;
-  /** Optional (`capabilities.append`): the write of `commit` at the head the driver finds. */
-  append?(input: PreparedAppend): Awaitable<AppendResult>;
-  /** The chain back from a node, oldest first. */
-  getChain(input: PreparedGetChain): Awaitable<ChainPage>;
-  /** One node, or null. */
-  getMessage(input: GetMessageInput): Awaitable<MessageNodeRecord | null>;
-  /**
-   * Optional (`capabilities.messageVersions`): the nodes whose `message.id` is
-   * `input.messageId`, highest sequence first, at most `input.limit`; `ChatNotFoundError` for an
-   * unknown chat. Use an index, not a scan.
-   */
-  findMessageNodes?(input: PreparedFindMessageNodes): Awaitable<readonly MessageNodeRecord[]>;
-  /** Create a branch (and activate it when asked) in one write. */
-  createBranch(input: PreparedCreateBranch): Awaitable<BranchRecord>;
-  /** Optional (`capabilities.forkBranch`): name it with `forkBranchName` inside the write. */
-  forkBranch?(input: PreparedForkBranch): Awaitable<BranchRecord>;
-  /**
-   * Optional (`capabilities.renameBranch`): in one atomic write that serializes with commits,
-   * appends and branch creation, `BranchNotFoundError` for an unknown `from`, `BranchExistsError`
-   * for a taken `to`, else rename (head, `createdAt` and listing order kept, `updatedAt` now) and
-   * move the chat's `activeBranch` when it was `from`.
-   */
-  renameBranch?(input: PreparedRenameBranch): Awaitable<BranchRecord>;
-  /** A branch, or null. */
-  getBranch(input: ChatPointerInput): Awaitable<BranchRecord | null>;
-  /** Every branch, oldest first. */
-  listBranches(chatId: string): Awaitable<BranchRecord[]>;
-  /** Make an existing branch the active one. */
-  setActiveBranch(input: ChatPointerInput): Awaitable<BranchRecord>;
-  /** Name a node (or move the name, with `replace`). */
-  createCheckpoint(input: PreparedCreateCheckpoint): Awaitable<CheckpointRecord>;
-  /** A checkpoint, or null. */
-  getCheckpoint(input: ChatPointerInput): Awaitable<CheckpointRecord | null>;
-  /** Every checkpoint, oldest first. */
-  listCheckpoints(chatId: string): Awaitable<CheckpointRecord[]>;
-  /** Delete a checkpoint (never its node); false when there was none. */
-  deleteCheckpoint(input: ChatPointerInput): Awaitable<boolean>;
-  /** The whole graph of a chat. */
-  getGraph(chatId: string): Awaitable<ChatGraph>;
-  /** Optional (`capabilities.contextLane`, with `saveContext`): the chat's context lane. */
-  getContext?(chatId: string): Awaitable<ContextLaneRecord>;
-  /** Optional (`capabilities.contextLane`, with `getContext`): replace the lane, revision + 1. */
-  saveContext?(input: PreparedSaveContext): Awaitable<ContextLaneRecord>;
-  /**
-   * Optional (`capabilities.search`): the messages matching every one of `query.terms`, in
-   * ranking order (score descending, then chat id in code-unit order, then sequence), skipping
-   * `query.offset` of them and returning **up to `query.limit + 1`**, so the wrapper can tell
-   * whether another page follows. Ownership first: `OwnershipError` when `query.chatId` belongs
-   * to another user. Tokenize with `searchTokens` semantics (words of letters, digits and marks,
-   * case-insensitive). The wrapper adds role and snippet and makes the cursor.
-   */
-  searchMessages?(query: PreparedSearch): Awaitable<readonly SearchMatch[]>;
-  /**
-   * Optional (`capabilities.retention`): in one atomic write that serializes with commits and
-   * appends, check the plan with `activeBranchAfterPrune`, delete the branches, then every node
-   * no remaining branch head or checkpoint reaches (`unreachableNodes`); with `dryRun`, the same
-   * figures and no change.
-   */
-  prune?(input: PreparedPrune): Awaitable<PruneResult>;
-
   /**
    * Release what the store opened. Called once, by the first `close()`, after the calls already
    * under way have settled.
    */
-  close?(): Awaitable<void>;
+  readonly close?: () => Awaitable<void>;
   /**
    * Turns an error the driver threw that is not a ctxgraph error (a database driver's error)
    * into one, typically a `StoreError` subclass that says what to do. Whatever it returns that is
    * not a ctxgraph error is wrapped in a plain `StoreError`.
    * @default wrap in a `StoreError` naming the call, with the error as `cause`
    */
-  mapError?(error: unknown, call: StoreCall): Error;
+  readonly mapError?: (error: unknown, call: StoreCall) => Error;
 }

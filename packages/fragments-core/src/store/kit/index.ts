@@ -1,9 +1,24 @@
 // `@ctxgraph/fragments-core/store-kit`: what a ContextStore implementer needs beyond the contract.
-// The wrapper (`CheckedContextStore` / `defineContextStore` over a `ContextStoreDriver`) and the
-// shared input checks it is built from, for stores that prefer to call them themselves. The data
-// rules the checks apply (identifiers, storable JSON, UTF-8 length, limits) are the main entry's
-// (`@ctxgraph/fragments-core`, `src/rules/`): codecs and the engine apply them too.
+// The wrapper (`CheckedContextStore` / `defineContextStore` over a `ContextStoreDriver`), the
+// defaults it gives a thin driver (`append`, `forkBranch`), and the input checks it is built
+// from, one prepare function per contract method, for stores that prefer to call them
+// themselves. The data rules the checks apply (identifiers, storable JSON, UTF-8 length, limits)
+// are the main entry's (`@ctxgraph/fragments-core`, `src/rules/`): codecs and the engine apply
+// them too.
 
+export { toJsonText } from '../../rules/storable-json';
+export {
+  type ChatListQuery,
+  chatCursor,
+  type PreparedOpenChat,
+  type PreparedSaveContext,
+  type PreparedUpdateChat,
+  prepareChatId,
+  prepareListChats,
+  prepareOpenChat,
+  prepareSaveContext,
+  prepareUpdateChat,
+} from './chat-input';
 export {
   ChangePoller,
   type ChangePollerOptions,
@@ -17,30 +32,40 @@ export {
   CheckedContextStore,
   defineContextStore,
 } from './checked-context-store';
+export {
+  type PreparedAppend,
+  type PreparedCommit,
+  type PreparedCommitMessage,
+  prepareAppend,
+  prepareCommit,
+} from './commit-input';
 export type {
   Awaitable,
   ContextStoreDriver,
-  PreparedAppend,
-  PreparedCommit,
-  PreparedCreateBranch,
-  PreparedCreateCheckpoint,
-  PreparedFindMessageNodes,
-  PreparedForkBranch,
-  PreparedGetChain,
-  PreparedOpenChat,
-  PreparedRenameBranch,
-  PreparedSaveContext,
-  PreparedUpdateChat,
+  DriverMethod,
+  DriverMethodName,
+  DriverResult,
+  DriverResults,
+  KitDefaultedMethod,
+  LiveReplyDriver,
+  OptionalDriverMethods,
+  PreparedInputs,
+  RequiredDriverMethods,
   StoreCall,
 } from './context-store-driver';
 export { IndexHints } from './index-hints';
 export {
+  assertInputObject,
+  assertOptionalBoolean,
+  assertTitle,
+  mergeMetadata,
+  type StoreInputOptions,
+} from './input-checks';
+export {
   chunksFrom,
   endedReplyGraceOption,
-  type LiveReplyDriver,
   type PreparedAppendReplyChunks,
   type PreparedCommitEndReply,
-  type PreparedCommitLive,
   type PreparedCommitStartReply,
   type PreparedEndReply,
   type PreparedReadReply,
@@ -48,7 +73,6 @@ export {
   type PreparedStopReply,
   type PreparedTakeOverReply,
   prepareAppendReplyChunks,
-  prepareCommitLive,
   prepareEndReply,
   prepareReadReply,
   prepareStartReply,
@@ -56,7 +80,27 @@ export {
   prepareTakeOverReply,
   type StoredChunkBatch,
 } from './live-reply-input';
-export { LIVE_REPLY_CALLS } from './live-reply-methods';
+export {
+  forkBranchName,
+  type PreparedCreateBranch,
+  type PreparedCreateCheckpoint,
+  type PreparedForkBranch,
+  type PreparedRenameBranch,
+  prepareCreateBranch,
+  prepareCreateCheckpoint,
+  prepareForkBranch,
+  preparePointer,
+  prepareRenameBranch,
+} from './pointer-input';
+export {
+  FIND_MESSAGE_NODES_LIMITS,
+  type PreparedFindMessageNodes,
+  type PreparedGetChain,
+  prepareFindMessageNodes,
+  prepareGetChain,
+  prepareGetHead,
+  prepareGetMessage,
+} from './read-input';
 export {
   activeBranchAfterPrune,
   type LinkedNode,
@@ -79,26 +123,6 @@ export {
   searchTerms,
   searchTokens,
 } from './search-input';
-export {
-  assertChainLimit,
-  assertForkBranchInput,
-  assertInputObject,
-  assertOptionalBoolean,
-  assertTitle,
-  type ChatListQuery,
-  chatCursor,
-  FIND_MESSAGE_NODES_LIMITS,
-  findMessageNodesLimit,
-  forkBranchName,
-  mergeMetadata,
-  type PreparedCommitMessage,
-  type PrepareMessagesOptions,
-  prepareAppend,
-  prepareChatList,
-  prepareCommit,
-  prepareSaveContext,
-  toJsonText,
-} from './store-input';
 export {
   assignVersionIds,
   type VersionIdReads,

@@ -1,25 +1,20 @@
 import { ValidationError } from '../../errors/errors';
 import type { JsonValue } from '../../json';
+import { assertIdentifier } from '../../rules/identifiers';
+import { assertJsonObject, toJsonText } from '../../rules/storable-json';
 import {
   type AppendReplyChunksInput,
-  type AppendReplyChunksResult,
-  type ChatChangeListener,
   type CommitEndReply,
   type CommitStartReply,
   ENDED_REPLY_GRACE,
   type EndReplyInput,
   LIVE_REPLY_LIMITS,
-  type LiveChatState,
-  type LiveReplyRead,
-  type LiveReplyRecord,
   type ReadReplyInput,
   type StartReplyInput,
   type StopReplyInput,
   type TakeOverReplyInput,
 } from '../live-replies';
-import type { Awaitable } from './context-store-driver';
-import { type ByteLimit, checkBytes } from './prepare-input';
-import { assertIdentifier, assertInputObject, assertJsonObject, toJsonText } from './store-input';
+import { assertInputObject, type ByteLimit, checkBytes } from './input-checks';
 
 // The checks of the live-reply capability's input, one function per method (and one for a
 // commit's `startReply` / `endReply`), and the prepared values a driver receives. As for the
@@ -94,43 +89,6 @@ export interface PreparedEndReply {
   readonly chatId: string;
   readonly replyId: string;
   readonly owner: string;
-}
-
-/**
- * The live-reply half of a `ContextStoreDriver` (declare `capabilities.liveReplies` and implement
- * all of it). Each method is one atomic write or one consistent read over checked input; the
- * driver throws `ChatNotFoundError`, `LiveReplyConflictError`, `LiveReplyLostError` and
- * `LiveReplyOffsetError` (see `ContextStore` for each method's rules). The driver's `commit` also
- * receives `PreparedCommit.startReply` / `endReply` and writes them in the commit's transaction.
- * `watchChat` returns synchronously; a driver builds it on `ChatWatchers` (and `ChangePoller`).
- */
-export interface LiveReplyDriver {
-  /**
-   * Insert the record (chunk count 0), replacing an ended one of that id (its chunks deleted), or
-   * throw `LiveReplyConflictError` for a live one; raise the change version.
-   */
-  startReply?(input: PreparedStartReply): Awaitable<LiveReplyRecord>;
-  /** Check the owner (of a live reply), then the offset; store the batch, move the count and the lease. */
-  appendReplyChunks?(input: PreparedAppendReplyChunks): Awaitable<AppendReplyChunksResult>;
-  /**
-   * The record and its chunks from `from` in one snapshot: a live reply, or an ended one within
-   * the store's grace period (`endedAt + graceMs > now`); else null.
-   */
-  readReply?(input: PreparedReadReply): Awaitable<LiveReplyRead | null>;
-  /** The chat's change version and live records (oldest start first) in one snapshot. */
-  getLiveState?(chatId: string): Awaitable<LiveChatState>;
-  /** Mark the live replies (keeping an earlier mark); raise the change version when one was marked. */
-  stopReply?(input: PreparedStopReply): Awaitable<readonly LiveReplyRecord[]>;
-  /** Hand over a live reply whose lease has passed (one taker wins), with all its chunks; else null. */
-  takeOverReply?(input: PreparedTakeOverReply): Awaitable<LiveReplyRead | null>;
-  /**
-   * Mark the record ended (`endedAt`, its chunks kept) when `owner` holds it, and delete the
-   * replies whose grace period is over (any chat's); raise the change version. A commit's
-   * `endReply` does the same in the commit's transaction.
-   */
-  endReply?(input: PreparedEndReply): Awaitable<void>;
-  /** Subscribe to the chat's change feed; return the unsubscribe function. */
-  watchChat?(chatId: string, listener: ChatChangeListener): () => void;
 }
 
 /**

@@ -2,32 +2,15 @@ import { describe, expect, it } from 'vitest';
 import { StoreError, ValidationError } from '../../errors/errors';
 import { ENDED_REPLY_GRACE, type LiveReplyRecord } from '../live-replies';
 import type { BranchRecord, ChatRecord } from '../records';
+import { stubDriver } from './__fixtures__/stub-driver';
 import { CheckedContextStore } from './checked-context-store';
-import type { ContextStoreDriver } from './context-store-driver';
-import { chunksFrom, endedReplyGraceOption, type LiveReplyDriver } from './live-reply-input';
+import type { ContextStoreDriver, LiveReplyDriver } from './context-store-driver';
+import { chunksFrom, endedReplyGraceOption } from './live-reply-input';
 
 // What the kit does around a driver's live-reply methods: the capability gates them and a
 // commit's startReply / endReply, every input is checked before the driver is called, and
 // watchChat answers synchronously under the closed-store rule.
 
-const chat: ChatRecord = {
-  id: 'c',
-  userId: 'u',
-  title: null,
-  metadata: {},
-  activeBranch: 'main',
-  version: 0,
-  rewrittenAt: 0,
-  createdAt: 1,
-  updatedAt: 1,
-};
-const branch: BranchRecord = {
-  chatId: 'c',
-  name: 'main',
-  headMessageId: null,
-  createdAt: 1,
-  updatedAt: 1,
-};
 const reply: LiveReplyRecord = {
   chatId: 'c',
   replyId: 'r',
@@ -70,34 +53,14 @@ function driverOf(
       return () => calls.push({ method: 'unwatch', argument: chatId });
     },
   };
-  return {
-    name: 'LiveStub',
-    capabilities: { persistent: false, multiProcess: false, liveReplies: live },
-    openChat: record('openChat', { chat, branch, created: true }),
-    getChat: record('getChat', chat),
-    updateChat: record('updateChat', chat),
-    listChats: record('listChats', [chat]),
-    deleteChat: record('deleteChat', true),
-    getHead: record('getHead', { version: 0, headMessageId: null, rewrittenAt: 0 }),
-    commit: record('commit', { headMessageId: 'm', version: 1, rewrittenAt: 0, nodes: [] }),
-    getChain: record('getChain', { nodes: [], nextCursor: null, reachedUntil: false }),
-    getMessage: record('getMessage', null),
-    createBranch: record('createBranch', branch),
-    getBranch: record('getBranch', branch),
-    listBranches: record('listBranches', [branch]),
-    setActiveBranch: record('setActiveBranch', branch),
-    createCheckpoint: record('createCheckpoint', {
-      chatId: 'c',
-      name: 'p',
-      messageId: 'm',
-      createdAt: 1,
-    }),
-    getCheckpoint: record('getCheckpoint', null),
-    listCheckpoints: record('listCheckpoints', []),
-    deleteCheckpoint: record('deleteCheckpoint', false),
-    getGraph: record('getGraph', { chat, nodes: [], branches: [branch], checkpoints: [] }),
-    ...liveMethods,
-  };
+  return stubDriver(
+    {
+      name: 'LiveStub',
+      capabilities: { persistent: false, multiProcess: false, liveReplies: live },
+      ...liveMethods,
+    },
+    calls,
+  ).driver;
 }
 
 const question = [{ id: 'q', message: { id: 'q', role: 'user', parts: [] } }];

@@ -1,6 +1,7 @@
 import { BranchNotFoundError, ValidationError } from '../../errors/errors';
+import { assertIdentifier } from '../../rules/identifiers';
 import type { PruneInput } from '../retention';
-import { assertIdentifier, assertInputObject, assertOptionalBoolean } from './store-input';
+import { assertInputObject, assertOptionalBoolean } from './input-checks';
 
 // The shared half of `prune`: the input checks, the rules for deleting branches (never the
 // active one without naming the next, never every branch) and reachability, so a store keeps

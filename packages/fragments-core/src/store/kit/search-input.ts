@@ -1,7 +1,8 @@
 import { ValidationError } from '../../errors/errors';
+import { assertIdentifier } from '../../rules/identifiers';
 import type { StoredMessage } from '../records';
 import type { SearchHit, SearchMessagesInput } from '../search';
-import { assertIdentifier, assertInputObject } from './store-input';
+import { assertInputObject } from './input-checks';
 
 // The shared half of `searchMessages`: what a query means (its words), what text of a message is
 // searched, the snippet, the cursor and the page size, so every store agrees on all of them and

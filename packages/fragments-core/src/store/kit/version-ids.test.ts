@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_IDENTIFIER_LENGTH, type PreparedCommitMessage, prepareCommit } from './store-input';
+import { MAX_IDENTIFIER_LENGTH } from '../../rules/limits';
+import { type PreparedCommitMessage, prepareCommit } from './commit-input';
 import {
   assignVersionIds,
   versionNodeId,
@@ -71,22 +72,19 @@ describe('version node ids', () => {
     ]);
   });
 
-  it('prepares newVersion: a boolean, only with messageVersions, with the node id equal to the message id', () => {
+  it('prepares newVersion: a boolean, with the node id equal to the message id', () => {
     const input = (newVersion: unknown, id = 'q2') => ({
       chatId: 'c',
       branch: 'main',
       expectedHeadId: null,
       messages: [{ id, message: { id: 'q2', role: 'user', parts: [] }, newVersion } as never],
     });
-    expect(prepareCommit(input(true), { messageVersions: true })[0]?.newVersion).toBe(true);
-    expect(prepareCommit(input(undefined), { messageVersions: true })[0]?.newVersion).toBe(false);
-    expect(() => prepareCommit(input('yes'), { messageVersions: true })).toThrow(
+    expect(prepareCommit(input(true)).messages[0]?.newVersion).toBe(true);
+    expect(prepareCommit(input(undefined)).messages[0]?.newVersion).toBe(false);
+    expect(() => prepareCommit(input('yes'))).toThrow(
       /messages\[0\]\.newVersion: expected a boolean, received string/,
     );
-    expect(() => prepareCommit(input(true))).toThrow(
-      /messages\[0\]\.newVersion: this store does not keep message versions/,
-    );
-    expect(() => prepareCommit(input(true, 'node'), { messageVersions: true })).toThrow(
+    expect(() => prepareCommit(input(true, 'node'))).toThrow(
       /messages\[0\]\.id: must equal message\.id "q2" for a new version/,
     );
   });

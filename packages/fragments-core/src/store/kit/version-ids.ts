@@ -1,4 +1,5 @@
-import { identifierProblem, type PreparedCommitMessage } from './store-input';
+import { identifierProblem } from '../../rules/identifiers';
+import type { PreparedCommitMessage } from './commit-input';
 
 // The node ids of message versions (`CommitMessage.newVersion`), allocated by the store inside
 // the write that inserts them. One rule for every store, so the same writes give the same ids
