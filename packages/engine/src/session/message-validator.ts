@@ -57,27 +57,70 @@ export class MessageValidator {
   /**
    * Stored nodes as chain entries: each with its settled message, or why it does not validate. A
    * tombstone (its engine record has `dropped`) is not validated: its entry has neither message nor
-   * error, and it is never shown.
+   * error, and it is never shown. The live messages are validated in one call; only when one of
+   * them fails are they checked one by one, to say which.
    */
   async entries(nodes: readonly MessageNodeRecord[]): Promise<ChainEntry[]> {
-    if (nodes.length === 0) return [];
-    const live = nodes.filter((node) => readDropped(node) === null);
-    const liveChecks = await this.check(live.map((node) => node.message));
+    const count = nodes.length;
+    if (count === 0) return [];
+    // One pass to find the tombstones; a chain without any (the common case) needs no filtering.
+    let tombstones: boolean[] | undefined;
+    for (let index = 0; index < count; index += 1) {
+      if (readDropped(nodes[index] as MessageNodeRecord) === null) continue;
+      tombstones ??= new Array<boolean>(count).fill(false);
+      tombstones[index] = true;
+    }
+    const live: unknown[] = [];
+    for (let index = 0; index < count; index += 1)
+      if (tombstones?.[index] !== true) live.push((nodes[index] as MessageNodeRecord).message);
+    const { messages, errors } = await this.#validate(live);
+    const entries = new Array<ChainEntry>(count);
     let next = 0;
-    const checks = nodes.map((node) =>
-      readDropped(node) === null ? liveChecks[next++] : undefined,
-    );
-    return nodes.map((node, index) => {
-      if (readDropped(node) !== null) return { node, message: null, error: null };
-      const check = checks[index];
-      if (check?.success) return { node, message: check.message, error: null };
-      const error =
-        check && !check.success
-          ? check.error
-          : new ValidationError(`Message "${node.id}" did not validate.`);
-      return { node, message: null, error };
-    });
+    for (let index = 0; index < count; index += 1) {
+      const node = nodes[index] as MessageNodeRecord;
+      if (tombstones?.[index] === true) {
+        entries[index] = { node, message: null, error: null };
+        continue;
+      }
+      const error = errors?.get(next);
+      const message = messages[next++];
+      entries[index] =
+        message === undefined
+          ? { node, message: null, error: error ?? invalid(node) }
+          : { node, message, error: null };
+    }
+    return entries;
   }
+
+  /**
+   * The candidates' settled messages, in order, one AI SDK call for the list; only when it fails,
+   * message by message, and then `messages` has a hole at each failure and `errors` says why.
+   */
+  async #validate(
+    candidates: readonly unknown[],
+  ): Promise<{ messages: (UIMessage | undefined)[]; errors?: Map<number, ValidationError> }> {
+    if (candidates.length === 0) return { messages: [] };
+    try {
+      const messages = await validateMessages(candidates, this.#schemas);
+      for (let index = 0; index < messages.length; index += 1) settle(messages[index] as UIMessage);
+      return { messages };
+    } catch (error) {
+      if (!ValidationError.isInstance(error)) throw error;
+      const checks = await checkMessages(candidates, this.#schemas);
+      const messages = new Array<UIMessage | undefined>(checks.length);
+      const errors = new Map<number, ValidationError>();
+      checks.forEach((check, index) => {
+        if (check.success) messages[index] = settle(check.message);
+        else errors.set(index, check.error);
+      });
+      return { messages, errors };
+    }
+  }
+}
+
+/** The error of a stored message the SDK refused without saying why. */
+function invalid(node: MessageNodeRecord): ValidationError {
+  return new ValidationError(`Message "${node.id}" did not validate.`);
 }
 
 /**
@@ -90,23 +133,38 @@ function settle(message: UIMessage): UIMessage {
 
 /**
  * Freezes a value and everything in it, without recursion (the depth of stored values is bounded
- * elsewhere). With `dropUndefined`, object keys holding `undefined` are deleted first, as a JSON
- * round trip would. The AI SDK's parsed copies are fresh objects, so this never touches input.
+ * elsewhere); a part already frozen is not walked again. With `dropUndefined`, object keys holding
+ * `undefined` are deleted first, as a JSON round trip would. The AI SDK's parsed copies are fresh
+ * objects, so this never touches input. Arrays are walked by index and objects by their own keys
+ * (a `for…in` walk with an own-key check per key cost twice as much on a long chat's cold read).
  */
 function deepFreeze<T>(value: T, dropUndefined = false): T {
-  const stack: unknown[] = [value];
-  while (stack.length > 0) {
-    const current = stack.pop();
-    if (typeof current !== 'object' || current === null || Object.isFrozen(current)) continue;
-    const record = current as Record<string, unknown>;
-    const isArray = Array.isArray(record);
-    for (const key in record) {
-      if (!Object.hasOwn(record, key)) continue;
-      const entry = record[key];
-      if (entry === undefined && dropUndefined && !isArray) delete record[key];
-      else if (typeof entry === 'object' && entry !== null) stack.push(entry);
+  const stack: object[] = [];
+  let current: unknown = value;
+  for (;;) {
+    if (typeof current === 'object' && current !== null && !Object.isFrozen(current)) {
+      if (Array.isArray(current)) {
+        for (let index = 0; index < current.length; index += 1) {
+          const entry: unknown = current[index];
+          if (typeof entry === 'object' && entry !== null) stack.push(entry);
+        }
+      } else {
+        const record = current as Record<string, unknown>;
+        const keys = Object.keys(record);
+        for (let index = 0; index < keys.length; index += 1) {
+          const key = keys[index] as string;
+          const entry = record[key];
+          if (typeof entry === 'object') {
+            if (entry !== null) stack.push(entry);
+          } else if (entry === undefined && dropUndefined) {
+            delete record[key];
+          }
+        }
+      }
+      Object.freeze(current);
     }
-    Object.freeze(record);
+    const next = stack.pop();
+    if (next === undefined) return value;
+    current = next;
   }
-  return value;
 }
