@@ -28,7 +28,7 @@ export async function saveTurn(
 ): Promise<void> {
   const { pending, view, validator } = session;
   const opened = session.isOpen ? undefined : await session.open();
-  if (pending.before(ticket).length === 0) return;
+  if (!pending.hasBefore(ticket)) return;
   if (pending.hasUnbound(ticket)) {
     await view.sync(opened);
     bindLazy(session, ticket);
@@ -46,7 +46,8 @@ export async function saveTurn(
   // A message whose own id is the node id of another message of the path (a version's node id
   // used as a message id) must not replace that node: it is a version of its own.
   if (session.abilities.findMessageNodes !== undefined)
-    for (const message of messages) {
+    for (let index = 0; index < messages.length; index += 1) {
+      const message = messages[index] as UIMessage;
       const node = view.chain.node(message.id);
       if (
         node !== undefined &&
@@ -57,7 +58,8 @@ export async function saveTurn(
     }
   const batchOf = (): CommitMessage[] => {
     const batch: CommitMessage[] = [];
-    for (const message of messages) {
+    for (let index = 0; index < messages.length; index += 1) {
+      const message = messages[index] as UIMessage;
       const version = ids.versions.has(message.id);
       const id = version
         ? message.id
@@ -66,12 +68,11 @@ export async function saveTurn(
       const kept = keptRecord(replaced, records?.get(message.id), adds?.has(message.id) === true);
       const engineRecord =
         kept === undefined ? undefined : placeProviderCompaction(session, kept, replaced, batch);
-      batch.push({
-        id,
-        message,
-        ...(engineRecord === undefined ? {} : { engineRecord }),
-        ...(version ? { newVersion: true } : {}),
-      });
+      // Optional keys only when set (no spread of a temporary object per message).
+      const entry: { -readonly [Key in keyof CommitMessage]: CommitMessage[Key] } = { id, message };
+      if (engineRecord !== undefined) entry.engineRecord = engineRecord;
+      if (version) entry.newVersion = true;
+      batch.push(entry);
     }
     return batch;
   };

@@ -57,8 +57,12 @@ export class RecordKeepingStore implements ContextStore {
       findMessageNodes,
     } = store;
     if (typeof append === 'function') {
-      this.append = async (input: AppendInput): Promise<AppendResult> =>
-        this.#written(await append.call(store, this.#embed(input)));
+      // A store that keeps records gets the input and returns the result as they are: a save
+      // then costs no extra async step here.
+      this.append = this.#keepsRecords
+        ? (input: AppendInput): Promise<AppendResult> => append.call(store, input)
+        : async (input: AppendInput): Promise<AppendResult> =>
+            splitResult(await append.call(store, embedRecords(input)));
     }
     if (typeof forkBranch === 'function')
       this.forkBranch = (input) => forkBranch.call(store, input);
@@ -81,21 +85,6 @@ export class RecordKeepingStore implements ContextStore {
     }
   }
 
-  /**
-   * The nodes of our own write. A store that keeps records returns what the engine wrote, which
-   * never holds the reserved key, so its nodes are passed on untouched (a store may parse a
-   * written message only when it is first read: the engine keeps its own copy).
-   */
-  #written<T extends CommitResult>(result: T): T {
-    return this.#keepsRecords ? result : splitResult(result);
-  }
-
-  /** Records into the messages, for a store that cannot keep them beside. */
-  #embed<T extends CommitInput | AppendInput>(input: T): T {
-    if (this.#keepsRecords) return input;
-    return { ...input, messages: input.messages.map(embedEngineRecord) };
-  }
-
   openChat: ContextStore['openChat'] = (input) => this.#store.openChat(input);
   getChat: ContextStore['getChat'] = (chatId) => this.#store.getChat(chatId);
   updateChat: ContextStore['updateChat'] = (input) => this.#store.updateChat(input);
@@ -115,8 +104,19 @@ export class RecordKeepingStore implements ContextStore {
     this.#store.deleteCheckpoint(input);
   close: ContextStore['close'] = () => this.#store.close();
 
-  async commit(input: CommitInput): Promise<CommitResult> {
-    return this.#written(await this.#store.commit(this.#embed(input)));
+  /**
+   * A store that keeps records returns what the engine wrote, which never holds the reserved key,
+   * so its nodes are passed on untouched, with no extra async step (a store may parse a written
+   * message only when it is first read: the engine keeps its own copy). Any other store gets the
+   * records inside the messages, and its nodes are split again.
+   */
+  commit(input: CommitInput): Promise<CommitResult> {
+    if (this.#keepsRecords) return this.#store.commit(input);
+    return this.#commitEmbedded(input);
+  }
+
+  async #commitEmbedded(input: CommitInput): Promise<CommitResult> {
+    return splitResult(await this.#store.commit(embedRecords(input)));
   }
 
   async getChain(input: Parameters<ContextStore['getChain']>[0]): Promise<ChainPage> {
@@ -151,6 +151,11 @@ function splitNodes(nodes: readonly MessageNodeRecord[]): readonly MessageNodeRe
     }
   }
   return result ?? nodes;
+}
+
+/** Records into the messages, for a store that cannot keep them beside. */
+function embedRecords<T extends CommitInput | AppendInput>(input: T): T {
+  return { ...input, messages: input.messages.map(embedEngineRecord) };
 }
 
 function splitResult<T extends CommitResult>(result: T): T {

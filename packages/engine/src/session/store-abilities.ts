@@ -56,9 +56,7 @@ export function abilitiesOf(store: ContextStore): StoreAbilities {
     declared: boolean | undefined,
     method: Method | undefined,
   ): Method | undefined =>
-    declared === true && typeof method === 'function'
-      ? (((...args: Parameters<Method>) => method.apply(store, args)) as Method)
-      : undefined;
+    declared === true && typeof method === 'function' ? (method.bind(store) as Method) : undefined;
   const getContext = bound(capabilities.contextLane, store.getContext);
   const saveContext = bound(capabilities.contextLane, store.saveContext);
   return {
