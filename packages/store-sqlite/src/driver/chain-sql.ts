@@ -25,9 +25,9 @@ const UNLIMITED = Number.MAX_SAFE_INTEGER;
  *
  * Each node comes back as one JSON text, `[id, parentId, sequence, createdAt, updatedAt,
  * engineRecord, message]`, built by SQLite around the stored JSON of the record and the message:
- * a value costs about as much to bring into JavaScript as the parse of a short message, so one
- * value per node (parsed once, as the message had to be) instead of seven takes a third off a
- * long chain's read. Only that text and the parent id ride through the recursion and the sort.
+ * each value better-sqlite3 hands to JavaScript costs about as much as parsing a short message,
+ * so one value per node (parsed once, as the message had to be anyway) costs less than seven.
+ * Only that text and the parent id ride through the recursion and the sort.
  */
 export function getChain(db: SqliteConnection, input: PreparedGetChain): ChainPage {
   const { chatId, headMessageId } = input;
@@ -92,13 +92,15 @@ function chainNode(db: SqliteConnection, chatId: string, text: string): MessageN
 
 /**
  * The chain walk: one recursive statement through the primary key, oldest first, each node as
- * the JSON text {@link chainNode} reads. The integers are written by SQLite as JSON numbers
- * (STRICT columns hold integers only), the ids quoted by `json_quote`, the stored JSON as is.
+ * the JSON text {@link chainNode} reads: `json_array` writes the ids (quoted) and the integers
+ * (STRICT columns hold integers only, so the array ends in a digit and its one closing bracket),
+ * and the stored JSON of the record and the message follow as they are. Shorter to prepare and
+ * to run than a concatenation of each value (a new handle prepares it on its first read).
  */
 function chainSql(tables: TableNames): string {
   const m = tables.messages;
   const row = (node: string) =>
-    `'[' || json_quote(${node}.id) || ',' || json_quote(${node}.parent_id) || ',' || ${node}.sequence || ',' || ${node}.created_at || ',' || ${node}.updated_at || ',' || coalesce(${node}.engine_record, 'null') || ',' || ${node}.payload || ']'`;
+    `rtrim(json_array(${node}.id, ${node}.parent_id, ${node}.sequence, ${node}.created_at, ${node}.updated_at), ']') || ',' || coalesce(${node}.engine_record, 'null') || ',' || ${node}.payload || ']'`;
   return `WITH RECURSIVE chain (parent_id, node_json, depth) AS (
      SELECT newest.parent_id, ${row('newest')}, 1
        FROM ${m} AS newest WHERE newest.chat_id = @chatId AND newest.id = @head AND newest.id IS NOT @until
