@@ -4,7 +4,12 @@ import {
   type MessageSchemas,
   validateMessages,
 } from '@ctxgraph/codecs';
-import { type BuiltMessage, parsePlainMessages, settledMessage } from '@ctxgraph/codecs/internal';
+import {
+  type BuiltMessage,
+  parsePlainMessages,
+  plainParser,
+  settledMessage,
+} from '@ctxgraph/codecs/internal';
 import { type MessageNodeRecord, readDropped, ValidationError } from '@ctxgraph/fragments-core';
 import type { UIMessage } from 'ai';
 import type { ChainEntry } from './chain-cache';
@@ -93,23 +98,40 @@ export class MessageValidator {
   }
 
   /**
-   * The candidates' settled messages, in order, one AI SDK call for the list; only when it fails,
-   * message by message, and then `messages` has a hole at each failure and `errors` says why.
+   * The candidates' settled messages, in order. Plain text messages are parsed by hand (what the
+   * SDK would return for them) and settled part by part; the rest go to the AI SDK in one call,
+   * and only when that fails, message by message: then `messages` has a hole at each failure and
+   * `errors` says why.
    */
   async #validate(
     candidates: readonly unknown[],
   ): Promise<{ messages: (UIMessage | undefined)[]; errors?: Map<number, ValidationError> }> {
-    if (candidates.length === 0) return { messages: [] };
+    const count = candidates.length;
+    const messages = new Array<UIMessage | undefined>(count);
+    const plain = plainParser(this.#schemas);
+    let rest: number[] | undefined;
+    for (let index = 0; index < count; index += 1) {
+      const parsed = plain(candidates[index]);
+      if (parsed !== undefined) {
+        messages[index] = settleParsed(parsed);
+      } else {
+        rest ??= [];
+        rest.push(index);
+      }
+    }
+    if (rest === undefined) return { messages };
+    const others = rest.map((index) => candidates[index]);
     try {
-      const messages = await validateMessages(candidates, this.#schemas);
-      for (let index = 0; index < messages.length; index += 1) settle(messages[index] as UIMessage);
+      const validated = await validateMessages(others, this.#schemas);
+      validated.forEach((message, at) => {
+        messages[rest[at] as number] = settle(message);
+      });
       return { messages };
     } catch (error) {
       if (!ValidationError.isInstance(error)) throw error;
-      const checks = await checkMessages(candidates, this.#schemas);
-      const messages = new Array<UIMessage | undefined>(checks.length);
       const errors = new Map<number, ValidationError>();
-      checks.forEach((check, index) => {
+      (await checkMessages(others, this.#schemas)).forEach((check, at) => {
+        const index = rest[at] as number;
         if (check.success) messages[index] = settle(check.message);
         else errors.set(index, check.error);
       });
@@ -129,6 +151,40 @@ function invalid(node: MessageNodeRecord): ValidationError {
  */
 function settle(message: UIMessage): UIMessage {
   return deepFreeze(message, true);
+}
+
+/**
+ * {@link settle} for a message in the shape the AI SDK's parse returns (a fresh message whose
+ * `parts` is a fresh array of fresh, flat parts): each part's own values and the metadata are
+ * settled, then the part, the list and the message are frozen, without the generic walk's stack
+ * and frozen checks for the three levels it knows (a long chat's cold read settles every message).
+ */
+function settleParsed(message: UIMessage): UIMessage {
+  const record = message as unknown as Record<string, unknown>;
+  const parts = message.parts as unknown[];
+  for (let index = 0; index < parts.length; index += 1) settleObject(parts[index]);
+  Object.freeze(parts);
+  settleObject(record);
+  return message;
+}
+
+/** Deletes an object's keys holding `undefined`, deep-freezes its object values, freezes it. */
+function settleObject(value: unknown): void {
+  if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return;
+  const record = value as Record<string, unknown>;
+  // `for…in` walks the object's cached keys without allocating a list; an inherited key (a
+  // polluted prototype) is left alone.
+  for (const key in record) {
+    const entry = record[key];
+    // A message's `parts` was frozen part by part already; its metadata (or a part's nested
+    // value, should the hand parse ever keep one) is walked whole.
+    if (entry === undefined) {
+      if (Object.hasOwn(record, key)) delete record[key];
+    } else if (typeof entry === 'object' && entry !== null && Object.hasOwn(record, key)) {
+      deepFreeze(entry, true);
+    }
+  }
+  Object.freeze(record);
 }
 
 /**
