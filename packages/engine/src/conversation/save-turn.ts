@@ -45,26 +45,30 @@ export async function saveTurn(
   const ids: NodeIds = { replacing: new Map(), versions: new Set() };
   // A message whose own id is the node id of another message of the path (a version's node id
   // used as a message id) must not replace that node: it is a version of its own.
-  if (session.abilities.findMessageNodes !== undefined)
+  if (session.abilities.findMessageNodes !== undefined) {
+    const chain = view.chain;
     for (let index = 0; index < messages.length; index += 1) {
       const message = messages[index] as UIMessage;
-      const node = view.chain.node(message.id);
+      const node = chain.node(message.id);
       if (
         node !== undefined &&
         node.message.id !== message.id &&
-        view.chain.nodeIdOf(message.id) === undefined
+        chain.nodeIdOf(message.id) === undefined
       )
         ids.versions.add(message.id);
     }
+  }
   const batchOf = (): CommitMessage[] => {
     const batch: CommitMessage[] = [];
+    // The view's chain as it is now (a refused attempt may have read it again since).
+    const chain = view.chain;
     for (let index = 0; index < messages.length; index += 1) {
       const message = messages[index] as UIMessage;
       const version = ids.versions.has(message.id);
       const id = version
         ? message.id
-        : (ids.replacing.get(message.id) ?? view.chain.nodeIdOf(message.id) ?? message.id);
-      const replaced = version ? undefined : view.chain.node(id);
+        : (ids.replacing.get(message.id) ?? chain.nodeIdOf(message.id) ?? message.id);
+      const replaced = version ? undefined : chain.node(id);
       const kept = keptRecord(replaced, records?.get(message.id), adds?.has(message.id) === true);
       const engineRecord =
         kept === undefined ? undefined : placeProviderCompaction(session, kept, replaced, batch);

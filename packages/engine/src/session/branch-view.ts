@@ -60,8 +60,10 @@ export class BranchView {
 
   /** The cached chain (valid after `sync()`): entries, valid messages, lookups. */
   get chain(): ChainCache {
-    this.#settle();
-    return this.#cache;
+    const cache = this.#cache;
+    if (this.#loaded && this.#cachedHead !== null && cache.lastId !== this.#cachedHead)
+      cache.truncateAfter(this.#cachedHead);
+    return cache;
   }
 
   /**

@@ -61,7 +61,9 @@ export class ChainCache {
 
   /** The id of the newest entry, or null when empty. */
   get lastId(): string | null {
-    return this.#entries.at(-1)?.node.id ?? null;
+    const entries = this.#entries;
+    const last = entries[entries.length - 1];
+    return last === undefined ? null : last.node.id;
   }
 
   /** Replaces everything. */
@@ -102,7 +104,7 @@ export class ChainCache {
 
   /** The id of the node of this chain that holds message `messageId`, or undefined. */
   nodeIdOf(messageId: string): string | undefined {
-    this.#index();
+    if (this.#indexed !== this.#entries.length) this.#index();
     const version = this.#versions.get(messageId);
     const own = this.#positions.get(messageId);
     const ownHolds =
@@ -208,7 +210,7 @@ export class ChainCache {
   }
 
   #position(id: string): number | undefined {
-    this.#index();
+    if (this.#indexed !== this.#entries.length) this.#index();
     return this.#positions.get(id);
   }
 

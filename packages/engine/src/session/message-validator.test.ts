@@ -91,7 +91,7 @@ describe('MessageValidator.entries', () => {
         parts: [{ type: 'text', text: 'q' }],
       }),
     );
-    expect(Object.keys(entry?.message.parts[0] ?? {})).toEqual(['type', 'text']);
+    expect(Object.keys(entry?.message?.parts[0] ?? {})).toEqual(['type', 'text']);
     expect(unfrozen(entry?.message)).toEqual([]);
   });
 
