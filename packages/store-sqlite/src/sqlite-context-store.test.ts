@@ -84,6 +84,31 @@ describe('openChat', () => {
     expect(again.chat.metadata).toEqual({ keep: 1, change: 'b', added: null });
   });
 
+  it('says so with a StoreError when the chat names an active branch that does not exist', async () => {
+    const path = temp.file();
+    const damaged = new SqliteContextStore(path);
+    const { chatId, userId } = await freshChat(damaged);
+    const database = new Database(path);
+    database.prepare(`UPDATE ctxgraph_chats SET active_branch = 'gone' WHERE id = ?`).run(chatId);
+    for (const input of [
+      { chatId, userId },
+      { chatId, userId, metadata: { a: 1 } },
+    ]) {
+      const error = await damaged.openChat(input).catch((caught: unknown) => caught);
+      expect(StoreError.isInstance(error)).toBe(true);
+      expect((error as Error).message).toContain(
+        'names active branch "gone", which does not exist',
+      );
+    }
+    // Another owner is refused first, as for any chat.
+    await expect(damaged.openChat({ chatId, userId: 'someone-else' })).rejects.toSatisfy((error) =>
+      OwnershipError.isInstance(error),
+    );
+    expect((await damaged.getChat(chatId))?.metadata).toEqual({});
+    database.close();
+    await damaged.close();
+  });
+
   it('refuses another owner with OwnershipError and changes nothing', async () => {
     await store.openChat({ chatId: 'open-3', userId: 'ada', metadata: { a: 1 } });
     const before = await store.getChat('open-3');
@@ -240,6 +265,79 @@ describe('getChain', () => {
       reachedUntil: false,
       nextCursor: null,
     });
+  });
+
+  it('returns each node exactly as a single-node read does, whatever its ids and JSON hold', async () => {
+    // The chain statement hands each node to JavaScript as one JSON text built by SQLite: ids
+    // that JSON must escape, an engine record, metadata and text with brackets and commas.
+    const { chatId } = await freshChat();
+    const ids = [
+      'q"uote\\back',
+      '__proto__',
+      'ctl\u0001\u001f\ttab\nline',
+      '],[",',
+      'ünïcødé-💬-\u2028-中文',
+    ];
+    await store.commit({
+      chatId,
+      branch: 'main',
+      expectedHeadId: null,
+      messages: ids.map((id, index) => ({
+        id,
+        message: {
+          ...textMessage(id, `text "${index}"], [{}`, index % 2 === 0 ? 'user' : 'assistant'),
+          metadata: { nested: { list: [1, '2', null, { id }] } },
+        },
+        ...(index === 3 ? { engineRecord: { usage: { inputTokens: 3, outputTokens: 4 } } } : {}),
+      })),
+    });
+    const chain = await store.getChain({ chatId, headMessageId: ids[4] as string });
+    expect(chain.nodes.map((node) => node.id)).toEqual(ids);
+    for (const node of chain.nodes) {
+      expect(node).toEqual(await store.getMessage({ chatId, messageId: node.id }));
+    }
+    expect(chain.nodes[3]?.engineRecord).toEqual({ usage: { inputTokens: 3, outputTokens: 4 } });
+    expect(chain.nodes[0]?.parentId).toBeNull();
+    expect(chain.nodes[1]?.parentId).toBe(ids[0]);
+    // A page that stops inside the chain names its oldest node's parent as the cursor.
+    const page = await store.getChain({ chatId, headMessageId: ids[4] as string, limit: 2 });
+    expect(page.nodes.map((node) => node.id)).toEqual(ids.slice(3));
+    expect(page.nextCursor).toBe(ids[2]);
+  });
+
+  it('reports a stored node whose JSON is damaged as a StoreError and reads nothing askew', async () => {
+    const path = temp.file();
+    const damaged = new SqliteContextStore(path);
+    const { chatId } = await freshChat(damaged);
+    await append(chatId, ['a', 'b', 'c'], 'main', damaged);
+    const database = new Database(path);
+    const corrupt = (column: string, text: string) =>
+      database
+        .prepare(`UPDATE ctxgraph_messages SET ${column} = ? WHERE chat_id = ? AND id = 'b'`)
+        .run(text, chatId);
+    // A payload that is not one JSON value cannot be written: the versions index reads its id.
+    expect(() => corrupt('payload', '{"id":"b","role":"user","parts":[]}, {"extra":true}')).toThrow(
+      /malformed JSON/,
+    );
+    // An engine record can: two JSON values where one belongs (the row would parse with a value
+    // too many), and one cut short.
+    for (const text of ['{}, 1', '{"usage":']) {
+      corrupt('engine_record', text);
+      const error = await damaged
+        .getChain({ chatId, headMessageId: 'c' })
+        .catch((caught: unknown) => caught);
+      expect(StoreError.isInstance(error)).toBe(true);
+    }
+    corrupt('engine_record', '{}');
+    expect((await damaged.getChain({ chatId, headMessageId: 'c' })).nodes[1]?.engineRecord).toEqual(
+      {},
+    );
+    // The nodes after it still read one by one.
+    expect((await damaged.getChain({ chatId, headMessageId: 'c', until: 'b' })).nodes).toHaveLength(
+      1,
+    );
+    database.close();
+    await damaged.close();
   });
 
   it('throws MessageNotFoundError for a missing head and ChatNotFoundError for a missing chat', async () => {

@@ -8,4 +8,4 @@
  * @module
  */
 export { type BuiltMessage, builtMessage, encodeStorableMessage } from '../message-fragment';
-export { parsePlainMessages, settledMessage } from '../plain-messages';
+export { parsePlainMessages, plainParser, settledMessage } from '../plain-messages';

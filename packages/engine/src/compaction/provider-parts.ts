@@ -51,6 +51,13 @@ function plainText(part: Part): Part {
   ) as Part;
 }
 
+/** True when a part holds a provider's compaction (a loop: it runs for every message shown). */
+function hasCompaction(parts: readonly Part[]): boolean {
+  for (let index = 0; index < parts.length; index += 1)
+    if (compactionKind(parts[index]) !== undefined) return true;
+  return false;
+}
+
 /**
  * The parts with each compaction taken out, except the one at `keepAt`, which becomes `kept`.
  * Undefined when there is nothing to change.
@@ -59,8 +66,7 @@ function withoutCompactions(
   parts: readonly Part[],
   keepAt?: { readonly index: number; readonly part: Part },
 ): Part[] | undefined {
-  if (keepAt === undefined && !parts.some((part) => compactionKind(part) !== undefined))
-    return undefined;
+  if (keepAt === undefined && !hasCompaction(parts)) return undefined;
   const result: Part[] = [];
   parts.forEach((part, index) => {
     if (index === keepAt?.index) result.push(keepAt.part);

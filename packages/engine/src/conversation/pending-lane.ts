@@ -94,9 +94,21 @@ export class PendingLane {
     return this.#entries.filter((entry) => entry.seq < ticket);
   }
 
+  /** True when an entry was set before `ticket` (entries are in call order: the oldest decides). */
+  hasBefore(ticket: number): boolean {
+    const oldest = this.#entries[0];
+    return oldest !== undefined && oldest.seq < ticket;
+  }
+
   /** True when an entry set before `ticket` is a lazy fragment not bound yet. */
   hasUnbound(ticket: number): boolean {
-    return this.#entries.some((entry) => entry.seq < ticket && entry.encoded === null);
+    const entries = this.#entries;
+    for (let index = 0; index < entries.length; index += 1) {
+      const entry = entries[index] as PendingEntry;
+      if (entry.seq >= ticket) break;
+      if (entry.encoded === null) return true;
+    }
+    return false;
   }
 
   /**
@@ -127,7 +139,9 @@ export class PendingLane {
    */
   engineRecords(ticket: number): Map<string, EngineRecord> | undefined {
     let records: Map<string, EngineRecord> | undefined;
-    for (const entry of this.#entries) {
+    const entries = this.#entries;
+    for (let index = 0; index < entries.length; index += 1) {
+      const entry = entries[index] as PendingEntry;
       if (entry.seq >= ticket) break;
       const id = entry.encoded?.id;
       if (id === undefined) continue;
@@ -147,7 +161,9 @@ export class PendingLane {
    */
   usageAdds(ticket: number): Set<string> | undefined {
     let adds: Set<string> | undefined;
-    for (const entry of this.#entries) {
+    const entries = this.#entries;
+    for (let index = 0; index < entries.length; index += 1) {
+      const entry = entries[index] as PendingEntry;
       if (entry.seq >= ticket) break;
       const id = entry.encoded?.id;
       if (id === undefined) continue;
@@ -234,7 +250,11 @@ export class PendingLane {
 
   /** Drops the entries set before `ticket` (after they were saved, or on a branch switch). */
   drop(ticket: number): void {
-    this.#entries = this.#entries.filter((entry) => entry.seq >= ticket);
+    const entries = this.#entries;
+    // Entries are in call order: those set before `ticket` are a prefix (usually all of them).
+    let count = 0;
+    while (count < entries.length && (entries[count] as PendingEntry).seq < ticket) count += 1;
+    this.#entries = count === entries.length ? [] : entries.slice(count);
   }
 
   /** `discardPending()`: drops the entries set before `ticket`; returns how many there were. */

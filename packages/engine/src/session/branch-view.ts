@@ -76,8 +76,10 @@ export class BranchView {
 
   /** The cached chain (valid after `sync()`): entries, valid messages, lookups. */
   get chain(): ChainCache {
-    this.#settle();
-    return this.#cache;
+    const cache = this.#cache;
+    if (this.#loaded && this.#cachedHead !== null && cache.lastId !== this.#cachedHead)
+      cache.truncateAfter(this.#cachedHead);
+    return cache;
   }
 
   /**
@@ -244,35 +246,26 @@ export class BranchView {
       head !== null && head !== attachedTo ? { id: head, version: result.version } : undefined;
     if (!this.#loaded) return;
     this.#settle();
-    // `result.nodes` are in input order, so node i carries messages[i]: a node under that
-    // message's own id says so without opening its message (a store may parse a written message
-    // only when it is read). Otherwise (a version's node id differs from its message id) it is
-    // found by the message id the node holds.
-    const entry = (node: MessageNodeRecord, index: number): ChainEntry => {
-      const candidate = messages[index];
-      const message =
-        candidate !== undefined && candidate.id === node.id
-          ? candidate
-          : messageHeldBy(node, candidate, messages);
-      if (message === undefined) return { node, message: null, error: null };
-      // The node carries the message we stored (what a later read parses back from its JSON),
-      // so keeping it costs no parse of what the store just serialized.
-      return { node: withMessage(node, message), message, error: null };
-    };
-    // Nodes replaced in place are on this branch (the store refuses others): update them.
-    result.nodes.forEach((node, index) => {
-      if (this.#cache.has(node.id)) this.#cache.replace(entry(node, index));
-    });
-    if (attachedTo !== this.#cachedHead) return;
-    const added: ChainEntry[] = [];
-    let lastId = this.#cache.lastId;
-    result.nodes.forEach((node, index) => {
-      if (!this.#cache.has(node.id) && node.parentId === lastId) {
-        added.push(entry(node, index));
+    const cache = this.#cache;
+    const nodes = result.nodes;
+    // Nodes replaced in place are on this branch (the store refuses others): update them. The
+    // others are new nodes, appended when the write built on the cached head; otherwise other
+    // writers' nodes lie in between and the next `sync()` reads them.
+    const onCachedHead = attachedTo === this.#cachedHead;
+    let added: ChainEntry[] | undefined;
+    let lastId = cache.lastId;
+    for (let index = 0; index < nodes.length; index += 1) {
+      const node = nodes[index] as MessageNodeRecord;
+      if (cache.has(node.id)) {
+        cache.replace(writtenEntry(node, index, messages));
+      } else if (onCachedHead && node.parentId === lastId) {
+        added ??= [];
+        added.push(writtenEntry(node, index, messages));
         lastId = node.id;
       }
-    });
-    this.#cache.append(added);
+    }
+    if (!onCachedHead) return;
+    if (added !== undefined) cache.append(added);
     this.#cachedHead = result.headMessageId;
     // With other writes in between (elsewhere in the chat), the version stays behind so the next
     // read checks whether they rewrote anything cached.
@@ -406,6 +399,28 @@ export interface ChainRead {
   readonly version: number;
 }
 
+/**
+ * The chain entry of written node `index` of a write: `result.nodes` are in input order, so node i
+ * carries `messages[i]`. A node under that message's own id says so without opening its message
+ * (a store may parse a written message only when it is read); otherwise (a version's node id
+ * differs from its message id) it is found by the message id the node holds. The node carries
+ * the message we stored (what a later read parses back from its JSON), so keeping it costs no
+ * parse of what the store just serialized.
+ */
+function writtenEntry(
+  node: MessageNodeRecord,
+  index: number,
+  messages: readonly UIMessage[],
+): ChainEntry {
+  const candidate = messages[index];
+  const message =
+    candidate !== undefined && candidate.id === node.id
+      ? candidate
+      : messageHeldBy(node, candidate, messages);
+  if (message === undefined) return { node, message: null, error: null };
+  return { node: withMessage(node, message), message, error: null };
+}
+
 /** The message of `messages` that `node` holds (by its message id), `candidate` first. */
 function messageHeldBy(
   node: MessageNodeRecord,
@@ -418,14 +433,26 @@ function messageHeldBy(
 
 /** `node` with `message` in place of the store's copy (equal content, already at hand). */
 function withMessage(node: MessageNodeRecord, message: UIMessage): MessageNodeRecord {
-  return {
-    chatId: node.chatId,
-    id: node.id,
-    parentId: node.parentId,
-    sequence: node.sequence,
-    message,
-    ...(node.engineRecord === undefined ? {} : { engineRecord: node.engineRecord }),
-    createdAt: node.createdAt,
-    updatedAt: node.updatedAt,
-  };
+  const { engineRecord } = node;
+  // Spelled out in the order a store's records have (no spread of a temporary object).
+  return engineRecord === undefined
+    ? {
+        chatId: node.chatId,
+        id: node.id,
+        parentId: node.parentId,
+        sequence: node.sequence,
+        message,
+        createdAt: node.createdAt,
+        updatedAt: node.updatedAt,
+      }
+    : {
+        chatId: node.chatId,
+        id: node.id,
+        parentId: node.parentId,
+        sequence: node.sequence,
+        message,
+        engineRecord,
+        createdAt: node.createdAt,
+        updatedAt: node.updatedAt,
+      };
 }

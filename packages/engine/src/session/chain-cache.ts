@@ -19,18 +19,27 @@ export interface ChainEntry {
  * The active branch's chain as the engine last read it, oldest first, with an id index and the
  * list of valid messages kept up to date incrementally, so that appending a turn or resolving
  * again costs the same whatever the length of the history.
+ *
+ * The index by node id (and by message id, for the nodes of message versions) is built the first
+ * time a lookup needs it, from where it stopped: a cold read that only shows the conversation
+ * pays for no index, and once built it follows each append, replacement and cut.
  */
 export class ChainCache {
   #entries: ChainEntry[] = [];
-  #positions = new Map<string, number>();
   #messages: UIMessage[] = [];
-  #messagePositions = new Map<string, number>();
+  /** Per entry, its position among the valid messages, or -1 (beside `#entries`). */
+  #messageIndex: number[] = [];
+  /** Node id → position, for the first `#indexed` entries. */
+  readonly #positions = new Map<string, number>();
   /**
-   * Message id → node id, for the nodes of this chain. A message id appears at most once along a
-   * path (the engine keeps it so), so this is what "the message M of this path" means; with
-   * message versions a node id may differ from its message id.
+   * Message id → node id, for the indexed nodes whose message id is not their node id (message
+   * versions); a node under its message's own id is found through `#positions`. A message id
+   * appears at most once along a path (the engine keeps it so), so this is what "the message M
+   * of this path" means.
    */
-  #nodeByMessage = new Map<string, string>();
+  readonly #versions = new Map<string, string>();
+  /** How many entries, from the oldest, the two maps hold. */
+  #indexed = 0;
   #invalid = 0;
   /** Positions of the compaction nodes among the entries, oldest first. */
   #compactions: number[] = [];
@@ -52,16 +61,19 @@ export class ChainCache {
 
   /** The id of the newest entry, or null when empty. */
   get lastId(): string | null {
-    return this.#entries.at(-1)?.node.id ?? null;
+    const entries = this.#entries;
+    const last = entries[entries.length - 1];
+    return last === undefined ? null : last.node.id;
   }
 
   /** Replaces everything. */
   reset(entries: readonly ChainEntry[]): void {
     this.#entries = [];
-    this.#positions.clear();
     this.#messages = [];
-    this.#messagePositions.clear();
-    this.#nodeByMessage.clear();
+    this.#messageIndex = [];
+    this.#positions.clear();
+    this.#versions.clear();
+    this.#indexed = 0;
     this.#invalid = 0;
     this.#compactions = [];
     this.append(entries);
@@ -69,55 +81,66 @@ export class ChainCache {
 
   /** Adds entries after the newest one. */
   append(entries: readonly ChainEntry[]): void {
-    for (const entry of entries) {
-      if (readCompaction(entry.node) !== null) this.#compactions.push(this.#entries.length);
-      this.#positions.set(entry.node.id, this.#entries.length);
-      this.#nodeByMessage.set(messageIdOf(entry), entry.node.id);
-      this.#entries.push(entry);
+    const all = this.#entries;
+    for (let index = 0; index < entries.length; index += 1) {
+      const entry = entries[index] as ChainEntry;
+      if (readCompaction(entry.node) !== null) this.#compactions.push(all.length);
+      all.push(entry);
       if (entry.message) {
-        this.#messagePositions.set(entry.node.id, this.#messages.length);
+        this.#messageIndex.push(this.#messages.length);
         this.#messages.push(entry.message);
-      } else if (entry.error !== null) {
+      } else {
+        this.#messageIndex.push(-1);
         // Without message and error: a dropped message's tombstone, never shown.
-        this.#invalid += 1;
+        if (entry.error !== null) this.#invalid += 1;
       }
     }
   }
 
   /** True when a node with this id is in the chain. */
   has(id: string): boolean {
-    return this.#positions.has(id);
+    return this.#position(id) !== undefined;
   }
 
   /** The id of the node of this chain that holds message `messageId`, or undefined. */
   nodeIdOf(messageId: string): string | undefined {
-    return this.#nodeByMessage.get(messageId);
+    if (this.#indexed !== this.#entries.length) this.#index();
+    const version = this.#versions.get(messageId);
+    const own = this.#positions.get(messageId);
+    const ownHolds =
+      own !== undefined && messageIdOf(this.#entries[own] as ChainEntry) === messageId;
+    if (version === undefined) return ownHolds ? messageId : undefined;
+    // Should both hold it, the newer one, as a path's later write of a message id wins.
+    if (ownHolds && (this.#positions.get(version) ?? -1) < (own as number)) return messageId;
+    return version;
   }
 
   /** The node with this id, when it is in the chain. */
   node(id: string): MessageNodeRecord | undefined {
-    const position = this.#positions.get(id);
+    const position = this.#position(id);
     return position === undefined ? undefined : this.#entries[position]?.node;
   }
 
   /** Replaces the entry with the same id in place; false when there is none. */
   replace(entry: ChainEntry): boolean {
-    const position = this.#positions.get(entry.node.id);
+    const id = entry.node.id;
+    const position = this.#position(id);
     if (position === undefined) return false;
-    const previous = this.#entries[position];
+    const previous = this.#entries[position] as ChainEntry;
     this.#entries[position] = entry;
-    if (previous !== undefined && messageIdOf(previous) !== messageIdOf(entry)) {
-      if (this.#nodeByMessage.get(messageIdOf(previous)) === entry.node.id)
-        this.#nodeByMessage.delete(messageIdOf(previous));
-      this.#nodeByMessage.set(messageIdOf(entry), entry.node.id);
+    const previousMessageId = messageIdOf(previous);
+    const messageId = messageIdOf(entry);
+    if (previousMessageId !== messageId) {
+      if (this.#versions.get(previousMessageId) === id) this.#versions.delete(previousMessageId);
+      if (messageId !== id) this.#versions.set(messageId, id);
     }
-    const messagePosition = this.#messagePositions.get(entry.node.id);
-    const compactionBefore = previous ? readCompaction(previous.node) !== null : false;
+    const messagePosition = this.#messageIndex[position] as number;
+    const compactionBefore = readCompaction(previous.node) !== null;
     const compactionNow = readCompaction(entry.node) !== null;
     if (
-      previous?.message &&
+      previous.message &&
       entry.message &&
-      messagePosition !== undefined &&
+      messagePosition >= 0 &&
       compactionBefore === compactionNow
     ) {
       this.#messages[messagePosition] = entry.message;
@@ -133,22 +156,22 @@ export class ChainCache {
    * as much as the number of entries dropped.
    */
   truncateAfter(id: string): boolean {
-    const position = this.#positions.get(id);
+    const position = this.#position(id);
     if (position === undefined) return false;
     let droppedMessages = 0;
     for (let index = position + 1; index < this.#entries.length; index += 1) {
       const entry = this.#entries[index] as ChainEntry;
-      this.#positions.delete(entry.node.id);
-      if (this.#nodeByMessage.get(messageIdOf(entry)) === entry.node.id)
-        this.#nodeByMessage.delete(messageIdOf(entry));
-      if (entry.message) {
-        this.#messagePositions.delete(entry.node.id);
-        droppedMessages += 1;
-      } else if (entry.error !== null) {
-        this.#invalid -= 1;
-      }
+      const nodeId = entry.node.id;
+      this.#positions.delete(nodeId);
+      const messageId = messageIdOf(entry);
+      if (messageId !== nodeId && this.#versions.get(messageId) === nodeId)
+        this.#versions.delete(messageId);
+      if (entry.message) droppedMessages += 1;
+      else if (entry.error !== null) this.#invalid -= 1;
     }
     this.#entries.length = position + 1;
+    this.#messageIndex.length = position + 1;
+    this.#indexed = position + 1;
     this.#messages.length -= droppedMessages;
     while ((this.#compactions.at(-1) ?? -1) > position) this.#compactions.pop();
     return true;
@@ -156,7 +179,7 @@ export class ChainCache {
 
   /** Position of an entry, by node id. */
   position(id: string): number | undefined {
-    return this.#positions.get(id);
+    return this.#position(id);
   }
 
   /** True when the cache holds the chain from its root (a cold read may stop at a compaction's boundary). */
@@ -169,9 +192,12 @@ export class ChainCache {
     return this.#compactions;
   }
 
-  /** Position of a message among the valid messages. */
+  /** Position of a message among the valid messages, by its node id. */
   messagePosition(id: string): number | undefined {
-    return this.#messagePositions.get(id);
+    const position = this.#position(id);
+    if (position === undefined) return undefined;
+    const messagePosition = this.#messageIndex[position] as number;
+    return messagePosition >= 0 ? messagePosition : undefined;
   }
 
   /** The newest entry whose message role is `role`, searching from the end. */
@@ -181,6 +207,24 @@ export class ChainCache {
       if (node?.message.role === role) return node.id;
     }
     return undefined;
+  }
+
+  #position(id: string): number | undefined {
+    if (this.#indexed !== this.#entries.length) this.#index();
+    return this.#positions.get(id);
+  }
+
+  /** Brings the index up to the newest entry. */
+  #index(): void {
+    const entries = this.#entries;
+    for (let index = this.#indexed; index < entries.length; index += 1) {
+      const entry = entries[index] as ChainEntry;
+      const nodeId = entry.node.id;
+      this.#positions.set(nodeId, index);
+      const messageId = messageIdOf(entry);
+      if (messageId !== nodeId) this.#versions.set(messageId, nodeId);
+    }
+    this.#indexed = entries.length;
   }
 }
 

@@ -1,4 +1,5 @@
 import {
+  type BranchRecord,
   type ChatRecord,
   type GetHeadInput,
   type HeadState,
@@ -13,9 +14,10 @@ import {
   type PreparedOpenChat,
   type PreparedUpdateChat,
 } from '@ctxgraph/fragments-core/store-kit';
+import type { TableNames } from '../schema/table-names';
 import type { SqliteConnection } from './connection';
 import { forgetLiveReplies } from './live-replies';
-import { activeBranch, chatRow, headState, requireChat } from './lookups';
+import { activeBranch, chatRow, headState, missingActiveBranch, requireChat } from './lookups';
 import { type BranchRow, branchRecord, type ChatRow, chatRecord, MAIN_BRANCH } from './rows';
 import { forgetNodes } from './search-index';
 
@@ -23,15 +25,14 @@ import { forgetNodes } from './search-index';
 export function openChat(db: SqliteConnection, input: PreparedOpenChat): OpenChatResult {
   const { chatId, userId, metadata } = input;
   return db.run('openChat(input)', () => {
-    // Loading an existing chat without metadata is the common case: a read, no write lock.
+    // Loading an existing chat without metadata is the common case: one statement (one
+    // snapshot: the chat and its active branch together), no transaction, no write lock.
     if (metadata === undefined) {
-      const loaded = db.read(() => {
-        const chat = chatRow(db, chatId);
-        if (chat === undefined) return undefined;
-        if (chat.user_id !== userId) throw new OwnershipError(chatId, userId);
-        return { chat: chatRecord(chat), branch: activeBranch(db, chat), created: false };
-      });
-      if (loaded !== undefined) return loaded;
+      const loaded = loadChat(db, chatId);
+      if (loaded !== undefined) {
+        if (loaded.user_id !== userId) throw new OwnershipError(chatId, userId);
+        return { chat: chatRecord(loaded), branch: loadedBranch(db, loaded), created: false };
+      }
     }
     return db.write(() => {
       const existing = chatRow(db, chatId);
@@ -64,6 +65,39 @@ export function openChat(db: SqliteConnection, input: PreparedOpenChat): OpenCha
       return { chat: chatRecord(chat), branch: branchRecord(branch), created: true };
     });
   });
+}
+
+/** A chat row with its active branch's row beside it (null columns when that branch is missing). */
+interface LoadedChatRow extends ChatRow {
+  branch_name: string | null;
+  branch_head: string | null;
+  branch_created_at: number | null;
+  branch_updated_at: number | null;
+}
+
+/** The chat and its active branch in one statement, or undefined when there is no chat. */
+function loadChat(db: SqliteConnection, chatId: string): LoadedChatRow | undefined {
+  return db.prepared(loadChatSql).get(chatId) as LoadedChatRow | undefined;
+}
+
+function loadChatSql(t: TableNames): string {
+  return `SELECT chat.*, branch.name AS branch_name, branch.head_message_id AS branch_head,
+            branch.created_at AS branch_created_at, branch.updated_at AS branch_updated_at
+       FROM ${t.chats} AS chat
+       LEFT JOIN ${t.branches} AS branch ON branch.chat_id = chat.id AND branch.name = chat.active_branch
+      WHERE chat.id = ?`;
+}
+
+/** The active branch of a loaded chat; a `StoreError` when the chat names one that does not exist. */
+function loadedBranch(db: SqliteConnection, row: LoadedChatRow): BranchRecord {
+  if (row.branch_name === null) throw missingActiveBranch(db, row);
+  return {
+    chatId: row.id,
+    name: row.branch_name,
+    headMessageId: row.branch_head,
+    createdAt: row.branch_created_at as number,
+    updatedAt: row.branch_updated_at as number,
+  };
 }
 
 /** The chat, or null. */

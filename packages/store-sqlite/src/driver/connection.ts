@@ -30,8 +30,10 @@ export class SqliteConnection {
   readonly #statements = new Map<string, Database.Statement>();
   readonly #built = new Map<(tables: TableNames) => string, Database.Statement>();
   // One transaction wrapper for the store's life, running whatever body it is given: building a
-  // wrapper per call costs more than the statements of a small commit.
-  readonly #transaction: Database.Transaction<(body: () => unknown) => unknown>;
+  // wrapper per call costs more than the statements of a small commit. Built on first use: it
+  // prepares better-sqlite3's BEGIN / COMMIT / SAVEPOINT statements, which a handle that only
+  // reads in single statements (a new handle's first resolve) never needs.
+  #transaction: Database.Transaction<(body: () => unknown) => unknown> | undefined;
   #schemaChecked = false;
 
   /**
@@ -51,7 +53,6 @@ export class SqliteConnection {
       this.#database = openDatabase(open);
       this.ownsDatabase = true;
     }
-    this.#transaction = this.#database.transaction((body: () => unknown) => body());
     if (options.migrate) {
       try {
         // A read-only database cannot be migrated: check its version instead, so the error says
@@ -96,12 +97,17 @@ export class SqliteConnection {
    * what a write decides from its reads (the head it compares, the next sequence) cannot go stale.
    */
   write<T>(body: () => T): T {
-    return this.#transaction.immediate(body) as T;
+    return this.#transactions().immediate(body) as T;
   }
 
   /** `body` in a deferred transaction: several reads see one snapshot, without the write lock. */
   read<T>(body: () => T): T {
-    return this.#transaction.deferred(body) as T;
+    return this.#transactions().deferred(body) as T;
+  }
+
+  #transactions(): Database.Transaction<(body: () => unknown) => unknown> {
+    this.#transaction ??= this.#database.transaction((body: () => unknown) => body());
+    return this.#transaction;
   }
 
   /**

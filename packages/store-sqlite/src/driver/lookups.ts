@@ -45,12 +45,15 @@ export function branchRow(
 /** The chat's active branch; a `StoreError` when the chat names one that does not exist. */
 export function activeBranch(db: SqliteConnection, chat: ChatRow): BranchRecord {
   const row = branchRow(db, chat.id, chat.active_branch);
-  if (row === undefined) {
-    throw new StoreError(
-      `SqliteContextStore at "${db.path}": chat "${chat.id}" names active branch "${chat.active_branch}", which does not exist.`,
-    );
-  }
+  if (row === undefined) throw missingActiveBranch(db, chat);
   return branchRecord(row);
+}
+
+/** The error of a chat whose active branch does not exist (a damaged or hand-edited file). */
+export function missingActiveBranch(db: SqliteConnection, chat: ChatRow): StoreError {
+  return new StoreError(
+    `SqliteContextStore at "${db.path}": chat "${chat.id}" names active branch "${chat.active_branch}", which does not exist.`,
+  );
 }
 
 /** A checkpoint's row, or undefined. */

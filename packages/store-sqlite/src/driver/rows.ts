@@ -111,31 +111,6 @@ export function messageRecord(chatId: string, row: MessageRow): MessageNodeRecor
   };
 }
 
-/** A row of {@link MESSAGE_COLUMNS} as an array (a statement in raw mode), in that order. */
-export type MessageTuple = [
-  id: string,
-  parentId: string | null,
-  sequence: number,
-  payload: string,
-  engineRecord: string | null,
-  createdAt: number,
-  updatedAt: number,
-];
-
-/** A message node record of its row as an array (the payload parsed now). */
-export function messageRecordOfTuple(chatId: string, row: MessageTuple): MessageNodeRecord {
-  return {
-    chatId,
-    id: row[0],
-    parentId: row[1],
-    sequence: row[2],
-    message: JSON.parse(row[3]) as StoredMessage,
-    engineRecord: row[4] === null ? null : (JSON.parse(row[4]) as EngineRecord),
-    createdAt: row[5],
-    updatedAt: row[6],
-  };
-}
-
 /** A node just written (see the store kit's `writtenNode`), its engine record from its JSON. */
 export function writtenNode(
   chatId: string,

@@ -62,7 +62,7 @@ import * as live from './live-replies';
 import { requireChat } from './lookups';
 import * as retention from './retention-sql';
 import * as search from './search-sql';
-import { writeMessages } from './write-sql';
+import { type MessageWrite, writeMessages } from './write-sql';
 
 /**
  * The storage of `SqliteContextStore`: one method per contract method, each one statement or one
@@ -152,8 +152,14 @@ export class SqliteDriver implements ContextStoreDriver {
         if (withLive) live.commitLive.before(db, input);
         let written: CommitResult;
         if (fork === undefined) {
-          const { previousHeadId: _previous, ...result } = writeMessages(db, input);
-          written = result;
+          // The commit's result, spelled out (`previousHeadId` is the append's alone).
+          const result = writeMessages(db, input);
+          written = {
+            headMessageId: result.headMessageId,
+            version: result.version,
+            rewrittenAt: result.rewrittenAt,
+            nodes: result.nodes,
+          };
         } else {
           // A fork-commit: the branch and its messages in the one transaction, so a refusal of
           // the messages rolls the branch back too.
@@ -192,9 +198,13 @@ export class SqliteDriver implements ContextStoreDriver {
    */
   append(input: PreparedAppend): AppendResult {
     const db = this.db;
-    return db.run('append(input)', () =>
-      db.write(() => writeMessages(db, { ...input, expectedHeadId: undefined })),
-    );
+    const write: MessageWrite = {
+      chatId: input.chatId,
+      branch: input.branch,
+      messages: input.messages,
+      expectedHeadId: undefined,
+    };
+    return db.run('append(input)', () => db.write(() => writeMessages(db, write)));
   }
 
   getChain(input: PreparedGetChain): ChainPage {

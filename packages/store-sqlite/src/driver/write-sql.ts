@@ -35,13 +35,16 @@ export function writeMessages(db: SqliteConnection, input: MessageWrite): Append
   if (expectedHeadId !== undefined && state.head !== expectedHeadId) {
     throw new HeadConflictError({ chatId, branch, expectedHeadId, currentHeadId: state.head });
   }
-  const messages = assignVersionIds(input.messages, {
-    newestNodeOf: (messageId) =>
-      (db.prepared(newestNodeSql).pluck().get(chatId, messageId, chatId, messageId, messageId) as
-        | string
-        | undefined) ?? null,
-    hasNode: (nodeId) => db.prepared(hasNodeSql).get(chatId, nodeId) !== undefined,
-  });
+  const messages = asksForVersion(input.messages)
+    ? assignVersionIds(input.messages, {
+        newestNodeOf: (messageId) =>
+          (db
+            .prepared(newestNodeSql)
+            .pluck()
+            .get(chatId, messageId, chatId, messageId, messageId) as string | undefined) ?? null,
+        hasNode: (nodeId) => db.prepared(hasNodeSql).get(chatId, nodeId) !== undefined,
+      })
+    : input.messages;
   const now = Date.now();
   // A plain insert for the usual case (an id new to the chat: nothing to return, the row is what
   // was passed); only when the id is taken does a second statement replace the content in place
@@ -141,6 +144,13 @@ export function writeMessages(db: SqliteConnection, input: MessageWrite): Append
     rewrittenAt: after.rewritten_at,
     nodes,
   };
+}
+
+/** True when an entry asks for a new version (then the kit allocates node ids; usually none). */
+function asksForVersion(messages: readonly PreparedCommitMessage[]): boolean {
+  for (let index = 0; index < messages.length; index += 1)
+    if ((messages[index] as PreparedCommitMessage).newVersion) return true;
+  return false;
 }
 
 // The statements of a write, each built and prepared once per store (`db.prepared`).
