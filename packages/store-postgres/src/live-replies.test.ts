@@ -285,8 +285,13 @@ describe('live replies across processes on one schema', () => {
       const plan = await admin.unsafe(
         `EXPLAIN SELECT chat_id, reply_id FROM "${store.schema}".ctxgraph_live_replies WHERE ended_at IS NOT NULL AND ended_at <= 5 ORDER BY ended_at LIMIT 100`,
       );
+      const order = await admin.unsafe(
+        `EXPLAIN SELECT max(start_order) FROM "${store.schema}".ctxgraph_live_replies WHERE chat_id = 'two' AND ended_at IS NULL`,
+      );
       await admin.unsafe('RESET enable_seqscan');
       expect(JSON.stringify(plan)).toContain('ctxgraph_live_replies_ended_idx');
+      // A start's next start order reads the live replies only, never the ended ones kept.
+      expect(JSON.stringify(order)).toContain('ctxgraph_live_replies_live_idx');
     } finally {
       await store.close();
     }

@@ -195,6 +195,13 @@ describe('live replies across processes on one file', () => {
         )
         .all(0) as { detail: string }[];
       expect(plan.map((step) => step.detail).join(' ')).toContain('ctxgraph_live_replies_ended');
+      // A start's next start order reads the live replies only, never the ended ones kept.
+      const order = raw
+        .prepare(
+          'EXPLAIN QUERY PLAN SELECT max(start_order) FROM ctxgraph_live_replies WHERE chat_id = ? AND ended_at IS NULL',
+        )
+        .all('grace') as { detail: string }[];
+      expect(order.map((step) => step.detail).join(' ')).toContain('ctxgraph_live_replies_live');
     } finally {
       raw.close();
       await store.close();

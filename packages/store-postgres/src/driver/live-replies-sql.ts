@@ -116,7 +116,8 @@ function insertReplySql(
       lease_expires_at, stop_requested_at, chunk_count, started_at, start_order, ended_at, data)
     SELECT $1::text, ${values.replyId}, ${values.branch}, ${values.afterNodeId}, ${values.owner},
       ${values.leaseExpiresAt}, NULL, 0, ${values.now},
-      coalesce((SELECT max(x.start_order) FROM ${names.liveReplies} x WHERE x.chat_id = $1::text), 0) + 1,
+      coalesce((SELECT max(x.start_order) FROM ${names.liveReplies} x
+        WHERE x.chat_id = $1::text AND x.ended_at IS NULL), 0) + 1,
       NULL, ${values.data}
     FROM ${source}${replace}
     RETURNING ${REPLY_COLUMNS.replaceAll('r.', '')}`;

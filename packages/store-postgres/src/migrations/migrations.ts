@@ -258,16 +258,20 @@ CREATE TABLE IF NOT EXISTS ${names.liveRevisions} (
 };
 
 // An ended live reply stays readable for the store's grace period (issue #36): `ended_at` marks
-// it (null while live), and the partial index finds those whose grace is over (an end deletes a
-// batch of them) without holding a live one. A step of its own rather than a change to the one
-// before, so databases already at that version gain the column too. A nullable column without a
-// default is a catalog change only: no row is rewritten.
+// it (null while live). One partial index finds those whose grace is over (an end deletes a batch
+// of them) without holding a live one; the other holds only the live ones, by chat and start
+// order, so a start's next `start_order` and `getLiveState` read the live replies, never the
+// ended ones kept beside them. A step of its own rather than a change to the one before, so
+// databases already at that version gain the column too. A nullable column without a default is
+// a catalog change only: no row is rewritten.
 const endedLiveReplies: Migration = {
   name: 'live replies: ended replies kept',
   sql: (names) => `
 ALTER TABLE ${names.liveReplies} ADD COLUMN IF NOT EXISTS ended_at bigint;
 CREATE INDEX IF NOT EXISTS ${names.local('live_replies_ended_idx')}
   ON ${names.liveReplies} (ended_at) WHERE ended_at IS NOT NULL;
+CREATE INDEX IF NOT EXISTS ${names.local('live_replies_live_idx')}
+  ON ${names.liveReplies} (chat_id, start_order) WHERE ended_at IS NULL;
 `,
 };
 

@@ -79,7 +79,7 @@ function insertReplySql(t: TableNames): string {
   return `INSERT INTO ${t.liveReplies} (chat_id, reply_id, branch, after_node_id, owner, lease_expires_at,
      stop_requested_at, chunk_count, started_at, start_order, ended_at, data)
    VALUES (@chatId, @replyId, @branch, @afterNodeId, @owner, @leaseExpiresAt, NULL, 0, @now,
-     (SELECT coalesce(max(start_order), 0) + 1 FROM ${t.liveReplies} WHERE chat_id = @chatId), NULL, @data)
+     (SELECT coalesce(max(start_order), 0) + 1 FROM ${t.liveReplies} WHERE chat_id = @chatId AND ended_at IS NULL), NULL, @data)
    ON CONFLICT (chat_id, reply_id) DO NOTHING RETURNING *`;
 }
 

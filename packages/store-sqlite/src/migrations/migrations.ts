@@ -218,14 +218,17 @@ CREATE TABLE ${t.liveRevisions} (
   },
   {
     // An ended live reply stays readable for the store's grace period (issue #36): `ended_at`
-    // marks it (null while live), and the partial index finds those whose grace is over (an end
-    // deletes a batch of them) without holding a live one. A step of its own rather than a
-    // change to the one before, so files already at that version gain the column too. Adding a
-    // nullable column rewrites no row.
+    // marks it (null while live). One partial index finds those whose grace is over (an end
+    // deletes a batch of them) without holding a live one; the other holds only the live ones,
+    // by chat and start order, so a start's next `start_order` and `getLiveState` read the live
+    // replies, never the ended ones kept beside them. A step of its own rather than a change to
+    // the one before, so files already at that version gain the column too. Adding a nullable
+    // column rewrites no row.
     name: 'live replies: ended replies kept',
     sql: (t) => `
 ALTER TABLE ${t.liveReplies} ADD COLUMN ended_at INTEGER;
 CREATE INDEX ${t.liveReplies}_ended ON ${t.liveReplies} (ended_at) WHERE ended_at IS NOT NULL;
+CREATE INDEX ${t.liveReplies}_live ON ${t.liveReplies} (chat_id, start_order) WHERE ended_at IS NULL;
 `,
   },
 ];
