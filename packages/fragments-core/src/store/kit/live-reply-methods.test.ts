@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { StoreError, ValidationError } from '../../errors/errors';
 import { ENDED_REPLY_GRACE, type LiveReplyRecord } from '../live-replies';
-import type { BranchRecord, ChatRecord } from '../records';
 import { stubDriver } from './__fixtures__/stub-driver';
 import { CheckedContextStore } from './checked-context-store';
 import type { ContextStoreDriver, LiveReplyDriver } from './context-store-driver';
