@@ -54,6 +54,7 @@ import * as chain from './chain-sql';
 import { PostgresChangeFeed } from './change-feed';
 import * as chats from './chat-sql';
 import * as checkpoints from './checkpoint-sql';
+import type { CommitLive } from './commit-live-sql';
 import { PostgresConnection } from './connection';
 import * as contextLanes from './context-lane-sql';
 import { getGraph } from './graph-sql';
@@ -249,7 +250,7 @@ export class PostgresDriver implements ContextStoreDriver {
   }
 
   /** A commit's live reply, for its write statement (undefined for a plain commit). */
-  #commitLive(input: PreparedCommit): live.CommitLive | undefined {
+  #commitLive(input: PreparedCommit): CommitLive | undefined {
     const { startReply, endReply } = input;
     if (endReply !== undefined) {
       const now = this.#clock();

@@ -16,15 +16,14 @@ import {
   searchTokens,
 } from '@ctxgraph/fragments-core/store-kit';
 import type { TableNames } from '../schema/table-names';
-import type { PostgresConnection, Queryable } from './connection';
 import {
   type CommitLive,
-  clearEndedReply,
   commitLiveLost,
   commitLiveParameters,
   commitLiveSql,
-  isLiveReplyTaken,
-} from './live-replies-sql';
+} from './commit-live-sql';
+import type { PostgresConnection, Queryable } from './connection';
+import { clearEndedReply, isLiveReplyTaken } from './live-replies-sql';
 import {
   isRetryableRace,
   isUniqueViolationOf,
