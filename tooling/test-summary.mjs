@@ -27,8 +27,28 @@ for (const { folder, relative, manifest } of workspacePackages()) {
   if (brokenRun) broken.push(relative);
   const note = brokenRun ? ' (the run failed: see its output)' : '';
   console.log(`${relative}: ${data.numPassedTests} passed, ${data.numFailedTests} failed${note}`);
+  for (const line of failedTests(data)) console.log(`  failed: ${line}`);
 }
 if (missing.length > 0 && !partial) console.log(`no test report from: ${missing.join(', ')}`);
+/**
+ * Each failed test of a report as "file > name: first line of its error", so a log that keeps
+ * only the summary still says what failed.
+ * @param {{ testResults?: { name?: string, assertionResults?: { status?: string, fullName?: string, failureMessages?: string[] }[] }[] }} data
+ * @returns {string[]}
+ */
+function failedTests(data) {
+  const lines = [];
+  for (const file of data.testResults ?? []) {
+    for (const test of file.assertionResults ?? []) {
+      if (test.status !== 'failed') continue;
+      const reason = (test.failureMessages?.[0] ?? '').split('\n')[0].slice(0, 300);
+      const where = (file.name ?? '').replace(/^.*?\/(packages|apps|tooling|benchmarks)\//, '$1/');
+      lines.push(`${where} > ${test.fullName ?? '?'}: ${reason}`);
+    }
+  }
+  return lines;
+}
+
 console.log(`tests: ${passed} passed, ${failed} failed, ${skipped} skipped`);
 process.exitCode =
   failed > 0 || broken.length > 0 || (missing.length > 0 && !partial) || passed === 0 ? 1 : 0;

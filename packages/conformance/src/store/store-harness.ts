@@ -49,18 +49,20 @@ export interface StoreHarness {
 }
 
 /**
- * A clock that follows `Date.now()` and that a test can move forward (never back): the live-reply
- * tests expire a lease by advancing it instead of waiting.
+ * A clock that stands still until a test moves it forward (never back): it starts at `Date.now()`
+ * when the suite starts, and the live-reply tests expire a lease by advancing it instead of
+ * waiting. It does not follow the wall clock, so a lease of a second holds however slow the
+ * machine is between two calls.
  */
 export class ManualClock {
-  #offset = 0;
+  #now = Date.now();
 
-  /** Now, in milliseconds since the epoch: `Date.now()` plus every `advance` so far. */
-  readonly now = (): number => Date.now() + this.#offset;
+  /** Now, in milliseconds since the epoch: the suite's start plus every `advance` so far. */
+  readonly now = (): number => this.#now;
 
   /** Moves the clock forward by `milliseconds`. */
   advance(milliseconds: number): void {
-    this.#offset += milliseconds;
+    this.#now += milliseconds;
   }
 }
 
