@@ -9,6 +9,7 @@ import {
   type ContextEngineOptions,
   type LocateResult,
   type ReplyOutcome,
+  usageOf,
   withUsage,
 } from '@ctxgraph/engine';
 import {
@@ -377,7 +378,14 @@ export class AttachedChat<UI_MESSAGE extends UIMessage = UIMessage> {
         messageId: changed.nodeId,
       });
       const stored = node === null ? undefined : (withoutEngineMetadata(node.message) as UIMessage);
-      if (stored === undefined || !isSettledCopy(sent, stored)) return { located, messages: list };
+      if (stored === undefined) return { located, messages: list };
+      // A reply whose process died was saved with the chunks it had written, and a tab may have
+      // seen words after them: its copy is of the same reply, never an edit.
+      const interrupted =
+        node !== null && usageOf(node)?.outcome === 'interrupted' &&
+        sent.id === stored.id &&
+        stored.role === 'assistant';
+      if (!interrupted && !isSettledCopy(sent, stored)) return { located, messages: list };
       list[changed.index] = stored as UI_MESSAGE;
     }
   }

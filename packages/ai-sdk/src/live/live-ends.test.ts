@@ -1,4 +1,5 @@
 import type { ContextStore } from '@ctxgraph/fragments-core';
+import type { UIMessage } from 'ai';
 import { afterAll, describe, expect, it } from 'vitest';
 import { textOf } from '../cycle/__fixtures__/cycle-test-kit';
 import type { ChatCycle } from '../cycle/chat-cycle';
@@ -90,6 +91,48 @@ describe.each(pairs)('the end of a reply (%s)', (_name, open) => {
     const messages = await b.messages(chatId, { userId: 'u' });
     expect(messages.map((message) => message.id)).toEqual(['q1', writer.turn.replyId]);
   });
+
+  for (const state of ['streaming', 'done'] as const) {
+    it(`a tab that saw more of a reply than its dead process stored sends its copy (${state}) with its next question: not an edit, the stored reply stands`, async () => {
+      const clock = { now: 1_000_000 };
+      const [storeA, storeB] = open(clock);
+      const dying = dyingStore(storeA);
+      const [a, b] = [cycleOn(dying.store), cycleOn(storeB)];
+      const chatId = newChatId(`died-copy-${state}`);
+      const writer = await startTurn(a, chatId, [ask('q1', 'Tell me')]);
+      writer.hand.say('Half an ');
+      await waitForChunks(storeB, chatId, writer.turn.replyId, 'Half an ');
+      dying.kill();
+      // The tab had words the dead process never stored (sent before their batch was written).
+      writer.hand.say('answer the store never got');
+      clock.now += 10_001;
+      const replyId = writer.turn.replyId;
+      const copy: UIMessage = {
+        id: replyId,
+        role: 'assistant',
+        parts: [
+          { type: 'step-start' },
+          { type: 'text', text: 'Half an answer the store never got', state },
+        ],
+      };
+      const next = await startTurn(b, chatId, [ask('q1', 'Tell me'), copy, ask('q2', 'Go on')]);
+      next.hand.say('Going on.');
+      next.hand.end();
+      await next.finished;
+      const read = await b.conversation(chatId, { userId: 'u' });
+      expect(read.messages.map((message) => message.id)).toEqual([
+        'q1',
+        replyId,
+        'q2',
+        next.turn.replyId,
+      ]);
+      expect(textOf(read.messages[1])).toBe('Half an ');
+      expect(read.outcomes).toEqual({ [replyId]: 'interrupted' });
+      // No second version of the reply was written.
+      expect(await storeB.getMessage({ chatId, messageId: `${replyId}~2` })).toBeNull();
+      expect(await b.versions(chatId, replyId, { userId: 'u' })).toHaveLength(1);
+    });
+  }
 
   for (const by of ['an events stream', 'a resume'] as const) {
     it(`a reply whose process died, ended by ${by} of another process, reads back interrupted`, async () => {
