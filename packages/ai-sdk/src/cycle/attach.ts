@@ -382,7 +382,8 @@ export class AttachedChat<UI_MESSAGE extends UIMessage = UIMessage> {
       // A reply whose process died was saved with the chunks it had written, and a tab may have
       // seen words after them: its copy is of the same reply, never an edit.
       const interrupted =
-        node !== null && usageOf(node)?.outcome === 'interrupted' &&
+        node !== null &&
+        usageOf(node)?.outcome === 'interrupted' &&
         sent.id === stored.id &&
         stored.role === 'assistant';
       if (!interrupted && !isSettledCopy(sent, stored)) return { located, messages: list };
