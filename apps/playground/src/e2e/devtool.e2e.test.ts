@@ -178,6 +178,55 @@ describe.skipIf(!chromiumInstalled())('the playground as a devtool, in a browser
     await expect.poll(() => inspector.count()).toBe(0);
   });
 
+  it('keeps the results closed when a search answers after Escape or a click outside', async () => {
+    const results = page.getByRole('region', { name: 'Search results' });
+    const box = page.getByLabel('Search messages');
+    // Each search answer is held until the test lets it through, so it arrives after the dismissal.
+    const held: (() => void)[] = [];
+    let searches = 0;
+    await page.route('**/api/chats/*/search*', async (route) => {
+      searches += 1;
+      await new Promise<void>((release) => held.push(release));
+      await route.continue();
+    });
+    try {
+      for (const dismiss of ['Escape', 'click outside'] as const) {
+        const before = searches;
+        await box.fill('');
+        await box.fill(dismiss === 'Escape' ? 'fibonacci' : 'fibonacci number');
+        await expect.poll(() => searches).toBeGreaterThan(before);
+        if (dismiss === 'Escape') await page.keyboard.press('Escape');
+        else await page.locator('.conversation-panel .messages').click();
+        const answered = page.waitForResponse((response) => response.url().includes('/search'));
+        for (const release of held.splice(0)) release();
+        // The answer reached the page: once it is read and two frames are drawn, a popover it
+        // reopened would be in the DOM.
+        await (await answered).finished();
+        await page.evaluate(
+          () =>
+            new Promise<void>((done) =>
+              requestAnimationFrame(() => requestAnimationFrame(() => done())),
+            ),
+        );
+        expect(await results.count()).toBe(0);
+      }
+      // Typing again opens it with the newest answer.
+      await box.focus();
+      await page.keyboard.type(' x');
+      await expect
+        .poll(async () => {
+          for (const release of held.splice(0)) release();
+          return results.count();
+        })
+        .toBeGreaterThan(0);
+    } finally {
+      for (const release of held.splice(0)) release();
+      await page.unroute('**/api/chats/*/search*');
+      await box.fill('');
+      await page.keyboard.press('Escape');
+    }
+  });
+
   it('pages through many hits, saying how many are shown', async () => {
     for (let index = 0; index < 24; index += 1) {
       await call('POST', `/api/chats/${chatId}/messages`, {

@@ -33,7 +33,9 @@ export function GraphSearch(props: GraphSearchProps): ReactElement {
   /** Counts the searches started, so an older answer arriving late is dropped. */
   const generation = useRef(0);
 
-  // Search as you type: each change waits for a pause, and only the newest search is shown.
+  // Search as you type: each change waits for a pause, and only the newest search is shown. An
+  // answer never opens the popover (typing and focus do): one that arrives after Escape or a
+  // click outside fills it without showing it again.
   useEffect(() => {
     const trimmed = query.trim();
     const mine = ++generation.current;
@@ -50,13 +52,11 @@ export function GraphSearch(props: GraphSearchProps): ReactElement {
           setError(null);
           setHits([...page.items]);
           setNextCursor(page.nextCursor ?? null);
-          setOpen(true);
         })
         .catch((failure: unknown) => {
           if (mine !== generation.current) return;
           setHits(null);
           setError(describeError(failure).message);
-          setOpen(true);
         });
     }, SEARCH_DEBOUNCE_MS);
     return () => clearTimeout(timer);
