@@ -14,6 +14,12 @@ export type {
   ReplySavedEvent,
 } from './cycle/cycle-options';
 export { ChatNotFoundForUserError, ChatRequestError, ReplyNotSavedError } from './errors';
+export {
+  type ChatHandlerOptions,
+  type ChatRequestContext,
+  createChatHandler,
+} from './handler/chat-handler';
+export { readStopRequest, type StopRequest } from './handler/stop-request';
 export { readChatBody } from './request/read-chat-body';
 export type {
   ChatMessageSchemas,

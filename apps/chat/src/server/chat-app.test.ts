@@ -473,14 +473,27 @@ describe('route misses', () => {
   it.each([
     ['GET', '/api/nope'],
     ['GET', '/nowhere.html'],
-    ['POST', '/api/chat/some-chat/messages'],
-    ['DELETE', '/api/chat'],
+    ['GET', '/api/chat/some-chat/nothing'],
+    ['GET', '/api/chat/some-chat/versions'],
   ])('%s %s is a 404 with a JSON error', async (method, path) => {
     const response = await fetch(`${server.url}${path}`, { method });
     expect(response.status).toBe(404);
     expect(response.headers.get('content-type')).toContain('application/json');
     const answer = (await response.json()) as { error: string };
     expect(answer.error).toContain(path);
+  });
+
+  it.each([
+    ['POST', '/api/chat/some-chat/messages', 'GET'],
+    ['DELETE', '/api/chat', 'POST'],
+    ['GET', '/api/chat/some-chat/stop', 'POST'],
+  ])('%s %s is a 405 with Allow: %s and a JSON error', async (method, path, allow) => {
+    const response = await fetch(`${server.url}${path}`, { method });
+    expect(response.status).toBe(405);
+    expect(response.headers.get('allow')).toBe(allow);
+    expect(response.headers.get('content-type')).toContain('application/json');
+    const answer = (await response.json()) as { error: string };
+    expect(answer.error).toContain(method);
   });
 });
 

@@ -1,11 +1,9 @@
-import { chatErrorResponse, createChatCycle, readChatBody } from '@ctxgraph/ai-sdk';
-import { usageOf } from '@ctxgraph/engine';
+import { createChatCycle, createChatHandler } from '@ctxgraph/ai-sdk';
 import { type ContextStore, hint, role } from '@ctxgraph/fragments-core';
 import { XmlRenderer } from '@ctxgraph/renderer-xml';
 import { serveStatic } from '@hono/node-server/serve-static';
 import { type LanguageModel, stepCountIs, streamText } from 'ai';
 import { Hono } from 'hono';
-import { readStopRequest } from './stop-request';
 import { type ChatUIMessage, chatTools, messageMetadataSchema } from './tools';
 
 /** Options of {@link createChatApp}. */
@@ -32,21 +30,6 @@ export interface ChatAppOptions {
   onTiming?: (entry: { phase: 'begin' | 'save'; ms: number }) => void;
 }
 
-/** The outcome of each stopped or interrupted reply on the path to a node, by message id. */
-async function outcomesTo(
-  store: ContextStore,
-  chatId: string,
-  nodeId: string,
-): Promise<Record<string, 'aborted' | 'interrupted'>> {
-  const outcomes: Record<string, 'aborted' | 'interrupted'> = Object.create(null);
-  const { nodes } = await store.getChain({ chatId, headMessageId: nodeId });
-  for (const node of nodes) {
-    const outcome = usageOf(node)?.outcome;
-    if (outcome === 'aborted' || outcome === 'interrupted') outcomes[node.message.id] = outcome;
-  }
-  return { ...outcomes };
-}
-
 /**
  * The reference chat app's HTTP API (see the README for the contract): `POST /api/chat`,
  * `POST /api/chat/:id/stop`, `GET /api/chat/:id/messages?leaf=`, `GET /api/chat/:id/stream`,
@@ -64,84 +47,52 @@ export function createChatApp(options: ChatAppOptions): Hono {
     onSaveError: (error) => console.error(error),
     onReplySaved: (event) => options.onTiming?.({ phase: 'save', ms: event.saveMs }),
   });
-  const app = new Hono();
-
-  app.onError((error, c) => {
-    const answer = chatErrorResponse(error);
-    if (answer) return answer;
-    console.error(error);
-    return c.json({ error: error instanceof Error ? error.message : String(error) }, 500);
+  // Every route of the chat contract, as the one web-standard handler @ctxgraph/ai-sdk builds.
+  // No request signal reaches the turn: a client that goes away (a reload, a closed tab) does
+  // not stop the reply, which runs to its end, is saved whole and can be resumed meanwhile. A
+  // stop is a request of its own (POST /api/chat/:id/stop).
+  // When each turn's begin started (the benchmark's "begin" figure: ctxgraph's part before the
+  // model call).
+  const beganAt = new WeakMap<Request, number>();
+  const handler = createChatHandler<ChatUIMessage>({
+    cycle,
+    userId: () => userId,
+    turn: ({ request }) => {
+      beganAt.set(request, performance.now());
+      return {
+        context: (engine) => {
+          engine.set(
+            role('You are the ctxgraph reference chat assistant.'),
+            hint('Answer briefly. Use getWeather for questions about the weather.'),
+          );
+        },
+      };
+    },
+    reply: (turn, { request }) => {
+      const began = beganAt.get(request);
+      if (began !== undefined)
+        options.onTiming?.({ phase: 'begin', ms: performance.now() - began });
+      return streamText({
+        model: options.model,
+        system: turn.system,
+        messages: turn.messages,
+        tools: chatTools,
+        stopWhen: stepCountIs(5),
+        abortSignal: turn.abortSignal,
+      });
+    },
+    respond: {
+      modelId: typeof options.model === 'string' ? options.model : options.model.modelId,
+      onError: (error) => (error instanceof Error ? error.message : String(error)),
+    },
   });
+  const app = new Hono();
+  app.all('/api/chat', (c) => handler(c.req.raw));
+  app.all('/api/chat/*', (c) => handler(c.req.raw));
 
   // Every answer is JSON, a miss too (an unknown path, or a method a path does not take).
   app.notFound((c) =>
     c.json({ error: `Not found: ${c.req.method} ${c.req.path} is no route of this app.` }, 404),
-  );
-
-  app.post('/api/chat', async (c) => {
-    const body = await readChatBody(c.req.raw);
-    const started = performance.now();
-    // No request signal: a client that goes away (a reload, a closed tab) does not stop the
-    // reply, which runs to its end, is saved whole and can be resumed meanwhile. A stop is a
-    // request of its own (POST /api/chat/:id/stop).
-    const turn = await cycle.begin(body, {
-      userId,
-      context: (engine) => {
-        engine.set(
-          role('You are the ctxgraph reference chat assistant.'),
-          hint('Answer briefly. Use getWeather for questions about the weather.'),
-        );
-      },
-    });
-    options.onTiming?.({ phase: 'begin', ms: performance.now() - started });
-    const result = streamText({
-      model: options.model,
-      system: turn.system,
-      messages: turn.messages,
-      tools: chatTools,
-      stopWhen: stepCountIs(5),
-      abortSignal: turn.abortSignal,
-    });
-    return turn.respond(result, {
-      modelId: typeof options.model === 'string' ? options.model : options.model.modelId,
-      onError: (error) => (error instanceof Error ? error.message : String(error)),
-    });
-  });
-
-  app.get('/api/chat/:id/messages', async (c) => {
-    const leaf = c.req.query('leaf');
-    const node = c.req.query('node');
-    const chatId = c.req.param('id');
-    if (node !== undefined && node !== '') {
-      // A version's conversation (the versions answer names each one's leafNodeId).
-      const messages = await cycle.openVersion(chatId, node, { userId });
-      return c.json({ messages, outcomes: await outcomesTo(options.store, chatId, node) });
-    }
-    return c.json(
-      await cycle.conversation(chatId, {
-        userId,
-        ...(leaf === undefined || leaf === '' ? {} : { leaf }),
-      }),
-    );
-  });
-
-  app.get('/api/chat/:id/versions/:messageId', async (c) => {
-    const versions = await cycle.versions(c.req.param('id'), c.req.param('messageId'), { userId });
-    return c.json({ versions });
-  });
-
-  app.get('/api/chat/:id/stream', (c) =>
-    cycle.resume(c.req.param('id'), { userId, signal: c.req.raw.signal }),
-  );
-
-  app.post('/api/chat/:id/stop', async (c) => {
-    const request = await readStopRequest(c.req.raw);
-    const stopped = await cycle.stop(c.req.param('id'), { userId, ...request });
-    return stopped === null ? c.body(null, 204) : c.json(stopped);
-  });
-
-  app.get('/api/chat/:id/events', (c) =>
-    cycle.events(c.req.param('id'), { userId, signal: c.req.raw.signal }),
   );
 
   if (options.clientDirectory) {

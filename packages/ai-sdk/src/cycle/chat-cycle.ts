@@ -110,11 +110,12 @@ export interface ChatCycle<UI_MESSAGE extends UIMessage = UIMessage> {
   events(chatId: string, options: FollowOptions): Promise<Response>;
   /**
    * `messages` with the outcome of each reply on the path that was stopped (`aborted`) or whose
-   * process died (`interrupted`), by message id.
+   * process died (`interrupted`), by message id. With `node` (a version's `leafNodeId`), the
+   * conversation `openVersion` gives instead, with its outcomes.
    */
   conversation(
     chatId: string,
-    options: ReadOptions & { leaf?: string },
+    options: ReadOptions & { leaf?: string; node?: string },
   ): Promise<{ messages: UI_MESSAGE[]; outcomes: Record<string, 'aborted' | 'interrupted'> }>;
 }
 
@@ -269,7 +270,10 @@ export function createChatCycle<UI_MESSAGE extends UIMessage = UIMessage>(
     },
     conversation(chatId, readOptions) {
       return readAsUnknown(chatId, readOptions, async (engine) => {
-        const messages = await conversationTo<UI_MESSAGE>(engine, store, readOptions.leaf);
+        const messages =
+          readOptions.node === undefined
+            ? await conversationTo<UI_MESSAGE>(engine, store, readOptions.leaf)
+            : await conversationToNode<UI_MESSAGE>(engine, readOptions.node);
         return { messages, outcomes: await outcomesOf(engine, store, messages) };
       });
     },

@@ -1,10 +1,10 @@
-import { ChatRequestError } from '@ctxgraph/ai-sdk';
 import { assertIdentifier, ValidationError } from '@ctxgraph/fragments-core';
+import { ChatRequestError } from '../errors';
 
 /** The largest stop body read, in characters: `{"messageId": …}` with the longest id fits easily. */
 const MAX_STOP_BODY_LENGTH = 4_096;
 
-/** What `POST /api/chat/:id/stop` asks for: every live reply of the chat, or the one named. */
+/** What a stop request (`POST …/:id/stop`) asks for: every live reply of the chat, or the one named. */
 export interface StopRequest {
   /** The reply to stop (its `start` chunk's messageId); absent: every live reply of the chat. */
   readonly messageId?: string;
