@@ -18,13 +18,9 @@ import {
 } from '@ctxgraph/fragments-core';
 import { defaultSerializer } from '@ctxgraph/serialization';
 import type { ModelMessage, SystemModelMessage, UIMessage } from 'ai';
-import type { CacheProviderOptions } from './budget/cache-profiles';
-import {
-  type BudgetOptions,
-  type BudgetReport,
-  type CheckedBudget,
-  checkBudget,
-} from './budget/fit-to-budget';
+import type { CacheProviderOptions } from './cache/cache-profiles';
+import type { BudgetReport } from './budget/budget-report';
+import { type BudgetOptions, type CheckedBudget, checkBudget } from './resolve/fit-to-budget';
 import {
   type AutoCompaction,
   type AutoCompactOptions,

@@ -65,7 +65,7 @@ import {
   versions,
 } from './messages/message-graph';
 import type { ChatSession } from './session/chat-session';
-import { chatUsageOf } from './usage/chat-usage';
+import { chatUsageOf } from './chat-usage';
 import type { UsageTotals } from './usage/usage-totals';
 
 /**

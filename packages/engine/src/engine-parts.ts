@@ -5,7 +5,7 @@ import {
   type CompareBranchesOptions,
   compareBranchesOf,
 } from './branches/compare-branches';
-import { BudgetPlanner } from './budget/budgeted-resolve';
+import { BudgetPlanner } from './resolve/budgeted-resolve';
 import {
   type CheckedResolveOptions,
   checkResolveOptions,

@@ -13,7 +13,7 @@ export type {
   CacheBreak,
   CacheBreakCause,
   CachePrediction,
-} from './budget/cache-prediction';
+} from './cache/cache-prediction';
 export {
   type AnthropicCacheProfileOptions,
   anthropicCacheProfile,
@@ -33,20 +33,21 @@ export {
   openRouterCacheProfile,
   promptCacheKey,
   selectCacheProfile,
-} from './budget/cache-profiles';
+} from './cache/cache-profiles';
+export type { CacheBreakpoint } from './cache/cache-profile';
 export type {
-  BudgetOptions,
   BudgetReport,
   BudgetReportFragment,
   BudgetReportMessage,
-} from './budget/fit-to-budget';
+} from './budget/budget-report';
 export {
   estimateNextCall,
   type NextCallEstimate,
   type NextCallOptions,
 } from './budget/next-call';
-export type { CacheBreakpoint, LeftOutItem, LeftOutRule } from './budget/plan-budget';
-export type { PrefixReport } from './budget/prefix-report';
+export type { LeftOutItem, LeftOutRule } from './budget/plan-budget';
+export type { PrefixReport } from './cache/prefix-report';
+export type { BudgetOptions } from './resolve/fit-to-budget';
 export {
   DEFAULT_BRANCH_SUMMARY_INSTRUCTION,
   DEFAULT_COMPACTION_INSTRUCTION,
@@ -98,7 +99,7 @@ export type {
   CacheMiss,
   CacheStepRecord,
   CacheTotals,
-} from './usage/cache-reconcile';
+} from './cache/cache-reconcile';
 export {
   type MessageUsage,
   type ReplyOutcome,

@@ -3,9 +3,10 @@ import { role, type Tokenizer, ValidationError } from '@ctxgraph/fragments-core'
 import { InMemoryContextStore } from '@ctxgraph/store-memory';
 import { describe, expect, it } from 'vitest';
 import { LineRenderer } from '../__fixtures__/test-kit';
+import { cacheModelOf } from '../cache/cache-profile';
 import { ContextEngine } from '../context-engine';
-import type { BudgetReport } from './fit-to-budget';
-import { cacheModelOf, estimateNextCall } from './next-call';
+import type { BudgetReport } from './budget-report';
+import { estimateNextCall } from './next-call';
 
 /** One token per word: counts a test can work out by hand. */
 const words: Tokenizer = {

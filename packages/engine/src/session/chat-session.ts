@@ -8,7 +8,7 @@ import {
   ValidationError,
 } from '@ctxgraph/fragments-core';
 import type { ChatUpdate, EngineSettings } from '../context-engine-options';
-import { PendingLane } from '../conversation/pending-lane';
+import { PendingLane } from './pending-lane';
 import type { ModelPrices } from '../model-prices';
 import { BranchView, type ChainRead } from './branch-view';
 import { MessageValidator } from './message-validator';

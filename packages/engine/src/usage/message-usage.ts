@@ -7,7 +7,7 @@ import {
   ValidationError,
 } from '@ctxgraph/fragments-core';
 import type { UIMessage } from 'ai';
-import { type CacheCallRecord, reconcileCache } from './cache-reconcile';
+import { type CacheCallRecord, reconcileCache } from '../cache/cache-reconcile';
 import {
   anthropicCacheCorrection,
   type PendingProviderCompaction,

@@ -5,7 +5,7 @@ import {
   type CacheTotals,
   cacheTotals,
   readCacheRecord,
-} from './cache-reconcile';
+} from '../cache/cache-reconcile';
 import type { MessageUsage } from './message-usage';
 
 // Reading the usage recorded on nodes back, and adding it up with its cost.

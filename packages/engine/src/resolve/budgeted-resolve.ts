@@ -19,26 +19,26 @@ import type { ModelResolveResult, ResolveResult } from '../context-engine-option
 import { conversation, pendingMessages } from '../conversation/conversation';
 import { appliedCompaction } from '../session/chain-reads';
 import type { ChatSession } from '../session/chat-session';
-import { registerPrediction } from '../usage/cache-reconcile';
-import { toMarkedModelMessages, toUnmarkedModelMessages } from './cache-markers';
-import { type CacheUnit, predictCache } from './cache-prediction';
+import { registerPrediction } from '../cache/cache-reconcile';
+import { toMarkedModelMessages, toUnmarkedModelMessages } from '../cache/cache-markers';
+import { type CacheUnit, predictCache } from '../cache/cache-prediction';
 import {
   anthropicCacheProfile,
   type CacheProfile,
   checkCacheRules,
   noCacheProfile,
   selectCacheProfile,
-} from './cache-profiles';
+} from '../cache/cache-profiles';
+import type { BudgetReport } from '../budget/budget-report';
 import {
   type BudgetMemory,
-  type BudgetReport,
   type CheckedBudget,
   type FitResult,
   fitToBudget,
 } from './fit-to-budget';
 import { foldSystemMessages } from './fold-system-messages';
-import { segmentHash } from './segment-hash';
-import { TokenCounter } from './token-counter';
+import { segmentHash } from '../cache/segment-hash';
+import { TokenCounter } from '../budget/token-counter';
 
 /** One `resolve()` call, as the engine took it. */
 export interface ResolveCall {

@@ -12,7 +12,7 @@ import {
   withoutEngineMetadata,
 } from '@ctxgraph/fragments-core';
 import type { UIMessage } from 'ai';
-import type { MessageValidator } from '../session/message-validator';
+import type { MessageValidator } from './message-validator';
 import { engineRecordFor, usageAddsFor } from '../usage/message-usage';
 
 /** One message waiting for `save()`. */
