@@ -1,4 +1,11 @@
 export type {
+  CheckpointOptions,
+  DeleteBranchOptions,
+  EnginePruneResult,
+  PruneOptions,
+  SwitchBranchOptions,
+} from './branches/branch-operations';
+export type {
   BranchComparisonReport,
   BranchSideReport,
   CompareBranchesOptions,
@@ -10,10 +17,22 @@ export {
 } from './branches/retention';
 export type { SearchOptions } from './branches/search';
 export type {
+  BudgetReport,
+  BudgetReportFragment,
+  BudgetReportMessage,
+} from './budget/budget-report';
+export {
+  estimateNextCall,
+  type NextCallEstimate,
+  type NextCallOptions,
+} from './budget/next-call';
+export type { LeftOutItem, LeftOutRule } from './budget/plan-budget';
+export type {
   CacheBreak,
   CacheBreakCause,
   CachePrediction,
 } from './cache/cache-prediction';
+export type { CacheBreakpoint } from './cache/cache-profile';
 export {
   type AnthropicCacheProfileOptions,
   anthropicCacheProfile,
@@ -34,20 +53,14 @@ export {
   promptCacheKey,
   selectCacheProfile,
 } from './cache/cache-profiles';
-export type { CacheBreakpoint } from './cache/cache-profile';
 export type {
-  BudgetReport,
-  BudgetReportFragment,
-  BudgetReportMessage,
-} from './budget/budget-report';
-export {
-  estimateNextCall,
-  type NextCallEstimate,
-  type NextCallOptions,
-} from './budget/next-call';
-export type { LeftOutItem, LeftOutRule } from './budget/plan-budget';
+  CacheCallRecord,
+  CacheCallStatus,
+  CacheMiss,
+  CacheStepRecord,
+  CacheTotals,
+} from './cache/cache-reconcile';
 export type { PrefixReport } from './cache/prefix-report';
-export type { BudgetOptions } from './resolve/fit-to-budget';
 export {
   DEFAULT_BRANCH_SUMMARY_INSTRUCTION,
   DEFAULT_COMPACTION_INSTRUCTION,
@@ -63,21 +76,7 @@ export type {
 export type { CompactedDropReport } from './compaction/drop-originals';
 export type { SummarizeContext, Summarizer } from './compaction/summarizer';
 export { ContextEngine } from './context-engine';
-export type {
-  ChatUpdate,
-  CheckpointOptions,
-  ContextEngineOptions,
-  DeleteBranchOptions,
-  EnginePruneResult,
-  ModelResolveResult,
-  PruneOptions,
-  ResolveOptions,
-  ResolveResult,
-  SaveOptions,
-  SaveResult,
-  SwitchBranchOptions,
-  UsageOptions,
-} from './context-engine-options';
+export type { ContextEngineOptions, SaveResult, UsageOptions } from './context-engine-options';
 export type {
   InspectCompaction,
   InspectEstimate,
@@ -93,13 +92,10 @@ export type {
   MessageVersion,
 } from './messages/message-graph';
 export { DEFAULT_MODEL_PRICES, type ModelPrice, type ModelPrices } from './model-prices';
-export type {
-  CacheCallRecord,
-  CacheCallStatus,
-  CacheMiss,
-  CacheStepRecord,
-  CacheTotals,
-} from './cache/cache-reconcile';
+export type { ModelResolveResult, ResolveOptions, ResolveResult } from './resolve/budgeted-resolve';
+export type { BudgetOptions } from './resolve/fit-to-budget';
+export type { ChatUpdate } from './session/chat-session';
+export type { SaveOptions } from './session/write-messages';
 export {
   type MessageUsage,
   type ReplyOutcome,

@@ -1,7 +1,8 @@
 // What `resolve({ budget })` reports (`result.budget`): the budget report's types, read by the
 // resolve pipeline that fills them, by auto-compaction and by the next call's estimate.
-import type { CacheBreakpoint } from '../cache/cache-profile';
+
 import type { CachePrediction } from '../cache/cache-prediction';
+import type { CacheBreakpoint } from '../cache/cache-profile';
 import type { PrefixReport } from '../cache/prefix-report';
 import type { LeftOutItem } from './plan-budget';
 

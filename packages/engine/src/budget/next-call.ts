@@ -1,12 +1,12 @@
 // The next call's cache-aware estimate: what the budget plan's cache prediction says the provider
 // reads and writes, priced. One function, so every view of "the next call" shows the same figures.
+
 import {
   DEFAULT_MODEL_PRICES,
   findModelPrice,
   type ModelPrices,
   modelPricesProblem,
 } from '../model-prices';
-import type { CacheModel } from '../cache/cache-profiles';
 import type { BudgetReport } from './budget-report';
 
 /** The cache-aware cost of the next call, from its budget plan's cache prediction. */

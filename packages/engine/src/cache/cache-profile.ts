@@ -35,7 +35,6 @@ export function cacheModelOf(modelId: string): CacheModel {
   return { provider: 'unknown', modelId };
 }
 
-
 /** How a provider caches a prompt, for one model. */
 export interface CacheRules {
   /**

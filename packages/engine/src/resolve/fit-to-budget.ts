@@ -8,7 +8,7 @@ import type { UIMessage } from 'ai';
 import type { BudgetReport, BudgetReportMessage } from '../budget/budget-report';
 import { planBudget } from '../budget/plan-budget';
 import type { CountedMessage, TokenCounter } from '../budget/token-counter';
-import type { CacheMemory, CachePrediction } from '../cache/cache-prediction';
+import type { CacheMemory } from '../cache/cache-prediction';
 import { cacheModelOf } from '../cache/cache-profile';
 import { type CacheModel, type CacheProfile, isCacheProfile } from '../cache/cache-profiles';
 import { comparePrefix, type Segment } from '../cache/prefix-report';

@@ -1,11 +1,11 @@
 import { type EngineRecordSource, engineRecordOf } from '@ctxgraph/fragments-core';
-import { findModelPrice, type ModelPrices } from '../model-prices';
 import {
   type CacheCallRecord,
   type CacheTotals,
   cacheTotals,
   readCacheRecord,
 } from '../cache/cache-reconcile';
+import { findModelPrice, type ModelPrices } from '../model-prices';
 import type { MessageUsage } from './message-usage';
 
 // Reading the usage recorded on nodes back, and adding it up with its cost.
