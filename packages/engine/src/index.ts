@@ -45,6 +45,7 @@ export {
   type CacheProfile,
   type CacheProviderOptions,
   type CacheRules,
+  deepSeekCacheProfile,
   googleCacheProfile,
   noCacheProfile,
   type OpenAICacheProfileOptions,

@@ -177,6 +177,7 @@ describe('cacheModelOf', () => {
     expect(cacheModelOf('o4-mini').provider).toBe('openai');
     expect(cacheModelOf('claude-3-5-haiku').provider).toBe('anthropic');
     expect(cacheModelOf('gemini-2.5-pro').provider).toBe('google');
+    expect(cacheModelOf('deepseek-chat').provider).toBe('deepseek');
     expect(cacheModelOf('echo').provider).toBe('unknown');
   });
 });

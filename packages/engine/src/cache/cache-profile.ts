@@ -20,8 +20,9 @@ export interface CacheModel {
  * The model a model id names, for picking its cache profile: `'openai:gpt-4o'` (an AI SDK
  * provider registry id) is OpenAI's `gpt-4o`; an id with a slash (`'anthropic/claude-sonnet-4'`)
  * is a gateway id, its family the part before the slash; a bare id is placed by its family's name
- * (`gpt-…`, `o3`, `o4-…` OpenAI, `claude-…` Anthropic, `gemini-…` Google). Any other id names a
- * model with no known cache (the no-cache profile: nothing predicted to be read).
+ * (`gpt-…`, `o3`, `o4-…` OpenAI, `claude-…` Anthropic, `gemini-…` Google, `deepseek-…` DeepSeek).
+ * Any other id names a model with no known cache (the no-cache profile: nothing predicted to be
+ * read).
  */
 export function cacheModelOf(modelId: string): CacheModel {
   const colon = modelId.indexOf(':');
@@ -32,6 +33,7 @@ export function cacheModelOf(modelId: string): CacheModel {
   if (/^(gpt-|chatgpt-|o\d)/.test(id)) return { provider: 'openai', modelId };
   if (id.startsWith('claude-')) return { provider: 'anthropic', modelId };
   if (id.startsWith('gemini-')) return { provider: 'google', modelId };
+  if (id.startsWith('deepseek-')) return { provider: 'deepseek', modelId };
   return { provider: 'unknown', modelId };
 }
 

@@ -45,7 +45,7 @@ export interface BudgetOptions {
    * The model the call goes to: an AI SDK `LanguageModel` (its `provider` and `modelId` are
    * read), `{ provider, modelId }`, or a model id string: a gateway id
    * (`'anthropic/claude-sonnet-4'`), a provider registry id (`'openai:gpt-4o'`) or a bare id of a
-   * known family (`'gpt-4o-mini'`, `'claude-sonnet-4'`, `'gemini-2.5-flash'`). It picks the cache profile (Anthropic, Bedrock, OpenRouter, OpenAI, Google, else none) and
+   * known family (`'gpt-4o-mini'`, `'claude-sonnet-4'`, `'gemini-2.5-flash'`, `'deepseek-chat'`). It picks the cache profile (Anthropic, Bedrock, OpenRouter, OpenAI, Google, DeepSeek, else none) and
    * the rules the cache prediction follows. Without it (and without `cacheProfile`), the
    * Anthropic profile marks the messages (`cacheMarkers`).
    */
