@@ -6,6 +6,7 @@ import { MockLanguageModelV3 } from 'ai/test';
 import { describe, expect, it } from 'vitest';
 import { LineRenderer } from '../__fixtures__/test-kit';
 import { ContextEngine } from '../context-engine';
+import { cacheModelOf } from './cache-profile';
 import {
   anthropicCacheProfile,
   anthropicMinCacheableTokens,
@@ -338,5 +339,21 @@ describe('cache profiles, through the AI SDK', () => {
     expect(() => anthropicCacheProfile({ ttl: '2h' as never })).toThrow(/ttl must be '5m' or '1h'/);
     // Nothing was saved or dropped: the pending question is still there.
     expect((await engine.inspect()).fragments.pending).toHaveLength(1);
+  });
+});
+
+describe('cacheModelOf', () => {
+  it('places a model id by its provider prefix, gateway family or family name', () => {
+    expect(cacheModelOf('openai:gpt-4o')).toEqual({ provider: 'openai', modelId: 'gpt-4o' });
+    expect(cacheModelOf('anthropic/claude-sonnet-4')).toEqual({
+      provider: 'gateway',
+      modelId: 'anthropic/claude-sonnet-4',
+    });
+    expect(cacheModelOf('gpt-4o-mini').provider).toBe('openai');
+    expect(cacheModelOf('o4-mini').provider).toBe('openai');
+    expect(cacheModelOf('claude-3-5-haiku').provider).toBe('anthropic');
+    expect(cacheModelOf('gemini-2.5-pro').provider).toBe('google');
+    expect(cacheModelOf('deepseek-chat').provider).toBe('deepseek');
+    expect(cacheModelOf('echo').provider).toBe('unknown');
   });
 });
