@@ -3,7 +3,9 @@
 // tests may import sideways) may import only the workspace packages and the external packages
 // the map allows it, and must declare each one as a dependency or peer; its manifest's runtime
 // dependencies must be allowed too; and the runtime-neutral packages import no Node built-in
-// and do not type-check against Node's types. Exits 1 with one line per problem.
+// and do not type-check against Node's types. Inside a package with a folder order (the engine's,
+// `folderOrder` below), a source file imports no folder above its own. Exits 1 with one line per
+// problem.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { dirname, join, relative, resolve, sep } from 'node:path';
@@ -104,6 +106,50 @@ export const subpathAudience = {
   '@ctxgraph/ai-sdk/internal': ['@ctxgraph/chat-app', '@ctxgraph/playground'],
 };
 
+/**
+ * The folder order inside a package, from the ground up. A place is a folder of the package's
+ * src/ (`'cache/'`) or a file right in src/ (`'model-prices.ts'`); a source file may import its
+ * own place and the places below it, never one above (tests and fixtures may import any). Every
+ * source file has a place. The engine's order is the one docs/architecture.md describes ("The
+ * engine's folders"): the pure parts first, then the open chat (`session/`), then the features
+ * that take it, then the facade.
+ * @type {Readonly<Record<string, readonly string[]>>}
+ */
+export const folderOrder = {
+  '@ctxgraph/engine': [
+    'model-prices.ts',
+    'cache/',
+    'budget/',
+    'usage/',
+    'session/',
+    'context-lane/',
+    'compaction/',
+    'messages/',
+    'conversation/',
+    'resolve/',
+    'branches/',
+    'context-engine-options.ts',
+    'chat-usage.ts',
+    'engine-parts.ts',
+    'inspect.ts',
+    'context-engine.ts',
+    'index.ts',
+  ],
+};
+
+/**
+ * The place of a file of src/ in a folder order: its folder (`'cache/'`), or the file itself when
+ * it stands right in src/ (an import names it without its extension). -1 when it has none.
+ */
+function placeIndex(order, inSource) {
+  const slash = inSource.indexOf('/');
+  if (slash >= 0) return order.indexOf(inSource.slice(0, slash + 1));
+  const bare = inSource.replace(/\.[cm]?[jt]sx?$/, '');
+  return order.findIndex(
+    (place) => !place.endsWith('/') && place.replace(/\.[cm]?[jt]sx?$/, '') === bare,
+  );
+}
+
 /** Files that are tests or test helpers: they may import sideways (engine tests use a store). */
 const testFile = /\.test(-d)?\.[cm]?[jt]sx?$|(^|\/)__(fixtures|tests|mocks)__\//;
 const sourceFile = /\.[cm]?[jt]sx?$/;
@@ -158,10 +204,14 @@ function tsconfigTypes(file) {
 
 /**
  * Checks the workspace at `workspaceRoot` against `map`.
- * @param {{ workspaceRoot?: string, map?: Readonly<Record<string, LayerEntry>> }} [options]
+ * @param {{
+ *   workspaceRoot?: string,
+ *   map?: Readonly<Record<string, LayerEntry>>,
+ *   order?: Readonly<Record<string, readonly string[]>>,
+ * }} [options]
  * @returns {{ problems: string[], packages: number, files: number }}
  */
-export function checkLayers({ workspaceRoot = root, map = layerMap } = {}) {
+export function checkLayers({ workspaceRoot = root, map = layerMap, order = folderOrder } = {}) {
   const problems = [];
   const packages = workspacePackages(workspaceRoot);
   const names = new Set(packages.map(({ manifest }) => manifest.name));
@@ -232,6 +282,20 @@ export function checkLayers({ workspaceRoot = root, map = layerMap } = {}) {
       }
     }
 
+    // The package's folder order: every place named exists, every source file has one.
+    const places = order[name];
+    const source = join(folder, 'src');
+    const inSourceOf = (path) => relative(source, path).split(sep).join('/');
+    if (places !== undefined) {
+      for (const place of places) {
+        if (!existsSync(join(source, place))) {
+          problems.push(
+            `tooling/check-layers.mjs: the folder order of ${name} names ${place}, which ${where}/src does not have`,
+          );
+        }
+      }
+    }
+
     const declared = new Set(
       Object.keys({
         ...manifest.dependencies,
@@ -243,6 +307,12 @@ export function checkLayers({ workspaceRoot = root, map = layerMap } = {}) {
       const path = relative(workspaceRoot, file).split(sep).join('/');
       if (testFile.test(path)) continue;
       files += 1;
+      const place = places === undefined ? -1 : placeIndex(places, inSourceOf(file));
+      if (places !== undefined && place < 0) {
+        problems.push(
+          `${path}: has no place in the folder order of ${name}: add its folder to folderOrder in tooling/check-layers.mjs and to docs/architecture.md`,
+        );
+      }
       const text = readFileSync(file, 'utf8');
       const lineOf = (position) => text.slice(0, position).split('\n').length;
       for (const { fileName: specifier, pos } of ts.preProcessFile(text, true, true)
@@ -260,6 +330,15 @@ export function checkLayers({ workspaceRoot = root, map = layerMap } = {}) {
               problems.push(
                 `${location}: imports ${specifier} by path, outside ${where}${
                   owner === undefined ? '' : `: import ${owner.manifest.name} by its name instead`
+                }`,
+              );
+            }
+          } else if (place >= 0 && isInside(source, target)) {
+            const to = placeIndex(places, inSourceOf(target));
+            if (to > place) {
+              problems.push(
+                `${location}: imports ${specifier}: upward in the folder order of ${name} (${places[place]} → ${places[to]}); ${places[place]} may import ${
+                  place === 0 ? 'no other place' : places.slice(0, place).join(', ')
                 }`,
               );
             }

@@ -5,7 +5,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { checkLayers, layerMap } from './check-layers.mjs';
+import { checkLayers, folderOrder, layerMap } from './check-layers.mjs';
 import { root } from './workspace.mjs';
 
 describe('check-layers on this repository', () => {
@@ -112,7 +112,7 @@ describe('check-layers on a workspace that breaks the map', () => {
   );
 
   it('reports each broken rule once, with the file, the line and the reason, and nothing else', () => {
-    const { problems } = checkLayers({ workspaceRoot: workspace, map });
+    const { problems } = checkLayers({ workspaceRoot: workspace, map, order: {} });
     expect(problems).toEqual([
       'tooling/check-layers.mjs: the layer map names @ctxgraph/conformance, which no workspace package is',
       "packages/codecs/src/index.ts:1: imports @ctxgraph/fragments-core/store-kit, an entry only for @ctxgraph/store-memory, @ctxgraph/store-sqlite, @ctxgraph/store-postgres, @ctxgraph/conformance (import what @ctxgraph/codecs needs from the package's main entry)",
@@ -141,5 +141,70 @@ describe('check-layers on a workspace that breaks the map', () => {
     expect(run.stderr).toContain(
       'packages/fragments-core/src/index.ts:2: imports @ctxgraph/engine: upward (L0 → L2)',
     );
+  });
+});
+
+describe('check-layers on a package whose files break its folder order', () => {
+  const workspace = mkdtempSync(join(tmpdir(), 'ctxgraph-folders-'));
+  afterAll(() => rmSync(workspace, { recursive: true, force: true }));
+
+  const write = (path: string, text: string): void => {
+    mkdirSync(dirname(join(workspace, path)), { recursive: true });
+    writeFileSync(join(workspace, path), text);
+  };
+  write('pnpm-workspace.yaml', 'packages:\n  - packages/*\n');
+  write('packages/engine/package.json', JSON.stringify({ name: '@ctxgraph/engine' }));
+  const engine = 'packages/engine/src';
+  write(`${engine}/prices.ts`, 'export const prices = {};\n');
+  // Downward and within its own folder: allowed.
+  write(
+    `${engine}/session/chat-session.ts`,
+    [
+      "import { prices } from '../prices';",
+      "import { view } from './branch-view';",
+      "import { PendingLane } from '../conversation/pending-lane';", // upward: session/ → conversation/
+      'export { prices, view, PendingLane };',
+    ].join('\n'),
+  );
+  write(`${engine}/session/branch-view.ts`, 'export const view = 1;\n');
+  write(
+    `${engine}/conversation/pending-lane.ts`,
+    "import type { ChatSession } from '../session/chat-session';\nexport class PendingLane {}\n",
+  );
+  // A file right in src/ above a folder: upward to the facade.
+  write(
+    `${engine}/conversation/save-turn.ts`,
+    "import type { Options } from '../engine';\nexport type Saved = Options;\n",
+  );
+  write(`${engine}/engine.ts`, "import './conversation/save-turn';\nexport type Options = {};\n");
+  // Tests and fixtures may import any place.
+  write(`${engine}/session/chat-session.test.ts`, "import '../engine';\n");
+  write(`${engine}/__fixtures__/kit.ts`, "import '../engine';\n");
+  // A folder the order does not know.
+  write(`${engine}/extras/helper.ts`, 'export const helper = 1;\n');
+
+  const map = Object.fromEntries(
+    Object.entries(layerMap).filter(([name]) => name === '@ctxgraph/engine'),
+  );
+  const order = {
+    '@ctxgraph/engine': ['prices.ts', 'session/', 'conversation/', 'cache/', 'engine.ts'],
+  };
+
+  it('names the file, the import and the two places of each upward import', () => {
+    const { problems } = checkLayers({ workspaceRoot: workspace, map, order });
+    expect(problems).toEqual([
+      'tooling/check-layers.mjs: the folder order of @ctxgraph/engine names cache/, which packages/engine/src does not have',
+      'packages/engine/src/conversation/save-turn.ts:1: imports ../engine: upward in the folder order of @ctxgraph/engine (conversation/ → engine.ts); conversation/ may import prices.ts, session/',
+      'packages/engine/src/extras/helper.ts: has no place in the folder order of @ctxgraph/engine: add its folder to folderOrder in tooling/check-layers.mjs and to docs/architecture.md',
+      'packages/engine/src/session/chat-session.ts:3: imports ../conversation/pending-lane: upward in the folder order of @ctxgraph/engine (session/ → conversation/); session/ may import prices.ts',
+    ]);
+  });
+
+  it("holds the engine's own order: every folder of its src/ is placed", () => {
+    const engineOrder = folderOrder['@ctxgraph/engine'] ?? [];
+    expect(engineOrder.indexOf('session/')).toBeLessThan(engineOrder.indexOf('conversation/'));
+    expect(engineOrder.indexOf('cache/')).toBeLessThan(engineOrder.indexOf('resolve/'));
+    const { problems } = checkLayers({ map: layerMap, order: folderOrder });
+    expect(problems.filter((problem) => problem.includes('folder order'))).toEqual([]);
   });
 });

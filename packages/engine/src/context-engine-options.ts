@@ -2,69 +2,30 @@ import type { MessageSchemas } from '@ctxgraph/codecs';
 import {
   assertIdentifier,
   assertJsonObject,
-  type CommitEndReply,
-  type CommitStartReply,
-  type ContextFragment,
   type ContextRenderer,
   type ContextStore,
   createEstimatorTokenizer,
   EngineError,
   isTokenizer,
   type JsonObject,
-  type PruneResult,
   type Tokenizer,
   UnsupportedSpecificationError,
   ValidationError,
 } from '@ctxgraph/fragments-core';
 import { defaultSerializer } from '@ctxgraph/serialization';
-import type { ModelMessage, SystemModelMessage, UIMessage } from 'ai';
-import type { CacheProviderOptions } from './budget/cache-profiles';
+import type { PruneOptions, SwitchBranchOptions } from './branches/branch-operations';
 import {
-  type BudgetOptions,
-  type BudgetReport,
-  type CheckedBudget,
-  checkBudget,
-} from './budget/fit-to-budget';
-import {
-  type AutoCompaction,
   type AutoCompactOptions,
   type CheckedAutoCompact,
   checkAutoCompact,
 } from './compaction/auto-compact';
-import type { CompactedDropReport } from './compaction/drop-originals';
-import type { Summarizer } from './compaction/summarizer';
+import type { ContextSerializer } from './context-lane/context-lane';
 import type { ContinueFromOptions } from './messages/message-graph';
 import { type ModelPrices, modelPricesProblem } from './model-prices';
+import type { ResolveOptions } from './resolve/budgeted-resolve';
+import { type CheckedBudget, checkBudget } from './resolve/fit-to-budget';
+import type { SessionOptions } from './session/chat-session';
 import { assertWholeStore } from './session/store-abilities';
-
-/** Options of {@link ContextEngine.deleteBranch}. */
-export interface DeleteBranchOptions {
-  /** The branch that becomes active; required when deleting the chat's active branch. */
-  activate?: string;
-  /** Report what would go and change nothing. @default false */
-  dryRun?: boolean;
-}
-
-/** Options of {@link ContextEngine.prune}. */
-export interface PruneOptions {
-  /** Report what would go and change nothing. @default false */
-  dryRun?: boolean;
-  /**
-   * The originals behind compaction nodes: `'keep'` leaves them (a rewind before the compaction
-   * shows them again); `'drop'` replaces, in place, each one that every branch and checkpoint
-   * reaching it shows only through a compaction's summary with a tombstone (same id, parent and
-   * sequence, content gone, an engine record whose `dropped` names the compaction). A resolve never
-   * shows tombstones; search no longer finds their text. There is no undo.
-   * @default 'keep'
-   */
-  compacted?: 'keep' | 'drop';
-}
-
-/** What {@link ContextEngine.prune} removed (or, with `dryRun`, would remove). */
-export interface EnginePruneResult extends PruneResult {
-  /** The originals behind compactions dropped (all zero with `compacted: 'keep'`). */
-  readonly compacted: CompactedDropReport;
-}
 
 /** Options of {@link ContextEngine}. */
 export interface ContextEngineOptions {
@@ -116,92 +77,6 @@ export interface ContextEngineOptions {
   autoCompact?: AutoCompactOptions;
 }
 
-/**
- * Turns context fragments into JSON and back, for the stored context lane. A
- * `FragmentSerializer` of `@ctxgraph/serialization` is one (`createSerializer({ types })` adds
- * your own fragment types).
- */
-export interface ContextSerializer {
-  /** The fragment as JSON; throws when the fragment has no serialized form. */
-  fromFragment(fragment: ContextFragment): unknown;
-  /** The fragment back from its JSON; throws a `ValidationError` for JSON it does not accept. */
-  toFragment(json: unknown): ContextFragment;
-}
-
-/** Options of {@link ContextEngine.resolve}. */
-export interface ResolveOptions {
-  /** How to render the context fragments; defaults to the engine's renderer. */
-  renderer?: ContextRenderer;
-  /**
-   * `'ui'`: `messages` are AI SDK `UIMessage`s (the default). `'model'`: `messages` are model
-   * messages, ready for `generateText({ system, messages })`.
-   * @default 'ui'
-   */
-  format?: 'ui' | 'model';
-  /**
-   * Fit the system prompt and the history to a token budget (see `BudgetOptions`); the stored
-   * graph never changes. Without it, nothing is left out and nothing is counted.
-   */
-  budget?: BudgetOptions;
-}
-
-/** What {@link ContextEngine.resolve} returns. */
-export interface ResolveResult {
-  /** The context fragments, rendered. */
-  systemPrompt: string;
-  /** The branch's saved messages, oldest first, then the pending ones, validated. */
-  messages: UIMessage[];
-  /** With `budget`: what was counted, kept and left out, the cache plan and prefix reuse. */
-  budget?: BudgetReport;
-  /** With `budget` and the engine's `autoCompact`, when the input passed the threshold. */
-  compaction?: AutoCompaction;
-  /**
-   * With `budget`, when the cache profile needs a call-level option (OpenAI's `promptCacheKey`):
-   * pass it as `streamText({ providerOptions })`. UI messages carry no breakpoint marks; use
-   * `format: 'model'` for those.
-   */
-  providerOptions?: CacheProviderOptions;
-}
-
-/** What {@link ContextEngine.resolve} returns with `format: 'model'`. */
-export interface ModelResolveResult {
-  /** The context fragments, rendered. */
-  systemPrompt: string;
-  /**
-   * The same conversation as model messages (with `budget`, cache breakpoints marked), without
-   * system-role messages: those are folded into `system`.
-   */
-  messages: ModelMessage[];
-  /**
-   * The system message for `generateText({ system, messages })`: the rendered context, then the
-   * history's system-role messages in order (blank-line separated), so no system message stays
-   * in `messages` (AI SDK 7 refuses them there). With `budget`, it carries the system prompt's
-   * cache breakpoint.
-   */
-  system: SystemModelMessage;
-  /** With `budget`: what was counted, kept and left out, the cache plan and prefix reuse. */
-  budget?: BudgetReport;
-  /** With `budget` and the engine's `autoCompact`, when the input passed the threshold. */
-  compaction?: AutoCompaction;
-  /**
-   * With `budget`, when the cache profile needs a call-level option (OpenAI's `promptCacheKey`,
-   * stable per chat and branch): pass it as `generateText({ providerOptions })`.
-   */
-  providerOptions?: CacheProviderOptions;
-}
-
-/**
- * Options of {@link ContextEngine.save}: a live reply (store capability `liveReplies`) started or
- * ended in the same store write as the messages. A save with nothing pending writes nothing, so
- * neither is written then (use the store's `startReply` / `endReply`).
- */
-export interface SaveOptions {
-  /** Starts the reply that answers the saved messages (`CommitInput.startReply`). */
-  readonly startReply?: CommitStartReply;
-  /** Ends the live reply the save stores (`CommitInput.endReply`). */
-  readonly endReply?: CommitEndReply;
-}
-
 /** What {@link ContextEngine.save} returns. */
 export interface SaveResult {
   /** The branch head after saving (undefined while the branch has no message). */
@@ -216,43 +91,10 @@ export interface UsageOptions {
   prices?: ModelPrices;
 }
 
-/** Options of {@link ContextEngine.checkpoint}. */
-export interface CheckpointOptions {
-  /** Move an existing checkpoint of that name here instead of refusing. @default false */
-  replace?: boolean;
-}
-
-/** Options of {@link ContextEngine.switchBranch}. */
-export interface SwitchBranchOptions {
-  /**
-   * Carry a summary of the branch being left to the destination: `summarize` makes it from that
-   * branch's conversation and it is appended as a node on the destination before the switch. A
-   * failing or empty summary writes nothing and does not switch.
-   */
-  carry?: { summarize: Summarizer };
-}
-
-/** Changes for {@link ContextEngine.updateChat}. */
-export interface ChatUpdate {
-  /** A new title (null clears it). */
-  title?: string | null;
-  /** Keys to merge into the chat's metadata. */
-  metadata?: JsonObject;
-}
-
 /** The engine's options, checked, with their defaults. */
-export interface EngineSettings {
-  readonly store: ContextStore;
-  readonly chatId: string;
-  readonly userId: string;
-  readonly metadata: JsonObject | undefined;
+export interface EngineSettings extends SessionOptions {
   readonly renderer: ContextRenderer | undefined;
-  readonly messageSchemas: MessageSchemas;
-  readonly onInvalidMessage: 'throw' | 'skip';
-  readonly maxSaveAttempts: number;
-  readonly prices: ModelPrices | undefined;
   readonly serializer: ContextSerializer;
-  readonly tokenizer: Tokenizer;
   readonly autoCompact: CheckedAutoCompact | undefined;
 }
 

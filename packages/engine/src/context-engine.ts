@@ -11,34 +11,30 @@ import type {
 } from '@ctxgraph/fragments-core';
 import type { UIMessage } from 'ai';
 import {
+  type CheckpointOptions,
   checkpointHead,
+  type DeleteBranchOptions,
+  type EnginePruneResult,
   forkAtHead,
+  type PruneOptions,
   pruneChat,
   renameBranchOf,
   restoreCheckpoint,
   rewindTo,
+  type SwitchBranchOptions,
   switchToBranch,
 } from './branches/branch-operations';
 import type { BranchComparisonReport, CompareBranchesOptions } from './branches/compare-branches';
 import { type SearchOptions, searchChat } from './branches/search';
+import { chatUsageOf } from './chat-usage';
 import { type CompactionResult, type CompactOptions, compactCall } from './compaction/compact';
 import {
-  type ChatUpdate,
-  type CheckpointOptions,
   type ContextEngineOptions,
   checkEngineOptions,
-  type DeleteBranchOptions,
-  type EnginePruneResult,
-  type ModelResolveResult,
   optionsProblem,
-  type PruneOptions,
   pickRenderer,
   pruneOptionsProblem,
-  type ResolveOptions,
-  type ResolveResult,
-  type SaveOptions,
   type SaveResult,
-  type SwitchBranchOptions,
   switchOptionsProblem,
   type UsageOptions,
   usageOptionsProblem,
@@ -64,8 +60,9 @@ import {
   type MessageVersion,
   versions,
 } from './messages/message-graph';
-import type { ChatSession } from './session/chat-session';
-import { chatUsageOf } from './usage/chat-usage';
+import type { ModelResolveResult, ResolveOptions, ResolveResult } from './resolve/budgeted-resolve';
+import type { ChatSession, ChatUpdate } from './session/chat-session';
+import type { SaveOptions } from './session/write-messages';
 import type { UsageTotals } from './usage/usage-totals';
 
 /**

@@ -1,24 +1,18 @@
 import type { ContextFragment, ContextRenderer, PruneResult } from '@ctxgraph/fragments-core';
-import { deleteBranchOf } from './branches/branch-operations';
+import { type DeleteBranchOptions, deleteBranchOf } from './branches/branch-operations';
 import {
   type BranchComparisonReport,
   type CompareBranchesOptions,
   compareBranchesOf,
 } from './branches/compare-branches';
-import { BudgetPlanner } from './budget/budgeted-resolve';
 import {
   type CheckedResolveOptions,
   checkResolveOptions,
   continueFromProblem,
-  type DeleteBranchOptions,
   type EngineSettings,
-  type ModelResolveResult,
   optionsProblem,
   pickRenderer,
   pricedOptionsProblem,
-  type ResolveOptions,
-  type ResolveResult,
-  type SaveOptions,
 } from './context-engine-options';
 import { ContextLane } from './context-lane/context-lane';
 import { addMessages, routeFragments } from './conversation/conversation';
@@ -28,7 +22,14 @@ import {
   type ContinueFromResult,
   continueFrom,
 } from './messages/message-graph';
+import {
+  BudgetPlanner,
+  type ModelResolveResult,
+  type ResolveOptions,
+  type ResolveResult,
+} from './resolve/budgeted-resolve';
 import { ChatSession } from './session/chat-session';
+import type { SaveOptions } from './session/write-messages';
 
 // The engine's calls that work with several of its parts at once, so the facade
 // (`context-engine.ts`) only hands each call over.

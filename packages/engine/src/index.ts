@@ -1,4 +1,11 @@
 export type {
+  CheckpointOptions,
+  DeleteBranchOptions,
+  EnginePruneResult,
+  PruneOptions,
+  SwitchBranchOptions,
+} from './branches/branch-operations';
+export type {
   BranchComparisonReport,
   BranchSideReport,
   CompareBranchesOptions,
@@ -10,10 +17,22 @@ export {
 } from './branches/retention';
 export type { SearchOptions } from './branches/search';
 export type {
+  BudgetReport,
+  BudgetReportFragment,
+  BudgetReportMessage,
+} from './budget/budget-report';
+export {
+  estimateNextCall,
+  type NextCallEstimate,
+  type NextCallOptions,
+} from './budget/next-call';
+export type { LeftOutItem, LeftOutRule } from './budget/plan-budget';
+export type {
   CacheBreak,
   CacheBreakCause,
   CachePrediction,
-} from './budget/cache-prediction';
+} from './cache/cache-prediction';
+export type { CacheBreakpoint } from './cache/cache-profile';
 export {
   type AnthropicCacheProfileOptions,
   anthropicCacheProfile,
@@ -26,6 +45,7 @@ export {
   type CacheProfile,
   type CacheProviderOptions,
   type CacheRules,
+  deepSeekCacheProfile,
   googleCacheProfile,
   noCacheProfile,
   type OpenAICacheProfileOptions,
@@ -33,20 +53,15 @@ export {
   openRouterCacheProfile,
   promptCacheKey,
   selectCacheProfile,
-} from './budget/cache-profiles';
+} from './cache/cache-profiles';
 export type {
-  BudgetOptions,
-  BudgetReport,
-  BudgetReportFragment,
-  BudgetReportMessage,
-} from './budget/fit-to-budget';
-export {
-  estimateNextCall,
-  type NextCallEstimate,
-  type NextCallOptions,
-} from './budget/next-call';
-export type { CacheBreakpoint, LeftOutItem, LeftOutRule } from './budget/plan-budget';
-export type { PrefixReport } from './budget/prefix-report';
+  CacheCallRecord,
+  CacheCallStatus,
+  CacheMiss,
+  CacheStepRecord,
+  CacheTotals,
+} from './cache/cache-reconcile';
+export type { PrefixReport } from './cache/prefix-report';
 export {
   DEFAULT_BRANCH_SUMMARY_INSTRUCTION,
   DEFAULT_COMPACTION_INSTRUCTION,
@@ -62,21 +77,7 @@ export type {
 export type { CompactedDropReport } from './compaction/drop-originals';
 export type { SummarizeContext, Summarizer } from './compaction/summarizer';
 export { ContextEngine } from './context-engine';
-export type {
-  ChatUpdate,
-  CheckpointOptions,
-  ContextEngineOptions,
-  DeleteBranchOptions,
-  EnginePruneResult,
-  ModelResolveResult,
-  PruneOptions,
-  ResolveOptions,
-  ResolveResult,
-  SaveOptions,
-  SaveResult,
-  SwitchBranchOptions,
-  UsageOptions,
-} from './context-engine-options';
+export type { ContextEngineOptions, SaveResult, UsageOptions } from './context-engine-options';
 export type {
   InspectCompaction,
   InspectEstimate,
@@ -92,13 +93,10 @@ export type {
   MessageVersion,
 } from './messages/message-graph';
 export { DEFAULT_MODEL_PRICES, type ModelPrice, type ModelPrices } from './model-prices';
-export type {
-  CacheCallRecord,
-  CacheCallStatus,
-  CacheMiss,
-  CacheStepRecord,
-  CacheTotals,
-} from './usage/cache-reconcile';
+export type { ModelResolveResult, ResolveOptions, ResolveResult } from './resolve/budgeted-resolve';
+export type { BudgetOptions } from './resolve/fit-to-budget';
+export type { ChatUpdate } from './session/chat-session';
+export type { SaveOptions } from './session/write-messages';
 export {
   type MessageUsage,
   type ReplyOutcome,

@@ -15,22 +15,19 @@ import {
   type ValidationError,
 } from '@ctxgraph/fragments-core';
 import type { UIMessage } from 'ai';
-import type { BudgetPlanner } from './budget/budgeted-resolve';
-import {
-  type BudgetOptions,
-  type BudgetReport,
-  type CheckedBudget,
-  checkBudget,
-} from './budget/fit-to-budget';
-import { cacheModelOf, estimateNextCall, type NextCallEstimate } from './budget/next-call';
+import type { BudgetReport } from './budget/budget-report';
+import { estimateNextCall, type NextCallEstimate } from './budget/next-call';
 import { messageText } from './budget/token-counter';
+import { cacheModelOf } from './cache/cache-profile';
+import { branchUsage, pricesFor } from './chat-usage';
 import { visibleConversation } from './compaction/compacted-view';
 import { pickRenderer, pricedOptionsProblem } from './context-engine-options';
 import { pendingMessages } from './conversation/conversation';
 import type { EngineParts } from './engine-parts';
 import { DEFAULT_MODEL_PRICES, findModelPrice, type ModelPrices } from './model-prices';
+import type { BudgetPlanner } from './resolve/budgeted-resolve';
+import { type BudgetOptions, type CheckedBudget, checkBudget } from './resolve/fit-to-budget';
 import type { ChatSession } from './session/chat-session';
-import { branchUsage, pricesFor } from './usage/chat-usage';
 import { totalUsage, type UsageTotals } from './usage/usage-totals';
 
 /** Options of `ContextEngine.inspect`. */

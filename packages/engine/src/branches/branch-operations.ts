@@ -8,15 +8,55 @@ import {
 } from '@ctxgraph/fragments-core';
 import { carrySummary } from '../compaction/compact';
 import { type CompactedDropReport, dropCompactedOriginals } from '../compaction/drop-originals';
-import type {
-  DeleteBranchOptions,
-  EnginePruneResult,
-  PruneOptions,
-  SwitchBranchOptions,
-} from '../context-engine-options';
+import type { Summarizer } from '../compaction/summarizer';
 import type { ChatSession } from '../session/chat-session';
 import { requireCapability } from '../session/store-abilities';
 import { rewindTarget } from './rewind-target';
+
+/** Options of {@link ContextEngine.deleteBranch}. */
+export interface DeleteBranchOptions {
+  /** The branch that becomes active; required when deleting the chat's active branch. */
+  activate?: string;
+  /** Report what would go and change nothing. @default false */
+  dryRun?: boolean;
+}
+
+/** Options of {@link ContextEngine.prune}. */
+export interface PruneOptions {
+  /** Report what would go and change nothing. @default false */
+  dryRun?: boolean;
+  /**
+   * The originals behind compaction nodes: `'keep'` leaves them (a rewind before the compaction
+   * shows them again); `'drop'` replaces, in place, each one that every branch and checkpoint
+   * reaching it shows only through a compaction's summary with a tombstone (same id, parent and
+   * sequence, content gone, an engine record whose `dropped` names the compaction). A resolve never
+   * shows tombstones; search no longer finds their text. There is no undo.
+   * @default 'keep'
+   */
+  compacted?: 'keep' | 'drop';
+}
+
+/** What {@link ContextEngine.prune} removed (or, with `dryRun`, would remove). */
+export interface EnginePruneResult extends PruneResult {
+  /** The originals behind compactions dropped (all zero with `compacted: 'keep'`). */
+  readonly compacted: CompactedDropReport;
+}
+
+/** Options of {@link ContextEngine.switchBranch}. */
+export interface SwitchBranchOptions {
+  /**
+   * Carry a summary of the branch being left to the destination: `summarize` makes it from that
+   * branch's conversation and it is appended as a node on the destination before the switch. A
+   * failing or empty summary writes nothing and does not switch.
+   */
+  carry?: { summarize: Summarizer };
+}
+
+/** Options of {@link ContextEngine.checkpoint}. */
+export interface CheckpointOptions {
+  /** Move an existing checkpoint of that name here instead of refusing. @default false */
+  replace?: boolean;
+}
 
 /**
  * A fork of the view's branch at `headMessageId`, named by the store in the same write; the view

@@ -4,8 +4,8 @@ import { InMemoryContextStore } from '@ctxgraph/store-memory';
 import { describe, expect, it } from 'vitest';
 import { LineRenderer } from '../__fixtures__/test-kit';
 import { ContextEngine } from '../context-engine';
-import type { BudgetReport } from './fit-to-budget';
-import { cacheModelOf, estimateNextCall } from './next-call';
+import type { BudgetReport } from './budget-report';
+import { estimateNextCall } from './next-call';
 
 /** One token per word: counts a test can work out by hand. */
 const words: Tokenizer = {
@@ -162,20 +162,5 @@ describe('the next call’s estimate', () => {
     expect(() =>
       estimateNextCall(result.budget as BudgetReport, { prices: { x: '3' } as never }),
     ).toThrow(/prices\["x"\]/);
-  });
-});
-
-describe('cacheModelOf', () => {
-  it('places a model id by its provider prefix, gateway family or family name', () => {
-    expect(cacheModelOf('openai:gpt-4o')).toEqual({ provider: 'openai', modelId: 'gpt-4o' });
-    expect(cacheModelOf('anthropic/claude-sonnet-4')).toEqual({
-      provider: 'gateway',
-      modelId: 'anthropic/claude-sonnet-4',
-    });
-    expect(cacheModelOf('gpt-4o-mini').provider).toBe('openai');
-    expect(cacheModelOf('o4-mini').provider).toBe('openai');
-    expect(cacheModelOf('claude-3-5-haiku').provider).toBe('anthropic');
-    expect(cacheModelOf('gemini-2.5-pro').provider).toBe('google');
-    expect(cacheModelOf('echo').provider).toBe('unknown');
   });
 });

@@ -1,32 +1,13 @@
 // The next call's cache-aware estimate: what the budget plan's cache prediction says the provider
 // reads and writes, priced. One function, so every view of "the next call" shows the same figures.
+
 import {
   DEFAULT_MODEL_PRICES,
   findModelPrice,
   type ModelPrices,
   modelPricesProblem,
 } from '../model-prices';
-import type { CacheModel } from './cache-profiles';
-import type { BudgetReport } from './fit-to-budget';
-
-/**
- * The model a model id names, for picking its cache profile: `'openai:gpt-4o'` (an AI SDK
- * provider registry id) is OpenAI's `gpt-4o`; an id with a slash (`'anthropic/claude-sonnet-4'`)
- * is a gateway id, its family the part before the slash; a bare id is placed by its family's name
- * (`gpt-…`, `o3`, `o4-…` OpenAI, `claude-…` Anthropic, `gemini-…` Google). Any other id names a
- * model with no known cache (the no-cache profile: nothing predicted to be read).
- */
-export function cacheModelOf(modelId: string): CacheModel {
-  const colon = modelId.indexOf(':');
-  if (colon > 0 && colon < modelId.length - 1 && !modelId.includes('/'))
-    return { provider: modelId.slice(0, colon), modelId: modelId.slice(colon + 1) };
-  if (modelId.includes('/')) return { provider: 'gateway', modelId };
-  const id = modelId.toLowerCase();
-  if (/^(gpt-|chatgpt-|o\d)/.test(id)) return { provider: 'openai', modelId };
-  if (id.startsWith('claude-')) return { provider: 'anthropic', modelId };
-  if (id.startsWith('gemini-')) return { provider: 'google', modelId };
-  return { provider: 'unknown', modelId };
-}
+import type { BudgetReport } from './budget-report';
 
 /** The cache-aware cost of the next call, from its budget plan's cache prediction. */
 export interface NextCallEstimate {

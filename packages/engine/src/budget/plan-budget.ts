@@ -2,6 +2,7 @@
 // engine state and no memory of earlier calls: the engine gathers the segments and applies the
 // plan, so an engine made per request plans exactly what a long-lived one does.
 import { BudgetExceededError, type BudgetItem } from '@ctxgraph/fragments-core';
+import type { CacheBreakpoint } from '../cache/cache-profile';
 
 /** A context fragment as the planner sees it. */
 export interface PlanFragment {
@@ -87,19 +88,6 @@ export type LeftOutItem =
       readonly messages: number;
       readonly tokens: number;
       readonly rule: Extract<LeftOutRule, 'history-oldest-first' | 'compaction-last'>;
-    };
-
-/** Where the planner asks for a provider cache breakpoint. */
-export type CacheBreakpoint =
-  | { readonly kind: 'system' }
-  | {
-      readonly kind: 'message';
-      readonly id: string;
-      /**
-       * `'previous-input'`: the end of the previous turn's question, where the call that answered
-       * it ended its input (so the provider has that prefix cached); `'input'`: the end of this one.
-       */
-      readonly role: 'previous-input' | 'input';
     };
 
 /** The planner's answer. */

@@ -1,6 +1,6 @@
 import type { ContextFragment, ContextRenderer, Tokenizer } from '@ctxgraph/fragments-core';
 import type { UIMessage } from 'ai';
-import { segmentHash } from './segment-hash';
+import { segmentHash } from '../cache/segment-hash';
 
 /** A counted message: its tokens (text plus a per-message overhead) and the hash of its bytes. */
 export interface CountedMessage {

@@ -1,5 +1,5 @@
 import { EngineError, ValidationError } from '@ctxgraph/fragments-core';
-import type { BudgetReport } from '../budget/fit-to-budget';
+import type { BudgetReport } from '../budget/budget-report';
 import { type CompactionResult, type CompactKeep, checkCompactOptions } from './compact';
 import type { Summarizer } from './summarizer';
 

@@ -6,8 +6,19 @@ import {
   type JsonValue,
   ValidationError,
 } from '@ctxgraph/fragments-core';
-import type { ContextSerializer } from '../context-engine-options';
 import type { ChatSession } from '../session/chat-session';
+
+/**
+ * Turns context fragments into JSON and back, for the stored context lane. A
+ * `FragmentSerializer` of `@ctxgraph/serialization` is one (`createSerializer({ types })` adds
+ * your own fragment types).
+ */
+export interface ContextSerializer {
+  /** The fragment as JSON; throws when the fragment has no serialized form. */
+  fromFragment(fragment: ContextFragment): unknown;
+  /** The fragment back from its JSON; throws a `ValidationError` for JSON it does not accept. */
+  toFragment(json: unknown): ContextFragment;
+}
 
 /**
  * The context lane: the engine's non-message fragments, in order, and its link to the chat's

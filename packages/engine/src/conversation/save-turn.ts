@@ -9,9 +9,9 @@ import {
 import type { UIMessage } from 'ai';
 import { messageText } from '../budget/token-counter';
 import { visibleConversation } from '../compaction/compacted-view';
-import type { SaveOptions } from '../context-engine-options';
 import type { ChatSession } from '../session/chat-session';
 import { requireCapability } from '../session/store-abilities';
+import type { SaveOptions } from '../session/write-messages';
 import { type AttachPoint, writeMessages } from '../session/write-messages';
 import { addUsage, PENDING_PROVIDER_COMPACTION } from '../usage/message-usage';
 import type { PendingProviderCompaction } from '../usage/provider-compaction';

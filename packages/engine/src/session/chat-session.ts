@@ -1,3 +1,4 @@
+import type { MessageSchemas } from '@ctxgraph/codecs';
 import {
   type ChatRecord,
   type ContextStore,
@@ -7,12 +8,32 @@ import {
   type Tokenizer,
   ValidationError,
 } from '@ctxgraph/fragments-core';
-import type { ChatUpdate, EngineSettings } from '../context-engine-options';
-import { PendingLane } from '../conversation/pending-lane';
 import type { ModelPrices } from '../model-prices';
 import { BranchView, type ChainRead } from './branch-view';
 import { MessageValidator } from './message-validator';
+import { PendingLane } from './pending-lane';
 import { readUpgradingStore } from './read-upgrading-store';
+
+/** Changes for {@link ContextEngine.updateChat}. */
+export interface ChatUpdate {
+  /** A new title (null clears it). */
+  title?: string | null;
+  /** Keys to merge into the chat's metadata. */
+  metadata?: JsonObject;
+}
+
+/** The engine's options an open chat is made from (checked, with their defaults). */
+export interface SessionOptions {
+  readonly store: ContextStore;
+  readonly chatId: string;
+  readonly userId: string;
+  readonly metadata: JsonObject | undefined;
+  readonly messageSchemas: MessageSchemas;
+  readonly onInvalidMessage: 'throw' | 'skip';
+  readonly maxSaveAttempts: number;
+  readonly prices: ModelPrices | undefined;
+  readonly tokenizer: Tokenizer;
+}
 
 /** The engine's settings every feature reads. */
 export interface SessionSettings {
@@ -55,7 +76,7 @@ export class ChatSession {
   #chat: ChatRecord | null = null;
   #queue: Promise<unknown> = Promise.resolve();
 
-  constructor(options: EngineSettings) {
+  constructor(options: SessionOptions) {
     // Records that earlier versions kept inside the message are read as beside it.
     this.store = readUpgradingStore(options.store);
     this.chatId = options.chatId;

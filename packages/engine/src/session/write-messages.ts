@@ -1,13 +1,26 @@
 import {
   BranchNotFoundError,
+  type CommitEndReply,
   type CommitMessage,
   type CommitResult,
+  type CommitStartReply,
   EngineError,
   HeadConflictError,
 } from '@ctxgraph/fragments-core';
 import type { UIMessage } from 'ai';
-import type { SaveOptions } from '../context-engine-options';
 import type { ChatSession } from './chat-session';
+
+/**
+ * Options of {@link ContextEngine.save}: a live reply (store capability `liveReplies`) started or
+ * ended in the same store write as the messages. A save with nothing pending writes nothing, so
+ * neither is written then (use the store's `startReply` / `endReply`).
+ */
+export interface SaveOptions {
+  /** Starts the reply that answers the saved messages (`CommitInput.startReply`). */
+  readonly startReply?: CommitStartReply;
+  /** Ends the live reply the save stores (`CommitInput.endReply`). */
+  readonly endReply?: CommitEndReply;
+}
 
 /**
  * Where a write attaches on its branch.

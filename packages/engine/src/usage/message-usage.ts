@@ -7,13 +7,12 @@ import {
   ValidationError,
 } from '@ctxgraph/fragments-core';
 import type { UIMessage } from 'ai';
-import { type CacheCallRecord, reconcileCache } from './cache-reconcile';
+import { type CacheCallRecord, readCacheRecord, reconcileCache } from '../cache/cache-reconcile';
 import {
   anthropicCacheCorrection,
   type PendingProviderCompaction,
   replyCompaction,
 } from './provider-compaction';
-import { readUsage } from './usage-totals';
 
 /**
  * The usage of the model call that produced an assistant message, as stored in the node's engine
@@ -392,4 +391,31 @@ export function engineRecordFor(fragment: ContextFragment): JsonObject | undefin
 /** True when `withUsage(…, { add: true })` made the fragment (its usage adds to a replaced node's). */
 export function usageAddsFor(fragment: ContextFragment): boolean {
   return recordedUsage.get(fragment)?.add === true;
+}
+
+/** A stored usage record read back, or null when it is not one. */
+export function readUsage(usage: unknown): MessageUsage | null {
+  if (!isPlainObject(usage) || typeof usage.modelId !== 'string') return null;
+  const read = (value: unknown): number | null =>
+    typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : null;
+  const calls = usage.calls;
+  const outcome = usage.outcome;
+  const result: MessageUsage = {
+    modelId: usage.modelId,
+    inputTokens: read(usage.inputTokens),
+    cacheReadTokens: read(usage.cacheReadTokens),
+    cacheWriteTokens: read(usage.cacheWriteTokens),
+    outputTokens: read(usage.outputTokens),
+    calls: typeof calls === 'number' && Number.isSafeInteger(calls) && calls >= 1 ? calls : 1,
+    outcome:
+      outcome === 'aborted' || outcome === 'error' || outcome === 'interrupted'
+        ? outcome
+        : 'complete',
+  };
+  const cache = usage.cache === undefined ? null : readCacheRecord(usage.cache);
+  return cache === null ? result : { ...result, cache };
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -1,45 +1,13 @@
 import { type EngineRecordSource, engineRecordOf } from '@ctxgraph/fragments-core';
+import { type CacheCallRecord, type CacheTotals, cacheTotals } from '../cache/cache-reconcile';
 import { findModelPrice, type ModelPrices } from '../model-prices';
-import {
-  type CacheCallRecord,
-  type CacheTotals,
-  cacheTotals,
-  readCacheRecord,
-} from './cache-reconcile';
-import type { MessageUsage } from './message-usage';
+import { type MessageUsage, readUsage } from './message-usage';
 
 // Reading the usage recorded on nodes back, and adding it up with its cost.
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** The usage recorded for a node, or null when it has none (or it is malformed). */
 export function usageOf(node: EngineRecordSource): MessageUsage | null {
   return readUsage(engineRecordOf(node)?.usage);
-}
-
-/** A stored usage record read back, or null when it is not one. */
-export function readUsage(usage: unknown): MessageUsage | null {
-  if (!isPlainObject(usage) || typeof usage.modelId !== 'string') return null;
-  const read = (value: unknown): number | null =>
-    typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : null;
-  const calls = usage.calls;
-  const outcome = usage.outcome;
-  const result: MessageUsage = {
-    modelId: usage.modelId,
-    inputTokens: read(usage.inputTokens),
-    cacheReadTokens: read(usage.cacheReadTokens),
-    cacheWriteTokens: read(usage.cacheWriteTokens),
-    outputTokens: read(usage.outputTokens),
-    calls: typeof calls === 'number' && Number.isSafeInteger(calls) && calls >= 1 ? calls : 1,
-    outcome:
-      outcome === 'aborted' || outcome === 'error' || outcome === 'interrupted'
-        ? outcome
-        : 'complete',
-  };
-  const cache = usage.cache === undefined ? null : readCacheRecord(usage.cache);
-  return cache === null ? result : { ...result, cache };
 }
 
 /** Usage added up over messages, with its cost. */

@@ -161,6 +161,31 @@ export function googleCacheProfile(): CacheProfile {
   };
 }
 
+/**
+ * DeepSeek (`@ai-sdk/deepseek`, and DeepSeek models behind the AI Gateway): context caching on
+ * disk, on for every request, nothing to mark (a no-op). A repeated prefix is read from the cache
+ * in 64-token storage units (a shorter prefix is never cached); a cache hit is billed at a fraction
+ * of the input price and a write costs nothing extra, so usage reports reads only
+ * (`prompt_cache_hit_tokens`). Unused entries are cleared after a few hours to a few days, best
+ * effort: the prediction assumes an hour.
+ */
+export function deepSeekCacheProfile(): CacheProfile {
+  return {
+    id: 'deepseek',
+    matches: (model) =>
+      providerOf(model).startsWith('deepseek') || gatewayFamily(model, 'deepseek'),
+    rules: () => ({
+      mode: 'prefix',
+      maxBreakpoints: 0,
+      minCacheableTokens: 64,
+      ttlSeconds: 3600,
+      prefixStep: 64,
+      reportsWrites: false,
+    }),
+    mark: unmarked,
+  };
+}
+
 /** No caching known: nothing marked, nothing predicted to be read. */
 export function noCacheProfile(): CacheProfile {
   return {
@@ -185,11 +210,12 @@ export const BUILT_IN_CACHE_PROFILES: readonly CacheProfile[] = Object.freeze([
   openRouterCacheProfile(),
   openAICacheProfile(),
   googleCacheProfile(),
+  deepSeekCacheProfile(),
 ]);
 
 /**
  * The profile for `model`: the first built-in one that matches (Anthropic, Bedrock, OpenRouter,
- * OpenAI, Google), else the no-op profile.
+ * OpenAI, Google, DeepSeek), else the no-op profile.
  */
 export function selectCacheProfile(model: CacheModel): CacheProfile {
   return BUILT_IN_CACHE_PROFILES.find((profile) => profile.matches(model)) ?? noCacheProfile();

@@ -5,7 +5,21 @@ import {
   type ContextRenderer,
   type HeadState,
 } from '@ctxgraph/fragments-core';
-import type { SystemModelMessage, UIMessage } from 'ai';
+import type { ModelMessage, SystemModelMessage, UIMessage } from 'ai';
+import type { BudgetReport } from '../budget/budget-report';
+import { TokenCounter } from '../budget/token-counter';
+import { toMarkedModelMessages, toUnmarkedModelMessages } from '../cache/cache-markers';
+import { type CacheUnit, predictCache } from '../cache/cache-prediction';
+import type { CacheProviderOptions } from '../cache/cache-profiles';
+import {
+  anthropicCacheProfile,
+  type CacheProfile,
+  checkCacheRules,
+  noCacheProfile,
+  selectCacheProfile,
+} from '../cache/cache-profiles';
+import { registerPrediction } from '../cache/cache-reconcile';
+import { segmentHash } from '../cache/segment-hash';
 import {
   type AutoCompaction,
   type CheckedAutoCompact,
@@ -15,30 +29,79 @@ import {
 import { compactBranch } from '../compaction/compact';
 import { shownMessageCount, visibleConversation } from '../compaction/compacted-view';
 import { sendableMessages } from '../compaction/provider-parts';
-import type { ModelResolveResult, ResolveResult } from '../context-engine-options';
 import { conversation, pendingMessages } from '../conversation/conversation';
 import { appliedCompaction } from '../session/chain-reads';
 import type { ChatSession } from '../session/chat-session';
-import { registerPrediction } from '../usage/cache-reconcile';
-import { toMarkedModelMessages, toUnmarkedModelMessages } from './cache-markers';
-import { type CacheUnit, predictCache } from './cache-prediction';
-import {
-  anthropicCacheProfile,
-  type CacheProfile,
-  checkCacheRules,
-  noCacheProfile,
-  selectCacheProfile,
-} from './cache-profiles';
 import {
   type BudgetMemory,
-  type BudgetReport,
+  type BudgetOptions,
   type CheckedBudget,
   type FitResult,
   fitToBudget,
 } from './fit-to-budget';
 import { foldSystemMessages } from './fold-system-messages';
-import { segmentHash } from './segment-hash';
-import { TokenCounter } from './token-counter';
+
+/** Options of {@link ContextEngine.resolve}. */
+export interface ResolveOptions {
+  /** How to render the context fragments; defaults to the engine's renderer. */
+  renderer?: ContextRenderer;
+  /**
+   * `'ui'`: `messages` are AI SDK `UIMessage`s (the default). `'model'`: `messages` are model
+   * messages, ready for `generateText({ system, messages })`.
+   * @default 'ui'
+   */
+  format?: 'ui' | 'model';
+  /**
+   * Fit the system prompt and the history to a token budget (see `BudgetOptions`); the stored
+   * graph never changes. Without it, nothing is left out and nothing is counted.
+   */
+  budget?: BudgetOptions;
+}
+
+/** What {@link ContextEngine.resolve} returns. */
+export interface ResolveResult {
+  /** The context fragments, rendered. */
+  systemPrompt: string;
+  /** The branch's saved messages, oldest first, then the pending ones, validated. */
+  messages: UIMessage[];
+  /** With `budget`: what was counted, kept and left out, the cache plan and prefix reuse. */
+  budget?: BudgetReport;
+  /** With `budget` and the engine's `autoCompact`, when the input passed the threshold. */
+  compaction?: AutoCompaction;
+  /**
+   * With `budget`, when the cache profile needs a call-level option (OpenAI's `promptCacheKey`):
+   * pass it as `streamText({ providerOptions })`. UI messages carry no breakpoint marks; use
+   * `format: 'model'` for those.
+   */
+  providerOptions?: CacheProviderOptions;
+}
+
+/** What {@link ContextEngine.resolve} returns with `format: 'model'`. */
+export interface ModelResolveResult {
+  /** The context fragments, rendered. */
+  systemPrompt: string;
+  /**
+   * The same conversation as model messages (with `budget`, cache breakpoints marked), without
+   * system-role messages: those are folded into `system`.
+   */
+  messages: ModelMessage[];
+  /**
+   * The system message for `generateText({ system, messages })`: the rendered context, then the
+   * history's system-role messages in order (blank-line separated), so no system message stays
+   * in `messages` (AI SDK 7 refuses them there). With `budget`, it carries the system prompt's
+   * cache breakpoint.
+   */
+  system: SystemModelMessage;
+  /** With `budget`: what was counted, kept and left out, the cache plan and prefix reuse. */
+  budget?: BudgetReport;
+  /** With `budget` and the engine's `autoCompact`, when the input passed the threshold. */
+  compaction?: AutoCompaction;
+  /**
+   * With `budget`, when the cache profile needs a call-level option (OpenAI's `promptCacheKey`,
+   * stable per chat and branch): pass it as `generateText({ providerOptions })`.
+   */
+  providerOptions?: CacheProviderOptions;
+}
 
 /** One `resolve()` call, as the engine took it. */
 export interface ResolveCall {

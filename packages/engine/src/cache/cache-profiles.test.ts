@@ -6,6 +6,7 @@ import { MockLanguageModelV3 } from 'ai/test';
 import { describe, expect, it } from 'vitest';
 import { LineRenderer } from '../__fixtures__/test-kit';
 import { ContextEngine } from '../context-engine';
+import { cacheModelOf } from './cache-profile';
 import {
   anthropicCacheProfile,
   anthropicMinCacheableTokens,
@@ -213,6 +214,48 @@ describe('cache profiles, through the AI SDK', () => {
     }
   });
 
+  it('DeepSeek: nothing marked, the shared prefix read in 64-token units from the second call', async () => {
+    const store = new InMemoryContextStore();
+    const engine = new ContextEngine({
+      store,
+      chatId: 'deepseek',
+      userId: 'u',
+      renderer: new LineRenderer(),
+      tokenizer: words,
+    });
+    engine.set(role(`You are the support assistant. ${'Answer from the manual. '.repeat(30)}`));
+    engine.set(user('question 0', { id: 'q0' }));
+    const model = modelOf('deepseek.chat', 'deepseek-chat');
+    const first = await resolveModel(engine, { model });
+    expect(first.budget?.cache).toMatchObject({
+      profile: 'deepseek',
+      readTokens: 0,
+      rules: {
+        mode: 'prefix',
+        maxBreakpoints: 0,
+        minCacheableTokens: 64,
+        prefixStep: 64,
+        reportsWrites: false,
+      },
+    });
+    expect(first.providerOptions).toBeUndefined();
+    const sent = await sendThrough(model, first);
+    expect(sent.marks.every(([, options]) => options === null)).toBe(true);
+    expect(sent.providerOptions).toBeUndefined();
+
+    engine.set(assistantText('answer 0', { id: 'a0' }));
+    await engine.save();
+    engine.set(user('question 1', { id: 'q1' }));
+    const second = await resolveModel(engine, { model: 'deepseek-chat' });
+    const cache = second.budget?.cache;
+    expect(cache?.profile).toBe('deepseek');
+    // The first input is the shared prefix: read in whole 64-token units, never more than it.
+    const firstTokens = first.budget?.totalTokens ?? 0;
+    expect(firstTokens).toBeGreaterThan(64);
+    expect(cache?.readTokens).toBe(64 * Math.floor(firstTokens / 64));
+    expect(cache?.writeTokens).toBe(0);
+  });
+
   it("cacheMarkers: 'none' marks nothing whatever the model", async () => {
     const engine = await engineWithHistory('none');
     const model = modelOf('anthropic.messages', 'claude-sonnet-4-5');
@@ -264,6 +307,8 @@ describe('cache profiles, through the AI SDK', () => {
     expect(pick('openai.chat')).toBe('openai');
     expect(pick('gateway', 'openai/gpt-5')).toBe('openai');
     expect(pick('google.vertex.chat')).toBe('google');
+    expect(pick('deepseek.chat')).toBe('deepseek');
+    expect(pick('gateway', 'deepseek/deepseek-v3.2')).toBe('deepseek');
     expect(pick('mistral.chat')).toBe('none');
     expect(anthropicMinCacheableTokens('claude-sonnet-4-5-20250929')).toBe(1024);
     expect(anthropicMinCacheableTokens('claude-3-5-haiku-latest')).toBe(2048);
@@ -294,5 +339,21 @@ describe('cache profiles, through the AI SDK', () => {
     expect(() => anthropicCacheProfile({ ttl: '2h' as never })).toThrow(/ttl must be '5m' or '1h'/);
     // Nothing was saved or dropped: the pending question is still there.
     expect((await engine.inspect()).fragments.pending).toHaveLength(1);
+  });
+});
+
+describe('cacheModelOf', () => {
+  it('places a model id by its provider prefix, gateway family or family name', () => {
+    expect(cacheModelOf('openai:gpt-4o')).toEqual({ provider: 'openai', modelId: 'gpt-4o' });
+    expect(cacheModelOf('anthropic/claude-sonnet-4')).toEqual({
+      provider: 'gateway',
+      modelId: 'anthropic/claude-sonnet-4',
+    });
+    expect(cacheModelOf('gpt-4o-mini').provider).toBe('openai');
+    expect(cacheModelOf('o4-mini').provider).toBe('openai');
+    expect(cacheModelOf('claude-3-5-haiku').provider).toBe('anthropic');
+    expect(cacheModelOf('gemini-2.5-pro').provider).toBe('google');
+    expect(cacheModelOf('deepseek-chat').provider).toBe('deepseek');
+    expect(cacheModelOf('echo').provider).toBe('unknown');
   });
 });

@@ -1,7 +1,7 @@
 import { toModelMessages } from '@ctxgraph/codecs';
 import type { ModelMessage, SystemModelMessage, UIMessage } from 'ai';
+import type { CacheBreakpoint } from './cache-profile';
 import type { CacheMarkOutput, CacheModel, CacheProfile } from './cache-profiles';
-import type { CacheBreakpoint } from './plan-budget';
 
 /** Where the marks go and who places them. */
 export interface MarkContext {

@@ -16,6 +16,27 @@ export interface CacheModel {
   readonly modelId: string;
 }
 
+/**
+ * The model a model id names, for picking its cache profile: `'openai:gpt-4o'` (an AI SDK
+ * provider registry id) is OpenAI's `gpt-4o`; an id with a slash (`'anthropic/claude-sonnet-4'`)
+ * is a gateway id, its family the part before the slash; a bare id is placed by its family's name
+ * (`gpt-…`, `o3`, `o4-…` OpenAI, `claude-…` Anthropic, `gemini-…` Google, `deepseek-…` DeepSeek).
+ * Any other id names a model with no known cache (the no-cache profile: nothing predicted to be
+ * read).
+ */
+export function cacheModelOf(modelId: string): CacheModel {
+  const colon = modelId.indexOf(':');
+  if (colon > 0 && colon < modelId.length - 1 && !modelId.includes('/'))
+    return { provider: modelId.slice(0, colon), modelId: modelId.slice(colon + 1) };
+  if (modelId.includes('/')) return { provider: 'gateway', modelId };
+  const id = modelId.toLowerCase();
+  if (/^(gpt-|chatgpt-|o\d)/.test(id)) return { provider: 'openai', modelId };
+  if (id.startsWith('claude-')) return { provider: 'anthropic', modelId };
+  if (id.startsWith('gemini-')) return { provider: 'google', modelId };
+  if (id.startsWith('deepseek-')) return { provider: 'deepseek', modelId };
+  return { provider: 'unknown', modelId };
+}
+
 /** How a provider caches a prompt, for one model. */
 export interface CacheRules {
   /**
@@ -38,6 +59,19 @@ export interface CacheRules {
   /** Whether the provider reports cache writes in usage (`inputTokenDetails.cacheWriteTokens`). */
   readonly reportsWrites: boolean;
 }
+
+/** Where the planner asks for a provider cache breakpoint. */
+export type CacheBreakpoint =
+  | { readonly kind: 'system' }
+  | {
+      readonly kind: 'message';
+      readonly id: string;
+      /**
+       * `'previous-input'`: the end of the previous turn's question, where the call that answered
+       * it ended its input (so the provider has that prefix cached); `'input'`: the end of this one.
+       */
+      readonly role: 'previous-input' | 'input';
+    };
 
 /** What a profile marks: the conversation as model messages and where the plan puts breakpoints. */
 export interface CacheMarkInput {

@@ -12,8 +12,8 @@ import {
   withoutEngineMetadata,
 } from '@ctxgraph/fragments-core';
 import type { UIMessage } from 'ai';
-import type { MessageValidator } from '../session/message-validator';
 import { engineRecordFor, usageAddsFor } from '../usage/message-usage';
+import type { MessageValidator } from './message-validator';
 
 /** One message waiting for `save()`. */
 interface PendingEntry {

@@ -12,9 +12,9 @@ import {
 import { MockLanguageModelV3 } from 'ai/test';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { LineRenderer } from '../__fixtures__/test-kit';
-import type { CachePrediction } from '../budget/cache-prediction';
 import { ContextEngine } from '../context-engine';
-import { withUsage } from './message-usage';
+import { withUsage } from '../usage/message-usage';
+import type { CachePrediction } from './cache-prediction';
 
 const words: Tokenizer = {
   specificationVersion: 'v1',

@@ -13,7 +13,7 @@ import { generateText } from 'ai';
 import { describe, expect, it } from 'vitest';
 import { LineRenderer, scriptedModel } from '../__fixtures__/test-kit';
 import { ContextEngine } from '../context-engine';
-import type { ResolveResult } from '../context-engine-options';
+import type { ResolveResult } from '../resolve/budgeted-resolve';
 
 /** One token per word: counts a test can work out by hand. */
 const words: Tokenizer = {

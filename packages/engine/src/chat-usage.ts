@@ -1,9 +1,9 @@
 import type { ChatGraph } from '@ctxgraph/fragments-core';
-import type { UsageOptions } from '../context-engine-options';
-import { DEFAULT_MODEL_PRICES, type ModelPrices } from '../model-prices';
-import { wholeChainNodes } from '../session/chain-reads';
-import type { ChatSession } from '../session/chat-session';
-import { totalUsage, type UsageTotals } from './usage-totals';
+import type { UsageOptions } from './context-engine-options';
+import { DEFAULT_MODEL_PRICES, type ModelPrices } from './model-prices';
+import { wholeChainNodes } from './session/chain-reads';
+import type { ChatSession } from './session/chat-session';
+import { totalUsage, type UsageTotals } from './usage/usage-totals';
 
 /** The prices a call uses: its own, over the engine's, over the built-in table. */
 export function pricesFor(session: ChatSession, prices: ModelPrices | undefined): ModelPrices {

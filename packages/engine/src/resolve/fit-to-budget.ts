@@ -5,12 +5,13 @@ import {
   ValidationError,
 } from '@ctxgraph/fragments-core';
 import type { UIMessage } from 'ai';
-import type { CacheMemory, CachePrediction } from './cache-prediction';
-import { type CacheModel, type CacheProfile, isCacheProfile } from './cache-profiles';
-import { cacheModelOf } from './next-call';
-import { type CacheBreakpoint, type LeftOutItem, planBudget } from './plan-budget';
-import { comparePrefix, type PrefixReport, type Segment } from './prefix-report';
-import type { CountedMessage, TokenCounter } from './token-counter';
+import type { BudgetReport, BudgetReportMessage } from '../budget/budget-report';
+import { planBudget } from '../budget/plan-budget';
+import type { CountedMessage, TokenCounter } from '../budget/token-counter';
+import type { CacheMemory } from '../cache/cache-prediction';
+import { cacheModelOf } from '../cache/cache-profile';
+import { type CacheModel, type CacheProfile, isCacheProfile } from '../cache/cache-profiles';
+import { comparePrefix, type Segment } from '../cache/prefix-report';
 
 /** `resolve({ budget })`: fit the system prompt and the history to a token budget. */
 export interface BudgetOptions {
@@ -44,66 +45,13 @@ export interface BudgetOptions {
    * The model the call goes to: an AI SDK `LanguageModel` (its `provider` and `modelId` are
    * read), `{ provider, modelId }`, or a model id string: a gateway id
    * (`'anthropic/claude-sonnet-4'`), a provider registry id (`'openai:gpt-4o'`) or a bare id of a
-   * known family (`'gpt-4o-mini'`, `'claude-sonnet-4'`, `'gemini-2.5-flash'`). It picks the cache profile (Anthropic, Bedrock, OpenRouter, OpenAI, Google, else none) and
+   * known family (`'gpt-4o-mini'`, `'claude-sonnet-4'`, `'gemini-2.5-flash'`, `'deepseek-chat'`). It picks the cache profile (Anthropic, Bedrock, OpenRouter, OpenAI, Google, DeepSeek, else none) and
    * the rules the cache prediction follows. Without it (and without `cacheProfile`), the
    * Anthropic profile marks the messages (`cacheMarkers`).
    */
   model?: CacheModel | string;
   /** A cache profile to use whatever the model (one of the built-in ones, or your own). */
   cacheProfile?: CacheProfile;
-}
-
-/** A kept part of the input, counted. */
-export interface BudgetReportFragment {
-  /** `'#<position in the context lane>'`, or the fragment's id. */
-  readonly id: string;
-  readonly name: string;
-  /** Tokens of the fragment rendered alone. */
-  readonly tokens: number;
-  readonly priority: number;
-  readonly required: boolean;
-  readonly kept: boolean;
-}
-
-/** A message sent, counted. */
-export interface BudgetReportMessage {
-  readonly id: string;
-  readonly role: string;
-  /** Text tokens plus a per-message overhead. */
-  readonly tokens: number;
-  /** Not saved yet. */
-  readonly pending: boolean;
-}
-
-/** What `resolve({ budget })` did, in `result.budget`. */
-export interface BudgetReport {
-  readonly maxInputTokens: number;
-  /** The input's tokens: system prompt plus messages sent. */
-  readonly totalTokens: number;
-  /** The tokenizer that counted (`Tokenizer.id`). */
-  readonly tokenizer: string;
-  /** The rendered system prompt's tokens. */
-  readonly systemPromptTokens: number;
-  /** Every context fragment, in lane order, kept or not. */
-  readonly fragments: readonly BudgetReportFragment[];
-  /** The messages sent, oldest first. */
-  readonly messages: readonly BudgetReportMessage[];
-  /** What was left out, and by which rule. */
-  readonly leftOut: readonly LeftOutItem[];
-  /**
-   * History left out of this input, in tokens and messages (a compaction could summarize it
-   * instead of dropping it).
-   */
-  readonly droppedHistory: { readonly messages: number; readonly tokens: number };
-  /** Where provider cache breakpoints go (and, with `format: 'model'`, were marked). */
-  readonly breakpoints: readonly CacheBreakpoint[];
-  /** How much of this input repeats the previous budgeted call on this chat and branch. */
-  readonly prefix: PrefixReport;
-  /**
-   * The cache profile used and what it predicts the provider reads from and writes to its
-   * cache; pass it to `withUsage(…, { cache })` to have it confirmed against the reported usage.
-   */
-  readonly cache: CachePrediction;
 }
 
 /**

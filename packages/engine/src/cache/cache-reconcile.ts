@@ -8,7 +8,7 @@ import {
   type CacheUnit,
   tokenTolerance,
   unitAt,
-} from '../budget/cache-prediction';
+} from './cache-prediction';
 
 /**
  * The predictions this process's resolves made, with the input they were made for. Module-
