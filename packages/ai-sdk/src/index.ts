@@ -3,7 +3,8 @@
 export type { CycleEngineOptions } from './cycle/attach';
 export { type ChatCycle, createChatCycle } from './cycle/chat-cycle';
 export { chatErrorResponse } from './cycle/chat-error-response';
-export type { MessageVersion } from './cycle/chat-reads';
+// One type for a message's versions: the engine's, read with the app's UI message type.
+export type { MessageVersion } from '@ctxgraph/engine';
 export type { ChatTurn } from './cycle/chat-turn';
 export { ContinuationRefusedError } from './cycle/continuation-refused-error';
 export type {

@@ -127,6 +127,6 @@ describe('the context lane in SQLite', () => {
     expect(error).toMatchObject({ expectedRevision: 0, currentRevision: 1 });
     expect(await second.getContext('c')).toMatchObject({ fragments: ['first'], revision: 1 });
     // The lane moves the chat's updatedAt, never its version.
-    expect((await second.getChat('c'))?.version).toBe(0);
+    expect((await second.getChat('c'))?.revision).toBe(0);
   });
 });

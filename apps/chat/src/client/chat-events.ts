@@ -1,7 +1,7 @@
-/** One event of `GET /api/chat/:id/events`: the chat's change version and its live reply. */
+/** One event of `GET /api/chat/:id/events`: the chat's change revision and its live reply. */
 export interface ChatEvent {
   /** A number that only grows: it moves with every change any process makes to the chat. */
-  readonly version: number;
+  readonly revision: number;
   /** The most recently started live reply's id (its `start` chunk's messageId), or null. */
   readonly live: string | null;
 }
@@ -30,8 +30,8 @@ export interface ChatEventsFollower {
 
 function isChatEvent(value: unknown): value is ChatEvent {
   if (typeof value !== 'object' || value === null) return false;
-  const { version, live } = value as Record<string, unknown>;
-  return typeof version === 'number' && (live === null || typeof live === 'string');
+  const { revision, live } = value as Record<string, unknown>;
+  return typeof revision === 'number' && (live === null || typeof live === 'string');
 }
 
 /** The data of each complete event in `buffer`, and what is left of an event still arriving. */

@@ -260,7 +260,7 @@ describe('event and resume streams', () => {
     const replyId = chat.messages[1]?.id;
     const writing = counted.watching();
 
-    const events = readEventStream<{ version: number; live: string | null }>(
+    const events = readEventStream<{ revision: number; live: string | null }>(
       await fetch(`${running.url}/api/chat/${chatId}/events`),
     );
     expect(events.status).toBe(200);

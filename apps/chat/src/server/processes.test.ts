@@ -59,7 +59,7 @@ async function resume(url: string, chatId: string): Promise<EventStreamReader<St
 }
 
 interface ChatEvent {
-  version: number;
+  revision: number;
   live: string | null;
 }
 
@@ -208,7 +208,7 @@ describe.each(['sqlite', 'postgres'] as const)('two app processes on one %s stor
     const tab = await events(second.url, chatId);
     // At once: the chat's state, nothing live.
     await expect.poll(() => tab.events.length).toBeGreaterThanOrEqual(1);
-    expect(tab.events[0]).toEqual({ version: expect.any(Number), live: null });
+    expect(tab.events[0]).toEqual({ revision: expect.any(Number), live: null });
 
     const text = question(200, 't');
     const writer = await postTurn(first.url, {
@@ -241,9 +241,9 @@ describe.each(['sqlite', 'postgres'] as const)('two app processes on one %s stor
     expect(await followed.finished).toBe('end');
     expect(chunkText(followed.events)).toBe(answerTo(text));
     expect(await writer.finished).toBe('end');
-    const versions = tab.events.map((event) => event.version);
-    expect(versions).toEqual([...versions].sort((left, right) => left - right));
-    expect(versions.at(-1)).toBeGreaterThan(versions[0] as number);
+    const revisions = tab.events.map((event) => event.revision);
+    expect(revisions).toEqual([...revisions].sort((left, right) => left - right));
+    expect(revisions.at(-1)).toBeGreaterThan(revisions[0] as number);
     // The tab goes away: its stream ends without a word from the server.
     await tab.cancel();
     expect(tab.ended).toBe(true);

@@ -47,7 +47,7 @@ export function chatFrom(row: Row, offset = 0): ChatRecord {
     title: optionalText(row[offset + 2]),
     metadata: JSON.parse(text(row[offset + 3])) as JsonObject,
     activeBranch: text(row[offset + 4]),
-    version: integer(row[offset + 5]),
+    revision: integer(row[offset + 5]), // the `version` column holds the chat's revision
     rewrittenAt: integer(row[offset + 6]),
     createdAt: integer(row[offset + 7]),
     updatedAt: integer(row[offset + 8]),
@@ -145,7 +145,7 @@ export function writeResult(
   });
   return {
     headMessageId: optionalText(first[2]),
-    version: integer(first[0]),
+    revision: integer(first[0]),
     rewrittenAt: integer(first[1]),
     nodes,
     previousHeadId: optionalText(first[9]),

@@ -8,11 +8,11 @@ import type { HeadStateRow } from './lookups';
 // nobody searched indexes nothing; a search first brings the chats it looks at up to date, and
 // from then on each save of such a chat indexes its new messages with the write while the index
 // is current (`indexInline`). Per chat,
-// `search_state` records the chat version and the highest sequence indexed. Since then, a new
+// `search_state` records the chat revision and the highest sequence indexed. Since then, a new
 // node has a higher sequence (a node is never inserted below the chat's highest sequence, and
 // prune lowers the mark when it deletes the highest) and a node replaced in place has
 // `rewritten_at` above the version. So a catch-up reads only what changed: O(messages written
-// since), and nothing at all when the chat's version has not moved.
+// since), and nothing at all when the chat's revision has not moved.
 
 /**
  * A chat whose index is behind: its id, owner and current version, and its marks (the version

@@ -23,7 +23,7 @@ export interface MessageWrite {
 /**
  * The body of `commit` and `append`, to run inside the write transaction: inserts the new nodes,
  * replaces the content of ids the branch already holds (keeping their place), moves the head and
- * bumps the chat's version. A throw after the first insert rolls the whole transaction back.
+ * bumps the chat's revision. A throw after the first insert rolls the whole transaction back.
  * `HeadConflictError` when `expectedHeadId` is given and is not the head, `MessageIdConflictError`
  * when an id exists in the chat but not on the branch. A new version (`newVersion`) gets its node
  * id here, under the write lock every writer of the file takes, so no other writer, in this
@@ -140,7 +140,7 @@ export function writeMessages(db: SqliteConnection, input: MessageWrite): Append
   return {
     headMessageId: head,
     previousHeadId: state.head,
-    version: after.version,
+    revision: after.version,
     rewrittenAt: after.rewritten_at,
     nodes,
   };
