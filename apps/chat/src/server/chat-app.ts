@@ -1,6 +1,6 @@
 import { chatErrorResponse, createChatCycle, readChatBody } from '@ctxgraph/ai-sdk';
 import { usageOf } from '@ctxgraph/engine';
-import { type ContextStore, hint, role } from '@ctxgraph/fragments-core';
+import { assertIdentifier, type ContextStore, hint, role } from '@ctxgraph/fragments-core';
 import { XmlRenderer } from '@ctxgraph/renderer-xml';
 import { serveStatic } from '@hono/node-server/serve-static';
 import { type LanguageModel, stepCountIs, streamText } from 'ai';
@@ -50,7 +50,8 @@ async function outcomesTo(
 /**
  * The reference chat app's HTTP API (see the README for the contract): `POST /api/chat`,
  * `POST /api/chat/:id/stop`, `GET /api/chat/:id/messages?leaf=`, `GET /api/chat/:id/stream`,
- * `GET /api/chat/:id/events`, `GET /api/chat/:id/versions/:messageId`. Every route works
+ * `GET /api/chat/:id/events`, `GET /api/chat/:id/versions/:messageId`, `DELETE /api/chat/:id`.
+ * Every route works
  * whichever process of the app a request reaches: a reply's stream, its stop and the chat's
  * changes live in the store the processes share.
  */
@@ -143,6 +144,32 @@ export function createChatApp(options: ChatAppOptions): Hono {
   app.get('/api/chat/:id/events', (c) =>
     cycle.events(c.req.param('id'), { userId, signal: c.req.raw.signal }),
   );
+
+  app.delete('/api/chat/:id', async (c) => {
+    const chatId = c.req.param('id');
+    // A malformed id is a 400 (ValidationError, through onError) before the store is asked.
+    assertIdentifier('DELETE /api/chat/:id', 'id', chatId);
+    const chat = await options.store.getChat(chatId);
+    // Another user's chat answers as an unknown one does: its existence is not this user's to know.
+    if (chat === null || chat.userId !== userId) {
+      return c.json({ error: `No chat '${chatId}' for this user.` }, 404);
+    }
+    // A reply still being written would be saved into a chat that is gone: stop it first.
+    const live = await options.store.getLiveState?.(chatId);
+    if (live !== undefined && live.replies.length > 0) {
+      return c.json(
+        {
+          error: `Chat '${chatId}' has a reply being written: stop it (POST /api/chat/${chatId}/stop), then delete.`,
+        },
+        409,
+      );
+    }
+    // False when another process deleted it in between: the same 404.
+    if (!(await options.store.deleteChat(chatId))) {
+      return c.json({ error: `No chat '${chatId}' for this user.` }, 404);
+    }
+    return c.body(null, 204);
+  });
 
   if (options.clientDirectory) {
     app.use('/*', serveStatic({ root: options.clientDirectory }));
