@@ -107,8 +107,8 @@ const companions: Readonly<Record<Major, Readonly<Record<string, string>>>> = {
 
 /** A registry package name with the run's major when it is an AI SDK one (`ai` → `ai@7`). */
 function onMajor(name: string, major: Major): string {
-  const major = companions[major][name];
-  return major === undefined ? name : `${name}@${major}`;
+  const pinned = companions[major][name];
+  return pinned === undefined ? name : `${name}@${pinned}`;
 }
 
 /** The install arguments for `names`: tarballs for ours, the run's major for the AI SDK's. */

@@ -18,12 +18,7 @@ import type { ChatMessageSchemas } from '../request/read-chat-request';
 import { resumeResponse } from '../stream/reply-response';
 import { beginTurn } from './begin-turn';
 import { ChatEngines } from './chat-engines';
-import {
-  conversationTo,
-  conversationToNode,
-  outcomesOf,
-  versionsOf,
-} from './chat-reads';
+import { conversationTo, conversationToNode, outcomesOf, versionsOf } from './chat-reads';
 import { type ChatTurn, createChatTurn } from './chat-turn';
 import {
   type BeginTurnOptions,

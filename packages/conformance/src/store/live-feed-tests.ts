@@ -150,7 +150,9 @@ export function defineLiveFeedTests(harness: StoreHarness): void {
           const quiet = elsewhere.notices.length;
           const before = (await live.getLiveState(chatId)).changeRevision;
           await askWithLiveReply(store, chatId);
-          await staying.until(async () => (await live.getLiveState(chatId)).changeRevision > before);
+          await staying.until(
+            async () => (await live.getLiveState(chatId)).changeRevision > before,
+          );
           // The staying watcher (subscribed after the leaving one) has its notice: the leaving
           // one would have had it by now.
           expect(leaving.notices.length, 'no notice after unsubscribing').toBe(left);

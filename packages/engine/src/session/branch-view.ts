@@ -200,7 +200,8 @@ export class BranchView {
     this.#see(state);
     this.#settle();
     const head = state.headMessageId;
-    if (this.#loaded && state.revision === this.#cachedRevision && head === this.#cachedHead) return;
+    if (this.#loaded && state.revision === this.#cachedRevision && head === this.#cachedHead)
+      return;
     const nothingRewritten = this.#loaded && state.rewrittenAt <= this.#cachedRevision;
     if (head === null) {
       this.#cache.reset([]);

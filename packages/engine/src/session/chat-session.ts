@@ -78,7 +78,10 @@ export class ChatSession {
   get chat(): ChatRecord | null {
     const chat = this.#chat;
     const view = this.view;
-    if (chat !== null && (chat.revision !== view.revision || chat.rewrittenAt !== view.rewrittenAt)) {
+    if (
+      chat !== null &&
+      (chat.revision !== view.revision || chat.rewrittenAt !== view.rewrittenAt)
+    ) {
       this.#chat = { ...chat, revision: view.revision, rewrittenAt: view.rewrittenAt };
     }
     return this.#chat;

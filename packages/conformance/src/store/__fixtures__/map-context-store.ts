@@ -163,7 +163,11 @@ export function createMapContextStore(): CheckedContextStore {
     getHead({ chatId, branch }) {
       const stored = find(chatId);
       const { headMessageId } = branchOf(stored, branch);
-      return { revision: stored.chat.revision, rewrittenAt: stored.chat.rewrittenAt, headMessageId };
+      return {
+        revision: stored.chat.revision,
+        rewrittenAt: stored.chat.rewrittenAt,
+        headMessageId,
+      };
     },
 
     commit({ chatId, branch, expectedHeadId, messages, fork }) {
