@@ -27,7 +27,7 @@ export class WarmEngines<UI_MESSAGE extends UIMessage> {
   /**
    * The chat's idle engine, taken out of the pool; undefined when there is none, or when it was
    * opened on another chat of the same id, deleted and made again since: `chat` (as just read)
-   * was created at another time, or is at a version below the one the engine saw (a chat's revision
+   * was created at another time, or is at a revision below the one the engine saw (a chat's revision
    * never goes down; a chat made again in the same millisecond starts over from none).
    */
   take(chat: ChatRecord, userId: string): AttachedChat<UI_MESSAGE> | undefined {

@@ -69,7 +69,7 @@ export function defineForkTests(harness: StoreHarness): void {
           ...forks.map(([, , name]) => name),
         ]);
         expect(listed.slice(2)).toEqual(created);
-        // A fork is a pointer write: the active branch and the version stay.
+        // A fork is a pointer write: the active branch and the revision stay.
         const chat = await store.getChat(chatId);
         expect(chat).toMatchObject({ activeBranch: 'main', revision });
         expect((await store.getGraph(chatId)).nodes).toHaveLength(2);

@@ -92,7 +92,7 @@ export function checkpointFrom(row: Row, offset = 0): CheckpointRecord {
 }
 
 /**
- * The result of a write statement that wrote. Its first row carries the head, the version, the
+ * The result of a write statement that wrote. Its first row carries the head, the revision, the
  * chat's last sequence and the number of new nodes; its rows carry the nodes it replaced (each
  * kept its place). The new nodes are not sent back: they are the write's messages that were not
  * replaced, in order, taking the sequences up to the last one, each the child of the one before

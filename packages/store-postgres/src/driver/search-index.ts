@@ -9,7 +9,7 @@ import { integer, text } from './rows';
 // holds the chat revision and the highest sequence indexed. Sequences are handed out under the
 // chat row's lock and never reused (`last_sequence`), so within a chat they commit in order:
 // a snapshot that holds a sequence holds every lower one. A node inserted since the last
-// catch-up has a higher sequence; one replaced in place has `rewritten_at` above the version.
+// catch-up has a higher sequence; one replaced in place has `rewritten_at` above the revision.
 // So a catch-up reads only what changed, and nothing when the chat's revision has not moved.
 //
 // Under READ COMMITTED the read and the write of a catch-up are two statements, and another

@@ -160,7 +160,7 @@ ALTER TABLE ${names.messages} ADD COLUMN IF NOT EXISTS engine_record json;
 //   the score) behind a GIN index, and `stamp`, the message's `rewritten_at` when indexed, so a
 //   search never uses words older than the message it returns. Rows go with their message
 //   (foreign key, ON DELETE CASCADE), so prune and deleteChat need nothing more.
-// - `search_state`: per chat, the version and the sequence up to which it is indexed.
+// - `search_state`: per chat, the revision (chat `version` column) and the sequence up to which it is indexed.
 // - `messages.rewritten_at`: the chat revision of the write that last replaced the node in place
 //   (NULL when never), written by that write, so a catch-up finds replaced nodes by an index.
 //

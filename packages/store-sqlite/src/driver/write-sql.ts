@@ -180,7 +180,7 @@ function insertSql(t: TableNames): string {
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (chat_id, id) DO NOTHING`;
 }
 
-// `rewritten_at` is the version this write gives the chat: the search index re-reads the node
+// `rewritten_at` is the revision this write gives the chat: the search index re-reads the node
 // when it next catches up (see `search-index.ts`), unless the write indexed it itself.
 function replaceSql(t: TableNames): string {
   return `UPDATE ${t.messages} SET role = ?, payload = ?, engine_record = coalesce(?, engine_record), updated_at = ?, rewritten_at = ? WHERE chat_id = ? AND id = ?
@@ -192,7 +192,7 @@ function moveHeadSql(t: TableNames): string {
 }
 
 // The right-hand sides see the row as it was, so `version + 1` is the new version (the write
-// computes it from the version it read under the same lock).
+// computes it from the revision it read under the same lock).
 function bumpChatSql(t: TableNames): string {
   return `UPDATE ${t.chats}
           SET version = version + 1, rewritten_at = CASE WHEN ? THEN version + 1 ELSE rewritten_at END,
