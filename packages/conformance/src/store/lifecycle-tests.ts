@@ -15,7 +15,7 @@ import {
   uniqueId,
 } from './store-harness';
 
-/** The contract version, getGraph, close(), and persistence across store objects. */
+/** The specification version, getGraph, close(), and persistence across store objects. */
 export function defineLifecycleTests(harness: StoreHarness): void {
   const { timeout, slowTimeout } = harness;
 
