@@ -58,7 +58,7 @@ export function defineConcurrencyTests(harness: StoreHarness): void {
         const { chatId } = await openFreshChat(store);
         const root = uniqueId('root');
         await appendMessages(store, chatId, [root]);
-        const names = Array.from({ length: 8 }, (_, index) => `lane-${index}`);
+        const names = Array.from({ length: 8 }, (_, index) => `side-${index}`);
         for (const name of names) await store.createBranch({ chatId, name, headMessageId: root });
         const others = await Promise.all(Array.from({ length: 4 }, () => openFreshChat(store)));
         const results = await Promise.all([
