@@ -1,7 +1,7 @@
-// Other Node majors for the lanes and the consumer test, from the npm registry (the official
+// Other Node majors for the majors and the consumer test, from the npm registry (the official
 // builds, published as `node-<platform>-<arch>`), and the workspace's native addon
 // (better-sqlite3) built for them. A native addon loads only in the Node it was built for: an
-// install for another Node (the lane's second install, lane-workspace.mjs; the consumer test's
+// install for another Node (the major's second install, major-workspace.mjs; the consumer test's
 // projects) takes that Node's build as a local prebuilt archive (`betterSqlitePrebuilds`), and the
 // workspace's own install is never changed. Builds are kept in node_modules/.cache/, one per Node
 // ABI, so each is compiled once.

@@ -93,8 +93,8 @@ export interface RunReadmeProgramOptions {
   /** The `node` binary that runs the program. @default process.execPath */
   readonly node?: string;
   /**
-   * Modules loaded first (`--import`), as URLs. Default: tsx, then the AI SDK lane's hooks
-   * (tooling/ai-lane), so the program's `ai` is the lane's as in the workspace's tests.
+   * Modules loaded first (`--import`), as URLs. Default: tsx, then the AI SDK major's hooks
+   * (tooling/ai-major), so the program's `ai` is the major's as in the workspace's tests.
    */
   readonly preload?: readonly string[];
 }
@@ -165,7 +165,7 @@ export async function runReadmeProgram(
   const workingDirectory = await mkdtemp(join(tmpdir(), 'ctxgraph-readme-'));
   const preload = options.preload ?? [
     pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href,
-    new URL('./ai-lane/register.mjs', import.meta.url).href,
+    new URL('./ai-major/register.mjs', import.meta.url).href,
   ];
   try {
     return await runToEnd(

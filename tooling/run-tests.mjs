@@ -4,7 +4,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { aiLane } from './ai-lane/lane.mjs';
+import { aiMajor } from './ai-major/major.mjs';
 import { runTurbo } from './turbo.mjs';
 import { root, workspacePackages } from './workspace.mjs';
 
@@ -27,14 +27,14 @@ if (notInstalled.length > 0) {
 // Totals must come from this run only.
 for (const { folder } of packages) rmSync(join(folder, '.vitest-report.json'), { force: true });
 
-const lane = aiLane();
+const major = aiMajor();
 console.log(
-  `AI SDK ${lane} lane on Node ${process.versions.node} (pnpm test:lane 6|7 runs the other)`,
+  `AI SDK ${major} on Node ${process.versions.node} (pnpm test:major 6|7 runs the other)`,
 );
 const extra = process.argv.slice(2);
 const status = runTurbo(
   ['run', 'test', '--continue=dependencies-successful', '--concurrency=3', ...extra],
-  { CTXGRAPH_TEST_REPORT: '1', CTXGRAPH_AI_LANE: lane },
+  { CTXGRAPH_TEST_REPORT: '1', CTXGRAPH_AI_MAJOR: major },
 );
 
 console.log('');

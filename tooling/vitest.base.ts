@@ -1,12 +1,12 @@
 import { defineConfig, type ViteUserConfig } from 'vitest/config';
-import { aiLanePlugin } from './ai-lane/vitest-plugin.ts';
+import { aiMajorPlugin } from './ai-major/vitest-plugin.ts';
 
 /**
  * Shared vitest settings: explicit imports (no globals), type tests in `*.test-d.ts`. Under CI,
  * and when `pnpm test` (tooling/run-tests.mjs) runs the suites, a JSON report is written too, so
  * one total line can be printed for the whole repository (tooling/test-summary.mjs). The run is on
- * an AI SDK lane (tooling/ai-lane/lane.mjs): AI SDK 7 on Node 22+, AI SDK 6 on Node 20 or with
- * `CTXGRAPH_AI_LANE=6`.
+ * an AI SDK major (tooling/ai-major/major.mjs): AI SDK 7 on Node 22+, AI SDK 6 on Node 20 or with
+ * `CTXGRAPH_AI_MAJOR=6`.
  *
  * A test's time limit is there to end a test that hangs, never to judge a machine's speed: the
  * default (60 s, and 120 s for hooks) is one a test that takes a second on a quiet machine does
@@ -17,7 +17,7 @@ export function packageTests(overrides: ViteUserConfig['test'] = {}): ViteUserCo
   const ci =
     process.env.CI === 'true' || process.env.CI === '1' || process.env.CTXGRAPH_TEST_REPORT === '1';
   return defineConfig({
-    plugins: [aiLanePlugin()],
+    plugins: [aiMajorPlugin()],
     test: {
       include: ['src/**/*.test.ts'],
       testTimeout: 60_000,

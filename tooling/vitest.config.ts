@@ -3,10 +3,10 @@ import { packageTests } from './vitest.base.ts';
 
 /**
  * The READMEs' examples, the PostgreSQL test server the Postgres suites share, and the AI SDK
- * lane switch.
+ * major switch.
  */
 const config: ViteUserConfig = packageTests({
-  include: ['*.test.ts', 'ai-lane/*.test.ts'],
+  include: ['*.test.ts', 'ai-major/*.test.ts'],
   typecheck: { enabled: false },
   testTimeout: 120_000,
   hookTimeout: 120_000,

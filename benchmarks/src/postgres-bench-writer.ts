@@ -3,7 +3,7 @@
 // mode: `engine` (ContextEngine.save(), which uses store.append), `engine-cas` (the same engine
 // over a store that hides append, so it compares-and-sets and retries), or `floor` (a bare
 // postgres.js transaction per turn: lock the branch row, insert the two rows, move the head and
-// bump the chat's version, as every save must).
+// bump the chat's revision, as every save must).
 // It connects and warms up, prints `ready`, waits for a line on stdin, saves <turns> turns (a user
 // and an assistant message each, ids `<writer>-<turn>-user` / `-reply`), then prints one JSON line:
 // { latencies: number[] (ms per saved turn), failed: number, errors: string[] }.
@@ -94,7 +94,7 @@ async function engineWriter(): Promise<WriterResult> {
 
 /**
  * The floor writes what the store writes and no more: the two message rows, the branch head, and
- * the chat's version and `updated_at` (the contract requires both of every save; folded into the
+ * the chat's revision and `updated_at` (the contract requires both of every save; folded into the
  * head's UPDATE, so no extra round trip), the JSON serialized before the transaction begins (as
  * the store does), in one transaction that locks the branch row first.
  */

@@ -21,7 +21,7 @@ for (const script of scripts) {
   const path = fileURLToPath(new URL(script, import.meta.url));
   if (!existsSync(path)) continue;
   console.log(`\n=== ${script} ===`);
-  // This process's own flags (tsx, the AI SDK lane's hooks), so each script runs as `bench:*` does.
+  // This process's own flags (tsx, the AI SDK major's hooks), so each script runs as `bench:*` does.
   const result = spawnSync(process.execPath, [...process.execArgv, path], { stdio: 'inherit' });
   if (result.status !== 0) failed = true;
 }

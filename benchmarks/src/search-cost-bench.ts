@@ -9,7 +9,7 @@
 //
 // - Saves, for an app that never searches: one 10,000-message save and a per-turn save (two
 //   messages on a 1,000-message chat), store against the bare floor: the same rows inserted, the
-//   head moved where it is still the expected one (compare-and-set) and the chat's version
+//   head moved where it is still the expected one (compare-and-set) and the chat's revision
 //   bumped, nothing else: what the contract obliges any store's commit to do, done the cheapest
 //   way (the head and the next sequence known in memory, no read of its own).
 // - Saves, for an app that searches: the same save followed by a search of the chat, less the
@@ -117,7 +117,7 @@ function sqliteFloors(path: string): Floors {
     'INSERT INTO floor_message_search (rowid, body, scope, words) VALUES (?, ?, ?, ?)',
   );
   // The head moves only where it still is the head the write expects (the compare-and-set every
-  // commit makes, in its own transaction), and the chat's version goes up by one: what the
+  // commit makes, in its own transaction), and the chat's revision goes up by one: what the
   // contract obliges any store to do on a commit, at its cheapest (no read of its own).
   const moveHead = database.prepare(
     'UPDATE floor_branches SET head_message_id = ?, updated_at = ? WHERE chat_id = ? AND name = ? AND head_message_id IS ?',
@@ -206,7 +206,7 @@ async function sqliteSubject(): Promise<Subject> {
 /**
  * Bare postgres.js on the store's own tables in the same schema: one transaction that inserts
  * the rows (one `unnest` statement), then moves the head if it is still the expected one and
- * bumps the chat's version (one statement); indexed, it also inserts each message's
+ * bumps the chat's revision (one statement); indexed, it also inserts each message's
  * words into `search_words` in the same transaction.
  */
 function postgresFloors(url: string, schema: string): Floors {

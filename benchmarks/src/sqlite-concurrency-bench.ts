@@ -13,7 +13,7 @@
 //
 // The floor does the store's work and no more: it serializes the messages before it takes the
 // write lock (as the store does), then in one IMMEDIATE transaction reads the head and the highest
-// sequence, inserts the rows, moves the head and bumps the chat's version and recency (the chat
+// sequence, inserts the rows, moves the head and bumps the chat's revision and recency (the chat
 // row and its recency index, which the ContextStore contract requires of every save), with the
 // same connection settings and the same busy handling (SQLite's busy_timeout).
 //
@@ -83,7 +83,7 @@ function openFloorDatabase(path: string): Database.Database {
 /**
  * The floor's write of one batch. Outside the lock: each message serialized, as the store does in
  * `prepareAppend`. Inside one IMMEDIATE transaction: read the head and the highest sequence,
- * insert the rows, move the head, bump the chat's version and `updated_at` (the row and its
+ * insert the rows, move the head, bump the chat's revision and `updated_at` (the row and its
  * recency index; the store must, for the engine's caches and `listChats`).
  */
 function floorWriter(

@@ -1,7 +1,7 @@
 // `pnpm test:consumer`: the packages as a user gets them. The release rehearsal versions and packs
 // every package in a temporary copy (real versions, no `workspace:` ranges) into a folder
 // `ctxgraph-tarballs`, as the root README's "Try it before the first release" says
-// (`release:rehearse --out`); then, for each AI SDK lane, a new project beside that folder, in the
+// (`release:rehearse --out`); then, for each AI SDK major, a new project beside that folder, in the
 // OS temp directory (outside the workspace: no workspace links, no hoisting), installs with plain
 // npm, with `ai@6` on Node 20 and `ai@7` on Node 22 (a Node the machine lacks comes from the npm
 // registry, see tooling/node-runtime.mjs). Its first install is that README section's install
@@ -11,7 +11,7 @@
 // measures the install footprint, runs the READMEs' examples (`consumerReadmes`), adds
 // `@ai-sdk/react` with the `overrides` the root README's Install section gives, type-checks a
 // small app under `strict` with `nodenext` and with `bundler` resolution, runs it, and checks
-// that exactly one copy of `ai` is installed. Last, on the lane of the `ai` apps/chat declares,
+// that exactly one copy of `ai` is installed. Last, on the AI SDK major apps/chat declares,
 // the chat app copied out of the repository installs, builds, starts and answers one turn
 // (copied-chat-app.ts).
 //
@@ -21,15 +21,15 @@
 // install script as usual without compiling, and better-sqlite3 is pinned (npm `overrides`) to
 // the workspace's version, the one those builds are for.
 //
-// Options: `--lane 6` or `--lane 7` (default: both), `--node <major>` (another Node for the lane,
-// 24 say; at least the lane's own), `--keep` (leave the projects on disk).
+// Options: `--major 6` or `--major 7` (default: both), `--node <major>` (another Node for the major,
+// 24 say; at least the major's own), `--keep` (leave the projects on disk).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { lanes } from '../ai-lane/lane.mjs';
+import { majors } from '../ai-major/major.mjs';
 import { betterSqlitePrebuilds, nodeRuntime } from '../node-runtime.mjs';
 import {
   expectedOutput,
@@ -60,7 +60,7 @@ import {
   usePrebuilds,
 } from './npm-project.ts';
 
-type Lane = '6' | '7';
+type Major = '6' | '7';
 
 /**
  * READMEs whose install lines the consumer project follows and whose examples it runs, in order.
@@ -82,9 +82,9 @@ export const footprintPackages: readonly string[] = [
 ];
 const footprintTokenizer = '@ctxgraph/tokenizer-o200k';
 
-/** What one lane measured and found. */
-interface LaneResult {
-  readonly lane: Lane;
+/** What one major measured and found. */
+interface MajorResult {
+  readonly major: Major;
   readonly node: string;
   readonly ai: string;
   readonly footprint: { packages: number; megabytes: number; withTokenizer: Footprint };
@@ -100,26 +100,26 @@ interface Footprint {
  * The major of each AI SDK companion package that goes with an AI SDK major, for install lines
  * that name one (the AI SDK integration's README may name `@ai-sdk/react`, say).
  */
-const companions: Readonly<Record<Lane, Readonly<Record<string, string>>>> = {
+const companions: Readonly<Record<Major, Readonly<Record<string, string>>>> = {
   '6': { ai: '6', '@ai-sdk/openai': '3', '@ai-sdk/react': '3' },
   '7': { ai: '7', '@ai-sdk/openai': '4', '@ai-sdk/react': '4' },
 };
 
-/** A registry package name with the lane's major when it is an AI SDK one (`ai` → `ai@7`). */
-function onLane(name: string, lane: Lane): string {
-  const major = companions[lane][name];
-  return major === undefined ? name : `${name}@${major}`;
+/** A registry package name with the run's major when it is an AI SDK one (`ai` → `ai@7`). */
+function onMajor(name: string, major: Major): string {
+  const pinned = companions[major][name];
+  return pinned === undefined ? name : `${name}@${pinned}`;
 }
 
-/** The install arguments for `names`: tarballs for ours, the lane's major for the AI SDK's. */
+/** The install arguments for `names`: tarballs for ours, the run's major for the AI SDK's. */
 function installArguments(
   names: readonly string[],
   packed: readonly PackedPackage[],
-  lane: Lane,
+  major: Major,
 ): string[] {
   const byName = new Map(packed.map((item) => [item.name, item]));
   const ours = withSiblings(names, packed).map((name) => byName.get(name)?.tarball as string);
-  const others = names.filter((name) => !byName.has(name)).map((name) => onLane(name, lane));
+  const others = names.filter((name) => !byName.has(name)).map((name) => onMajor(name, major));
   return [...ours, ...others];
 }
 
@@ -208,10 +208,10 @@ function tsconfig(resolution: 'nodenext' | 'bundler'): string {
   )}\n`;
 }
 
-/** What every lane shares: the packed packages, the folder they are in, the README's line. */
+/** What every major shares: the packed packages, the folder they are in, the README's line. */
 interface Setup {
   readonly packed: readonly PackedPackage[];
-  /** The temporary folder holding `ctxgraph-tarballs` and, beside it, each lane's project. */
+  /** The temporary folder holding `ctxgraph-tarballs` and, beside it, each major's project. */
   readonly base: string;
   /** The words of the root README's "Try it before the first release" install line. */
   readonly tryLine: readonly string[];
@@ -220,22 +220,22 @@ interface Setup {
 const tryItSection = 'Try it before the first release';
 const tarballFolder = 'ctxgraph-tarballs';
 
-async function runLane(
-  lane: Lane,
+async function runMajor(
+  major: Major,
   setup: Setup,
-  nodeMajor: number = lanes[lane].node,
-): Promise<LaneResult> {
-  if (nodeMajor < lanes[lane].node) {
-    throw new Error(`AI SDK ${lane} needs Node ${lanes[lane].node} or newer, not ${nodeMajor}.`);
+  nodeMajor: number = majors[major].node,
+): Promise<MajorResult> {
+  if (nodeMajor < majors[major].node) {
+    throw new Error(`AI SDK ${major} needs Node ${majors[major].node} or newer, not ${nodeMajor}.`);
   }
   const runtime = nodeRuntime(nodeMajor);
   const { packed } = setup;
   const problems: string[] = [];
   // Beside the tarballs' folder: the README's line reaches them as ../ctxgraph-tarballs/…
-  const project = join(setup.base, `app-ai${lane}`);
+  const project = join(setup.base, `app-ai${major}`);
   mkdirSync(project);
-  console.log(`\n=== AI SDK ${lane} on Node ${runtime.version}: ${project}`);
-  const prebuilds = betterSqlitePrebuilds(runtime, join(setup.base, `prebuilds-ai${lane}`));
+  console.log(`\n=== AI SDK ${major} on Node ${runtime.version}: ${project}`);
+  const prebuilds = betterSqlitePrebuilds(runtime, join(setup.base, `prebuilds-ai${major}`));
   writeFileSync(
     join(project, 'package.json'),
     `${JSON.stringify(
@@ -252,7 +252,7 @@ async function runLane(
   usePrebuilds(project, prebuilds.folder);
   const install = (names: readonly string[]): void => {
     console.log(`npm install ${names.join(' ')}`);
-    npm(runtime, ['install', ...installArguments(names, packed, lane)], project);
+    npm(runtime, ['install', ...installArguments(names, packed, major)], project);
   };
 
   // The root README's install line first, alone, as its "Try it" section gives it (tarball
@@ -267,7 +267,7 @@ async function runLane(
     if (!rootLine.includes(name)) problems.push(`README.md's install line lacks ${name}.`);
   }
   const tryWords = setup.tryLine.map((word) =>
-    word.startsWith('.') || word.startsWith('/') ? word : onLane(word, lane),
+    word.startsWith('.') || word.startsWith('/') ? word : onMajor(word, major),
   );
   console.log(`npm install ${setup.tryLine.join(' ')}`);
   npm(runtime, ['install', ...tryWords], project);
@@ -315,8 +315,8 @@ async function runLane(
       `expected one copy of ai beside @ai-sdk/react, found ${aiCopies.length}: ${aiCopies.map(({ folder, version }) => `${version} in ${folder}`).join(', ')}`,
     );
   }
-  if (!aiVersions.every((version) => version.startsWith(`${lane}.`))) {
-    problems.push(`expected ai ${lane}.x, found ${aiVersions.join(', ')}`);
+  if (!aiVersions.every((version) => version.startsWith(`${major}.`))) {
+    problems.push(`expected ai ${major}.x, found ${aiVersions.join(', ')}`);
   }
   try {
     npm(runtime, ['ls', 'ai', '--all'], project);
@@ -327,7 +327,7 @@ async function runLane(
   // The checks' own tools come last, so they are not counted in the footprint.
   npm(
     runtime,
-    ['install', '--save-dev', 'typescript@6.0.3', 'tsx@4', `@types/node@${lanes[lane].node}`],
+    ['install', '--save-dev', 'typescript@6.0.3', 'tsx@4', `@types/node@${majors[major].node}`],
     project,
   );
   const requireFromProject = createRequire(join(project, 'package.json'));
@@ -409,7 +409,7 @@ async function runLane(
     console.log(`ok   exactly one ai (${aiVersions[0]}), @ai-sdk/react included`);
   }
   return {
-    lane,
+    major,
     node: runtime.version,
     ai: aiVersions.join(', '),
     footprint: { ...base, withTokenizer },
@@ -455,18 +455,18 @@ function tryItLine(
 
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
-  const laneFlag = argv.indexOf('--lane');
-  const chosen = laneFlag === -1 ? undefined : argv[laneFlag + 1];
+  const majorFlag = argv.indexOf('--major');
+  const chosen = majorFlag === -1 ? undefined : argv[majorFlag + 1];
   const nodeFlag = argv.indexOf('--node');
   const nodeMajor = nodeFlag === -1 ? undefined : Number(argv[nodeFlag + 1]);
   if (
     (chosen !== undefined && chosen !== '6' && chosen !== '7') ||
     (nodeMajor !== undefined && !Number.isInteger(nodeMajor))
   ) {
-    console.error('usage: pnpm test:consumer [--lane 6|7] [--node <major>] [--keep]');
+    console.error('usage: pnpm test:consumer [--major 6|7] [--node <major>] [--keep]');
     process.exit(2);
   }
-  const toRun: Lane[] = chosen === undefined ? ['6', '7'] : [chosen];
+  const toRun: Major[] = chosen === undefined ? ['6', '7'] : [chosen];
   const keep = argv.includes('--keep');
   const base = mkdtempSync(join(tmpdir(), 'ctxgraph-consumer-'));
   if (!relative(root, base).startsWith('..')) {
@@ -483,21 +483,21 @@ async function main(): Promise<void> {
     }
     const packed = rehearsal.packages;
     const tryIt = tryItLine(packed, tarballs);
-    const results: LaneResult[] = [];
-    for (const lane of toRun) {
-      results.push(await runLane(lane, { packed, base, tryLine: tryIt.words }, nodeMajor));
+    const results: MajorResult[] = [];
+    for (const major of toRun) {
+      results.push(await runMajor(major, { packed, base, tryLine: tryIt.words }, nodeMajor));
     }
     // The chat app declares its own `ai`: it runs on the Node that `ai` asks for.
-    const appLane = String(
+    const appMajor = String(
       Number.parseInt(
         JSON.parse(readFileSync(join(root, 'apps', 'chat', 'package.json'), 'utf8')).dependencies
           .ai,
         10,
       ),
-    ) as Lane;
+    ) as Major;
     const appProblems: string[] = [];
-    if (toRun.includes(appLane)) {
-      const runtime = nodeRuntime(lanes[appLane].node);
+    if (toRun.includes(appMajor)) {
+      const runtime = nodeRuntime(majors[appMajor].node);
       appProblems.push(
         ...(await runCopiedChatApp({
           folder: join(base, 'chat-app'),
@@ -508,10 +508,10 @@ async function main(): Promise<void> {
         })),
       );
     } else {
-      console.log(`\n(the copied chat app runs with --lane ${appLane}, the lane of its ai)`);
+      console.log(`\n(the copied chat app runs with --major ${appMajor}, the major of its ai)`);
     }
     console.log('\nInstall footprint (packages / MB on disk under node_modules):');
-    console.log(`| Lane | ${footprintPackages.join(' + ')} | + ${footprintTokenizer} |`);
+    console.log(`| Major | ${footprintPackages.join(' + ')} | + ${footprintTokenizer} |`);
     console.log('| --- | ---: | ---: |');
     for (const { node, ai, footprint: size } of results) {
       console.log(
@@ -521,14 +521,14 @@ async function main(): Promise<void> {
     const problems = [
       ...tryIt.problems,
       ...results.flatMap((result) =>
-        result.problems.map((problem) => `AI SDK ${result.lane}: ${problem}`),
+        result.problems.map((problem) => `AI SDK ${result.major}: ${problem}`),
       ),
       ...appProblems.map((problem) => `apps/chat copied out: ${problem}`),
     ];
     for (const problem of problems) console.error(`FAILED ${problem}`);
     console.log(
       problems.length === 0
-        ? `consumer test: passed on ${results.map((result) => `ai ${result.ai} / Node ${result.node}`).join(' and ')}${toRun.includes(appLane) ? ', and the copied chat app' : ''}`
+        ? `consumer test: passed on ${results.map((result) => `ai ${result.ai} / Node ${result.node}`).join(' and ')}${toRun.includes(appMajor) ? ', and the copied chat app' : ''}`
         : `consumer test: ${problems.length} problems`,
     );
     process.exitCode = problems.length === 0 ? 0 : 1;

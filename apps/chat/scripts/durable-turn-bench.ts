@@ -289,7 +289,7 @@ async function eventLatency(pair: Pair): Promise<number[]> {
     messages: [userMessage('q', 'hi')],
   });
   await opening.finished;
-  const events = readEventStream<{ version: number; live: string | null }>(
+  const events = readEventStream<{ revision: number; live: string | null }>(
     await fetch(`${pair.second.url}/api/chat/${chatId}/events`),
   );
   await waitUntil(() => events.events.length > 0);

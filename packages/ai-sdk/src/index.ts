@@ -1,9 +1,11 @@
 // The public surface: what an app calls. Building blocks the cycle is made of (the body check
 // alone, settling, usage sums) are in `@ctxgraph/ai-sdk/internal`, without a semver promise.
+
+// One type for a message's versions: the engine's, read with the app's UI message type.
+export type { MessageVersion } from '@ctxgraph/engine';
 export type { CycleEngineOptions } from './cycle/attach';
 export { type ChatCycle, createChatCycle } from './cycle/chat-cycle';
 export { chatErrorResponse } from './cycle/chat-error-response';
-export type { MessageVersion } from './cycle/chat-reads';
 export type { ChatTurn } from './cycle/chat-turn';
 export { ContinuationRefusedError } from './cycle/continuation-refused-error';
 export type {

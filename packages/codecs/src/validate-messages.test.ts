@@ -2,7 +2,7 @@ import { ValidationError } from '@ctxgraph/fragments-core';
 import type { UIMessage } from 'ai';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { aiLane } from '../../../tooling/ai-lane/lane.mjs';
+import { aiMajor } from '../../../tooling/ai-major/major.mjs';
 import { everyPartKind } from './__fixtures__/ui-messages';
 import { storableMessageIssues } from './storable-message';
 import {
@@ -17,7 +17,7 @@ const hello: UIMessage = { id: 'h1', role: 'user', parts: [{ type: 'text', text:
 // The part types each AI SDK major knows, in the order its schema lists them (AI SDK 7 added
 // `custom`, `reasoning-file` and `steering-message`).
 const knownPartTypes =
-  aiLane() === '7'
+  aiMajor() === '7'
     ? '"text", "reasoning", "custom", "source-url", "source-document", "file", "reasoning-file", "steering-message", "step-start", "data-<name>", "dynamic-tool", "tool-<name>"'
     : '"text", "reasoning", "source-url", "source-document", "file", "step-start", "data-<name>", "dynamic-tool", "tool-<name>"';
 
@@ -194,7 +194,7 @@ describe('validateMessages', () => {
       )) as MessageValidationError;
       expect(MessageValidationError.isInstance(refusal)).toBe(true);
       expect(storableMessageIssues(message)).toEqual([]);
-      if (aiLane() === '7') {
+      if (aiMajor() === '7') {
         await expect(validateMessages([message])).resolves.toEqual([message]);
         expect(refusal.message).toContain(`messages[0].parts[0].${field}: missing (expected `);
       } else {

@@ -81,7 +81,7 @@ describe('creating an engine', () => {
     ).toThrow('maxSaveAttempts');
   });
 
-  it('refuses a store or renderer built against another contract version', async () => {
+  it('refuses a store or renderer built against another specification version', async () => {
     const future = overrideStore(store, { specificationVersion: 'v2' } as never);
     expect(() => new ContextEngine({ store: future, chatId: 'c', userId: 'u' })).toThrow(
       UnsupportedSpecificationError,

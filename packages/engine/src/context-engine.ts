@@ -127,7 +127,7 @@ export class ContextEngine {
   }
 
   /**
-   * The chat as last read or written (its `version` and `rewrittenAt` follow every save and read
+   * The chat as last read or written (its `revision` and `rewrittenAt` follow every save and read
    * of this engine), or null before the engine opened it.
    */
   get chat(): ChatRecord | null {
@@ -136,7 +136,7 @@ export class ContextEngine {
 
   /**
    * Takes `chat`, this chat's record as the caller has just read it (`store.getChat`), as the
-   * chat's state for the operations called after it, in place of the read of the chat's version
+   * chat's state for the operations called after it, in place of the read of the chat's revision
    * each of them makes while the engine is at a node (after `continueFrom()`): a request that
    * read the chat once places itself, saves and resolves without reading it again. The engine's
    * own writes and reads raise it. Writes stay compare-and-set on the head the engine knows, so a

@@ -403,17 +403,17 @@ describe('bad arguments and small promises', () => {
     });
   });
 
-  it('engine.chat.version follows saves', async () => {
+  it('engine.chat.revision follows saves', async () => {
     const e = engine();
     await e.resolve();
-    expect(e.chat?.version).toBe(0);
+    expect(e.chat?.revision).toBe(0);
     await e.set(user('one')).save();
     await e.set(user('two')).save();
-    expect(e.chat?.version).toBe(2);
+    expect(e.chat?.revision).toBe(2);
     const other = new ContextEngine({ store, chatId: e.chatId, userId: 'u', renderer });
     await other.set(user('three')).save();
     await e.resolve();
-    expect(e.chat?.version).toBe(3);
+    expect(e.chat?.revision).toBe(3);
   });
 });
 

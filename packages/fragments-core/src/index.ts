@@ -203,5 +203,5 @@ export {
 } from './tokenizer/estimator-tokenizer';
 export { isTokenizer, type Tokenizer } from './tokenizer/tokenizer';
 
-/** The contract version this package defines for stores and renderers. */
+/** The specification version of the contracts this package defines for stores and renderers. */
 export const SPECIFICATION_VERSION: 'v1' = 'v1';

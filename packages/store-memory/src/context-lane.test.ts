@@ -3,7 +3,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { InMemoryContextStore } from './in-memory-context-store';
 
 describe('InMemoryContextStore context lane', () => {
-  it('moves the chat updatedAt (never back) but not its version; listChats sees the write', async () => {
+  it('moves the chat updatedAt (never back) but not its revision; listChats sees the write', async () => {
     vi.useFakeTimers({ toFake: ['Date'] });
     try {
       const store = new InMemoryContextStore();
@@ -15,7 +15,7 @@ describe('InMemoryContextStore context lane', () => {
       const saved = await store.saveContext({ chatId: 'a', fragments: ['x'] });
       expect(saved.updatedAt).toBe(3_000);
       const chat = await store.getChat('a');
-      expect([chat?.updatedAt, chat?.version]).toEqual([3_000, 0]);
+      expect([chat?.updatedAt, chat?.revision]).toEqual([3_000, 0]);
       expect((await store.listChats({ userId: 'u' })).items.map((item) => item.id)).toEqual([
         'a',
         'b',

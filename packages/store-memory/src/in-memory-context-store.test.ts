@@ -185,7 +185,7 @@ describe('InMemoryContextStore append and forkBranch', () => {
       ['a', 'b'],
       ['b', 'c'],
     ]);
-    expect(results.map((result) => result.version)).toEqual([2, 3, 4]);
+    expect(results.map((result) => result.revision)).toEqual([2, 3, 4]);
   });
 
   it('forks started in the same tick get consecutive names in call order', async () => {

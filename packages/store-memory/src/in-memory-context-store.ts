@@ -151,7 +151,7 @@ export class InMemoryContextStore extends CheckedContextStore {
   ) => Promise<AppendReplyChunksResult>;
   /** A reply (live, or ended within the grace period) and its chunks from an offset, or null. */
   declare readonly readReply: (input: ReadReplyInput) => Promise<LiveReplyRead | null>;
-  /** The chat's live replies and change version. */
+  /** The chat's live replies and change revision. */
   declare readonly getLiveState: (chatId: string) => Promise<LiveChatState>;
   /** Asks live replies to stop. */
   declare readonly stopReply: (input: StopReplyInput) => Promise<readonly LiveReplyRecord[]>;

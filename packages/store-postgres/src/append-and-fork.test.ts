@@ -83,7 +83,7 @@ describe('append', () => {
     expect(typeof PostgresDriver.prototype.forkBranch).toBe('function');
   });
 
-  it('attaches at the head it finds, chains the batch, moves the head and bumps the version by one', async () => {
+  it('attaches at the head it finds, chains the batch, moves the head and bumps the revision by one', async () => {
     const store = freshStore();
     try {
       await store.openChat({ chatId: 'c', userId: 'u' });
@@ -92,7 +92,7 @@ describe('append', () => {
         branch: 'main',
         messages: [textNode('a'), textNode('b', 'reply', 'assistant')],
       });
-      expect(first).toMatchObject({ previousHeadId: null, headMessageId: 'b', version: 1 });
+      expect(first).toMatchObject({ previousHeadId: null, headMessageId: 'b', revision: 1 });
       expect(first.nodes.map((node) => [node.id, node.parentId, node.sequence])).toEqual([
         ['a', null, 1],
         ['b', 'a', 2],
@@ -105,7 +105,7 @@ describe('append', () => {
         messages: [textNode('c1')],
       });
       const second = await store.append({ chatId: 'c', branch: 'main', messages: [textNode('d')] });
-      expect(second).toMatchObject({ previousHeadId: 'c1', headMessageId: 'd', version: 3 });
+      expect(second).toMatchObject({ previousHeadId: 'c1', headMessageId: 'd', revision: 3 });
       expect(second.nodes[0]).toMatchObject({ parentId: 'c1', sequence: 4 });
       expect(await chainIds(store)).toEqual(['a', 'b', 'c1', 'd']);
     } finally {
@@ -122,7 +122,7 @@ describe('append', () => {
         branch: 'main',
         messages: [textNode('a', 'corrected root'), textNode('n')],
       });
-      expect(result).toMatchObject({ previousHeadId: 'c1', headMessageId: 'n', version: 2 });
+      expect(result).toMatchObject({ previousHeadId: 'c1', headMessageId: 'n', revision: 2 });
       expect(result.rewrittenAt).toBe(2);
       expect(result.nodes.map((node) => [node.id, node.parentId, node.sequence])).toEqual([
         ['a', null, 1],
@@ -135,7 +135,7 @@ describe('append', () => {
         branch: 'main',
         messages: [textNode('n', 'corrected head')],
       });
-      expect(onlyHead).toMatchObject({ previousHeadId: 'n', headMessageId: 'n', version: 3 });
+      expect(onlyHead).toMatchObject({ previousHeadId: 'n', headMessageId: 'n', revision: 3 });
       expect(await chainIds(store)).toEqual(['a', 'b', 'c1', 'n']);
     } finally {
       await store.close();
@@ -161,7 +161,7 @@ describe('append', () => {
       ).rejects.toThrow(MessageIdConflictError);
       const after = await store.getGraph('c');
       expect(after.nodes).toEqual(before.nodes);
-      expect(after.chat.version).toBe(before.chat.version);
+      expect(after.chat.revision).toBe(before.chat.revision);
     } finally {
       await store.close();
     }
@@ -185,7 +185,7 @@ describe('append', () => {
       ).rejects.toThrow(ValidationError);
       await expect(store.append(null as never)).rejects.toThrow(ValidationError);
       expect((await store.getGraph('c')).nodes.map((node) => node.id)).toEqual(['a']);
-      expect((await store.getHead({ chatId: 'c', branch: 'main' })).version).toBe(1);
+      expect((await store.getHead({ chatId: 'c', branch: 'main' })).revision).toBe(1);
     } finally {
       await store.close();
     }
@@ -253,7 +253,7 @@ describe('append', () => {
         head = next?.headMessageId ?? null;
       }
       expect(order).toEqual(chain);
-      expect(results.map((result) => result.version).sort((x, y) => x - y)).toEqual(
+      expect(results.map((result) => result.revision).sort((x, y) => x - y)).toEqual(
         Array.from({ length: 20 }, (_, index) => index + 1),
       );
     } finally {
@@ -306,7 +306,7 @@ describe('append', () => {
         release();
         await holder;
         const result = await appended;
-        expect(result).toMatchObject({ previousHeadId: 'x', headMessageId: 'n', version: 3 });
+        expect(result).toMatchObject({ previousHeadId: 'x', headMessageId: 'n', revision: 3 });
         expect(result.nodes.map((node) => [node.id, node.parentId, node.sequence])).toEqual([
           ['a', null, 1],
           ['n', 'x', 4],
@@ -340,7 +340,7 @@ describe('commit: the off-branch rule', () => {
         ['m3', 'm2', 4],
         ['n', 'm59', 61],
       ]);
-      expect(result.rewrittenAt).toBe(result.version);
+      expect(result.rewrittenAt).toBe(result.revision);
     } finally {
       await store.close();
     }
@@ -397,7 +397,7 @@ describe('commit: the off-branch rule', () => {
 });
 
 describe('forkBranch', () => {
-  it('names forks main-v2, main-v3, then the next above every version; activates when asked', async () => {
+  it('names forks main-v2, main-v3, then the next above every fork number; activates when asked', async () => {
     const store = freshStore();
     try {
       await chatWith(store, ['a', 'b']);

@@ -203,7 +203,7 @@ describe('chain runs', () => {
               });
             } else {
               await expect(attempt).rejects.toThrow(MessageIdConflictError);
-              expect((await store.getGraph(chatId)).chat.version).toBe(graph.chat.version);
+              expect((await store.getGraph(chatId)).chat.revision).toBe(graph.chat.revision);
             }
           }
           if (step % 15 === 14) await checkEveryBranch(store, chatId, next);

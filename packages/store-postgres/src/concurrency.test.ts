@@ -73,7 +73,7 @@ async function expectEveryTurnOnce(
   expect(sequences).toEqual([...sequences].sort((left, right) => left - right));
   // Nothing was written outside the chain (a lost race that still wrote a node would show here).
   expect((await store.getGraph(chatId)).nodes).toHaveLength(expected.length);
-  expect(head.version).toBe(workers.length * turns);
+  expect(head.revision).toBe(workers.length * turns);
 }
 
 describe('concurrent writers on one chat never lose a turn', () => {
@@ -210,7 +210,7 @@ describe('concurrent writers on one chat never lose a turn', () => {
       expect(MessageIdConflictError.isInstance((refused[0] as PromiseRejectedResult).reason)).toBe(
         true,
       );
-      expect(graph.chat.version).toBe(2);
+      expect(graph.chat.revision).toBe(2);
       expect(graph.chat.rewrittenAt).toBe(0);
     } finally {
       await store.close();

@@ -41,7 +41,7 @@ export {
 /**
  * A `ContextStore` on PostgreSQL through postgres.js: the store for apps that run more than one
  * server. Every write is one transaction (a commit is a single statement that checks and moves
- * the branch head, inserts the nodes and bumps the chat's version), chains are read with one
+ * the branch head, inserts the nodes and bumps the chat's revision), chains are read with one
  * recursive query, and every key starts with the chat id.
  *
  * Built on the store kit (`@ctxgraph/fragments-core/store-kit`): the kit checks every input,
@@ -91,7 +91,7 @@ export class PostgresContextStore extends CheckedContextStore {
   /**
    * Replaces the chat's context lane (stored as `json`, byte for byte) in one transaction under
    * the chat row lock: revision + 1, or `ContextConflictError` when `expectedRevision` is stale.
-   * Moves the chat's `updatedAt`, never its `version`.
+   * Moves the chat's `updatedAt`, never its `revision`.
    */
   declare readonly saveContext: (input: SaveContextInput) => Promise<ContextLaneRecord>;
   /**
@@ -124,7 +124,7 @@ export class PostgresContextStore extends CheckedContextStore {
   ) => Promise<AppendReplyChunksResult>;
   /** A live reply and its chunks from an offset, in one statement, or null. */
   declare readonly readReply: (input: ReadReplyInput) => Promise<LiveReplyRead | null>;
-  /** The chat's live replies and change version, in one statement. */
+  /** The chat's live replies and change revision, in one statement. */
   declare readonly getLiveState: (chatId: string) => Promise<LiveChatState>;
   /** Asks live replies to stop, wherever they are generated. */
   declare readonly stopReply: (input: StopReplyInput) => Promise<readonly LiveReplyRecord[]>;

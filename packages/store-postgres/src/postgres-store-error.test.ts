@@ -91,7 +91,7 @@ async function cancelWhenWaiting(
 /** The chat exactly as it was after `storeWithChat`: head `a`, version 1, one node. */
 async function expectUntouched(store: PostgresContextStore): Promise<void> {
   expect(await store.getHead({ chatId: 'c', branch: 'main' })).toEqual({
-    version: 1,
+    revision: 1,
     rewrittenAt: 0,
     headMessageId: 'a',
   });
@@ -223,7 +223,7 @@ describe('server faults become clear StoreErrors and leave nothing half-written'
       );
       expect((error as Error).message).toContain('Nothing was written.');
       expect(await store.getHead({ chatId: 'c', branch: 'main' })).toEqual({
-        version: 1,
+        revision: 1,
         rewrittenAt: 0,
         headMessageId: 'a',
       });

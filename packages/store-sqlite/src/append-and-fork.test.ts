@@ -70,8 +70,8 @@ describe('append', () => {
         { id: 'r', message: textMessage('r', 'reply', 'assistant') },
       ],
     });
-    expect(result).toMatchObject({ previousHeadId: 'm9999', headMessageId: 'r', version: 6 });
-    // The write lock first, then: the head read, two inserts, the head move, the version bump.
+    expect(result).toMatchObject({ previousHeadId: 'm9999', headMessageId: 'r', revision: 6 });
+    // The write lock first, then: the head read, two inserts, the head move, the revision bump.
     // Nothing proportional to the history, and no on-branch walk when every id is new.
     expect(kinds(statements)).toEqual([
       'BEGIN IMMEDIATE',
@@ -84,7 +84,7 @@ describe('append', () => {
     ]);
 
     // A correction of the head: the insert finds the id taken, an update replaces the content in
-    // place, and the on-branch walk (which stops at once) runs before the version bump.
+    // place, and the on-branch walk (which stops at once) runs before the revision bump.
     statements.length = 0;
     await store.append({
       chatId: 'c',
@@ -153,7 +153,7 @@ describe('append', () => {
 
     const store = new SqliteContextStore(path);
     const head = await store.getHead({ chatId: 'shared', branch: 'main' });
-    expect(head.version).toBe(workers * turns);
+    expect(head.revision).toBe(workers * turns);
     const chain = await store.getChain({
       chatId: 'shared',
       headMessageId: head.headMessageId ?? '',
@@ -208,7 +208,7 @@ describe('the nodes a write returns', () => {
 });
 
 describe('the off-branch rule', () => {
-  it('a refused batch is rolled back whole: rows, sequence, head, version, updatedAt', async () => {
+  it('a refused batch is rolled back whole: rows, sequence, head, revision, updatedAt', async () => {
     const { store, database } = tracedStore();
     await store.openChat({ chatId: 'c', userId: 'u' });
     await store.append({ chatId: 'c', branch: 'main', messages: entries(['a', 'b']) });

@@ -126,7 +126,7 @@ describe('the context lane in SQLite', () => {
     expect(ContextConflictError.isInstance(error)).toBe(true);
     expect(error).toMatchObject({ expectedRevision: 0, currentRevision: 1 });
     expect(await second.getContext('c')).toMatchObject({ fragments: ['first'], revision: 1 });
-    // The lane moves the chat's updatedAt, never its version.
-    expect((await second.getChat('c'))?.version).toBe(0);
+    // The lane moves the chat's updatedAt, never its revision.
+    expect((await second.getChat('c'))?.revision).toBe(0);
   });
 });

@@ -26,7 +26,7 @@ describe('several processes on one file', () => {
 
     const store = new SqliteContextStore(path);
     const head = await store.getHead({ chatId: 'shared', branch: 'main' });
-    expect(head.version).toBe(workers * turns);
+    expect(head.revision).toBe(workers * turns);
     const chain = await store.getChain({
       chatId: 'shared',
       headMessageId: head.headMessageId ?? '',

@@ -167,7 +167,7 @@ describe('the lazy search index (SQLite)', () => {
     await save(mine, null, entry('m1', 'alpha'));
     expect(await find(mine, 'alpha')).toEqual(['m1']);
     // The other writer replaces m1 and adds m2 without touching the index: the marks are now
-    // behind the chat's version.
+    // behind the chat's revision.
     const other = new Database(path);
     try {
       other

@@ -61,7 +61,7 @@ describe('openChat', () => {
       title: 'First',
       metadata: { topic: 'x' },
       activeBranch: 'main',
-      version: 0,
+      revision: 0,
       rewrittenAt: 0,
     });
     expect(created.branch).toMatchObject({ chatId: 'open-1', name: 'main', headMessageId: null });
@@ -120,10 +120,10 @@ describe('openChat', () => {
 });
 
 describe('commit', () => {
-  it('chains new nodes from the expected head, moves the head and bumps the version', async () => {
+  it('chains new nodes from the expected head, moves the head and bumps the revision', async () => {
     const { chatId } = await freshChat();
     const first = await append(chatId, ['a', 'b']);
-    expect(first).toMatchObject({ headMessageId: 'b', version: 1, rewrittenAt: 0 });
+    expect(first).toMatchObject({ headMessageId: 'b', revision: 1, rewrittenAt: 0 });
     expect(first.nodes.map((node) => [node.id, node.parentId, node.sequence])).toEqual([
       ['a', null, 1],
       ['b', 'a', 2],
@@ -131,7 +131,7 @@ describe('commit', () => {
     const second = await append(chatId, ['c']);
     expect(second.nodes[0]).toMatchObject({ id: 'c', parentId: 'b', sequence: 3 });
     expect(await store.getHead({ chatId, branch: 'main' })).toEqual({
-      version: 2,
+      revision: 2,
       headMessageId: 'c',
       rewrittenAt: 0,
     });
@@ -163,7 +163,7 @@ describe('commit', () => {
       expectedHeadId: 'b',
       messages: [{ id: 'a', message: textMessage('a', 'corrected', 'assistant') }],
     });
-    expect(replaced).toMatchObject({ headMessageId: 'b', version: 2, rewrittenAt: 2 });
+    expect(replaced).toMatchObject({ headMessageId: 'b', revision: 2, rewrittenAt: 2 });
     expect(replaced.nodes[0]).toMatchObject({
       id: 'a',
       parentId: null,
@@ -186,7 +186,7 @@ describe('commit', () => {
       ['b', 'a', 2],
       ['d', 'c', 4],
     ]);
-    expect(mixed).toMatchObject({ headMessageId: 'd', version: 3, rewrittenAt: 3 });
+    expect(mixed).toMatchObject({ headMessageId: 'd', revision: 3, rewrittenAt: 3 });
   });
 
   it('scopes message ids per chat', async () => {
@@ -382,7 +382,7 @@ describe('getChain', () => {
       ],
     });
     const kinds = statements.map((sql) => sql.trim().split(/\s+/)[0]?.toUpperCase());
-    // BEGIN, head read, two inserts, head move, version bump, COMMIT: nothing proportional to history.
+    // BEGIN, head read, two inserts, head move, revision bump, COMMIT: nothing proportional to history.
     expect(kinds).toEqual(['BEGIN', 'SELECT', 'INSERT', 'INSERT', 'UPDATE', 'UPDATE', 'COMMIT']);
     await traced.close();
     expect(database.open).toBe(true);
@@ -569,7 +569,7 @@ describe('odd input', () => {
     expect(ValidationError.isInstance(error)).toBe(true);
     expect((error as Error).message).toContain('messages[0].message');
     expect(await small.getHead({ chatId: own.chatId, branch: 'main' })).toEqual({
-      version: 0,
+      revision: 0,
       headMessageId: null,
       rewrittenAt: 0,
     });

@@ -75,7 +75,7 @@ export class SqliteContextStore extends CheckedContextStore {
    * The write of `commit`, attached at the branch head found once the write lock is held: the
    * `BEGIN IMMEDIATE` transaction serializes appenders, in this process and in others, so no
    * appender fails because another one moved the head. Same checks, same replace-in-place rule
-   * (against the head it finds), same +1 version; `previousHeadId` is the head it attached to.
+   * (against the head it finds), same +1 revision; `previousHeadId` is the head it attached to.
    */
   declare readonly append: (input: AppendInput) => Promise<AppendResult>;
   /**
@@ -95,7 +95,7 @@ export class SqliteContextStore extends CheckedContextStore {
   /**
    * Replaces the chat's context lane (stored as JSON text, byte for byte) in one `BEGIN
    * IMMEDIATE` transaction: revision + 1, or `ContextConflictError` when `expectedRevision` is
-   * stale. Moves the chat's `updatedAt`, never its `version`.
+   * stale. Moves the chat's `updatedAt`, never its `revision`.
    */
   declare readonly saveContext: (input: SaveContextInput) => Promise<ContextLaneRecord>;
   /**
@@ -125,7 +125,7 @@ export class SqliteContextStore extends CheckedContextStore {
   ) => Promise<AppendReplyChunksResult>;
   /** A live reply and its chunks from an offset, read in one snapshot, or null. */
   declare readonly readReply: (input: ReadReplyInput) => Promise<LiveReplyRead | null>;
-  /** The chat's live replies and change version, read in one snapshot. */
+  /** The chat's live replies and change revision, read in one snapshot. */
   declare readonly getLiveState: (chatId: string) => Promise<LiveChatState>;
   /** Asks live replies to stop, wherever they are generated. */
   declare readonly stopReply: (input: StopReplyInput) => Promise<readonly LiveReplyRecord[]>;

@@ -9,7 +9,7 @@ import { build, type Metafile, type Plugin } from 'esbuild';
 import { Miniflare } from 'miniflare';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { aiLane, aliasAnchor, laneSpecifier } from '../../ai-lane/lane.mjs';
+import { aiMajor, aliasAnchor, majorSpecifier } from '../../ai-major/major.mjs';
 import { type PostgresServer, startPostgresServer } from '../../postgres-server.ts';
 import { runScenario, type ScenarioResult } from './scenario';
 
@@ -24,13 +24,13 @@ interface Bundle {
   inputs: string[];
 }
 
-/** The AI SDK lane (tooling/ai-lane) for esbuild: on lane 6, `ai` is the AI SDK 6 alias. */
-const aiLanePlugin: Plugin = {
-  name: 'ctxgraph-ai-lane',
+/** The AI SDK major (tooling/ai-major) for esbuild: on AI SDK 6, `ai` is the AI SDK 6 alias. */
+const aiMajorPlugin: Plugin = {
+  name: 'ctxgraph-ai-major',
   setup(builder) {
-    const lane = aiLane();
+    const major = aiMajor();
     builder.onResolve({ filter: /^(ai|@ai-sdk\/(openai|react))(\/|$)/ }, async (args) => {
-      const alias = laneSpecifier(args.path, lane);
+      const alias = majorSpecifier(args.path, major);
       if (alias === undefined) return undefined;
       const resolved = await builder.resolve(alias, {
         kind: args.kind,
@@ -52,7 +52,7 @@ async function bundle(entry: string, external: string[] = []): Promise<Bundle> {
     conditions: ['workerd', 'worker', 'browser'],
     mainFields: ['module', 'main'],
     external,
-    plugins: [aiLanePlugin],
+    plugins: [aiMajorPlugin],
     write: false,
     metafile: true,
     logLevel: 'silent',
@@ -93,11 +93,11 @@ describe('the runtime-neutral packages and the memory store inside workerd', () 
     expect(worker.runtimeImports).toEqual([]);
   });
 
-  it("bundles the AI SDK of the run's lane", () => {
+  it("bundles the AI SDK of the run's major", () => {
     const majors = new Set(
       worker.inputs.flatMap((input) => /\/ai@(\d+)\./.exec(input)?.slice(1) ?? []),
     );
-    expect([...majors]).toEqual([aiLane()]);
+    expect([...majors]).toEqual([aiMajor()]);
   });
 
   it('resolves under a budget, saves, renders with each renderer and serializes as on Node', async () => {

@@ -7,8 +7,8 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const main = resolve(dirname(fileURLToPath(import.meta.url)), '..', 'server', 'main.ts');
 const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
-// The AI SDK major of the test run (tooling/ai-lane): the child runs the one the tests run.
-const aiLane = new URL('../../../../tooling/ai-lane/register.mjs', import.meta.url).href;
+// The AI SDK major of the test run (tooling/ai-major): the child runs the one the tests run.
+const aiMajor = new URL('../../../../tooling/ai-major/register.mjs', import.meta.url).href;
 
 /** An app process that printed its URL. */
 export interface AppProcess {
@@ -38,7 +38,7 @@ export function spawnAppProcess(env: Record<string, string>, cwd: string): Start
   const clean: NodeJS.ProcessEnv = { ...process.env };
   for (const key of ['OPENAI_API_KEY', 'ANTHROPIC_API_KEY', 'AI_GATEWAY_API_KEY', 'CHAT_MODEL'])
     delete clean[key];
-  const child = spawn(process.execPath, ['--import', tsx, '--import', aiLane, main], {
+  const child = spawn(process.execPath, ['--import', tsx, '--import', aiMajor, main], {
     cwd,
     env: { ...clean, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,6 +1,7 @@
-/** One event of `GET /api/chat/:id/events`: the chat's change version and its live reply. */
+/** One event of `GET /api/chat/:id/events`: the chat's change revision and its live reply. */
 export interface ChatEvent {
   /** A number that only grows: it moves with every change any process makes to the chat. */
+  /** The chat's change revision: a number that only grows. */
   readonly version: number;
   /** The most recently started live reply's id (its `start` chunk's messageId), or null. */
   readonly live: string | null;

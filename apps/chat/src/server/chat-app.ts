@@ -1,5 +1,5 @@
-import { createChatCycle, createChatHandler } from '@ctxgraph/ai-sdk';
-import { type ContextStore, hint, role } from '@ctxgraph/fragments-core';
+import { chatErrorResponse, createChatCycle, createChatHandler } from '@ctxgraph/ai-sdk';
+import { assertIdentifier, type ContextStore, hint, role } from '@ctxgraph/fragments-core';
 import { XmlRenderer } from '@ctxgraph/renderer-xml';
 import { serveStatic } from '@hono/node-server/serve-static';
 import { type LanguageModel, stepCountIs, streamText } from 'ai';
@@ -33,7 +33,7 @@ export interface ChatAppOptions {
 /**
  * The reference chat app's HTTP API (see the README for the contract): `POST /api/chat`,
  * `POST /api/chat/:id/stop`, `GET /api/chat/:id/messages?leaf=`, `GET /api/chat/:id/stream`,
- * `GET /api/chat/:id/events`, `GET /api/chat/:id/versions/:messageId`. Every route works
+ * `GET /api/chat/:id/events`, `GET /api/chat/:id/versions/:messageId`, `DELETE /api/chat/:id`. Every route works
  * whichever process of the app a request reaches: a reply's stream, its stop and the chat's
  * changes live in the store the processes share.
  */
@@ -87,6 +87,42 @@ export function createChatApp(options: ChatAppOptions): Hono {
     },
   });
   const app = new Hono();
+  // The app's own routes (here one: DELETE /api/chat/:id) answer their typed errors as the
+  // handler does: 400 malformed, 404 unknown, JSON.
+  app.onError((error, c) => {
+    const answer = chatErrorResponse(error);
+    if (answer) return answer;
+    console.error(error);
+    return c.json({ error: 'Internal error: the server could not answer this request.' }, 500);
+  });
+
+  app.delete('/api/chat/:id', async (c) => {
+    const chatId = c.req.param('id');
+    // A malformed id is a 400 (ValidationError, through onError) before the store is asked.
+    assertIdentifier('DELETE /api/chat/:id', 'id', chatId);
+    const chat = await options.store.getChat(chatId);
+    // Another user's chat answers as an unknown one does: its existence is not this user's to know.
+    if (chat === null || chat.userId !== userId) {
+      return c.json({ error: `No chat '${chatId}' for this user.` }, 404);
+    }
+    // A reply still being written would be saved into a chat that is gone: stop it first.
+    const live = await options.store.getLiveState?.(chatId);
+    if (live !== undefined && live.replies.length > 0) {
+      return c.json(
+        {
+          error: `Chat '${chatId}' has a reply being written: stop it (POST /api/chat/${chatId}/stop), then delete.`,
+        },
+        409,
+      );
+    }
+    // False when another process deleted it in between: the same 404.
+    if (!(await options.store.deleteChat(chatId))) {
+      return c.json({ error: `No chat '${chatId}' for this user.` }, 404);
+    }
+    return c.body(null, 204);
+  });
+
+  // Every route of the chat contract: the handler (after the app's own routes above).
   app.all('/api/chat', (c) => handler(c.req.raw));
   app.all('/api/chat/*', (c) => handler(c.req.raw));
 

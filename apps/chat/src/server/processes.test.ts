@@ -241,9 +241,9 @@ describe.each(['sqlite', 'postgres'] as const)('two app processes on one %s stor
     expect(await followed.finished).toBe('end');
     expect(chunkText(followed.events)).toBe(answerTo(text));
     expect(await writer.finished).toBe('end');
-    const versions = tab.events.map((event) => event.version);
-    expect(versions).toEqual([...versions].sort((left, right) => left - right));
-    expect(versions.at(-1)).toBeGreaterThan(versions[0] as number);
+    const revisions = tab.events.map((event) => event.version);
+    expect(revisions).toEqual([...revisions].sort((left, right) => left - right));
+    expect(revisions.at(-1)).toBeGreaterThan(revisions[0] as number);
     // The tab goes away: its stream ends without a word from the server.
     await tab.cancel();
     expect(tab.ended).toBe(true);

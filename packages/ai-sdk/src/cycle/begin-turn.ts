@@ -109,8 +109,8 @@ export async function beginTurn<UI_MESSAGE extends UIMessage>(
     try {
       return await placeOn(attached);
     } catch (error) {
-      // A warm engine places the request on the path it knows, by the chat's version; deleting a
-      // branch removes the nodes only it reached without moving the version, so the node it
+      // A warm engine places the request on the path it knows, by the chat's revision; deleting a
+      // branch removes the nodes only it reached without moving the revision, so the node it
       // stands on may be gone. Its write was refused (nothing written): a new engine places the
       // request again, reading the graph.
       if (!warm || !MessageNotFoundError.isInstance(error)) throw error;

@@ -1,4 +1,4 @@
-import type { ContextEngine } from '@ctxgraph/engine';
+import type { ContextEngine, MessageVersion } from '@ctxgraph/engine';
 import {
   ChatNotFoundError,
   OwnershipError,
@@ -18,13 +18,7 @@ import type { ChatMessageSchemas } from '../request/read-chat-request';
 import { resumeResponse } from '../stream/reply-response';
 import { beginTurn } from './begin-turn';
 import { ChatEngines } from './chat-engines';
-import {
-  conversationTo,
-  conversationToNode,
-  type MessageVersion,
-  outcomesOf,
-  versionsOf,
-} from './chat-reads';
+import { conversationTo, conversationToNode, outcomesOf, versionsOf } from './chat-reads';
 import { type ChatTurn, createChatTurn } from './chat-turn';
 import {
   type BeginTurnOptions,
@@ -102,7 +96,7 @@ export interface ChatCycle<UI_MESSAGE extends UIMessage = UIMessage> {
   /**
    * The chat's changes as server-sent events (`text/event-stream`): one event with its state at
    * once, then one after each change made by any process (changes close together share one):
-   * `data: {"version":n,"live":id|null}`, `version` a number that only grows, `live` the most
+   * `data: {"version":n,"live":id|null}`, `version` the chat's change revision (a number that only grows), `live` the most
    * recently started live reply (null only once the ended reply is saved); comments as
    * heartbeats. Ends with `signal`. Unknown chat: {@link ChatNotFoundForUserError}. Needs live
    * replies (else an `UnsupportedCapabilityError`).

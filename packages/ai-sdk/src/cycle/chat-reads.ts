@@ -1,24 +1,10 @@
 // The cycle's reads by message id: the conversation to a message or a node, a message's versions,
 // and the chat's most recently written node. Each positions the engine it is given itself
 // (`continueFrom`, never the chat's active branch), so it reads the same on any engine of the chat.
-import { type ContextEngine, usageOf } from '@ctxgraph/engine';
+import { type ContextEngine, type MessageVersion, usageOf } from '@ctxgraph/engine';
 import type { ContextStore } from '@ctxgraph/fragments-core';
 import type { UIMessage } from 'ai';
 import { ChatNotFoundForUserError } from '../errors';
-
-/** One version of a message: a node holding its id, on its own branch. */
-export interface MessageVersion<UI_MESSAGE extends UIMessage = UIMessage> {
-  /** The graph node (unique in the chat; several nodes may hold one message id). */
-  readonly nodeId: string;
-  /** The message id, as the client knows it. */
-  readonly messageId: string;
-  /** The message as stored. */
-  readonly message: UI_MESSAGE;
-  /** The newest node of the conversation continuing from this version (open it to show it). */
-  readonly leafNodeId: string;
-  /** Milliseconds since the epoch. */
-  readonly createdAt: number;
-}
 
 /** The newest node holding `messageId`; a chat without it is refused as unknown. */
 async function nodeOf(engine: ContextEngine, messageId: string): Promise<string> {

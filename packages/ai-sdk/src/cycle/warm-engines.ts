@@ -7,7 +7,7 @@ import type { AttachedChat } from './attach';
  * used dropped first. A request takes its chat's engine out (so no two requests ever share one:
  * concurrent requests on a chat get an engine each) and gives it back once its turn ended well;
  * an engine that saw an error is never given back. A warm engine re-reads only what changed in
- * the store (the chat's version and `rewrittenAt` tell it, whichever process wrote), so a turn on
+ * the store (the chat's revision and `rewrittenAt` tell it, whichever process wrote), so a turn on
  * a chat it holds costs the new messages, not the history.
  */
 export class WarmEngines<UI_MESSAGE extends UIMessage> {
@@ -27,7 +27,7 @@ export class WarmEngines<UI_MESSAGE extends UIMessage> {
   /**
    * The chat's idle engine, taken out of the pool; undefined when there is none, or when it was
    * opened on another chat of the same id, deleted and made again since: `chat` (as just read)
-   * was created at another time, or is at a version below the one the engine saw (a chat's version
+   * was created at another time, or is at a revision below the one the engine saw (a chat's revision
    * never goes down; a chat made again in the same millisecond starts over from none).
    */
   take(chat: ChatRecord, userId: string): AttachedChat<UI_MESSAGE> | undefined {
@@ -35,7 +35,7 @@ export class WarmEngines<UI_MESSAGE extends UIMessage> {
     const entry = this.#idle.get(id);
     if (entry === undefined) return undefined;
     this.#idle.delete(id);
-    const same = entry.chat.createdAt === chat.createdAt && entry.chat.version <= chat.version;
+    const same = entry.chat.createdAt === chat.createdAt && entry.chat.revision <= chat.revision;
     return same ? entry.attached : undefined;
   }
 

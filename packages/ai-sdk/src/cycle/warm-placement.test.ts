@@ -129,7 +129,7 @@ const script: readonly Step[] = [
   { tab: 'A', via: 2, regenerate: true },
   { tab: 'A', via: 2, askLastOnly: 'six' },
   // The app deletes A's branch (through process 1): process 2's engine stood on its newest node,
-  // and deleting a branch moves no version.
+  // and deleting a branch moves no revision.
   { deleteBranchOf: 'A' },
   // A's page still shows the deleted branch.
   { tab: 'A', via: 2, ask: 'seven' },

@@ -82,14 +82,14 @@ describe.each(storePairs)('live replies across processes (%s)', (_name, open) =>
     const saved = await b.conversation(chatId, { userId: 'u' });
     expect(textOf(saved.messages.at(-1))).toBe('Hello world');
     expect(saved.outcomes).toEqual({});
-    // `live: null` comes once the reply is saved; versions only grow.
+    // `live: null` comes once the reply is saved; revisions only grow.
     const after = (await events.until(
       (seen) => (seen.at(-1) as { live: unknown }).live === null,
     )) as {
       version: number;
     }[];
-    const versions = after.map((event) => event.version);
-    expect(versions).toEqual([...versions].sort((x, y) => x - y));
+    const revisions = after.map((event) => event.version);
+    expect(revisions).toEqual([...revisions].sort((x, y) => x - y));
     controller.abort();
     await events.toEnd();
     expect((await b.resume(chatId, { userId: 'u' })).status).toBe(204);

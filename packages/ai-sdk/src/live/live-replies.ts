@@ -199,7 +199,7 @@ export function followReply<UI_MESSAGE extends UIMessage>(
 /**
  * The chat's change events (`text/event-stream`): at once one with its state, then one after
  * each change notice of the feed (notices that come while the state is read share one event),
- * `data: {"version":n,"live":id|null}` (the change version and the most recently started live
+ * `data: {"version":n,"live":id|null}` (the change revision and the most recently started live
  * reply), sent only when either changed; a comment every 15 s while idle. While a reply is
  * live it ends it as interrupted once its writer's lease ran out. Stops with `signal` or the
  * reader's cancel, leaving no timer or watcher behind.
@@ -251,7 +251,7 @@ export function chatEvents<UI_MESSAGE extends UIMessage>(
           while (!closed) {
             const state = await store.getLiveState(chatId);
             const data = JSON.stringify({
-              version: state.changeVersion,
+              version: state.changeRevision,
               live: state.replies.at(-1)?.replyId ?? null,
             });
             if (data !== last) {

@@ -30,7 +30,7 @@ export function defineAppendTests(harness: StoreHarness): void {
 
   describe('append', () => {
     it(
-      'attaches at the current head, returns it as previousHeadId, moves the head and bumps the version by one',
+      'attaches at the current head, returns it as previousHeadId, moves the head and bumps the revision by one',
       async () => {
         const store = harness.store();
         const { chatId, opened } = await openFreshChat(store);
@@ -46,7 +46,7 @@ export function defineAppendTests(harness: StoreHarness): void {
         expect(first).toMatchObject({
           previousHeadId: null,
           headMessageId: b,
-          version: opened.chat.version + 1,
+          revision: opened.chat.revision + 1,
           rewrittenAt: 0,
         });
         expect(first.nodes.map((node) => [node.chatId, node.id, node.parentId])).toEqual([
@@ -66,18 +66,18 @@ export function defineAppendTests(harness: StoreHarness): void {
         expect(second).toMatchObject({
           previousHeadId: c,
           headMessageId: d,
-          version: first.version + 2,
+          revision: first.revision + 2,
         });
         expect(second.nodes[0]).toMatchObject({ id: d, parentId: c });
         expect((second.nodes[0] as MessageNodeRecord).sequence).toBeGreaterThan(
           (first.nodes[1] as MessageNodeRecord).sequence,
         );
         expect(await store.getHead({ chatId, branch: 'main' })).toEqual({
-          version: second.version,
+          revision: second.revision,
           headMessageId: d,
           rewrittenAt: 0,
         });
-        expect((await store.getChat(chatId))?.version).toBe(second.version);
+        expect((await store.getChat(chatId))?.revision).toBe(second.revision);
         const chain = await store.getChain({ chatId, headMessageId: d });
         expect(chain.nodes.map((node) => node.id)).toEqual([a, b, c, d]);
         // Another branch: attached at its own head, main left where it was.
@@ -125,7 +125,7 @@ export function defineAppendTests(harness: StoreHarness): void {
         });
         expect(mixed.previousHeadId).toBe(b);
         expect(mixed.headMessageId).toBe(y);
-        expect(mixed.rewrittenAt).toBe(mixed.version);
+        expect(mixed.rewrittenAt).toBe(mixed.revision);
         expect(mixed.nodes.map((node) => [node.id, node.parentId])).toEqual([
           [x, b],
           [a, null],
@@ -147,8 +147,8 @@ export function defineAppendTests(harness: StoreHarness): void {
         expect(only).toMatchObject({
           previousHeadId: y,
           headMessageId: y,
-          version: mixed.version + 1,
-          rewrittenAt: mixed.version + 1,
+          revision: mixed.revision + 1,
+          rewrittenAt: mixed.revision + 1,
         });
         expect((await store.getGraph(chatId)).nodes).toHaveLength(4);
       },
@@ -284,7 +284,7 @@ export function defineAppendTests(harness: StoreHarness): void {
         const { chatId } = await openFreshChat(store);
         const base = await appendMessages(store, chatId, [uniqueId('base')]);
         const runs = await runAppenders([store], chatId, 8, 10);
-        await expectSerializedAppends(store, chatId, base.headMessageId, base.version, runs);
+        await expectSerializedAppends(store, chatId, base.headMessageId, base.revision, runs);
       },
       slowTimeout,
     );
@@ -300,7 +300,7 @@ export function defineAppendTests(harness: StoreHarness): void {
           const { chatId } = await openFreshChat(store);
           const start = await store.getHead({ chatId, branch: 'main' });
           const runs = await runAppenders([store, reopened], chatId, 8, 10);
-          await expectSerializedAppends(reopened, chatId, null, start.version, runs);
+          await expectSerializedAppends(reopened, chatId, null, start.revision, runs);
         });
       },
       slowTimeout,
@@ -360,7 +360,7 @@ async function expectSerializedAppends(
   store: ContextStore,
   chatId: string,
   start: string | null,
-  startVersion: number,
+  startRevision: number,
   runs: readonly AppenderRun[],
 ): Promise<void> {
   const all = runs.flatMap((run) =>
@@ -380,17 +380,17 @@ async function expectSerializedAppends(
   const byPrevious = new Map(all.map(({ result }) => [result.previousHeadId, result]));
   expect(byPrevious.size, 'two appends attached at the same head').toBe(total);
   let cursor = start;
-  let version = startVersion;
+  let revision = startRevision;
   for (let step = 0; step < total; step += 1) {
     const next = byPrevious.get(cursor);
     if (next === undefined) expect.fail(`no append attached at ${String(cursor)} (step ${step})`);
-    version += 1;
-    expect(next.version, `the append after ${String(cursor)}`).toBe(version);
+    revision += 1;
+    expect(next.revision, `the append after ${String(cursor)}`).toBe(revision);
     cursor = next.headMessageId;
   }
   const head = await store.getHead({ chatId, branch: 'main' });
   expect(head.headMessageId).toBe(cursor);
-  expect(head.version).toBe(startVersion + total);
+  expect(head.revision).toBe(startRevision + total);
   const chain = await store.getChain({
     chatId,
     headMessageId: cursor as string,

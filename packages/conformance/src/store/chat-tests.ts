@@ -41,7 +41,7 @@ export function defineChatTests(harness: StoreHarness): void {
         expect(await store.getChat(chatId)).toEqual(opened.chat);
         expect(await store.listBranches(chatId)).toEqual([opened.branch]);
         expect(await store.getHead({ chatId, branch: 'main' })).toEqual({
-          version: opened.chat.version,
+          revision: opened.chat.revision,
           headMessageId: null,
           rewrittenAt: 0,
         });
@@ -201,7 +201,7 @@ export function defineChatTests(harness: StoreHarness): void {
         expectChatShape(updated);
         expect(updated.createdAt).toBe(opened.chat.createdAt);
         expect(updated.updatedAt).toBeGreaterThanOrEqual(opened.chat.updatedAt);
-        expect(updated.version).toBe(opened.chat.version);
+        expect(updated.revision).toBe(opened.chat.revision);
       },
       timeout,
     );
@@ -405,9 +405,9 @@ function expectChatShape(chat: ChatRecord): void {
   expect(chat.title === null || typeof chat.title === 'string').toBe(true);
   expect(typeof chat.metadata).toBe('object');
   expect(typeof chat.activeBranch).toBe('string');
-  expect(Number.isSafeInteger(chat.version) && chat.version >= 0).toBe(true);
+  expect(Number.isSafeInteger(chat.revision) && chat.revision >= 0).toBe(true);
   expect(Number.isSafeInteger(chat.rewrittenAt) && chat.rewrittenAt >= 0).toBe(true);
-  expect(chat.rewrittenAt).toBeLessThanOrEqual(chat.version);
+  expect(chat.rewrittenAt).toBeLessThanOrEqual(chat.revision);
   expect(Number.isSafeInteger(chat.createdAt)).toBe(true);
   expect(Number.isSafeInteger(chat.updatedAt)).toBe(true);
   expect(chat.updatedAt).toBeGreaterThanOrEqual(chat.createdAt);

@@ -28,7 +28,7 @@ export function defineConcurrencyTests(harness: StoreHarness): void {
         const outcome = await raceCommits([store], chatId, base.headMessageId, 20);
         expectSingleWinner(outcome, chatId, base.headMessageId);
         const graph = await store.getGraph(chatId);
-        expect(graph.chat.version).toBe(base.version + 1);
+        expect(graph.chat.revision).toBe(base.revision + 1);
         expect(graph.nodes).toHaveLength(1 + (outcome.winner?.nodes.length ?? 0));
         for (const loser of outcome.loserIds)
           expect(await store.getMessage({ chatId, messageId: loser })).toBeNull();
@@ -44,8 +44,8 @@ export function defineConcurrencyTests(harness: StoreHarness): void {
         const start = await store.getHead({ chatId, branch: 'main' });
         const turns = await runRetryingWriters([store], chatId, 8, 5);
         await expectEveryTurnOnce(store, chatId, turns);
-        expect((await store.getHead({ chatId, branch: 'main' })).version).toBe(
-          start.version + 8 * 5,
+        expect((await store.getHead({ chatId, branch: 'main' })).revision).toBe(
+          start.revision + 8 * 5,
         );
       },
       slowTimeout,
@@ -58,7 +58,7 @@ export function defineConcurrencyTests(harness: StoreHarness): void {
         const { chatId } = await openFreshChat(store);
         const root = uniqueId('root');
         await appendMessages(store, chatId, [root]);
-        const names = Array.from({ length: 8 }, (_, index) => `lane-${index}`);
+        const names = Array.from({ length: 8 }, (_, index) => `side-${index}`);
         for (const name of names) await store.createBranch({ chatId, name, headMessageId: root });
         const others = await Promise.all(Array.from({ length: 4 }, () => openFreshChat(store)));
         const results = await Promise.all([
@@ -91,7 +91,7 @@ export function defineConcurrencyTests(harness: StoreHarness): void {
           });
           expect(chain.nodes.map((node) => node.id)).toEqual([root, results[index]?.headMessageId]);
         }
-        const versions = results.slice(0, names.length).map((result) => result.version);
+        const versions = results.slice(0, names.length).map((result) => result.revision);
         expect(new Set(versions).size).toBe(names.length);
         const sequences = (await store.getGraph(chatId)).nodes.map((node) => node.sequence);
         expect(new Set(sequences).size).toBe(sequences.length);

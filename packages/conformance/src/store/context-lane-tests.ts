@@ -167,7 +167,7 @@ export function defineContextLaneTests(harness: StoreHarness): void {
     );
 
     it(
-      'leaves the chat version, rewrittenAt and graph alone; commits still count from where they were',
+      'leaves the chat revision, rewrittenAt and graph alone; commits still count from where they were',
       async () => {
         const store = harness.store();
         const { chatId } = await openFreshChat(store);
@@ -180,11 +180,11 @@ export function defineContextLaneTests(harness: StoreHarness): void {
         await store.saveContext({ chatId, fragments: ['again'], expectedRevision: 1 });
         expect(await store.getHead({ chatId, branch: 'main' })).toEqual(head);
         const after = await store.getGraph(chatId);
-        expect(after.chat.version).toBe(before.chat.version);
+        expect(after.chat.revision).toBe(before.chat.revision);
         expect(after.chat.rewrittenAt).toBe(before.chat.rewrittenAt);
         expect({ ...after, chat: null }).toEqual({ ...before, chat: null });
         const next = await appendMessages(store, chatId, [b]);
-        expect(next.version).toBe(head.version + 1);
+        expect(next.revision).toBe(head.revision + 1);
         expect((await store.getContext(chatId)).revision).toBe(2);
       },
       timeout,

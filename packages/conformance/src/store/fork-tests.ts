@@ -34,13 +34,13 @@ export function defineForkTests(harness: StoreHarness): void {
         const store = harness.store();
         const { chatId } = await openFreshChat(store);
         const [a, b] = [uniqueId('a'), uniqueId('b')];
-        const { version } = await appendMessages(store, chatId, [a, b]);
-        // A name that only looks like a version (a leading zero) is not one.
+        const { revision } = await appendMessages(store, chatId, [a, b]);
+        // A name that only looks like a fork number (a leading zero) is not one.
         await store.createBranch({ chatId, name: 'topic-v01', headMessageId: a });
         const forks: [from: string, head: string | null, expected: string][] = [
           ['main', b, 'main-v2'],
           ['main', a, 'main-v3'],
-          // From a fork: the base name's next free version, above every one taken.
+          // From a fork: the base name's next free fork number, above every one taken.
           ['main-v2', b, 'main-v4'],
           ['main-v3', null, 'main-v5'],
           // `from` need not exist.
@@ -69,9 +69,9 @@ export function defineForkTests(harness: StoreHarness): void {
           ...forks.map(([, , name]) => name),
         ]);
         expect(listed.slice(2)).toEqual(created);
-        // A fork is a pointer write: the active branch and the version stay.
+        // A fork is a pointer write: the active branch and the revision stay.
         const chat = await store.getChat(chatId);
-        expect(chat).toMatchObject({ activeBranch: 'main', version });
+        expect(chat).toMatchObject({ activeBranch: 'main', revision });
         expect((await store.getGraph(chatId)).nodes).toHaveLength(2);
       },
       timeout,

@@ -15,7 +15,7 @@ import {
   uniqueId,
 } from './store-harness';
 
-/** The contract version, getGraph, close(), and persistence across store objects. */
+/** The specification version, getGraph, close(), and persistence across store objects. */
 export function defineLifecycleTests(harness: StoreHarness): void {
   const { timeout, slowTimeout } = harness;
 
@@ -151,7 +151,7 @@ export function defineLifecycleTests(harness: StoreHarness): void {
               expectedHeadId: a,
               messages: [{ id: next, message: textMessage(next) }],
             });
-            expect(result.version).toBe(before.chat.version + 1);
+            expect(result.revision).toBe(before.chat.revision + 1);
             expect(result.rewrittenAt).toBe(before.chat.rewrittenAt);
             const lastSequence = Math.max(...before.nodes.map((node) => node.sequence));
             expect(result.nodes[0]?.sequence).toBeGreaterThan(lastSequence);
@@ -171,7 +171,7 @@ export function defineLifecycleTests(harness: StoreHarness): void {
           const a = uniqueId('x');
           const first = await appendMessages(store, chatId, [a]);
           expect(await other.getHead({ chatId, branch: 'main' })).toEqual({
-            version: first.version,
+            revision: first.revision,
             headMessageId: a,
             rewrittenAt: 0,
           });
@@ -200,7 +200,7 @@ export function defineLifecycleTests(harness: StoreHarness): void {
           );
           expect(conflict.currentHeadId).toBe(b);
           expect(await store.getHead({ chatId, branch: 'main' })).toEqual({
-            version: second.version,
+            revision: second.revision,
             headMessageId: b,
             rewrittenAt: 0,
           });

@@ -34,7 +34,7 @@ export function defineLiveFeedTests(harness: StoreHarness): void {
     try {
       await probe.ready();
       expect(probe.notices[0]).toEqual({ type: 'chat', chatId });
-      const version = async (): Promise<number> => (await live.getLiveState(chatId)).changeVersion;
+      const version = async (): Promise<number> => (await live.getLiveState(chatId)).changeRevision;
       const grows = async (change: () => Promise<unknown>, what: string): Promise<void> => {
         const before = await version();
         await change();
@@ -148,9 +148,11 @@ export function defineLiveFeedTests(harness: StoreHarness): void {
           leaving.stop();
           const left = leaving.notices.length;
           const quiet = elsewhere.notices.length;
-          const before = (await live.getLiveState(chatId)).changeVersion;
+          const before = (await live.getLiveState(chatId)).changeRevision;
           await askWithLiveReply(store, chatId);
-          await staying.until(async () => (await live.getLiveState(chatId)).changeVersion > before);
+          await staying.until(
+            async () => (await live.getLiveState(chatId)).changeRevision > before,
+          );
           // The staying watcher (subscribed after the leaving one) has its notice: the leaving
           // one would have had it by now.
           expect(leaving.notices.length, 'no notice after unsubscribing').toBe(left);

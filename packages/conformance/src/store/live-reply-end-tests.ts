@@ -61,7 +61,7 @@ export function defineLiveReplyEndTests(harness: StoreHarness): void {
         expect(ended?.chunks, 'its chunks stay readable').toEqual(textChunks(0, 4));
         const after = await live.getLiveState(chatId);
         expect(after.replies).toEqual([]);
-        expect(after.changeVersion).toBeGreaterThan(before.changeVersion);
+        expect(after.changeRevision).toBeGreaterThan(before.changeRevision);
         expect((await store.getMessage({ chatId, messageId: replyId }))?.message.parts).toEqual([
           { type: 'text', text: 'the whole reply' },
         ]);
@@ -156,7 +156,7 @@ export function defineLiveReplyEndTests(harness: StoreHarness): void {
         expect(ended?.chunks, 'its chunks stay readable').toEqual(textChunks(0, 2));
         const after = await live.getLiveState(chatId);
         expect(after.replies).toEqual([]);
-        expect(after.changeVersion).toBeGreaterThan(before.changeVersion);
+        expect(after.changeRevision).toBeGreaterThan(before.changeRevision);
         expect(await snapshot(store, chatId), 'no message was written').toEqual(graph);
         await expectRejection(() => live.endReply({ chatId, replyId, owner }), LiveReplyLostError);
         await expectRejection(
@@ -263,8 +263,8 @@ export function defineLiveReplyEndTests(harness: StoreHarness): void {
         expect(state.replies, 'an ended reply is not live').toEqual([]);
         expect(await live.stopReply({ chatId }), 'nothing to stop').toEqual([]);
         expect(await live.stopReply({ chatId, replyId })).toEqual([]);
-        expect((await live.getLiveState(chatId)).changeVersion, 'nothing was marked').toBe(
-          state.changeVersion,
+        expect((await live.getLiveState(chatId)).changeRevision, 'nothing was marked').toBe(
+          state.changeRevision,
         );
         clock.advance(1001);
         expect(
@@ -391,8 +391,8 @@ export function defineLiveReplyEndTests(harness: StoreHarness): void {
         });
         expect(again).toMatchObject({ chunkCount: 0, endedAt: null, owner: 'continuer' });
         expect((await live.getLiveState(chatId)).replies).toEqual([again]);
-        expect((await live.getLiveState(chatId)).changeVersion).toBeGreaterThan(
-          before.changeVersion,
+        expect((await live.getLiveState(chatId)).changeRevision).toBeGreaterThan(
+          before.changeRevision,
         );
         expect(
           (await live.readReply({ chatId, replyId }))?.chunks,

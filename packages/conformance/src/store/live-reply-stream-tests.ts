@@ -135,7 +135,7 @@ export function defineLiveReplyStreamTests(harness: StoreHarness): void {
         const stoppedAt = marked[0]?.stopRequestedAt;
         expect(typeof stoppedAt).toBe('number');
         const afterStop = await live.getLiveState(chatId);
-        expect(afterStop.changeVersion).toBeGreaterThan(before.changeVersion);
+        expect(afterStop.changeRevision).toBeGreaterThan(before.changeRevision);
         const appended = await live.appendReplyChunks({
           chatId,
           replyId: one.replyId,
@@ -157,8 +157,8 @@ export function defineLiveReplyStreamTests(harness: StoreHarness): void {
         clock.advance(5000);
         const again = await live.stopReply({ chatId, replyId: one.replyId });
         expect(again[0]?.stopRequestedAt, 'the first mark is kept').toBe(stoppedAt);
-        expect((await live.getLiveState(chatId)).changeVersion, 'nothing new was marked').toBe(
-          afterStop.changeVersion,
+        expect((await live.getLiveState(chatId)).changeRevision, 'nothing new was marked').toBe(
+          afterStop.changeRevision,
         );
         const all = await live.stopReply({ chatId });
         expect(all.map((record) => record.replyId)).toEqual([one.replyId, two.replyId]);
@@ -204,8 +204,8 @@ export function defineLiveReplyStreamTests(harness: StoreHarness): void {
         expect(taken?.record).toMatchObject({ replyId, owner: 'taker', chunkCount: 3 });
         expect(taken?.record.leaseExpiresAt).toBeGreaterThanOrEqual(clock.now() - 1000 + 7000);
         expect(taken?.chunks).toEqual(textChunks(0, 3));
-        expect((await live.getLiveState(chatId)).changeVersion).toBeGreaterThan(
-          before.changeVersion,
+        expect((await live.getLiveState(chatId)).changeRevision).toBeGreaterThan(
+          before.changeRevision,
         );
         const lost = await expectRejection(
           () =>

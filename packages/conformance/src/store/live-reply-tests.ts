@@ -23,7 +23,7 @@ import {
 /**
  * Live replies (`capabilities.liveReplies`), their records: a question and its reply's record in
  * one commit, a start without a message write, the record's key as the claim on the reply (one
- * of concurrent starts wins), the order they are listed in, the change version, and their chat's
+ * of concurrent starts wins), the order they are listed in, the change revision, and their chat's
  * lifecycle. Chunks, leases and stops are in `live-reply-stream-tests.ts`, the end of a reply in
  * `live-reply-end-tests.ts`.
  */
@@ -38,7 +38,7 @@ export function defineLiveReplyTests(harness: StoreHarness): void {
         const live = liveOrSkip(store, skip);
         const { chatId } = await openFreshChat(store);
         const before = await live.getLiveState(chatId);
-        expect(before).toEqual({ chatId, changeVersion: before.changeVersion, replies: [] });
+        expect(before).toEqual({ chatId, changeRevision: before.changeRevision, replies: [] });
         const data = { metadata: { model: 'm-1', 'ключ 🔑': [1, null, { nested: true }] } };
         const earliest = clock.now();
         const started = await askWithLiveReply(store, chatId, { leaseMs: 30_000, data });
@@ -65,7 +65,7 @@ export function defineLiveReplyTests(harness: StoreHarness): void {
         expect(read?.chunks).toEqual([]);
         const state = await live.getLiveState(chatId);
         expect(state.replies).toEqual([record]);
-        expect(state.changeVersion).toBeGreaterThan(before.changeVersion);
+        expect(state.changeRevision).toBeGreaterThan(before.changeRevision);
         expect((await store.getMessage({ chatId, messageId: started.questionId }))?.id).toBe(
           started.questionId,
         );
@@ -153,7 +153,7 @@ export function defineLiveReplyTests(harness: StoreHarness): void {
         });
         const after = await live.getLiveState(chatId);
         expect(after.replies).toEqual([record]);
-        expect(after.changeVersion).toBeGreaterThan(before.changeVersion);
+        expect(after.changeRevision).toBeGreaterThan(before.changeRevision);
         expect(await snapshot(store, chatId), 'no message was written').toEqual(graph);
       },
       timeout,
@@ -318,14 +318,14 @@ export function defineLiveReplyTests(harness: StoreHarness): void {
     );
 
     it(
-      'the change version only grows: commits, starts, stops, takeovers and ends each raise it',
+      'the change revision only grows: commits, starts, stops, takeovers and ends each raise it',
       async ({ skip }) => {
         const store = harness.store();
         const live = liveOrSkip(store, skip);
         const { chatId } = await openFreshChat(store);
-        const seen: number[] = [(await live.getLiveState(chatId)).changeVersion];
+        const seen: number[] = [(await live.getLiveState(chatId)).changeRevision];
         const record = async (): Promise<void> => {
-          seen.push((await live.getLiveState(chatId)).changeVersion);
+          seen.push((await live.getLiveState(chatId)).changeRevision);
         };
         const { replyId, owner, questionId } = await askWithLiveReply(store, chatId, {
           leaseMs: 1000,
@@ -360,7 +360,7 @@ export function defineLiveReplyTests(harness: StoreHarness): void {
             seen[index - 1] as number,
           );
         const head = await store.getHead({ chatId, branch: 'main' });
-        expect(seen.at(-1)).toBeGreaterThanOrEqual(head.version);
+        expect(seen.at(-1)).toBeGreaterThanOrEqual(head.revision);
       },
       timeout,
     );

@@ -21,7 +21,7 @@ export function defineMessageTests(harness: StoreHarness): void {
 
   describe('message nodes', () => {
     it(
-      'commit chains new nodes from the expected head, moves the head and bumps the version by one',
+      'commit chains new nodes from the expected head, moves the head and bumps the revision by one',
       async () => {
         const store = harness.store();
         const { chatId, opened } = await openFreshChat(store);
@@ -36,7 +36,7 @@ export function defineMessageTests(harness: StoreHarness): void {
           ],
         });
         expect(first.headMessageId).toBe(b);
-        expect(first.version).toBe(opened.chat.version + 1);
+        expect(first.revision).toBe(opened.chat.revision + 1);
         expect(first.rewrittenAt).toBe(0);
         expect(first.nodes.map((node) => [node.chatId, node.id, node.parentId])).toEqual([
           [chatId, a, null],
@@ -45,7 +45,7 @@ export function defineMessageTests(harness: StoreHarness): void {
         expectNodeShape(first.nodes);
         expect(first.nodes[0]?.message).toEqual(textMessage(a, 'hello'));
         expect(await store.getHead({ chatId, branch: 'main' })).toEqual({
-          version: first.version,
+          revision: first.revision,
           headMessageId: b,
           rewrittenAt: 0,
         });
@@ -57,12 +57,12 @@ export function defineMessageTests(harness: StoreHarness): void {
         });
         expect(second.nodes[0]?.parentId).toBe(b);
         expect(second.headMessageId).toBe(c);
-        expect(second.version).toBe(first.version + 1);
+        expect(second.revision).toBe(first.revision + 1);
         expect((second.nodes[0] as MessageNodeRecord).sequence).toBeGreaterThan(
           (first.nodes[1] as MessageNodeRecord).sequence,
         );
         const chat = await store.getChat(chatId);
-        expect(chat?.version).toBe(second.version);
+        expect(chat?.revision).toBe(second.revision);
         expect(chat?.updatedAt).toBeGreaterThanOrEqual(opened.chat.updatedAt);
         const branch = await store.getBranch({ chatId, name: 'main' });
         expect(branch?.headMessageId).toBe(c);
@@ -160,8 +160,8 @@ export function defineMessageTests(harness: StoreHarness): void {
           messages: [{ id: b, message: corrected }],
         });
         expect(result.headMessageId).toBe(c);
-        expect(result.version).toBe(base.version + 1);
-        expect(result.rewrittenAt).toBe(result.version);
+        expect(result.revision).toBe(base.revision + 1);
+        expect(result.rewrittenAt).toBe(result.revision);
         expect(result.nodes).toHaveLength(1);
         const after = result.nodes[0] as MessageNodeRecord;
         expect(after).toMatchObject({
@@ -175,9 +175,9 @@ export function defineMessageTests(harness: StoreHarness): void {
         expect(after.updatedAt).toBeGreaterThanOrEqual(before.updatedAt);
         expect(await store.getMessage({ chatId, messageId: b })).toEqual(after);
         expect(await store.getHead({ chatId, branch: 'main' })).toEqual({
-          version: result.version,
+          revision: result.revision,
           headMessageId: c,
-          rewrittenAt: result.version,
+          rewrittenAt: result.revision,
         });
         const chain = await store.getChain({ chatId, headMessageId: c });
         expect(chain.nodes.map((node) => node.id)).toEqual([a, b, c]);
@@ -210,7 +210,7 @@ export function defineMessageTests(harness: StoreHarness): void {
           [y, x],
         ]);
         expect(result.headMessageId).toBe(y);
-        expect(result.rewrittenAt).toBe(result.version);
+        expect(result.rewrittenAt).toBe(result.revision);
         const chain = await store.getChain({ chatId, headMessageId: y });
         expect(chain.nodes.map((node) => node.id)).toEqual([a, b, x, y]);
         expect(chain.nodes[0]?.message).toEqual(textMessage(a, 'rewritten first'));
@@ -297,7 +297,7 @@ export function defineMessageTests(harness: StoreHarness): void {
     );
 
     it(
-      'rewrittenAt keeps the version of the last replacing commit',
+      'rewrittenAt keeps the revision of the last replacing commit',
       async () => {
         const store = harness.store();
         const { chatId } = await openFreshChat(store);
@@ -315,14 +315,14 @@ export function defineMessageTests(harness: StoreHarness): void {
           expectedHeadId: a,
           messages: [{ id: b, message: textMessage(b) }],
         });
-        expect(appended.version).toBe(replaced.version + 1);
-        expect(appended.rewrittenAt).toBe(replaced.version);
+        expect(appended.revision).toBe(replaced.revision + 1);
+        expect(appended.rewrittenAt).toBe(replaced.revision);
         const chat = await store.getChat(chatId);
-        expect(chat).toMatchObject({ version: appended.version, rewrittenAt: replaced.version });
+        expect(chat).toMatchObject({ revision: appended.revision, rewrittenAt: replaced.revision });
         expect(await store.getHead({ chatId, branch: 'main' })).toEqual({
-          version: appended.version,
+          revision: appended.revision,
           headMessageId: b,
-          rewrittenAt: replaced.version,
+          rewrittenAt: replaced.revision,
         });
       },
       timeout,

@@ -133,7 +133,7 @@ export function defineMessageVersionTests(harness: StoreHarness): void {
           messages: [version(a2, a, 'second reply, finished', 'assistant')],
         });
         expect(replaced.headMessageId).toBe(a2);
-        expect(replaced.rewrittenAt).toBe(replaced.version);
+        expect(replaced.rewrittenAt).toBe(replaced.revision);
         expect((await store.getMessage({ chatId, messageId: a2 }))?.message).toEqual(
           textMessage(a, 'second reply, finished', 'assistant'),
         );
@@ -273,7 +273,7 @@ export function defineMessageVersionTests(harness: StoreHarness): void {
         expect(result).toMatchObject({
           branch: expected,
           headMessageId: n2,
-          version: base.version + 1,
+          revision: base.revision + 1,
         });
         expect(result.nodes.map((node) => [node.id, node.parentId])).toEqual([
           [n1, u],
@@ -441,7 +441,7 @@ export function defineMessageVersionTests(harness: StoreHarness): void {
           const graph = await store.getGraph(chatId);
           expect(graph.nodes).toHaveLength(2 + count);
           expect(graph.branches).toHaveLength(1 + count);
-          expect(graph.chat.version).toBe(1 + count);
+          expect(graph.chat.revision).toBe(1 + count);
           expect(await store.findMessageNodes({ chatId, messageId: a, limit: 100 })).toHaveLength(
             1 + count,
           );

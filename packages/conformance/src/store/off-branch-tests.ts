@@ -138,8 +138,8 @@ export function defineOffBranchTests(harness: StoreHarness): void {
             'side',
             replacing.map((id) => ({ id, message: textMessage(id, `replaced ${id}`) })),
           );
-          expect(result.version).toBe(start.version + 1);
-          expect(result.rewrittenAt).toBe(result.version);
+          expect(result.revision).toBe(start.revision + 1);
+          expect(result.rewrittenAt).toBe(result.revision);
           expect(result.headMessageId).toBe(added);
           expect(result.nodes.map((node) => [node.id, node.parentId])).toEqual([
             [root, null],
@@ -185,14 +185,14 @@ export function defineOffBranchTests(harness: StoreHarness): void {
           ]);
           expect(result).toMatchObject({
             headMessageId: b,
-            version: base.version + 1,
-            rewrittenAt: base.version + 1,
+            revision: base.revision + 1,
+            rewrittenAt: base.revision + 1,
           });
           expect(result.nodes.map((node) => node.id)).toEqual([b, a]);
           expect(await store.getHead({ chatId, branch: 'main' })).toEqual({
             headMessageId: b,
-            version: base.version + 1,
-            rewrittenAt: base.version + 1,
+            revision: base.revision + 1,
+            rewrittenAt: base.revision + 1,
           });
         },
         timeout,

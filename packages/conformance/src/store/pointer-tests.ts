@@ -314,12 +314,12 @@ export function definePointerTests(harness: StoreHarness): void {
     );
 
     it(
-      'branch and checkpoint names are separate namespaces; pointer writes leave the version',
+      'branch and checkpoint names are separate namespaces; pointer writes leave the revision',
       async () => {
         const store = harness.store();
         const { chatId } = await openFreshChat(store);
         const a = uniqueId('m');
-        const { version } = await appendMessages(store, chatId, [a]);
+        const { revision } = await appendMessages(store, chatId, [a]);
         await store.createCheckpoint({ chatId, name: 'main', messageId: a });
         await store.createCheckpoint({ chatId, name: 'shared', messageId: a });
         await store.createBranch({ chatId, name: 'shared', headMessageId: a });
@@ -329,8 +329,8 @@ export function definePointerTests(harness: StoreHarness): void {
         expect(await store.getBranch({ chatId, name: 'shared' })).not.toBeNull();
         await store.setActiveBranch({ chatId, name: 'shared' });
         await store.createCheckpoint({ chatId, name: 'main', messageId: a, replace: true });
-        expect((await store.getChat(chatId))?.version).toBe(version);
-        expect((await store.getHead({ chatId, branch: 'shared' })).version).toBe(version);
+        expect((await store.getChat(chatId))?.revision).toBe(revision);
+        expect((await store.getHead({ chatId, branch: 'shared' })).revision).toBe(revision);
       },
       timeout,
     );

@@ -29,7 +29,7 @@ export function defineRenameTests(harness: StoreHarness): void {
 
   describe('renameBranch', () => {
     it(
-      'renames in place: head, createdAt and listing order kept, checkpoints and version untouched',
+      'renames in place: head, createdAt and listing order kept, checkpoints and revision untouched',
       async () => {
         const store = harness.store();
         const { chatId } = await openFreshChat(store);
@@ -57,7 +57,7 @@ export function defineRenameTests(harness: StoreHarness): void {
         expect((await store.getHead({ chatId, branch: 'idea-final' })).headMessageId).toBe(a);
         await expectRejection(() => store.getHead({ chatId, branch: 'idea' }), BranchNotFoundError);
         const after = await store.getChat(chatId);
-        expect(after).toMatchObject({ activeBranch: 'main', version: before?.version });
+        expect(after).toMatchObject({ activeBranch: 'main', revision: before?.revision });
         expect(await store.listCheckpoints(chatId)).toMatchObject([{ name: 'mark', messageId: b }]);
         // The renamed branch takes writes under its new name.
         const c = uniqueId('c');

@@ -117,8 +117,8 @@ export function defineRetentionTests(harness: StoreHarness): void {
         });
         expect(await nodeIds(store, chatId)).toEqual([a, b, c]);
         expect((await readWholeChain(store, chatId, c)).ids).toEqual([a, b, c]);
-        // No branch's chain changed: the version stays.
-        expect((await store.getChat(chatId))?.version).toBe(before?.version);
+        // No branch's chain changed: the revision stays.
+        expect((await store.getChat(chatId))?.revision).toBe(before?.revision);
         expect(await store.getMessage({ chatId, messageId: d })).toBeNull();
         // Nothing left to remove.
         expect(await pruneIn(store, { chatId })).toMatchObject({ nodes: 0, bytes: 0 });

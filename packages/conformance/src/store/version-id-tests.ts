@@ -177,7 +177,7 @@ export function defineVersionIdTests(harness: StoreHarness): void {
           messages: [newVersion(a, 'a again', 'assistant')],
         });
         expect(child.nodes.map((node) => [node.id, node.parentId])).toEqual([[`${a}~2`, a]]);
-        expect(child.rewrittenAt).toBeLessThan(child.version);
+        expect(child.rewrittenAt).toBeLessThan(child.revision);
         expect((await store.getMessage({ chatId, messageId: a }))?.message).toEqual(
           textMessage(a, `turn 1 (${a})`, 'assistant'),
         );

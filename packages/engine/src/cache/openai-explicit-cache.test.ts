@@ -3,7 +3,7 @@ import { role, type Tokenizer, ValidationError } from '@ctxgraph/fragments-core'
 import { InMemoryContextStore } from '@ctxgraph/store-memory';
 import { generateText, type ModelMessage } from 'ai';
 import { describe, expect, it } from 'vitest';
-import { aiLane } from '../../../../tooling/ai-lane/lane.mjs';
+import { aiMajor } from '../../../../tooling/ai-major/major.mjs';
 import { LineRenderer } from '../__fixtures__/test-kit';
 import { ContextEngine } from '../context-engine';
 import { openAICacheProfile, promptCacheKey } from './cache-profiles';
@@ -14,8 +14,8 @@ import { openAICacheProfile, promptCacheKey } from './cache-profiles';
 // becomes the request's `prompt_cache_options`; a content block whose provider options hold
 // `openai.promptCacheBreakpoint: { mode: 'explicit' }` (the system message's own options, a user
 // text or file part, a tool result) is sent with `prompt_cache_breakpoint`. `@ai-sdk/openai` 3.x
-// (AI SDK 6) has neither, so the request check runs on lane 7 only.
-const laneSeven = aiLane() === '7';
+// (AI SDK 6) has neither, so the request check runs on AI SDK 7 only.
+const majorSeven = aiMajor() === '7';
 
 const words: Tokenizer = {
   specificationVersion: 'v1',
@@ -133,8 +133,8 @@ describe("openAICacheProfile({ mode: 'explicit' })", () => {
   });
 });
 
-describe.skipIf(!laneSeven)(
-  "openAICacheProfile({ mode: 'explicit' }) through the real @ai-sdk/openai 4 [lane 6 skips: @ai-sdk/openai 3 has no promptCacheOptions or promptCacheBreakpoint]",
+describe.skipIf(!majorSeven)(
+  "openAICacheProfile({ mode: 'explicit' }) through the real @ai-sdk/openai 4 [AI SDK 6 skips: @ai-sdk/openai 3 has no promptCacheOptions or promptCacheBreakpoint]",
   () => {
     it('the request carries prompt_cache_options and a prompt_cache_breakpoint on each marked block, and nowhere else', async () => {
       const engine = await engineWithHistory('explicit-request');

@@ -128,7 +128,7 @@ export async function compactBranch(
   if (options.id !== undefined) await assertNewId(session, options.id, method);
   await view.sync();
   const startHead = view.headMessageId;
-  const startVersion = view.version;
+  const startRevision = view.revision;
   if (startHead === null) return null;
   const visible = visibleConversation(view.chain);
   const summaryCount = visible.compaction === undefined ? 0 : 1;
@@ -167,7 +167,7 @@ export async function compactBranch(
     createdAt: Date.now(),
   };
   const entry = compactionMessage({ id, text, compaction: record });
-  const attachedTo = await writeOnTop(session, entry, startHead, startVersion, method);
+  const attachedTo = await writeOnTop(session, entry, startHead, startRevision, method);
   return {
     messageId: id,
     compaction: record,
@@ -247,7 +247,7 @@ async function writeOnTop(
   session: ChatSession,
   entry: CommitMessage,
   startHead: string,
-  startVersion: number,
+  startRevision: number,
   method: string,
 ): Promise<string> {
   const { store, chatId, view } = session;
@@ -257,7 +257,7 @@ async function writeOnTop(
   let onChain = startHead;
   const guard = async (): Promise<string> => {
     const state = await store.getHead({ chatId, branch });
-    if (state.rewrittenAt > startVersion) {
+    if (state.rewrittenAt > startRevision) {
       throw new EngineError(
         `${method}: a message of chat "${chatId}" was replaced in place while the summary was being made, so it may no longer match the span. Nothing was written; call compact() again.`,
       );
@@ -279,7 +279,7 @@ async function writeOnTop(
     // After continueFrom() the write is addressed: right after the summarized head, on the
     // engine's own branch or on a new one there, never on top of another writer's messages.
     const chat = await store.getChat(chatId);
-    if (chat !== null && chat.rewrittenAt > startVersion) {
+    if (chat !== null && chat.rewrittenAt > startRevision) {
       throw new EngineError(
         `${method}: a message of chat "${chatId}" was replaced in place while the summary was being made, so it may no longer match the span. Nothing was written; call compact() again.`,
       );

@@ -461,7 +461,7 @@ describe('compact()', () => {
     );
     const after = await store.getHead({ chatId: engine.chatId, branch: 'main' });
     expect(after.headMessageId).toBe(before.headMessageId);
-    expect(after.version).toBe(before.version + 1); // only the correction
+    expect(after.revision).toBe(before.revision + 1); // only the correction
   });
 
   it('gives up clearly when other writers keep moving the head', async () => {

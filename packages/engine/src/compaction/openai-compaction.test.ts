@@ -12,7 +12,7 @@ import {
 } from 'ai';
 import { MockLanguageModelV3 } from 'ai/test';
 import { afterAll, describe, expect, it } from 'vitest';
-import { aiLane } from '../../../../tooling/ai-lane/lane.mjs';
+import { aiMajor } from '../../../../tooling/ai-major/major.mjs';
 import { LineRenderer } from '../__fixtures__/test-kit';
 import { ContextEngine } from '../context-engine';
 import { withUsage } from '../usage/message-usage';
@@ -25,8 +25,8 @@ import { withUsage } from '../usage/message-usage';
 // - an assistant `custom` part of that kind is sent again from its
 //   `providerOptions.openai.itemId` (an `item_reference` when the call stores responses) or with
 //   its `encryptedContent` (a `compaction` input item when it does not).
-// AI SDK 6 has no custom part (its UI message schema refuses one), so this runs on lane 7 only.
-const laneSeven = aiLane() === '7';
+// AI SDK 6 has no custom part (its UI message schema refuses one), so this runs on AI SDK 7 only.
+const majorSeven = aiMajor() === '7';
 
 /** A stream part of a language model (the provider package's type is not a dependency here). */
 type StreamPart = Parameters<
@@ -214,8 +214,8 @@ if (databaseUrl !== undefined) {
   ]);
 }
 
-describe.skipIf(!laneSeven).each(stores)(
-  'OpenAI compaction item, AI SDK 7 (%s) [lane 6 skips: AI SDK 6 has no custom part to carry it]',
+describe.skipIf(!majorSeven).each(stores)(
+  'OpenAI compaction item, AI SDK 7 (%s) [AI SDK 6 skips: AI SDK 6 has no custom part to carry it]',
   (_name, makeStore) => {
     it('records the reply as a compaction node, sends the item back and not the originals, counts usage once, and undoes by rewind', async () => {
       const store = makeStore();
@@ -460,7 +460,7 @@ describe.skipIf(!laneSeven).each(stores)(
   },
 );
 
-// withUsage reads the call's response as plain data (no AI SDK schema), so these run on both lanes.
+// withUsage reads the call's response as plain data (no AI SDK schema), so these run on both majors.
 describe('withUsage({ response }) with an OpenAI compaction item: input checks', () => {
   const responseWith = (part: Record<string, unknown>) => ({
     messages: [{ role: 'assistant', content: [part, { type: 'text', text: 'answer' }] }],

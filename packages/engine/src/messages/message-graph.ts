@@ -55,14 +55,17 @@ export interface LocateResult {
   readonly changed: { readonly index: number; readonly nodeId: string } | null;
 }
 
-/** One version of a message: see {@link ContextEngine.versions}. */
-export interface MessageVersion {
+/**
+ * One version of a message (what a chat shows as "2 / 3"): see {@link ContextEngine.versions}.
+ * `UI_MESSAGE` is the app's UI message type (`@ctxgraph/ai-sdk` reads versions with it).
+ */
+export interface MessageVersion<UI_MESSAGE extends UIMessage = UIMessage> {
   /** The node of this version (open it, or its newest leaf, with `continueFrom`). */
   readonly nodeId: string;
   /** Its message id (versions of an edited message share it; regenerated replies do not). */
   readonly messageId: string;
   /** The message as stored (without the engine's record). */
-  readonly message: UIMessage;
+  readonly message: UI_MESSAGE;
   /** The newest node below it (itself when it has none): `continueFrom(leafNodeId)` opens it. */
   readonly leafNodeId: string;
   /** Milliseconds since the epoch. */
@@ -87,7 +90,7 @@ export async function continueFrom(
     // the engine's branch, as its own last write left it. Nothing to read: the request's write
     // that follows is compare-and-set on that head, so a head another writer moved since is
     // caught there (the write starts its own branch at the node), and a node removed since (its
-    // branch deleted, which moves no version) is refused there, nothing written.
+    // branch deleted, which moves no revision) is refused there, nothing written.
     branch = { name: view.branch };
   } else {
     if (nodeId !== null && (await store.getMessage({ chatId, messageId: nodeId })) === null)
@@ -97,7 +100,7 @@ export async function continueFrom(
   // A fork is named after the branch the engine was on (it always exists: `main` at first).
   view.pinAt(nodeId, branch?.name ?? null, view.branch, activate);
   // The path `locate()` just read (usually to this very node): taken as the cache instead of
-  // reading and validating it again; `sync()` below still checks it against the chat's version.
+  // reading and validating it again; `sync()` below still checks it against the chat's revision.
   const located = session.located;
   session.located = undefined;
   if (located !== undefined && !view.loaded) view.adopt(located);
@@ -174,7 +177,7 @@ interface ShownPath {
 /**
  * The path to `nodeId` as the engine shows it (a compaction's summary in place of its span):
  * from the engine's cached chain when it holds the node (a warm engine: no read, once the cache
- * was synced with the chat's version in this call), else read and validated.
+ * was synced with the chat's revision in this call), else read and validated.
  */
 async function shownPath(
   session: ChatSession,
@@ -217,8 +220,8 @@ export async function locate(
     return own;
   }
   const state = { synced: false };
-  // The chat version known before any chain is read: what a chain read from here reflects at least.
-  const version = session.view.version;
+  // The chat revision known before any chain is read: what a chain read from here reflects at least.
+  const revision = session.view.revision;
   let best: LocateResult = { matched: 0, nodeIds: [], changed: null };
   let bestRead: ChainCache | undefined;
   // Anchor at the newest client message the chat holds (usually the last or the one before it)
@@ -240,13 +243,13 @@ export async function locate(
     if (candidates.length > 0 && best.matched >= anchor) break;
   }
   // Kept for a `continueFrom()` to a node of the matched path (what a request cycle does next).
-  session.located = bestRead === undefined ? undefined : { chain: bestRead, version };
+  session.located = bestRead === undefined ? undefined : { chain: bestRead, revision };
   return best;
 }
 
 /**
  * `locate()` without a read, when the engine's own path settles it: by the caller's snapshot the
- * engine is at the chat's newest node (its own last write, the chat's version unmoved since) and
+ * engine is at the chat's newest node (its own last write, the chat's revision unmoved since) and
  * the client's messages are that path's whole conversation and more (so the request writes after
  * it, and that write finds a node removed since). The lookup by message id would find the same:
  * of the nodes holding the path's last message, the engine's position is the newest, and no node

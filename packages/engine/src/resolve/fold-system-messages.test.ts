@@ -3,7 +3,7 @@ import { createEstimatorTokenizer, hint } from '@ctxgraph/fragments-core';
 import { InMemoryContextStore } from '@ctxgraph/store-memory';
 import { generateText, type ModelMessage } from 'ai';
 import { describe, expect, it } from 'vitest';
-import { aiLane } from '../../../../tooling/ai-lane/lane.mjs';
+import { aiMajor } from '../../../../tooling/ai-major/major.mjs';
 import { LineRenderer, scriptedModel } from '../__fixtures__/test-kit';
 import { ContextEngine } from '../context-engine';
 
@@ -53,7 +53,7 @@ describe("resolve({ format: 'model' }) and system-role messages", () => {
     // Why the fold: AI SDK 7 refuses a system message inside `messages`.
     const unfolded: ModelMessage[] = [{ role: 'system', content: 'Be brief.' }, ...messages];
     const sent = generateText({ model: scriptedModel('ok'), messages: unfolded });
-    if (aiLane() === '7') await expect(sent).rejects.toThrow(/system/i);
+    if (aiMajor() === '7') await expect(sent).rejects.toThrow(/system/i);
     else await expect(sent).resolves.toMatchObject({ text: 'ok' });
   });
 

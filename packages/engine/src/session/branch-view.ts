@@ -45,27 +45,27 @@ export class BranchView {
   detached = false;
   /** With `detached`: make the branch the next write starts the chat's active one. */
   activateOnFork = false;
-  /** The chat version and `rewrittenAt` as last seen. */
-  version = 0;
+  /** The chat revision and `rewrittenAt` as last seen. */
+  revision = 0;
   rewrittenAt = 0;
-  /** Whether the cache holds a chain at all, which head it ends at, and the version it matches. */
+  /** Whether the cache holds a chain at all, which head it ends at, and the revision it matches. */
   #loaded = false;
   #cachedHead: string | null = null;
-  #cachedVersion = -1;
+  #cachedRevision = -1;
   /**
-   * Set by `useSnapshot()`: a pinned view takes `version` and `rewrittenAt` (the snapshot the
+   * Set by `useSnapshot()`: a pinned view takes `revision` and `rewrittenAt` (the snapshot the
    * caller read, raised by every write and read of ours since) as the chat's state, instead of
    * reading the chat row in each `sync()`.
    */
   #snapshot = false;
   /**
-   * The chat's newest node (the highest sequence) and the version it was the newest at: the last
-   * new node of our own write. While the chat is still at that version, nothing was written after.
+   * The chat's newest node (the highest sequence) and the revision it was the newest at: the last
+   * new node of our own write. While the chat is still at that revision, nothing was written after.
    */
-  #newest: { readonly id: string; readonly version: number } | undefined;
+  #newest: { readonly id: string; readonly revision: number } | undefined;
   /**
-   * The version at which `branch` was known to have `headMessageId` as its head (our own write),
-   * or -1. Heads move only with writes that raise the version, so at that version it still has.
+   * The revision at which `branch` was known to have `headMessageId` as its head (our own write),
+   * or -1. Heads move only with writes that raise the revision, so at that revision it still has.
    */
   #headKnownAt = -1;
 
@@ -123,7 +123,7 @@ export class BranchView {
    * Takes a chain read elsewhere in this session (`locate()` read the path to the node the engine
    * is now pinned at) as the cache, when it holds the view's head and enough to show its
    * conversation: `continueFrom()` after `locate()` reads and validates the path once. The
-   * chain's version is the chat version known before it was read, so the next `sync()` still
+   * chain's revision is the chat revision known before it was read, so the next `sync()` still
    * sees any rewrite made since. False (cache unchanged) when it does not fit.
    */
   adopt(read: ChainRead): boolean {
@@ -134,25 +134,25 @@ export class BranchView {
     this.#cache = chain;
     this.#loaded = true;
     this.#cachedHead = head;
-    this.#cachedVersion = read.version;
+    this.#cachedRevision = read.revision;
     return true;
   }
 
   /**
    * Takes a chat record the caller has just read as the chat's state for the syncs of a pinned
-   * view, raised by our own writes and reads since (each keeps the higher version), in place of a
+   * view, raised by our own writes and reads since (each keeps the higher revision), in place of a
    * read of the chat row; undefined goes back to reading it.
    */
-  useSnapshot(chat: { readonly version: number; readonly rewrittenAt: number } | undefined): void {
+  useSnapshot(chat: { readonly revision: number; readonly rewrittenAt: number } | undefined): void {
     this.#snapshot = chat !== undefined;
     if (chat === undefined) return;
-    this.version = Math.max(this.version, chat.version);
+    this.revision = Math.max(this.revision, chat.revision);
     this.rewrittenAt = Math.max(this.rewrittenAt, chat.rewrittenAt);
   }
 
   /**
    * True when, by the snapshot, the view is pinned at the chat's newest node: its own last write
-   * put it there and the chat's version has not moved since, so no node of the chat comes after it.
+   * put it there and the chat's revision has not moved since, so no node of the chat comes after it.
    */
   get atNewestNode(): boolean {
     const newest = this.#newest;
@@ -161,13 +161,13 @@ export class BranchView {
       this.pinned &&
       newest !== undefined &&
       newest.id === this.headMessageId &&
-      newest.version === this.version
+      newest.revision === this.revision
     );
   }
 
   /**
    * True when, by the snapshot, `nodeId` is the view's position and still the head of its branch
-   * (our own write made it so, and the chat's version has not moved since).
+   * (our own write made it so, and the chat's revision has not moved since).
    */
   knowsHeadAt(nodeId: string): boolean {
     return (
@@ -175,15 +175,15 @@ export class BranchView {
       this.pinned &&
       !this.detached &&
       this.headMessageId === nodeId &&
-      this.#headKnownAt === this.version
+      this.#headKnownAt === this.revision
     );
   }
 
   /** Starts at the branch and head the store opened the chat with. */
-  open(branch: BranchRecord, head: { version: number; rewrittenAt: number }): void {
+  open(branch: BranchRecord, head: { revision: number; rewrittenAt: number }): void {
     this.branch = branch.name;
     this.headMessageId = branch.headMessageId;
-    this.version = head.version;
+    this.revision = head.revision;
     this.rewrittenAt = head.rewrittenAt;
   }
 
@@ -200,8 +200,9 @@ export class BranchView {
     this.#see(state);
     this.#settle();
     const head = state.headMessageId;
-    if (this.#loaded && state.version === this.#cachedVersion && head === this.#cachedHead) return;
-    const nothingRewritten = this.#loaded && state.rewrittenAt <= this.#cachedVersion;
+    if (this.#loaded && state.revision === this.#cachedRevision && head === this.#cachedHead)
+      return;
+    const nothingRewritten = this.#loaded && state.rewrittenAt <= this.#cachedRevision;
     if (head === null) {
       this.#cache.reset([]);
     } else if (nothingRewritten && head === this.#cachedHead) {
@@ -222,7 +223,7 @@ export class BranchView {
     }
     this.#loaded = true;
     this.#cachedHead = head;
-    this.#cachedVersion = state.version;
+    this.#cachedRevision = state.revision;
   }
 
   /**
@@ -236,15 +237,15 @@ export class BranchView {
     result: CommitResult,
     messages: readonly UIMessage[],
   ): void {
-    const onlyWriter = result.version === this.#cachedVersion + 1;
+    const onlyWriter = result.revision === this.#cachedRevision + 1;
     this.headMessageId = result.headMessageId;
-    this.version = Math.max(this.version, result.version);
+    this.revision = Math.max(this.revision, result.revision);
     this.rewrittenAt = Math.max(this.rewrittenAt, result.rewrittenAt);
-    this.#headKnownAt = result.version;
+    this.#headKnownAt = result.revision;
     // A head that moved moved to the write's last new node, the chat's newest (sequences grow).
     const head = result.headMessageId;
     this.#newest =
-      head !== null && head !== attachedTo ? { id: head, version: result.version } : undefined;
+      head !== null && head !== attachedTo ? { id: head, revision: result.revision } : undefined;
     if (!this.#loaded) return;
     this.#settle();
     const cache = this.#cache;
@@ -268,9 +269,9 @@ export class BranchView {
     if (!onCachedHead) return;
     if (added !== undefined) cache.append(added);
     this.#cachedHead = result.headMessageId;
-    // With other writes in between (elsewhere in the chat), the version stays behind so the next
+    // With other writes in between (elsewhere in the chat), the revision stays behind so the next
     // read checks whether they rewrote anything cached.
-    if (onlyWriter) this.#cachedVersion = result.version;
+    if (onlyWriter) this.#cachedRevision = result.revision;
   }
 
   /** Points the view at another branch, keeping whatever part of the cached chain still holds. */
@@ -293,7 +294,7 @@ export class BranchView {
     forkFrom: string,
     activateOnFork: boolean,
   ): void {
-    // The head is known at a version only when it stays where our own write left it.
+    // The head is known at a revision only when it stays where our own write left it.
     if (nodeId !== this.headMessageId || branch !== this.branch) this.#headKnownAt = -1;
     this.pinned = true;
     this.detached = branch === null;
@@ -347,14 +348,14 @@ export class BranchView {
   }
 
   /**
-   * A pinned view's state: the chat's version and `rewrittenAt` (one read of the chat row, or the
+   * A pinned view's state: the chat's revision and `rewrittenAt` (one read of the chat row, or the
    * snapshot the caller gave), and its own position as the head. The chain to a node never
    * changes but by a rewrite.
    */
   async #pinnedState(): Promise<HeadState> {
     if (this.#snapshot) {
       return {
-        version: this.version,
+        revision: this.revision,
         rewrittenAt: this.rewrittenAt,
         headMessageId: this.headMessageId,
       };
@@ -362,7 +363,7 @@ export class BranchView {
     const chat = await this.#store.getChat(this.#chatId);
     if (chat === null) throw new ChatNotFoundError(this.#chatId);
     return {
-      version: chat.version,
+      revision: chat.revision,
       rewrittenAt: chat.rewrittenAt,
       headMessageId: this.headMessageId,
     };
@@ -376,7 +377,7 @@ export class BranchView {
 
   #see(state: HeadState): void {
     this.headMessageId = state.headMessageId;
-    this.version = Math.max(this.version, state.version);
+    this.revision = Math.max(this.revision, state.revision);
     this.rewrittenAt = Math.max(this.rewrittenAt, state.rewrittenAt);
   }
 
@@ -392,10 +393,10 @@ export class BranchView {
   }
 }
 
-/** A chain read and validated outside the view, with the chat version known before the read. */
+/** A chain read and validated outside the view, with the chat revision known before the read. */
 export interface ChainRead {
   /** The chain, oldest first, as a cold read of its newest node would cache it. */
   readonly chain: ChainCache;
-  /** The chat's version as seen before the chain was read (a lower bound of what it reflects). */
-  readonly version: number;
+  /** The chat's revision as seen before the chain was read (a lower bound of what it reflects). */
+  readonly revision: number;
 }

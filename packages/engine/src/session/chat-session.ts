@@ -93,14 +93,17 @@ export class ChatSession {
   }
 
   /**
-   * The chat as last read or written (its `version` and `rewrittenAt` follow every write and read
+   * The chat as last read or written (its `revision` and `rewrittenAt` follow every write and read
    * of the view), or null before the session opened it.
    */
   get chat(): ChatRecord | null {
     const chat = this.#chat;
     const view = this.view;
-    if (chat !== null && (chat.version !== view.version || chat.rewrittenAt !== view.rewrittenAt)) {
-      this.#chat = { ...chat, version: view.version, rewrittenAt: view.rewrittenAt };
+    if (
+      chat !== null &&
+      (chat.revision !== view.revision || chat.rewrittenAt !== view.rewrittenAt)
+    ) {
+      this.#chat = { ...chat, revision: view.revision, rewrittenAt: view.rewrittenAt };
     }
     return this.#chat;
   }
@@ -126,7 +129,7 @@ export class ChatSession {
   /**
    * Opens (or creates) the chat once; the store refuses another owner before anything else. When
    * it opened the chat just now, returns the head state `openChat` read (the active branch's head,
-   * the chat's version and `rewrittenAt`, read together), which this operation may use instead of
+   * the chat's revision and `rewrittenAt`, read together), which this operation may use instead of
    * reading the head again; otherwise undefined.
    */
   async open(): Promise<HeadState | undefined> {
@@ -140,7 +143,7 @@ export class ChatSession {
     this.view.open(opened.branch, opened.chat);
     return {
       headMessageId: opened.branch.headMessageId,
-      version: opened.chat.version,
+      revision: opened.chat.revision,
       rewrittenAt: opened.chat.rewrittenAt,
     };
   }
@@ -182,7 +185,7 @@ export class ChatSession {
       );
     }
     if (record.userId !== this.userId) throw new OwnershipError(this.chatId, this.userId);
-    for (const key of ['version', 'rewrittenAt', 'createdAt'] as const) {
+    for (const key of ['revision', 'rewrittenAt', 'createdAt'] as const) {
       const value = record[key];
       if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
         throw new ValidationError(`${method}: chat.${key} must be a non-negative integer.`, {

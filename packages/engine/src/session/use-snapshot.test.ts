@@ -163,7 +163,7 @@ describe.each(stores)('useSnapshot on %s', (_name, open) => {
     expect(await branchesOf(store, chatId)).toEqual({
       main: next.map((each) => each.id),
     });
-    // `null` goes back to reading the chat's version before each operation.
+    // `null` goes back to reading the chat's revision before each operation.
     counted.reset();
     engine.useSnapshot(null);
     await engine.resolve();
@@ -237,7 +237,7 @@ describe.each(stores)('useSnapshot on %s', (_name, open) => {
     ]);
   });
 
-  it('the node the engine stands on removed with its branch (no version moves): the save is refused, nothing written', async () => {
+  it('the node the engine stands on removed with its branch (no revision moves): the save is refused, nothing written', async () => {
     const [store, other] = open();
     counter += 1;
     const chatId = `use-snapshot-gone-${counter}-${Math.random().toString(36).slice(2, 8)}`;
@@ -252,14 +252,14 @@ describe.each(stores)('useSnapshot on %s', (_name, open) => {
     const before = await chatOf(store, chatId);
     const admin = new ContextEngine({ store: other, chatId, userId: 'u', renderer });
     await admin.deleteBranch('main-v2');
-    expect((await chatOf(store, chatId)).version).toBe(before.version);
+    expect((await chatOf(store, chatId)).revision).toBe(before.revision);
     engine.useSnapshot(await chatOf(store, chatId));
     engine.set(message(answer('a2b', 'Two, other way.')));
     await expect(engine.save()).rejects.toSatisfy((error) =>
       MessageNotFoundError.isInstance(error),
     );
     expect(await branchesOf(store, chatId)).toEqual({ main: ['q1', 'a1', 'q2', 'a2'] });
-    expect((await chatOf(store, chatId)).version).toBe(before.version);
+    expect((await chatOf(store, chatId)).revision).toBe(before.revision);
     // The message is still pending: the engine, put back on the graph, saves it.
     await engine.continueFrom((await engine.findMessage('a2'))[0] ?? null);
     await engine.save();
@@ -286,7 +286,7 @@ describe.each(stores)('useSnapshot on %s', (_name, open) => {
         (error) => ValidationError.isInstance(error),
         /made again/,
       ],
-      [{ ...chat, version: -1 }, (error) => ValidationError.isInstance(error), /chat\.version/],
+      [{ ...chat, revision: -1 }, (error) => ValidationError.isInstance(error), /chat\.revision/],
       [
         { ...chat, rewrittenAt: 1.5 },
         (error) => ValidationError.isInstance(error),

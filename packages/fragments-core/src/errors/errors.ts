@@ -239,7 +239,7 @@ export class OwnershipError extends CtxGraphError {
   }
 }
 
-/** A store or renderer implements a contract version this code does not know. */
+/** A store or renderer implements a specification version this code does not know. */
 export class UnsupportedSpecificationError extends CtxGraphError {
   static override readonly errorName: string = 'UnsupportedSpecificationError';
 }

@@ -9,7 +9,7 @@ import type { ContextFragment } from '../fragment/context-fragment';
  * of this; most implementations extend {@link TreeRenderer} and get the walk for free.
  */
 export interface ContextRenderer {
-  /** The contract version this renderer implements. */
+  /** The specification version (of this contract) the renderer implements. */
   readonly specificationVersion: 'v1';
   /** A short name of the format: `'xml'`, `'markdown'`, `'toon'`. */
   readonly format: string;

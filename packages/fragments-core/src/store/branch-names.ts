@@ -1,6 +1,6 @@
 /**
  * The name of the next fork of `current`: the base name without its `-vN` suffix, then the first
- * `-vN` (N ≥ 2) above every version that already exists. `main` → `main-v2`; from `main-v2`, with
+ * `-vN` (N ≥ 2, the fork number) above every fork number in use. `main` → `main-v2`; from `main-v2`, with
  * `main-v3` taken → `main-v4`.
  */
 export function nextBranchName(current: string, existing: Iterable<string>): string {

@@ -28,7 +28,7 @@ export interface OpenChatInput {
 
 /** What {@link ContextStore.openChat} returns: everything an engine needs to start. */
 export interface OpenChatResult {
-  /** The chat (its `version` and `activeBranch` included). */
+  /** The chat (its `revision` and `activeBranch` included). */
   readonly chat: ChatRecord;
   /** The chat's active branch. */
   readonly branch: BranchRecord;
@@ -46,8 +46,8 @@ export interface GetHeadInput {
 
 /** What {@link ContextStore.getHead} returns: the cheap read behind a warm `resolve()`. */
 export interface HeadState {
-  /** The chat's version (see {@link ChatRecord.version}). */
-  readonly version: number;
+  /** The chat's revision (see {@link ChatRecord.revision}). */
+  readonly revision: number;
   /** The branch's head node id, or null while it is empty. */
   readonly headMessageId: string | null;
   /** The chat's `rewrittenAt` (see {@link ChatRecord.rewrittenAt}). */
@@ -189,9 +189,9 @@ export interface ForkBranchInput {
 export interface CommitResult {
   /** The branch head after the commit. */
   readonly headMessageId: string | null;
-  /** The chat's version after the commit. */
-  readonly version: number;
-  /** The chat's `rewrittenAt` after the commit (equal to `version` when this commit replaced a node). */
+  /** The chat's revision after the commit. */
+  readonly revision: number;
+  /** The chat's `rewrittenAt` after the commit (equal to `revision` when this commit replaced a node). */
   readonly rewrittenAt: number;
   /**
    * The nodes as stored, in input order (inserted and replaced ones): the node of an entry with
@@ -364,7 +364,7 @@ export interface GetMessageInput {
  * optional flag with its methods (`liveReplies` is one), never a change to the required part.
  */
 export interface ContextStore extends LiveReplyMethods {
-  /** The contract version this store implements. */
+  /** The specification version (of this contract) the store implements. */
   readonly specificationVersion: 'v1';
   /** What the store is (`persistent`, `multiProcess`) and which optional capabilities it serves. */
   readonly capabilities: ContextStoreCapabilities;
@@ -387,14 +387,14 @@ export interface ContextStore extends LiveReplyMethods {
   deleteChat(chatId: string): Promise<boolean>;
 
   /**
-   * The chat's version and one branch's head: the one read a warm `resolve()` makes.
+   * The chat's revision and one branch's head: the one read a warm `resolve()` makes.
    * `BranchNotFoundError` for an unknown branch.
    */
   getHead(input: GetHeadInput): Promise<HeadState>;
   /**
-   * The only write of messages: inserts / replaces the nodes, moves the head, bumps the version,
+   * The only write of messages: inserts / replaces the nodes, moves the head, bumps the revision,
    * all in one transaction, or (when the head is not `expectedHeadId`) writes nothing and throws
-   * `HeadConflictError` with the current head. The version goes up by exactly one per commit
+   * `HeadConflictError` with the current head. The revision goes up by exactly one per commit
    * (and by nothing else: `updateChat` and branch or checkpoint writes leave it as it is).
    * `BranchNotFoundError` for an unknown branch.
    */
@@ -404,7 +404,7 @@ export interface ContextStore extends LiveReplyMethods {
    * head the store finds instead of one the caller expects. The store serializes appenders on the
    * branch (its row lock or write transaction), so this never fails because another writer moved
    * the head: it is for batches that do not depend on what they attach to. Same validation, same
-   * replace-in-place rule (against the head it finds), same +1 version, one round trip.
+   * replace-in-place rule (against the head it finds), same +1 revision, one round trip.
    * `BranchNotFoundError` for an unknown branch.
    */
   append(input: AppendInput): Promise<AppendResult>;
@@ -439,7 +439,7 @@ export interface ContextStore extends LiveReplyMethods {
    * atomic write, and returns it as stored. It keeps its head, its `createdAt` and its place in
    * `listBranches`; its `updatedAt` becomes the time of the rename. When `from` is the chat's
    * active branch, the chat's `activeBranch` becomes `to` in the same write. Checkpoints (which
-   * point at nodes, not branches) and the chat's `version` are not changed. A writer that still
+   * point at nodes, not branches) and the chat's `revision` are not changed. A writer that still
    * addresses the branch by its old name gets `BranchNotFoundError` and writes nothing (a commit
    * or append that took the branch before the rename lands on it, and the rename keeps its
    * head): no write is lost. `BranchNotFoundError` for an unknown `from`, `BranchExistsError`
@@ -474,7 +474,7 @@ export interface ContextStore extends LiveReplyMethods {
    * Replaces the chat's context lane in one write
    * and returns it with its new revision (+1). `ContextConflictError` when `expectedRevision` is
    * given and stale; `ChatNotFoundError` for an unknown chat. Does not change the chat's
-   * `version` (that counts message commits).
+   * `revision` (that counts message commits).
    */
   saveContext(input: SaveContextInput): Promise<ContextLaneRecord>;
 
@@ -496,7 +496,7 @@ export interface ContextStore extends LiveReplyMethods {
    * that no remaining branch head and no checkpoint reaches, in one atomic write that concurrent
    * commits and appends serialize with (a node a writer attaches to is a branch head, so it is
    * never removed, and a writer's new nodes are never removed). Does not change the chat's
-   * `version` (no branch's chain changes). With `dryRun`, reports the same and changes nothing.
+   * `revision` (no branch's chain changes). With `dryRun`, reports the same and changes nothing.
    * `BranchNotFoundError` for a branch to delete that does not exist; `ValidationError` when the
    * active branch is deleted without `activate`, or every branch would go.
    */

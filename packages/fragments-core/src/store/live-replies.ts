@@ -180,17 +180,17 @@ export interface EndReplyInput {
 
 /**
  * What `ContextStore.getLiveState` returns: a chat's live replies (not the ended ones) and its
- * change version, read together.
+ * change revision, read together.
  */
 export interface LiveChatState {
   /** The chat. */
   readonly chatId: string;
   /**
-   * A number that only grows while the chat exists: the chat's `version` plus a count of the
+   * A number that only grows while the chat exists: the chat's `revision` plus a count of the
    * live-reply writes that were not commits (a start, a stop, a takeover, an end). Every commit
    * and every such write raises it; chunk appends do not.
    */
-  readonly changeVersion: number;
+  readonly changeRevision: number;
   /** The live replies (`endedAt` null), oldest start first. */
   readonly replies: readonly LiveReplyRecord[];
 }
@@ -231,7 +231,7 @@ export interface LiveReplyMethods {
    * (a continuation, a regenerate; a reply that answers new messages starts with them, in the
    * commit's `startReply`). `LiveReplyConflictError` when the chat already has a live reply of
    * that id (the claim two concurrent continuations race for); an ended reply of that id (in its
-   * grace period) is replaced, its chunks dropped. Raises the chat's change version.
+   * grace period) is replaced, its chunks dropped. Raises the chat's change revision.
    */
   startReply?(input: StartReplyInput): Promise<LiveReplyRecord>;
   /**
@@ -240,7 +240,7 @@ export interface LiveReplyMethods {
    * with nothing written, with `LiveReplyLostError` when `owner` does not hold the reply (it was
    * ended, by anyone, or taken over) and `LiveReplyOffsetError` when `from` is not the reply's
    * `chunkCount`.
-   * An empty batch only renews the lease. Does not change the chat's change version; watchers
+   * An empty batch only renews the lease. Does not change the chat's change revision; watchers
    * get a `'chunks'` notice.
    */
   appendReplyChunks?(input: AppendReplyChunksInput): Promise<AppendReplyChunksResult>;
@@ -254,7 +254,7 @@ export interface LiveReplyMethods {
   readReply?(input: ReadReplyInput): Promise<LiveReplyRead | null>;
   /**
    * Optional (declare `capabilities.liveReplies`): the chat's live replies (oldest start first;
-   * not the ended ones) and its change version, read together.
+   * not the ended ones) and its change revision, read together.
    */
   getLiveState?(chatId: string): Promise<LiveChatState>;
   /**
@@ -262,7 +262,7 @@ export interface LiveReplyMethods {
    * every live reply of the chat) to stop, wherever it is generated: its writer learns it from
    * its next `appendReplyChunks`. Returns the records asked (a reply already asked keeps its
    * first `stopRequestedAt`); idempotent; an unknown or ended `replyId` gives `[]`. Raises the
-   * chat's change version when it marked a reply.
+   * chat's change revision when it marked a reply.
    */
   stopReply?(input: StopReplyInput): Promise<readonly LiveReplyRecord[]>;
   /**
@@ -270,13 +270,13 @@ export interface LiveReplyMethods {
    * (by the store's clock) to a new owner with a new lease, and returns it with all its chunks,
    * so the new owner can end it (save what was streamed); null when the reply is not live (never
    * started, or ended) or its lease has not run out. Of concurrent takers, one gets it. The old owner's later writes are
-   * refused with `LiveReplyLostError`. Raises the chat's change version.
+   * refused with `LiveReplyLostError`. Raises the chat's change revision.
    */
   takeOverReply?(input: TakeOverReplyInput): Promise<LiveReplyRead | null>;
   /**
    * Optional (declare `capabilities.liveReplies`): ends a live reply without a save (marked
    * ended, its chunks readable for the grace period); to end it with its save, commit with
-   * `endReply`. `LiveReplyLostError` unless `owner` holds it. Raises the chat's change version.
+   * `endReply`. `LiveReplyLostError` unless `owner` holds it. Raises the chat's change revision.
    */
   endReply?(input: EndReplyInput): Promise<void>;
   /**

@@ -39,11 +39,15 @@ export interface ChatRecord {
   readonly metadata: JsonObject;
   /** The branch a newly opened engine works on (where the last rewind, restore or switch left it). */
   readonly activeBranch: string;
-  /** Bumped by every `commit`: when it has not changed, no message of the chat has. */
-  readonly version: number;
   /**
-   * The `version` of the last commit that replaced an existing node's content in place (0 when
-   * none has). A reader that cached nodes up to version V must re-read them when this is above V;
+   * The chat's revision: the number of message writes (`commit`, `append`) so far, up by exactly
+   * one with each. When it has not changed, no message of the chat has. (A message's *versions*
+   * are something else: the nodes of an edited message, see `CommitMessage.newVersion`.)
+   */
+  readonly revision: number;
+  /**
+   * The `revision` of the last commit that replaced an existing node's content in place (0 when
+   * none has). A reader that cached nodes up to revision R must re-read them when this is above R;
    * when it is not, only new nodes can have appeared.
    */
   readonly rewrittenAt: number;

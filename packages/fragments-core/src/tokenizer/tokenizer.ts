@@ -18,7 +18,7 @@
  * ```
  */
 export interface Tokenizer {
-  /** The contract version this tokenizer implements. */
+  /** The specification version (of this contract) the tokenizer implements. */
   readonly specificationVersion: 'v1';
   /** A stable name of the counting (`'o200k_base'`, `'cl100k_base'`, `'estimate:4.00'`). */
   readonly id: string;

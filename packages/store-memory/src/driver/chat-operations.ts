@@ -57,7 +57,7 @@ export function chatOperations(chats: MemoryChats): ChatOperations {
         title: input.title,
         metadataJson: input.metadataJson,
         activeBranch: MAIN_BRANCH,
-        version: 0,
+        revision: 0,
         rewrittenAt: 0,
         createdAt: now,
         updatedAt: now,

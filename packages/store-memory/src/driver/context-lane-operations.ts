@@ -14,7 +14,7 @@ export type ContextLaneOperations = Required<
 /**
  * The context lane: each chat's serialized context fragments, kept with the chat (and deleted
  * with it), with a revision that goes up by one per save. Saving does not touch the chat's
- * `version`, which counts message commits only; it does move the chat's `updatedAt`, like every
+ * `revision`, which counts message commits only; it does move the chat's `updatedAt`, like every
  * other write to the chat.
  */
 export function contextLaneOperations(chats: MemoryChats): ContextLaneOperations {

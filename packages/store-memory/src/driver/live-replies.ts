@@ -248,7 +248,7 @@ export function liveReplyOperations(
       const live = liveOf(chat);
       return {
         chatId,
-        changeVersion: chat.version + live.revision,
+        changeRevision: chat.revision + live.revision,
         replies: [...live.replies.values()]
           .filter((reply) => reply.endedAt === null)
           .map((reply) => record(chatId, reply)),

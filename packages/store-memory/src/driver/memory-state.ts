@@ -59,7 +59,7 @@ export interface ChatState {
   title: string | null;
   metadataJson: string;
   activeBranch: string;
-  version: number;
+  revision: number;
   rewrittenAt: number;
   readonly createdAt: number;
   updatedAt: number;
@@ -117,7 +117,7 @@ export function chatRecord(chat: ChatState): ChatRecord {
     title: chat.title,
     metadata: JSON.parse(chat.metadataJson) as JsonObject,
     activeBranch: chat.activeBranch,
-    version: chat.version,
+    revision: chat.revision,
     rewrittenAt: chat.rewrittenAt,
     createdAt: chat.createdAt,
     updatedAt: chat.updatedAt,

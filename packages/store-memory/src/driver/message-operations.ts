@@ -46,7 +46,7 @@ export function messageOperations(chats: MemoryChats): MessageOperations {
       const chat = requireChat(chats, input.chatId);
       const branch = requireBranch(chat, input.branch);
       return {
-        version: chat.version,
+        revision: chat.revision,
         headMessageId: branch.headMessageId,
         rewrittenAt: chat.rewrittenAt,
       };
@@ -166,7 +166,7 @@ function write(
   assertOnBranch(chat, branch, messages);
   // Nothing below can throw: every check is done, so the write is all-or-nothing.
   const now = timeAfter(chat.updatedAt);
-  const version = chat.version + 1;
+  const revision = chat.revision + 1;
   let head = branch.headMessageId;
   let replaced = false;
   const written: NodeState[] = [];
@@ -206,12 +206,12 @@ function write(
     branch.headMessageId = head;
     branch.updatedAt = now;
   }
-  chat.version = version;
-  if (replaced) chat.rewrittenAt = version;
+  chat.revision = revision;
+  if (replaced) chat.rewrittenAt = revision;
   chat.updatedAt = now;
   return {
     headMessageId: head,
-    version,
+    revision,
     rewrittenAt: chat.rewrittenAt,
     nodes: written.map((node) => nodeRecord(chat.id, node)),
   };

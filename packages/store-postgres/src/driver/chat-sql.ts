@@ -138,7 +138,7 @@ export function deleteChat(db: PostgresConnection, chatId: string): Promise<bool
   );
 }
 
-/** The chat's version and rewrittenAt with one branch's head, in one query. */
+/** The chat's revision and rewrittenAt with one branch's head, in one query. */
 export function getHead(db: PostgresConnection, input: GetHeadInput): Promise<HeadState> {
   return db.run(async (sql) => {
     const rows = await db.query(
@@ -152,7 +152,7 @@ export function getHead(db: PostgresConnection, input: GetHeadInput): Promise<He
     if (row === undefined) throw new ChatNotFoundError(input.chatId);
     if (row[2] === null) throw new BranchNotFoundError(input.chatId, input.branch);
     return {
-      version: integer(row[0]),
+      revision: integer(row[0]),
       rewrittenAt: integer(row[1]),
       headMessageId: optionalText(row[3]),
     };

@@ -29,7 +29,7 @@ export function getContext(db: PostgresConnection, chatId: string): Promise<Cont
 
 /**
  * Replaces the lane in one transaction that first takes the chat row lock (moving the chat's
- * `updated_at`, never its `version` or `rewritten_at`): concurrent saves of a chat queue, and
+ * `updated_at`, never its `revision` or `rewritten_at`): concurrent saves of a chat queue, and
  * each reads the revision the previous one wrote, so of saves expecting the same revision exactly
  * one wins and the others get `ContextConflictError`.
  */

@@ -334,7 +334,7 @@ export function readReply(
   });
 }
 
-/** `getLiveState`: the change version and the live replies, in one statement. */
+/** `getLiveState`: the change revision and the live replies, in one statement. */
 export function getLiveState(db: PostgresConnection, chatId: string): Promise<LiveChatState> {
   const names = db.names;
   return db.run(async (sql) => {
@@ -352,7 +352,7 @@ export function getLiveState(db: PostgresConnection, chatId: string): Promise<Li
     if (first === undefined) throw new ChatNotFoundError(chatId);
     return {
       chatId,
-      changeVersion: integer(first[0]),
+      changeRevision: integer(first[0]),
       replies: rows.filter((row) => row[1] !== null).map((row) => replyFrom(row, 1)),
     };
   });

@@ -47,7 +47,7 @@ export function chatFrom(row: Row, offset = 0): ChatRecord {
     title: optionalText(row[offset + 2]),
     metadata: JSON.parse(text(row[offset + 3])) as JsonObject,
     activeBranch: text(row[offset + 4]),
-    version: integer(row[offset + 5]),
+    revision: integer(row[offset + 5]), // the `version` column holds the chat's revision
     rewrittenAt: integer(row[offset + 6]),
     createdAt: integer(row[offset + 7]),
     updatedAt: integer(row[offset + 8]),
@@ -92,7 +92,7 @@ export function checkpointFrom(row: Row, offset = 0): CheckpointRecord {
 }
 
 /**
- * The result of a write statement that wrote. Its first row carries the head, the version, the
+ * The result of a write statement that wrote. Its first row carries the head, the revision, the
  * chat's last sequence and the number of new nodes; its rows carry the nodes it replaced (each
  * kept its place). The new nodes are not sent back: they are the write's messages that were not
  * replaced, in order, taking the sequences up to the last one, each the child of the one before
@@ -145,7 +145,7 @@ export function writeResult(
   });
   return {
     headMessageId: optionalText(first[2]),
-    version: integer(first[0]),
+    revision: integer(first[0]),
     rewrittenAt: integer(first[1]),
     nodes,
     previousHeadId: optionalText(first[9]),

@@ -6,11 +6,11 @@ import { integer, text } from './rows';
 
 // The search index is built lazily (see the `lazy search index` migration): a save indexes
 // nothing; a search first brings the chats it looks at up to date. Per chat, `search_state`
-// holds the chat version and the highest sequence indexed. Sequences are handed out under the
+// holds the chat revision and the highest sequence indexed. Sequences are handed out under the
 // chat row's lock and never reused (`last_sequence`), so within a chat they commit in order:
 // a snapshot that holds a sequence holds every lower one. A node inserted since the last
-// catch-up has a higher sequence; one replaced in place has `rewritten_at` above the version.
-// So a catch-up reads only what changed, and nothing when the chat's version has not moved.
+// catch-up has a higher sequence; one replaced in place has `rewritten_at` above the revision.
+// So a catch-up reads only what changed, and nothing when the chat's revision has not moved.
 //
 // Under READ COMMITTED the read and the write of a catch-up are two statements, and another
 // catch-up (or a writer) may run between them, so every write is guarded: a message's words are
@@ -28,7 +28,7 @@ function indexStatements(names: TableNames): { stale: string; changed: string; s
   const stale = `SELECT c.chat_id FROM ${names.chats} c
   LEFT JOIN ${names.searchState} s ON s.chat_id = c.chat_id
   WHERE c.user_id = $1::text AND (s.chat_id IS NULL OR s.indexed_version <> c.version)`;
-  // $1 chat. One snapshot: the chat's version and last sequence, and every node inserted or
+  // $1 chat. One snapshot: the chat's revision and last sequence, and every node inserted or
   // replaced since the marks (two index ranges).
   const changed = `WITH chat AS (
   SELECT c.version, c.last_sequence, coalesce(s.indexed_version, -1) AS from_version,

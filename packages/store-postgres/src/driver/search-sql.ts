@@ -95,7 +95,7 @@ LIMIT $5::bigint`;
 
 /**
  * Ownership and existence first, as the contract orders them, and in the same round trip
- * whether the chat's index is behind its version. For a search of every chat of the user, the
+ * whether the chat's index is behind its revision. For a search of every chat of the user, the
  * chats whose index is behind are found by `catchUpScope`.
  */
 async function checkScope(

@@ -313,7 +313,7 @@ function writeStatement(
   const records = mode === 'commit' ? '$8' : '$7';
   const words = mode === 'commit' ? '$9' : '$8';
   // The marks, read in every write (one primary-key probe): the chat's index was current just
-  // before this write when they hold the version it found, under the chat row lock its `chat`
+  // before this write when they hold the revision it found, under the chat row lock its `chat`
   // update took (null when the chat was never indexed). The caller learns from them which chats
   // are searched (`IndexHints.marksFound`), so a searched chat's next save brings its words.
   //

@@ -160,8 +160,8 @@ ALTER TABLE ${names.messages} ADD COLUMN IF NOT EXISTS engine_record json;
 //   the score) behind a GIN index, and `stamp`, the message's `rewritten_at` when indexed, so a
 //   search never uses words older than the message it returns. Rows go with their message
 //   (foreign key, ON DELETE CASCADE), so prune and deleteChat need nothing more.
-// - `search_state`: per chat, the version and the sequence up to which it is indexed.
-// - `messages.rewritten_at`: the chat version of the write that last replaced the node in place
+// - `search_state`: per chat, the revision (chat `version` column) and the sequence up to which it is indexed.
+// - `messages.rewritten_at`: the chat revision of the write that last replaced the node in place
 //   (NULL when never), written by that write, so a catch-up finds replaced nodes by an index.
 //
 // The old GIN index goes; the `search_vector` column stays (unused, NULL in new rows) so that
@@ -213,7 +213,7 @@ CREATE INDEX IF NOT EXISTS ${names.local('messages_by_message_id_idx')}
 
 // Live replies (capabilities.liveReplies, issue #36): a reply being generated, its chunks (one row
 // per appended batch, the JSON array as text), and per chat a count of the live-reply writes that
-// were not commits, so `version + revision` is a change version that only grows. New tables only,
+// were not commits, so `version + revision` is a change revision that only grows. New tables only,
 // keyed by chat id first like every other: a save that carries no live reply touches none of them,
 // and nothing fires on the existing tables (the change feed polls the watched chats and the
 // live-reply statements NOTIFY themselves: no trigger makes every commit take PostgreSQL's

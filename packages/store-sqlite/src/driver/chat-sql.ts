@@ -193,10 +193,10 @@ export function deleteChat(db: SqliteConnection, chatId: string): boolean {
   );
 }
 
-/** The chat's version and `rewrittenAt`, and the branch's head. */
+/** The chat's revision and `rewrittenAt`, and the branch's head. */
 export function getHead(db: SqliteConnection, input: GetHeadInput): HeadState {
   return db.run('getHead(input)', () => {
     const state = headState(db, input.chatId, input.branch);
-    return { version: state.version, headMessageId: state.head, rewrittenAt: state.rewritten_at };
+    return { revision: state.version, headMessageId: state.head, rewrittenAt: state.rewritten_at };
   });
 }

@@ -34,7 +34,7 @@ export function getContext(db: SqliteConnection, chatId: string): ContextLaneRec
 /**
  * Replaces the lane in one `BEGIN IMMEDIATE` transaction: the revision is read and written under
  * the write lock, so of saves expecting the same revision (in any process) exactly one wins and
- * the others get `ContextConflictError`. Moves the chat's `updated_at`, never its `version` or
+ * the others get `ContextConflictError`. Moves the chat's `updated_at`, never its `revision` or
  * `rewritten_at`.
  */
 export function saveContext(db: SqliteConnection, input: PreparedSaveContext): ContextLaneRecord {

@@ -27,7 +27,7 @@ import { chatRow, requireChat } from './lookups';
 
 // The live replies of `SqliteContextStore` (capabilities.liveReplies): each method one
 // `BEGIN IMMEDIATE` transaction (or one deferred read), like every other use case. The chat's
-// change version is its `version` (commits) plus its row in `live_revisions`, bumped by every
+// change revision is its `revision` (commits) plus its row in `live_revisions`, bumped by every
 // live-reply write that is not a commit. An end marks the record (`ended_at`) and keeps its
 // chunks: readable for the grace period, then deleted by a later end (any chat's, a bounded
 // batch through the partial index on `ended_at`).
@@ -315,7 +315,7 @@ function replyRows(db: SqliteConnection, chatId: string): ReplyRow[] {
     .all(chatId) as ReplyRow[];
 }
 
-/** `getLiveState`: the change version and the live replies, in one snapshot. */
+/** `getLiveState`: the change revision and the live replies, in one snapshot. */
 export function getLiveState(db: SqliteConnection, chatId: string): LiveChatState {
   return db.run('getLiveState(chatId)', () =>
     db.read(() => {
@@ -327,7 +327,7 @@ export function getLiveState(db: SqliteConnection, chatId: string): LiveChatStat
         .get(chatId) as number | undefined;
       return {
         chatId,
-        changeVersion: chat.version + (revision ?? 0),
+        changeRevision: chat.version + (revision ?? 0),
         replies: replyRows(db, chatId).map(record),
       };
     }),

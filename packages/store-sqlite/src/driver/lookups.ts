@@ -86,7 +86,7 @@ export interface HeadStateRow {
   branch_name: string | null;
   head: string | null;
   max_sequence: number | null;
-  /** The search index marks: the chat version and the highest sequence indexed; null when never indexed. */
+  /** The search index marks: the chat revision and the highest sequence indexed; null when never indexed. */
   indexed_version: number | null;
   indexed_sequence: number | null;
 }

@@ -68,7 +68,8 @@ export function chatRecord(row: ChatRow): ChatRecord {
     title: row.title,
     metadata: JSON.parse(row.metadata) as JsonObject,
     activeBranch: row.active_branch,
-    version: row.version,
+    // The `version` column holds the chat's revision (column names stay as shipped).
+    revision: row.version,
     rewrittenAt: row.rewritten_at,
     createdAt: row.created_at,
     updatedAt: row.updated_at,

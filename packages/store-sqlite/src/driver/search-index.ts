@@ -8,14 +8,14 @@ import type { HeadStateRow } from './lookups';
 // nobody searched indexes nothing; a search first brings the chats it looks at up to date, and
 // from then on each save of such a chat indexes its new messages with the write while the index
 // is current (`indexInline`). Per chat,
-// `search_state` records the chat version and the highest sequence indexed. Since then, a new
+// `search_state` records the chat revision and the highest sequence indexed. Since then, a new
 // node has a higher sequence (a node is never inserted below the chat's highest sequence, and
 // prune lowers the mark when it deletes the highest) and a node replaced in place has
-// `rewritten_at` above the version. So a catch-up reads only what changed: O(messages written
-// since), and nothing at all when the chat's version has not moved.
+// `rewritten_at` above the revision. So a catch-up reads only what changed: O(messages written
+// since), and nothing at all when the chat's revision has not moved.
 
 /**
- * A chat whose index is behind: its id, owner and current version, and its marks (the version
+ * A chat whose index is behind: its id, owner and current revision, and its marks (the revision
  * and sequence indexed so far; null when the chat was never indexed), read by the same lookup.
  */
 export interface StaleChat {
@@ -58,14 +58,14 @@ function staleOfUserSql(t: TableNames): string {
 export interface InlineIndex {
   /** A node the write inserted (`replaced` false) or replaced in place (its old words go). */
   add(rowid: number | bigint, sequence: number, message: StoredMessage, replaced: boolean): void;
-  /** After the write: the marks move to (or start at) the version it gave the chat. */
+  /** After the write: the marks move to (or start at) the revision it gave the chat. */
   finish(versionAfter: number): void;
 }
 
 /**
  * The index of a write's nodes, kept in the write's own transaction, or undefined when the chat's
  * index is not to be kept that way. It is for a chat whose index was current just before the
- * write (its marks, read with the head under the write lock, hold the version the write found:
+ * write (its marks, read with the head under the write lock, hold the revision the write found:
  * searched, here or in another process, and indexed by every save since), and for a chat that
  * had no node and was never indexed when its owner searched through this store. Either way the
  * index then lacks exactly what the write writes: each new node's words go in, each replaced

@@ -156,7 +156,7 @@ export class SqliteDriver implements ContextStoreDriver {
           const result = writeMessages(db, input);
           written = {
             headMessageId: result.headMessageId,
-            version: result.version,
+            revision: result.revision,
             rewrittenAt: result.rewrittenAt,
             nodes: result.nodes,
           };

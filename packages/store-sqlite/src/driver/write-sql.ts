@@ -23,7 +23,7 @@ export interface MessageWrite {
 /**
  * The body of `commit` and `append`, to run inside the write transaction: inserts the new nodes,
  * replaces the content of ids the branch already holds (keeping their place), moves the head and
- * bumps the chat's version. A throw after the first insert rolls the whole transaction back.
+ * bumps the chat's revision. A throw after the first insert rolls the whole transaction back.
  * `HeadConflictError` when `expectedHeadId` is given and is not the head, `MessageIdConflictError`
  * when an id exists in the chat but not on the branch. A new version (`newVersion`) gets its node
  * id here, under the write lock every writer of the file takes, so no other writer, in this
@@ -140,7 +140,7 @@ export function writeMessages(db: SqliteConnection, input: MessageWrite): Append
   return {
     headMessageId: head,
     previousHeadId: state.head,
-    version: after.version,
+    revision: after.version,
     rewrittenAt: after.rewritten_at,
     nodes,
   };
@@ -180,7 +180,7 @@ function insertSql(t: TableNames): string {
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (chat_id, id) DO NOTHING`;
 }
 
-// `rewritten_at` is the version this write gives the chat: the search index re-reads the node
+// `rewritten_at` is the revision this write gives the chat: the search index re-reads the node
 // when it next catches up (see `search-index.ts`), unless the write indexed it itself.
 function replaceSql(t: TableNames): string {
   return `UPDATE ${t.messages} SET role = ?, payload = ?, engine_record = coalesce(?, engine_record), updated_at = ?, rewritten_at = ? WHERE chat_id = ? AND id = ?
@@ -192,7 +192,7 @@ function moveHeadSql(t: TableNames): string {
 }
 
 // The right-hand sides see the row as it was, so `version + 1` is the new version (the write
-// computes it from the version it read under the same lock).
+// computes it from the revision it read under the same lock).
 function bumpChatSql(t: TableNames): string {
   return `UPDATE ${t.chats}
           SET version = version + 1, rewritten_at = CASE WHEN ? THEN version + 1 ELSE rewritten_at END,

@@ -132,9 +132,9 @@ ALTER TABLE ${t.messages} ADD COLUMN engine_record TEXT;
     //   which splits at the spaces only (every non-ASCII character is a word character to it),
     //   so FTS5 never decides what a word is. `scope` holds the chat and owner tokens (as
     //   before), `words` the number of words (for the score). Its rowid is the message row's.
-    // - `search_state` says, per chat, up to which chat version and sequence its messages are
+    // - `search_state` says, per chat, up to which chat revision and sequence its messages are
     //   indexed. A message inserted since has a higher sequence; one replaced in place since has
-    //   a `rewritten_at` (the chat version of the write that replaced it, set by the write)
+    //   a `rewritten_at` (the chat revision of the write that replaced it, set by the write)
     //   above the indexed version. Prune and deleteChat remove the index rows of what they
     //   delete in their own transaction.
     name: 'lazy search index',
@@ -182,7 +182,7 @@ CREATE INDEX ${t.messages}_versions ON ${t.messages} (chat_id, json_extract(payl
   {
     // Live replies (capabilities.liveReplies, issue #36): a reply being generated, its chunks
     // (one row per appended batch, a JSON array), and per chat a count of the live-reply writes
-    // that were not commits, so `version + revision` is a change version that only grows. New
+    // that were not commits, so `version + revision` is a change revision that only grows. New
     // tables only: the existing ones (and a save's statements) are not touched. `start_order`
     // numbers a chat's live replies in the order they started.
     name: 'live replies',

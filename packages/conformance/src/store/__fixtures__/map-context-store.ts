@@ -109,7 +109,7 @@ export function createMapContextStore(): CheckedContextStore {
           userId,
           title,
           activeBranch: 'main',
-          version: 0,
+          revision: 0,
           rewrittenAt: 0,
           createdAt: now,
           updatedAt: now,
@@ -163,7 +163,11 @@ export function createMapContextStore(): CheckedContextStore {
     getHead({ chatId, branch }) {
       const stored = find(chatId);
       const { headMessageId } = branchOf(stored, branch);
-      return { version: stored.chat.version, rewrittenAt: stored.chat.rewrittenAt, headMessageId };
+      return {
+        revision: stored.chat.revision,
+        rewrittenAt: stored.chat.rewrittenAt,
+        headMessageId,
+      };
     },
 
     commit({ chatId, branch, expectedHeadId, messages, fork }) {
@@ -206,8 +210,8 @@ export function createMapContextStore(): CheckedContextStore {
       }
       // Every check is done: from here on, nothing throws.
       const now = touch(stored);
-      const version = stored.chat.version + 1;
-      stored.chat.version = version;
+      const revision = stored.chat.revision + 1;
+      stored.chat.revision = revision;
       if (fork !== undefined) {
         Object.assign(pointer, { createdAt: now, updatedAt: now });
         stored.branches.set(pointer.name, pointer);
@@ -225,7 +229,7 @@ export function createMapContextStore(): CheckedContextStore {
           // A replaced node keeps its record unless the write gives one.
           if (engineRecordJson !== null) existing.engineRecordJson = engineRecordJson;
           existing.updatedAt = now;
-          stored.chat.rewrittenAt = version;
+          stored.chat.rewrittenAt = revision;
           written.push(existing);
           continue;
         }
@@ -245,7 +249,7 @@ export function createMapContextStore(): CheckedContextStore {
       }
       const rewrittenAt = stored.chat.rewrittenAt;
       const nodes = written.map(nodeRecord);
-      return { headMessageId: head, version, rewrittenAt, nodes, branch: pointer.name };
+      return { headMessageId: head, revision, rewrittenAt, nodes, branch: pointer.name };
     },
 
     getChain({ chatId, headMessageId, until, limit = Number.POSITIVE_INFINITY }) {
@@ -356,7 +360,7 @@ export function createMapContextStore(): CheckedContextStore {
       return { chatId, fragments: JSON.parse(fragmentsJson), revision, updatedAt };
     },
 
-    // The lane's revision counts its saves; the chat's version counts message commits only.
+    // The lane's revision counts its saves; the chat's revision counts message commits only.
     saveContext({ chatId, fragmentsJson, expectedRevision }) {
       const stored = find(chatId);
       const currentRevision = stored.lane?.revision ?? 0;

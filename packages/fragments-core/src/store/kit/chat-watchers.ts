@@ -152,7 +152,7 @@ export class ChatWatchers {
 /** What a poll reads of one watched chat. */
 export interface PolledChat {
   /**
-   * Anything that changes whenever the chat does (its version, its live-reply revision, its
+   * Anything that changes whenever the chat does (its revision, its live-reply revision, its
    * `updatedAt`, joined): a different stamp is a `'chat'` notice.
    */
   readonly stamp: string;

@@ -59,7 +59,7 @@ import {
  * ```
  */
 export class CheckedContextStore implements ContextStore {
-  /** The contract version this store implements. */
+  /** The specification version (of this contract) the store implements. */
   readonly specificationVersion: 'v1' = 'v1';
   /** The driver's capabilities, frozen. */
   readonly capabilities: ContextStoreCapabilities;

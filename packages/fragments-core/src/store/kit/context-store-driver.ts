@@ -53,7 +53,7 @@ export interface PreparedInputs {
   readonly listChats: ChatListQuery;
   /** Delete the chat and everything it owns (its context lane too); false when there was none. */
   readonly deleteChat: string;
-  /** The chat's version and `rewrittenAt`, and the branch's head. */
+  /** The chat's revision and `rewrittenAt`, and the branch's head. */
   readonly getHead: GetHeadInput;
   /**
    * The atomic compare-and-set write of messages; a fork-commit when `fork` is given; version
@@ -130,7 +130,7 @@ export interface PreparedInputs {
    * reply, or an ended one within the store's grace period (`endedAt + graceMs > now`); else null.
    */
   readonly readReply: PreparedReadReply;
-  /** `capabilities.liveReplies`: the change version and live records in one snapshot. */
+  /** `capabilities.liveReplies`: the change revision and live records in one snapshot. */
   readonly getLiveState: string;
   /** `capabilities.liveReplies`: mark the replies (keeping an earlier mark). */
   readonly stopReply: PreparedStopReply;

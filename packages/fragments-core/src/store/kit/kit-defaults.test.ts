@@ -27,20 +27,20 @@ describe('the kit default of append', () => {
     const { driver } = stubDriver({
       getHead: () => {
         headReads += 1;
-        return { version: 4, headMessageId: 'h1', rewrittenAt: 0 };
+        return { revision: 4, headMessageId: 'h1', rewrittenAt: 0 };
       },
       commit: (input: PreparedCommit) => {
         expected.push(input.expectedHeadId);
         const next = heads.shift();
         if (next !== undefined) throw conflict(next);
-        return { headMessageId: 'm', version: 5, rewrittenAt: 0, nodes: [] };
+        return { headMessageId: 'm', revision: 5, rewrittenAt: 0, nodes: [] };
       },
     });
     const store = new CheckedContextStore(driver);
     const result = await store.append({ chatId: 'c', branch: 'main', messages: [message('m')] });
     expect(result).toEqual({
       headMessageId: 'm',
-      version: 5,
+      revision: 5,
       rewrittenAt: 0,
       nodes: [],
       previousHeadId: 'h3',
@@ -92,7 +92,7 @@ describe('the kit default of append', () => {
     const own = stubDriver({
       append: (input) => ({
         headMessageId: 'x',
-        version: 1,
+        revision: 1,
         rewrittenAt: 0,
         nodes: [] as MessageNodeRecord[],
         previousHeadId: input.branch,

@@ -42,7 +42,7 @@ function driverOf(
       stopRequested: false,
     }),
     readReply: record('readReply', null),
-    getLiveState: record('getLiveState', { chatId: 'c', changeVersion: 0, replies: [] }),
+    getLiveState: record('getLiveState', { chatId: 'c', changeRevision: 0, replies: [] }),
     stopReply: record('stopReply', []),
     takeOverReply: record('takeOverReply', null),
     endReply: record('endReply', undefined),

@@ -1,4 +1,4 @@
-// refreshCopy, the second install's copy of the checkout (lane-workspace.mjs): after a refresh the
+// refreshCopy, the second install's copy of the checkout (major-workspace.mjs): after a refresh the
 // copy holds the checkout's files as they are now (changed ones copied, removed ones deleted, new
 // ones added, modes kept), and what the copy made itself (its install, its build) stays.
 import { execFileSync } from 'node:child_process';
@@ -15,9 +15,9 @@ import {
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { refreshCopy } from './lane-workspace.mjs';
+import { refreshCopy } from './major-workspace.mjs';
 
-const folder = mkdtempSync(join(tmpdir(), 'ctxgraph-lane-copy-'));
+const folder = mkdtempSync(join(tmpdir(), 'ctxgraph-major-copy-'));
 afterAll(() => rmSync(folder, { recursive: true, force: true }));
 const source = join(folder, 'checkout');
 const target = join(folder, 'copy');

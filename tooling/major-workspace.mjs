@@ -1,9 +1,9 @@
 // The workspace installed a second time, for another Node, in a folder of its own: what
-// `pnpm test:lane 7` runs in on a Node older than 22. A native addon (better-sqlite3) loads only
+// `pnpm test:major 7` runs in on a Node older than 22. A native addon (better-sqlite3) loads only
 // in the Node it was built for, so a run on another Node needs its own install; this one is a copy
 // of the checkout's files (tracked and new, not ignored, as they are now), refreshed at each run
 // and installed with pnpm on that Node, in the user's cache folder
-// (`~/.cache/ctxgraph/lanes/<checkout>-<hash of its path>/node-<major>`, or under
+// (`~/.cache/ctxgraph/majors/<checkout>-<hash of its path>/node-<major>`, or under
 // $XDG_CACHE_HOME): outside the checkout, so no tool of the checkout sees it, and not under a
 // node_modules folder, where Node 22 refuses to strip the types of the tsdown configs. The
 // checkout's own install is never touched, so anything may run on it meanwhile.
@@ -33,16 +33,16 @@ import { checkoutFiles, root } from './workspace.mjs';
  * @param {string} [source] the checkout (default: this one)
  * @returns {string}
  */
-function laneWorkspaceFolder(runtime, source = root) {
+function majorWorkspaceFolder(runtime, source = root) {
   const cache = process.env.XDG_CACHE_HOME || join(homedir(), '.cache');
   const checkout = `${basename(resolve(source))}-${createHash('sha256').update(resolve(source)).digest('hex').slice(0, 8)}`;
-  return join(cache, 'ctxgraph', 'lanes', checkout, `node-${runtime.version.split('.')[0]}`);
+  return join(cache, 'ctxgraph', 'majors', checkout, `node-${runtime.version.split('.')[0]}`);
 }
 
 function git(args, cwd) {
   return execFileSync(
     'git',
-    ['-c', 'user.name=lane workspace', '-c', 'user.email=lanes@invalid', ...args],
+    ['-c', 'user.name=major workspace', '-c', 'user.email=majors@invalid', ...args],
     { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 64 << 20 },
   );
 }
@@ -93,13 +93,13 @@ export function refreshCopy(source, target) {
  * @param {import('./node-runtime.mjs').NodeRuntime} runtime
  * @returns {string} the folder
  */
-export function laneWorkspace(runtime) {
-  const folder = laneWorkspaceFolder(runtime);
+export function majorWorkspace(runtime) {
+  const folder = majorWorkspaceFolder(runtime);
   const changes = refreshCopy(root, folder);
   console.log(
     `the workspace for Node ${runtime.version}: ${folder} (${changes} files refreshed from the checkout)`,
   );
-  const prebuilds = mkdtempSync(join(tmpdir(), 'ctxgraph-lane-prebuilds-'));
+  const prebuilds = mkdtempSync(join(tmpdir(), 'ctxgraph-major-prebuilds-'));
   try {
     const { folder: local } = betterSqlitePrebuilds(runtime, prebuilds);
     const pnpm = join(root, 'node_modules', 'pnpm', 'bin', 'pnpm.cjs');
