@@ -57,6 +57,17 @@ class Wakeup {
   }
 }
 
+/**
+ * The id of the message a live reply answers (the request's last message, the question it
+ * follows), as the cycle keeps it in the record's `data.follows`; null when the record has none
+ * (a reply started by something else than a turn of the cycle, or a continuation, which keeps
+ * the id of the stored reply it continues).
+ */
+export function replyFollows(record: LiveReplyRecord | undefined): string | null {
+  const follows = record?.data.follows;
+  return typeof follows === 'string' && record?.data.continues !== true ? follows : null;
+}
+
 /** What the cycle's live replies need of the cycle. */
 export interface LiveCycle {
   readonly settings: LiveSettings;
@@ -214,8 +225,9 @@ export function followReply<UI_MESSAGE extends UIMessage>(
 /**
  * The chat's change events (`text/event-stream`): at once one with its state, then one after
  * each change notice of the feed (notices that come while the state is read share one event),
- * `data: {"version":n,"live":id|null}` (the change version and the most recently started live
- * reply), sent only when either changed; a comment every 15 s while idle. While a reply is
+ * `data: {"version":n,"live":id|null,"follows":id|null}` (the change version, the most recently
+ * started live reply, and the message it answers: {@link replyFollows}), sent only when one
+ * changed; a comment every 15 s while idle. While a reply is
  * live it ends it as interrupted once its writer's lease ran out. Stops with `signal` or the
  * reader's cancel, leaving no timer or watcher behind.
  */
@@ -265,9 +277,11 @@ export function chatEvents<UI_MESSAGE extends UIMessage>(
         try {
           while (!closed) {
             const state = await store.getLiveState(chatId);
+            const newest = state.replies.at(-1);
             const data = JSON.stringify({
               version: state.changeVersion,
-              live: state.replies.at(-1)?.replyId ?? null,
+              live: newest?.replyId ?? null,
+              follows: replyFollows(newest),
             });
             if (data !== last) {
               send(`data: ${data}\n\n`);
