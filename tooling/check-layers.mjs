@@ -70,7 +70,8 @@ export const layerMap = {
     external: ['ai', 'zod'],
     runtimeNeutral: true,
   },
-  // vitest: the kits are vitest suites; node:fs only in the `./golden` subpath's helper.
+  // vitest: the kits are vitest suites; Node APIs only in the `./golden` subpath's helper (files)
+  // and the `./process` subpath's (child processes, for tests across processes).
   '@ctxgraph/conformance': { layer: 2, uses: [core], external: ['vitest', 'ai'] },
   // The AI SDK request cycle: a library above the engine (L3), used by the apps.
   '@ctxgraph/ai-sdk': {

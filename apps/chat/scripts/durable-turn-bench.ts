@@ -6,8 +6,10 @@
 //
 // 1. A turn's server-side cost with durable streaming against the same turn without it (the
 //    floor: `live: false`), SQLite, 40 text chunks a reply, all at once and TURN_PACES apart (as a
-//    model streams them; the chunks are appended in batches, one per 50 ms): ctxgraph's own time
-//    (begin, the chunk appends, the reply's save) and the CPU time of this process per turn. The
+//    model streams them; the chunks are appended in batches, one per `flushMs`): ctxgraph's own
+//    time (begin and the reply's save, wall time; the chunk appends, the CPU time of their calls,
+//    which on SQLite do all their work before they return: their wall time would count whatever
+//    else the loaded event loop ran meanwhile) and the CPU time of this process per turn. The
 //    two modes alternate turn by turn.
 // 2. On SQLite and on PostgreSQL, a writer server and a second server with a store handle of its
 //    own over the same data (what a second process has): a resume's first byte; stop to the last
@@ -17,7 +19,8 @@
 // 3. CPU of 100 open event streams on one idle server, over a fixed window, against the same
 //    window without them (the floor).
 //
-// Environment: TURNS (default 60), TURN_PACES (milliseconds between chunks, default `0,10`), ROUNDS (15), CHANGES (40), WINDOW_MS
+// Environment: TURNS (default 60), TURN_PACES (milliseconds between chunks, default `0,10`),
+// SECTIONS (which of the three to run, default `1,2,3`), ROUNDS (15), CHANGES (40), WINDOW_MS
 // (10000), DATABASE_URL (else a throwaway embedded PostgreSQL).
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -42,6 +45,7 @@ const turnPaces = (process.env.TURN_PACES ?? '0,10').split(',').map(Number);
 const rounds = Number(process.env.ROUNDS ?? 15);
 const changes = Number(process.env.CHANGES ?? 40);
 const windowMs = Number(process.env.WINDOW_MS ?? 10_000);
+const sections = new Set((process.env.SECTIONS ?? '1,2,3').split(','));
 const warmup = 5;
 const directory = mkdtempSync(join(tmpdir(), 'ctxgraph-durable-bench-'));
 
@@ -66,11 +70,14 @@ interface TurnRun {
   cpu: number[];
   begin: number[];
   save: number[];
-  /** The live record's writes during the reply (its chunk batches), summed per turn. */
+  /** The CPU time of the live record's writes during the reply (its chunk batches), summed per turn. */
   appends: number[];
 }
 
-/** `store`, adding the time and count of its live-reply chunk appends to `spent`. */
+/**
+ * `store`, adding the CPU time and count of its live-reply chunk appends to `spent`: the time of
+ * the call itself (the SQLite store checks, encodes and writes before it returns).
+ */
 function timingAppends(
   store: SqliteContextStore,
   spent: { ms: number; calls: number },
@@ -80,12 +87,12 @@ function timingAppends(
       const value = Reflect.get(target, key, target) as unknown;
       if (typeof value !== 'function') return value;
       if (key !== 'appendReplyChunks') return value.bind(target);
-      return async (...args: unknown[]) => {
-        const started = performance.now();
+      return (...args: unknown[]) => {
+        const started = process.cpuUsage();
         try {
-          return await (value as (...input: unknown[]) => Promise<unknown>).apply(target, args);
+          return (value as (...input: unknown[]) => Promise<unknown>).apply(target, args);
         } finally {
-          spent.ms += performance.now() - started;
+          spent.ms += cpuMs(process.cpuUsage(started));
           spent.calls += 1;
         }
       };
@@ -168,10 +175,10 @@ async function turnCost(turnPaceMs: number): Promise<void> {
     `\n1. A turn, 40 text chunks ${turnPaceMs} ms apart, SQLite, ${turns} turns a mode (after ${warmup} warm-up), alternating`,
   );
   console.log(
-    `  ctxgraph server-side per turn (begin + appends + save, median): durable ${ms(ownDurable)}, without ${ms(ownFloor)}: +${ms(ownDurable - ownFloor)} (${(ownDurable / ownFloor).toFixed(2)}x the floor)`,
+    `  ctxgraph server-side per turn (begin + appends' CPU + save, median): durable ${ms(ownDurable)}, without ${ms(ownFloor)}: +${ms(ownDurable - ownFloor)} (${(ownDurable / ownFloor).toFixed(2)}x the floor)`,
   );
   console.log(
-    `  chunk appends per turn (median): ${median(batches)} batches, ${ms(median(runs.durable.appends))}`,
+    `  chunk appends per turn (median): ${median(batches)} batches, ${ms(median(runs.durable.appends))} CPU`,
   );
   console.log(
     `  CPU of the whole process per turn (median; HTTP, AI SDK and client included): durable ${ms(durable)}, without ${ms(floor)}: +${ms(durable - floor)} (${(durable / floor).toFixed(2)}x the floor)`,
@@ -358,23 +365,27 @@ async function idleStreams(kind: 'sqlite' | 'postgres'): Promise<void> {
 console.log(
   `durable turns in the reference app (Node ${process.versions.node}, ${new Date().toISOString()})`,
 );
-for (const pace of turnPaces) await turnCost(pace);
-for (const kind of ['sqlite', 'postgres'] as const) {
+if (sections.has('1')) for (const pace of turnPaces) await turnCost(pace);
+for (const kind of sections.has('2') || sections.has('3')
+  ? (['sqlite', 'postgres'] as const)
+  : []) {
   console.log(`\n2./3. ${kind}: a writer server and a second server over the same data`);
-  const pair = await openPair(kind);
-  const firstBytes = await resumeFirstByte(pair);
-  console.log(
-    `  resume, first byte (median of ${firstBytes.length}): ${ms(median(firstBytes))} (p95 ${ms(percentile(firstBytes, 0.95))})`,
-  );
-  const stops = await stopToLastEnd(pair);
-  console.log(
-    `  stop to the last reader's end (median of ${stops.length}): ${ms(median(stops))} (max ${ms(Math.max(...stops))})`,
-  );
-  const latencies = await eventLatency(pair);
-  console.log(
-    `  event latency (${latencies.length} changes): median ${ms(median(latencies))}, p95 ${ms(percentile(latencies, 0.95))}`,
-  );
-  await pair.close();
-  await idleStreams(kind);
+  if (sections.has('2')) {
+    const pair = await openPair(kind);
+    const firstBytes = await resumeFirstByte(pair);
+    console.log(
+      `  resume, first byte (median of ${firstBytes.length}): ${ms(median(firstBytes))} (p95 ${ms(percentile(firstBytes, 0.95))})`,
+    );
+    const stops = await stopToLastEnd(pair);
+    console.log(
+      `  stop to the last reader's end (median of ${stops.length}): ${ms(median(stops))} (max ${ms(Math.max(...stops))})`,
+    );
+    const latencies = await eventLatency(pair);
+    console.log(
+      `  event latency (${latencies.length} changes): median ${ms(median(latencies))}, p95 ${ms(percentile(latencies, 0.95))}`,
+    );
+    await pair.close();
+  }
+  if (sections.has('3')) await idleStreams(kind);
 }
 rmSync(directory, { recursive: true, force: true });

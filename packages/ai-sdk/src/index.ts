@@ -28,5 +28,6 @@ export type {
   ChatRequest,
   ChatTrigger,
 } from './request/read-chat-request';
+export { REPLY_FOLLOWS_HEADER } from './stream/reply-response';
 export type { RespondOptions, StreamTextResultLike } from './stream/reply-source';
 export { createMemoryResumableStreams, type ResumableStreams } from './stream/resumable-streams';

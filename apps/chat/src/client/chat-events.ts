@@ -5,6 +5,11 @@ export interface ChatEvent {
   readonly version: number;
   /** The most recently started live reply's id (its `start` chunk's messageId), or null. */
   readonly live: string | null;
+  /**
+   * The id of the message that live reply answers (the question it follows), or null (nothing
+   * live, or a server that does not say).
+   */
+  readonly follows?: string | null;
 }
 
 /** Options of {@link followChatEvents}. */

@@ -61,6 +61,7 @@ async function resume(url: string, chatId: string): Promise<EventStreamReader<St
 interface ChatEvent {
   version: number;
   live: string | null;
+  follows: string | null;
 }
 
 async function events(url: string, chatId: string): Promise<EventStreamReader<ChatEvent>> {
@@ -208,7 +209,7 @@ describe.each(['sqlite', 'postgres'] as const)('two app processes on one %s stor
     const tab = await events(second.url, chatId);
     // At once: the chat's state, nothing live.
     await expect.poll(() => tab.events.length).toBeGreaterThanOrEqual(1);
-    expect(tab.events[0]).toEqual({ version: expect.any(Number), live: null });
+    expect(tab.events[0]).toEqual({ version: expect.any(Number), live: null, follows: null });
 
     const text = question(200, 't');
     const writer = await postTurn(first.url, {
@@ -219,6 +220,8 @@ describe.each(['sqlite', 'postgres'] as const)('two app processes on one %s stor
     const replyId = startId(writer);
     // The other tab learns the reply is live, and follows it from its own process.
     await expect.poll(() => tab.events.some((event) => event.live === replyId)).toBe(true);
+    // It learns which message the reply answers, to place it after that question.
+    expect(tab.events.find((event) => event.live === replyId)?.follows).toBe('q2');
     const followed = await resume(second.url, chatId);
     expect(followed.status).toBe(200);
 

@@ -199,11 +199,13 @@ export class AttachedChat<UI_MESSAGE extends UIMessage = UIMessage> {
       });
     }
     const live = this.#store.startReply;
+    // The message the reply answers (the request's last), in its record: another tab places
+    // the live reply after it.
     const startReply = {
       replyId: start.replyId,
       owner: start.owner,
       leaseMs: start.leaseMs,
-      data: start.data ?? {},
+      data: { ...start.data, follows: last.id },
     };
     if (fresh.length > 0) {
       engine.set(...fresh.map((candidate) => messageFragment(candidate)));

@@ -11,6 +11,7 @@ import {
   endExpiredBeforeRead,
   followReply,
   type LiveCycle,
+  replyFollows,
   stopReplies,
 } from '../live/live-replies';
 import { liveSettingsOf, liveStoreOf } from '../live/live-settings';
@@ -79,7 +80,8 @@ export interface ChatCycle<UI_MESSAGE extends UIMessage = UIMessage> {
   /**
    * The answer to the AI SDK's resume request (`GET …/:id/stream`): the chat's active reply
    * stream, or 204 when none is streaming (always without `streams`, and for a chat this user
-   * does not have).
+   * does not have). A live reply's answer names the message it answers in the
+   * `x-ctxgraph-reply-follows` header (`REPLY_FOLLOWS_HEADER`).
    */
   resume(chatId: string, options: FollowOptions): Promise<Response>;
   /**
@@ -96,9 +98,11 @@ export interface ChatCycle<UI_MESSAGE extends UIMessage = UIMessage> {
   /**
    * The chat's changes as server-sent events (`text/event-stream`): one event with its state at
    * once, then one after each change made by any process (changes close together share one):
-   * `data: {"version":n,"live":id|null}`, `version` the chat's change revision (a number that only grows), `live` the most
-   * recently started live reply (null only once the ended reply is saved); comments as
-   * heartbeats. Ends with `signal`. Unknown chat: {@link ChatNotFoundForUserError}. Needs live
+   * `data: {"version":n,"live":id|null,"follows":id|null}`, `version` the chat's change revision (a number that only grows),
+   * `live` the most recently started live reply (null only once the ended reply is saved),
+   * `follows` the id of the message that reply answers (the question it follows, so another tab
+   * places it; null without a live reply, and for a continuation, whose `live` is the stored
+   * reply it continues); comments as heartbeats. Ends with `signal`. Unknown chat: {@link ChatNotFoundForUserError}. Needs live
    * replies (else an `UnsupportedCapabilityError`).
    */
   events(chatId: string, options: FollowOptions): Promise<Response>;
@@ -148,7 +152,7 @@ export function createChatCycle<UI_MESSAGE extends UIMessage = UIMessage>(
     liveStore === undefined
       ? undefined
       : {
-          settings: liveSettings ?? { store: liveStore, leaseMs: 10_000, flushMs: 50 },
+          settings: liveSettings ?? { store: liveStore, leaseMs: 10_000, flushMs: 100 },
           generateId,
           onEngine: (chatId, userId, task) => engines.read(chatId, userId, task),
         };
@@ -238,6 +242,7 @@ export function createChatCycle<UI_MESSAGE extends UIMessage = UIMessage>(
         if (newest === undefined) return resumeResponse(null);
         return resumeResponse(
           followReply<UI_MESSAGE>(liveCycle, newest, readOptions.userId, readOptions.signal),
+          replyFollows(newest),
         );
       }
       return resumeResponse((await options.streams?.resume(chatId)) ?? null);

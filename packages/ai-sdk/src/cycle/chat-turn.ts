@@ -149,29 +149,26 @@ export function createChatTurn<UI_MESSAGE extends UIMessage>(
       // The turn ended well: its engine serves the chat's next request warm.
       settings.engines.give(attached);
     };
-    const chunks =
+    // A requested stop ends the reply as a reply ends, for every reader alike: the model call's
+    // `abort` chunk becomes the `finish` chunk (held by the saver until the reply is saved
+    // `aborted`), and the store gets it with the other chunks.
+    const each =
       batcher === undefined
-        ? source.chunks
-        : source.chunks.pipeThrough(
-            new TransformStream({
-              transform(chunk, controller) {
-                // A requested stop ends the reply as a reply ends, for every reader alike: the
-                // model call's `abort` chunk becomes the `finish` chunk (held by the saver until
-                // the reply is saved `aborted`), and the store gets it with the other chunks.
-                const passed =
-                  stopRequested && (chunk as { type: string }).type === 'abort'
-                    ? ({ type: 'finish' } as typeof chunk)
-                    : chunk;
-                if (passed !== chunk) stoppedByRequest = true;
-                batcher.push(passed as JsonValue);
-                controller.enqueue(passed);
-              },
-            }),
-          );
-    const saved = chunks.pipeThrough(
+        ? undefined
+        : (chunk: InferUIMessageChunk<UI_MESSAGE>): InferUIMessageChunk<UI_MESSAGE> => {
+            const passed =
+              stopRequested && (chunk as { type: string }).type === 'abort'
+                ? ({ type: 'finish' } as typeof chunk)
+                : chunk;
+            if (passed !== chunk) stoppedByRequest = true;
+            batcher.push(passed as JsonValue);
+            return passed;
+          };
+    const saved = source.chunks.pipeThrough(
       createReplySaver({
         ended: source.ended,
         keep,
+        each,
         stopped: () => stoppedByRequest,
         onSaveError: settings.onSaveError,
       }),

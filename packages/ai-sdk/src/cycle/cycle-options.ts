@@ -37,7 +37,7 @@ export interface ChatCycleOptions<UI_MESSAGE extends UIMessage = UIMessage> {
    * can resume it (`resume`), stop it (`stop`) and follow the chat (`events`), and a reply whose
    * process died is saved as `interrupted` by the next process that looks once its lease ran
    * out. `false` turns them off.
-   * @default { leaseMs: 10_000, flushMs: 50 }
+   * @default { leaseMs: 10_000, flushMs: 100 }
    */
   live?: LiveOption;
   /**

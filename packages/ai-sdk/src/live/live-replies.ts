@@ -13,6 +13,12 @@ const timers = globalThis as unknown as {
 /** How often an open resume, events stream or stop looks whether a writer's lease ran out. */
 const leaseCheckMs = (leaseMs: number): number => Math.max(1, Math.min(1_000, leaseMs / 2));
 
+/**
+ * The most chunks a resume reads at once: a long reply streams from the store page by page, so
+ * its first bytes go out after one page's read, whatever its length.
+ */
+export const RESUME_PAGE_CHUNKS = 256;
+
 /** A comment sent on an idle events stream, so proxies keep it open. */
 const HEARTBEAT_MS = 15_000;
 
@@ -49,6 +55,17 @@ class Wakeup {
       };
     });
   }
+}
+
+/**
+ * The id of the message a live reply answers (the request's last message, the question it
+ * follows), as the cycle keeps it in the record's `data.follows`; null when the record has none
+ * (a reply started by something else than a turn of the cycle, or a continuation, which keeps
+ * the id of the stored reply it continues).
+ */
+export function replyFollows(record: LiveReplyRecord | undefined): string | null {
+  const follows = record?.data.follows;
+  return typeof follows === 'string' && record?.data.continues !== true ? follows : null;
 }
 
 /** What the cycle's live replies need of the cycle. */
@@ -123,7 +140,8 @@ export async function endExpiredBeforeRead<UI_MESSAGE extends UIMessage>(
 
 /**
  * A live reply's UI message stream as server-sent events, for a resume: its chunks from the
- * first, then each batch as the change feed announces it, until its `finish` chunk or its end
+ * first, read in pages of {@link RESUME_PAGE_CHUNKS} (the first bytes go out after the first
+ * page, however long the reply), then each batch as the change feed announces it, until its `finish` chunk or its end
  * (a `finish` chunk is sent then when the stream had none). A reply that ended while this
  * reader was behind still gives its last chunks: the store keeps an ended reply's chunks
  * readable for a grace period. A new start of the reply's id (a continuation) is not followed.
@@ -158,7 +176,12 @@ export function followReply<UI_MESSAGE extends UIMessage>(
         let finished = false;
         try {
           while (!closed) {
-            const read = await store.readReply({ chatId, replyId, from });
+            const read = await store.readReply({
+              chatId,
+              replyId,
+              from,
+              limit: RESUME_PAGE_CHUNKS,
+            });
             // Gone (ended longer ago than the store's grace period), or started again since.
             if (read === null || read.record.startedAt !== record.startedAt) break;
             for (const chunk of read.chunks) {
@@ -166,8 +189,11 @@ export function followReply<UI_MESSAGE extends UIMessage>(
               if ((chunk as { type?: unknown }).type === 'finish') finished = true;
             }
             from += read.chunks.length;
+            if (finished) break;
+            // A full page: the next one is read at once.
+            if (read.chunks.length === RESUME_PAGE_CHUNKS) continue;
             // An ended reply's chunks are all there: no more will come.
-            if (finished || read.record.endedAt !== null) break;
+            if (read.record.endedAt !== null) break;
             if (!(await wakeup.wait(leaseCheckMs(leaseMs))) && !closed)
               await endIfExpired<UI_MESSAGE>(cycle, chatId, replyId, userId, undefined);
           }
@@ -199,8 +225,9 @@ export function followReply<UI_MESSAGE extends UIMessage>(
 /**
  * The chat's change events (`text/event-stream`): at once one with its state, then one after
  * each change notice of the feed (notices that come while the state is read share one event),
- * `data: {"version":n,"live":id|null}` (the change revision and the most recently started live
- * reply), sent only when either changed; a comment every 15 s while idle. While a reply is
+ * `data: {"version":n,"live":id|null,"follows":id|null}` (the chat's change revision, the most recently
+ * started live reply, and the message it answers: {@link replyFollows}), sent only when one
+ * changed; a comment every 15 s while idle. While a reply is
  * live it ends it as interrupted once its writer's lease ran out. Stops with `signal` or the
  * reader's cancel, leaving no timer or watcher behind.
  */
@@ -250,9 +277,11 @@ export function chatEvents<UI_MESSAGE extends UIMessage>(
         try {
           while (!closed) {
             const state = await store.getLiveState(chatId);
+            const newest = state.replies.at(-1);
             const data = JSON.stringify({
               version: state.changeRevision,
-              live: state.replies.at(-1)?.replyId ?? null,
+              live: newest?.replyId ?? null,
+              follows: replyFollows(newest),
             });
             if (data !== last) {
               send(`data: ${data}\n\n`);

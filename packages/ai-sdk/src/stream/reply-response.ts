@@ -60,13 +60,24 @@ export function replyResponse(
   return createUIMessageStreamResponse({ stream: chunks, ...(headers ? { headers } : {}) });
 }
 
+/** The header of a resume's answer that names the message the live reply answers. */
+export const REPLY_FOLLOWS_HEADER = 'x-ctxgraph-reply-follows';
+
 /**
  * The answer to a resume request: the active reply's copy (server-sent events from its first
- * event) with the UI message stream protocol's headers, or 204 when no reply is streaming.
+ * event) with the UI message stream protocol's headers, or 204 when no reply is streaming. With
+ * `follows`, the id of the message the reply answers, in the {@link REPLY_FOLLOWS_HEADER} header
+ * (so a client that did not send the question, another tab, places the reply after it).
  */
-export function resumeResponse(stream: ReadableStream<string> | null): Response {
+export function resumeResponse(
+  stream: ReadableStream<string> | null,
+  follows?: string | null,
+): Response {
   if (stream === null) return new Response(null, { status: 204 });
   return new Response(stream.pipeThrough(new TextEncoderStream()), {
-    headers: UI_MESSAGE_STREAM_HEADERS,
+    headers:
+      follows === undefined || follows === null
+        ? UI_MESSAGE_STREAM_HEADERS
+        : { ...UI_MESSAGE_STREAM_HEADERS, [REPLY_FOLLOWS_HEADER]: follows },
   });
 }

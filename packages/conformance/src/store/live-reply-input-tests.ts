@@ -129,6 +129,11 @@ export function defineLiveReplyInputTests(harness: StoreHarness): void {
               'from',
               () => live.readReply({ chatId, replyId, from: bad as number }),
             ],
+            [
+              `read: limit ${String(bad)}`,
+              'limit',
+              () => live.readReply({ chatId, replyId, limit: bad as number }),
+            ],
           );
         }
         for (const bad of [0, -5, 1.5, LIVE_REPLY_LIMITS.maxLeaseMs + 1, '1000', null, undefined]) {

@@ -82,6 +82,62 @@ export function defineLiveReplyStreamTests(harness: StoreHarness): void {
     );
 
     it(
+      'reads a page of at most `limit` chunks from any offset, across and inside batches',
+      async ({ skip }) => {
+        const store = harness.store();
+        const live = liveOrSkip(store, skip);
+        const { chatId } = await openFreshChat(store);
+        const { replyId, owner } = await askWithLiveReply(store, chatId);
+        // Batches of 3, 1, 5 and 300 chunks.
+        let from = 0;
+        for (const count of [3, 1, 5, 300]) {
+          await live.appendReplyChunks({
+            chatId,
+            replyId,
+            owner,
+            from,
+            chunks: textChunks(from, count),
+            leaseMs: 60_000,
+          });
+          from += count;
+        }
+        const all = textChunks(0, from);
+        for (const [start, limit] of [
+          [0, 0],
+          [0, 1],
+          [0, 3],
+          [1, 3],
+          [2, 4],
+          [4, 5],
+          [3, 7],
+          [9, 256],
+          [100, 256],
+          [300, 256],
+          [308, 5],
+          [309, 5],
+          [1000, 10],
+        ] as const) {
+          const page = await live.readReply({ chatId, replyId, from: start, limit });
+          expect(page?.chunks, `from ${start}, limit ${limit}`).toEqual(
+            all.slice(start, start + limit),
+          );
+          expect(page?.record.chunkCount).toBe(from);
+        }
+        // Page by page, the whole reply.
+        const paged: unknown[] = [];
+        for (let offset = 0; ; ) {
+          const page = await live.readReply({ chatId, replyId, from: offset, limit: 256 });
+          const chunks = page?.chunks ?? [];
+          paged.push(...chunks);
+          offset += chunks.length;
+          if (chunks.length < 256) break;
+        }
+        expect(paged).toEqual(all);
+      },
+      timeout,
+    );
+
+    it(
       'an append renews the lease from the store clock; an empty batch only renews it',
       async ({ skip }) => {
         const store = harness.store();

@@ -138,13 +138,22 @@ export interface ReadReplyInput {
   readonly replyId: string;
   /** The offset of the first chunk wanted. @default 0 */
   readonly from?: number;
+  /**
+   * The most chunks wanted (a page: 0 reads the record alone): the read gives the chunks from
+   * `from` to `from + limit`, fewer at the reply's end, so a reader of a long reply reads it in
+   * pages and a store reads no more than a page's batches. @default every chunk from `from`
+   */
+  readonly limit?: number;
 }
 
 /** A live reply with its chunks (from an offset), as `readReply` and `takeOverReply` return it. */
 export interface LiveReplyRead {
   /** The record, as it is now (`endedAt` set once the reply ended: no chunk will follow). */
   readonly record: LiveReplyRecord;
-  /** The chunks from the offset asked for to `record.chunkCount`, in order. */
+  /**
+   * The chunks from the offset asked for to `record.chunkCount` (at most `limit` of them), in
+   * order.
+   */
   readonly chunks: readonly JsonValue[];
 }
 

@@ -66,8 +66,8 @@ function record(chatId: string, reply: ReplyState): LiveReplyRecord {
   };
 }
 
-function read(chatId: string, reply: ReplyState, from: number): LiveReplyRead {
-  return { record: record(chatId, reply), chunks: chunksFrom(reply.batches, from) };
+function read(chatId: string, reply: ReplyState, from: number, limit?: number): LiveReplyRead {
+  return { record: record(chatId, reply), chunks: chunksFrom(reply.batches, from, limit) };
 }
 
 /** The driver methods that write a chat: each is followed by a `'chat'` notice to its watchers. */
@@ -240,7 +240,7 @@ export function liveReplyOperations(
       const reply = liveOf(chat).replies.get(input.replyId);
       if (reply === undefined) return null;
       if (reply.endedAt !== null && reply.endedAt + graceMs <= clock()) return null;
-      return read(chat.id, reply, input.from);
+      return read(chat.id, reply, input.from, input.limit);
     },
 
     getLiveState(chatId) {

@@ -304,8 +304,9 @@ FROM moved m`;
 }
 
 /**
- * `readReply`: the record and its batches from `from`, in one statement (one snapshot): a live
- * reply, or one that ended after `cutoff` (now minus the grace period).
+ * `readReply`: the record and its batches from `from` (to `from + limit` when given: a page reads
+ * only its batches), in one statement (one snapshot): a live reply, or one that ended after
+ * `cutoff` (now minus the grace period).
  */
 export function readReply(
   db: PostgresConnection,
@@ -313,7 +314,7 @@ export function readReply(
   cutoff: number,
 ): Promise<LiveReplyRead | null> {
   const names = db.names;
-  const { chatId, replyId, from } = input;
+  const { chatId, replyId, from, limit } = input;
   return db.run(async (sql) => {
     const rows = await db.query(
       sql,
@@ -324,13 +325,17 @@ export function readReply(
          AND (r.ended_at IS NULL OR r.ended_at > $4::bigint)
        LEFT JOIN ${names.liveChunks} k
          ON k.chat_id = r.chat_id AND k.reply_id = r.reply_id AND k.seq + k.count > $3::bigint
+           AND k.seq < $5::bigint
        ORDER BY k.seq`,
-      [chatId, replyId, from, cutoff],
+      [chatId, replyId, from, cutoff, limit === undefined ? Number.MAX_SAFE_INTEGER : from + limit],
     );
     const first = rows[0] as Row;
     if (first[REPLY_WIDTH + 3] !== true) throw new ChatNotFoundError(chatId);
     if (first[0] === null) return null;
-    return { record: replyFrom(first), chunks: chunksFrom(batchesFrom(rows, REPLY_WIDTH), from) };
+    return {
+      record: replyFrom(first),
+      chunks: chunksFrom(batchesFrom(rows, REPLY_WIDTH), from, limit),
+    };
   });
 }
 

@@ -1,124 +1,13 @@
-// A child process for the live-reply tests across processes. Usage:
+// A child process for the live-reply tests across processes (the conformance kit's
+// `runLiveWorker`: its commands are documented there). Usage:
 //   node --import tsx live-worker.ts serve <file>
-//     reads one JSON command per stdin line and answers each with one JSON line on stdout:
-//     { op: 'ask', chatId, replyId, owner, leaseMs }   a question committed with its live reply
-//     { op: 'append', chatId, replyId, owner, from, count, leaseMs }   `count` text chunks at `from`
-//     { op: 'save', chatId, replyId, owner, after, text }   the reply saved, its record ended
-//   node --import tsx live-worker.ts watch <file> <chatId> <then>
-//     watches the chat until the first notice, then `unsubscribe`s (leaving the store open) or
-//     `close`s the store, prints { done: true } and returns: the process must then exit by
-//     itself (no timer or handle of the feed left behind).
-// A failure answers { error: '<name>: <message>' } (serve) or exits with 1.
-import { createInterface } from 'node:readline';
+//   node --import tsx live-worker.ts watch <file> <chatId> <unsubscribe|close>
+import { runLiveWorker } from '@ctxgraph/conformance/process';
 import { SqliteContextStore } from '../sqlite-context-store';
 
-interface Command {
-  readonly op: string;
-  readonly chatId: string;
-  readonly replyId: string;
-  readonly owner: string;
-  readonly leaseMs?: number;
-  readonly from?: number;
-  readonly count?: number;
-  readonly after?: string;
-  readonly text?: string;
-}
-
-function chunks(from: number, count: number): { type: string; id: string; delta: string }[] {
-  return Array.from({ length: count }, (_, index) => ({
-    type: 'text-delta',
-    id: 'text-1',
-    delta: `chunk ${from + index}`,
-  }));
-}
-
-async function run(store: SqliteContextStore, command: Command): Promise<unknown> {
-  const { chatId, replyId, owner } = command;
-  if (command.op === 'ask') {
-    await store.openChat({ chatId, userId: 'worker' });
-    const head = await store.getHead({ chatId, branch: 'main' });
-    const questionId = `question-of-${replyId}`;
-    await store.commit({
-      chatId,
-      branch: 'main',
-      expectedHeadId: head.headMessageId,
-      messages: [
-        {
-          id: questionId,
-          message: { id: questionId, role: 'user', parts: [{ type: 'text', text: 'Hi?' }] },
-        },
-      ],
-      startReply: { replyId, owner, leaseMs: command.leaseMs ?? 60_000 },
-    });
-    return { questionId };
-  }
-  if (command.op === 'append') {
-    const from = command.from ?? 0;
-    return store.appendReplyChunks({
-      chatId,
-      replyId,
-      owner,
-      from,
-      chunks: chunks(from, command.count ?? 1),
-      leaseMs: command.leaseMs ?? 60_000,
-    });
-  }
-  if (command.op === 'save') {
-    await store.commit({
-      chatId,
-      branch: 'main',
-      expectedHeadId: command.after ?? null,
-      messages: [
-        {
-          id: replyId,
-          message: {
-            id: replyId,
-            role: 'assistant',
-            parts: [{ type: 'text', text: command.text ?? '' }],
-          },
-        },
-      ],
-      endReply: { replyId, owner },
-    });
-    return { saved: true };
-  }
-  throw new Error(`unknown op ${command.op}`);
-}
-
-async function main(): Promise<void> {
-  const [mode, path, chatId, then] = process.argv.slice(2);
-  if (path === undefined) throw new Error('live-worker: missing file path');
-  const store = new SqliteContextStore({ path, busyTimeout: 30_000 });
-  if (mode === 'watch') {
-    if (chatId === undefined) throw new Error('live-worker: missing chat id');
-    await new Promise<void>((resolve) => {
-      const unsubscribe = store.watchChat(chatId, () => {
-        if (then === 'unsubscribe') unsubscribe();
-        resolve();
-      });
-    });
-    if (then === 'close') await store.close();
-    process.stdout.write(`${JSON.stringify({ done: true })}\n`);
-    return;
-  }
-  const lines = createInterface({ input: process.stdin });
-  for await (const line of lines) {
-    let answer: unknown;
-    try {
-      answer = await run(store, JSON.parse(line) as Command);
-    } catch (error) {
-      answer = {
-        error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
-      };
-    }
-    process.stdout.write(`${JSON.stringify(answer)}\n`);
-  }
-  await store.close();
-}
-
-main().catch((error: unknown) => {
-  process.stderr.write(
-    error instanceof Error ? `${error.name}: ${error.message}\n` : `${String(error)}\n`,
-  );
-  process.exit(1);
+runLiveWorker({
+  storeArguments: 1,
+  open: (_mode, [path]) => ({
+    store: new SqliteContextStore({ path: path as string, busyTimeout: 30_000 }),
+  }),
 });

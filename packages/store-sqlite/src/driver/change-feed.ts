@@ -34,6 +34,7 @@ export class SqliteChangeFeed {
   readonly #watchers: ChatWatchers;
   readonly #poller: ChangePoller;
   #last: FileState | undefined;
+  #watching = false;
 
   constructor(db: SqliteConnection, intervalMs: number) {
     this.#db = db;
@@ -41,9 +42,13 @@ export class SqliteChangeFeed {
     const source = {
       start: () => {
         this.#last = undefined;
+        this.#watching = true;
         this.#poller.start();
       },
-      stop: () => this.#poller.stop(),
+      stop: () => {
+        this.#watching = false;
+        this.#poller.stop();
+      },
       added: (chatId: string) => this.#poller.added(chatId),
       removed: (chatId: string) => this.#poller.removed(chatId),
     };
@@ -70,6 +75,29 @@ export class SqliteChangeFeed {
   appended(chatId: string, replyId: string, chunkCount: number): void {
     this.#poller.noteChunks(chatId, replyId, chunkCount);
     this.#watchers.emit({ type: 'chunks', chatId, replyId, chunkCount });
+  }
+
+  /**
+   * Runs `append`, a chunk append of this store (announced by {@link appended}), so that the next
+   * look does not read the watched chats for it alone: when nothing was written through this
+   * connection since the last look (its count of changes the same just before the append), the
+   * count after the append becomes the look's. A write of anyone else still shows: another
+   * connection's in `data_version`, this connection's (another store object on the same
+   * database) in a count that moved before the append. A live reply's writer appends every few
+   * tens of milliseconds, and its own watcher keeps the poll running meanwhile.
+   */
+  ownAppend<T>(append: () => T): T {
+    const last = this.#last;
+    if (!this.#watching || last === undefined) return append();
+    const before = this.#totalChanges();
+    const result = append();
+    if (before === last.totalChanges && this.#last === last)
+      this.#last = { dataVersion: last.dataVersion, totalChanges: this.#totalChanges() };
+    return result;
+  }
+
+  #totalChanges(): number {
+    return this.#db.statement('SELECT total_changes()').pluck().get() as number;
   }
 
   /** Stops the poll and forgets every watcher (the store closes). */

@@ -182,22 +182,31 @@ function remove(db: SqliteConnection, chatId: string, replyId: string): void {
   db.prepared(deleteReplySql).run(chatId, replyId);
 }
 
+/** The batches holding the chunks from `from` (to `from + limit` when given), in offset order. */
 function batchesFrom(
   db: SqliteConnection,
   chatId: string,
   replyId: string,
   from: number,
+  limit?: number,
 ): StoredChunkBatch[] {
   const c = db.tables.liveChunks;
-  // The batch holding `from` starts at the largest seq not above it: an index range from there.
+  // The batch holding `from` starts at the largest seq not above it: an index range from there
+  // (to the first batch at or past the page's end).
   return db
     .statement(
       `SELECT seq, count, chunks AS json FROM ${c}
         WHERE chat_id = @chatId AND reply_id = @replyId
           AND seq >= coalesce((SELECT max(seq) FROM ${c} WHERE chat_id = @chatId AND reply_id = @replyId AND seq <= @from), 0)
+          AND seq < @end
         ORDER BY seq`,
     )
-    .all({ chatId, replyId, from }) as StoredChunkBatch[];
+    .all({
+      chatId,
+      replyId,
+      from,
+      end: limit === undefined ? Number.MAX_SAFE_INTEGER : from + limit,
+    }) as StoredChunkBatch[];
 }
 
 /** `startReply`: the record, in one write with the chat's revision. */
@@ -246,36 +255,48 @@ export const commitLive = {
   },
 };
 
-/** `appendReplyChunks`: owner, then offset, then the batch, the count and the lease in one write. */
+function moveReplySql(t: TableNames): string {
+  return `UPDATE ${t.liveReplies} SET chunk_count = chunk_count + ?, lease_expires_at = ?
+   WHERE chat_id = ? AND reply_id = ? AND owner = ? AND chunk_count = ? AND ended_at IS NULL
+   RETURNING chunk_count, stop_requested_at`;
+}
+
+function insertChunksSql(t: TableNames): string {
+  return `INSERT INTO ${t.liveChunks} (chat_id, reply_id, seq, count, chunks) VALUES (?, ?, ?, ?, ?)`;
+}
+
+/**
+ * `appendReplyChunks`, in one write: the count and the lease moved only where the owner and the
+ * offset are the ones given (one update that returns what the caller needs, no read before it),
+ * then the batch stored as one row. When nothing moved, a read says why (the chat, the owner, or
+ * the offset). The hot path of a live reply: two prepared statements, found without building
+ * their SQL.
+ */
 export function appendReplyChunks(
   db: SqliteConnection,
   input: PreparedAppendReplyChunks,
   now: number,
 ): AppendReplyChunksResult {
-  const { chatId, replyId } = input;
+  const { chatId, replyId, owner, from, count } = input;
   return db.run('appendReplyChunks(input)', () =>
     db.write(() => {
-      const row = held(db, chatId, replyId, input.owner);
-      if (input.from !== row.chunk_count) {
-        throw new LiveReplyOffsetError({
-          chatId,
-          replyId,
-          from: input.from,
-          chunkCount: row.chunk_count,
-        });
-      }
-      const t = db.tables;
-      if (input.count > 0) {
-        db.statement(
-          `INSERT INTO ${t.liveChunks} (chat_id, reply_id, seq, count, chunks) VALUES (?, ?, ?, ?, ?)`,
-        ).run(chatId, replyId, input.from, input.count, input.chunksJson);
-      }
       const leaseExpiresAt = now + input.leaseMs;
-      const chunkCount = row.chunk_count + input.count;
-      db.statement(
-        `UPDATE ${t.liveReplies} SET chunk_count = ?, lease_expires_at = ? WHERE chat_id = ? AND reply_id = ?`,
-      ).run(chunkCount, leaseExpiresAt, chatId, replyId);
-      return { chunkCount, leaseExpiresAt, stopRequested: row.stop_requested_at !== null };
+      const moved = db
+        .prepared(moveReplySql)
+        .get(count, leaseExpiresAt, chatId, replyId, owner, from) as
+        | { chunk_count: number; stop_requested_at: number | null }
+        | undefined;
+      if (moved === undefined) {
+        const row = held(db, chatId, replyId, owner);
+        throw new LiveReplyOffsetError({ chatId, replyId, from, chunkCount: row.chunk_count });
+      }
+      if (count > 0)
+        db.prepared(insertChunksSql).run(chatId, replyId, from, count, input.chunksJson);
+      return {
+        chunkCount: moved.chunk_count,
+        leaseExpiresAt,
+        stopRequested: moved.stop_requested_at !== null,
+      };
     }),
   );
 }
@@ -301,7 +322,11 @@ export function readReply(
       if (row.ended_at !== null && row.ended_at + graceMs <= now) return null;
       return {
         record: record(row),
-        chunks: chunksFrom(batchesFrom(db, chatId, replyId, input.from), input.from),
+        chunks: chunksFrom(
+          batchesFrom(db, chatId, replyId, input.from, input.limit),
+          input.from,
+          input.limit,
+        ),
       };
     }),
   );

@@ -290,7 +290,9 @@ export class SqliteDriver implements ContextStoreDriver {
   }
 
   appendReplyChunks(input: PreparedAppendReplyChunks): AppendReplyChunksResult {
-    const result = live.appendReplyChunks(this.db, input, this.#clock());
+    const result = this.#feed.ownAppend(() =>
+      live.appendReplyChunks(this.db, input, this.#clock()),
+    );
     if (input.count > 0) this.#feed.appended(input.chatId, input.replyId, result.chunkCount);
     return result;
   }

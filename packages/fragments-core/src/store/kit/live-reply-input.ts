@@ -67,6 +67,8 @@ export interface PreparedReadReply {
   readonly chatId: string;
   readonly replyId: string;
   readonly from: number;
+  /** The most chunks to return (0 or more), or undefined for every chunk from `from`. */
+  readonly limit: number | undefined;
 }
 
 /** `stopReply` input, checked. */
@@ -270,11 +272,12 @@ export function prepareAppendReplyChunks(
 export function prepareReadReply(input: ReadReplyInput): PreparedReadReply {
   const method = 'readReply(input)';
   assertInputObject(method, input);
-  const { chatId, replyId, from } = input;
+  const { chatId, replyId, from, limit } = input;
   assertIdentifier(method, 'chatId', chatId);
   assertIdentifier(method, 'replyId', replyId);
   if (from !== undefined) assertOffset(method, 'from', from);
-  return { chatId, replyId, from: from ?? 0 };
+  if (limit !== undefined) assertOffset(method, 'limit', limit);
+  return { chatId, replyId, from: from ?? 0, limit };
 }
 
 /** `stopReply(input)`. */
@@ -318,17 +321,30 @@ export interface StoredChunkBatch {
 }
 
 /**
- * The chunks from offset `from`, out of the batches that hold them (in offset order; a batch that
- * ends at or before `from` may be left out). For stores that keep a batch as one JSON array.
+ * The chunks from offset `from`, at most `limit` of them (all when undefined), out of the batches
+ * that hold them (in offset order; a batch that ends at or before `from`, or starts at or after
+ * `from + limit`, may be left out: a store reads only the batches a page needs). For stores that
+ * keep a batch as one JSON array.
+ *
+ * @example
+ * ```ts
+ * chunksFrom([{ seq: 0, count: 2, json: '["a","b"]' }, { seq: 2, count: 1, json: '["c"]' }], 1, 1); // ['b']
+ * ```
  */
-export function chunksFrom(batches: readonly StoredChunkBatch[], from: number): JsonValue[] {
+export function chunksFrom(
+  batches: readonly StoredChunkBatch[],
+  from: number,
+  limit?: number,
+): JsonValue[] {
+  const end = limit === undefined ? Number.POSITIVE_INFINITY : from + limit;
   const chunks: JsonValue[] = [];
   for (const batch of batches) {
     if (batch.seq + batch.count <= from) continue;
+    if (batch.seq >= end) break;
     const values = JSON.parse(batch.json) as JsonValue[];
     const skip = Math.max(0, from - batch.seq);
-    for (let index = skip; index < values.length; index += 1)
-      chunks.push(values[index] as JsonValue);
+    const stop = Math.min(values.length, end - batch.seq);
+    for (let index = skip; index < stop; index += 1) chunks.push(values[index] as JsonValue);
   }
   return chunks;
 }
