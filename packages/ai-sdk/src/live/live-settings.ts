@@ -85,7 +85,7 @@ export function liveStoreOf(store: ContextStore): LiveStore | undefined {
 export function liveSettingsOf(store: ContextStore, live: LiveOption): LiveSettings | undefined {
   if (live === false) return undefined;
   const leaseMs = live?.leaseMs ?? 10_000;
-  const flushMs = live?.flushMs ?? 100;
+  const flushMs = live?.flushMs ?? 200;
   for (const [name, value] of [
     ['live.leaseMs', leaseMs],
     ['live.flushMs', flushMs],
