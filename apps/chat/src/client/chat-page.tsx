@@ -311,7 +311,11 @@ function Conversation({
         );
         if (!response.ok) continue;
         const answer = (await response.json()) as VersionsAnswer;
-        if (answer.versions.length > 1) found[message.id] = answer.versions;
+        if (answer.versions.length <= 1) continue;
+        found[message.id] = answer.versions;
+        // A regenerated reply's versions have ids of their own: each one opened has its picker
+        // at once, without waiting for the next read.
+        for (const version of answer.versions) found[version.messageId] ??= answer.versions;
       }
       if (!cancelled) setVersions(found);
     })().catch(() => {
@@ -348,10 +352,26 @@ function Conversation({
       await addToolOutput({ tool: 'askForConfirmation', toolCallId, output: { confirmed } });
     });
   };
-  const openVersion = async (version: MessageVersionEntry) => {
+  /** The arrow to focus once a version opened: the message's position and the arrow's name. */
+  const focusAfterSwitch = useRef<{ position: number; arrow: string } | null>(null);
+  const openVersion = async (version: MessageVersionEntry, position: number, arrow: string) => {
     setPicked((before) => ({ ...before, [version.messageId]: version.nodeId }));
+    focusAfterSwitch.current = { position, arrow };
     await showStored(`?node=${encodeURIComponent(version.leafNodeId)}`);
   };
+  // Another version is another message (a regenerated reply has an id of its own): the focus
+  // goes to the same arrow on it, or the other one once that one is disabled at an end.
+  const messageList = useRef<HTMLOListElement>(null);
+  useEffect(() => {
+    const wanted = focusAfterSwitch.current;
+    if (wanted === null) return;
+    const item = messageList.current?.children.item(wanted.position);
+    const arrows = [...(item?.querySelectorAll<HTMLButtonElement>('.branch-picker button') ?? [])];
+    if (arrows.length === 0) return;
+    focusAfterSwitch.current = null;
+    const same = arrows.find((arrow) => arrow.getAttribute('aria-label') === wanted.arrow);
+    (same && !same.disabled ? same : arrows.find((arrow) => !arrow.disabled))?.focus();
+  }, [messages, versions]);
 
   // The newest message stays in view as it grows, unless the user scrolled up to read.
   const end = useRef<HTMLDivElement>(null);
@@ -400,7 +420,7 @@ function Conversation({
             </ul>
           </section>
         ) : null}
-        <ol className="messages" data-testid="messages" aria-label="Conversation">
+        <ol ref={messageList} className="messages" data-testid="messages" aria-label="Conversation">
           {messages.map((message, index) => {
             const list = versions[message.id];
             const current =
@@ -419,7 +439,8 @@ function Conversation({
                       disabled={!idle}
                       onSelect={(next) => {
                         const version = list[next];
-                        if (version) void openVersion(version);
+                        const arrow = next < current ? 'Previous version' : 'Next version';
+                        if (version) void openVersion(version, index, arrow);
                       }}
                     />
                   ) : null

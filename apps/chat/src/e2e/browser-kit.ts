@@ -117,7 +117,7 @@ export function holdBackAfter(marker: string): void {
     const body = new ReadableStream<Uint8Array>({
       async pull(controller) {
         for (;;) {
-          if (holding && released && held.length > 0) {
+          if (released && held.length > 0) {
             controller.enqueue(encoder.encode(held.splice(0).join('')));
             return;
           }
@@ -133,14 +133,19 @@ export function holdBackAfter(marker: string): void {
           for (let end = buffer.indexOf('\n\n'); end !== -1; end = buffer.indexOf('\n\n')) {
             const event = buffer.slice(0, end + 2);
             buffer = buffer.slice(end + 2);
-            if (holding && !released) {
+            // Once holding, every event goes through `held`, released ones too: in order.
+            if (holding) {
               held.push(event);
-              page.heldBack += 1;
+              if (!released) page.heldBack += 1;
               continue;
             }
             controller.enqueue(encoder.encode(event));
             forwarded = true;
             if (event.includes(marker)) holding = true;
+          }
+          if (released && held.length > 0) {
+            controller.enqueue(encoder.encode(held.splice(0).join('')));
+            return;
           }
           if (forwarded) return;
         }

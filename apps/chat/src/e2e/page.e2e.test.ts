@@ -332,6 +332,32 @@ describe.skipIf(!installed)('the reference page in a browser', () => {
       .poll(() => page.getByTestId('message-text').allInnerTexts())
       .toEqual(['first line\nsecond line', 'You said: first line\nsecond line']);
     await expect.poll(() => picker.getByTestId('version-position').textContent()).toBe('1 / 2');
+    // The focus stays on the picker: on its other arrow, "Previous" being disabled at the first.
+    await expect
+      .poll(() => page.evaluate(() => document.activeElement?.getAttribute('aria-label')))
+      .toBe('Next version');
+
+    // A regenerated reply is a version with an id of its own: the picker follows it, focus too.
+    await messages(page).nth(1).getByRole('button', { name: 'Regenerate' }).focus();
+    await page.keyboard.press('Enter');
+    const replyPicker = messages(page).nth(1).getByTestId('versions');
+    await expect
+      .poll(() => replyPicker.getByTestId('version-position').textContent())
+      .toBe('2 / 2');
+    await expect.poll(() => status(page)).toBe('ready');
+    const regenerated = (await stored(server, 'keyboard'))[1]?.id;
+    await replyPicker.getByRole('button', { name: 'Previous version' }).focus();
+    await page.keyboard.press('Enter');
+    await expect
+      .poll(() => replyPicker.getByTestId('version-position').textContent())
+      .toBe('1 / 2');
+    await expect
+      .poll(() => page.evaluate(() => document.activeElement?.getAttribute('aria-label')))
+      .toBe('Next version');
+    const shownId = await messages(page)
+      .nth(1)
+      .evaluate((element) => element.getAttribute('data-message-id'));
+    expect(shownId).not.toBe(regenerated);
     await page.close();
   });
 });

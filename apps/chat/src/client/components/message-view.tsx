@@ -89,6 +89,7 @@ export function MessageView({
     <li
       className={`message message-${message.role}`}
       data-role={message.role}
+      data-message-id={message.id}
       data-testid="message"
       aria-labelledby={authorId}
     >
