@@ -362,6 +362,7 @@ function Conversation({
   // Another version is another message (a regenerated reply has an id of its own): the focus
   // goes to the same arrow on it, or the other one once that one is disabled at an end.
   const messageList = useRef<HTMLOListElement>(null);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: runs after each render of new messages or versions, when the picker may have appeared.
   useEffect(() => {
     const wanted = focusAfterSwitch.current;
     if (wanted === null) return;
