@@ -72,6 +72,10 @@ describe.skipIf(!installed)('the reference page in a browser', () => {
     await send(page, 'some **bold**, `code` and a [link](https://example.com):\n- one\n- two');
     const reply = messages(page).nth(1);
     await expect.poll(() => reply.locator('li').allTextContents()).toEqual(['one', 'two']);
+    // Sent with the button: the focus is back in the textarea for the next message.
+    expect(await page.evaluate(() => document.activeElement?.getAttribute('aria-label'))).toBe(
+      'Message',
+    );
     await expect.poll(() => status(page)).toBe('ready');
     expect(await reply.locator('strong').textContent()).toBe('bold');
     expect(await reply.locator('code').textContent()).toBe('code');

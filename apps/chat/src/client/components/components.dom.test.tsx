@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { BranchPicker } from './branch-picker';
 import { ContextGauge } from './context-gauge';
 import { renderMarkdown } from './markdown';
+import { OutcomeMarker } from './outcome-marker';
 import { ConfirmCard } from './tool-cards';
 
 (globalThis as { IS_REACT_ACT_ENVIRONMENT?: boolean }).IS_REACT_ACT_ENVIRONMENT = true;
@@ -143,5 +144,19 @@ describe('renderMarkdown', () => {
     expect(renderMarkdown('[docs](https://example.com)')).toBe(
       '<p><a href="https://example.com" target="_blank" rel="noopener noreferrer">docs</a></p>',
     );
+  });
+});
+
+describe('OutcomeMarker', () => {
+  it('marks a stopped reply and an interrupted one, each with what was kept', async () => {
+    const stopped = await render(<OutcomeMarker outcome="aborted" />);
+    const stoppedMark = stopped.querySelector('[data-testid="outcome"]');
+    expect(stoppedMark?.textContent).toBe('stopped');
+    expect(stoppedMark?.getAttribute('title')).toContain('stopped before it finished');
+    const interrupted = await render(<OutcomeMarker outcome="interrupted" />);
+    const interruptedMark = interrupted.querySelector('[data-testid="outcome"]');
+    expect(interruptedMark?.textContent).toBe('interrupted');
+    expect(interruptedMark?.getAttribute('data-outcome')).toBe('interrupted');
+    expect(interruptedMark?.getAttribute('title')).toContain('cut off');
   });
 });

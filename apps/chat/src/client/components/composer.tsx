@@ -28,6 +28,8 @@ export function Composer({ value, onChange, onSubmit, busy, onStop, statusText }
     event.preventDefault();
     if (busy || value.trim() === '') return;
     onSubmit();
+    // Sent with the button: the next message is written in the textarea, not on a disabled button.
+    textarea.current?.focus();
   };
   const onKeyDown = (event: KeyboardEvent<HTMLTextAreaElement>) => {
     // An input method's Enter (composing a character) is not a send.
