@@ -11,7 +11,35 @@ export interface StoredConversation {
 
 /** What the server answers for a message's versions. */
 export interface VersionsAnswer {
-  versions: { nodeId: string; messageId: string; leafNodeId: string }[];
+  versions: { nodeId: string; messageId: string; leafNodeId: string; message: ChatUIMessage }[];
+}
+
+/** One version of a message, as `GET …/versions/:messageId` lists it (oldest first). */
+export type MessageVersionEntry = VersionsAnswer['versions'][number];
+
+/**
+ * Which of `versions` (oldest first) is the one `shown`, 0-based: the version the user picked
+ * last (`pickedNodeId`), when it is one of them and has the shown message's id; else the newest
+ * with the shown message's id and content (an edit keeps its message's id, so the content tells
+ * two versions of a user message apart: their texts); else the newest with its id; else the newest.
+ */
+export function currentVersionIndex(
+  versions: readonly MessageVersionEntry[],
+  shown: ChatUIMessage,
+  pickedNodeId?: string,
+): number {
+  const sameId = (version: MessageVersionEntry) => version.messageId === shown.id;
+  const picked = versions.findIndex(
+    (version) => version.nodeId === pickedNodeId && sameId(version),
+  );
+  if (picked !== -1) return picked;
+  const content = textOfParts(shown);
+  const sameContent = versions.findLastIndex(
+    (version) => sameId(version) && textOfParts(version.message) === content,
+  );
+  if (sameContent !== -1) return sameContent;
+  const sameIdIndex = versions.findLastIndex(sameId);
+  return sameIdIndex !== -1 ? sameIdIndex : versions.length - 1;
 }
 
 /** The chat's route under the API's base: `/api/chat/<id><rest>`. */
@@ -72,17 +100,7 @@ export function written(text: string): { text: string; metadata: { sentAt: numbe
   return { text, metadata: { sentAt: Date.now() } };
 }
 
-/** The text the page shows for a message: its text parts and its weather tool's state. */
-export function textOf(message: ChatUIMessage): string {
-  return message.parts
-    .map((part) => {
-      if (part.type === 'text') return part.text;
-      if (part.type === 'tool-getWeather') {
-        return part.state === 'output-available'
-          ? `[getWeather ${JSON.stringify(part.output)}]`
-          : `[getWeather ${part.state}]`;
-      }
-      return '';
-    })
-    .join('');
+/** The text of a message's text parts, joined (what a user message shows, and an edit starts from). */
+export function textOfParts(message: ChatUIMessage): string {
+  return message.parts.map((part) => (part.type === 'text' ? part.text : '')).join('');
 }

@@ -18,8 +18,9 @@ afterAll(async () => {
   await server.stop();
 });
 
-function typeInto(input: HTMLInputElement, value: string): void {
-  const setter = Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, 'value')?.set;
+function typeInto(input: HTMLInputElement | HTMLTextAreaElement, value: string): void {
+  // React tracks the value through the element's own prototype's setter.
+  const setter = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(input), 'value')?.set;
   setter?.call(input, value);
   input.dispatchEvent(new Event('input', { bubbles: true }));
 }
@@ -42,7 +43,7 @@ async function mount(chatId: string): Promise<{ container: HTMLElement; root: Ro
 }
 
 async function send(container: HTMLElement, text: string): Promise<void> {
-  const input = container.querySelector('[aria-label="Message"]') as HTMLInputElement;
+  const input = container.querySelector('[aria-label="Message"]') as HTMLTextAreaElement;
   await act(async () => typeInto(input, text));
   const form = input.closest('form') as HTMLFormElement;
   await act(async () => {
@@ -88,7 +89,7 @@ describe('useChat (React) against the app', () => {
     await act(async () => {
       edit?.click();
     });
-    const editor = container.querySelector('[aria-label="Edit message"]') as HTMLInputElement;
+    const editor = container.querySelector('[aria-label="Edit message"]') as HTMLTextAreaElement;
     await act(async () => typeInto(editor, 'hello, edited'));
     await act(async () => {
       (editor.closest('form') as HTMLFormElement).requestSubmit();
@@ -133,7 +134,7 @@ describe('useChat (React) against the app', () => {
     await act(async () => {
       edit?.click();
     });
-    const editor = container.querySelector('[aria-label="Edit message"]') as HTMLInputElement;
+    const editor = container.querySelector('[aria-label="Edit message"]') as HTMLTextAreaElement;
     await act(async () => typeInto(editor, 'after the edit'));
     await act(async () => {
       (editor.closest('form') as HTMLFormElement).requestSubmit();

@@ -1,24 +1,28 @@
 import { useChat } from '@ai-sdk/react';
-import { type ChatStatus, DefaultChatTransport } from 'ai';
-import { type FormEvent, useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import {
+  type ChatStatus,
+  DefaultChatTransport,
+  lastAssistantMessageIsCompleteWithToolCalls,
+} from 'ai';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import type { ChatUIMessage } from '../server/tools';
 import {
   chatRoute,
+  currentVersionIndex,
   loadConversation,
-  type ReplyOutcome,
+  type MessageVersionEntry,
   requestStop,
   type StoredConversation,
-  textOf,
+  textOfParts,
   type VersionsAnswer,
   written,
 } from './chat-api';
 import { type ChatEvent, type ChatEventsFollower, followChatEvents } from './chat-events';
-
-/** How the page marks a reply that did not end well. */
-const outcomeLabels: Readonly<Record<ReplyOutcome, string>> = {
-  aborted: 'stopped',
-  interrupted: 'interrupted',
-};
+import { BranchPicker } from './components/branch-picker';
+import { ChatHeader } from './components/chat-header';
+import { Composer } from './components/composer';
+import { ContextGauge, type ContextGaugeProps } from './components/context-gauge';
+import { MessageView } from './components/message-view';
 
 const empty: StoredConversation = { messages: [], outcomes: {} };
 
@@ -28,10 +32,14 @@ export interface ChatPageProps {
   chatId: string;
   /** Where the API is (the page's own origin when empty). @default '' */
   apiBase?: string;
+  /** Starts a new chat (the header's "New chat" button; left out when absent). */
+  onNewChat?: () => void;
+  /** The chat's context use and cost, for the header's gauge (hidden when absent). */
+  gauge?: ContextGaugeProps;
 }
 
 /** One chat: loads the stored path, then talks to the server through useChat. */
-export function ChatPage({ chatId, apiBase = '' }: ChatPageProps) {
+export function ChatPage({ chatId, apiBase = '', onNewChat, gauge }: ChatPageProps) {
   const [initial, setInitial] = useState<StoredConversation | undefined>(undefined);
   useEffect(() => {
     let cancelled = false;
@@ -47,8 +55,25 @@ export function ChatPage({ chatId, apiBase = '' }: ChatPageProps) {
       cancelled = true;
     };
   }, [apiBase, chatId]);
-  if (initial === undefined) return <p data-testid="loading">Loading…</p>;
-  return <Conversation apiBase={apiBase} chatId={chatId} initial={initial} />;
+  if (initial === undefined) {
+    return (
+      <div className="chat-shell">
+        <ChatHeader onNewChat={onNewChat} />
+        <p className="loading" data-testid="loading" role="status">
+          Loading…
+        </p>
+      </div>
+    );
+  }
+  return (
+    <Conversation
+      apiBase={apiBase}
+      chatId={chatId}
+      initial={initial}
+      onNewChat={onNewChat}
+      gauge={gauge}
+    />
+  );
 }
 
 /** A stop the page asked for: the reply, and whether the server answered yet. */
@@ -72,31 +97,63 @@ interface Now {
 const busyStatus = (status: ChatStatus): boolean =>
   status === 'submitted' || status === 'streaming';
 
+/** Words for each state of the page, announced as it changes (the composer's live region). */
+const statusWords: Readonly<Record<ChatStatus | 'stopping', string>> = {
+  ready: '',
+  submitted: 'Sending…',
+  streaming: 'The assistant is replying…',
+  error: 'The reply failed.',
+  stopping: 'Stopping…',
+};
+
+/** What a new chat offers to start with: one of each thing the page shows. */
+const suggestions: readonly string[] = [
+  'What is the weather in Paris?',
+  'Please confirm the order before you place it',
+  'Show me **bold**, `code` and a list:\n- one\n- two',
+];
+
 function Conversation({
   apiBase,
   chatId,
   initial,
+  onNewChat,
+  gauge,
 }: {
   apiBase: string;
   chatId: string;
   initial: StoredConversation;
+  onNewChat: (() => void) | undefined;
+  gauge: ContextGaugeProps | undefined;
 }) {
   const transport = useMemo(
     () => new DefaultChatTransport<ChatUIMessage>({ api: `${apiBase}/api/chat` }),
     [apiBase],
   );
   // `resume`: on mount the page asks GET …/stream for a reply that is live (a reload mid-reply).
-  const { messages, setMessages, sendMessage, regenerate, resumeStream, stop, status, error } =
-    useChat<ChatUIMessage>({
-      id: chatId,
-      messages: initial.messages,
-      transport,
-      resume: true,
-    });
+  const {
+    messages,
+    setMessages,
+    sendMessage,
+    regenerate,
+    resumeStream,
+    stop,
+    addToolOutput,
+    status,
+    error,
+  } = useChat<ChatUIMessage>({
+    id: chatId,
+    messages: initial.messages,
+    transport,
+    resume: true,
+    // A client-side tool's answer (the confirmation) continues the reply at once.
+    sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithToolCalls,
+  });
   const [outcomes, setOutcomes] = useState(initial.outcomes);
   const [draft, setDraft] = useState('');
-  const [editing, setEditing] = useState<{ id: string; text: string } | null>(null);
-  const [versions, setVersions] = useState<Record<string, VersionsAnswer['versions']>>({});
+  const [versions, setVersions] = useState<Record<string, MessageVersionEntry[]>>({});
+  // The version the user last picked of each message (its node id), to mark it as current.
+  const [picked, setPicked] = useState<Record<string, string>>({});
   const [stopping, setStopping] = useState<Stopping | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
   const now = useRef<Now>({
@@ -247,14 +304,18 @@ function Conversation({
     if (status !== 'ready') return;
     let cancelled = false;
     (async () => {
-      const found: Record<string, VersionsAnswer['versions']> = {};
+      const found: Record<string, MessageVersionEntry[]> = {};
       for (const message of messages) {
         const response = await fetch(
           chatRoute(apiBase, chatId, `/versions/${encodeURIComponent(message.id)}`),
         );
         if (!response.ok) continue;
         const answer = (await response.json()) as VersionsAnswer;
-        if (answer.versions.length > 1) found[message.id] = answer.versions;
+        if (answer.versions.length <= 1) continue;
+        found[message.id] = answer.versions;
+        // A regenerated reply's versions have ids of their own: each one opened has its picker
+        // at once, without waiting for the next read.
+        for (const version of answer.versions) found[version.messageId] ??= answer.versions;
       }
       if (!cancelled) setVersions(found);
     })().catch(() => {
@@ -270,108 +331,172 @@ function Conversation({
     now.current.requests += 1;
     void run();
   };
-  const submit = (event: FormEvent) => {
-    event.preventDefault();
-    if (draft.trim() === '') return;
-    const text = draft;
+  const composerInput = (): HTMLTextAreaElement | null =>
+    document.querySelector<HTMLTextAreaElement>('textarea.composer-input[aria-label="Message"]');
+  const send = (text: string) => {
+    if (text.trim() === '') return;
     request(() => sendMessage(written(text)));
     setDraft('');
   };
-  const openVersion = async (leafNodeId: string) => {
-    await showStored(`?node=${encodeURIComponent(leafNodeId)}`);
+  const editMessage = (messageId: string, text: string) => {
+    setPicked(({ [messageId]: _, ...others }) => others);
+    request(() => sendMessage({ ...written(text), messageId }));
+    composerInput()?.focus();
   };
+  const regenerateReply = (messageId: string) => {
+    request(() => regenerate({ messageId }));
+    composerInput()?.focus();
+  };
+  const answerConfirmation = (toolCallId: string, confirmed: boolean) => {
+    request(async () => {
+      await addToolOutput({ tool: 'askForConfirmation', toolCallId, output: { confirmed } });
+    });
+  };
+  /** The arrow to focus once a version opened: the message's position and the arrow's name. */
+  const focusAfterSwitch = useRef<{ position: number; arrow: string } | null>(null);
+  const openVersion = async (version: MessageVersionEntry, position: number, arrow: string) => {
+    setPicked((before) => ({ ...before, [version.messageId]: version.nodeId }));
+    focusAfterSwitch.current = { position, arrow };
+    await showStored(`?node=${encodeURIComponent(version.leafNodeId)}`);
+  };
+  // Another version is another message (a regenerated reply has an id of its own): the focus
+  // goes to the same arrow on it, or the other one once that one is disabled at an end.
+  const messageList = useRef<HTMLOListElement>(null);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: runs after each render of new messages or versions, when the picker may have appeared.
+  useEffect(() => {
+    const wanted = focusAfterSwitch.current;
+    if (wanted === null) return;
+    const item = messageList.current?.children.item(wanted.position);
+    const arrows = [...(item?.querySelectorAll<HTMLButtonElement>('.branch-picker button') ?? [])];
+    if (arrows.length === 0) return;
+    focusAfterSwitch.current = null;
+    const same = arrows.find((arrow) => arrow.getAttribute('aria-label') === wanted.arrow);
+    (same && !same.disabled ? same : arrows.find((arrow) => !arrow.disabled))?.focus();
+  }, [messages, versions]);
 
+  // The newest message stays in view as it grows, unless the user scrolled up to read.
+  const end = useRef<HTMLDivElement>(null);
+  const last = messages.at(-1);
+  const lastLength = last === undefined ? 0 : JSON.stringify(last.parts).length;
+  useEffect(() => {
+    if (messages.length === 0 && lastLength === 0) return;
+    const scroller = document.scrollingElement ?? document.documentElement;
+    const fromBottom = scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight;
+    // Without layout (jsdom) there is nothing to scroll.
+    if (fromBottom < 240 && typeof end.current?.scrollIntoView === 'function') {
+      end.current.scrollIntoView({ block: 'end' });
+    }
+  }, [messages.length, lastLength]);
+
+  const title = messages.find((message) => message.role === 'user');
+  const shownStatus = stopping === null ? status : 'stopping';
   return (
-    <main style={{ maxWidth: 720, margin: '2rem auto', fontFamily: 'system-ui, sans-serif' }}>
-      <h1>ctxgraph chat</h1>
-      <ol data-testid="messages" style={{ listStyle: 'none', padding: 0 }}>
-        {messages.map((message) => {
-          const list = versions[message.id];
-          const outcome = outcomes[message.id];
-          return (
-            <li
-              key={message.id}
-              data-role={message.role}
-              data-testid="message"
-              style={{ margin: '0.75rem 0' }}
-            >
-              <strong>{message.role === 'user' ? 'You' : 'Assistant'}: </strong>
-              {editing?.id === message.id ? (
-                <form
-                  onSubmit={(event) => {
-                    event.preventDefault();
-                    const text = editing.text;
-                    request(() => sendMessage({ ...written(text), messageId: message.id }));
-                    setEditing(null);
-                  }}
-                >
-                  <input
-                    aria-label="Edit message"
-                    value={editing.text}
-                    onChange={(event) => setEditing({ id: message.id, text: event.target.value })}
-                  />
-                  <button type="submit">Save and send</button>
-                </form>
-              ) : (
-                <span data-testid="message-text">{textOf(message)}</span>
-              )}
-              {outcome ? (
-                <em data-testid="outcome" data-outcome={outcome} style={{ marginLeft: 8 }}>
-                  {outcomeLabels[outcome]}
-                </em>
-              ) : null}
-              {list ? (
-                <span data-testid="versions" style={{ marginLeft: 8 }}>
-                  {list.map((version, index) => (
-                    <button
-                      key={version.nodeId}
-                      type="button"
-                      onClick={() => void openVersion(version.leafNodeId)}
-                    >
-                      {index + 1} / {list.length}
-                    </button>
-                  ))}
-                </span>
-              ) : null}
-              {message.role === 'user' && idle ? (
-                <button
-                  type="button"
-                  onClick={() => setEditing({ id: message.id, text: textOf(message) })}
-                >
-                  Edit
-                </button>
-              ) : null}
-              {message.role === 'assistant' && idle ? (
-                <button
-                  type="button"
-                  onClick={() => request(() => regenerate({ messageId: message.id }))}
-                >
-                  Regenerate
-                </button>
-              ) : null}
-            </li>
-          );
-        })}
-      </ol>
-      {error ? <p role="alert">{error.message}</p> : null}
-      {notice ? <p role="alert">{notice}</p> : null}
-      <form onSubmit={submit}>
-        <input
-          aria-label="Message"
-          value={draft}
-          onChange={(event) => setDraft(event.target.value)}
-        />
-        <button type="submit" disabled={busy}>
-          Send
-        </button>
-        {/* Once the reply streams, the page knows its id (its start chunk) and stops that one. */}
-        {status === 'streaming' && stopping === null ? (
-          <button type="button" onClick={stopReply}>
-            Stop
-          </button>
+    <div className="chat-shell">
+      <ChatHeader title={title ? textOfParts(title) : undefined} onNewChat={onNewChat}>
+        {gauge ? <ContextGauge {...gauge} /> : null}
+      </ChatHeader>
+      <main className="chat-main">
+        {messages.length === 0 ? (
+          <section className="empty-chat" aria-labelledby="empty-chat-title">
+            <h2 id="empty-chat-title">Start a conversation</h2>
+            <p>
+              Replies are kept as a tree: edit a question or regenerate a reply and switch between
+              versions; a reload, a second tab or another server picks up where you are.
+            </p>
+            <ul className="suggestions">
+              {suggestions.map((suggestion) => (
+                <li key={suggestion}>
+                  <button
+                    type="button"
+                    className="suggestion"
+                    onClick={() => {
+                      setDraft(suggestion);
+                      composerInput()?.focus();
+                    }}
+                  >
+                    {suggestion.replace(/\n/g, ' ')}
+                  </button>
+                </li>
+              ))}
+            </ul>
+          </section>
         ) : null}
-      </form>
-      <p data-testid="status">{stopping === null ? status : 'stopping'}</p>
-    </main>
+        <ol ref={messageList} className="messages" data-testid="messages" aria-label="Conversation">
+          {messages.map((message, index) => {
+            const list = versions[message.id];
+            const current =
+              list === undefined ? 0 : currentVersionIndex(list, message, picked[message.id]);
+            return (
+              <MessageView
+                key={message.id}
+                message={message}
+                outcome={outcomes[message.id]}
+                streaming={busy && index === messages.length - 1 && message.role === 'assistant'}
+                branchPicker={
+                  list ? (
+                    <BranchPicker
+                      index={current}
+                      count={list.length}
+                      disabled={!idle}
+                      onSelect={(next) => {
+                        const version = list[next];
+                        const arrow = next < current ? 'Previous version' : 'Next version';
+                        if (version) void openVersion(version, index, arrow);
+                      }}
+                    />
+                  ) : null
+                }
+                onEdit={
+                  message.role === 'user' && idle
+                    ? (text) => editMessage(message.id, text)
+                    : undefined
+                }
+                onRegenerate={
+                  message.role === 'assistant' && idle
+                    ? () => regenerateReply(message.id)
+                    : undefined
+                }
+                onAnswerConfirmation={idle ? answerConfirmation : undefined}
+              />
+            );
+          })}
+        </ol>
+        {busy && last?.role === 'user' ? (
+          <p className="pending-reply" aria-hidden="true">
+            <span className="typing">
+              <span />
+              <span />
+              <span />
+            </span>
+          </p>
+        ) : null}
+        {error ? (
+          <p className="notice notice-error" role="alert">
+            {error.message}
+          </p>
+        ) : null}
+        {notice ? (
+          <p className="notice notice-error" role="alert">
+            {notice}
+          </p>
+        ) : null}
+        <div ref={end} />
+      </main>
+      <footer className="chat-footer">
+        <Composer
+          value={draft}
+          onChange={setDraft}
+          onSubmit={() => send(draft)}
+          busy={busy}
+          // Once the reply streams, the page knows its id (its start chunk) and stops that one.
+          onStop={status === 'streaming' && stopping === null ? stopReply : undefined}
+          statusText={statusWords[shownStatus]}
+        />
+        {/* The page's state in one word, for scripts and tests: ready, submitted, streaming, stopping, error. */}
+        <p className="visually-hidden" data-testid="status">
+          {shownStatus}
+        </p>
+      </footer>
+    </div>
   );
 }

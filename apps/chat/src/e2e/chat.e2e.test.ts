@@ -7,9 +7,10 @@ import { fileURLToPath } from 'node:url';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../__fixtures__/chat-test-kit';
-import { createMockModel, type MockLanguageModel } from '../server/mock-model';
+import { createMockModel } from '../server/mock-model';
 import { type RunningChatServer, startChatServer } from '../server/start-server';
 import type { ChatUIMessage } from '../server/tools';
+import { untilStopped } from './browser-kit';
 
 const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const packageDirectory = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -302,34 +303,6 @@ describe.skipIf(!installed)('the chat app in a browser', () => {
 /** The text the page shows for a message (its text parts; the page shows tool parts too). */
 function shownText(message: ChatUIMessage): string {
   return message.parts.map((part) => (part.type === 'text' ? part.text : '')).join('');
-}
-
-/**
- * The model, except that it never ends a reply on its own: after its last word it waits until
- * the call is stopped (the client's stop aborts it), so a stop always comes mid-reply.
- */
-function untilStopped(model: MockLanguageModel): MockLanguageModel {
-  return {
-    ...model,
-    async doStream(options) {
-      const { stream } = await model.doStream(options);
-      const signal = options.abortSignal;
-      return {
-        stream: stream.pipeThrough(
-          new TransformStream({
-            transform(part, controller) {
-              if (part.type !== 'text-end' && part.type !== 'finish') controller.enqueue(part);
-            },
-            flush: () =>
-              new Promise<void>((resolve) => {
-                if (signal === undefined || signal.aborted) return resolve();
-                signal.addEventListener('abort', () => resolve(), { once: true });
-              }),
-          }),
-        ),
-      };
-    },
-  };
 }
 
 /**
