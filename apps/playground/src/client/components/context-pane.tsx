@@ -5,6 +5,7 @@ import { describeError } from '../describe-error';
 import { cleanFragment, EXAMPLE_CONTEXT, emptyFragment, FRAGMENT_SPECS } from '../fragment-catalog';
 import { type Draft, draftOf, FragmentEditor, useDraftPreview } from './fragment-editor';
 import { FragmentList } from './fragment-list';
+import { closeMenuOnEscape } from './menu-keys';
 
 /** Props of {@link ContextPane}. */
 export interface ContextPaneProps {
@@ -52,6 +53,35 @@ export function ContextPane(props: ContextPaneProps): ReactElement {
   const [confirmingRemoval, setConfirmingRemoval] = useState(false);
   const [removed, setRemoved] = useState<JsonValue[] | null>(null);
   const openEditor = draft === null ? null : `${draft.index}:${draft.value.type}`;
+  const pane = useRef<HTMLElement>(null);
+  /**
+   * Where the focus goes once an editor closes (its buttons go with it, which would leave the
+   * focus on the page): the fragment it added or saved (its Edit button), or, for a new draft
+   * dropped, the Add fragment menu it came from.
+   */
+  const [focusAfter, setFocusAfter] = useState<number | 'add' | null>(null);
+
+  // The row appears once the saved list comes back: wait for it, then focus it once.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: look again whenever the list changes
+  useEffect(() => {
+    if (focusAfter === null || draft !== null) return;
+    const target =
+      focusAfter === 'add'
+        ? pane.current?.querySelector<HTMLElement>('select[aria-label="Add fragment"]')
+        : pane.current?.querySelector<HTMLElement>(
+            `.fragment-list > li:nth-child(${focusAfter + 1}) button[aria-label^="Edit:"]`,
+          );
+    if (target) {
+      target.focus();
+      setFocusAfter(null);
+    }
+  }, [focusAfter, draft, fragments]);
+
+  /** Drops the open draft, and says where the focus goes. */
+  const closeDraft = (focus: number | 'add') => {
+    setDraft(null);
+    setFocusAfter(focus);
+  };
 
   // Bring the editor into view when one opens (it sits below a possibly long list).
   useEffect(() => {
@@ -86,7 +116,7 @@ export function ContextPane(props: ContextPaneProps): ReactElement {
     else list[draft.index] = value;
     const error = await saveList(list);
     if (error) setDraft({ ...draft, error });
-    else setDraft(null);
+    else closeDraft(draft.index ?? list.length - 1);
   };
 
   const change = async (list: JsonValue[]) => {
@@ -119,6 +149,7 @@ export function ContextPane(props: ContextPaneProps): ReactElement {
     <section
       className={draft || importing ? 'panel context-panel drafting' : 'panel context-panel'}
       aria-label="Context"
+      ref={pane}
     >
       <header className="panel-header">
         <h2>Context</h2>
@@ -138,7 +169,7 @@ export function ContextPane(props: ContextPaneProps): ReactElement {
             </option>
           ))}
         </select>
-        <details className="menu">
+        <details className="menu" onKeyDown={closeMenuOnEscape}>
           <summary aria-label="Context menu">⋯</summary>
           <div className="menu-items">
             <button
@@ -255,7 +286,10 @@ export function ContextPane(props: ContextPaneProps): ReactElement {
         {draft ? (
           <FragmentEditor
             draft={draft}
-            onDraft={setDraft}
+            onDraft={(next) => {
+              if (next === null) closeDraft(draft.index ?? 'add');
+              else setDraft(next);
+            }}
             onCommit={() => void commitDraft()}
             editorRef={editorRef}
           />
