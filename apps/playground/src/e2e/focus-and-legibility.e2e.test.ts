@@ -120,6 +120,39 @@ describe.skipIf(!chromiumInstalled())('focus, menus and legibility (issue #37)',
     expect(await focusedName(page)).toBe('Checkpoints');
   });
 
+  it('gives the focus back to the ⋯ menu when what it opened closes', async () => {
+    const chooseFromMenu = async (item: string) => {
+      await page.getByLabel('Context menu').focus();
+      await page.keyboard.press('Enter');
+      await tabTo(page, item);
+      await page.keyboard.press('Enter');
+    };
+    // Load JSON…, then Cancel.
+    await chooseFromMenu('Load JSON…');
+    await page.getByRole('region', { name: 'Load context JSON' }).waitFor();
+    await tabTo(page, 'Cancel');
+    await page.keyboard.press('Enter');
+    await expect.poll(() => focusedName(page)).toBe('Context menu');
+    // Remove all, asked first: Cancel, then again and confirm; Undo takes the focus, then the
+    // menu again once the fragments are back.
+    await chooseFromMenu('Remove all');
+    const confirm = page.getByRole('alertdialog', { name: 'Confirm removal' });
+    await confirm.waitFor();
+    await tabTo(page, 'Cancel');
+    await page.keyboard.press('Enter');
+    await expect.poll(() => focusedName(page)).toBe('Context menu');
+    await chooseFromMenu('Remove all');
+    await confirm.waitFor();
+    await tabTo(page, 'Remove all');
+    await page.keyboard.press('Enter');
+    await expect.poll(() => focusedName(page)).toBe('Undo');
+    await page.keyboard.press('Enter');
+    await expect.poll(() => focusedName(page)).toBe('Context menu');
+    await expect
+      .poll(() => page.getByRole('region', { name: 'Context' }).textContent())
+      .toContain('You answer briefly.');
+  });
+
   it('moves the focus to the message a search hit picks, and the arrow keys go on from it', async () => {
     await page.locator('.react-flow__node.current-head').focus();
     await page.keyboard.press('/');
@@ -229,6 +262,19 @@ describe.skipIf(!chromiumInstalled())('focus, menus and legibility (issue #37)',
     await page.keyboard.press('Home');
     expect(await graph.getAttribute('aria-valuenow')).toBe('10');
     expect(await graph.getAttribute('aria-valuetext')).toBe('conversation 10%, graph 90%');
+  });
+
+  it('reads the graph share an older page kept as a whole percentage', async () => {
+    const older = await browser.newPage();
+    await older.addInitScript(() =>
+      localStorage.setItem('ctxgraph-playground-layout', JSON.stringify({ graphShare: 0.7 })),
+    );
+    await older.goto(`${running.url}#/chat/${chatId}`);
+    const graph = older.getByRole('separator', { name: 'Resize the graph' });
+    await graph.waitFor();
+    expect(await graph.getAttribute('aria-valuenow')).toBe('30');
+    expect(await graph.getAttribute('aria-valuetext')).toBe('conversation 30%, graph 70%');
+    await older.close();
   });
 
   it('names every way to get a model in the no-model notice', async () => {

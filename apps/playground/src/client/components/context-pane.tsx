@@ -55,27 +55,31 @@ export function ContextPane(props: ContextPaneProps): ReactElement {
   const openEditor = draft === null ? null : `${draft.index}:${draft.value.type}`;
   const pane = useRef<HTMLElement>(null);
   /**
-   * Where the focus goes once an editor closes (its buttons go with it, which would leave the
-   * focus on the page): the fragment it added or saved (its Edit button), or, for a new draft
-   * dropped, the Add fragment menu it came from.
+   * Where the focus goes once an editor or a bar closes (its buttons go with it, which would
+   * leave the focus on the page): the fragment it added or saved (its Edit button); for a new
+   * draft dropped, the Add fragment menu it came from; for the JSON loader and the removal's
+   * bars, the ⋯ menu they came from, or the Undo the removal offers.
    */
-  const [focusAfter, setFocusAfter] = useState<number | 'add' | null>(null);
+  const [focusAfter, setFocusAfter] = useState<number | 'add' | 'menu' | 'undo' | null>(null);
 
   // The row appears once the saved list comes back: wait for it, then focus it once.
   // biome-ignore lint/correctness/useExhaustiveDependencies: look again whenever the list changes
   useEffect(() => {
     if (focusAfter === null || draft !== null) return;
-    const target =
+    const selector =
       focusAfter === 'add'
-        ? pane.current?.querySelector<HTMLElement>('select[aria-label="Add fragment"]')
-        : pane.current?.querySelector<HTMLElement>(
-            `.fragment-list > li:nth-child(${focusAfter + 1}) button[aria-label^="Edit:"]`,
-          );
+        ? 'select[aria-label="Add fragment"]'
+        : focusAfter === 'menu'
+          ? 'summary[aria-label="Context menu"]'
+          : focusAfter === 'undo'
+            ? '.undo-bar button'
+            : `.fragment-list > li:nth-child(${focusAfter + 1}) button[aria-label^="Edit:"]`;
+    const target = pane.current?.querySelector<HTMLElement>(selector);
     if (target) {
       target.focus();
       setFocusAfter(null);
     }
-  }, [focusAfter, draft, fragments]);
+  }, [focusAfter, draft, fragments, removed]);
 
   /** Drops the open draft, and says where the focus goes. */
   const closeDraft = (focus: number | 'add') => {
@@ -142,7 +146,10 @@ export function ContextPane(props: ContextPaneProps): ReactElement {
     }
     const error = await saveList((Array.isArray(list) ? list : [list]) as JsonValue[]);
     if (error) setImporting({ ...importing, error });
-    else setImporting(null);
+    else {
+      setImporting(null);
+      setFocusAfter('menu');
+    }
   };
 
   return (
@@ -227,15 +234,25 @@ export function ContextPane(props: ContextPaneProps): ReactElement {
               onClick={() => {
                 const before = [...fragments];
                 setConfirmingRemoval(false);
+                setFocusAfter('menu');
                 void saveList([]).then((error) => {
                   setListError(error);
-                  if (error === null) setRemoved(before);
+                  if (error === null) {
+                    setRemoved(before);
+                    setFocusAfter('undo');
+                  }
                 });
               }}
             >
               Remove all
             </button>
-            <button type="button" onClick={() => setConfirmingRemoval(false)}>
+            <button
+              type="button"
+              onClick={() => {
+                setConfirmingRemoval(false);
+                setFocusAfter('menu');
+              }}
+            >
               Cancel
             </button>
           </div>
@@ -249,7 +266,10 @@ export function ContextPane(props: ContextPaneProps): ReactElement {
                 const list = removed;
                 void saveList(list).then((error) => {
                   setListError(error);
-                  if (error === null) setRemoved(null);
+                  if (error === null) {
+                    setRemoved(null);
+                    setFocusAfter('menu');
+                  }
                 });
               }}
             >
@@ -259,7 +279,10 @@ export function ContextPane(props: ContextPaneProps): ReactElement {
               type="button"
               className="icon"
               aria-label="Dismiss"
-              onClick={() => setRemoved(null)}
+              onClick={() => {
+                setRemoved(null);
+                setFocusAfter('menu');
+              }}
             >
               ×
             </button>
@@ -314,7 +337,13 @@ export function ContextPane(props: ContextPaneProps): ReactElement {
               <button type="button" className="primary" onClick={() => void importJson()}>
                 Replace context
               </button>
-              <button type="button" onClick={() => setImporting(null)}>
+              <button
+                type="button"
+                onClick={() => {
+                  setImporting(null);
+                  setFocusAfter('menu');
+                }}
+              >
                 Cancel
               </button>
             </div>
