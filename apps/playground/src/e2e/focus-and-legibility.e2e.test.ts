@@ -279,6 +279,12 @@ describe.skipIf(!chromiumInstalled())('focus, menus and legibility (issue #37)',
 
   it('names every way to get a model in the no-model notice', async () => {
     const notice = await page.getByTestId('no-model-notice').textContent();
+    // Shown whole, not cut off at the pane's edge.
+    const clipped = await page
+      .getByTestId('no-model-notice')
+      .locator('> span')
+      .evaluate((element) => element.scrollWidth > element.clientWidth);
+    expect(clipped).toBe(false);
     for (const setting of [
       'PLAYGROUND_MODEL=echo',
       'OPENAI_API_KEY',

@@ -143,10 +143,9 @@ export function ConversationPane(props: ConversationPaneProps): ReactElement {
           <p className="notice" data-testid="no-model-notice">
             <span>
               No model: you write the replies. For a model, start the server with{' '}
-              <code>{MODEL_VARIABLES.kind}=echo</code> (offline, no key),{' '}
-              <code>{MODEL_VARIABLES.apiKey}</code>, or <code>{MODEL_VARIABLES.baseURL}</code> (any
-              OpenAI-compatible server), with <code>{MODEL_VARIABLES.modelId}</code> naming the
-              model.
+              <code>{MODEL_VARIABLES.kind}=echo</code> (offline), or{' '}
+              <code>{MODEL_VARIABLES.apiKey}</code> or <code>{MODEL_VARIABLES.baseURL}</code> (any
+              OpenAI-compatible server) and <code>{MODEL_VARIABLES.modelId}</code>.
             </span>
             <button
               type="button"
