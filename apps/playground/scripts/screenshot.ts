@@ -14,8 +14,8 @@ import {
   chromiumInstalled,
   launchBrowser,
 } from '../src/e2e/browser-harness';
-import { seedLongChat } from '../src/e2e/seed-long-chat';
 import { PACKAGE_DIRECTORY } from '../src/server/playground-config';
+import { seedLongChat } from '../src/server/seed-long-chat';
 import { startPlayground } from '../src/server/start-server';
 
 if (!chromiumInstalled()) {
@@ -27,7 +27,7 @@ const directory = mkdtempSync(join(tmpdir(), 'ctxgraph-playground-shot-'));
 const clientDirectory = join(directory, 'client');
 await buildClient(clientDirectory);
 const databasePath = join(directory, 'screenshot.db');
-const long = await seedLongChat(databasePath, 2000);
+const long = await seedLongChat({ kind: 'sqlite', path: databasePath }, 2000);
 const running = await startPlayground(
   {
     port: 0,

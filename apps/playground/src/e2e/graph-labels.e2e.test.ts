@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { BrowserContext, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { seedLongChat } from '../server/seed-long-chat';
 import { startPlayground } from '../server/start-server';
 import { buildClient, chromiumInstalled, launchBrowser } from './browser-harness';
-import { seedLongChat } from './seed-long-chat';
 
 /*
  * The graph stays readable at 10,000 messages (issue #28): fold labels and branch and checkpoint
@@ -95,7 +95,7 @@ describe.skipIf(!chromiumInstalled())('graph labels at 200, 2,000 and 10,000 mes
       const path = join(directory, `labels-${count}.db`);
       const seeding = performance.now();
       // Twelve side branches with checkpoints, in pairs 4 messages apart: labels that crowd.
-      const { chatId } = await seedLongChat(path, count, { forks: 12 });
+      const { chatId } = await seedLongChat({ kind: 'sqlite', path }, count, { forks: 12 });
       console.log(
         `[playground] ${count} messages: seeded with 13 side branches in ${Math.round(performance.now() - seeding)} ms`,
       );

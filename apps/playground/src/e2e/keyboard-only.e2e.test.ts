@@ -5,6 +5,7 @@ import {
   chromiumInstalled,
   startBrowserPlayground,
 } from './browser-harness';
+import { arrowTo, focusedName, tabTo } from './keyboard-helpers';
 
 /*
  * Every task of the playground README with the keyboard alone (issue #28): no click, no
@@ -12,58 +13,6 @@ import {
  * Space, the arrow keys, `/` and Escape do the rest. Real Chromium, a real SQLite file, the real
  * server (no model: the replies are written by hand, as the README says).
  */
-
-/** The accessible name of the focused element (aria-label, its label, or its text). */
-function focusedName(page: Page): Promise<string> {
-  return page.evaluate(() => {
-    const element = document.activeElement as HTMLElement | null;
-    if (element === null || element === document.body) return '';
-    return (
-      element.getAttribute('aria-label') ??
-      (element as HTMLInputElement).labels?.[0]?.textContent ??
-      element.textContent ??
-      ''
-    )
-      .replace(/\s+/g, ' ')
-      .trim();
-  });
-}
-
-/**
- * Presses Tab (or Shift+Tab) until the focused control's name matches, the way a person walks
- * the page; fails when a whole round of the page never reaches it.
- */
-async function tabTo(
-  page: Page,
-  name: string | RegExp,
-  options: { back?: boolean; max?: number } = {},
-): Promise<void> {
-  const matches = (found: string) => (typeof name === 'string' ? found === name : name.test(found));
-  if (matches(await focusedName(page))) return;
-  const seen: string[] = [];
-  for (let step = 0; step < (options.max ?? 200); step += 1) {
-    await page.keyboard.press(options.back ? 'Shift+Tab' : 'Tab');
-    const found = await focusedName(page);
-    if (matches(found)) return;
-    seen.push(found);
-  }
-  throw new Error(
-    `"${name}" was never reached with Tab; passed: ${[...new Set(seen)].join(' | ')}`,
-  );
-}
-
-/**
- * From the graph's tab stop (the selected message, else the current one), presses an arrow key
- * until the focused node's name matches.
- */
-async function arrowTo(page: Page, key: string, name: RegExp): Promise<void> {
-  await tabTo(page, /^(Message \d+|Summary of|Folded run)/);
-  for (let step = 0; step < 20; step += 1) {
-    if (name.test(await focusedName(page))) return;
-    await page.keyboard.press(key);
-  }
-  throw new Error(`${key} never reached a node named ${name}`);
-}
 
 describe.skipIf(!chromiumInstalled())('the playground with the keyboard alone', () => {
   let playground: BrowserPlayground;

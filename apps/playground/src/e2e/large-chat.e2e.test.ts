@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { seedLongChat } from '../server/seed-long-chat';
 import { startPlayground } from '../server/start-server';
 import { buildClient, chromiumInstalled, launchBrowser } from './browser-harness';
-import { seedLongChat } from './seed-long-chat';
 
 describe.skipIf(!chromiumInstalled())('a long chat in the browser', () => {
   const directory = mkdtempSync(join(tmpdir(), 'ctxgraph-playground-long-'));
@@ -25,7 +25,7 @@ describe.skipIf(!chromiumInstalled())('a long chat in the browser', () => {
   for (const count of [200, 2000, 10_000]) {
     it(`opens a chat of ${count} messages with the current message in view and the graph usable`, async () => {
       const path = join(directory, `long-${count}.db`);
-      const { chatId, lastText } = await seedLongChat(path, count);
+      const { chatId, lastText } = await seedLongChat({ kind: 'sqlite', path }, count);
       const running = await startPlayground(
         {
           port: 0,

@@ -1,4 +1,5 @@
 import { fileURLToPath } from 'node:url';
+import { MODEL_VARIABLES } from '../shared/wire';
 
 /**
  * The model of `OPENAI_MODEL` when unset, and the one cost estimates are for when no model is
@@ -51,8 +52,8 @@ export const DEFAULT_SQLITE_PATH: string = fileURLToPath(
 
 /**
  * Reads the configuration from environment variables: PORT, HOST, STORE (sqlite | memory |
- * postgres), SQLITE_PATH, DATABASE_URL, OPENAI_API_KEY, OPENAI_BASE_URL, OPENAI_MODEL,
- * PLAYGROUND_USER. Throws with a clear message on a value it cannot use.
+ * postgres), SQLITE_PATH, DATABASE_URL, the model's ({@link MODEL_VARIABLES}: PLAYGROUND_MODEL,
+ * OPENAI_API_KEY, OPENAI_BASE_URL, OPENAI_MODEL), PLAYGROUND_USER. Throws with a clear message on a value it cannot use.
  *
  * @example
  * ```ts
@@ -81,12 +82,12 @@ export function readPlaygroundConfig(
   } else {
     throw new Error(`STORE must be sqlite, memory or postgres, received "${environment.STORE}".`);
   }
-  const apiKey = environment.OPENAI_API_KEY?.trim() || undefined;
-  const baseURL = environment.OPENAI_BASE_URL?.trim() || undefined;
-  const modelKind = environment.PLAYGROUND_MODEL?.trim().toLowerCase() || undefined;
+  const apiKey = environment[MODEL_VARIABLES.apiKey]?.trim() || undefined;
+  const baseURL = environment[MODEL_VARIABLES.baseURL]?.trim() || undefined;
+  const modelKind = environment[MODEL_VARIABLES.kind]?.trim().toLowerCase() || undefined;
   if (modelKind !== undefined && modelKind !== 'echo' && modelKind !== 'openai') {
     throw new Error(
-      `PLAYGROUND_MODEL must be echo or openai, received "${environment.PLAYGROUND_MODEL}".`,
+      `${MODEL_VARIABLES.kind} must be echo or openai, received "${environment[MODEL_VARIABLES.kind]}".`,
     );
   }
   const model: ModelChoice | null =
@@ -94,7 +95,7 @@ export function readPlaygroundConfig(
       ? { modelId: 'echo', apiKey: '', baseURL: undefined, kind: 'echo' }
       : apiKey || baseURL
         ? {
-            modelId: environment.OPENAI_MODEL?.trim() || DEFAULT_MODEL_ID,
+            modelId: environment[MODEL_VARIABLES.modelId]?.trim() || DEFAULT_MODEL_ID,
             // A local OpenAI-compatible server usually ignores the key, but the client requires one.
             apiKey: apiKey ?? 'not-needed',
             baseURL,

@@ -13,6 +13,26 @@ export const RENDERER_NAMES: readonly ['xml', 'markdown', 'toon'] = ['xml', 'mar
 /** One of {@link RENDERER_NAMES}. */
 export type RendererName = (typeof RENDERER_NAMES)[number];
 
+/**
+ * The environment variables that give the playground a model: the server's configuration reads
+ * them by these names, and the page's no-model notice names them, so the two cannot drift.
+ */
+export const MODEL_VARIABLES: {
+  /** `echo` picks the built-in offline model (no key). */
+  readonly kind: 'PLAYGROUND_MODEL';
+  /** An OpenAI key: replies from OpenAI. */
+  readonly apiKey: 'OPENAI_API_KEY';
+  /** Any OpenAI-compatible server instead (a local one); a key is optional there. */
+  readonly baseURL: 'OPENAI_BASE_URL';
+  /** The model name. */
+  readonly modelId: 'OPENAI_MODEL';
+} = {
+  kind: 'PLAYGROUND_MODEL',
+  apiKey: 'OPENAI_API_KEY',
+  baseURL: 'OPENAI_BASE_URL',
+  modelId: 'OPENAI_MODEL',
+};
+
 /** The header that names the user a request is made for. */
 export const USER_HEADER = 'x-ctxgraph-user';
 

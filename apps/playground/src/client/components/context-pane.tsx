@@ -5,6 +5,7 @@ import { describeError } from '../describe-error';
 import { cleanFragment, EXAMPLE_CONTEXT, emptyFragment, FRAGMENT_SPECS } from '../fragment-catalog';
 import { type Draft, draftOf, FragmentEditor, useDraftPreview } from './fragment-editor';
 import { FragmentList } from './fragment-list';
+import { closeMenuOnEscape } from './menu-keys';
 
 /** Props of {@link ContextPane}. */
 export interface ContextPaneProps {
@@ -52,6 +53,39 @@ export function ContextPane(props: ContextPaneProps): ReactElement {
   const [confirmingRemoval, setConfirmingRemoval] = useState(false);
   const [removed, setRemoved] = useState<JsonValue[] | null>(null);
   const openEditor = draft === null ? null : `${draft.index}:${draft.value.type}`;
+  const pane = useRef<HTMLElement>(null);
+  /**
+   * Where the focus goes once an editor or a bar closes (its buttons go with it, which would
+   * leave the focus on the page): the fragment it added or saved (its Edit button); for a new
+   * draft dropped, the Add fragment menu it came from; for the JSON loader and the removal's
+   * bars, the ⋯ menu they came from, or the Undo the removal offers.
+   */
+  const [focusAfter, setFocusAfter] = useState<number | 'add' | 'menu' | 'undo' | null>(null);
+
+  // The row appears once the saved list comes back: wait for it, then focus it once.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: look again whenever the list changes
+  useEffect(() => {
+    if (focusAfter === null || draft !== null) return;
+    const selector =
+      focusAfter === 'add'
+        ? 'select[aria-label="Add fragment"]'
+        : focusAfter === 'menu'
+          ? 'summary[aria-label="Context menu"]'
+          : focusAfter === 'undo'
+            ? '.undo-bar button'
+            : `.fragment-list > li:nth-child(${focusAfter + 1}) button[aria-label^="Edit:"]`;
+    const target = pane.current?.querySelector<HTMLElement>(selector);
+    if (target) {
+      target.focus();
+      setFocusAfter(null);
+    }
+  }, [focusAfter, draft, fragments, removed]);
+
+  /** Drops the open draft, and says where the focus goes. */
+  const closeDraft = (focus: number | 'add') => {
+    setDraft(null);
+    setFocusAfter(focus);
+  };
 
   // Bring the editor into view when one opens (it sits below a possibly long list).
   useEffect(() => {
@@ -86,7 +120,7 @@ export function ContextPane(props: ContextPaneProps): ReactElement {
     else list[draft.index] = value;
     const error = await saveList(list);
     if (error) setDraft({ ...draft, error });
-    else setDraft(null);
+    else closeDraft(draft.index ?? list.length - 1);
   };
 
   const change = async (list: JsonValue[]) => {
@@ -112,13 +146,17 @@ export function ContextPane(props: ContextPaneProps): ReactElement {
     }
     const error = await saveList((Array.isArray(list) ? list : [list]) as JsonValue[]);
     if (error) setImporting({ ...importing, error });
-    else setImporting(null);
+    else {
+      setImporting(null);
+      setFocusAfter('menu');
+    }
   };
 
   return (
     <section
       className={draft || importing ? 'panel context-panel drafting' : 'panel context-panel'}
       aria-label="Context"
+      ref={pane}
     >
       <header className="panel-header">
         <h2>Context</h2>
@@ -138,7 +176,7 @@ export function ContextPane(props: ContextPaneProps): ReactElement {
             </option>
           ))}
         </select>
-        <details className="menu">
+        <details className="menu" onKeyDown={closeMenuOnEscape}>
           <summary aria-label="Context menu">⋯</summary>
           <div className="menu-items">
             <button
@@ -196,15 +234,25 @@ export function ContextPane(props: ContextPaneProps): ReactElement {
               onClick={() => {
                 const before = [...fragments];
                 setConfirmingRemoval(false);
+                setFocusAfter('menu');
                 void saveList([]).then((error) => {
                   setListError(error);
-                  if (error === null) setRemoved(before);
+                  if (error === null) {
+                    setRemoved(before);
+                    setFocusAfter('undo');
+                  }
                 });
               }}
             >
               Remove all
             </button>
-            <button type="button" onClick={() => setConfirmingRemoval(false)}>
+            <button
+              type="button"
+              onClick={() => {
+                setConfirmingRemoval(false);
+                setFocusAfter('menu');
+              }}
+            >
               Cancel
             </button>
           </div>
@@ -218,7 +266,10 @@ export function ContextPane(props: ContextPaneProps): ReactElement {
                 const list = removed;
                 void saveList(list).then((error) => {
                   setListError(error);
-                  if (error === null) setRemoved(null);
+                  if (error === null) {
+                    setRemoved(null);
+                    setFocusAfter('menu');
+                  }
                 });
               }}
             >
@@ -228,7 +279,10 @@ export function ContextPane(props: ContextPaneProps): ReactElement {
               type="button"
               className="icon"
               aria-label="Dismiss"
-              onClick={() => setRemoved(null)}
+              onClick={() => {
+                setRemoved(null);
+                setFocusAfter('menu');
+              }}
             >
               ×
             </button>
@@ -255,7 +309,10 @@ export function ContextPane(props: ContextPaneProps): ReactElement {
         {draft ? (
           <FragmentEditor
             draft={draft}
-            onDraft={setDraft}
+            onDraft={(next) => {
+              if (next === null) closeDraft(draft.index ?? 'add');
+              else setDraft(next);
+            }}
             onCommit={() => void commitDraft()}
             editorRef={editorRef}
           />
@@ -280,7 +337,13 @@ export function ContextPane(props: ContextPaneProps): ReactElement {
               <button type="button" className="primary" onClick={() => void importJson()}>
                 Replace context
               </button>
-              <button type="button" onClick={() => setImporting(null)}>
+              <button
+                type="button"
+                onClick={() => {
+                  setImporting(null);
+                  setFocusAfter('menu');
+                }}
+              >
                 Cancel
               </button>
             </div>

@@ -1,4 +1,5 @@
 import { type CSSProperties, type ReactElement, useEffect, useMemo, useRef, useState } from 'react';
+import { MODEL_VARIABLES } from '../../shared/wire';
 import type { ChatView, PlaygroundInfo } from '../api';
 import { textOf } from '../message-text';
 import { BranchIcon } from './icons';
@@ -141,10 +142,10 @@ export function ConversationPane(props: ConversationPaneProps): ReactElement {
         {props.model === null && !hintDismissed ? (
           <p className="notice" data-testid="no-model-notice">
             <span>
-              No model: you write the replies.{' '}
-              <span title="Start the server with OPENAI_API_KEY (or OPENAI_BASE_URL and OPENAI_MODEL) to get replies from a model.">
-                Set <code>OPENAI_API_KEY</code> for a model.
-              </span>
+              No model: you write the replies. For a model, start the server with{' '}
+              <code>{MODEL_VARIABLES.kind}=echo</code> (offline), or{' '}
+              <code>{MODEL_VARIABLES.apiKey}</code> or <code>{MODEL_VARIABLES.baseURL}</code> (any
+              OpenAI-compatible server) and <code>{MODEL_VARIABLES.modelId}</code>.
             </span>
             <button
               type="button"

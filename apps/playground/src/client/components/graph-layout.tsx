@@ -169,6 +169,10 @@ function labelOf(item: GraphItem, activeBranch: string, rank: number): ReactElem
       <div className="graph-node-top">
         <span className={`dot ${node.role}`} />
         <span className="graph-node-text">{node.text || '(no text)'}</span>
+      </div>
+      {/* The version badge rides with the tags: kept at a legible size on screen at any zoom,
+          and hidden with them where it would overlap a higher-ranked label. */}
+      <div className="graph-node-tags" data-label-rank={rank}>
         {item.version ? (
           <span
             className="tag version"
@@ -178,8 +182,6 @@ function labelOf(item: GraphItem, activeBranch: string, rank: number): ReactElem
             {item.version.index}/{item.version.count}
           </span>
         ) : null}
-      </div>
-      <div className="graph-node-tags" data-label-rank={rank}>
         {item.heads.map((name) => (
           <span key={name} className={name === activeBranch ? 'tag head active' : 'tag head'}>
             <BranchIcon /> {name}

@@ -210,6 +210,41 @@ export function GraphPane(props: GraphPaneProps): ReactElement {
     setCentreRequest({ id: messageId, nonce: Date.now() });
   };
 
+  /**
+   * Moves the keyboard to a message's node (the graph's tab stop, and the focus once it is
+   * drawn): after an action whose control goes away or is disabled (a search hit picked, a menu
+   * item, Branch from here), the focus would otherwise fall to the page, where the arrow keys
+   * do nothing.
+   */
+  const focusNode = (messageId: string) => {
+    const item = display.itemOf.get(messageId) ?? messageId;
+    setKeyboardId(item);
+    pendingFocus.current = item;
+  };
+
+  /** Selects a message, brings it into view, and puts the focus on its node. */
+  const focusAndMove = (messageId: string) => {
+    focus(messageId);
+    // Selecting pins the message: drawn as its own node, even inside a folded run.
+    setKeyboardId(messageId);
+    pendingFocus.current = messageId;
+  };
+
+  // F2 renames the branch you are on (the toolbar's Rename…, many Tab stops away), from
+  // anywhere but an open dialog.
+  const { busy, onRenameBranch } = props;
+  useEffect(() => {
+    if (props.dialogOpen || busy) return;
+    const onKey = (event: globalThis.KeyboardEvent) => {
+      if (event.key !== 'F2' || event.defaultPrevented) return;
+      if (event.ctrlKey || event.metaKey || event.altKey || event.shiftKey) return;
+      event.preventDefault();
+      onRenameBranch(view.branch);
+    };
+    window.addEventListener('keydown', onKey);
+    return () => window.removeEventListener('keydown', onKey);
+  }, [props.dialogOpen, busy, onRenameBranch, view.branch]);
+
   // Escape closes the inspector (unless a dialog, which has its own Escape, is open).
   useEffect(() => {
     if (selectedId === null || props.dialogOpen) return;
@@ -241,7 +276,7 @@ export function GraphPane(props: GraphPaneProps): ReactElement {
       if (element) {
         element.focus({ preventScroll: true });
         pendingFocus.current = null;
-      } else if (frames++ < 30) handle = requestAnimationFrame(attempt);
+      } else if (frames++ < 120) handle = requestAnimationFrame(attempt);
     };
     attempt();
     return () => cancelAnimationFrame(handle);
@@ -254,7 +289,13 @@ export function GraphPane(props: GraphPaneProps): ReactElement {
     if (event.key === 'Enter' || event.key === ' ') {
       event.preventDefault();
       setKeyboardId(id);
-      clickItem(id);
+      const first = clickItem(id);
+      // The run's node goes as it unfolds: the keyboard goes on from its first message.
+      if (first !== null) {
+        setKeyboardId(first);
+        pendingFocus.current = first;
+        setCentreRequest({ id: first, nonce: Date.now() });
+      }
       return;
     }
     const next = neighbour(display, id, event.key);
@@ -265,7 +306,8 @@ export function GraphPane(props: GraphPaneProps): ReactElement {
     setCentreRequest({ id: next, nonce: Date.now() });
   };
 
-  const clickItem = (id: string) => {
+  /** Opens a message in the inspector, or unfolds a run (answering its first message, else null). */
+  const clickItem = (id: string): string | null => {
     const run = display.items.find((item) => item.id === id);
     if (run?.kind === 'run') {
       // A short run unfolds at once; a long one shows its first and last messages, the rest
@@ -280,11 +322,12 @@ export function GraphPane(props: GraphPaneProps): ReactElement {
         ];
         setRevealed((old) => new Set([...old, ...ends]));
       }
-      return;
+      return run.messageIds[0] ?? null;
     }
     const next = selectedId === id ? null : id;
     setSelectedId(next);
     if (next !== null) setCentreRequest({ id: next, nonce: Date.now() });
+    return null;
   };
 
   return (
@@ -296,7 +339,7 @@ export function GraphPane(props: GraphPaneProps): ReactElement {
           {plural(view.graph.branches.length, 'branch')}
         </span>
         <span className="grow" />
-        <GraphSearch onSearch={props.onSearch} onPick={focus} />
+        <GraphSearch onSearch={props.onSearch} onPick={focusAndMove} />
       </header>
       <GraphToolbar
         view={view}
@@ -307,7 +350,7 @@ export function GraphPane(props: GraphPaneProps): ReactElement {
         onDeleteBranch={props.onDeleteBranch}
         onRenameBranch={props.onRenameBranch}
         onRestore={props.onRestore}
-        onFocus={focus}
+        onFocus={focusAndMove}
       />
       <div className="graph-body">
         {/* biome-ignore lint/a11y/noStaticElementInteractions: the keys act on the focused node inside */}
@@ -399,6 +442,8 @@ export function GraphPane(props: GraphPaneProps): ReactElement {
               const branch = view.graph.branches.find(
                 (record) => record.headMessageId === leafNodeId,
               );
+              // The button goes once this version is on the branch: the focus stays on its node.
+              focusNode(selected.id);
               if (branch) props.onSwitch(branch.name);
               else props.onRewind(leafNodeId);
             }}
@@ -411,7 +456,12 @@ export function GraphPane(props: GraphPaneProps): ReactElement {
                 pendingFocus.current = item;
               }
             }}
-            onRewind={() => props.onRewind(selected.id)}
+            onRewind={() => {
+              // The button is disabled while the branch is made: the focus goes to the node,
+              // the new branch's current message.
+              focusNode(selected.id);
+              props.onRewind(selected.id);
+            }}
             onCheckpoint={(name) => props.onCheckpoint(name, selected.id)}
             compareWith={otherBranchThrough(view, selected.id)}
             onCompare={(branch) => props.onCompare(branch, view.branch)}

@@ -1,6 +1,7 @@
 import { type ReactElement, useRef } from 'react';
 import type { ChatView } from '../api';
 import { BranchIcon } from './icons';
+import { closeMenuOnEscape } from './menu-keys';
 
 /** Props of {@link GraphToolbar}. */
 export interface GraphToolbarProps {
@@ -63,7 +64,8 @@ export function GraphToolbar(props: GraphToolbarProps): ReactElement {
       <button
         type="button"
         disabled={props.busy}
-        title="Give a branch a new name (its messages stay; if you are on it, you stay on it)"
+        title="Give a branch a new name (its messages stay; if you are on it, you stay on it). F2 from anywhere."
+        aria-keyshortcuts="F2"
         onClick={() => props.onRenameBranch(view.branch)}
       >
         Rename…
@@ -77,7 +79,7 @@ export function GraphToolbar(props: GraphToolbarProps): ReactElement {
         Delete…
       </button>
       <span className="divider" />
-      <details className="menu toolbar-menu" ref={checkpointMenu}>
+      <details className="menu toolbar-menu" ref={checkpointMenu} onKeyDown={closeMenuOnEscape}>
         <summary aria-label="Checkpoints">
           ⚑ Checkpoints <span className="count">{view.graph.checkpoints.length}</span> ▾
         </summary>

@@ -73,7 +73,7 @@ export function OpenChatColumns(props: OpenChatColumnsProps): ReactElement {
         {layout.conversationCollapsed ? null : (
           <>
             <ConversationPane
-              style={{ flexBasis: `${(1 - layout.graphShare) * 100}%` }}
+              style={{ flexBasis: `${100 - layout.graphPercent}%` }}
               view={view}
               model={props.info?.model ?? null}
               streaming={actions.streaming}
@@ -87,20 +87,23 @@ export function OpenChatColumns(props: OpenChatColumnsProps): ReactElement {
             <Splitter
               label="Resize the graph"
               orientation="horizontal"
-              value={1 - layout.graphShare}
-              min={1 - LAYOUT_BOUNDS.graphShare.max}
-              max={1 - LAYOUT_BOUNDS.graphShare.min}
-              step={0.05}
-              perPixel={1 / Math.max(1, rightColumn.current?.clientHeight ?? 800)}
-              onChange={(conversationShare) => update({ graphShare: 1 - conversationShare })}
+              value={100 - layout.graphPercent}
+              min={100 - LAYOUT_BOUNDS.graphPercent.max}
+              max={100 - LAYOUT_BOUNDS.graphPercent.min}
+              step={5}
+              perPixel={100 / Math.max(1, rightColumn.current?.clientHeight ?? 800)}
+              valueText={(conversation) =>
+                `conversation ${conversation}%, graph ${100 - conversation}%`
+              }
+              onChange={(conversationPercent) =>
+                update({ graphPercent: 100 - conversationPercent })
+              }
             />
           </>
         )}
         <GraphPane
           style={
-            layout.conversationCollapsed
-              ? { flex: 1 }
-              : { flexBasis: `${layout.graphShare * 100}%` }
+            layout.conversationCollapsed ? { flex: 1 } : { flexBasis: `${layout.graphPercent}%` }
           }
           dialogOpen={props.dialogOpen}
           theme={layout.theme}

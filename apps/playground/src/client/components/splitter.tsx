@@ -6,14 +6,19 @@ export interface SplitterProps {
   label: string;
   /** `vertical`: a bar between two columns (drags left/right); `horizontal`: between rows. */
   orientation: 'vertical' | 'horizontal';
-  /** The size it controls, and its bounds, in the unit `onChange` takes. */
+  /**
+   * The size it controls, and its bounds, in the unit `onChange` takes: whole numbers (pixels,
+   * percent), which is what assistive technology reads out.
+   */
   value: number;
   min: number;
   max: number;
   /** How much one arrow key press moves it. */
   step: number;
-  /** Pixels dragged to units (1 for a width in pixels; 1/height for a share). */
+  /** Pixels dragged to units (1 for a width in pixels; 100/height for a percentage). */
   perPixel: number;
+  /** The value in words for assistive technology (`aria-valuetext`), when a number is not enough. */
+  valueText?: (value: number) => string;
   onChange: (value: number) => void;
 }
 
@@ -33,7 +38,8 @@ export function Splitter(props: SplitterProps): ReactElement {
       tabIndex={0}
       aria-label={props.label}
       aria-orientation={props.orientation}
-      aria-valuenow={Math.round(props.value * 100) / 100}
+      aria-valuenow={Math.round(props.value)}
+      aria-valuetext={props.valueText?.(Math.round(props.value))}
       aria-valuemin={props.min}
       aria-valuemax={props.max}
       className={`splitter ${props.orientation}`}
@@ -44,7 +50,7 @@ export function Splitter(props: SplitterProps): ReactElement {
       onPointerMove={(event) => {
         if (start.current === null) return;
         const moved = along(event) - start.current.pointer;
-        props.onChange(start.current.value + moved * props.perPixel);
+        props.onChange(Math.round(start.current.value + moved * props.perPixel));
       }}
       onPointerUp={() => {
         start.current = null;

@@ -11,8 +11,12 @@ export type Theme = 'light' | 'dark';
 export interface Layout {
   chatsWidth: number;
   middleWidth: number;
-  /** The graph's share of the right column (0.2–0.9); the conversation has the rest. */
-  graphShare: number;
+  /**
+   * The graph's share of the right column's height, in whole percent (20–90); the conversation
+   * has the rest. Whole numbers, so the splitter reports clean values (`aria-valuemin` 10, not
+   * the 0.09999999999999998 that `1 - 0.9` gives).
+   */
+  graphPercent: number;
   chatsCollapsed: boolean;
   middleCollapsed: boolean;
   conversationCollapsed: boolean;
@@ -25,11 +29,17 @@ const STORAGE_KEY = 'ctxgraph-playground-layout';
 export const LAYOUT_BOUNDS = {
   chatsWidth: { min: 160, max: 420 },
   middleWidth: { min: 260, max: 760 },
-  graphShare: { min: 0.2, max: 0.9 },
+  graphPercent: { min: 20, max: 90 },
 } as const;
 
 function clamp(value: number, bounds: { min: number; max: number }): number {
   return Math.min(bounds.max, Math.max(bounds.min, value));
+}
+
+/** The graph's percentage kept in storage: `graphPercent`, or an older page's `graphShare` (0–1). */
+function storedGraphPercent(stored: Partial<Layout> & { graphShare?: unknown }): unknown {
+  if (stored.graphPercent !== undefined) return stored.graphPercent;
+  return typeof stored.graphShare === 'number' ? stored.graphShare * 100 : undefined;
 }
 
 function preferredTheme(): Theme {
@@ -43,16 +53,16 @@ function initialLayout(): Layout {
   const fallback: Layout = {
     chatsWidth: 220,
     middleWidth: 380,
-    graphShare: 0.5,
+    graphPercent: 50,
     chatsCollapsed: false,
     middleCollapsed: false,
     conversationCollapsed: false,
     theme: preferredTheme(),
   };
   try {
-    const stored = JSON.parse(
-      localStorage.getItem(STORAGE_KEY) ?? 'null',
-    ) as Partial<Layout> | null;
+    const stored = JSON.parse(localStorage.getItem(STORAGE_KEY) ?? 'null') as
+      | (Partial<Layout> & { graphShare?: unknown })
+      | null;
     if (stored === null || typeof stored !== 'object') return fallback;
     const number = (value: unknown, otherwise: number) =>
       typeof value === 'number' && Number.isFinite(value) ? value : otherwise;
@@ -62,7 +72,12 @@ function initialLayout(): Layout {
         number(stored.middleWidth, fallback.middleWidth),
         LAYOUT_BOUNDS.middleWidth,
       ),
-      graphShare: clamp(number(stored.graphShare, fallback.graphShare), LAYOUT_BOUNDS.graphShare),
+      graphPercent: Math.round(
+        clamp(
+          number(storedGraphPercent(stored), fallback.graphPercent),
+          LAYOUT_BOUNDS.graphPercent,
+        ),
+      ),
       chatsCollapsed: stored.chatsCollapsed === true,
       middleCollapsed: stored.middleCollapsed === true,
       conversationCollapsed: stored.conversationCollapsed === true,
@@ -100,7 +115,7 @@ export function useLayout(): LayoutState {
       const next = { ...old, ...change };
       next.chatsWidth = clamp(next.chatsWidth, LAYOUT_BOUNDS.chatsWidth);
       next.middleWidth = clamp(next.middleWidth, LAYOUT_BOUNDS.middleWidth);
-      next.graphShare = clamp(next.graphShare, LAYOUT_BOUNDS.graphShare);
+      next.graphPercent = Math.round(clamp(next.graphPercent, LAYOUT_BOUNDS.graphPercent));
       return next;
     });
   }, []);
