@@ -32,6 +32,8 @@ export class ChunkBatcher {
   #lost: unknown;
   #failure: unknown;
   #closed = false;
+  /** The last flush began. */
+  #last = false;
   readonly #unwatch: () => void;
 
   constructor(
@@ -68,10 +70,12 @@ export class ChunkBatcher {
   }
 
   /**
-   * Writes everything queued, after the writes under way. Rejects when the reply was lost (taken
+   * The reply's last write: everything queued, after the writes under way; no renewal is written
+   * after it (the save that follows ends the record). Rejects when the reply was lost (taken
    * over, or ended by another): the final save would be refused the same way.
    */
   async flush(): Promise<void> {
+    this.#last = true;
     await this.#write();
     if (this.#lost !== undefined) throw this.#lost;
     if (this.#queue.length > 0) throw this.#failure;
@@ -106,9 +110,11 @@ export class ChunkBatcher {
   /** One append of what is queued (or an empty one that renews the lease), after the last. */
   #write(renew = false): Promise<void> {
     const next = this.#writing.then(async () => {
-      if (this.#lost !== undefined) return;
+      if (this.#lost !== undefined || this.#closed) return;
       const chunks = this.#queue.splice(0, this.#queue.length);
-      if (chunks.length === 0 && !renew) return;
+      // Once the last flush began, the reply's save ends its record: a renewal (a feed notice's,
+      // a timer's) queued behind it would only race that save.
+      if (chunks.length === 0 && (!renew || this.#last)) return;
       if (this.#flushTimer !== undefined && this.#queue.length === 0) {
         timers.clearTimeout(this.#flushTimer);
         this.#flushTimer = undefined;

@@ -217,10 +217,16 @@ if (databaseUrl !== undefined) {
       let sent = 0;
       const store = new PostgresContextStore({
         connectionString: databaseUrl,
-        // Every statement the pool sends passes here: one round trip each.
+        // Every statement the store sends passes here: one round trip each. The change feed's
+        // own (its LISTEN, on a connection of its own, and its poll of the watched chats: the
+        // batcher watches the chat while its reply streams) are not the turn's: they run when
+        // the feed gets to them and may land inside any call, so they are left out.
         connection: {
-          debug: () => {
-            sent += 1;
+          debug: (_connection: number, query: string) => {
+            const feeds =
+              /^\s*(un)?listen\b/i.test(query) ||
+              query.includes('json_build_array(r.reply_id, r.chunk_count)');
+            if (!feeds) sent += 1;
           },
         },
         schema: 'ctxgraph_ai_sdk_count',
