@@ -257,7 +257,10 @@ describe('the chat handler’s base path', () => {
     const read = await json(
       await handler(new Request('http://app.test/v1/conversations/c/messages')),
     );
-    expect(read).toEqual({ status: 200, body: { messages: [], outcomes: {} } });
+    expect(read).toEqual({
+      status: 200,
+      body: { messages: [], outcomes: {}, nodeIds: {}, versions: {} },
+    });
   });
 
   it('answers an error of the app’s own code 500 without its message, and tells onError', async () => {
