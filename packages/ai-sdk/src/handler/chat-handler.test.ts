@@ -234,6 +234,108 @@ describe.each(mounts)('the chat handler %s', (_name, mount) => {
   });
 });
 
+describe('the chat handler places a last-message body after the node it names', () => {
+  const ask = (id: string, text: string): UIMessage => ({
+    id,
+    role: 'user',
+    parts: [{ type: 'text', text }],
+  });
+  const post = (fetcher: Fetch, body: unknown) =>
+    call(fetcher, '/api/chat', { method: 'POST', body: JSON.stringify(body) });
+  const read = async (fetcher: Fetch, query = '') =>
+    (await json(await call(fetcher, `/api/chat/tabs/messages${query}`))).body as {
+      messages: UIMessage[];
+      nodeIds: Record<string, string>;
+    };
+  const parentOf = async (store: InMemoryContextStore, nodeId: string) =>
+    (await store.getMessage({ chatId: 'tabs', messageId: nodeId }))?.parentId;
+
+  it('two tabs: B’s question follows the reply B shows, not A’s unanswered question', async () => {
+    const store = new InMemoryContextStore();
+    const fetcher = handlerOn(store);
+    const first = await post(fetcher, { id: 'tabs', messages: [ask('q1', 'Hello')] });
+    expect(first.status).toBe(200);
+    await first.text();
+    const shown = await read(fetcher);
+    const reply = shown.messages[1]?.id as string;
+    const after = shown.nodeIds[reply] as string;
+    // Tab A asks; its reply streams and is not done.
+    const tabA = await post(fetcher, {
+      id: 'tabs',
+      message: ask('qa', 'hang after a word'),
+      trigger: 'submit-message',
+      after,
+    });
+    expect(tabA.status).toBe(200);
+    // Tab B, still showing the first reply, asks after it.
+    const tabB = await post(fetcher, {
+      id: 'tabs',
+      message: ask('qb', 'From tab B'),
+      trigger: 'submit-message',
+      after,
+    });
+    expect(tabB.status).toBe(200);
+    await tabB.text();
+    const b = await read(fetcher, '?leaf=qb');
+    expect(b.messages.map((message) => message.id)).toEqual(['q1', reply, 'qb']);
+    expect(await parentOf(store, b.nodeIds.qb as string)).toBe(after);
+    const a = await read(fetcher, '?leaf=qa');
+    expect(await parentOf(store, a.nodeIds.qa as string)).toBe(after);
+    // Both questions are versions of the message after the first reply.
+    const path = (await json(await call(fetcher, '/api/chat/tabs/messages?leaf=qb'))).body as {
+      versions: Record<string, { index: number; nodes: { nodeId: string }[] }>;
+    };
+    expect(path.versions.qb?.nodes.map((node) => node.nodeId)).toEqual([
+      a.nodeIds.qa,
+      b.nodeIds.qb,
+    ]);
+    // A body without `after` continues after the chat's newest message, as before.
+    const stop = await call(fetcher, '/api/chat/tabs/stop', { method: 'POST' });
+    expect(stop.status).toBe(200);
+    await tabA.text();
+    const plain = await post(fetcher, { id: 'tabs', message: ask('qc', 'No after') });
+    await plain.text();
+    const c = await read(fetcher, '?leaf=qc');
+    expect(c.messages.map((message) => message.id).slice(0, 4)).toEqual([
+      'q1',
+      reply,
+      'qa',
+      expect.any(String),
+    ]);
+    // `after: null`: a new first message (a root).
+    const root = await post(fetcher, { id: 'tabs', message: ask('qr', 'Anew'), after: null });
+    await root.text();
+    const r = await read(fetcher, '?leaf=qr');
+    expect(r.messages.map((message) => message.id)).toEqual(['qr']);
+    expect(await parentOf(store, r.nodeIds.qr as string)).toBeNull();
+  });
+
+  it('refuses an unknown node (404), a bad after and after beside all the messages (400), writing nothing', async () => {
+    const store = new InMemoryContextStore();
+    const fetcher = handlerOn(store);
+    await (await post(fetcher, { id: 'tabs', messages: [ask('q1', 'Hello')] })).text();
+    const revision = (await store.getChat('tabs'))?.revision;
+    const cases: [unknown, number, string][] = [
+      [{ id: 'tabs', message: ask('qx', 'x'), after: 'no-such-node' }, 404, 'no-such-node'],
+      [{ id: 'fresh-chat', message: ask('qx', 'x'), after: 'no-such-node' }, 404, 'no-such-node'],
+      [{ id: 'tabs', message: ask('qx', 'x'), after: 42 }, 400, 'after'],
+      [{ id: 'tabs', message: ask('qx', 'x'), after: { node: 'q1' } }, 400, 'after'],
+      [{ id: 'tabs', message: ask('qx', 'x'), after: 'a\u0000b' }, 400, 'after'],
+      [{ id: 'tabs', messages: [ask('q1', 'Hello'), ask('qx', 'x')], after: 'q1' }, 400, 'after'],
+    ];
+    for (const [body, status, named] of cases) {
+      const answer = await json(await post(fetcher, body));
+      expect([JSON.stringify(body), answer.status]).toEqual([JSON.stringify(body), status]);
+      expect(String(answer.body.error)).toContain(named);
+    }
+    expect((await store.getChat('tabs'))?.revision).toBe(revision);
+    expect(await store.getChat('fresh-chat')).toBeNull();
+    expect(await store.findMessageNodes({ chatId: 'tabs', messageId: 'qx', limit: 10 })).toEqual(
+      [],
+    );
+  });
+});
+
 describe('the chat handler’s base path', () => {
   it('serves the routes under the base path it is given, and nothing outside it', async () => {
     const store = new InMemoryContextStore();

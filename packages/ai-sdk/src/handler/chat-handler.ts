@@ -2,6 +2,7 @@
 // It mounts wherever a framework hands over a `Request` (Hono, a Next.js App Router route, a plain
 // Node server through an adapter, a Worker's `fetch`). The app keeps what only it knows: who the
 // user is, and the model call of a turn.
+import { assertIdentifier } from '@ctxgraph/fragments-core';
 import type { UIMessage } from 'ai';
 import type { ChatCycle } from '../cycle/chat-cycle';
 import { chatErrorResponse } from '../cycle/chat-error-response';
@@ -130,12 +131,41 @@ function queryOf(url: URL, name: string): string | undefined {
 }
 
 /**
+ * The `after` of a turn's body: the node id of the message a last-message body (`{ message }`)
+ * follows, null for a chat's first message, undefined when the body has none. Anything else is a
+ * 400, and so is `after` beside a body with all the messages (those say where they continue).
+ */
+function afterOf(body: unknown): string | null | undefined {
+  if (typeof body !== 'object' || body === null || !Object.hasOwn(body, 'after')) return undefined;
+  const { after, messages } = body as { after?: unknown; messages?: unknown };
+  if (after !== null && typeof after !== 'string') {
+    throw new ChatRequestError(
+      `Chat request refused: body.after must be the node id of the message the new one follows (a string), or null for a chat's first message; received ${after === undefined ? 'undefined' : typeof after}.`,
+      { issues: [{ path: 'after', message: 'expected a node id or null' }] },
+    );
+  }
+  if (messages !== undefined) {
+    throw new ChatRequestError(
+      'Chat request refused: body.after places a last-message body ({ id, message, after }); a body with all the messages says where it continues, so send it without after.',
+      { issues: [{ path: 'after', message: 'expected only with a last-message body' }] },
+    );
+  }
+  if (after !== null) assertIdentifier('Chat request refused', 'body.after', after);
+  return after;
+}
+
+/**
  * The whole reference chat contract as one web-standard handler, `(request: Request) =>
  * Promise<Response>`, over a {@link ChatCycle}:
  *
- * - `POST <base>`: a turn (the AI SDK's `DefaultChatTransport` body); the reply's UI message stream.
- * - `GET <base>/:id/messages`: `{ messages, outcomes }` of the newest path, `?leaf=<message id>`
- *   to a message, or `?node=<node id>` to a version's `leafNodeId`.
+ * - `POST <base>`: a turn (the AI SDK's `DefaultChatTransport` body, all the messages or only the
+ *   last one); the reply's UI message stream. A last-message body `{ id, message, trigger,
+ *   messageId?, after }` names in `after` the node id of the message the new one follows (from
+ *   `nodeIds`; null for a chat's first message), so a tab's question follows the reply that tab
+ *   shows, not another tab's newer question (`BeginTurnOptions.after`).
+ * - `GET <base>/:id/messages`: `{ messages, outcomes, nodeIds, versions }` of the newest path,
+ *   `?leaf=<message id>` to a message, or `?node=<node id>` to a version's `leafNodeId`
+ *   (`StoredConversation`).
  * - `GET <base>/:id/versions/:messageId`: `{ versions }` of a message, oldest first.
  * - `GET <base>/:id/stream`: the chat's live reply to resume, or 204.
  * - `POST <base>/:id/stop`: stops the chat's live replies (or `{ "messageId" }`); 200
@@ -178,8 +208,14 @@ export function createChatHandler<UI_MESSAGE extends UIMessage = UIMessage>(
     switch (route.kind) {
       case 'turn': {
         const body = await readChatBody(request);
+        const after = afterOf(body);
         const extra = options.turn === undefined ? {} : await options.turn(context);
-        const turn = await cycle.begin(body, { ...extra, userId, signal });
+        const turn = await cycle.begin(body, {
+          ...extra,
+          ...(after === undefined ? {} : { after }),
+          userId,
+          signal,
+        });
         return turn.respond(await options.reply(turn, context), options.respond);
       }
       case 'messages': {
