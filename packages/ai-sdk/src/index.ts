@@ -6,6 +6,8 @@ export type { MessageVersion } from '@ctxgraph/engine';
 export type { CycleEngineOptions } from './cycle/attach';
 export {
   type ChatCycle,
+  type ContextGauge,
+  type ContextGaugeOptions,
   type ConversationVersions,
   createChatCycle,
   type StoredConversation,

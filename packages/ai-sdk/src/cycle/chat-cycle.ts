@@ -28,6 +28,7 @@ import {
   versionsOf,
 } from './chat-reads';
 import { type ChatTurn, createChatTurn } from './chat-turn';
+import { type ContextGauge, type ContextGaugeOptions, contextGaugeOf } from './context-gauge';
 import {
   type BeginTurnOptions,
   type ChatCycleOptions,
@@ -40,6 +41,7 @@ import {
 export { chatErrorResponse } from './chat-error-response';
 export type { ConversationVersions, StoredConversation } from './chat-reads';
 export type { ChatTurn } from './chat-turn';
+export type { ContextGauge, ContextGaugeOptions } from './context-gauge';
 
 /** The AI SDK request cycle on a ctxgraph store. */
 export interface ChatCycle<UI_MESSAGE extends UIMessage = UIMessage> {
@@ -127,6 +129,19 @@ export interface ChatCycle<UI_MESSAGE extends UIMessage = UIMessage> {
     chatId: string,
     options: ReadOptions & { leaf?: string; node?: string },
   ): Promise<StoredConversation<UI_MESSAGE>>;
+  /**
+   * The chat's context use and cost, for a small gauge beside it: the tokens the next call would
+   * send from the newest path (or from `node`), the budget's window, the recorded usage and cost
+   * of the chat so far, and, with a budget, the next call's cache prediction (from the engine's
+   * `inspect()`). Pass the turns' `context` and `budget` so the gauge counts what they send.
+   * Unknown chat: {@link ChatNotFoundForUserError}.
+   *
+   * @example
+   * ```ts
+   * const { tokens, maxInputTokens, usage } = await cycle.contextGauge(chatId, { userId });
+   * ```
+   */
+  contextGauge(chatId: string, options: ContextGaugeOptions): Promise<ContextGauge>;
 }
 
 /**
@@ -292,6 +307,11 @@ export function createChatCycle<UI_MESSAGE extends UIMessage = UIMessage>(
         ]);
         return { messages, outcomes, ...along };
       });
+    },
+    contextGauge(chatId, gaugeOptions) {
+      return readAsUnknown(chatId, gaugeOptions, (engine) =>
+        contextGaugeOf(engine, store, gaugeOptions, gaugeOptions.budget ?? options.budget),
+      );
     },
   };
 }

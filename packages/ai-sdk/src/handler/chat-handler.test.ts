@@ -4,7 +4,8 @@ import { role } from '@ctxgraph/fragments-core';
 import { XmlRenderer } from '@ctxgraph/renderer-xml';
 import { InMemoryContextStore } from '@ctxgraph/store-memory';
 import { getRequestListener } from '@hono/node-server';
-import { stepCountIs, streamText, type UIMessage } from 'ai';
+import { simulateReadableStream, stepCountIs, streamText, type UIMessage } from 'ai';
+import { MockLanguageModelV3 } from 'ai/test';
 import { Hono } from 'hono';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
@@ -333,6 +334,129 @@ describe('the chat handler places a last-message body after the node it names', 
     expect(await store.findMessageNodes({ chatId: 'tabs', messageId: 'qx', limit: 10 })).toEqual(
       [],
     );
+  });
+});
+
+describe('the chat handler’s context route', () => {
+  /** A model priced in the built-in table, answering one fixed reply with its usage. */
+  const pricedModel = () =>
+    new MockLanguageModelV3({
+      modelId: 'gpt-4o-mini',
+      doStream: async () => ({
+        stream: simulateReadableStream({
+          chunks: [
+            { type: 'text-start', id: 't' },
+            { type: 'text-delta', id: 't', delta: 'A fairly short answer to the question.' },
+            { type: 'text-end', id: 't' },
+            {
+              type: 'finish',
+              finishReason: { unified: 'stop', raw: undefined },
+              usage: {
+                inputTokens: {
+                  total: 1200,
+                  noCache: 1200,
+                  cacheRead: undefined,
+                  cacheWrite: undefined,
+                },
+                outputTokens: { total: 40, text: 40, reasoning: undefined },
+              },
+            },
+          ],
+        }),
+      }),
+    });
+
+  const mount = (store: InMemoryContextStore) => {
+    const cycle = createChatCycle({ store, engine: { renderer: new XmlRenderer() } });
+    const model = pricedModel();
+    return createChatHandler({
+      cycle,
+      userId: (request) => request.headers.get('x-user'),
+      // The app's budget, here from a header (a user who picks it), else none.
+      turn: ({ request }) => {
+        const window = request.headers.get('x-budget');
+        return {
+          context: (engine) => engine.set(role('You are a careful assistant for the tests.')),
+          ...(window === null ? {} : { budget: { maxInputTokens: Number(window) } }),
+        };
+      },
+      modelId: 'gpt-4o-mini',
+      reply: (turn) =>
+        streamText({
+          model,
+          system: turn.system,
+          messages: turn.messages,
+          abortSignal: turn.abortSignal,
+        }),
+      onError: () => {},
+    });
+  };
+  type Gauge = {
+    tokens: number;
+    maxInputTokens: number | null;
+    exceeded: boolean;
+    tokenizer: string;
+    usage: { calls: number; inputTokens: number; outputTokens: number; cost: number | null };
+    nextCall: { profile: string; cachedTokens: number; cost: number | null } | null;
+  };
+  const gauge = async (fetcher: Fetch, query = '', headers: Record<string, string> = {}) => {
+    const answer = await json(await call(fetcher, `/api/chat/g/context${query}`, { headers }));
+    expect(answer.status).toBe(200);
+    return answer.body as unknown as Gauge;
+  };
+
+  it('answers the tokens the next call would send, the window, the cost so far and the cache prediction', async () => {
+    const store = new InMemoryContextStore();
+    const fetcher = mount(store);
+    await store.openChat({ chatId: 'g', userId: USER });
+    const empty = await gauge(fetcher);
+    // The system context alone, no call yet.
+    expect(empty.tokens).toBeGreaterThan(0);
+    expect(empty).toMatchObject({
+      maxInputTokens: null,
+      exceeded: false,
+      nextCall: null,
+      usage: { calls: 0, inputTokens: 0, outputTokens: 0, cost: null },
+    });
+    const turn = await call(fetcher, '/api/chat', {
+      method: 'POST',
+      body: JSON.stringify({
+        id: 'g',
+        messages: [{ id: 'q1', role: 'user', parts: [{ type: 'text', text: 'A question.' }] }],
+      }),
+    });
+    await turn.text();
+    const after = await gauge(fetcher);
+    expect(after.tokens).toBeGreaterThan(empty.tokens);
+    expect(after.usage).toMatchObject({ calls: 1, inputTokens: 1200, outputTokens: 40 });
+    // gpt-4o-mini at its built-in price: 1,200 input and 40 output tokens.
+    expect(after.usage.cost).toBeCloseTo((1200 * 0.15 + 40 * 0.6) / 1_000_000, 12);
+    // With a budget: its window, and the next call's cache prediction, priced.
+    const budgeted = await gauge(fetcher, '', { 'x-budget': '4000' });
+    expect(budgeted).toMatchObject({ maxInputTokens: 4000, exceeded: false });
+    expect(budgeted.tokens).toBeGreaterThan(0);
+    expect(budgeted.nextCall?.profile).toBe('openai');
+    expect(typeof budgeted.nextCall?.cost).toBe('number');
+    // A window the conversation does not fit.
+    const tight = await gauge(fetcher, '', { 'x-budget': '3' });
+    expect(tight).toMatchObject({ maxInputTokens: 3, exceeded: true, nextCall: null });
+    // Of a node: the path to the first message only.
+    const first = await gauge(fetcher, '?node=q1');
+    expect(first.tokens).toBeLessThan(after.tokens);
+    expect(first.tokens).toBeGreaterThan(empty.tokens);
+  });
+
+  it('answers 404 for an unknown chat, another user’s chat and an unknown node, 405 for a POST', async () => {
+    const store = new InMemoryContextStore();
+    const fetcher = mount(store);
+    await store.openChat({ chatId: 'g', userId: USER });
+    expect((await call(fetcher, '/api/chat/nope/context')).status).toBe(404);
+    expect((await call(fetcher, '/api/chat/g/context', { user: 'mallory' })).status).toBe(404);
+    expect((await call(fetcher, '/api/chat/g/context?node=missing')).status).toBe(404);
+    const post = await call(fetcher, '/api/chat/g/context', { method: 'POST' });
+    expect(post.status).toBe(405);
+    expect(post.headers.get('allow')).toBe('GET');
+    expect(await store.getChat('nope')).toBeNull();
   });
 });
 

@@ -40,13 +40,19 @@ export interface ChatHandlerOptions<UI_MESSAGE extends UIMessage = UIMessage> {
   ) => StreamTextResultLike<UI_MESSAGE> | Promise<StreamTextResultLike<UI_MESSAGE>>;
   /**
    * The rest of a turn's `begin` options (its system context, a budget): everything but the user
-   * and the signal, which the handler passes itself.
+   * and the signal, which the handler passes itself. The context route calls it too (with its
+   * GET request), so the gauge counts the system context and plans with the budget turns use.
    */
   readonly turn?: (
     context: ChatRequestContext,
   ) =>
     | Omit<BeginTurnOptions, 'userId' | 'signal'>
     | Promise<Omit<BeginTurnOptions, 'userId' | 'signal'>>;
+  /**
+   * The id of the model the turns call (`'openai:gpt-4o'`, `'gpt-4.1-mini'`): the context route
+   * prices the next call with it (with a budget). Without it, the budget's `model` does, if any.
+   */
+  readonly modelId?: string;
   /** Options of the reply's response (`turn.respond(result, respond)`). */
   readonly respond?: RespondOptions<UI_MESSAGE>;
   /**
@@ -71,6 +77,7 @@ const fail = (status: number, error: string, headers?: Record<string, string>): 
 const CHAT_ROUTES = {
   messages: 'GET',
   versions: 'GET',
+  context: 'GET',
   stream: 'GET',
   stop: 'POST',
   events: 'GET',
@@ -78,7 +85,10 @@ const CHAT_ROUTES = {
 
 type Route =
   | { readonly kind: 'turn' }
-  | { readonly kind: 'messages' | 'stream' | 'stop' | 'events'; readonly chatId: string }
+  | {
+      readonly kind: 'messages' | 'context' | 'stream' | 'stop' | 'events';
+      readonly chatId: string;
+    }
   | { readonly kind: 'versions'; readonly chatId: string; readonly messageId: string };
 
 /** The path's segments under the base path, each decoded; a segment that does not decode is a 400. */
@@ -167,6 +177,9 @@ function afterOf(body: unknown): string | null | undefined {
  *   `?leaf=<message id>` to a message, or `?node=<node id>` to a version's `leafNodeId`
  *   (`StoredConversation`).
  * - `GET <base>/:id/versions/:messageId`: `{ versions }` of a message, oldest first.
+ * - `GET <base>/:id/context`: the chat's context use and cost for a gauge (`ContextGauge`:
+ *   `{ tokens, maxInputTokens, exceeded, tokenizer, usage, nextCall }`), of the newest path or
+ *   `?node=<node id>`.
  * - `GET <base>/:id/stream`: the chat's live reply to resume, or 204.
  * - `POST <base>/:id/stop`: stops the chat's live replies (or `{ "messageId" }`); 200
  *   `{ messageId }` once saved, 204 when none was live.
@@ -231,6 +244,19 @@ export function createChatHandler<UI_MESSAGE extends UIMessage = UIMessage>(
             userId,
             ...(leaf === undefined ? {} : { leaf }),
             ...(node === undefined ? {} : { node }),
+          }),
+        );
+      }
+      case 'context': {
+        const node = queryOf(url, 'node');
+        const turn = options.turn === undefined ? {} : await options.turn(context);
+        return Response.json(
+          await cycle.contextGauge(route.chatId, {
+            userId,
+            ...(node === undefined ? {} : { node }),
+            ...(turn.context === undefined ? {} : { context: turn.context }),
+            ...(turn.budget === undefined ? {} : { budget: turn.budget }),
+            ...(options.modelId === undefined ? {} : { modelId: options.modelId }),
           }),
         );
       }
