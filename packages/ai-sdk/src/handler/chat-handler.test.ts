@@ -311,6 +311,40 @@ describe('the chat handler places a last-message body after the node it names', 
     expect(await parentOf(store, r.nodeIds.qr as string)).toBeNull();
   });
 
+  it('a regenerate on an older version of the question regenerates there, by its after', async () => {
+    const store = new InMemoryContextStore();
+    const fetcher = handlerOn(store);
+    const hello = ask('q1', 'Hello');
+    await (await post(fetcher, { id: 'tabs', messages: [hello] })).text();
+    const firstReply = (await read(fetcher)).messages[1]?.id as string;
+    // The question edited (a new version, with its own reply).
+    await (
+      await post(fetcher, { id: 'tabs', message: ask('q1', 'Hello again'), after: null })
+    ).text();
+    // The page shows the first version and regenerates its reply.
+    const regenerate = await post(fetcher, {
+      id: 'tabs',
+      message: hello,
+      trigger: 'regenerate-message',
+      messageId: firstReply,
+      after: null,
+    });
+    expect(regenerate.status).toBe(200);
+    await regenerate.text();
+    const path = (await json(await call(fetcher, '/api/chat/tabs/messages'))).body as {
+      messages: UIMessage[];
+      nodeIds: Record<string, string>;
+      versions: Record<string, { index: number; nodes: { nodeId: string }[] }>;
+    };
+    // The new reply follows the first version (node q1): still two versions of the question.
+    expect(path.messages.map((message) => textOf(message))).toEqual(['Hello', 'You said: Hello']);
+    expect(path.nodeIds.q1).toBe('q1');
+    expect(path.versions.q1?.nodes).toHaveLength(2);
+    const reply = path.messages[1]?.id as string;
+    expect(reply).not.toBe(firstReply);
+    expect(path.versions[reply]?.nodes.map((node) => node.nodeId)).toEqual([firstReply, reply]);
+  });
+
   it('refuses an unknown node (404), a bad after and after beside all the messages (400), writing nothing', async () => {
     const store = new InMemoryContextStore();
     const fetcher = handlerOn(store);
