@@ -223,6 +223,36 @@ describe.each(kinds)(
       });
     });
 
+    it('after a compaction: a node for every message shown (the summary too), versions of those', async () => {
+      const [store] = handles();
+      const cycle = createChatCycle({ store, engine });
+      const chatId = 'versions-compacted';
+      const first = await send(cycle, chatId, [question('q1', 'one')], 'answer 1');
+      await send(cycle, chatId, [...first, question('q2', 'two')], 'answer 2');
+      await send(cycle, chatId, [...first, question('q2', 'TWO')], 'answer 2b');
+      const before = await cycle.conversation(chatId, { userId: 'u' });
+      // The summary replaces the first turn; the last one is kept.
+      await cycle.read(chatId, { userId: 'u' }, async (chatEngine) => {
+        await chatEngine.continueFrom(before.nodeIds[before.messages[3]?.id as string] as string);
+        await chatEngine.compact({ summarize: async () => 'the summary', keep: 1 });
+      });
+      const read = await cycle.conversation(chatId, { userId: 'u' });
+      expect(texts(read.messages).slice(1)).toEqual(['TWO', 'answer 2b']);
+      expect(texts(read.messages)[0]).toContain('the summary');
+      // Every message shown has its node, the summary's included.
+      expect(Object.keys(read.nodeIds)).toEqual(read.messages.map((message) => message.id));
+      expect(read.nodeIds.q2).toBe(before.nodeIds.q2);
+      // The kept question's versions are listed as before the compaction.
+      expect(Object.keys(read.versions)).toEqual(['q2']);
+      expect(read.versions.q2?.index).toBe(1);
+      // The path before the compaction still lists them.
+      const opened = await cycle.conversation(chatId, {
+        userId: 'u',
+        node: before.nodeIds[before.messages[3]?.id as string] as string,
+      });
+      expect(Object.keys(opened.versions)).toEqual(['q2']);
+    });
+
     it('a chat without messages has empty records', async () => {
       const [store] = handles();
       const cycle = createChatCycle({ store, engine });
