@@ -227,10 +227,12 @@ describe.each(kinds)(
       const [store] = handles();
       const cycle = createChatCycle({ store, engine });
       const chatId = 'versions-compacted';
-      const first = await send(cycle, chatId, [question('q1', 'one')], 'answer 1');
+      await send(cycle, chatId, [question('q1', 'one')], 'answer 1');
+      const first = await send(cycle, chatId, [question('q1', 'ONE')], 'answer 1b');
       await send(cycle, chatId, [...first, question('q2', 'two')], 'answer 2');
       await send(cycle, chatId, [...first, question('q2', 'TWO')], 'answer 2b');
       const before = await cycle.conversation(chatId, { userId: 'u' });
+      expect(Object.keys(before.versions)).toEqual(['q1', 'q2']);
       // The summary replaces the first turn; the last one is kept.
       await cycle.read(chatId, { userId: 'u' }, async (chatEngine) => {
         await chatEngine.continueFrom(before.nodeIds[before.messages[3]?.id as string] as string);
@@ -242,15 +244,19 @@ describe.each(kinds)(
       // Every message shown has its node, the summary's included.
       expect(Object.keys(read.nodeIds)).toEqual(read.messages.map((message) => message.id));
       expect(read.nodeIds.q2).toBe(before.nodeIds.q2);
-      // The kept question's versions are listed as before the compaction.
+      // The kept question's versions are listed as before; q1's, in the summarized span, are not.
       expect(Object.keys(read.versions)).toEqual(['q2']);
       expect(read.versions.q2?.index).toBe(1);
-      // The path before the compaction still lists them.
+      // The path before the compaction, by its reply's node, still shows both.
       const opened = await cycle.conversation(chatId, {
         userId: 'u',
         node: before.nodeIds[before.messages[3]?.id as string] as string,
       });
-      expect(Object.keys(opened.versions)).toEqual(['q2']);
+      expect(Object.keys(opened.versions)).toEqual(['q1', 'q2']);
+      // The newest leaf below q2's edit is the compaction node now.
+      expect(read.versions.q2?.nodes[1]?.leafNodeId).toBe(
+        read.nodeIds[read.messages[0]?.id as string],
+      );
     });
 
     it('a chat without messages has empty records', async () => {
