@@ -1,6 +1,9 @@
+import { fileURLToPath } from 'node:url';
 import { cloudflareTest } from '@cloudflare/vitest-plugin';
 import { packageTests } from '../../tooling/vitest.base.ts';
 
+// The tests run inside workerd (Cloudflare's runtime, through miniflare): the test worker holds
+// the objects the store runs in (src/__fixtures__/test-worker.ts).
 const config = packageTests();
 config.plugins = [
   ...(config.plugins ?? []),
@@ -9,9 +12,18 @@ config.plugins = [
     miniflare: {
       compatibilityDate: '2026-04-01',
       compatibilityFlags: ['nodejs_compat'],
-      durableObjects: { CHATS: { className: 'TestChatObject', useSQLite: true } },
+      durableObjects: {
+        CHATS: { className: 'ChatObject', useSQLite: true },
+        TEST_CHATS: { className: 'TestChatObject', useSQLite: true },
+      },
     },
   }),
 ];
+// The README's example imports the package by its name.
+config.resolve = {
+  alias: {
+    '@ctxgraph/store-durable-object': fileURLToPath(new URL('./src/index.ts', import.meta.url)),
+  },
+};
 
 export default config;

@@ -5,7 +5,7 @@ import type { TestChatObject } from './__fixtures__/test-worker';
 import type { DurableObjectStorageLike } from './driver/sql-storage';
 import { DurableObjectContextStore } from './durable-object-context-store';
 
-const chats = (env as unknown as { CHATS: DurableObjectNamespace<TestChatObject> }).CHATS;
+const chats = (env as unknown as { TEST_CHATS: DurableObjectNamespace<TestChatObject> }).TEST_CHATS;
 
 function freshObject(): DurableObjectStub<TestChatObject> {
   return chats.get(chats.idFromName(`store-${crypto.randomUUID()}`));

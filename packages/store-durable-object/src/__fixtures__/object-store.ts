@@ -5,7 +5,7 @@ import type { TestChatObject } from './test-worker';
 
 /** The binding of the test object, as the vitest config declares it. */
 interface TestEnv {
-  readonly CHATS: DurableObjectNamespace<TestChatObject>;
+  readonly TEST_CHATS: DurableObjectNamespace<TestChatObject>;
 }
 
 const bindings = env as unknown as TestEnv;
@@ -74,7 +74,7 @@ async function storeAt(address: ObjectStoreAddress): Promise<ContextStore> {
 
 /** A store in a new object (fresh storage). */
 export function createObjectStore(name: string): Promise<ContextStore> {
-  const stub = bindings.CHATS.get(bindings.CHATS.idFromName(name));
+  const stub = bindings.TEST_CHATS.get(bindings.TEST_CHATS.idFromName(name));
   return storeAt({ stub, slot: 0 });
 }
 

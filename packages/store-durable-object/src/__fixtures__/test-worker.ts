@@ -1,10 +1,13 @@
 import { DurableObject } from 'cloudflare:workers';
 import { DurableObjectContextStore } from '../durable-object-context-store';
 
+// The README's example (a chat object and the Worker that routes to it), as the Worker under test.
+export { ChatObject, default } from './chat-worker';
+
 /**
- * The Durable Object the tests run the store in: built as an app builds its chat object (the
- * store made in the constructor, under `blockConcurrencyWhile`), plus more stores over the same
- * storage on demand, as a reopened store (the conformance kit's `reopenStore`).
+ * The Durable Object the conformance tests run the store in: built as an app builds its chat
+ * object (the store made in the constructor, under `blockConcurrencyWhile`), plus more stores
+ * over the same storage on demand, as a reopened store (the conformance kit's `reopenStore`).
  */
 export class TestChatObject extends DurableObject {
   /** The stores over this object's storage, by slot: 0 is the constructor's. */
@@ -23,9 +26,3 @@ export class TestChatObject extends DurableObject {
     return this.stores.length - 1;
   }
 }
-
-export default {
-  fetch(): Response {
-    return new Response('ctxgraph store-durable-object tests', { status: 404 });
-  },
-};
