@@ -19,7 +19,7 @@ export interface ObjectStoreAddress {
 const addresses = new WeakMap<ContextStore, ObjectStoreAddress>();
 
 /** Runs `action` inside the object, on the store of `address`. */
-export function inObject<T>(
+function inObject<T>(
   address: ObjectStoreAddress,
   action: (store: DurableObjectContextStore, object: TestChatObject) => T | Promise<T>,
 ): Promise<T> {

@@ -15,7 +15,7 @@ export interface DurableObjectMigration {
 // rowid: a rename is an UPDATE (the rowid stays), a moved checkpoint a new row. The context lane
 // has a table of its own, so its JSON has a row to itself (the platform limits a row to 2 MB).
 /** Every schema step, oldest first. */
-export const MIGRATIONS: readonly DurableObjectMigration[] = [
+const MIGRATIONS: readonly DurableObjectMigration[] = [
   {
     name: 'initial',
     sql: `
@@ -76,7 +76,7 @@ CREATE TABLE ctxgraph_checkpoints (
 ];
 
 /** The schema version this code writes: the number of steps in {@link MIGRATIONS}. */
-export const SCHEMA_VERSION: number = MIGRATIONS.length;
+const SCHEMA_VERSION: number = MIGRATIONS.length;
 
 /** What {@link migrate} did. */
 export interface DurableObjectMigrationResult {
