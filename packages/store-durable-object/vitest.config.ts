@@ -15,6 +15,7 @@ config.plugins = [
       durableObjects: {
         CHATS: { className: 'ChatObject', useSQLite: true },
         TEST_CHATS: { className: 'TestChatObject', useSQLite: true },
+        OUTCOME_CHATS: { className: 'OutcomeChatObject', useSQLite: true },
       },
     },
   }),

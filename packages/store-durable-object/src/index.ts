@@ -7,3 +7,10 @@ export type {
   SqlValue,
 } from './driver/sql-storage';
 export { DurableObjectContextStore } from './durable-object-context-store';
+export {
+  reviveError,
+  type StoreCallOutcome,
+  settleStoreCall,
+  storeCallOutcome,
+  type TransportedError,
+} from './rpc/store-call-outcome';

@@ -1,5 +1,12 @@
 import { DurableObject } from 'cloudflare:workers';
+import type {
+  CommitInput,
+  CommitResult,
+  OpenChatInput,
+  OpenChatResult,
+} from '@ctxgraph/fragments-core';
 import { DurableObjectContextStore } from '../durable-object-context-store';
+import { type StoreCallOutcome, storeCallOutcome } from '../rpc/store-call-outcome';
 
 // The README's example (a chat object and the Worker that routes to it), as the Worker under test.
 export { ChatObject, default } from './chat-worker';
@@ -24,5 +31,25 @@ export class TestChatObject extends DurableObject {
   reopen(): number {
     this.stores.push(new DurableObjectContextStore(this.ctx.storage));
     return this.stores.length - 1;
+  }
+}
+
+/** A chat object whose store calls answer over RPC with their outcome (`storeCallOutcome`). */
+export class OutcomeChatObject extends DurableObject {
+  #store!: DurableObjectContextStore;
+
+  constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
+    super(ctx, env);
+    void ctx.blockConcurrencyWhile(async () => {
+      this.#store = new DurableObjectContextStore(ctx.storage);
+    });
+  }
+
+  openChat(input: OpenChatInput): Promise<StoreCallOutcome<OpenChatResult>> {
+    return storeCallOutcome(() => this.#store.openChat(input));
+  }
+
+  commit(input: CommitInput): Promise<StoreCallOutcome<CommitResult>> {
+    return storeCallOutcome(() => this.#store.commit(input));
   }
 }
