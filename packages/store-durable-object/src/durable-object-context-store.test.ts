@@ -1,7 +1,7 @@
 import { env, evictDurableObject, runInDurableObject } from 'cloudflare:test';
 import { SchemaVersionError, ValidationError } from '@ctxgraph/fragments-core';
 import { describe, expect, it } from 'vitest';
-import type { TestChatObject } from './__fixtures__/test-worker';
+import type { KeyValueObject, TestChatObject } from './__fixtures__/test-worker';
 import type { DurableObjectStorageLike } from './driver/sql-storage';
 import { DurableObjectContextStore } from './durable-object-context-store';
 
@@ -68,6 +68,25 @@ describe('DurableObjectContextStore inside its object', () => {
     expect(
       () => new DurableObjectContextStore(withoutSql as unknown as DurableObjectStorageLike),
     ).toThrow(/new_sqlite_classes/);
+  });
+
+  it('refuses the storage of a key-value object with ValidationError, the platform error as cause', async () => {
+    const objects = (env as unknown as { KV_OBJECTS: DurableObjectNamespace<KeyValueObject> })
+      .KV_OBJECTS;
+    const error = await runInDurableObject(
+      objects.get(objects.idFromName('key-value')),
+      (_object, state) => {
+        try {
+          new DurableObjectContextStore(state.storage);
+          return null;
+        } catch (caught) {
+          return caught;
+        }
+      },
+    );
+    expect(ValidationError.isInstance(error)).toBe(true);
+    expect((error as Error).message).toMatch(/new_sqlite_classes/);
+    expect(String((error as Error).cause)).toMatch(/SQL is not enabled/);
   });
 
   it('leaves nothing of a write the database refuses halfway (one transactionSync per write)', async () => {

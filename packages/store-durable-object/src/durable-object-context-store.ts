@@ -97,15 +97,28 @@ export class DurableObjectContextStore extends CheckedContextStore {
 
 function assertSqlStorage(storage: unknown): asserts storage is DurableObjectStorageLike {
   const candidate = storage as Partial<DurableObjectStorageLike> | null;
+  let usable = false;
+  let cause: unknown;
   if (
-    typeof candidate !== 'object' ||
-    candidate === null ||
-    typeof candidate.transactionSync !== 'function' ||
-    typeof candidate.sql?.exec !== 'function'
+    typeof candidate === 'object' &&
+    candidate !== null &&
+    typeof candidate.transactionSync === 'function'
   ) {
+    try {
+      // A class with key-value storage has `sql`, but every query throws: try one.
+      candidate.sql?.exec('SELECT 1').toArray();
+      usable = typeof candidate.sql?.exec === 'function';
+    } catch (error) {
+      cause = error;
+    }
+  }
+  if (!usable) {
     throw new ValidationError(
       `${STORE_NAME}: storage must be a Durable Object's ctx.storage with SQLite (ctx.storage.sql and ctx.storage.transactionSync). Declare the class under "new_sqlite_classes" in the wrangler migrations.`,
-      { issues: [{ path: 'storage', message: 'expected a SQLite-backed DurableObjectStorage' }] },
+      {
+        issues: [{ path: 'storage', message: 'expected a SQLite-backed DurableObjectStorage' }],
+        ...(cause === undefined ? {} : { cause }),
+      },
     );
   }
 }

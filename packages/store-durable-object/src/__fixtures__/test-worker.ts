@@ -53,3 +53,6 @@ export class OutcomeChatObject extends DurableObject {
     return storeCallOutcome(() => this.#store.commit(input));
   }
 }
+
+/** An object with key-value storage only: the store must refuse it with a clear error. */
+export class KeyValueObject extends DurableObject {}
