@@ -43,6 +43,14 @@ export const layerMap = {
     external: ['better-sqlite3', '@types/better-sqlite3'],
   },
   '@ctxgraph/store-postgres': { layer: 1, uses: [core], external: ['postgres'] },
+  // Runs inside a Cloudflare Durable Object: no Node built-ins, and no dependency (the storage
+  // it uses is typed structurally); its tests import workerd's `cloudflare:` modules.
+  '@ctxgraph/store-durable-object': {
+    layer: 1,
+    uses: [core],
+    external: [],
+    runtimeNeutral: true,
+  },
   '@ctxgraph/renderer-xml': { layer: 1, uses: [core], external: [], runtimeNeutral: true },
   '@ctxgraph/renderer-markdown': { layer: 1, uses: [core], external: [], runtimeNeutral: true },
   '@ctxgraph/renderer-toon': {
@@ -99,6 +107,7 @@ export const subpathAudience = {
     '@ctxgraph/store-memory',
     '@ctxgraph/store-sqlite',
     '@ctxgraph/store-postgres',
+    '@ctxgraph/store-durable-object',
     '@ctxgraph/conformance',
   ],
   '@ctxgraph/codecs/internal': ['@ctxgraph/engine'],

@@ -115,7 +115,7 @@ describe('check-layers on a workspace that breaks the map', () => {
     const { problems } = checkLayers({ workspaceRoot: workspace, map, order: {} });
     expect(problems).toEqual([
       'tooling/check-layers.mjs: the layer map names @ctxgraph/conformance, which no workspace package is',
-      "packages/codecs/src/index.ts:1: imports @ctxgraph/fragments-core/store-kit, an entry only for @ctxgraph/store-memory, @ctxgraph/store-sqlite, @ctxgraph/store-postgres, @ctxgraph/conformance (import what @ctxgraph/codecs needs from the package's main entry)",
+      "packages/codecs/src/index.ts:1: imports @ctxgraph/fragments-core/store-kit, an entry only for @ctxgraph/store-memory, @ctxgraph/store-sqlite, @ctxgraph/store-postgres, @ctxgraph/store-durable-object, @ctxgraph/conformance (import what @ctxgraph/codecs needs from the package's main entry)",
       'packages/engine/package.json: dependencies lists @ctxgraph/store-memory: downward but not listed (L2 → L1); @ctxgraph/engine may use @ctxgraph/codecs, @ctxgraph/serialization, @ctxgraph/fragments-core',
       'packages/engine/src/index.ts:1: imports @ctxgraph/codecs, which packages/engine/package.json does not list in dependencies or peerDependencies (an installed copy could not resolve it)',
       'packages/fragments-core/src/index.ts:2: imports @ctxgraph/engine: upward (L0 → L2); @ctxgraph/fragments-core may use no workspace package',

@@ -1,0 +1,137 @@
+import { HeadConflictError, MessageNotFoundError } from '@ctxgraph/fragments-core';
+import { type ContextStoreDriver, forkBranchName } from '@ctxgraph/fragments-core/store-kit';
+import type { Lookups } from './lookups';
+import type { MessageWrites } from './message-writes';
+import { missingRow, type NodeRow, nodeRecord } from './rows';
+
+/** The message operations of the driver. */
+export type MessageOperations = Required<
+  Pick<
+    ContextStoreDriver,
+    'getHead' | 'commit' | 'append' | 'getChain' | 'getMessage' | 'findMessageNodes'
+  >
+>;
+
+/** Message nodes: the head read, the two head-moving writes, and chain and node reads. */
+export function messageOperations(db: Lookups, writes: MessageWrites): MessageOperations {
+  const {
+    storage,
+    rows,
+    requireChat,
+    requireBranch,
+    findNode,
+    hasNode,
+    assertNodeExists,
+    branchNames,
+    insertBranch,
+  } = db;
+  const { withVersionIds, assertOnBranch, write } = writes;
+  return {
+    getHead(input) {
+      const chat = requireChat(input.chatId);
+      const branch = requireBranch(chat.id, input.branch);
+      return {
+        revision: chat.revision,
+        headMessageId: branch.head_message_id,
+        rewrittenAt: chat.rewritten_at,
+      };
+    },
+
+    commit(input) {
+      return storage.transactionSync(() => {
+        const chat = requireChat(input.chatId);
+        const fork = input.fork;
+        if (fork !== undefined) {
+          // Every refusal is checked before the branch exists, so a refused fork-commit leaves
+          // neither branch nor node.
+          const start = input.expectedHeadId;
+          assertNodeExists(chat.id, start);
+          const name = forkBranchName(fork.from, branchNames(chat.id));
+          const messages = withVersionIds(chat.id, input.messages);
+          assertOnBranch(chat.id, name, start, messages);
+          const branch = insertBranch(chat, name, start, fork.activate);
+          const current = requireChat(chat.id);
+          return { ...write(current, branch, messages), branch: name };
+        }
+        const branch = requireBranch(chat.id, input.branch);
+        if (branch.head_message_id !== input.expectedHeadId) {
+          throw new HeadConflictError({
+            chatId: chat.id,
+            branch: branch.name,
+            expectedHeadId: input.expectedHeadId,
+            currentHeadId: branch.head_message_id,
+          });
+        }
+        return write(chat, branch, withVersionIds(chat.id, input.messages));
+      });
+    },
+
+    append(input) {
+      return storage.transactionSync(() => {
+        const chat = requireChat(input.chatId);
+        const branch = requireBranch(chat.id, input.branch);
+        const result = write(chat, branch, withVersionIds(chat.id, input.messages));
+        return { ...result, previousHeadId: branch.head_message_id };
+      });
+    },
+
+    // One recursive query from the head back, at most `limit` nodes, stopping before `until`.
+    getChain(input) {
+      const chat = requireChat(input.chatId);
+      if (!hasNode(chat.id, input.headMessageId))
+        throw new MessageNotFoundError(chat.id, input.headMessageId);
+      const limit = input.limit ?? Number.MAX_SAFE_INTEGER;
+      const until = input.until ?? null;
+      const newestFirst =
+        until === input.headMessageId
+          ? []
+          : rows<NodeRow>(
+              `WITH RECURSIVE chain(id, parent_id, depth) AS (
+                 SELECT id, parent_id, 1 FROM ctxgraph_nodes WHERE chat_id = ?1 AND id = ?2
+                 UNION ALL
+                 SELECT n.id, n.parent_id, chain.depth + 1
+                   FROM chain JOIN ctxgraph_nodes n ON n.chat_id = ?1 AND n.id = chain.parent_id
+                  WHERE chain.depth < ?3 AND chain.parent_id IS NOT ?4
+               )
+               SELECT n.* FROM chain JOIN ctxgraph_nodes n ON n.chat_id = ?1 AND n.id = chain.id
+               ORDER BY chain.depth DESC`,
+              chat.id,
+              input.headMessageId,
+              limit,
+              until,
+            );
+      const oldest = newestFirst[0];
+      const next = oldest === undefined ? input.headMessageId : oldest.parent_id;
+      const reachedUntil = next !== null && next === until;
+      if (
+        next !== null &&
+        !reachedUntil &&
+        newestFirst.length < limit &&
+        oldest !== undefined &&
+        !hasNode(chat.id, next)
+      )
+        throw missingRow('getChain(input)', `node "${next}" of chat "${chat.id}"`);
+      return {
+        nodes: newestFirst.map(nodeRecord),
+        nextCursor: next === null || reachedUntil ? null : next,
+        reachedUntil,
+      };
+    },
+
+    getMessage(input) {
+      const chat = requireChat(input.chatId);
+      const node = findNode(chat.id, input.messageId);
+      return node === undefined ? null : nodeRecord(node);
+    },
+
+    findMessageNodes(input) {
+      const chat = requireChat(input.chatId);
+      return rows<NodeRow>(
+        'SELECT * FROM ctxgraph_nodes WHERE chat_id = ? AND message_id = ? ORDER BY sequence DESC LIMIT ?',
+        chat.id,
+        input.messageId,
+        input.limit,
+      ).map(nodeRecord);
+    },
+  };
+}

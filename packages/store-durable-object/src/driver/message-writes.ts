@@ -1,0 +1,169 @@
+import {
+  type CommitResult,
+  MessageIdConflictError,
+  type MessageNodeRecord,
+} from '@ctxgraph/fragments-core';
+import { assignVersionIds, type PreparedCommitMessage } from '@ctxgraph/fragments-core/store-kit';
+import type { Lookups } from './lookups';
+import { type BranchRow, type ChatRow, type NodeRow, nodeRecord } from './rows';
+
+/** The message write shared by `commit`, `append` and fork-commits. */
+export interface MessageWrites {
+  /** The messages with a node id for each new version, allocated inside the write. */
+  withVersionIds(
+    chatId: string,
+    messages: readonly PreparedCommitMessage[],
+  ): readonly PreparedCommitMessage[];
+  /** `MessageIdConflictError` for the first existing id of the batch not on the branch's chain. */
+  assertOnBranch(
+    chatId: string,
+    branchName: string,
+    headMessageId: string | null,
+    messages: readonly PreparedCommitMessage[],
+  ): void;
+  /** Writes the batch on the branch (checks first: nothing is written on a refusal). */
+  write(chat: ChatRow, branch: BranchRow, messages: readonly PreparedCommitMessage[]): CommitResult;
+}
+
+/** The message write over the shared lookups. */
+export function messageWrites(db: Lookups): MessageWrites {
+  const { sql, rows, hasNode, findNode } = db;
+
+  function withVersionIds(
+    chatId: string,
+    messages: readonly PreparedCommitMessage[],
+  ): readonly PreparedCommitMessage[] {
+    return assignVersionIds(messages, {
+      newestNodeOf: (messageId) =>
+        rows<{ id: string }>(
+          'SELECT id FROM ctxgraph_nodes WHERE chat_id = ? AND message_id = ? ORDER BY sequence DESC LIMIT 1',
+          chatId,
+          messageId,
+        )[0]?.id ?? null,
+      hasNode: (nodeId) => hasNode(chatId, nodeId),
+    });
+  }
+
+  /**
+   * A message whose id exists in the chat may only replace a node on the branch (the head or an
+   * ancestor): one recursive query walks the chain and keeps the batch's existing ids it meets;
+   * the first id of the batch it did not meet is refused with `MessageIdConflictError`. No query
+   * at all when the batch holds only new ids.
+   */
+  function assertOnBranch(
+    chatId: string,
+    branchName: string,
+    headMessageId: string | null,
+    messages: readonly PreparedCommitMessage[],
+  ): void {
+    const existing = messages.filter((message) => hasNode(chatId, message.id));
+    if (existing.length === 0) return;
+    const onChain = new Set(
+      headMessageId === null
+        ? []
+        : rows<{ id: string }>(
+            `WITH RECURSIVE chain(id, parent_id) AS (
+               SELECT id, parent_id FROM ctxgraph_nodes WHERE chat_id = ?1 AND id = ?2
+               UNION ALL
+               SELECT n.id, n.parent_id FROM chain JOIN ctxgraph_nodes n ON n.chat_id = ?1 AND n.id = chain.parent_id
+             )
+             SELECT id FROM chain WHERE id IN (SELECT value FROM json_each(?3))`,
+            chatId,
+            headMessageId,
+            JSON.stringify(existing.map((message) => message.id)),
+          ).map((row) => row.id),
+    );
+    const offBranch = existing.find((message) => !onChain.has(message.id));
+    if (offBranch !== undefined)
+      throw new MessageIdConflictError({ chatId, branch: branchName, messageId: offBranch.id });
+  }
+
+  /** Writes the batch on the branch (checks done first: nothing is written on a refusal). */
+  function write(
+    chat: ChatRow,
+    branch: BranchRow,
+    messages: readonly PreparedCommitMessage[],
+  ): CommitResult {
+    assertOnBranch(chat.id, branch.name, branch.head_message_id, messages);
+    const now = Math.max(Date.now(), chat.updated_at);
+    const revision = chat.revision + 1;
+    let head = branch.head_message_id;
+    let nextSequence = chat.next_sequence;
+    let replaced = false;
+    const written: MessageNodeRecord[] = [];
+    for (const message of messages) {
+      const existing = findNode(chat.id, message.id);
+      if (existing !== undefined) {
+        // A replaced node keeps its engine record unless a new one is given.
+        const engineRecord = message.engineRecordJson ?? existing.engine_record;
+        sql.exec(
+          'UPDATE ctxgraph_nodes SET message_id = ?, message = ?, engine_record = ?, updated_at = ? WHERE chat_id = ? AND id = ?',
+          message.messageId,
+          message.json,
+          engineRecord,
+          now,
+          chat.id,
+          message.id,
+        );
+        replaced = true;
+        written.push(
+          nodeRecord({
+            ...existing,
+            message_id: message.messageId,
+            message: message.json,
+            engine_record: engineRecord,
+            updated_at: now,
+          }),
+        );
+        continue;
+      }
+      const node: NodeRow = {
+        chat_id: chat.id,
+        id: message.id,
+        message_id: message.messageId,
+        parent_id: head,
+        sequence: nextSequence,
+        message: message.json,
+        engine_record: message.engineRecordJson,
+        created_at: now,
+        updated_at: now,
+      };
+      sql.exec(
+        'INSERT INTO ctxgraph_nodes (chat_id, id, message_id, parent_id, sequence, message, engine_record, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+        node.chat_id,
+        node.id,
+        node.message_id,
+        node.parent_id,
+        node.sequence,
+        node.message,
+        node.engine_record,
+        node.created_at,
+        node.updated_at,
+      );
+      nextSequence += 1;
+      head = node.id;
+      written.push(nodeRecord(node));
+    }
+    if (head !== branch.head_message_id) {
+      sql.exec(
+        'UPDATE ctxgraph_branches SET head_message_id = ?, updated_at = ? WHERE chat_id = ? AND name = ?',
+        head,
+        now,
+        chat.id,
+        branch.name,
+      );
+    }
+    const rewrittenAt = replaced ? revision : chat.rewritten_at;
+    sql.exec(
+      'UPDATE ctxgraph_chats SET revision = ?, rewritten_at = ?, next_sequence = ?, updated_at = ? WHERE id = ?',
+      revision,
+      rewrittenAt,
+      nextSequence,
+      now,
+      chat.id,
+    );
+    return { headMessageId: head, revision, rewrittenAt, nodes: written };
+  }
+
+  return { withVersionIds, assertOnBranch, write };
+}

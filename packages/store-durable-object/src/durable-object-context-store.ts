@@ -1,0 +1,124 @@
+import {
+  type AppendInput,
+  type AppendResult,
+  type BranchRecord,
+  type ContextLaneRecord,
+  type FindMessageNodesInput,
+  type ForkBranchInput,
+  type MessageNodeRecord,
+  type RenameBranchInput,
+  type SaveContextInput,
+  ValidationError,
+} from '@ctxgraph/fragments-core';
+import { CheckedContextStore } from '@ctxgraph/fragments-core/store-kit';
+import { durableObjectDriver, STORE_NAME } from './driver/durable-object-driver';
+import { type DurableObjectMigrationResult, migrate } from './driver/schema';
+import type { DurableObjectStorageLike } from './driver/sql-storage';
+
+/**
+ * A `ContextStore` over the SQLite storage of a Cloudflare Durable Object (`ctx.storage.sql`):
+ * build it inside the object, one object per chat (`env.CHATS.idFromName(chatId)`), and call
+ * it from the object's RPC methods.
+ *
+ * The object is the chat's one writer: its calls run one at a time on one thread, and every
+ * driver method runs synchronously from start to end, so a `commit` reads the head and moves it
+ * with no other call in between; each write is one `transactionSync` (the platform refuses
+ * `BEGIN`/`COMMIT`), so a write that fails halfway leaves nothing. The tables are created or
+ * upgraded synchronously by the constructor: build the store in the object's constructor inside
+ * `ctx.blockConcurrencyWhile`, so no call reaches the object before its tables exist.
+ *
+ * Built on the store kit (`@ctxgraph/fragments-core/store-kit`): the kit checks every input,
+ * refuses calls after `close()` and keeps the error rules; the driver holds only the storage.
+ *
+ * Serves the contract's required part (`append` and `forkBranch` of its own, the context lane,
+ * engine records, message versions) and declares `persistent`. Not yet: search, retention and
+ * live replies (their capabilities are not declared, so the kit refuses their methods).
+ *
+ * @example
+ * ```ts
+ * import { DurableObject } from 'cloudflare:workers';
+ * import { DurableObjectContextStore } from '@ctxgraph/store-durable-object';
+ *
+ * export class ChatObject extends DurableObject {
+ *   store!: DurableObjectContextStore;
+ *   constructor(ctx: DurableObjectState, env: Env) {
+ *     super(ctx, env);
+ *     ctx.blockConcurrencyWhile(async () => {
+ *       this.store = new DurableObjectContextStore(ctx.storage);
+ *     });
+ *   }
+ * }
+ * ```
+ */
+export class DurableObjectContextStore extends CheckedContextStore {
+  /** The write of `commit` at the head the branch has now (the object serializes appenders). */
+  declare readonly append: (input: AppendInput) => Promise<AppendResult>;
+  /** A branch named `nextBranchName(from, …)` in the same write: concurrent forks get distinct names. */
+  declare readonly forkBranch: (input: ForkBranchInput) => Promise<BranchRecord>;
+  /** Gives a branch a new name, its head and place kept, the active branch following. */
+  declare readonly renameBranch: (input: RenameBranchInput) => Promise<BranchRecord>;
+  /** The chat's context lane: revision 0 and no fragments until the first save. */
+  declare readonly getContext: (chatId: string) => Promise<ContextLaneRecord>;
+  /** Replaces the chat's context lane (revision + 1), or `ContextConflictError` when stale. */
+  declare readonly saveContext: (input: SaveContextInput) => Promise<ContextLaneRecord>;
+  /** The nodes holding a message id, newest first, through an index on the message id. */
+  declare readonly findMessageNodes: (
+    input: FindMessageNodesInput,
+  ) => Promise<readonly MessageNodeRecord[]>;
+
+  /** What the constructor's migration did (`applied` is empty when the tables were current). */
+  readonly migration: DurableObjectMigrationResult;
+
+  /**
+   * Opens the store over the object's storage and creates or upgrades its tables (synchronously).
+   * Throws `ValidationError` when `storage` is not a SQLite-backed Durable Object's storage (a
+   * class missing from `new_sqlite_classes`), `SchemaVersionError` when the tables are newer than
+   * this code.
+   *
+   * @param storage The object's `ctx.storage`.
+   */
+  constructor(storage: DurableObjectStorageLike) {
+    assertSqlStorage(storage);
+    const migration = migrate(storage);
+    super(durableObjectDriver(storage));
+    this.migration = migration;
+  }
+
+  /** `await using store = new DurableObjectContextStore(...)` closes it at the end of the scope. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+
+  /** A description for logs: never the storage. */
+  override toJSON(): { store: 'durable-object'; schemaVersion: number; closed: boolean } {
+    return { store: 'durable-object', schemaVersion: this.migration.to, closed: this.closed };
+  }
+}
+
+function assertSqlStorage(storage: unknown): asserts storage is DurableObjectStorageLike {
+  const candidate = storage as Partial<DurableObjectStorageLike> | null;
+  let usable = false;
+  let cause: unknown;
+  if (
+    typeof candidate === 'object' &&
+    candidate !== null &&
+    typeof candidate.transactionSync === 'function'
+  ) {
+    try {
+      // A class with key-value storage has `sql`, but every query throws: try one.
+      candidate.sql?.exec('SELECT 1').toArray();
+      usable = typeof candidate.sql?.exec === 'function';
+    } catch (error) {
+      cause = error;
+    }
+  }
+  if (!usable) {
+    throw new ValidationError(
+      `${STORE_NAME}: storage must be a Durable Object's ctx.storage with SQLite (ctx.storage.sql and ctx.storage.transactionSync). Declare the class under "new_sqlite_classes" in the wrangler migrations.`,
+      {
+        issues: [{ path: 'storage', message: 'expected a SQLite-backed DurableObjectStorage' }],
+        ...(cause === undefined ? {} : { cause }),
+      },
+    );
+  }
+}
