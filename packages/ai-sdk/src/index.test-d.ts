@@ -4,7 +4,13 @@ import { type InferUITools, streamText, tool, type UIDataTypes, type UIMessage }
 import { MockLanguageModelV3 } from 'ai/test';
 import { describe, expectTypeOf, it } from 'vitest';
 import { z } from 'zod';
-import { type ChatTurn, createChatCycle } from './index';
+import {
+  type ChatTurn,
+  type ContextGauge,
+  type ConversationVersions,
+  createChatCycle,
+  type StoredConversation,
+} from './index';
 
 const tools = {
   getWeather: tool({
@@ -38,6 +44,13 @@ describe('the app message type carries through', () => {
     });
     expectTypeOf(turn.respond(result)).toEqualTypeOf<Response>();
     expectTypeOf(await cycle.messages('c', { userId: 'u' })).toEqualTypeOf<MyUIMessage[]>();
+    const read = await cycle.conversation('c', { userId: 'u' });
+    expectTypeOf(read).toEqualTypeOf<StoredConversation<MyUIMessage>>();
+    expectTypeOf(read.messages).toEqualTypeOf<MyUIMessage[]>();
+    expectTypeOf(read.nodeIds).toEqualTypeOf<Record<string, string>>();
+    expectTypeOf(read.versions).toEqualTypeOf<Record<string, ConversationVersions>>();
+    expectTypeOf(read.versions.any?.nodes[0]?.leafNodeId).toEqualTypeOf<string | undefined>();
+    expectTypeOf(await cycle.contextGauge('c', { userId: 'u' })).toEqualTypeOf<ContextGauge>();
     const versions = await cycle.versions('c', 'm', { userId: 'u' });
     expectTypeOf(versions[0]?.message).toEqualTypeOf<MyUIMessage | undefined>();
     // The general read returns what its task returns, awaited.

@@ -4,7 +4,14 @@
 // One type for a message's versions: the engine's, read with the app's UI message type.
 export type { MessageVersion } from '@ctxgraph/engine';
 export type { CycleEngineOptions } from './cycle/attach';
-export { type ChatCycle, createChatCycle } from './cycle/chat-cycle';
+export {
+  type ChatCycle,
+  type ContextGauge,
+  type ContextGaugeOptions,
+  type ConversationVersions,
+  createChatCycle,
+  type StoredConversation,
+} from './cycle/chat-cycle';
 export { chatErrorResponse } from './cycle/chat-error-response';
 export type { ChatTurn } from './cycle/chat-turn';
 export { ContinuationRefusedError } from './cycle/continuation-refused-error';

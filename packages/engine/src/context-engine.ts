@@ -58,7 +58,9 @@ import {
   type LocateResult,
   locate,
   type MessageVersion,
+  type PathVersions,
   versions,
+  versionsOnPath,
 } from './messages/message-graph';
 import type { ModelResolveResult, ResolveOptions, ResolveResult } from './resolve/budgeted-resolve';
 import type { ChatSession, ChatUpdate } from './session/chat-session';
@@ -260,6 +262,24 @@ export class ContextEngine {
    */
   versions(nodeId: string): Promise<readonly MessageVersion[]> {
     return this.#session.run(() => versions(this.#session, nodeId));
+  }
+
+  /**
+   * The versions of every message on the path from the root to a node that has more than one
+   * (the rule of `versions()`), root first: each one's node and position on the path, the index
+   * of that node among its versions, and every version's node with its newest leaf. What a chat
+   * shows as "2 / 3" beside each message of a conversation, from one read of the chat's graph
+   * however many messages have versions. `MessageNotFoundError` for a node that is not in this
+   * chat.
+   *
+   * @example
+   * ```ts
+   * for (const point of await engine.versionsOnPath(leafNodeId))
+   *   console.log(point.messageId, `${point.index + 1} / ${point.versions.length}`);
+   * ```
+   */
+  versionsOnPath(nodeId: string): Promise<readonly PathVersions[]> {
+    return this.#session.run(() => versionsOnPath(this.#session, nodeId));
   }
 
   /**

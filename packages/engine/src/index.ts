@@ -91,6 +91,7 @@ export type {
   ContinueFromResult,
   LocateResult,
   MessageVersion,
+  PathVersions,
 } from './messages/message-graph';
 export { DEFAULT_MODEL_PRICES, type ModelPrice, type ModelPrices } from './model-prices';
 export type { ModelResolveResult, ResolveOptions, ResolveResult } from './resolve/budgeted-resolve';

@@ -181,3 +181,147 @@ describe('the PostgreSQL store inside workerd (nodejs_compat)', () => {
     }
   });
 });
+
+type Fetcher = (url: string, init?: RequestInit) => Promise<Response>;
+
+/** What {@link driveChat} saw: every answer's status and JSON (or stream) as plain JSON. */
+interface ChatDrive {
+  turn: { status: number; type: string | null; chunks: string[]; text: string };
+  messages: Record<string, unknown>;
+  edit: { status: number; text: string };
+  placed: { status: number; text: string };
+  after: Record<string, unknown>;
+  versions: { status: number; body: unknown };
+  context: { status: number; body: unknown };
+  stop: { status: number };
+  wrongMethod: { status: number; allow: string | null; body: unknown };
+  unknownChat: { status: number; body: unknown };
+}
+
+/** The UI message stream of a turn, read to its end: its chunk types and its text. */
+async function readTurn(response: Response) {
+  const body = await response.text();
+  const chunks = body
+    .split('\n')
+    .filter((line) => line.startsWith('data: ') && line !== 'data: [DONE]')
+    .map((line) => JSON.parse(line.slice(6)) as { type: string; delta?: string });
+  return {
+    status: response.status,
+    type: response.headers.get('content-type'),
+    chunks: chunks.map((chunk) => chunk.type),
+    text: chunks.map((chunk) => (chunk.type === 'text-delta' ? chunk.delta : '')).join(''),
+  };
+}
+
+/** Drives the chat routes the way a page does, through `fetcher`. */
+async function driveChat(fetcher: Fetcher): Promise<ChatDrive> {
+  const base = 'http://edge.test/api/chat';
+  const headers = { 'x-user': 'ada', 'content-type': 'application/json' };
+  const ask = (id: string, text: string) => ({ id, role: 'user', parts: [{ type: 'text', text }] });
+  const post = (body: unknown) =>
+    fetcher(base, { method: 'POST', headers, body: JSON.stringify(body) });
+  const get = async (path: string) => {
+    const response = await fetcher(`${base}${path}`, { headers });
+    return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+  };
+  const turn = await readTurn(await post({ id: 'edge', messages: [ask('q1', 'Hello edge')] }));
+  const messages = (await get('/edge/messages')).body;
+  // An edit of the first question (a last-message body: a new version), then a question placed
+  // after the first version's reply by its node id (`after`).
+  const edit = await readTurn(await post({ id: 'edge', message: ask('q1', 'Hello again') }));
+  const nodeIds = messages.nodeIds as Record<string, string>;
+  const firstReply = (messages.messages as { id: string }[])[1]?.id as string;
+  const placed = await readTurn(
+    await post({ id: 'edge', message: ask('q2', 'And then?'), after: nodeIds[firstReply] }),
+  );
+  const after = (await get('/edge/messages?leaf=q2')).body;
+  const versions = await get('/edge/versions/q1');
+  // createdAt is the clock's: each runtime has its own.
+  const listed = (versions.body.versions as Record<string, unknown>[]).map(
+    ({ createdAt: _createdAt, ...version }) => version,
+  );
+  const context = await get('/edge/context');
+  const stop = await fetcher(`${base}/edge/stop`, { method: 'POST', headers });
+  const wrong = await fetcher(`${base}/edge/messages`, { method: 'POST', headers, body: '{}' });
+  const unknown = await get('/nope/messages');
+  return {
+    turn,
+    messages,
+    edit: { status: edit.status, text: edit.text },
+    placed: { status: placed.status, text: placed.text },
+    after,
+    versions: { status: versions.status, body: listed },
+    context,
+    stop: { status: stop.status },
+    wrongMethod: {
+      status: wrong.status,
+      allow: wrong.headers.get('allow'),
+      body: await wrong.json(),
+    },
+    unknownChat: unknown,
+  };
+}
+
+// The route handler of @ctxgraph/ai-sdk as the Worker's `fetch` (the whole reference chat
+// contract), over the memory store and a deterministic model: driven inside workerd as a page
+// drives it, and the same module on Node must answer the same.
+describe('the chat route handler as a Worker’s fetch inside workerd', () => {
+  let miniflare: Miniflare | undefined;
+  let worker: Bundle = { code: '', runtimeImports: [], inputs: [] };
+
+  beforeAll(async () => {
+    worker = await bundle('./chat-worker.ts');
+    miniflare = new Miniflare({
+      modules: [{ type: 'ESModule', path: 'worker.js', contents: worker.code }],
+      compatibilityDate,
+    });
+  });
+  afterAll(async () => {
+    await miniflare?.dispose();
+  });
+
+  it('bundles the handler, the AI SDK and the memory store without any Node built-in', () => {
+    expect(worker.runtimeImports).toEqual([]);
+    expect(worker.inputs.some((input) => input.includes('ai-sdk/dist'))).toBe(true);
+  });
+
+  it('serves a turn, the messages with their versions, versions, the gauge, stop, a 405 and a 404 as on Node', async () => {
+    const running = miniflare;
+    if (running === undefined) throw new Error('miniflare did not start');
+    const edge = await driveChat(
+      (url, init) => running.dispatchFetch(url, init as never) as unknown as Promise<Response>,
+    );
+    const { default: onNode } = await import('./chat-worker');
+    const node = await driveChat((url, init) => onNode.fetch(new Request(url, init)));
+    expect(edge).toEqual(node);
+
+    expect(edge.turn).toMatchObject({
+      status: 200,
+      type: 'text/event-stream',
+      text: 'You said: Hello edge',
+    });
+    expect(edge.turn.chunks.at(0)).toBe('start');
+    expect(edge.turn.chunks.at(-1)).toBe('finish');
+    const stored = edge.messages.messages as { id: string; role: string }[];
+    expect(stored.map((message) => message.role)).toEqual(['user', 'assistant']);
+    expect(edge.messages).toMatchObject({
+      outcomes: {},
+      nodeIds: { q1: 'q1', [stored[1]?.id as string]: stored[1]?.id },
+      versions: {},
+    });
+    expect(edge.edit).toEqual({ status: 200, text: 'You said: Hello again' });
+    expect(edge.placed).toEqual({ status: 200, text: 'You said: And then?' });
+    // q2 follows the first version's reply, though the edit was written after it.
+    const path = edge.after.messages as { id: string }[];
+    expect(path.map((message) => message.id)).toEqual(['q1', stored[1]?.id, 'q2']);
+    expect(edge.after.versions).toMatchObject({ q1: { index: 0 } });
+    expect((edge.after.versions as Record<string, { nodes: unknown[] }>).q1?.nodes).toHaveLength(2);
+    expect(edge.versions.status).toBe(200);
+    expect(edge.versions.body).toHaveLength(2);
+    expect(edge.context.status).toBe(200);
+    expect(edge.context.body).toMatchObject({ maxInputTokens: null, usage: { calls: 3 } });
+    expect(edge.stop).toEqual({ status: 204 });
+    expect(edge.wrongMethod).toMatchObject({ status: 405, allow: 'GET' });
+    expect(edge.unknownChat.status).toBe(404);
+  });
+});

@@ -152,7 +152,12 @@ export class AttachedChat<UI_MESSAGE extends UIMessage = UIMessage> {
     let fresh: readonly UI_MESSAGE[];
     if (request.lastOnly) {
       const stored = await engine.findMessage(last.id);
-      const newest = stored[0];
+      // The version the client shows, when the message has several: the one whose stored
+      // message equals the client's (and that follows `after` when the client names it), else
+      // the newest. Otherwise a regenerate on an older version would take that version for an
+      // edit of the newest and write a copy of it as a new version.
+      const newest =
+        stored.length < 2 ? stored[0] : ((await this.#shownVersion(last, after)) ?? stored[0]);
       if (newest === undefined) {
         await engine.continueFrom(
           after === undefined ? await newestNode(this.#store, this.#chatId) : after,
@@ -223,6 +228,26 @@ export class AttachedChat<UI_MESSAGE extends UIMessage = UIMessage> {
     }
     const { messages: path } = await engine.resolve();
     return { path: path as UI_MESSAGE[], continues: undefined, replyId: start.replyId };
+  }
+
+  /**
+   * The newest node holding the client's message as the client has it (after `after` when
+   * given: a message's versions share their parent), if any.
+   */
+  async #shownVersion(
+    message: UI_MESSAGE,
+    after: string | null | undefined,
+  ): Promise<string | undefined> {
+    const nodes = await this.#store.findMessageNodes({
+      chatId: this.#chatId,
+      messageId: message.id,
+      limit: 100,
+    });
+    return nodes.find(
+      (node) =>
+        (after === undefined || node.parentId === after) &&
+        sameMessage(node.message as unknown as UIMessage, message),
+    )?.id;
   }
 
   /**

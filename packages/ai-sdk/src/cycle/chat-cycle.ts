@@ -19,8 +19,16 @@ import type { ChatMessageSchemas } from '../request/read-chat-request';
 import { resumeResponse } from '../stream/reply-response';
 import { beginTurn } from './begin-turn';
 import { ChatEngines } from './chat-engines';
-import { conversationTo, conversationToNode, outcomesOf, versionsOf } from './chat-reads';
+import {
+  conversationTo,
+  conversationToNode,
+  outcomesOf,
+  type StoredConversation,
+  versionsAlong,
+  versionsOf,
+} from './chat-reads';
 import { type ChatTurn, createChatTurn } from './chat-turn';
+import { type ContextGauge, type ContextGaugeOptions, contextGaugeOf } from './context-gauge';
 import {
   type BeginTurnOptions,
   type ChatCycleOptions,
@@ -31,7 +39,9 @@ import {
 
 // The names the cycle's tests and users reach through this module.
 export { chatErrorResponse } from './chat-error-response';
+export type { ConversationVersions, StoredConversation } from './chat-reads';
 export type { ChatTurn } from './chat-turn';
+export type { ContextGauge, ContextGaugeOptions } from './context-gauge';
 
 /** The AI SDK request cycle on a ctxgraph store. */
 export interface ChatCycle<UI_MESSAGE extends UIMessage = UIMessage> {
@@ -107,14 +117,31 @@ export interface ChatCycle<UI_MESSAGE extends UIMessage = UIMessage> {
    */
   events(chatId: string, options: FollowOptions): Promise<Response>;
   /**
-   * `messages` with the outcome of each reply on the path that was stopped (`aborted`) or whose
-   * process died (`interrupted`), by message id. With `node` (a version's `leafNodeId`), the
-   * conversation `openVersion` gives instead, with its outcomes.
+   * `messages` with, by message id, the outcome of each reply on the path that was stopped
+   * (`aborted`) or whose process died (`interrupted`), the node of each message (`nodeIds`), and
+   * the versions of each message that has more than one (`versions`: the position of the one on
+   * this path and every version's node with its newest leaf), so a client shows "2 / 3" beside
+   * each message and opens another version without a request per message. With `node` (a
+   * version's `leafNodeId`), the conversation `openVersion` gives instead. The versions cost one
+   * read of the chat's graph, however many messages have them.
    */
   conversation(
     chatId: string,
     options: ReadOptions & { leaf?: string; node?: string },
-  ): Promise<{ messages: UI_MESSAGE[]; outcomes: Record<string, 'aborted' | 'interrupted'> }>;
+  ): Promise<StoredConversation<UI_MESSAGE>>;
+  /**
+   * The chat's context use and cost, for a small gauge beside it: the tokens the next call would
+   * send from the newest path (or from `node`), the budget's window, the recorded usage and cost
+   * of the chat so far, and, with a budget, the next call's cache prediction (from the engine's
+   * `inspect()`). Pass the turns' `context` and `budget` so the gauge counts what they send.
+   * Unknown chat: {@link ChatNotFoundForUserError}.
+   *
+   * @example
+   * ```ts
+   * const { tokens, maxInputTokens, usage } = await cycle.contextGauge(chatId, { userId });
+   * ```
+   */
+  contextGauge(chatId: string, options: ContextGaugeOptions): Promise<ContextGauge>;
 }
 
 /**
@@ -273,8 +300,18 @@ export function createChatCycle<UI_MESSAGE extends UIMessage = UIMessage>(
           readOptions.node === undefined
             ? await conversationTo<UI_MESSAGE>(engine, store, readOptions.leaf)
             : await conversationToNode<UI_MESSAGE>(engine, readOptions.node);
-        return { messages, outcomes: await outcomesOf(engine, store, messages) };
+        // Two reads at once (the path's records, the chat's graph): one round trip of waiting.
+        const [outcomes, along] = await Promise.all([
+          outcomesOf(engine, store, messages),
+          versionsAlong(engine, messages),
+        ]);
+        return { messages, outcomes, ...along };
       });
+    },
+    contextGauge(chatId, gaugeOptions) {
+      return readAsUnknown(chatId, gaugeOptions, (engine) =>
+        contextGaugeOf(engine, store, gaugeOptions, gaugeOptions.budget ?? options.budget),
+      );
     },
   };
 }

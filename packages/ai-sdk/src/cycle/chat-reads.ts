@@ -1,7 +1,12 @@
 // The cycle's reads by message id: the conversation to a message or a node, a message's versions,
 // and the chat's most recently written node. Each positions the engine it is given itself
 // (`continueFrom`, never the chat's active branch), so it reads the same on any engine of the chat.
-import { type ContextEngine, type MessageVersion, usageOf } from '@ctxgraph/engine';
+import {
+  type ContextEngine,
+  type MessageVersion,
+  type PathVersions,
+  usageOf,
+} from '@ctxgraph/engine';
 import type { ContextStore } from '@ctxgraph/fragments-core';
 import type { UIMessage } from 'ai';
 import { ChatNotFoundForUserError } from '../errors';
@@ -26,10 +31,21 @@ export async function conversationTo<UI_MESSAGE extends UIMessage>(
   store: ContextStore,
   leaf: string | undefined,
 ): Promise<UI_MESSAGE[]> {
-  const node =
-    leaf === undefined ? await newestNode(store, engine.chatId) : await nodeOf(engine, leaf);
+  const node = await leafNodeOf(engine, store, leaf);
   if (node === null) return [];
   return conversationToNode(engine, node);
+}
+
+/**
+ * The node the conversation to `leaf` ends at (a message id; the newest node holding it), or the
+ * most recently written node; null for a chat without messages.
+ */
+export async function leafNodeOf(
+  engine: ContextEngine,
+  store: ContextStore,
+  leaf: string | undefined,
+): Promise<string | null> {
+  return leaf === undefined ? newestNode(store, engine.chatId) : nodeOf(engine, leaf);
 }
 
 /** The conversation from the root to a node (a version's `leafNodeId`). */
@@ -88,4 +104,71 @@ export async function outcomesOf(
   }
   // A plain object for the app's JSON (spread defines every key as its own, `__proto__` too).
   return { ...outcomes };
+}
+
+/**
+ * A stored conversation as `cycle.conversation()` answers it: the path's messages, the outcome of
+ * each stopped or interrupted reply, the node of each message, and the versions of each message
+ * that has more than one. Plain JSON: the records are plain objects keyed by message id (any id,
+ * `__proto__` included, is an own key).
+ */
+export interface StoredConversation<UI_MESSAGE extends UIMessage = UIMessage> {
+  /** The conversation from the root, oldest first. */
+  messages: UI_MESSAGE[];
+  /** By message id: each reply on the path that was stopped or whose process died. */
+  outcomes: Record<string, 'aborted' | 'interrupted'>;
+  /**
+   * By message id: the node holding each message of the path. A message's versions share its
+   * id and differ by node: this is the one shown, and what a new message that follows it names
+   * as the body's `after`.
+   */
+  nodeIds: Record<string, string>;
+  /** By message id: the messages of the path with more than one version. */
+  versions: Record<string, ConversationVersions>;
+}
+
+/** The versions of one message of a {@link StoredConversation} (what a chat shows as "2 / 3"). */
+export interface ConversationVersions {
+  /** The 0-based position of the version on this path among `nodes`. */
+  index: number;
+  /**
+   * Every version, oldest first: its node, and the newest node below it (`?node=` of the
+   * messages route, or `cycle.conversation(chatId, { node })`, opens that version).
+   */
+  nodes: readonly { readonly nodeId: string; readonly leafNodeId: string }[];
+}
+
+/**
+ * The node of each message of `messages` (a path the engine just resolved, so its cache holds
+ * it) and the versions of those that have several, from one read of the chat's graph.
+ */
+export async function versionsAlong(
+  engine: ContextEngine,
+  messages: readonly UIMessage[],
+): Promise<Pick<StoredConversation, 'nodeIds' | 'versions'>> {
+  const nodeIds: Record<string, string> = Object.create(null);
+  const byNode = new Map<string, string>();
+  for (const message of messages) {
+    const nodeId = engine.nodeIdOf(message.id);
+    if (nodeId === undefined) continue;
+    nodeIds[message.id] = nodeId;
+    byNode.set(nodeId, message.id);
+  }
+  const versions: Record<string, ConversationVersions> = Object.create(null);
+  const last = messages.at(-1);
+  const head = last === undefined ? undefined : nodeIds[last.id];
+  if (head !== undefined) {
+    const points: readonly PathVersions[] = await engine.versionsOnPath(head);
+    for (const point of points) {
+      // Only the messages shown (a compaction's span is not).
+      const messageId = byNode.get(point.nodeId);
+      if (messageId === undefined) continue;
+      versions[messageId] = {
+        index: point.index,
+        nodes: point.versions.map((each) => ({ nodeId: each.nodeId, leafNodeId: each.leafNodeId })),
+      };
+    }
+  }
+  // Plain objects for the app's JSON (spread defines every key as its own, `__proto__` too).
+  return { nodeIds: { ...nodeIds }, versions: { ...versions } };
 }

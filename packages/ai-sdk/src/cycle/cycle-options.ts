@@ -103,8 +103,10 @@ export interface BeginTurnOptions {
    * The node a body with only the last message (`{ message }`) continues from when the chat does
    * not hold that message yet (a new question), in place of the chat's most recently written
    * message: for a client that shows one branch of the graph and knows its head. Null: a new
-   * root. A node that is not in the chat is refused before anything is written. Ignored for a
-   * body with all the messages (they say where they continue).
+   * root. A node that is not in the chat is refused before anything is written. For a message
+   * the chat holds in several versions (a regenerate on an older one), the version that follows
+   * this node is the one the body means. Ignored for a body with all the messages (they say
+   * where they continue).
    * @default the most recently written message
    */
   after?: string | null;

@@ -4,7 +4,8 @@ import { role } from '@ctxgraph/fragments-core';
 import { XmlRenderer } from '@ctxgraph/renderer-xml';
 import { InMemoryContextStore } from '@ctxgraph/store-memory';
 import { getRequestListener } from '@hono/node-server';
-import { stepCountIs, streamText, type UIMessage } from 'ai';
+import { simulateReadableStream, stepCountIs, streamText, type UIMessage } from 'ai';
+import { MockLanguageModelV3 } from 'ai/test';
 import { Hono } from 'hono';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
@@ -234,6 +235,265 @@ describe.each(mounts)('the chat handler %s', (_name, mount) => {
   });
 });
 
+describe('the chat handler places a last-message body after the node it names', () => {
+  const ask = (id: string, text: string): UIMessage => ({
+    id,
+    role: 'user',
+    parts: [{ type: 'text', text }],
+  });
+  const post = (fetcher: Fetch, body: unknown) =>
+    call(fetcher, '/api/chat', { method: 'POST', body: JSON.stringify(body) });
+  const read = async (fetcher: Fetch, query = '') =>
+    (await json(await call(fetcher, `/api/chat/tabs/messages${query}`))).body as {
+      messages: UIMessage[];
+      nodeIds: Record<string, string>;
+    };
+  const parentOf = async (store: InMemoryContextStore, nodeId: string) =>
+    (await store.getMessage({ chatId: 'tabs', messageId: nodeId }))?.parentId;
+
+  it('two tabs: B’s question follows the reply B shows, not A’s unanswered question', async () => {
+    const store = new InMemoryContextStore();
+    const fetcher = handlerOn(store);
+    const first = await post(fetcher, { id: 'tabs', messages: [ask('q1', 'Hello')] });
+    expect(first.status).toBe(200);
+    await first.text();
+    const shown = await read(fetcher);
+    const reply = shown.messages[1]?.id as string;
+    const after = shown.nodeIds[reply] as string;
+    // Tab A asks; its reply streams and is not done.
+    const tabA = await post(fetcher, {
+      id: 'tabs',
+      message: ask('qa', 'hang after a word'),
+      trigger: 'submit-message',
+      after,
+    });
+    expect(tabA.status).toBe(200);
+    // Tab B, still showing the first reply, asks after it.
+    const tabB = await post(fetcher, {
+      id: 'tabs',
+      message: ask('qb', 'From tab B'),
+      trigger: 'submit-message',
+      after,
+    });
+    expect(tabB.status).toBe(200);
+    await tabB.text();
+    const b = await read(fetcher, '?leaf=qb');
+    expect(b.messages.map((message) => message.id)).toEqual(['q1', reply, 'qb']);
+    expect(await parentOf(store, b.nodeIds.qb as string)).toBe(after);
+    const a = await read(fetcher, '?leaf=qa');
+    expect(await parentOf(store, a.nodeIds.qa as string)).toBe(after);
+    // Both questions are versions of the message after the first reply.
+    const path = (await json(await call(fetcher, '/api/chat/tabs/messages?leaf=qb'))).body as {
+      versions: Record<string, { index: number; nodes: { nodeId: string }[] }>;
+    };
+    expect(path.versions.qb?.nodes.map((node) => node.nodeId)).toEqual([
+      a.nodeIds.qa,
+      b.nodeIds.qb,
+    ]);
+    // A body without `after` continues after the chat's newest message, as before.
+    const stop = await call(fetcher, '/api/chat/tabs/stop', { method: 'POST' });
+    expect(stop.status).toBe(200);
+    await tabA.text();
+    const plain = await post(fetcher, { id: 'tabs', message: ask('qc', 'No after') });
+    await plain.text();
+    const c = await read(fetcher, '?leaf=qc');
+    expect(c.messages.map((message) => message.id).slice(0, 4)).toEqual([
+      'q1',
+      reply,
+      'qa',
+      expect.any(String),
+    ]);
+    // `after: null`: a new first message (a root).
+    const root = await post(fetcher, { id: 'tabs', message: ask('qr', 'Anew'), after: null });
+    await root.text();
+    const r = await read(fetcher, '?leaf=qr');
+    expect(r.messages.map((message) => message.id)).toEqual(['qr']);
+    expect(await parentOf(store, r.nodeIds.qr as string)).toBeNull();
+  });
+
+  it('a regenerate on an older version of the question regenerates there, by its after', async () => {
+    const store = new InMemoryContextStore();
+    const fetcher = handlerOn(store);
+    const hello = ask('q1', 'Hello');
+    await (await post(fetcher, { id: 'tabs', messages: [hello] })).text();
+    const firstReply = (await read(fetcher)).messages[1]?.id as string;
+    // The question edited (a new version, with its own reply).
+    await (
+      await post(fetcher, { id: 'tabs', message: ask('q1', 'Hello again'), after: null })
+    ).text();
+    // The page shows the first version and regenerates its reply.
+    const regenerate = await post(fetcher, {
+      id: 'tabs',
+      message: hello,
+      trigger: 'regenerate-message',
+      messageId: firstReply,
+      after: null,
+    });
+    expect(regenerate.status).toBe(200);
+    await regenerate.text();
+    const path = (await json(await call(fetcher, '/api/chat/tabs/messages'))).body as {
+      messages: UIMessage[];
+      nodeIds: Record<string, string>;
+      versions: Record<string, { index: number; nodes: { nodeId: string }[] }>;
+    };
+    // The new reply follows the first version (node q1): still two versions of the question.
+    expect(path.messages.map((message) => textOf(message))).toEqual(['Hello', 'You said: Hello']);
+    expect(path.nodeIds.q1).toBe('q1');
+    expect(path.versions.q1?.nodes).toHaveLength(2);
+    const reply = path.messages[1]?.id as string;
+    expect(reply).not.toBe(firstReply);
+    expect(path.versions[reply]?.nodes.map((node) => node.nodeId)).toEqual([firstReply, reply]);
+  });
+
+  it('refuses an unknown node (404), a bad after and after beside all the messages (400), writing nothing', async () => {
+    const store = new InMemoryContextStore();
+    const fetcher = handlerOn(store);
+    await (await post(fetcher, { id: 'tabs', messages: [ask('q1', 'Hello')] })).text();
+    const revision = (await store.getChat('tabs'))?.revision;
+    const cases: [unknown, number, string][] = [
+      [{ id: 'tabs', message: ask('qx', 'x'), after: 'no-such-node' }, 404, 'no-such-node'],
+      [{ id: 'fresh-chat', message: ask('qx', 'x'), after: 'no-such-node' }, 404, 'no-such-node'],
+      [{ id: 'tabs', message: ask('qx', 'x'), after: 42 }, 400, 'after'],
+      [{ id: 'tabs', message: ask('qx', 'x'), after: { node: 'q1' } }, 400, 'after'],
+      [{ id: 'tabs', message: ask('qx', 'x'), after: 'a\u0000b' }, 400, 'after'],
+      [{ id: 'tabs', messages: [ask('q1', 'Hello'), ask('qx', 'x')], after: 'q1' }, 400, 'after'],
+    ];
+    for (const [body, status, named] of cases) {
+      const answer = await json(await post(fetcher, body));
+      expect([JSON.stringify(body), answer.status]).toEqual([JSON.stringify(body), status]);
+      expect(String(answer.body.error)).toContain(named);
+    }
+    expect((await store.getChat('tabs'))?.revision).toBe(revision);
+    expect(await store.getChat('fresh-chat')).toBeNull();
+    expect(await store.findMessageNodes({ chatId: 'tabs', messageId: 'qx', limit: 10 })).toEqual(
+      [],
+    );
+  });
+});
+
+describe('the chat handler’s context route', () => {
+  /** A model priced in the built-in table, answering one fixed reply with its usage. */
+  const pricedModel = () =>
+    new MockLanguageModelV3({
+      modelId: 'gpt-4o-mini',
+      doStream: async () => ({
+        stream: simulateReadableStream({
+          chunks: [
+            { type: 'text-start', id: 't' },
+            { type: 'text-delta', id: 't', delta: 'A fairly short answer to the question.' },
+            { type: 'text-end', id: 't' },
+            {
+              type: 'finish',
+              finishReason: { unified: 'stop', raw: undefined },
+              usage: {
+                inputTokens: {
+                  total: 1200,
+                  noCache: 1200,
+                  cacheRead: undefined,
+                  cacheWrite: undefined,
+                },
+                outputTokens: { total: 40, text: 40, reasoning: undefined },
+              },
+            },
+          ],
+        }),
+      }),
+    });
+
+  const mount = (store: InMemoryContextStore) => {
+    const cycle = createChatCycle({ store, engine: { renderer: new XmlRenderer() } });
+    const model = pricedModel();
+    return createChatHandler({
+      cycle,
+      userId: (request) => request.headers.get('x-user'),
+      // The app's budget, here from a header (a user who picks it), else none.
+      turn: ({ request }) => {
+        const window = request.headers.get('x-budget');
+        return {
+          context: (engine) => engine.set(role('You are a careful assistant for the tests.')),
+          ...(window === null ? {} : { budget: { maxInputTokens: Number(window) } }),
+        };
+      },
+      modelId: 'gpt-4o-mini',
+      reply: (turn) =>
+        streamText({
+          model,
+          system: turn.system,
+          messages: turn.messages,
+          abortSignal: turn.abortSignal,
+        }),
+      onError: () => {},
+    });
+  };
+  type Gauge = {
+    tokens: number;
+    maxInputTokens: number | null;
+    exceeded: boolean;
+    tokenizer: string;
+    usage: { calls: number; inputTokens: number; outputTokens: number; cost: number | null };
+    nextCall: { profile: string; cachedTokens: number; cost: number | null } | null;
+  };
+  const gauge = async (fetcher: Fetch, query = '', headers: Record<string, string> = {}) => {
+    const answer = await json(await call(fetcher, `/api/chat/g/context${query}`, { headers }));
+    expect(answer.status).toBe(200);
+    return answer.body as unknown as Gauge;
+  };
+
+  it('answers the tokens the next call would send, the window, the cost so far and the cache prediction', async () => {
+    const store = new InMemoryContextStore();
+    const fetcher = mount(store);
+    await store.openChat({ chatId: 'g', userId: USER });
+    const empty = await gauge(fetcher);
+    // The system context alone, no call yet.
+    expect(empty.tokens).toBeGreaterThan(0);
+    expect(empty).toMatchObject({
+      maxInputTokens: null,
+      exceeded: false,
+      nextCall: null,
+      usage: { calls: 0, inputTokens: 0, outputTokens: 0, cost: null },
+    });
+    const turn = await call(fetcher, '/api/chat', {
+      method: 'POST',
+      body: JSON.stringify({
+        id: 'g',
+        messages: [{ id: 'q1', role: 'user', parts: [{ type: 'text', text: 'A question.' }] }],
+      }),
+    });
+    await turn.text();
+    const after = await gauge(fetcher);
+    expect(after.tokens).toBeGreaterThan(empty.tokens);
+    expect(after.usage).toMatchObject({ calls: 1, inputTokens: 1200, outputTokens: 40 });
+    // gpt-4o-mini at its built-in price: 1,200 input and 40 output tokens.
+    expect(after.usage.cost).toBeCloseTo((1200 * 0.15 + 40 * 0.6) / 1_000_000, 12);
+    // With a budget: its window, and the next call's cache prediction, priced.
+    const budgeted = await gauge(fetcher, '', { 'x-budget': '4000' });
+    expect(budgeted).toMatchObject({ maxInputTokens: 4000, exceeded: false });
+    expect(budgeted.tokens).toBeGreaterThan(0);
+    expect(budgeted.nextCall?.profile).toBe('openai');
+    expect(typeof budgeted.nextCall?.cost).toBe('number');
+    // A window the conversation does not fit.
+    const tight = await gauge(fetcher, '', { 'x-budget': '3' });
+    expect(tight).toMatchObject({ maxInputTokens: 3, exceeded: true, nextCall: null });
+    // Of a node: the path to the first message only.
+    const first = await gauge(fetcher, '?node=q1');
+    expect(first.tokens).toBeLessThan(after.tokens);
+    expect(first.tokens).toBeGreaterThan(empty.tokens);
+  });
+
+  it('answers 404 for an unknown chat, another user’s chat and an unknown node, 405 for a POST', async () => {
+    const store = new InMemoryContextStore();
+    const fetcher = mount(store);
+    await store.openChat({ chatId: 'g', userId: USER });
+    expect((await call(fetcher, '/api/chat/nope/context')).status).toBe(404);
+    expect((await call(fetcher, '/api/chat/g/context', { user: 'mallory' })).status).toBe(404);
+    expect((await call(fetcher, '/api/chat/g/context?node=missing')).status).toBe(404);
+    const post = await call(fetcher, '/api/chat/g/context', { method: 'POST' });
+    expect(post.status).toBe(405);
+    expect(post.headers.get('allow')).toBe('GET');
+    expect(await store.getChat('nope')).toBeNull();
+  });
+});
+
 describe('the chat handler’s base path', () => {
   it('serves the routes under the base path it is given, and nothing outside it', async () => {
     const store = new InMemoryContextStore();
@@ -257,7 +517,10 @@ describe('the chat handler’s base path', () => {
     const read = await json(
       await handler(new Request('http://app.test/v1/conversations/c/messages')),
     );
-    expect(read).toEqual({ status: 200, body: { messages: [], outcomes: {} } });
+    expect(read).toEqual({
+      status: 200,
+      body: { messages: [], outcomes: {}, nodeIds: {}, versions: {} },
+    });
   });
 
   it('answers an error of the app’s own code 500 without its message, and tells onError', async () => {

@@ -2,6 +2,7 @@
 // It mounts wherever a framework hands over a `Request` (Hono, a Next.js App Router route, a plain
 // Node server through an adapter, a Worker's `fetch`). The app keeps what only it knows: who the
 // user is, and the model call of a turn.
+import { assertIdentifier } from '@ctxgraph/fragments-core';
 import type { UIMessage } from 'ai';
 import type { ChatCycle } from '../cycle/chat-cycle';
 import { chatErrorResponse } from '../cycle/chat-error-response';
@@ -39,13 +40,19 @@ export interface ChatHandlerOptions<UI_MESSAGE extends UIMessage = UIMessage> {
   ) => StreamTextResultLike<UI_MESSAGE> | Promise<StreamTextResultLike<UI_MESSAGE>>;
   /**
    * The rest of a turn's `begin` options (its system context, a budget): everything but the user
-   * and the signal, which the handler passes itself.
+   * and the signal, which the handler passes itself. The context route calls it too (with its
+   * GET request), so the gauge counts the system context and plans with the budget turns use.
    */
   readonly turn?: (
     context: ChatRequestContext,
   ) =>
     | Omit<BeginTurnOptions, 'userId' | 'signal'>
     | Promise<Omit<BeginTurnOptions, 'userId' | 'signal'>>;
+  /**
+   * The id of the model the turns call (`'openai:gpt-4o'`, `'gpt-4.1-mini'`): the context route
+   * prices the next call with it (with a budget). Without it, the budget's `model` does, if any.
+   */
+  readonly modelId?: string;
   /** Options of the reply's response (`turn.respond(result, respond)`). */
   readonly respond?: RespondOptions<UI_MESSAGE>;
   /**
@@ -70,6 +77,7 @@ const fail = (status: number, error: string, headers?: Record<string, string>): 
 const CHAT_ROUTES = {
   messages: 'GET',
   versions: 'GET',
+  context: 'GET',
   stream: 'GET',
   stop: 'POST',
   events: 'GET',
@@ -77,7 +85,10 @@ const CHAT_ROUTES = {
 
 type Route =
   | { readonly kind: 'turn' }
-  | { readonly kind: 'messages' | 'stream' | 'stop' | 'events'; readonly chatId: string }
+  | {
+      readonly kind: 'messages' | 'context' | 'stream' | 'stop' | 'events';
+      readonly chatId: string;
+    }
   | { readonly kind: 'versions'; readonly chatId: string; readonly messageId: string };
 
 /** The path's segments under the base path, each decoded; a segment that does not decode is a 400. */
@@ -130,13 +141,45 @@ function queryOf(url: URL, name: string): string | undefined {
 }
 
 /**
+ * The `after` of a turn's body: the node id of the message a last-message body (`{ message }`)
+ * follows, null for a chat's first message, undefined when the body has none. Anything else is a
+ * 400, and so is `after` beside a body with all the messages (those say where they continue).
+ */
+function afterOf(body: unknown): string | null | undefined {
+  if (typeof body !== 'object' || body === null || !Object.hasOwn(body, 'after')) return undefined;
+  const { after, messages } = body as { after?: unknown; messages?: unknown };
+  if (after !== null && typeof after !== 'string') {
+    throw new ChatRequestError(
+      `Chat request refused: body.after must be the node id of the message the new one follows (a string), or null for a chat's first message; received ${after === undefined ? 'undefined' : typeof after}.`,
+      { issues: [{ path: 'after', message: 'expected a node id or null' }] },
+    );
+  }
+  if (messages !== undefined) {
+    throw new ChatRequestError(
+      'Chat request refused: body.after places a last-message body ({ id, message, after }); a body with all the messages says where it continues, so send it without after.',
+      { issues: [{ path: 'after', message: 'expected only with a last-message body' }] },
+    );
+  }
+  if (after !== null) assertIdentifier('Chat request refused', 'body.after', after);
+  return after;
+}
+
+/**
  * The whole reference chat contract as one web-standard handler, `(request: Request) =>
  * Promise<Response>`, over a {@link ChatCycle}:
  *
- * - `POST <base>`: a turn (the AI SDK's `DefaultChatTransport` body); the reply's UI message stream.
- * - `GET <base>/:id/messages`: `{ messages, outcomes }` of the newest path, `?leaf=<message id>`
- *   to a message, or `?node=<node id>` to a version's `leafNodeId`.
+ * - `POST <base>`: a turn (the AI SDK's `DefaultChatTransport` body, all the messages or only the
+ *   last one); the reply's UI message stream. A last-message body `{ id, message, trigger,
+ *   messageId?, after }` names in `after` the node id of the message the new one follows (from
+ *   `nodeIds`; null for a chat's first message), so a tab's question follows the reply that tab
+ *   shows, not another tab's newer question (`BeginTurnOptions.after`).
+ * - `GET <base>/:id/messages`: `{ messages, outcomes, nodeIds, versions }` of the newest path,
+ *   `?leaf=<message id>` to a message, or `?node=<node id>` to a version's `leafNodeId`
+ *   (`StoredConversation`).
  * - `GET <base>/:id/versions/:messageId`: `{ versions }` of a message, oldest first.
+ * - `GET <base>/:id/context`: the chat's context use and cost for a gauge (`ContextGauge`:
+ *   `{ tokens, maxInputTokens, exceeded, tokenizer, usage, nextCall }`), of the newest path or
+ *   `?node=<node id>`.
  * - `GET <base>/:id/stream`: the chat's live reply to resume, or 204.
  * - `POST <base>/:id/stop`: stops the chat's live replies (or `{ "messageId" }`); 200
  *   `{ messageId }` once saved, 204 when none was live.
@@ -178,8 +221,14 @@ export function createChatHandler<UI_MESSAGE extends UIMessage = UIMessage>(
     switch (route.kind) {
       case 'turn': {
         const body = await readChatBody(request);
+        const after = afterOf(body);
         const extra = options.turn === undefined ? {} : await options.turn(context);
-        const turn = await cycle.begin(body, { ...extra, userId, signal });
+        const turn = await cycle.begin(body, {
+          ...extra,
+          ...(after === undefined ? {} : { after }),
+          userId,
+          signal,
+        });
         return turn.respond(await options.reply(turn, context), options.respond);
       }
       case 'messages': {
@@ -195,6 +244,19 @@ export function createChatHandler<UI_MESSAGE extends UIMessage = UIMessage>(
             userId,
             ...(leaf === undefined ? {} : { leaf }),
             ...(node === undefined ? {} : { node }),
+          }),
+        );
+      }
+      case 'context': {
+        const node = queryOf(url, 'node');
+        const turn = options.turn === undefined ? {} : await options.turn(context);
+        return Response.json(
+          await cycle.contextGauge(route.chatId, {
+            userId,
+            ...(node === undefined ? {} : { node }),
+            ...(turn.context === undefined ? {} : { context: turn.context }),
+            ...(turn.budget === undefined ? {} : { budget: turn.budget }),
+            ...(options.modelId === undefined ? {} : { modelId: options.modelId }),
           }),
         );
       }

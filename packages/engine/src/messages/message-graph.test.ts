@@ -531,6 +531,83 @@ describe.each(stores)('message versions (%s store)', (_label, makeStore) => {
     expect((await reader.resolve()).messages).toStrictEqual(shown);
   });
 
+  it('versionsOnPath lists every message of a path with versions, from one read of the graph', async () => {
+    const { store, engine } = setup();
+    const chatId = newChatId();
+    const client = await threeTurns(engine(chatId));
+    // u2 edited (u2~2 → a3), a3's reply regenerated (a4), u1 edited (u1~2 → b1).
+    const editor = engine(chatId);
+    await editor.continueFrom('a1');
+    editor.set(message({ ...(client[2] as UIMessage), parts: [{ type: 'text', text: '3+3?' }] }));
+    editor.set(assistantText('6', { id: 'a3' }));
+    await editor.save();
+    await editor.continueFrom('u2~2');
+    editor.set(assistantText('six', { id: 'a4' }));
+    await editor.save();
+    await editor.continueFrom(null);
+    editor.set(message({ ...(client[0] as UIMessage), parts: [{ type: 'text', text: 'hey' }] }));
+    editor.set(assistantText('hey!', { id: 'b1' }));
+    await editor.save();
+
+    const counted = countingStore(store);
+    const reader = new ContextEngine({ store: counted.store, chatId, userId: 'u', renderer });
+    await reader.findMessage('u1'); // opens the engine on the chat (its own read)
+    counted.reset();
+    const points = await reader.versionsOnPath('a4');
+    // One store call, whatever the number of messages with versions.
+    expect([...counted.calls]).toEqual([['getGraph', 1]]);
+    expect(points).toEqual([
+      {
+        nodeId: 'u1',
+        messageId: 'u1',
+        position: 0,
+        index: 0,
+        versions: [
+          { nodeId: 'u1', leafNodeId: 'a4' },
+          { nodeId: 'u1~2', leafNodeId: 'b1' },
+        ],
+      },
+      {
+        nodeId: 'u2~2',
+        messageId: 'u2',
+        position: 2,
+        index: 1,
+        versions: [
+          { nodeId: 'u2', leafNodeId: 'a2' },
+          { nodeId: 'u2~2', leafNodeId: 'a4' },
+        ],
+      },
+      {
+        nodeId: 'a4',
+        messageId: 'a4',
+        position: 3,
+        index: 1,
+        versions: [
+          { nodeId: 'a3', leafNodeId: 'a3' },
+          { nodeId: 'a4', leafNodeId: 'a4' },
+        ],
+      },
+    ]);
+    // The same versions as versions() gives node by node (which reads the graph each time).
+    for (const nodeId of ['u1~2', 'b1', 'u2', 'a2', 'a3']) {
+      const point = (await reader.versionsOnPath(nodeId)).at(-1);
+      const each = await reader.versions(nodeId);
+      if (each.length < 2) expect(point?.nodeId).not.toBe(nodeId);
+      else
+        expect(point).toMatchObject({
+          nodeId,
+          index: each.findIndex((version) => version.nodeId === nodeId),
+          versions: each.map((version) => ({
+            nodeId: version.nodeId,
+            leafNodeId: version.leafNodeId,
+          })),
+        });
+    }
+    // A path without versions has none; a node in the middle of a path counts to itself.
+    expect(await reader.versionsOnPath('u1~2')).toMatchObject([{ nodeId: 'u1~2', index: 1 }]);
+    expect((await reader.versionsOnPath('a1')).map((point) => point.nodeId)).toEqual(['u1']);
+  });
+
   it('unknown nodes and another chat’s nodes are refused with MessageNotFoundError', async () => {
     const { engine } = setup();
     const chatId = newChatId();
@@ -544,6 +621,8 @@ describe.each(stores)('message versions (%s store)', (_label, makeStore) => {
       () => server.continueFrom('x1'),
       () => server.continueFrom('nope'),
       () => server.versions('x1'),
+      () => server.versionsOnPath('x1'),
+      () => server.versionsOnPath('nope'),
     ]) {
       await expect(call()).rejects.toSatisfy((error) => MessageNotFoundError.isInstance(error));
     }

@@ -335,6 +335,40 @@ export async function findMessage(
   return (await nodesOfMessage(session, messageId)).map((node) => node.id);
 }
 
+/**
+ * The newest node below each node of a graph (itself when it has none). Children always come
+ * after their parent in sequence order, so one pass from the newest node back carries each
+ * subtree's newest node up to its root. `nodes` sorted by sequence.
+ */
+function newestBelow(nodes: readonly MessageNodeRecord[]): Map<string, MessageNodeRecord> {
+  const newest = new Map<string, MessageNodeRecord>();
+  for (let index = nodes.length - 1; index >= 0; index -= 1) {
+    const each = nodes[index] as MessageNodeRecord;
+    const below = newest.get(each.id) ?? each;
+    newest.set(each.id, below);
+    if (each.parentId === null) continue;
+    const parentBest = newest.get(each.parentId);
+    if (parentBest === undefined || below.sequence > parentBest.sequence)
+      newest.set(each.parentId, below);
+  }
+  return newest;
+}
+
+/**
+ * Whether `each` is a version of `node`: same parent and role, and not an engine node
+ * (compaction, branch summary, dropped) unless it is the node itself.
+ */
+function isVersionOf(each: MessageNodeRecord, node: MessageNodeRecord): boolean {
+  return (
+    each.parentId === node.parentId &&
+    each.message.role === node.message.role &&
+    (each.id === node.id ||
+      (readCompaction(each) === null &&
+        readBranchSummary(each) === null &&
+        readDropped(each) === null))
+  );
+}
+
 /** `versions()`: the siblings of a node with its role, oldest first, each with its newest leaf. */
 export async function versions(
   session: ChatSession,
@@ -346,29 +380,10 @@ export async function versions(
   const graph = await store.getGraph(chatId);
   const node = graph.nodes.find((each) => each.id === nodeId);
   if (node === undefined) throw new MessageNotFoundError(chatId, nodeId);
-  // Children always come after their parent in sequence order, so one pass from the newest node
-  // back carries each subtree's newest node up to its root: the newest leaf below every node.
-  const newest = new Map<string, MessageNodeRecord>();
   const nodes = [...graph.nodes].sort((left, right) => left.sequence - right.sequence);
-  for (let index = nodes.length - 1; index >= 0; index -= 1) {
-    const each = nodes[index] as MessageNodeRecord;
-    const below = newest.get(each.id) ?? each;
-    newest.set(each.id, below);
-    if (each.parentId === null) continue;
-    const parentBest = newest.get(each.parentId);
-    if (parentBest === undefined || below.sequence > parentBest.sequence)
-      newest.set(each.parentId, below);
-  }
+  const newest = newestBelow(nodes);
   return nodes
-    .filter(
-      (each) =>
-        each.parentId === node.parentId &&
-        each.message.role === node.message.role &&
-        (each.id === node.id ||
-          (readCompaction(each) === null &&
-            readBranchSummary(each) === null &&
-            readDropped(each) === null)),
-    )
+    .filter((each) => isVersionOf(each, node))
     .map((each) => ({
       nodeId: each.id,
       messageId: each.message.id,
@@ -376,4 +391,79 @@ export async function versions(
       leafNodeId: (newest.get(each.id) ?? each).id,
       createdAt: each.createdAt,
     }));
+}
+
+/**
+ * A message on a path that has more than one version (what a chat shows as "2 / 3" beside it):
+ * see {@link ContextEngine.versionsOnPath}.
+ */
+export interface PathVersions {
+  /** The node on the path. */
+  readonly nodeId: string;
+  /** Its message id. */
+  readonly messageId: string;
+  /** Its 0-based position on the path, counted in nodes from the root. */
+  readonly position: number;
+  /** The 0-based index of the path's node in `versions` (the "2" of "2 / 3", less one). */
+  readonly index: number;
+  /**
+   * The message's versions, oldest first (the path's node included): each node and the newest
+   * node below it (`continueFrom(leafNodeId)` opens that version).
+   */
+  readonly versions: readonly { readonly nodeId: string; readonly leafNodeId: string }[];
+}
+
+/**
+ * `versionsOnPath()`: for each node from the root to `nodeId` that has more than one version
+ * (the rule of `versions()`), its versions, from one read of the graph.
+ */
+export async function versionsOnPath(
+  session: ChatSession,
+  nodeId: string,
+): Promise<readonly PathVersions[]> {
+  assertIdentifier('versionsOnPath(nodeId)', 'nodeId', nodeId);
+  await session.open();
+  const { store, chatId } = session;
+  const graph = await store.getGraph(chatId);
+  const byId = new Map<string, MessageNodeRecord>();
+  for (const each of graph.nodes) byId.set(each.id, each);
+  const leaf = byId.get(nodeId);
+  if (leaf === undefined) throw new MessageNotFoundError(chatId, nodeId);
+  const path: MessageNodeRecord[] = [];
+  // A parent always has a lower sequence than its child, so the walk ends (the check guards a
+  // store that broke that rule from looping).
+  for (
+    let at: MessageNodeRecord | undefined = leaf;
+    at !== undefined && path.length <= graph.nodes.length;
+    at = at.parentId === null ? undefined : byId.get(at.parentId)
+  )
+    path.push(at);
+  path.reverse();
+  const nodes = [...graph.nodes].sort((left, right) => left.sequence - right.sequence);
+  const newest = newestBelow(nodes);
+  // The children of each parent on the path, oldest first: siblings are looked at once.
+  const onPath = new Set<string | null>(path.map((each) => each.parentId));
+  const children = new Map<string | null, MessageNodeRecord[]>();
+  for (const each of nodes) {
+    if (!onPath.has(each.parentId)) continue;
+    const list = children.get(each.parentId);
+    if (list === undefined) children.set(each.parentId, [each]);
+    else list.push(each);
+  }
+  const found: PathVersions[] = [];
+  path.forEach((node, position) => {
+    const siblings = (children.get(node.parentId) ?? []).filter((each) => isVersionOf(each, node));
+    if (siblings.length < 2) return;
+    found.push({
+      nodeId: node.id,
+      messageId: node.message.id,
+      position,
+      index: siblings.findIndex((each) => each.id === node.id),
+      versions: siblings.map((each) => ({
+        nodeId: each.id,
+        leafNodeId: (newest.get(each.id) ?? each).id,
+      })),
+    });
+  });
+  return found;
 }
