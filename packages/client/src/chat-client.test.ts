@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { ChatClientError, createChatClient } from './chat-client';
-import { chatRoutes } from './chat-routes';
 import { createTestChatServer } from './__fixtures__/chat-server';
 import { serverSupport } from './__fixtures__/server-support';
+import { ChatClientError, createChatClient } from './chat-client';
+import { chatRoutes } from './chat-routes';
 import { followChatEvents } from './follow-chat-events';
 import type { ChatEvent } from './saved-chat';
 
@@ -76,11 +76,15 @@ describe('createChatClient against the chat handler', () => {
         return server.fetch(input, init);
       },
     });
-    await expect(client.stop("nobody")).rejects.toThrow(/^Stopping chat "nobody" failed: the server answered 404/);
+    await expect(client.stop('nobody')).rejects.toThrow(
+      /^Stopping chat "nobody" failed: the server answered 404/,
+    );
     const failed = await client.loadChat('x'.repeat(600)).catch((error: unknown) => error);
     expect(failed).toBeInstanceOf(ChatClientError);
     expect((failed as ChatClientError).status).toBe(400);
-    expect((failed as Error).message).toMatch(/^Reading chat "x+" failed: the server answered 400 \(.+\)\.$/);
+    expect((failed as Error).message).toMatch(
+      /^Reading chat "x+" failed: the server answered 400 \(.+\)\.$/,
+    );
     expect(seen.every((value) => value === 'on')).toBe(true);
     expect(seen.length).toBeGreaterThanOrEqual(2);
   });

@@ -2,7 +2,11 @@
 // own transport (which posts the turns and resumes the streams).
 import type { UIMessage } from 'ai';
 import { type ChatRoutes, chatRoutes } from './chat-routes';
-import { type ChatEventsFollower, followChatEvents, type FollowChatEventsOptions } from './follow-chat-events';
+import {
+  type ChatEventsFollower,
+  type FollowChatEventsOptions,
+  followChatEvents,
+} from './follow-chat-events';
 import { readSavedChat, type SavedChat } from './saved-chat';
 
 /** A `fetch` (the platform's, or one that adds what the app needs: a token, a test handler). */

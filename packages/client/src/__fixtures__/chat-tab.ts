@@ -1,6 +1,12 @@
 // A browser tab of the tests without a framework: the AI SDK's own chat (`AbstractChat`, what
 // `useChat` runs) with the session driving it, as a binding would wire them.
-import { AbstractChat, type ChatState, type ChatStatus, DefaultChatTransport, type UIMessage } from 'ai';
+import {
+  AbstractChat,
+  type ChatState,
+  type ChatStatus,
+  DefaultChatTransport,
+  type UIMessage,
+} from 'ai';
 import { createChatClient } from '../chat-client';
 import { type ChatSession, createChatSession } from '../chat-session';
 import type { TestChatServer } from './chat-server';
@@ -39,6 +45,11 @@ class TabChat extends AbstractChat<UIMessage> {
   setMessages(messages: UIMessage[]): void {
     this.state.messages = messages;
   }
+}
+
+/** The AI SDK's chat on `transport` with no session (a tab that follows nothing). */
+export function plainChat(chatId: string, transport: DefaultChatTransport<UIMessage>): TabChat {
+  return new TabChat({ id: chatId, transport, state: new WatchedState(() => {}) });
 }
 
 /** The text of a message's text parts. */

@@ -18,7 +18,11 @@ export async function serverSupport(): Promise<{ nodeIds: boolean; after: boolea
     role: 'user',
     parts: [{ type: 'text', text }],
   });
-  const first = await turn({ id: 'probe', message: message('m1', 'probe'), trigger: 'submit-message' });
+  const first = await turn({
+    id: 'probe',
+    message: message('m1', 'probe'),
+    trigger: 'submit-message',
+  });
   await first.text();
   const read = (await (await server.fetch('/api/chat/probe/messages')).json()) as {
     nodeIds?: unknown;
