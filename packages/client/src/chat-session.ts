@@ -81,6 +81,8 @@ export interface ChatSession<UI_MESSAGE extends UIMessage = UIMessage> {
   selectVersion(messageId: string, index: number): Promise<void>;
   /** Stops the live reply through the server, then shows it as saved (marked as stopped). */
   stop(): Promise<void>;
+  /** The chat's context use and cost (`GET …/context`), as the server shapes it. */
+  readContext(): Promise<unknown>;
   /** The `DefaultChatTransport` options: the contract's routes, and the last-message body. */
   transportOptions(): Pick<
     HttpChatTransportInitOptions<UI_MESSAGE>,
@@ -136,6 +138,8 @@ export function createChatSession<UI_MESSAGE extends UIMessage = UIMessage>(
 
   let driver: ChatDriver<UI_MESSAGE> | undefined;
   let ended = false;
+  /** Counts the starts: a start that was ended (React's strict mode starts twice) stops early. */
+  let runs = 0;
   /** Moves on with every read and every turn: a read applies only if nothing started after it. */
   let generation = 0;
   /** Replies this page streamed or resumed: an event about one of them is no news. */
@@ -207,6 +211,9 @@ export function createChatSession<UI_MESSAGE extends UIMessage = UIMessage>(
     start(chat) {
       driver = chat;
       ended = false;
+      runs += 1;
+      const run = runs;
+      const over = (): boolean => ended || run !== runs;
       const controller = new AbortController();
       void (async () => {
         let saved: SavedChat<UI_MESSAGE> | null | undefined;
@@ -221,7 +228,7 @@ export function createChatSession<UI_MESSAGE extends UIMessage = UIMessage>(
         } catch (error) {
           report(error);
         }
-        if (ended) return;
+        if (over()) return;
         update({ loaded: true, isNew: saved === null });
         if (saved !== undefined && saved !== null) {
           try {
@@ -230,7 +237,7 @@ export function createChatSession<UI_MESSAGE extends UIMessage = UIMessage>(
             report(error);
           }
         }
-        if (ended) return;
+        if (over()) return;
         client.followEvents(chatId, {
           signal: controller.signal,
           onEvent(event) {
@@ -240,8 +247,9 @@ export function createChatSession<UI_MESSAGE extends UIMessage = UIMessage>(
         });
       })();
       return () => {
-        ended = true;
         controller.abort();
+        if (run !== runs) return;
+        ended = true;
         driver = undefined;
       };
     },
@@ -317,6 +325,7 @@ export function createChatSession<UI_MESSAGE extends UIMessage = UIMessage>(
         if (!ended) update({ stopping: false });
       }
     },
+    readContext: () => client.readContext(chatId),
     transportOptions() {
       return {
         api: client.routes.turn,
