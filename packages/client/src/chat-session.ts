@@ -130,12 +130,6 @@ export function createChatSession<UI_MESSAGE extends UIMessage = UIMessage>(
     snapshot = { ...snapshot, ...change };
     for (const listener of [...listeners]) listener();
   };
-  const setNode = (node: string | null): void => {
-    if (node === snapshot.node) return;
-    update({ node });
-    options.onNodeChange?.(node);
-  };
-
   let driver: ChatDriver<UI_MESSAGE> | undefined;
   let ended = false;
   /** Counts the starts: a start that was ended (React's strict mode starts twice) stops early. */
@@ -152,20 +146,30 @@ export function createChatSession<UI_MESSAGE extends UIMessage = UIMessage>(
   /** Resolved when the driver is idle again (a stop waits for its stream to end). */
   let idleWaiters: (() => void)[] = [];
 
-  /** Reads the path `at` and shows it, unless a turn or another read started meanwhile. */
+  /**
+   * Reads the path `at` and shows it, unless a turn or another read started meanwhile (or the
+   * chat streams, unless `force`). `node`: the node shown once it is read (undefined: unchanged),
+   * set in the same change as the path.
+   */
   const show = async (
     at: ChatPathAt,
-    force = false,
+    how: {
+      readonly force?: boolean;
+      readonly node?: (saved: SavedChat<UI_MESSAGE>) => string | null | undefined;
+    } = {},
   ): Promise<SavedChat<UI_MESSAGE> | null | undefined> => {
     generation += 1;
     const mine = generation;
     readRevision = Math.max(readRevision, latest?.version ?? -1);
     const saved = await client.loadChat<UI_MESSAGE>(chatId, at);
     if (ended || mine !== generation || driver === undefined) return undefined;
-    if (!force && busy(driver.status())) return undefined;
+    if (how.force !== true && busy(driver.status())) return undefined;
     if (saved !== null) {
       driver.setMessages(saved.messages);
-      update({ saved, isNew: false, error: undefined });
+      const node = how.node?.(saved);
+      const moved = node !== undefined && node !== snapshot.node;
+      update({ saved, isNew: false, error: undefined, ...(moved ? { node } : {}) });
+      if (moved) options.onNodeChange?.(node);
     }
     return saved;
   };
@@ -188,9 +192,8 @@ export function createChatSession<UI_MESSAGE extends UIMessage = UIMessage>(
       void (async () => {
         // The question the reply answers (saved before the reply), then the reply's stream.
         const at: ChatPathAt = event.follows === null ? {} : { leaf: event.follows };
-        const saved = await show(at);
+        const saved = await show(at, { node: () => null });
         if (saved === undefined || driver === undefined) return;
-        setNode(null);
         await driver.resumeStream();
       })().catch((error: unknown) => {
         followed.delete(reply);
@@ -222,8 +225,7 @@ export function createChatSession<UI_MESSAGE extends UIMessage = UIMessage>(
           saved = await show(named === null ? {} : { node: named });
           // A node the chat does not have (an old link): the newest path.
           if (saved === null && named !== null) {
-            saved = await show({});
-            if (saved !== null) setNode(null);
+            saved = await show({}, { node: () => null });
           }
         } catch (error) {
           report(error);
@@ -269,13 +271,16 @@ export function createChatSession<UI_MESSAGE extends UIMessage = UIMessage>(
       // A turn ended: read its path (the new messages' nodes and versions).
       if (status === 'error' && last?.role === 'assistant') followed.delete(last.id);
       if (last === undefined) return;
-      const node = snapshot.node;
-      void show({ leaf: last.id })
-        .then((saved) => {
-          if (saved === undefined || saved === null) return;
+      void show(
+        { leaf: last.id },
+        {
           // On a chosen version, the URL follows the turn to its new leaf.
-          if (node !== null) setNode(saved.nodeIds[last.id] ?? node);
-          catchUp();
+          node: (saved) =>
+            snapshot.node === null ? undefined : (saved.nodeIds[last.id] ?? snapshot.node),
+        },
+      )
+        .then((saved) => {
+          if (saved !== undefined && saved !== null) catchUp();
         })
         .catch(report);
     },
@@ -291,13 +296,12 @@ export function createChatSession<UI_MESSAGE extends UIMessage = UIMessage>(
           `Message ${JSON.stringify(messageId)} has no version ${index} (it has ${versions?.nodes.length ?? 1}).`,
         );
       }
-      const saved = await show({ node: target.leafNodeId });
+      const saved = await show({ node: target.leafNodeId }, { node: () => target.leafNodeId });
       if (saved === null) {
         throw new Error(
           `Version ${index + 1} of message ${JSON.stringify(messageId)} is gone from chat ${JSON.stringify(chatId)}.`,
         );
       }
-      if (saved !== undefined) setNode(target.leafNodeId);
     },
     async stop() {
       if (driver === undefined || stopping) return;
@@ -316,8 +320,8 @@ export function createChatSession<UI_MESSAGE extends UIMessage = UIMessage>(
         await chat.stop();
         await idle;
         const leaf = stopped ?? reply;
-        const saved = await show(leaf === undefined ? shownPath() : { leaf }, true);
-        if (saved === null && leaf !== undefined) await show(shownPath(), true);
+        const saved = await show(leaf === undefined ? shownPath() : { leaf }, { force: true });
+        if (saved === null && leaf !== undefined) await show(shownPath(), { force: true });
       } catch (error) {
         report(error);
       } finally {
