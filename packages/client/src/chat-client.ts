@@ -10,7 +10,10 @@ import {
 import { readSavedChat, type SavedChat } from './saved-chat';
 
 /** A `fetch` (the platform's, or one that adds what the app needs: a token, a test handler). */
-export type FetchFunction = (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>;
+export type FetchFunction = (
+  input: string | URL | Request,
+  init?: RequestInit,
+) => Promise<Response>;
 
 /** Options of {@link createChatClient}. */
 export interface ChatClientOptions {

@@ -29,7 +29,7 @@ export interface FollowChatEventsOptions {
    * The `fetch` to connect with.
    * @default globalThis.fetch
    */
-  readonly fetch?: (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>;
+  readonly fetch?: (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
   /**
    * Connect again after the stream ended, failed, or answered 404 (a chat its first turn has not
    * created yet), with a growing wait; `false`: follow one connection only.

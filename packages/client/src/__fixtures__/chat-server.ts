@@ -40,7 +40,7 @@ const finish = (output: number): StreamPart => ({
 /** A server of the chat contract in this process. */
 export interface TestChatServer {
   /** The handler as a `fetch` (the user is added to every request). */
-  readonly fetch: (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>;
+  readonly fetch: (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
   /** The questions the model was asked, in order. */
   readonly asked: string[];
   /** Ends the held reply to `text` ("Holding done."). */
