@@ -313,12 +313,10 @@ export function createChatSession<UI_MESSAGE extends UIMessage = UIMessage>(
       try {
         const stopped = await client.stop(chatId, reply);
         // The reply is saved: what of its stream is still on the way adds nothing.
-        const idle = new Promise<void>((resolve) => {
-          if (!busy(chat.status())) resolve();
-          else idleWaiters.push(resolve);
-        });
         await chat.stop();
-        await idle;
+        if (busy(chat.status())) {
+          await new Promise<void>((resolve) => idleWaiters.push(resolve));
+        }
         const leaf = stopped ?? reply;
         const saved = await show(leaf === undefined ? shownPath() : { leaf }, { force: true });
         if (saved === null && leaf !== undefined) await show(shownPath(), { force: true });
