@@ -16,7 +16,7 @@ type StreamPart =
     : never;
 
 /** The test user every request acts for. */
-export const USER = 'alice';
+const USER = 'alice';
 
 function lastUserText(prompt: Prompt): string {
   let text = '';
