@@ -141,7 +141,8 @@ export function createChatSession<UI_MESSAGE extends UIMessage = UIMessage>(
   /** The newest event, and the newest revision a read started after. */
   let latest: ChatEvent | null = null;
   let readRevision = -1;
-  let wasBusy = false;
+  /** The last message a turn's path was read back to (once per message). */
+  let readBack: string | undefined;
   let stopping = false;
   /** Resolved when the driver is idle again (a stop waits for its stream to end). */
   let idleWaiters: (() => void)[] = [];
@@ -186,8 +187,10 @@ export function createChatSession<UI_MESSAGE extends UIMessage = UIMessage>(
     if (ended || driver === undefined || latest === null) return;
     if (busy(driver.status()) || stopping) return;
     const event = latest;
-    if (event.live !== null && !followed.has(event.live)) {
-      const reply = event.live;
+    const live = event.live;
+    // A reply the page shows already is one it streamed (its own turn, or one it resumed).
+    if (live !== null && !followed.has(live) && !driver.messages().some((m) => m.id === live)) {
+      const reply = live;
       followed.add(reply);
       void (async () => {
         // The question the reply answers (saved before the reply), then the reply's stream.
@@ -260,17 +263,17 @@ export function createChatSession<UI_MESSAGE extends UIMessage = UIMessage>(
       const status = driver.status();
       const last = driver.messages().at(-1);
       if (status === 'streaming' && last?.role === 'assistant') followed.add(last.id);
-      const nowBusy = busy(status);
-      const before = wasBusy;
-      wasBusy = nowBusy;
-      if (nowBusy) return;
+      if (busy(status)) return;
       const waiters = idleWaiters;
       idleWaiters = [];
       for (const wake of waiters) wake();
-      if (!before || stopping) return;
-      // A turn ended: read its path (the new messages' nodes and versions).
       if (status === 'error' && last?.role === 'assistant') followed.delete(last.id);
-      if (last === undefined) return;
+      // A turn ended when the chat shows a last message the saved path does not end with: read
+      // the path to it (the new messages' nodes and versions). Told of the change or not while
+      // it streamed (a binding may hear only the end), the session reads it back once.
+      if (stopping || !snapshot.loaded || last === undefined) return;
+      if (snapshot.saved.messages.at(-1)?.id === last.id || readBack === last.id) return;
+      readBack = last.id;
       void show(
         { leaf: last.id },
         {
