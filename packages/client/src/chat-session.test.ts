@@ -86,6 +86,24 @@ describe('createChatSession', () => {
     expect(third.texts()).toEqual(first.texts());
   });
 
+  it('follows a chat its own first turn created at once, not after the reconnect wait', async () => {
+    const server = createTestChatServer();
+    // A wait no test reaches: only the session's own retryNow connects the follower.
+    const first = new TestTab(server, 'c-created', { retry: { initialMs: 600_000 } });
+    await first.open();
+    expect(first.session.getSnapshot().isNew).toBe(true);
+    await first.chat.sendMessage({ text: 'Hello' });
+    await first.idle();
+    const second = await openTab(server, 'c-created');
+    void second.chat.sendMessage({ text: 'hold from the second tab' });
+    await first.until(() => first.texts().at(-1) === 'Holding ');
+    server.release('hold from the second tab');
+    await first.until(() => first.texts().at(-1) === 'Holding done.');
+    await second.idle();
+    first.close();
+    second.close();
+  });
+
   it('stops a reply through the server and shows it as saved, marked aborted', async () => {
     const server = createTestChatServer();
     const tab = await openTab(server, 'c-stop');

@@ -5,6 +5,7 @@
 // SDK chat it runs as a `ChatDriver` and renders its snapshot.
 import type { ChatStatus, HttpChatTransportInitOptions, UIMessage } from 'ai';
 import type { ChatClient, ChatPathAt } from './chat-client';
+import type { ChatEventsFollower, RetryOptions } from './follow-chat-events';
 import { prepareLastMessageRequest } from './last-message-request';
 import type { ChatEvent, SavedChat, SavedVersions } from './saved-chat';
 
@@ -53,6 +54,12 @@ export interface ChatSessionOptions {
   readonly node?: string | null;
   /** Told when the node shown changes (a version chosen, a turn on it): keep it in the URL. */
   readonly onNodeChange?: (node: string | null) => void;
+  /**
+   * How the events follower waits before connecting again (a dropped connection, a chat not
+   * created yet). It connects at once when the page's own first turn created the chat.
+   * @default { initialMs: 1000, maxMs: 15000 }
+   */
+  readonly retry?: RetryOptions;
 }
 
 /** One chat as a page shows it. See {@link createChatSession}. */
@@ -141,8 +148,15 @@ export function createChatSession<UI_MESSAGE extends UIMessage = UIMessage>(
   /** The newest event, and the newest revision a read started after. */
   let latest: ChatEvent | null = null;
   let readRevision = -1;
-  let wasBusy = false;
+  /** The last message a turn's path was read back to (once per message). */
+  let readBack: string | undefined;
+  /** The chat was busy when last told of a change. */
+  let streaming = false;
+  /** A reply whose read-back found it not saved yet: the next event reads it again. */
+  let unsaved: string | undefined;
   let stopping = false;
+  /** The events follower of the current start. */
+  let follower: ChatEventsFollower | undefined;
   /** Resolved when the driver is idle again (a stop waits for its stream to end). */
   let idleWaiters: (() => void)[] = [];
 
@@ -168,8 +182,11 @@ export function createChatSession<UI_MESSAGE extends UIMessage = UIMessage>(
       driver.setMessages(saved.messages);
       const node = how.node?.(saved);
       const moved = node !== undefined && node !== snapshot.node;
+      const created = snapshot.loaded && snapshot.isNew;
       update({ saved, isNew: false, error: undefined, ...(moved ? { node } : {}) });
       if (moved) options.onNodeChange?.(node);
+      // The chat exists now (its first turn): its events can be followed without the wait.
+      if (created) follower?.retryNow();
     }
     return saved;
   };
@@ -181,13 +198,37 @@ export function createChatSession<UI_MESSAGE extends UIMessage = UIMessage>(
   /** The path the page shows now, for a read that refreshes it. */
   const shownPath = (): ChatPathAt => (snapshot.node === null ? {} : { node: snapshot.node });
 
+  /**
+   * Reads the path to a reply that ended (its nodes and versions). The client can hear a reply's
+   * end before the server has saved it (a 404 then): the chat's next event, the save's, reads
+   * it again.
+   */
+  const readBackTo = (replyId: string): void => {
+    void show(
+      { leaf: replyId },
+      {
+        // On a chosen version, the URL follows the turn to its new leaf.
+        node: (saved) =>
+          snapshot.node === null ? undefined : (saved.nodeIds[replyId] ?? snapshot.node),
+      },
+    )
+      .then((saved) => {
+        if (saved === undefined) return;
+        unsaved = saved === null ? replyId : undefined;
+        if (saved !== null) catchUp();
+      })
+      .catch(report);
+  };
+
   /** Brings the page up to the newest event while it streams nothing itself. */
   const catchUp = (): void => {
     if (ended || driver === undefined || latest === null) return;
     if (busy(driver.status()) || stopping) return;
     const event = latest;
-    if (event.live !== null && !followed.has(event.live)) {
-      const reply = event.live;
+    const live = event.live;
+    // A reply the page shows already is one it streamed (its own turn, or one it resumed).
+    if (live !== null && !followed.has(live) && !driver.messages().some((m) => m.id === live)) {
+      const reply = live;
       followed.add(reply);
       void (async () => {
         // The question the reply answers (saved before the reply), then the reply's stream.
@@ -199,6 +240,10 @@ export function createChatSession<UI_MESSAGE extends UIMessage = UIMessage>(
         followed.delete(reply);
         report(error);
       });
+      return;
+    }
+    if (unsaved !== undefined) {
+      readBackTo(unsaved);
       return;
     }
     if (event.version <= readRevision) return;
@@ -240,8 +285,9 @@ export function createChatSession<UI_MESSAGE extends UIMessage = UIMessage>(
           }
         }
         if (over()) return;
-        client.followEvents(chatId, {
+        follower = client.followEvents(chatId, {
           signal: controller.signal,
+          ...(options.retry === undefined ? {} : { retry: options.retry }),
           onEvent(event) {
             latest = event;
             catchUp();
@@ -260,29 +306,30 @@ export function createChatSession<UI_MESSAGE extends UIMessage = UIMessage>(
       const status = driver.status();
       const last = driver.messages().at(-1);
       if (status === 'streaming' && last?.role === 'assistant') followed.add(last.id);
-      const nowBusy = busy(status);
-      const before = wasBusy;
-      wasBusy = nowBusy;
-      if (nowBusy) return;
+      const wasBusy = streaming;
+      streaming = busy(status);
+      if (streaming) return;
       const waiters = idleWaiters;
       idleWaiters = [];
       for (const wake of waiters) wake();
-      if (!before || stopping) return;
-      // A turn ended: read its path (the new messages' nodes and versions).
       if (status === 'error' && last?.role === 'assistant') followed.delete(last.id);
-      if (last === undefined) return;
-      void show(
-        { leaf: last.id },
-        {
-          // On a chosen version, the URL follows the turn to its new leaf.
-          node: (saved) =>
-            snapshot.node === null ? undefined : (saved.nodeIds[last.id] ?? snapshot.node),
-        },
-      )
-        .then((saved) => {
-          if (saved !== undefined && saved !== null) catchUp();
-        })
-        .catch(report);
+      if (stopping || !snapshot.loaded) return;
+      // A turn ended when the chat shows a last reply the saved path does not end with: read
+      // the path to it (the new messages' nodes and versions). Told of the change or not while
+      // it streamed (a binding may hear only the end), the session reads it back once. Only a
+      // reply: a question the chat just pushed is about to be sent (the chat is still `ready`
+      // for a moment), and a read would put the saved path over it.
+      if (
+        last?.role === 'assistant' &&
+        snapshot.saved.messages.at(-1)?.id !== last.id &&
+        readBack !== last.id
+      ) {
+        readBack = last.id;
+        readBackTo(last.id);
+        return;
+      }
+      // What the events said while the chat streamed.
+      if (wasBusy) catchUp();
     },
     beginTurn() {
       generation += 1;

@@ -9,6 +9,7 @@ import {
 } from 'ai';
 import { createChatClient } from '../chat-client';
 import { type ChatSession, createChatSession } from '../chat-session';
+import type { RetryOptions } from '../follow-chat-events';
 import type { TestChatServer } from './chat-server';
 
 class WatchedState implements ChatState<UIMessage> {
@@ -66,12 +67,17 @@ export class TestTab {
   readonly #watchers = new Set<() => void>();
   #end: (() => void) | undefined;
 
-  constructor(server: TestChatServer, chatId: string, options: { node?: string } = {}) {
+  constructor(
+    server: TestChatServer,
+    chatId: string,
+    options: { node?: string; retry?: RetryOptions } = {},
+  ) {
     const client = createChatClient({ fetch: server.fetch });
     this.session = createChatSession<UIMessage>({
       client,
       chatId,
       ...(options.node === undefined ? {} : { node: options.node }),
+      ...(options.retry === undefined ? {} : { retry: options.retry }),
       onNodeChange: (node) => this.nodes.push(node),
     });
     const state = new WatchedState(() => this.#changed());
