@@ -88,6 +88,16 @@ export const layerMap = {
     external: ['ai'],
     runtimeNeutral: true,
   },
+  // The browser side of the chat contract: it talks to ai-sdk's handler over HTTP, imports none
+  // of it (only the AI SDK's types).
+  '@ctxgraph/client': { layer: 1, uses: [], external: ['ai'], runtimeNeutral: true },
+  // React bindings over the client and the AI SDK's useChat.
+  '@ctxgraph/react': {
+    layer: 2,
+    uses: ['@ctxgraph/client'],
+    external: ['ai', '@ai-sdk/react', 'react'],
+    runtimeNeutral: true,
+  },
   '@ctxgraph/playground': { layer: 3, uses: '*', external: '*' },
   '@ctxgraph/chat-app': { layer: 3, uses: '*', external: '*' },
   '@ctxgraph/benchmarks': { layer: 3, uses: '*', external: '*' },

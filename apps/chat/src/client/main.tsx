@@ -29,7 +29,7 @@ function App() {
   }, []);
   const openNewChat = () => {
     const id = newChatId();
-    window.history.pushState(null, '', `#${id}`);
+    window.history.pushState(null, '', `${window.location.pathname}#${id}`);
     setChatId(id);
   };
   return <ChatPage key={chatId} chatId={chatId} onNewChat={openNewChat} />;

@@ -1,0 +1,3 @@
+import { packageTests } from '../../tooling/vitest.base.ts';
+
+export default packageTests();

@@ -1,0 +1,3 @@
+import { libraryBuild } from '../../tooling/tsdown.base.ts';
+
+export default libraryBuild();
