@@ -7,10 +7,10 @@ import { type BrowserContext, chromium } from 'playwright-core';
 import type { MockLanguageModel } from '../server/mock-model';
 
 /** Where Chromium is (`CHROMIUM_PATH`, else Debian's). */
-export const CHROMIUM_PATH: string = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const CHROMIUM_PATH: string = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 /** The app's folder (where vite.config.ts is). */
-export const packageDirectory: string = resolve(
+const packageDirectory: string = resolve(
   dirname(fileURLToPath(import.meta.url)),
   '..',
   '..',

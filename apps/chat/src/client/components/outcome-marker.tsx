@@ -1,7 +1,7 @@
 import type { ReplyOutcome } from '../chat-api';
 
 /** The word each outcome is marked with. */
-export const outcomeLabels: Readonly<Record<ReplyOutcome, string>> = {
+const outcomeLabels: Readonly<Record<ReplyOutcome, string>> = {
   aborted: 'stopped',
   interrupted: 'interrupted',
 };
