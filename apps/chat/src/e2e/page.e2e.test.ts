@@ -278,6 +278,63 @@ describe.skipIf(!installed)('the reference page in a browser', () => {
     await page.close();
   });
 
+  it('keeps the version a user chose in the URL: a reload and a new tab show it, not the newest', async () => {
+    const page = await open(server.url, 'chosen-version');
+    await send(page, 'first question');
+    await expect.poll(() => status(page)).toBe('ready');
+    await messages(page).nth(0).getByRole('button', { name: 'Edit' }).click();
+    await page.getByLabel('Edit message').fill('second question');
+    await page.keyboard.press('Enter');
+    await expect
+      .poll(() => page.getByTestId('message-text').allTextContents())
+      .toEqual(['second question', 'You said: second question']);
+    await expect.poll(() => status(page)).toBe('ready');
+    const picker = messages(page).nth(0).getByTestId('versions');
+    await expect.poll(() => picker.getByTestId('version-position').textContent()).toBe('2 / 2');
+    await picker.getByRole('button', { name: 'Previous version' }).click();
+    await expect
+      .poll(() => page.getByTestId('message-text').allTextContents())
+      .toEqual(['first question', 'You said: first question']);
+    // The version shown is the URL's: `?node=` names its leaf.
+    await expect.poll(() => new URL(page.url()).searchParams.get('node')).not.toBeNull();
+    await page.reload();
+    await expect
+      .poll(() => page.getByTestId('message-text').allTextContents())
+      .toEqual(['first question', 'You said: first question']);
+    await expect.poll(() => picker.getByTestId('version-position').textContent()).toBe('1 / 2');
+    const copy = await browser.newPage();
+    await copy.goto(page.url());
+    await expect
+      .poll(() => copy.getByTestId('message-text').allTextContents())
+      .toEqual(['first question', 'You said: first question']);
+    await copy.close();
+    // The newest again: the URL drops the node.
+    await picker.getByRole('button', { name: 'Next version' }).click();
+    await expect
+      .poll(() => page.getByTestId('message-text').allTextContents())
+      .toEqual(['second question', 'You said: second question']);
+  });
+
+  it("shows the chat's context use in the header gauge, from the server's inspect()", async () => {
+    const page = await open(server.url, 'gauge');
+    expect(await page.getByTestId('context-gauge').count()).toBe(0);
+    await send(page, 'how big is my context?');
+    await expect.poll(() => status(page)).toBe('ready');
+    const tokens = page.getByTestId('context-tokens');
+    await expect.poll(() => tokens.count()).toBe(1);
+    const gauge = (await (await fetch(`${server.url}/api/chat/gauge/context`)).json()) as {
+      tokens: number;
+    };
+    expect(gauge.tokens).toBeGreaterThan(0);
+    expect(await tokens.textContent()).toContain(`${gauge.tokens} tokens`);
+    // A second turn adds to it.
+    await send(page, 'and now?');
+    await expect.poll(() => status(page)).toBe('ready');
+    await expect
+      .poll(async () => Number((await tokens.textContent())?.match(/^(\d+)/)?.[1] ?? 0))
+      .toBeGreaterThan(gauge.tokens);
+  });
+
   it('works by keyboard alone: Enter sends, Shift+Enter breaks the line, edits and versions by keys', async () => {
     const page = await open(server.url, 'keyboard');
     // The composer has the focus when the page opens.
