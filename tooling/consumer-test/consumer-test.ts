@@ -59,6 +59,7 @@ import {
   npm,
   usePrebuilds,
 } from './npm-project.ts';
+import { readmeAppPackages, runReadmeApp } from './readme-app.ts';
 
 type Major = '6' | '7';
 
@@ -70,6 +71,7 @@ type Major = '6' | '7';
 export const consumerReadmes: readonly { readme: string; requires?: string }[] = [
   { readme: 'README.md' },
   { readme: 'packages/ai-sdk/README.md', requires: 'packages/ai-sdk/package.json' },
+  { readme: 'packages/client/README.md', requires: 'packages/client/package.json' },
 ];
 
 /** The packages whose install footprint is measured, without and then with a tokenizer. */
@@ -405,6 +407,11 @@ async function runMajor(
   } else {
     console.log('ok   the app streams a reply with the folded system message');
   }
+  // The ai-sdk README's whole app (a server and a useCtxgraphChat page), with what it needs
+  // beside the project's packages.
+  install(readmeAppPackages);
+  npm(runtime, ['install', '--save-dev', '@types/react@19', '@types/react-dom@19'], project);
+  problems.push(...(await runReadmeApp({ project, runtime, tsc, tsx })));
   if (problems.length === 0) {
     console.log(`ok   exactly one ai (${aiVersions[0]}), @ai-sdk/react included`);
   }

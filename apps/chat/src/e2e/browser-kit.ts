@@ -10,11 +10,7 @@ import type { MockLanguageModel } from '../server/mock-model';
 const CHROMIUM_PATH: string = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 /** The app's folder (where vite.config.ts is). */
-const packageDirectory: string = resolve(
-  dirname(fileURLToPath(import.meta.url)),
-  '..',
-  '..',
-);
+const packageDirectory: string = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 /**
  * Whether Chromium is there. Without it a browser test is skipped with a notice, except in CI
