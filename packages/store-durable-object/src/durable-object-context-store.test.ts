@@ -30,7 +30,7 @@ describe('DurableObjectContextStore inside its object', () => {
       });
       return store.migration;
     });
-    expect(first).toEqual({ from: 0, to: 1, applied: ['initial'] });
+    expect(first).toEqual({ from: 0, to: 2, applied: ['initial', 'live replies'] });
 
     // A new instance of the object (the platform evicts idle objects): same storage, no step run.
     await evictDurableObject(stub);
@@ -39,14 +39,14 @@ describe('DurableObjectContextStore inside its object', () => {
       const chain = await store.getChain({ chatId: 'c1', headMessageId: 'm1' });
       return { migration: store.migration, texts: chain.nodes.map((node) => node.message.parts) };
     });
-    expect(second.migration).toEqual({ from: 1, to: 1, applied: [] });
+    expect(second.migration).toEqual({ from: 2, to: 2, applied: [] });
     expect(second.texts).toEqual([[{ type: 'text', text: 'kept across eviction' }]]);
   });
 
   it('refuses tables newer than its code with SchemaVersionError', async () => {
     const error = await runInDurableObject(freshObject(), (_object, state) => {
       state.storage.sql.exec(
-        'INSERT INTO ctxgraph_migrations (version, name, applied_at) VALUES (2, ?, 0)',
+        'INSERT INTO ctxgraph_migrations (version, name, applied_at) VALUES (3, ?, 0)',
         'from-the-future',
       );
       try {
@@ -57,7 +57,7 @@ describe('DurableObjectContextStore inside its object', () => {
       }
     });
     expect(SchemaVersionError.isInstance(error)).toBe(true);
-    expect((error as Error).message).toMatch(/schema version 2, newer than this code's 1/);
+    expect((error as Error).message).toMatch(/schema version 3, newer than this code's 2/);
   });
 
   it('refuses a storage without SQL (a class missing from new_sqlite_classes) with ValidationError', () => {
@@ -123,7 +123,7 @@ describe('DurableObjectContextStore inside its object', () => {
     );
     expect(JSON.parse(description)).toEqual({
       store: 'durable-object',
-      schemaVersion: 1,
+      schemaVersion: 2,
       closed: false,
     });
   });
