@@ -117,6 +117,136 @@ describe('DurableObjectContextStore inside its object', () => {
     expect(outcome.revision).toBe(0);
   });
 
+  it('upgrades the tables of the first schema (an object deployed before live replies) to serve them', async () => {
+    const outcome = await runInDurableObject(freshObject(), async (_object, state) => {
+      // The object as the first schema left it: a chat with a question, no live-reply tables.
+      const first = new DurableObjectContextStore(state.storage);
+      await first.openChat({ chatId: 'c1', userId: 'ada' });
+      await first.commit({
+        chatId: 'c1',
+        branch: 'main',
+        expectedHeadId: null,
+        messages: [message('q1', 'asked before the upgrade')],
+      });
+      await first.close();
+      for (const table of [
+        'ctxgraph_live_chunks',
+        'ctxgraph_live_replies',
+        'ctxgraph_live_revisions',
+      ])
+        state.storage.sql.exec(`DROP TABLE ${table}`);
+      state.storage.sql.exec('DELETE FROM ctxgraph_migrations WHERE version = 2');
+
+      const upgraded = new DurableObjectContextStore(state.storage);
+      const reply = await upgraded.startReply({
+        chatId: 'c1',
+        replyId: 'r1',
+        branch: 'main',
+        afterNodeId: 'q1',
+        owner: 'writer',
+        leaseMs: 60_000,
+      });
+      await upgraded.appendReplyChunks({
+        chatId: 'c1',
+        replyId: 'r1',
+        owner: 'writer',
+        from: 0,
+        chunks: [{ type: 'text-delta', id: 't', delta: 'after' }],
+        leaseMs: 60_000,
+      });
+      const read = await upgraded.readReply({ chatId: 'c1', replyId: 'r1' });
+      const chain = await upgraded.getChain({ chatId: 'c1', headMessageId: 'q1' });
+      return {
+        migration: upgraded.migration,
+        afterNodeId: reply.afterNodeId,
+        chunks: read?.chunks,
+        kept: chain.nodes.map((node) => node.id),
+      };
+    });
+    expect(outcome.migration).toEqual({ from: 1, to: 2, applied: ['live replies'] });
+    expect(outcome.afterNodeId).toBe('q1');
+    expect(outcome.chunks).toEqual([{ type: 'text-delta', id: 't', delta: 'after' }]);
+    expect(outcome.kept).toEqual(['q1']);
+  });
+
+  it('refuses a clock that is not a function and a grace period out of range with ValidationError', async () => {
+    const errors = await runInDurableObject(freshObject(), (_object, state) => {
+      const attempt = (options: object): unknown => {
+        try {
+          new DurableObjectContextStore(state.storage, options);
+          return null;
+        } catch (caught) {
+          return caught;
+        }
+      };
+      return [attempt({ clock: 5 }), attempt({ endedReplyGraceMs: 10 })];
+    });
+    expect(errors.map((error) => ValidationError.isInstance(error))).toEqual([true, true]);
+    expect(errors.map((error) => (error as Error).message)).toEqual([
+      expect.stringMatching(/clock must be a function/),
+      expect.stringMatching(/endedReplyGraceMs expected an integer of milliseconds from 30000/),
+    ]);
+  });
+
+  it('announces a write to the watchers of every store over the storage as it commits, with no poll', async () => {
+    const heard = await runInDurableObject(freshObject(), async (object, state) => {
+      const store = object.stores[0] as DurableObjectContextStore;
+      const other = new DurableObjectContextStore(state.storage);
+      await store.openChat({ chatId: 'c1', userId: 'ada' });
+      const notices: string[] = [];
+      const first = new Promise<void>((resolve) => {
+        other.watchChat('c1', (change) => {
+          notices.push(change.type === 'chunks' ? `chunks:${change.chunkCount}` : change.type);
+          resolve();
+        });
+      });
+      await first;
+      const atFirstNotice = notices.length;
+      // The write's notice is delivered inside the call, before its promise is even awaited:
+      // the object is the storage's one writer, so the write itself is the feed.
+      const saving = store.commit({
+        chatId: 'c1',
+        branch: 'main',
+        expectedHeadId: null,
+        messages: [message('q1', 'question')],
+        startReply: { replyId: 'r1', owner: 'writer', leaseMs: 60_000 },
+      });
+      const duringCommit = notices.slice(atFirstNotice);
+      await saving;
+      const appending = store.appendReplyChunks({
+        chatId: 'c1',
+        replyId: 'r1',
+        owner: 'writer',
+        from: 0,
+        chunks: ['a', 'b'],
+        leaseMs: 60_000,
+      });
+      const duringAppend = notices.slice(atFirstNotice + duringCommit.length);
+      await appending;
+      // A write that is refused writes nothing and announces nothing.
+      const count = notices.length;
+      const refused = await store
+        .appendReplyChunks({
+          chatId: 'c1',
+          replyId: 'r1',
+          owner: 'impostor',
+          from: 2,
+          chunks: ['x'],
+          leaseMs: 1,
+        })
+        .then(
+          () => 'written',
+          (error: unknown) => (error as Error).name,
+        );
+      await other.close();
+      return { duringCommit, duringAppend, refused, afterRefusal: notices.length - count };
+    });
+    expect(heard.duringCommit).toEqual(['chat']);
+    expect(heard.duringAppend).toEqual(['chunks:2']);
+    expect(heard.refused).toBe('LiveReplyLostError');
+    expect(heard.afterRefusal).toBe(0);
+  });
+
   it('describes itself for logs without the storage', async () => {
     const description = await runInDurableObject(freshObject(), (object) =>
       JSON.stringify(object.stores[0]),
