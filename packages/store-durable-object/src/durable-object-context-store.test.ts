@@ -247,6 +247,73 @@ describe('DurableObjectContextStore inside its object', () => {
     expect(heard.afterRefusal).toBe(0);
   });
 
+  it('keeps a live reply across the object’s restart: the next instance reads it and takes it over once its lease ran out', async () => {
+    const stub = freshObject();
+    await runInDurableObject(stub, async (object) => {
+      const store = object.stores[0] as DurableObjectContextStore;
+      await store.openChat({ chatId: 'c1', userId: 'ada' });
+      const started = await store.commit({
+        chatId: 'c1',
+        branch: 'main',
+        expectedHeadId: null,
+        messages: [message('q1', 'question')],
+        startReply: { replyId: 'r1', owner: 'first-instance', leaseMs: 1000 },
+      });
+      await store.appendReplyChunks({
+        chatId: 'c1',
+        replyId: 'r1',
+        owner: 'first-instance',
+        from: 0,
+        chunks: ['a', 'b'],
+        leaseMs: 1000,
+      });
+      return started.headMessageId;
+    });
+    // The writer's instance is gone (evicted, or the runtime restarted it mid-reply).
+    await evictDurableObject(stub);
+    const after = await runInDurableObject(stub, async (object, state) => {
+      const leaseEnd = (await (object.stores[0] as DurableObjectContextStore).getLiveState('c1'))
+        .replies[0]?.leaseExpiresAt as number;
+      const early = new DurableObjectContextStore(state.storage, { clock: () => leaseEnd - 1 });
+      const late = new DurableObjectContextStore(state.storage, { clock: () => leaseEnd });
+      const tooEarly = await early.takeOverReply({
+        chatId: 'c1',
+        replyId: 'r1',
+        owner: 'second-instance',
+        leaseMs: 1000,
+      });
+      const taken = await late.takeOverReply({
+        chatId: 'c1',
+        replyId: 'r1',
+        owner: 'second-instance',
+        leaseMs: 1000,
+      });
+      await late.commit({
+        chatId: 'c1',
+        branch: 'main',
+        expectedHeadId: 'q1',
+        messages: [
+          {
+            id: 'r1',
+            message: { id: 'r1', role: 'assistant', parts: [{ type: 'text', text: 'ab' }] },
+          },
+        ],
+        endReply: { replyId: 'r1', owner: 'second-instance' },
+      });
+      const liveState = await late.getLiveState('c1');
+      return {
+        tooEarly,
+        taken: taken === null ? null : { owner: taken.record.owner, chunks: taken.chunks },
+        live: liveState.replies.length,
+        saved: (await late.getMessage({ chatId: 'c1', messageId: 'r1' }))?.message.parts,
+      };
+    });
+    expect(after.tooEarly).toBeNull();
+    expect(after.taken).toEqual({ owner: 'second-instance', chunks: ['a', 'b'] });
+    expect(after.live).toBe(0);
+    expect(after.saved).toEqual([{ type: 'text', text: 'ab' }]);
+  });
+
   it('describes itself for logs without the storage', async () => {
     const description = await runInDurableObject(freshObject(), (object) =>
       JSON.stringify(object.stores[0]),

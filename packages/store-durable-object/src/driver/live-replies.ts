@@ -250,21 +250,28 @@ export function liveReplyOperations(
       });
     },
 
+    // The hot path of a live reply: one update that moves the count and the lease only where the
+    // owner and the offset are the ones given and returns what the caller needs, then the batch;
+    // only when nothing moved does a read say why (the chat, the owner, or the offset).
     appendReplyChunks(input) {
       const { chatId, replyId, owner, from, count } = input;
       return storage.transactionSync(() => {
-        const row = held(chatId, replyId, owner);
-        if (from !== row.chunk_count)
-          throw new LiveReplyOffsetError({ chatId, replyId, from, chunkCount: row.chunk_count });
         const leaseExpiresAt = clock() + input.leaseMs;
-        const chunkCount = row.chunk_count + count;
-        sql.exec(
-          'UPDATE ctxgraph_live_replies SET chunk_count = ?, lease_expires_at = ? WHERE chat_id = ? AND reply_id = ?',
-          chunkCount,
+        const moved = rows<{ chunk_count: number; stop_requested_at: number | null }>(
+          `UPDATE ctxgraph_live_replies SET chunk_count = chunk_count + ?, lease_expires_at = ?
+            WHERE chat_id = ? AND reply_id = ? AND owner = ? AND chunk_count = ? AND ended_at IS NULL
+            RETURNING chunk_count, stop_requested_at`,
+          count,
           leaseExpiresAt,
           chatId,
           replyId,
-        );
+          owner,
+          from,
+        )[0];
+        if (moved === undefined) {
+          const row = held(chatId, replyId, owner);
+          throw new LiveReplyOffsetError({ chatId, replyId, from, chunkCount: row.chunk_count });
+        }
         if (count > 0) {
           sql.exec(
             'INSERT INTO ctxgraph_live_chunks (chat_id, reply_id, seq, count, chunks) VALUES (?, ?, ?, ?, ?)',
@@ -275,7 +282,11 @@ export function liveReplyOperations(
             input.chunksJson,
           );
         }
-        return { chunkCount, leaseExpiresAt, stopRequested: row.stop_requested_at !== null };
+        return {
+          chunkCount: moved.chunk_count,
+          leaseExpiresAt,
+          stopRequested: moved.stop_requested_at !== null,
+        };
       });
     },
 
