@@ -4,12 +4,12 @@ import { createObjectStore, reopenObjectStore } from './__fixtures__/object-stor
 let objects = 0;
 
 // Inside workerd: each store is a new Durable Object (fresh SQLite storage), its calls run in
-// the object.
+// the object. The kit's clock is a function of this isolate: the object's store calls it there.
 defineStoreConformance({
   name: 'DurableObjectContextStore (in workerd)',
-  createStore: () => {
+  createStore: ({ clock }) => {
     objects += 1;
-    return createObjectStore(`conformance-${objects}-${crypto.randomUUID()}`);
+    return createObjectStore(`conformance-${objects}-${crypto.randomUUID()}`, { clock });
   },
-  reopenStore: (store) => reopenObjectStore(store),
+  reopenStore: (store, { clock }) => reopenObjectStore(store, { clock }),
 });

@@ -30,7 +30,7 @@ describe('DurableObjectContextStore inside its object', () => {
       });
       return store.migration;
     });
-    expect(first).toEqual({ from: 0, to: 1, applied: ['initial'] });
+    expect(first).toEqual({ from: 0, to: 2, applied: ['initial', 'live replies'] });
 
     // A new instance of the object (the platform evicts idle objects): same storage, no step run.
     await evictDurableObject(stub);
@@ -39,14 +39,14 @@ describe('DurableObjectContextStore inside its object', () => {
       const chain = await store.getChain({ chatId: 'c1', headMessageId: 'm1' });
       return { migration: store.migration, texts: chain.nodes.map((node) => node.message.parts) };
     });
-    expect(second.migration).toEqual({ from: 1, to: 1, applied: [] });
+    expect(second.migration).toEqual({ from: 2, to: 2, applied: [] });
     expect(second.texts).toEqual([[{ type: 'text', text: 'kept across eviction' }]]);
   });
 
   it('refuses tables newer than its code with SchemaVersionError', async () => {
     const error = await runInDurableObject(freshObject(), (_object, state) => {
       state.storage.sql.exec(
-        'INSERT INTO ctxgraph_migrations (version, name, applied_at) VALUES (2, ?, 0)',
+        'INSERT INTO ctxgraph_migrations (version, name, applied_at) VALUES (3, ?, 0)',
         'from-the-future',
       );
       try {
@@ -57,7 +57,7 @@ describe('DurableObjectContextStore inside its object', () => {
       }
     });
     expect(SchemaVersionError.isInstance(error)).toBe(true);
-    expect((error as Error).message).toMatch(/schema version 2, newer than this code's 1/);
+    expect((error as Error).message).toMatch(/schema version 3, newer than this code's 2/);
   });
 
   it('refuses a storage without SQL (a class missing from new_sqlite_classes) with ValidationError', () => {
@@ -117,13 +117,210 @@ describe('DurableObjectContextStore inside its object', () => {
     expect(outcome.revision).toBe(0);
   });
 
+  it('upgrades the tables of the first schema (an object deployed before live replies) to serve them', async () => {
+    const outcome = await runInDurableObject(freshObject(), async (_object, state) => {
+      // The object as the first schema left it: a chat with a question, no live-reply tables.
+      const first = new DurableObjectContextStore(state.storage);
+      await first.openChat({ chatId: 'c1', userId: 'ada' });
+      await first.commit({
+        chatId: 'c1',
+        branch: 'main',
+        expectedHeadId: null,
+        messages: [message('q1', 'asked before the upgrade')],
+      });
+      await first.close();
+      for (const table of [
+        'ctxgraph_live_chunks',
+        'ctxgraph_live_replies',
+        'ctxgraph_live_revisions',
+      ])
+        state.storage.sql.exec(`DROP TABLE ${table}`);
+      state.storage.sql.exec('DELETE FROM ctxgraph_migrations WHERE version = 2');
+
+      const upgraded = new DurableObjectContextStore(state.storage);
+      const reply = await upgraded.startReply({
+        chatId: 'c1',
+        replyId: 'r1',
+        branch: 'main',
+        afterNodeId: 'q1',
+        owner: 'writer',
+        leaseMs: 60_000,
+      });
+      await upgraded.appendReplyChunks({
+        chatId: 'c1',
+        replyId: 'r1',
+        owner: 'writer',
+        from: 0,
+        chunks: [{ type: 'text-delta', id: 't', delta: 'after' }],
+        leaseMs: 60_000,
+      });
+      const read = await upgraded.readReply({ chatId: 'c1', replyId: 'r1' });
+      const chain = await upgraded.getChain({ chatId: 'c1', headMessageId: 'q1' });
+      return {
+        migration: upgraded.migration,
+        afterNodeId: reply.afterNodeId,
+        chunks: read?.chunks,
+        kept: chain.nodes.map((node) => node.id),
+      };
+    });
+    expect(outcome.migration).toEqual({ from: 1, to: 2, applied: ['live replies'] });
+    expect(outcome.afterNodeId).toBe('q1');
+    expect(outcome.chunks).toEqual([{ type: 'text-delta', id: 't', delta: 'after' }]);
+    expect(outcome.kept).toEqual(['q1']);
+  });
+
+  it('refuses a clock that is not a function and a grace period out of range with ValidationError', async () => {
+    const errors = await runInDurableObject(freshObject(), (_object, state) => {
+      const attempt = (options: object): unknown => {
+        try {
+          new DurableObjectContextStore(state.storage, options);
+          return null;
+        } catch (caught) {
+          return caught;
+        }
+      };
+      return [attempt({ clock: 5 }), attempt({ endedReplyGraceMs: 10 })];
+    });
+    expect(errors.map((error) => ValidationError.isInstance(error))).toEqual([true, true]);
+    expect(errors.map((error) => (error as Error).message)).toEqual([
+      expect.stringMatching(/clock must be a function/),
+      expect.stringMatching(/endedReplyGraceMs expected an integer of milliseconds from 30000/),
+    ]);
+  });
+
+  it('announces a write to the watchers of every store over the storage as it commits, with no poll', async () => {
+    const heard = await runInDurableObject(freshObject(), async (object, state) => {
+      const store = object.stores[0] as DurableObjectContextStore;
+      const other = new DurableObjectContextStore(state.storage);
+      await store.openChat({ chatId: 'c1', userId: 'ada' });
+      const notices: string[] = [];
+      const first = new Promise<void>((resolve) => {
+        other.watchChat('c1', (change) => {
+          notices.push(change.type === 'chunks' ? `chunks:${change.chunkCount}` : change.type);
+          resolve();
+        });
+      });
+      await first;
+      const atFirstNotice = notices.length;
+      // The write's notice is delivered inside the call, before its promise is even awaited:
+      // the object is the storage's one writer, so the write itself is the feed.
+      const saving = store.commit({
+        chatId: 'c1',
+        branch: 'main',
+        expectedHeadId: null,
+        messages: [message('q1', 'question')],
+        startReply: { replyId: 'r1', owner: 'writer', leaseMs: 60_000 },
+      });
+      const duringCommit = notices.slice(atFirstNotice);
+      await saving;
+      const appending = store.appendReplyChunks({
+        chatId: 'c1',
+        replyId: 'r1',
+        owner: 'writer',
+        from: 0,
+        chunks: ['a', 'b'],
+        leaseMs: 60_000,
+      });
+      const duringAppend = notices.slice(atFirstNotice + duringCommit.length);
+      await appending;
+      // A write that is refused writes nothing and announces nothing.
+      const count = notices.length;
+      const refused = await store
+        .appendReplyChunks({
+          chatId: 'c1',
+          replyId: 'r1',
+          owner: 'impostor',
+          from: 2,
+          chunks: ['x'],
+          leaseMs: 1,
+        })
+        .then(
+          () => 'written',
+          (error: unknown) => (error as Error).name,
+        );
+      await other.close();
+      return { duringCommit, duringAppend, refused, afterRefusal: notices.length - count };
+    });
+    expect(heard.duringCommit).toEqual(['chat']);
+    expect(heard.duringAppend).toEqual(['chunks:2']);
+    expect(heard.refused).toBe('LiveReplyLostError');
+    expect(heard.afterRefusal).toBe(0);
+  });
+
+  it('keeps a live reply across the object’s restart: the next instance reads it and takes it over once its lease ran out', async () => {
+    const stub = freshObject();
+    await runInDurableObject(stub, async (object) => {
+      const store = object.stores[0] as DurableObjectContextStore;
+      await store.openChat({ chatId: 'c1', userId: 'ada' });
+      const started = await store.commit({
+        chatId: 'c1',
+        branch: 'main',
+        expectedHeadId: null,
+        messages: [message('q1', 'question')],
+        startReply: { replyId: 'r1', owner: 'first-instance', leaseMs: 1000 },
+      });
+      await store.appendReplyChunks({
+        chatId: 'c1',
+        replyId: 'r1',
+        owner: 'first-instance',
+        from: 0,
+        chunks: ['a', 'b'],
+        leaseMs: 1000,
+      });
+      return started.headMessageId;
+    });
+    // The writer's instance is gone (evicted, or the runtime restarted it mid-reply).
+    await evictDurableObject(stub);
+    const after = await runInDurableObject(stub, async (object, state) => {
+      const leaseEnd = (await (object.stores[0] as DurableObjectContextStore).getLiveState('c1'))
+        .replies[0]?.leaseExpiresAt as number;
+      const early = new DurableObjectContextStore(state.storage, { clock: () => leaseEnd - 1 });
+      const late = new DurableObjectContextStore(state.storage, { clock: () => leaseEnd });
+      const tooEarly = await early.takeOverReply({
+        chatId: 'c1',
+        replyId: 'r1',
+        owner: 'second-instance',
+        leaseMs: 1000,
+      });
+      const taken = await late.takeOverReply({
+        chatId: 'c1',
+        replyId: 'r1',
+        owner: 'second-instance',
+        leaseMs: 1000,
+      });
+      await late.commit({
+        chatId: 'c1',
+        branch: 'main',
+        expectedHeadId: 'q1',
+        messages: [
+          {
+            id: 'r1',
+            message: { id: 'r1', role: 'assistant', parts: [{ type: 'text', text: 'ab' }] },
+          },
+        ],
+        endReply: { replyId: 'r1', owner: 'second-instance' },
+      });
+      const liveState = await late.getLiveState('c1');
+      return {
+        tooEarly,
+        taken: taken === null ? null : { owner: taken.record.owner, chunks: taken.chunks },
+        live: liveState.replies.length,
+        saved: (await late.getMessage({ chatId: 'c1', messageId: 'r1' }))?.message.parts,
+      };
+    });
+    expect(after.tooEarly).toBeNull();
+    expect(after.taken).toEqual({ owner: 'second-instance', chunks: ['a', 'b'] });
+    expect(after.live).toBe(0);
+    expect(after.saved).toEqual([{ type: 'text', text: 'ab' }]);
+  });
+
   it('describes itself for logs without the storage', async () => {
     const description = await runInDurableObject(freshObject(), (object) =>
       JSON.stringify(object.stores[0]),
     );
     expect(JSON.parse(description)).toEqual({
       store: 'durable-object',
-      schemaVersion: 1,
+      schemaVersion: 2,
       closed: false,
     });
   });

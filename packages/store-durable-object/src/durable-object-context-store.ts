@@ -1,19 +1,48 @@
 import {
   type AppendInput,
+  type AppendReplyChunksInput,
+  type AppendReplyChunksResult,
   type AppendResult,
   type BranchRecord,
+  type ChatChangeListener,
   type ContextLaneRecord,
+  type EndReplyInput,
   type FindMessageNodesInput,
   type ForkBranchInput,
+  type LiveChatState,
+  type LiveReplyRead,
+  type LiveReplyRecord,
   type MessageNodeRecord,
+  type ReadReplyInput,
   type RenameBranchInput,
   type SaveContextInput,
+  type StartReplyInput,
+  type StopReplyInput,
+  type TakeOverReplyInput,
   ValidationError,
 } from '@ctxgraph/fragments-core';
-import { CheckedContextStore } from '@ctxgraph/fragments-core/store-kit';
+import { CheckedContextStore, endedReplyGraceOption } from '@ctxgraph/fragments-core/store-kit';
 import { durableObjectDriver, STORE_NAME } from './driver/durable-object-driver';
 import { type DurableObjectMigrationResult, migrate } from './driver/schema';
 import type { DurableObjectStorageLike } from './driver/sql-storage';
+
+/** Options of {@link DurableObjectContextStore}. */
+export interface DurableObjectContextStoreOptions {
+  /**
+   * The clock live replies are stamped with and their leases compared to, in milliseconds since
+   * the epoch (a test passes one it can move forward, to expire a lease without waiting). Give
+   * every store over the same storage the same clock.
+   * @default Date.now
+   */
+  readonly clock?: () => number;
+  /**
+   * How long an ended reply stays readable (`readReply`, with `endedAt` set), in milliseconds of
+   * `clock`: a reader that was behind when the reply ended still reads its last chunks. From
+   * `ENDED_REPLY_GRACE.minMs` to `maxMs`.
+   * @default 60000 (`ENDED_REPLY_GRACE.defaultMs`)
+   */
+  readonly endedReplyGraceMs?: number;
+}
 
 /**
  * A `ContextStore` over the SQLite storage of a Cloudflare Durable Object (`ctx.storage.sql`):
@@ -31,8 +60,10 @@ import type { DurableObjectStorageLike } from './driver/sql-storage';
  * refuses calls after `close()` and keeps the error rules; the driver holds only the storage.
  *
  * Serves the contract's required part (`append` and `forkBranch` of its own, the context lane,
- * engine records, message versions) and declares `persistent`. Not yet: search, retention and
- * live replies (their capabilities are not declared, so the kit refuses their methods).
+ * engine records, message versions), declares `persistent`, and serves live replies with the
+ * chat's change feed (`liveReplies`): the object is its storage's one writer, so each write
+ * announces itself to the watchers as soon as it commits, with no poll and no timer. Not yet:
+ * search and retention (their capabilities are not declared, so the kit refuses their methods).
  *
  * @example
  * ```ts
@@ -66,6 +97,28 @@ export class DurableObjectContextStore extends CheckedContextStore {
     input: FindMessageNodesInput,
   ) => Promise<readonly MessageNodeRecord[]>;
 
+  /** Starts a live reply without a message write (see `ContextStore.startReply`). */
+  declare readonly startReply: (input: StartReplyInput) => Promise<LiveReplyRecord>;
+  /** Appends a batch of chunks and renews the lease (see `ContextStore.appendReplyChunks`). */
+  declare readonly appendReplyChunks: (
+    input: AppendReplyChunksInput,
+  ) => Promise<AppendReplyChunksResult>;
+  /** A reply (live, or ended within the grace period) and its chunks from an offset, or null. */
+  declare readonly readReply: (input: ReadReplyInput) => Promise<LiveReplyRead | null>;
+  /** The chat's live replies and change revision. */
+  declare readonly getLiveState: (chatId: string) => Promise<LiveChatState>;
+  /** Asks live replies to stop. */
+  declare readonly stopReply: (input: StopReplyInput) => Promise<readonly LiveReplyRecord[]>;
+  /** Hands a reply whose lease ran out to a new owner, with its chunks. */
+  declare readonly takeOverReply: (input: TakeOverReplyInput) => Promise<LiveReplyRead | null>;
+  /** Ends a live reply without a save. */
+  declare readonly endReply: (input: EndReplyInput) => Promise<void>;
+  /**
+   * The chat's change feed: a first notice in a microtask, then one right after every write to
+   * the chat through any store over this object's storage (no poll, no timer).
+   */
+  declare readonly watchChat: (chatId: string, listener: ChatChangeListener) => () => void;
+
   /** What the constructor's migration did (`applied` is empty when the tables were current). */
   readonly migration: DurableObjectMigrationResult;
 
@@ -73,14 +126,16 @@ export class DurableObjectContextStore extends CheckedContextStore {
    * Opens the store over the object's storage and creates or upgrades its tables (synchronously).
    * Throws `ValidationError` when `storage` is not a SQLite-backed Durable Object's storage (a
    * class missing from `new_sqlite_classes`), `SchemaVersionError` when the tables are newer than
-   * this code.
+   * this code, and `ValidationError` for a bad option.
    *
    * @param storage The object's `ctx.storage`.
+   * @param options The live replies' clock and grace period.
    */
-  constructor(storage: DurableObjectStorageLike) {
+  constructor(storage: DurableObjectStorageLike, options: DurableObjectContextStoreOptions = {}) {
+    const { clock, endedReplyGraceMs } = checkOptions(options);
     assertSqlStorage(storage);
     const migration = migrate(storage);
-    super(durableObjectDriver(storage));
+    super(durableObjectDriver(storage, { clock, endedReplyGraceMs }));
     this.migration = migration;
   }
 
@@ -93,6 +148,25 @@ export class DurableObjectContextStore extends CheckedContextStore {
   override toJSON(): { store: 'durable-object'; schemaVersion: number; closed: boolean } {
     return { store: 'durable-object', schemaVersion: this.migration.to, closed: this.closed };
   }
+}
+
+function checkOptions(options: DurableObjectContextStoreOptions): {
+  clock: () => number;
+  endedReplyGraceMs: number;
+} {
+  if (typeof options !== 'object' || options === null)
+    throw new ValidationError(`${STORE_NAME}: options must be an object.`, {
+      issues: [{ path: 'options', message: 'expected an object' }],
+    });
+  const { clock, endedReplyGraceMs } = options;
+  if (clock !== undefined && typeof clock !== 'function')
+    throw new ValidationError(`${STORE_NAME}: clock must be a function returning milliseconds.`, {
+      issues: [{ path: 'clock', message: 'expected a function' }],
+    });
+  return {
+    clock: clock ?? Date.now,
+    endedReplyGraceMs: endedReplyGraceOption(STORE_NAME, endedReplyGraceMs),
+  };
 }
 
 function assertSqlStorage(storage: unknown): asserts storage is DurableObjectStorageLike {

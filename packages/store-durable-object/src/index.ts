@@ -6,7 +6,10 @@ export type {
   SqlStorageLike,
   SqlValue,
 } from './driver/sql-storage';
-export { DurableObjectContextStore } from './durable-object-context-store';
+export {
+  DurableObjectContextStore,
+  type DurableObjectContextStoreOptions,
+} from './durable-object-context-store';
 export {
   reviveError,
   type StoreCallOutcome,

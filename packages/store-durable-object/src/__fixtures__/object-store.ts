@@ -1,6 +1,9 @@
 import { env, runInDurableObject } from 'cloudflare:test';
 import type { ContextStore } from '@ctxgraph/fragments-core';
-import type { DurableObjectContextStore } from '../durable-object-context-store';
+import type {
+  DurableObjectContextStore,
+  DurableObjectContextStoreOptions,
+} from '../durable-object-context-store';
 import type { TestChatObject } from './test-worker';
 
 /** The binding of the test object, as the vitest config declares it. */
@@ -36,8 +39,14 @@ function inObject<T>(
  * behalf of another object), so the conformance suites, which run in the test's context, reach
  * the store through `runInDurableObject` as the object's own RPC methods would. Values and errors
  * come back as they are (same isolate): nothing is serialized on the way.
+ *
+ * `watchChat` is the exception: the contract has it answer synchronously (the unsubscribe
+ * function), and it does no I/O (it adds the listener to the store's watchers, in the object's
+ * memory), so it is called on the store itself. The notices come from inside the object, right
+ * after each write there, as they would to a stream the object's RPC method returned.
  */
 async function storeAt(address: ObjectStoreAddress): Promise<ContextStore> {
+  const real = await inObject(address, (store) => store);
   const shape = await inObject(address, (store) => {
     const methods: string[] = [];
     for (
@@ -62,6 +71,11 @@ async function storeAt(address: ObjectStoreAddress): Promise<ContextStore> {
     capabilities: shape.capabilities,
   };
   for (const method of shape.methods) {
+    if (method === 'watchChat') {
+      proxy[method] = (...args: Parameters<NonNullable<ContextStore['watchChat']>>) =>
+        real.watchChat(...args);
+      continue;
+    }
     proxy[method] = (...args: unknown[]) =>
       inObject(address, (store) =>
         (store as unknown as Record<string, (...input: unknown[]) => unknown>)[method]?.(...args),
@@ -72,16 +86,27 @@ async function storeAt(address: ObjectStoreAddress): Promise<ContextStore> {
   return store;
 }
 
-/** A store in a new object (fresh storage). */
-export function createObjectStore(name: string): Promise<ContextStore> {
+/**
+ * A store in a new object (fresh storage): the constructor's, or, with `options` (the kit's
+ * clock, a function of this isolate), one built in the object with them.
+ */
+export async function createObjectStore(
+  name: string,
+  options?: DurableObjectContextStoreOptions,
+): Promise<ContextStore> {
   const stub = bindings.TEST_CHATS.get(bindings.TEST_CHATS.idFromName(name));
-  return storeAt({ stub, slot: 0 });
+  if (options === undefined) return storeAt({ stub, slot: 0 });
+  const slot = await inObject({ stub, slot: 0 }, (_store, object) => object.reopen(options));
+  return storeAt({ stub, slot });
 }
 
 /** A second store over the storage of `store`'s object, as a restarted object would open it. */
-export async function reopenObjectStore(store: ContextStore): Promise<ContextStore> {
+export async function reopenObjectStore(
+  store: ContextStore,
+  options?: DurableObjectContextStoreOptions,
+): Promise<ContextStore> {
   const address = addresses.get(store);
   if (address === undefined) throw new Error('reopenObjectStore: not a store of createObjectStore');
-  const slot = await inObject(address, (_store, object) => object.reopen());
+  const slot = await inObject(address, (_store, object) => object.reopen(options));
   return storeAt({ stub: address.stub, slot });
 }

@@ -5,7 +5,10 @@ import type {
   OpenChatInput,
   OpenChatResult,
 } from '@ctxgraph/fragments-core';
-import { DurableObjectContextStore } from '../durable-object-context-store';
+import {
+  DurableObjectContextStore,
+  type DurableObjectContextStoreOptions,
+} from '../durable-object-context-store';
 import { type StoreCallOutcome, storeCallOutcome } from '../rpc/store-call-outcome';
 
 // The README's example (a chat object and the Worker that routes to it), as the Worker under test.
@@ -27,9 +30,9 @@ export class TestChatObject extends DurableObject {
     });
   }
 
-  /** Another store over the same storage; returns its slot. */
-  reopen(): number {
-    this.stores.push(new DurableObjectContextStore(this.ctx.storage));
+  /** Another store over the same storage (with `options`: the kit's clock); returns its slot. */
+  reopen(options?: DurableObjectContextStoreOptions): number {
+    this.stores.push(new DurableObjectContextStore(this.ctx.storage, options));
     return this.stores.length - 1;
   }
 }

@@ -1,5 +1,6 @@
 import { type JsonObject, OwnershipError } from '@ctxgraph/fragments-core';
 import { type ContextStoreDriver, mergeMetadata } from '@ctxgraph/fragments-core/store-kit';
+import type { LiveReplyOperations } from './live-replies';
 import { type Lookups, MAIN_BRANCH } from './lookups';
 import {
   assertLaneRevision,
@@ -33,9 +34,13 @@ export type ChatOperations = Required<
 
 /**
  * Chats: open (create or load), read, update, list (the chats of this object), delete, the
- * whole graph of one, and its context lane (a row of its own, deleted with the chat).
+ * whole graph of one, and its context lane (a row of its own, deleted with the chat). Deleting a
+ * chat deletes its live replies too (`forgetLive`, in the same write).
  */
-export function chatOperations(db: Lookups): ChatOperations {
+export function chatOperations(
+  db: Lookups,
+  forgetLive: LiveReplyOperations['forget'],
+): ChatOperations {
   const { storage, sql, rows, findChat, requireChat, findBranch, findLane, touchChat } = db;
   return {
     openChat(input) {
@@ -162,6 +167,7 @@ export function chatOperations(db: Lookups): ChatOperations {
           'ctxgraph_nodes',
         ] as const)
           sql.exec(`DELETE FROM ${table} WHERE chat_id = ?`, chatId);
+        forgetLive(chatId);
         sql.exec('DELETE FROM ctxgraph_chats WHERE id = ?', chatId);
         return true;
       });

@@ -1,5 +1,6 @@
 import { HeadConflictError, MessageNotFoundError } from '@ctxgraph/fragments-core';
 import { type ContextStoreDriver, forkBranchName } from '@ctxgraph/fragments-core/store-kit';
+import type { LiveReplyOperations } from './live-replies';
 import type { Lookups } from './lookups';
 import type { MessageWrites } from './message-writes';
 import { missingRow, type NodeRow, nodeRecord } from './rows';
@@ -12,8 +13,15 @@ export type MessageOperations = Required<
   >
 >;
 
-/** Message nodes: the head read, the two head-moving writes, and chain and node reads. */
-export function messageOperations(db: Lookups, writes: MessageWrites): MessageOperations {
+/**
+ * Message nodes: the head read, the two head-moving writes, and chain and node reads. A commit's
+ * `startReply` / `endReply` are written by `commitLive` in the commit's `transactionSync`.
+ */
+export function messageOperations(
+  db: Lookups,
+  writes: MessageWrites,
+  commitLive: LiveReplyOperations['commitLive'],
+): MessageOperations {
   const {
     storage,
     rows,
@@ -40,6 +48,7 @@ export function messageOperations(db: Lookups, writes: MessageWrites): MessageOp
     commit(input) {
       return storage.transactionSync(() => {
         const chat = requireChat(input.chatId);
+        commitLive.before(input);
         const fork = input.fork;
         if (fork !== undefined) {
           // Every refusal is checked before the branch exists, so a refused fork-commit leaves
@@ -51,7 +60,9 @@ export function messageOperations(db: Lookups, writes: MessageWrites): MessageOp
           assertOnBranch(chat.id, name, start, messages);
           const branch = insertBranch(chat, name, start, fork.activate);
           const current = requireChat(chat.id);
-          return { ...write(current, branch, messages), branch: name };
+          const written = { ...write(current, branch, messages), branch: name };
+          commitLive.after(input, written, name);
+          return written;
         }
         const branch = requireBranch(chat.id, input.branch);
         if (branch.head_message_id !== input.expectedHeadId) {
@@ -62,7 +73,9 @@ export function messageOperations(db: Lookups, writes: MessageWrites): MessageOp
             currentHeadId: branch.head_message_id,
           });
         }
-        return write(chat, branch, withVersionIds(chat.id, input.messages));
+        const written = write(chat, branch, withVersionIds(chat.id, input.messages));
+        commitLive.after(input, written, branch.name);
+        return written;
       });
     },
 

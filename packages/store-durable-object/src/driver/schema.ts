@@ -73,6 +73,47 @@ CREATE TABLE ctxgraph_checkpoints (
 ) STRICT;
 `,
   },
+  // Live replies (capabilities.liveReplies). A reply's record is keyed by (chat, reply id): the
+  // key is also the claim on the reply. Start order is the rowid (a reply started again under an
+  // ended one's id is deleted and inserted anew, so it comes last). Chunks are stored a batch per
+  // row, one JSON array each, keyed by the offset of the batch's first chunk. The chat's change
+  // revision is its `revision` plus its row in `ctxgraph_live_revisions`, bumped by every
+  // live-reply write that is not a commit. The partial index finds the ended replies to purge
+  // without reading the live ones.
+  {
+    name: 'live replies',
+    sql: `
+CREATE TABLE ctxgraph_live_replies (
+  chat_id TEXT NOT NULL,
+  reply_id TEXT NOT NULL,
+  branch TEXT,
+  after_node_id TEXT,
+  owner TEXT NOT NULL,
+  lease_expires_at INTEGER NOT NULL,
+  stop_requested_at INTEGER,
+  chunk_count INTEGER NOT NULL,
+  started_at INTEGER NOT NULL,
+  ended_at INTEGER,
+  data TEXT NOT NULL,
+  PRIMARY KEY (chat_id, reply_id)
+) STRICT;
+CREATE INDEX ctxgraph_live_replies_by_end ON ctxgraph_live_replies (ended_at) WHERE ended_at IS NOT NULL;
+
+CREATE TABLE ctxgraph_live_chunks (
+  chat_id TEXT NOT NULL,
+  reply_id TEXT NOT NULL,
+  seq INTEGER NOT NULL,
+  count INTEGER NOT NULL,
+  chunks TEXT NOT NULL,
+  PRIMARY KEY (chat_id, reply_id, seq)
+) STRICT;
+
+CREATE TABLE ctxgraph_live_revisions (
+  chat_id TEXT NOT NULL PRIMARY KEY,
+  revision INTEGER NOT NULL
+) STRICT;
+`,
+  },
 ];
 
 /** The schema version this code writes: the number of steps in {@link MIGRATIONS}. */
