@@ -139,13 +139,12 @@ describe.skipIf(!installed)('the reference page in a browser', () => {
     );
 
     await card.getByRole('button', { name: 'Confirm' }).click();
-    // The mock's words after the answer quote the tool's output it was given.
-    const answered = 'You said: please confirm the order (askForConfirmation:';
+    // The mock's words after the answer say what the tool's output was.
+    const answered = 'You said: please confirm the order You confirmed: going ahead.';
     await expect
       .poll(() => messages(page).nth(1).getByTestId('message-text').textContent())
       .toContain(answered);
     await expect.poll(() => status(page)).toBe('ready');
-    expect(await messages(page).nth(1).textContent()).toContain('"confirmed":true');
     expect(await card.getByTestId('confirm-answer').textContent()).toBe('✓ Confirmed');
     expect(await card.getByRole('button').count()).toBe(0);
     // The answer took the focus from the buttons it replaced.
@@ -176,7 +175,7 @@ describe.skipIf(!installed)('the reference page in a browser', () => {
     await page.keyboard.press('Enter');
     await expect
       .poll(() => messages(page).nth(3).getByTestId('message-text').textContent())
-      .toContain('"confirmed":false');
+      .toContain('You declined: nothing was done.');
     expect(await second.getByTestId('confirm-answer').textContent()).toBe('✕ Declined');
     await page.close();
   });

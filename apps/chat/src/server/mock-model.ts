@@ -44,6 +44,28 @@ function readPrompt(prompt: Prompt): { userText: string; toolResult: unknown } {
   return { userText, toolResult };
 }
 
+/**
+ * What the mock says about a tool's output, in words a page shows (never the output's JSON):
+ * the weather it was given, or whether the user confirmed.
+ */
+function afterTool(output: unknown): string {
+  const value =
+    typeof output === 'object' && output !== null && 'value' in output
+      ? (output as { value: unknown }).value
+      : output;
+  const record = (typeof value === 'object' && value !== null ? value : {}) as Record<
+    string,
+    unknown
+  >;
+  if (typeof record.temperatureC === 'number') {
+    return `It is ${record.temperatureC} °C and ${String(record.sky)} in ${String(record.city)}.`;
+  }
+  if (typeof record.confirmed === 'boolean') {
+    return record.confirmed ? 'You confirmed: going ahead.' : 'You declined: nothing was done.';
+  }
+  return 'The tool answered.';
+}
+
 /** What the mock answers to a prompt: a tool call, or words of text; and its usage. */
 interface Answer {
   readonly toolCall: { toolCallId: string; toolName: string; input: string } | undefined;
@@ -74,9 +96,9 @@ function answer(prompt: Prompt): Answer {
   const words =
     toolCall !== undefined
       ? []
-      : `You said: ${userText}${
-          toolResult === undefined ? '' : ` (${toolName}: ${JSON.stringify(toolResult)})`
-        }`.split(/(?<= )/);
+      : `You said: ${userText}${toolResult === undefined ? '' : ` ${afterTool(toolResult)}`}`.split(
+          /(?<= )/,
+        );
   const outputTokens = toolCall !== undefined ? 8 : words.length;
   return {
     toolCall,
