@@ -106,6 +106,26 @@ export function nodeRecord(row: NodeRow): MessageNodeRecord {
   };
 }
 
+/**
+ * A node's record as JSON text, built in SQL from the row of `ctxgraph_nodes` aliased `n`: the
+ * stored message and engine record are JSON text already, so they go in as they are.
+ */
+export const NODE_RECORD_JSON = `'{"chatId":' || json_quote(n.chat_id) || ',"id":' || json_quote(n.id)
+  || ',"parentId":' || json_quote(n.parent_id) || ',"sequence":' || n.sequence
+  || ',"message":' || n.message || ',"engineRecord":' || coalesce(n.engine_record, 'null')
+  || ',"createdAt":' || n.created_at || ',"updatedAt":' || n.updated_at || '}'`;
+
+/** A node of a chain read: its parent (the read's cursor) and its record as JSON text. */
+export interface ChainRow {
+  readonly parent_id: string | null;
+  readonly record: string;
+}
+
+/** The record of a chain read's row: one parse of the JSON text SQL built. */
+export function chainNodeRecord(row: ChainRow): MessageNodeRecord {
+  return JSON.parse(row.record) as MessageNodeRecord;
+}
+
 /** A branch as the contract returns it. */
 export function branchRecord(row: BranchRow): BranchRecord {
   return {
