@@ -106,24 +106,26 @@ export function nodeRecord(row: NodeRow): MessageNodeRecord {
   };
 }
 
+/** The columns of `ctxgraph_nodes` a chain read selects, in the order of {@link chainNodeRecord}. */
+export const CHAIN_COLUMNS =
+  'id, parent_id, sequence, message, engine_record, created_at, updated_at';
+
 /**
- * A node's record as JSON text, built in SQL from the row of `ctxgraph_nodes` aliased `n`: the
- * stored message and engine record are JSON text already, so they go in as they are.
+ * The record of a chain read's row (the columns of {@link CHAIN_COLUMNS}, as `raw()` returns
+ * them): `chatId` is the chat the read is in.
  */
-export const NODE_RECORD_JSON = `'{"chatId":' || json_quote(n.chat_id) || ',"id":' || json_quote(n.id)
-  || ',"parentId":' || json_quote(n.parent_id) || ',"sequence":' || n.sequence
-  || ',"message":' || n.message || ',"engineRecord":' || coalesce(n.engine_record, 'null')
-  || ',"createdAt":' || n.created_at || ',"updatedAt":' || n.updated_at || '}'`;
-
-/** A node of a chain read: its parent (the read's cursor) and its record as JSON text. */
-export interface ChainRow {
-  readonly parent_id: string | null;
-  readonly record: string;
-}
-
-/** The record of a chain read's row: one parse of the JSON text SQL built. */
-export function chainNodeRecord(row: ChainRow): MessageNodeRecord {
-  return JSON.parse(row.record) as MessageNodeRecord;
+export function chainNodeRecord(chatId: string, row: SqlValue[]): MessageNodeRecord {
+  const engineRecord = row[4] as string | null;
+  return {
+    chatId,
+    id: row[0] as string,
+    parentId: row[1] as string | null,
+    sequence: row[2] as number,
+    message: JSON.parse(row[3] as string) as StoredMessage,
+    engineRecord: engineRecord === null ? null : (JSON.parse(engineRecord) as EngineRecord),
+    createdAt: row[5] as number,
+    updatedAt: row[6] as number,
+  };
 }
 
 /** A branch as the contract returns it. */
