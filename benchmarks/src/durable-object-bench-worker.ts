@@ -98,7 +98,9 @@ export class BenchObject {
       case '/turn/commit':
         return Response.json({ ran: await this.#repeat(n, () => this.#commit()) });
       case '/turn/floor':
-        return Response.json({ ran: await this.#repeat(n, async () => this.#floorTurn()) });
+        return Response.json({ ran: await this.#repeat(n, async () => this.#floorTurn(false)) });
+      case '/turn/floor-reads':
+        return Response.json({ ran: await this.#repeat(n, async () => this.#floorTurn(true)) });
       case '/cold/store':
         return Response.json({ ran: await this.#repeat(n, () => this.#coldStore()) });
       case '/cold/calls':
@@ -163,16 +165,36 @@ export class BenchObject {
 
   /**
    * The floor of a turn, by hand on the same tables: one transaction that inserts the two rows,
-   * moves the head where it is still the expected one and bumps the chat's revision.
+   * moves the head where it is still the expected one and bumps the chat's revision. With
+   * `storeReads`, it first makes the three reads the store's commit makes (the chat row, the
+   * branch row, the batch's ids among the chat's nodes), to show what they cost.
    */
-  #floorTurn(): void {
+  #floorTurn(storeReads: boolean): void {
     this.#turns += 1;
     const { sql } = this.#storage;
+    const batch = turnBatch(`f${this.#turns}`);
     this.#storage.transactionSync(() => {
+      if (storeReads) {
+        sql.exec('SELECT * FROM ctxgraph_chats WHERE id = ?', CHATS.floor).toArray();
+        sql
+          .exec(
+            'SELECT * FROM ctxgraph_branches WHERE chat_id = ? AND name = ?',
+            CHATS.floor,
+            'main',
+          )
+          .toArray();
+        sql
+          .exec(
+            'SELECT * FROM ctxgraph_nodes WHERE chat_id = ? AND id IN (SELECT value FROM json_each(?))',
+            CHATS.floor,
+            JSON.stringify(batch.map((entry) => entry.id)),
+          )
+          .toArray();
+      }
       const now = Date.now();
       const expected = this.#floorHead;
       let head = expected;
-      for (const entry of turnBatch(`f${this.#turns}`)) {
+      for (const entry of batch) {
         sql.exec(
           'INSERT INTO ctxgraph_nodes (chat_id, id, message_id, parent_id, sequence, message, engine_record, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, NULL, ?, ?)',
           CHATS.floor,

@@ -18,7 +18,9 @@
 // - Turns: on chats of 1,000 messages, `engine.save()` of a user message and a reply on a warm
 //   engine (one resolve() first), `store.commit` of the same two messages, and the floor: one
 //   `transactionSync` that inserts the two rows by hand, moves the head where it is still the
-//   expected one and bumps the chat's revision (what the SQLite benchmark's floor does).
+//   expected one and bumps the chat's revision (what the SQLite benchmark's floor does). A fourth
+//   way, the floor plus the three reads the store's commit makes first (the chat row, the branch
+//   row, the batch's ids among the chat's nodes), shows what those reads cost.
 // - Cold read: a new `DurableObjectContextStore` over the same storage, a new engine and its first
 //   resolve() of a 1,000-message chat, against the floor: the active branch's head, the chain in
 //   one recursive statement and `JSON.parse` of every message.
@@ -190,7 +192,12 @@ async function main(): Promise<void> {
     const turns = await measure(
       miniflare,
       clock,
-      { save: '/turn/save', commit: '/turn/commit', floor: '/turn/floor' },
+      {
+        save: '/turn/save',
+        commit: '/turn/commit',
+        reads: '/turn/floor-reads',
+        floor: '/turn/floor',
+      },
       TURNS_PER_REQUEST,
     );
     console.log(
@@ -199,6 +206,7 @@ async function main(): Promise<void> {
     printTable([
       { save: 'engine.save (1 turn)', ...ratios(turns.perRun.save, turns.perRun.floor) },
       { save: 'store.commit (1 turn)', ...ratios(turns.perRun.commit, turns.perRun.floor) },
+      { save: "floor + the store's 3 reads", ...ratios(turns.perRun.reads, turns.perRun.floor) },
     ]);
 
     const cold = await measure(
