@@ -15,6 +15,7 @@ const scripts = [
   'search-cost-bench.ts',
   'branch-ops-bench.ts',
   'live-reply-bench.ts',
+  'durable-object-bench.ts',
 ];
 let failed = false;
 for (const script of scripts) {

@@ -1,9 +1,18 @@
-import { HeadConflictError, MessageNotFoundError } from '@ctxgraph/fragments-core';
+import {
+  HeadConflictError,
+  type MessageNodeRecord,
+  MessageNotFoundError,
+} from '@ctxgraph/fragments-core';
 import { type ContextStoreDriver, forkBranchName } from '@ctxgraph/fragments-core/store-kit';
 import type { LiveReplyOperations } from './live-replies';
 import type { Lookups } from './lookups';
 import type { MessageWrites } from './message-writes';
-import { missingRow, type NodeRow, nodeRecord } from './rows';
+import { CHAIN_COLUMNS, chainNodeRecord, missingRow, type NodeRow, nodeRecord } from './rows';
+
+/** {@link CHAIN_COLUMNS} of the node aliased `n`. */
+const CHAIN_COLUMNS_OF_N = CHAIN_COLUMNS.split(', ')
+  .map((column) => `n.${column}`)
+  .join(', ');
 
 /** The message operations of the driver. */
 export type MessageOperations = Required<
@@ -24,6 +33,7 @@ export function messageOperations(
 ): MessageOperations {
   const {
     storage,
+    sql,
     rows,
     requireChat,
     requireBranch,
@@ -89,32 +99,34 @@ export function messageOperations(
     },
 
     // One recursive query from the head back, at most `limit` nodes, stopping before `until`.
+    // The columns ride along the walk (one lookup a node) and come back as `raw()` arrays: a
+    // row object of every column a node cost the cold read of 1,000 nodes 2.7x its floor.
     getChain(input) {
       const chat = requireChat(input.chatId);
       if (!hasNode(chat.id, input.headMessageId))
         throw new MessageNotFoundError(chat.id, input.headMessageId);
       const limit = input.limit ?? Number.MAX_SAFE_INTEGER;
       const until = input.until ?? null;
-      const newestFirst =
-        until === input.headMessageId
-          ? []
-          : rows<NodeRow>(
-              `WITH RECURSIVE chain(id, parent_id, depth) AS (
-                 SELECT id, parent_id, 1 FROM ctxgraph_nodes WHERE chat_id = ?1 AND id = ?2
-                 UNION ALL
-                 SELECT n.id, n.parent_id, chain.depth + 1
-                   FROM chain JOIN ctxgraph_nodes n ON n.chat_id = ?1 AND n.id = chain.parent_id
-                  WHERE chain.depth < ?3 AND chain.parent_id IS NOT ?4
-               )
-               SELECT n.* FROM chain JOIN ctxgraph_nodes n ON n.chat_id = ?1 AND n.id = chain.id
-               ORDER BY chain.depth DESC`,
-              chat.id,
-              input.headMessageId,
-              limit,
-              until,
-            );
+      const newestFirst: MessageNodeRecord[] = [];
+      if (until !== input.headMessageId) {
+        const cursor = sql.exec(
+          `WITH RECURSIVE chain(${CHAIN_COLUMNS}, depth) AS (
+             SELECT ${CHAIN_COLUMNS}, 1 FROM ctxgraph_nodes WHERE chat_id = ?1 AND id = ?2
+             UNION ALL
+             SELECT ${CHAIN_COLUMNS_OF_N}, chain.depth + 1
+               FROM chain JOIN ctxgraph_nodes n ON n.chat_id = ?1 AND n.id = chain.parent_id
+              WHERE chain.depth < ?3 AND chain.parent_id IS NOT ?4
+           )
+           SELECT ${CHAIN_COLUMNS} FROM chain ORDER BY depth DESC`,
+          chat.id,
+          input.headMessageId,
+          limit,
+          until,
+        );
+        for (const row of cursor.raw()) newestFirst.push(chainNodeRecord(chat.id, row));
+      }
       const oldest = newestFirst[0];
-      const next = oldest === undefined ? input.headMessageId : oldest.parent_id;
+      const next = oldest === undefined ? input.headMessageId : oldest.parentId;
       const reachedUntil = next !== null && next === until;
       if (
         next !== null &&
@@ -125,7 +137,7 @@ export function messageOperations(
       )
         throw missingRow('getChain(input)', `node "${next}" of chat "${chat.id}"`);
       return {
-        nodes: newestFirst.map(nodeRecord),
+        nodes: newestFirst,
         nextCursor: next === null || reachedUntil ? null : next,
         reachedUntil,
       };

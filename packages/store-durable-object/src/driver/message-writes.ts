@@ -20,6 +20,7 @@ export interface MessageWrites {
     branchName: string,
     headMessageId: string | null,
     messages: readonly PreparedCommitMessage[],
+    existing?: ReadonlyMap<string, NodeRow>,
   ): void;
   /** Writes the batch on the branch (checks first: nothing is written on a refusal). */
   write(chat: ChatRow, branch: BranchRow, messages: readonly PreparedCommitMessage[]): CommitResult;
@@ -27,7 +28,20 @@ export interface MessageWrites {
 
 /** The message write over the shared lookups. */
 export function messageWrites(db: Lookups): MessageWrites {
-  const { sql, rows, hasNode, findNode } = db;
+  const { sql, rows, hasNode } = db;
+
+  /** The batch's ids that are nodes of the chat already, with their rows: one query. */
+  function existingNodes(
+    chatId: string,
+    messages: readonly PreparedCommitMessage[],
+  ): ReadonlyMap<string, NodeRow> {
+    const found = rows<NodeRow>(
+      'SELECT * FROM ctxgraph_nodes WHERE chat_id = ? AND id IN (SELECT value FROM json_each(?))',
+      chatId,
+      JSON.stringify(messages.map((message) => message.id)),
+    );
+    return new Map(found.map((row) => [row.id, row]));
+  }
 
   function withVersionIds(
     chatId: string,
@@ -55,8 +69,9 @@ export function messageWrites(db: Lookups): MessageWrites {
     branchName: string,
     headMessageId: string | null,
     messages: readonly PreparedCommitMessage[],
+    known: ReadonlyMap<string, NodeRow> = existingNodes(chatId, messages),
   ): void {
-    const existing = messages.filter((message) => hasNode(chatId, message.id));
+    const existing = messages.filter((message) => known.has(message.id));
     if (existing.length === 0) return;
     const onChain = new Set(
       headMessageId === null
@@ -84,7 +99,9 @@ export function messageWrites(db: Lookups): MessageWrites {
     branch: BranchRow,
     messages: readonly PreparedCommitMessage[],
   ): CommitResult {
-    assertOnBranch(chat.id, branch.name, branch.head_message_id, messages);
+    // The batch's existing nodes, read once for the branch check and the writes below.
+    const known = existingNodes(chat.id, messages);
+    assertOnBranch(chat.id, branch.name, branch.head_message_id, messages, known);
     const now = Math.max(Date.now(), chat.updated_at);
     const revision = chat.revision + 1;
     let head = branch.head_message_id;
@@ -92,7 +109,7 @@ export function messageWrites(db: Lookups): MessageWrites {
     let replaced = false;
     const written: MessageNodeRecord[] = [];
     for (const message of messages) {
-      const existing = findNode(chat.id, message.id);
+      const existing = known.get(message.id);
       if (existing !== undefined) {
         // A replaced node keeps its engine record unless a new one is given.
         const engineRecord = message.engineRecordJson ?? existing.engine_record;

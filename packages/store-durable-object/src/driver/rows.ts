@@ -106,6 +106,28 @@ export function nodeRecord(row: NodeRow): MessageNodeRecord {
   };
 }
 
+/** The columns of `ctxgraph_nodes` a chain read selects, in the order of {@link chainNodeRecord}. */
+export const CHAIN_COLUMNS =
+  'id, parent_id, sequence, message, engine_record, created_at, updated_at';
+
+/**
+ * The record of a chain read's row (the columns of {@link CHAIN_COLUMNS}, as `raw()` returns
+ * them): `chatId` is the chat the read is in.
+ */
+export function chainNodeRecord(chatId: string, row: SqlValue[]): MessageNodeRecord {
+  const engineRecord = row[4] as string | null;
+  return {
+    chatId,
+    id: row[0] as string,
+    parentId: row[1] as string | null,
+    sequence: row[2] as number,
+    message: JSON.parse(row[3] as string) as StoredMessage,
+    engineRecord: engineRecord === null ? null : (JSON.parse(engineRecord) as EngineRecord),
+    createdAt: row[5] as number,
+    updatedAt: row[6] as number,
+  };
+}
+
 /** A branch as the contract returns it. */
 export function branchRecord(row: BranchRow): BranchRecord {
   return {

@@ -4,10 +4,12 @@
 /** A value SQLite hands back or takes as a binding. */
 export type SqlValue = string | number | null | ArrayBuffer;
 
-/** The cursor `exec` returns (`SqlStorageCursor`); only `toArray` is used. */
+/** The cursor `exec` returns (`SqlStorageCursor`); `toArray` and `raw` are used. */
 export interface SqlCursorLike {
   /** Every remaining row, as objects keyed by column name. */
   toArray(): Record<string, SqlValue>[];
+  /** The remaining rows as arrays of values in column order (no object a row: cheaper). */
+  raw(): IterableIterator<SqlValue[]>;
 }
 
 /** `ctx.storage.sql`: synchronous SQL over the object's own SQLite database. */

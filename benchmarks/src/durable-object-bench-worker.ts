@@ -1,0 +1,332 @@
+// The Worker of the Durable Object benchmark (durable-object-bench.ts bundles it and runs it in
+// workerd through miniflare). One SQLite-backed object holds every chat the benchmark uses; each
+// request runs one measured way `n` times in a row and answers when done, so the Node side can
+// time the request from outside (inside workerd, the clocks only move on I/O).
+import { assistantText, message, user } from '@ctxgraph/codecs';
+import { ContextEngine } from '@ctxgraph/engine';
+import { role } from '@ctxgraph/fragments-core';
+import { XmlRenderer } from '@ctxgraph/renderer-xml';
+import {
+  DurableObjectContextStore,
+  type DurableObjectStorageLike,
+} from '@ctxgraph/store-durable-object';
+import { random, scriptedTurn } from './scripted-conversation.ts';
+
+/** The chats each benchmark uses, all in the one object. */
+const CHATS = { save: 'saves', commit: 'commits', floor: 'floor', cold: 'cold' } as const;
+const USER = 'bench-user';
+const renderer = new XmlRenderer();
+
+/** What a Durable Object's constructor is given, as far as this object uses it. */
+interface ObjectState {
+  readonly storage: DurableObjectStorageLike & {
+    readonly sql: DurableObjectStorageLike['sql'] & { readonly databaseSize: number };
+  };
+}
+
+interface BenchEnv {
+  readonly BENCH: {
+    idFromName(name: string): unknown;
+    get(id: unknown): { fetch(request: Request): Promise<Response> };
+  };
+}
+
+/** One turn as a commit batch (a user message and a reply), ids derived from `tag`. */
+function turnBatch(tag: string) {
+  const question = `${tag}-user`;
+  const reply = `${tag}-reply`;
+  return [
+    {
+      id: question,
+      message: { id: question, role: 'user', parts: [{ type: 'text', text: `question ${tag}` }] },
+    },
+    {
+      id: reply,
+      message: {
+        id: reply,
+        role: 'assistant',
+        parts: [{ type: 'text', text: `answer ${tag}, a few words long` }],
+      },
+    },
+  ];
+}
+
+/** A chat of `size` alternating user / assistant messages, written in large commits. */
+async function seed(store: DurableObjectContextStore, chatId: string, size: number): Promise<void> {
+  const opened = await store.openChat({ chatId, userId: USER });
+  let head = opened.branch.headMessageId;
+  for (let start = 0; start < size; start += 500) {
+    const messages = [];
+    for (let index = start; index < Math.min(size, start + 500); index += 1) {
+      const id = `${chatId}-seed-${index}`;
+      const speaker = index % 2 === 0 ? 'user' : 'assistant';
+      const text = `${speaker} message number ${index} with a little text`;
+      messages.push({ id, message: { id, role: speaker, parts: [{ type: 'text', text }] } });
+    }
+    const result = await store.commit({ chatId, branch: 'main', expectedHeadId: head, messages });
+    head = result.headMessageId;
+  }
+}
+
+/** The object: the store, an engine kept warm for the per-turn saves, and the bare floors. */
+export class BenchObject {
+  readonly #storage: ObjectState['storage'];
+  readonly #store: DurableObjectContextStore;
+  #engine: ContextEngine | undefined;
+  #commitHead: string | null = null;
+  #floorHead: string | null = null;
+  #floorSequence = 0;
+  #floorRevision = 0;
+  #turns = 0;
+  #history = 0;
+
+  constructor(state: ObjectState) {
+    this.#storage = state.storage;
+    this.#store = new DurableObjectContextStore(state.storage);
+  }
+
+  async fetch(request: Request): Promise<Response> {
+    const url = new URL(request.url);
+    const n = Number(url.searchParams.get('n') ?? 1);
+    switch (url.pathname) {
+      case '/setup':
+        return Response.json(await this.#setup(Number(url.searchParams.get('history'))));
+      case '/noop':
+        return Response.json({ ran: 0 });
+      case '/turn/save':
+        return Response.json({ ran: await this.#repeat(n, () => this.#save()) });
+      case '/turn/commit':
+        return Response.json({ ran: await this.#repeat(n, () => this.#commit()) });
+      case '/turn/floor':
+        return Response.json({ ran: await this.#repeat(n, async () => this.#floorTurn(false)) });
+      case '/turn/floor-reads':
+        return Response.json({ ran: await this.#repeat(n, async () => this.#floorTurn(true)) });
+      case '/cold/store':
+        return Response.json({ ran: await this.#repeat(n, () => this.#coldStore()) });
+      case '/cold/calls':
+        return Response.json({ ran: await this.#repeat(n, () => this.#coldCalls()) });
+      case '/cold/construct':
+        return Response.json({ ran: await this.#repeat(n, async () => this.#construct()) });
+      case '/cold/floor':
+        return Response.json({ ran: await this.#repeat(n, async () => this.#coldFloor()) });
+      case '/weight':
+        return Response.json(await this.#weight(Number(url.searchParams.get('messages'))));
+      default:
+        return new Response(`no such benchmark path: ${url.pathname}`, { status: 404 });
+    }
+  }
+
+  async #repeat(n: number, task: () => Promise<void>): Promise<number> {
+    for (let run = 0; run < n; run += 1) await task();
+    return n;
+  }
+
+  /** Seeds the chats of the turn and cold-read benchmarks (`history` messages each). */
+  async #setup(history: number): Promise<{ history: number }> {
+    this.#history = history;
+    for (const chatId of Object.values(CHATS)) await seed(this.#store, chatId, history);
+    this.#commitHead = (
+      await this.#store.getHead({ chatId: CHATS.commit, branch: 'main' })
+    ).headMessageId;
+    const chat = this.#storage.sql
+      .exec('SELECT revision, next_sequence FROM ctxgraph_chats WHERE id = ?', CHATS.floor)
+      .toArray()[0];
+    this.#floorRevision = Number(chat?.revision);
+    this.#floorSequence = Number(chat?.next_sequence);
+    this.#floorHead = (
+      await this.#store.getHead({ chatId: CHATS.floor, branch: 'main' })
+    ).headMessageId;
+    this.#engine = new ContextEngine({ store: this.#store, chatId: CHATS.save, userId: USER });
+    this.#engine.set(role('You are a benchmark.'));
+    await this.#engine.resolve({ renderer });
+    return { history };
+  }
+
+  /** engine.save of a user message and its reply, on a warm engine. */
+  async #save(): Promise<void> {
+    const engine = this.#engine;
+    if (engine === undefined) throw new Error('call /setup first');
+    this.#turns += 1;
+    engine.set(user(`question ${this.#turns}`), assistantText(`answer ${this.#turns}`));
+    await engine.save();
+  }
+
+  /** store.commit of the same two messages, straight on the store. */
+  async #commit(): Promise<void> {
+    this.#turns += 1;
+    const result = await this.#store.commit({
+      chatId: CHATS.commit,
+      branch: 'main',
+      expectedHeadId: this.#commitHead,
+      messages: turnBatch(`c${this.#turns}`),
+    });
+    this.#commitHead = result.headMessageId;
+  }
+
+  /**
+   * The floor of a turn, by hand on the same tables: one transaction that inserts the two rows,
+   * moves the head where it is still the expected one and bumps the chat's revision. With
+   * `storeReads`, it first makes the three reads the store's commit makes (the chat row, the
+   * branch row, the batch's ids among the chat's nodes), to show what they cost.
+   */
+  #floorTurn(storeReads: boolean): void {
+    this.#turns += 1;
+    const { sql } = this.#storage;
+    const batch = turnBatch(`f${this.#turns}`);
+    this.#storage.transactionSync(() => {
+      if (storeReads) {
+        sql.exec('SELECT * FROM ctxgraph_chats WHERE id = ?', CHATS.floor).toArray();
+        sql
+          .exec(
+            'SELECT * FROM ctxgraph_branches WHERE chat_id = ? AND name = ?',
+            CHATS.floor,
+            'main',
+          )
+          .toArray();
+        sql
+          .exec(
+            'SELECT * FROM ctxgraph_nodes WHERE chat_id = ? AND id IN (SELECT value FROM json_each(?))',
+            CHATS.floor,
+            JSON.stringify(batch.map((entry) => entry.id)),
+          )
+          .toArray();
+      }
+      const now = Date.now();
+      const expected = this.#floorHead;
+      let head = expected;
+      for (const entry of batch) {
+        sql.exec(
+          'INSERT INTO ctxgraph_nodes (chat_id, id, message_id, parent_id, sequence, message, engine_record, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, NULL, ?, ?)',
+          CHATS.floor,
+          entry.id,
+          entry.id,
+          head,
+          this.#floorSequence,
+          JSON.stringify(entry.message),
+          now,
+          now,
+        );
+        this.#floorSequence += 1;
+        head = entry.id;
+      }
+      const moved = sql
+        .exec(
+          'UPDATE ctxgraph_branches SET head_message_id = ?, updated_at = ? WHERE chat_id = ? AND name = ? AND head_message_id IS ? RETURNING 1',
+          head,
+          now,
+          CHATS.floor,
+          'main',
+          expected,
+        )
+        .toArray();
+      if (moved.length !== 1) throw new Error('floor: the head moved');
+      this.#floorRevision += 1;
+      sql.exec(
+        'UPDATE ctxgraph_chats SET revision = ?, next_sequence = ?, updated_at = ? WHERE id = ?',
+        this.#floorRevision,
+        this.#floorSequence,
+        now,
+        CHATS.floor,
+      );
+      this.#floorHead = head;
+    });
+  }
+
+  /** A new store object over the same storage, a new engine and its first resolve(). */
+  async #coldStore(): Promise<void> {
+    const store = new DurableObjectContextStore(this.#storage);
+    const engine = new ContextEngine({ store, chatId: CHATS.cold, userId: USER });
+    engine.set(role('You are a benchmark.'));
+    const { messages } = await engine.resolve({ renderer });
+    if (messages.length !== this.#history) throw new Error(`resolved ${messages.length} messages`);
+  }
+
+  /**
+   * The store calls of a cold read made straight on a new store (no engine): open the chat, read
+   * its context lane and the chain in the pages the engine reads (64 nodes, then the rest).
+   */
+  async #coldCalls(): Promise<void> {
+    const store = new DurableObjectContextStore(this.#storage);
+    const opened = await store.openChat({ chatId: CHATS.cold, userId: USER });
+    await store.getContext(CHATS.cold);
+    let cursor = opened.branch.headMessageId;
+    let count = 0;
+    for (const limit of [64, 1_024]) {
+      if (cursor === null) break;
+      const page = await store.getChain({ chatId: CHATS.cold, headMessageId: cursor, limit });
+      count += page.nodes.length;
+      cursor = page.nextCursor;
+    }
+    if (count !== this.#history) throw new Error(`read ${count} nodes`);
+  }
+
+  /** A new store object over the same storage, and nothing else. */
+  #construct(): void {
+    new DurableObjectContextStore(this.#storage);
+  }
+
+  /** The floor of a cold read: the active head, the chain in one recursive statement, parsed. */
+  #coldFloor(): void {
+    const { sql } = this.#storage;
+    const head = sql
+      .exec(
+        `SELECT b.head_message_id AS head FROM ctxgraph_chats c JOIN ctxgraph_branches b
+           ON b.chat_id = c.id AND b.name = c.active_branch WHERE c.id = ?`,
+        CHATS.cold,
+      )
+      .toArray()[0]?.head as string;
+    const rows = sql
+      .exec(
+        `WITH RECURSIVE chain (id, parent_id, message, depth) AS (
+           SELECT id, parent_id, message, 1 FROM ctxgraph_nodes WHERE chat_id = ?1 AND id = ?2
+           UNION ALL
+           SELECT n.id, n.parent_id, n.message, chain.depth + 1
+             FROM chain JOIN ctxgraph_nodes n ON n.chat_id = ?1 AND n.id = chain.parent_id
+         )
+         SELECT message FROM chain ORDER BY depth DESC`,
+        CHATS.cold,
+        head,
+      )
+      .toArray();
+    const messages = rows.map((row) => JSON.parse(row.message as string) as unknown);
+    if (messages.length !== this.#history) throw new Error(`read ${messages.length} messages`);
+  }
+
+  /**
+   * Saves a chat of `messages` messages turn by turn through the engine (the scripted
+   * conversation: a tool call in every fifth reply), in this fresh object, and reports the
+   * database's size before and after and the bytes of the rows' JSON.
+   */
+  async #weight(messages: number): Promise<Record<string, number>> {
+    const { sql } = this.#storage;
+    const before = sql.databaseSize;
+    const engine = new ContextEngine({ store: this.#store, chatId: 'weight', userId: USER });
+    engine.set(role('You are a benchmark.'));
+    await engine.resolve({ renderer });
+    const next = random(38);
+    for (let turn = 0; turn < messages / 2; turn += 1) {
+      const { question, reply } = scriptedTurn(turn, next);
+      engine.set(message(question), message(reply));
+      await engine.save();
+    }
+    const after = sql.databaseSize;
+    const row = sql
+      .exec(
+        `SELECT count(*) AS nodes, sum(length(CAST(message AS BLOB))) AS messageBytes,
+           sum(coalesce(length(CAST(engine_record AS BLOB)), 0)) AS recordBytes,
+           sum(length(CAST(message AS BLOB))) FILTER (WHERE message LIKE '%"role":"user"%') AS userBytes,
+           count(*) FILTER (WHERE message LIKE '%"role":"user"%') AS userNodes
+         FROM ctxgraph_nodes WHERE chat_id = 'weight'`,
+      )
+      .toArray()[0] as Record<string, number>;
+    return { before, after, ...row };
+  }
+}
+
+/** The Worker: each request goes to the object named by `?object=` (default `bench`). */
+export default {
+  fetch(request: Request, env: BenchEnv): Promise<Response> {
+    const name = new URL(request.url).searchParams.get('object') ?? 'bench';
+    return env.BENCH.get(env.BENCH.idFromName(name)).fetch(request);
+  },
+};
