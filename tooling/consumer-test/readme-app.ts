@@ -22,7 +22,7 @@ export const readmeAppPackages: readonly string[] = [
 ];
 
 /** The block fenced as ```<language> <file> in `markdown`, or undefined. */
-export function readmeFile(markdown: string, language: string, file: string): string | undefined {
+function readmeFile(markdown: string, language: string, file: string): string | undefined {
   const fence = `\`\`\`${language} ${file}\n`;
   const start = markdown.indexOf(fence);
   if (start === -1) return undefined;
