@@ -180,12 +180,14 @@ describe('the chat app on Workers (start:workers)', () => {
     expect((await fetch(`${base}/api/chat/${chatId}/stream`)).status).toBe(204);
   });
 
-  it('stop answers 200 with the reply id, and the reply is stored `aborted`', async () => {
+  it('stop answers 200 with the reply id, the reply is stored `aborted`; delete waits for it', async () => {
     const chatId = chatIdOf('stop');
     const long = Array.from({ length: 400 }, (_, index) => `word${index}`).join(' ');
     const reply = readEventStream(await postMessage(chatId, 's1', long, null));
     await expect.poll(() => reply.events.some((chunk) => chunk.type === 'text-delta')).toBe(true);
     const replyId = reply.events[0]?.messageId as string;
+    // A chat with a reply being written is not deleted (the Node app's 409).
+    expect((await fetch(`${base}/api/chat/${chatId}`, { method: 'DELETE' })).status).toBe(409);
     const stop = await fetch(`${base}/api/chat/${chatId}/stop`, { method: 'POST' });
     expect(stop.status).toBe(200);
     expect(await stop.json()).toEqual({ messageId: replyId });
@@ -196,6 +198,9 @@ describe('the chat app on Workers (start:workers)', () => {
     expect(textOf(messages[1])).not.toBe(`You said: ${long}`);
     // None left to stop: 204.
     expect((await fetch(`${base}/api/chat/${chatId}/stop`, { method: 'POST' })).status).toBe(204);
+    // Stopped, it can be deleted: then it is unknown.
+    expect((await fetch(`${base}/api/chat/${chatId}`, { method: 'DELETE' })).status).toBe(204);
+    expect((await fetch(`${base}/api/chat/${chatId}/messages`)).status).toBe(404);
   });
 
   it('an unknown chat is a 404, a wrong method a 405, JSON both', async () => {

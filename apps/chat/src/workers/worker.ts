@@ -1,7 +1,7 @@
 // The reference chat app on Cloudflare Workers: one Durable Object per chat, running the same
 // HTTP API as the Node server (src/server/chat-api.ts) over the object's own SQLite storage.
 import { DurableObject } from 'cloudflare:workers';
-import { createMemoryResumableStreams } from '@ctxgraph/ai-sdk';
+import { chatErrorResponse, createMemoryResumableStreams } from '@ctxgraph/ai-sdk';
 import { DurableObjectContextStore } from '@ctxgraph/store-durable-object';
 import type { Hono } from 'hono';
 import { createChatApi } from '../server/chat-api';
@@ -108,6 +108,14 @@ export class ChatObject extends DurableObject<ChatWorkerEnv> {
     if (request.method === 'POST' && stop?.[1] !== undefined) {
       return this.#stop(decodeURIComponent(stop[1]), request);
     }
+    // A reply still being written would be saved into a chat that is gone: the Node app's 409.
+    const deleted = /^\/api\/chat\/([^/]+)\/?$/.exec(pathname);
+    if (request.method === 'DELETE' && deleted?.[1] !== undefined && this.#running.size > 0) {
+      return fail(
+        409,
+        `Chat '${decodeURIComponent(deleted[1])}' has a reply being written: stop it (POST /api/chat/${deleted[1]}/stop), then delete.`,
+      );
+    }
     if (request.method === 'GET' && /^\/api\/chat\/[^/]+\/events\/?$/.test(pathname)) {
       return fail(
         501,
@@ -153,7 +161,15 @@ export class ChatObject extends DurableObject<ChatWorkerEnv> {
       }
       messageId = named;
     }
-    const chat = await this.#store.getChat(chatId).catch(() => null);
+    let chat: Awaited<ReturnType<DurableObjectContextStore['getChat']>>;
+    try {
+      chat = await this.#store.getChat(chatId);
+    } catch (error) {
+      // A malformed id is a 400, as the handler answers it.
+      const answer = chatErrorResponse(error);
+      if (answer !== undefined) return answer;
+      throw error;
+    }
     if (chat === null || chat.userId !== USER_ID) {
       return fail(404, `No chat '${chatId}' for this user.`);
     }
