@@ -3,7 +3,8 @@
 // settings (compatibility date and flags, the Durable Object binding, the static assets).
 // Honours PORT (0 picks a free port; default 8787), CHAT_MODEL and MOCK_CHUNK_DELAY_MS as the
 // Node app does, and prints its URL the same way. CTXGRAPH_WORKERS_STATE is the folder the
-// objects' SQLite is kept in (default .wrangler/state, as `wrangler dev`).
+// objects' SQLite is kept in (default .wrangler/state, as `wrangler dev`); CTXGRAPH_CLIENT_DIRECTORY
+// the built page's folder (default wrangler.jsonc's `assets.directory`, dist/client).
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -50,7 +51,10 @@ async function main() {
     throw new Error(`MOCK_CHUNK_DELAY_MS must be a non-negative number, received '${delay}'.`);
   }
   const config = readWranglerConfig();
-  const assets = resolve(appDirectory, config.assets.directory);
+  const assets = resolve(
+    appDirectory,
+    process.env.CTXGRAPH_CLIENT_DIRECTORY || config.assets.directory,
+  );
   if (!existsSync(join(assets, 'index.html'))) {
     throw new Error(
       `The page is not built (no ${join(assets, 'index.html')}): run \`npx -y pnpm@10.34.9 --filter @ctxgraph/chat-app build\` first.`,

@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NodeChat, textOf } from '../__fixtures__/chat-test-kit';
 import { readEventStream } from '../__fixtures__/event-stream-reader';
+import { buildClient } from '../e2e/browser-kit';
 import type { ChatUIMessage } from './tools';
 
 const appDirectory = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -28,6 +29,9 @@ let base: string;
 let output = '';
 
 beforeAll(async () => {
+  // The page, built for this run (the test run does not build the app itself).
+  const client = join(state, 'client');
+  await buildClient(client);
   child = spawn(process.execPath, [join(appDirectory, 'scripts', 'start-workers.mjs')], {
     cwd: appDirectory,
     env: {
@@ -39,6 +43,7 @@ beforeAll(async () => {
       // the other tests take a few of these each.
       MOCK_CHUNK_DELAY_MS: '40',
       CTXGRAPH_WORKERS_STATE: state,
+      CTXGRAPH_CLIENT_DIRECTORY: client,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
