@@ -45,8 +45,6 @@ export interface ChatApiOptions {
    * (the Workers chat object stops a reply through that request's signal).
    */
   onReplyStarted?: (event: { request: Request; replyId: string }) => void;
-  /** Told when a reply could not be saved (after it is logged). */
-  onSaveError?: (error: unknown) => void;
   /** Told when a reply is saved, with its outcome (the Workers chat object's stop waits on it). */
   onReplySaved?: (event: ReplySavedEvent) => void;
 }
@@ -66,10 +64,7 @@ export function createChatApi(options: ChatApiOptions): Hono {
     schemas: { metadataSchema: messageMetadataSchema, tools: chatTools },
     ...(options.live === undefined ? {} : { live: options.live }),
     ...(options.streams === undefined ? {} : { streams: options.streams }),
-    onSaveError: (error) => {
-      console.error(error);
-      options.onSaveError?.(error);
-    },
+    onSaveError: (error) => console.error(error),
     onReplySaved: (event) => {
       options.onTiming?.({ phase: 'save', ms: event.saveMs });
       options.onReplySaved?.(event);

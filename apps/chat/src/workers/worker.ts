@@ -61,6 +61,8 @@ export class ChatObject extends DurableObject<ChatWorkerEnv> {
   readonly #running = new Map<string, RunningReply>();
   /** Each turn's stop controller, by the request the API sees. */
   readonly #controllers = new WeakMap<Request, AbortController>();
+  /** Each turn's reply id, by the request the API sees (once its reply started). */
+  readonly #replyIds = new WeakMap<Request, string>();
 
   constructor(ctx: DurableObjectState, env: ChatWorkerEnv) {
     super(ctx, env);
@@ -78,12 +80,6 @@ export class ChatObject extends DurableObject<ChatWorkerEnv> {
               streams: createMemoryResumableStreams(),
               onReplyStarted: ({ request, replyId }) => this.#started(request, replyId),
               onReplySaved: ({ replyId }) => this.#running.get(replyId)?.settle(),
-              // A save that failed ends its reply too: a stop waiting on it answers.
-              onSaveError: () => {
-                for (const reply of this.#running.values()) {
-                  if (reply.controller.signal.aborted) reply.settle();
-                }
-              },
             }
           : {}),
       });
@@ -102,7 +98,7 @@ export class ChatObject extends DurableObject<ChatWorkerEnv> {
         signal: AbortSignal.any([request.signal, controller.signal]),
       });
       this.#controllers.set(turn, controller);
-      return this.#api.fetch(turn);
+      return this.#endsReply(turn, await this.#api.fetch(turn));
     }
     const stop = /^\/api\/chat\/([^/]+)\/stop\/?$/.exec(pathname);
     if (request.method === 'POST' && stop?.[1] !== undefined) {
@@ -137,6 +133,44 @@ export class ChatObject extends DurableObject<ChatWorkerEnv> {
       };
     });
     this.#running.set(replyId, { controller, saved, settle });
+    this.#replyIds.set(request, replyId);
+  }
+
+  /**
+   * The turn's response, whose end (or its client's going away) also ends the reply here: a
+   * reply is usually ended by its save (`onReplySaved`), but one that failed, or had nothing to
+   * save, must not be waited on by a stop or block a delete. The stream's end comes after the
+   * save: the cycle holds the reply's `finish` until it is saved.
+   */
+  #endsReply(turn: Request, response: Response): Response {
+    const ended = (): void => {
+      const replyId = this.#replyIds.get(turn);
+      if (replyId !== undefined) this.#running.get(replyId)?.settle();
+    };
+    if (response.body === null) {
+      ended();
+      return response;
+    }
+    const reader = response.body.getReader();
+    const body = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        try {
+          const { done, value } = await reader.read();
+          if (done) {
+            ended();
+            controller.close();
+          } else controller.enqueue(value);
+        } catch (error) {
+          ended();
+          controller.error(error);
+        }
+      },
+      async cancel(reason) {
+        ended();
+        await reader.cancel(reason);
+      },
+    });
+    return new Response(body, response);
   }
 
   /**
