@@ -13,8 +13,9 @@ export interface ChosenModel {
  * `OPENAI_API_KEY` (model `CHAT_MODEL`, default gpt-4o-mini) or `AI_GATEWAY_API_KEY` (model
  * `CHAT_MODEL`, default openai/gpt-4o-mini). `ANTHROPIC_API_KEY` goes through the gateway's
  * `anthropic/…` models when `AI_GATEWAY_API_KEY` is set; without it the app says how to use it.
+ * `env` is `process.env` on Node, the Worker's variables on Workers.
  */
-export function chooseModel(env: NodeJS.ProcessEnv): ChosenModel {
+export function chooseModel(env: Readonly<Record<string, string | undefined>>): ChosenModel {
   const name = env.CHAT_MODEL;
   const delay = Number(env.MOCK_CHUNK_DELAY_MS ?? 20);
   if (!Number.isFinite(delay) || delay < 0) {
