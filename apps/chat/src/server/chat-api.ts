@@ -1,10 +1,4 @@
-import {
-  chatErrorResponse,
-  createChatCycle,
-  createChatHandler,
-  type ReplySavedEvent,
-  type ResumableStreams,
-} from '@ctxgraph/ai-sdk';
+import { chatErrorResponse, createChatCycle, createChatHandler } from '@ctxgraph/ai-sdk';
 import { assertIdentifier, type ContextStore, hint, role } from '@ctxgraph/fragments-core';
 import { XmlRenderer } from '@ctxgraph/renderer-xml';
 import { type LanguageModel, stepCountIs, streamText } from 'ai';
@@ -30,31 +24,18 @@ export interface ChatApiOptions {
    * @default on
    */
   live?: false | { leaseMs?: number; flushMs?: number };
-  /**
-   * Where each reply's stream is kept for a resume when the store has no live replies
-   * (`createChatCycle({ streams })`): the Workers chat object keeps them in its memory, which every
-   * request for its chat reaches.
-   */
-  streams?: ResumableStreams;
   /** The user every request acts as (the app has no sign-in). @default 'chat-app-user' */
   userId?: string;
   /** Told how long ctxgraph's parts of a turn took (the benchmark's figures). */
   onTiming?: (entry: { phase: 'begin' | 'save'; ms: number }) => void;
-  /**
-   * Told when a turn's reply starts, with the request it answers and the id it is stored under
-   * (the Workers chat object stops a reply through that request's signal).
-   */
-  onReplyStarted?: (event: { request: Request; replyId: string }) => void;
-  /** Told when a reply is saved, with its outcome (the Workers chat object's stop waits on it). */
-  onReplySaved?: (event: ReplySavedEvent) => void;
 }
 
 /**
  * The reference chat app's HTTP API (see the README for the contract): `POST /api/chat`,
  * `POST /api/chat/:id/stop`, `GET /api/chat/:id/messages?leaf=`, `GET /api/chat/:id/stream`,
  * `GET /api/chat/:id/events`, `GET /api/chat/:id/versions/:messageId`, `DELETE /api/chat/:id`. Every route works
- * whichever process of the app a request reaches (on Node): a reply's stream, its stop and the chat's
- * changes live in the store the processes share.
+ * whichever process of the app a request reaches: a reply's stream, its stop and the chat's
+ * changes live in the store the processes share (on Workers, the chat's Durable Object).
  */
 export function createChatApi(options: ChatApiOptions): Hono {
   const userId = options.userId ?? 'chat-app-user';
@@ -63,11 +44,9 @@ export function createChatApi(options: ChatApiOptions): Hono {
     engine: { renderer: new XmlRenderer() },
     schemas: { metadataSchema: messageMetadataSchema, tools: chatTools },
     ...(options.live === undefined ? {} : { live: options.live }),
-    ...(options.streams === undefined ? {} : { streams: options.streams }),
     onSaveError: (error) => console.error(error),
     onReplySaved: (event) => {
       options.onTiming?.({ phase: 'save', ms: event.saveMs });
-      options.onReplySaved?.(event);
     },
   });
   // Every route of the chat contract, as the one web-standard handler @ctxgraph/ai-sdk builds.
@@ -92,7 +71,6 @@ export function createChatApi(options: ChatApiOptions): Hono {
       };
     },
     reply: (turn, { request }) => {
-      options.onReplyStarted?.({ request, replyId: turn.replyId });
       const began = beganAt.get(request);
       if (began !== undefined)
         options.onTiming?.({ phase: 'begin', ms: performance.now() - began });

@@ -225,11 +225,26 @@ describe('the chat app on Workers (start:workers)', () => {
     expect(await messagesByPost.json()).toEqual({ error: expect.stringContaining('GET') });
   });
 
-  it('events answer 501: they need live replies, which the store does not serve yet', async () => {
+  it('events follow the chat: its state at once, then each reply live and ended', async () => {
     const chatId = chatIdOf('events');
     await (await postMessage(chatId, 'e1', 'hello', null)).text();
-    const events = await fetch(`${base}/api/chat/${chatId}/events`);
-    expect(events.status).toBe(501);
-    expect(await events.json()).toEqual({ error: expect.stringContaining('live replies') });
+    const events = readEventStream<{
+      version: number;
+      live: string | null;
+      follows: string | null;
+    }>(await fetch(`${base}/api/chat/${chatId}/events`));
+    expect(events.status).toBe(200);
+    await expect.poll(() => events.events.length).toBeGreaterThan(0);
+    expect(events.events[0]).toMatchObject({ live: null });
+    const { messages, nodeIds } = await stored(chatId);
+    const after = nodeIds[messages.at(-1)?.id as string] as string;
+    const reply = readEventStream(await postMessage(chatId, 'e2', 'and again', after));
+    await expect.poll(() => reply.events[0]?.messageId).toBeDefined();
+    const replyId = reply.events[0]?.messageId as string;
+    await expect.poll(() => events.events.some((event) => event.live === replyId)).toBe(true);
+    expect(events.events.find((event) => event.live === replyId)?.follows).toBe('e2');
+    expect(await reply.finished).toBe('end');
+    await expect.poll(() => events.events.at(-1)?.live).toBeNull();
+    await events.cancel();
   });
 });

@@ -1,7 +1,6 @@
 // The reference chat app on Cloudflare Workers: one Durable Object per chat, running the same
 // HTTP API as the Node server (src/server/chat-api.ts) over the object's own SQLite storage.
 import { DurableObject } from 'cloudflare:workers';
-import { chatErrorResponse, createMemoryResumableStreams } from '@ctxgraph/ai-sdk';
 import { DurableObjectContextStore } from '@ctxgraph/store-durable-object';
 import type { Hono } from 'hono';
 import { createChatApi } from '../server/chat-api';
@@ -38,183 +37,32 @@ function modelEnvironment(env: ChatWorkerEnv): Record<string, string | undefined
   };
 }
 
-/** A reply being generated in this object: how to stop it, and its save. */
-interface RunningReply {
-  readonly controller: AbortController;
-  readonly saved: Promise<void>;
-  readonly settle: () => void;
-}
-
 /**
- * One chat: its store is the object's own SQLite storage (`DurableObjectContextStore`), and it
- * answers every request of its chat with the app's HTTP API. Every request for the chat reaches
- * this one single-threaded object, so a reply's resumable stream and its stop are kept in the
- * object's memory (`createChatCycle({ streams })`) while the store has no live replies; once it
- * has them, the cycle uses them (its `live` default) and this object adds nothing of its own.
+ * One chat: its store is the object's own SQLite storage (`DurableObjectContextStore`, live
+ * replies included), and it answers every request of its chat with the app's HTTP API, the same
+ * module as the Node server's. Every request for the chat reaches this one single-threaded
+ * object, so a reply's chunks, its stop and the chat's events are the store's, as on Node, and
+ * its change feed never leaves the object.
  */
 export class ChatObject extends DurableObject<ChatWorkerEnv> {
-  #store!: DurableObjectContextStore;
   #api!: Hono;
-  /** Whether replies are kept here (the store has no live replies) rather than in the store. */
-  #inObject = true;
-  /** The replies being generated in this object, by reply id, oldest first. */
-  readonly #running = new Map<string, RunningReply>();
-  /** Each turn's stop controller, by the request the API sees. */
-  readonly #controllers = new WeakMap<Request, AbortController>();
-  /** Each turn's reply id, by the request the API sees (once its reply started). */
-  readonly #replyIds = new WeakMap<Request, string>();
 
   constructor(ctx: DurableObjectState, env: ChatWorkerEnv) {
     super(ctx, env);
     // The tables exist before the first request reaches the object.
     void ctx.blockConcurrencyWhile(async () => {
-      this.#store = new DurableObjectContextStore(ctx.storage);
-      this.#inObject = this.#store.capabilities.liveReplies !== true;
       const { model } = chooseModel(modelEnvironment(env));
       this.#api = createChatApi({
-        store: this.#store,
+        store: new DurableObjectContextStore(ctx.storage),
         model,
         userId: USER_ID,
-        ...(this.#inObject
-          ? {
-              streams: createMemoryResumableStreams(),
-              onReplyStarted: ({ request, replyId }) => this.#started(request, replyId),
-              onReplySaved: ({ replyId }) => this.#running.get(replyId)?.settle(),
-            }
-          : {}),
       });
     });
   }
 
   /** Answers a request of this object's chat (the Worker routed it here by the chat id). */
-  override async fetch(request: Request): Promise<Response> {
-    if (!this.#inObject) return this.#api.fetch(request);
-    const { pathname } = new URL(request.url);
-    if (request.method === 'POST' && pathname === '/api/chat') {
-      // The turn's signal is this object's: a stop aborts it (and, as without live replies on
-      // Node, a client that goes away stops its reply).
-      const controller = new AbortController();
-      const turn = new Request(request, {
-        signal: AbortSignal.any([request.signal, controller.signal]),
-      });
-      this.#controllers.set(turn, controller);
-      return this.#endsReply(turn, await this.#api.fetch(turn));
-    }
-    const stop = /^\/api\/chat\/([^/]+)\/stop\/?$/.exec(pathname);
-    if (request.method === 'POST' && stop?.[1] !== undefined) {
-      return this.#stop(decodeURIComponent(stop[1]), request);
-    }
-    // A reply still being written would be saved into a chat that is gone: the Node app's 409.
-    const deleted = /^\/api\/chat\/([^/]+)\/?$/.exec(pathname);
-    if (request.method === 'DELETE' && deleted?.[1] !== undefined && this.#running.size > 0) {
-      return fail(
-        409,
-        `Chat '${decodeURIComponent(deleted[1])}' has a reply being written: stop it (POST /api/chat/${deleted[1]}/stop), then delete.`,
-      );
-    }
-    if (request.method === 'GET' && /^\/api\/chat\/[^/]+\/events\/?$/.test(pathname)) {
-      return fail(
-        501,
-        "Not implemented on Workers yet: a chat's events need live replies, which the Durable Object store does not serve yet.",
-      );
-    }
-    return this.#api.fetch(request);
-  }
-
-  /** A turn's reply started: it can be stopped until it is saved. */
-  #started(request: Request, replyId: string): void {
-    const controller = this.#controllers.get(request);
-    if (controller === undefined) return;
-    let settle!: () => void;
-    const saved = new Promise<void>((resolve) => {
-      settle = () => {
-        this.#running.delete(replyId);
-        resolve();
-      };
-    });
-    this.#running.set(replyId, { controller, saved, settle });
-    this.#replyIds.set(request, replyId);
-  }
-
-  /**
-   * The turn's response, whose end (or its client's going away) also ends the reply here: a
-   * reply is usually ended by its save (`onReplySaved`), but one that failed, or had nothing to
-   * save, must not be waited on by a stop or block a delete. The stream's end comes after the
-   * save: the cycle holds the reply's `finish` until it is saved.
-   */
-  #endsReply(turn: Request, response: Response): Response {
-    const ended = (): void => {
-      const replyId = this.#replyIds.get(turn);
-      if (replyId !== undefined) this.#running.get(replyId)?.settle();
-    };
-    if (response.body === null) {
-      ended();
-      return response;
-    }
-    const reader = response.body.getReader();
-    const body = new ReadableStream<Uint8Array>({
-      async pull(controller) {
-        try {
-          const { done, value } = await reader.read();
-          if (done) {
-            ended();
-            controller.close();
-          } else controller.enqueue(value);
-        } catch (error) {
-          ended();
-          controller.error(error);
-        }
-      },
-      async cancel(reason) {
-        ended();
-        await reader.cancel(reason);
-      },
-    });
-    return new Response(body, response);
-  }
-
-  /**
-   * `POST /api/chat/:id/stop` with the replies kept in this object: stops the chat's replies (or
-   * the one `{ "messageId" }` names) and answers once they are saved (`aborted`): 200
-   * `{ messageId }` of the most recently started one, 204 when none was being generated, 404 for
-   * a chat this user does not have. The same answers as the cycle's stop over live replies.
-   */
-  async #stop(chatId: string, request: Request): Promise<Response> {
-    const text = await request.text();
-    let messageId: string | undefined;
-    if (text.trim() !== '') {
-      let body: unknown;
-      try {
-        body = JSON.parse(text);
-      } catch {
-        return fail(400, 'Stop request refused: the body must be JSON ({} or { "messageId" }).');
-      }
-      const named = (body as { messageId?: unknown } | null)?.messageId;
-      if (named !== undefined && typeof named !== 'string') {
-        return fail(400, 'Stop request refused: body.messageId must be a string.');
-      }
-      messageId = named;
-    }
-    let chat: Awaited<ReturnType<DurableObjectContextStore['getChat']>>;
-    try {
-      chat = await this.#store.getChat(chatId);
-    } catch (error) {
-      // A malformed id is a 400, as the handler answers it.
-      const answer = chatErrorResponse(error);
-      if (answer !== undefined) return answer;
-      throw error;
-    }
-    if (chat === null || chat.userId !== USER_ID) {
-      return fail(404, `No chat '${chatId}' for this user.`);
-    }
-    const stopping = [...this.#running].filter(
-      ([id]) => messageId === undefined || id === messageId,
-    );
-    const newest = stopping.at(-1);
-    if (newest === undefined) return new Response(null, { status: 204 });
-    for (const [, reply] of stopping) reply.controller.abort();
-    await Promise.all(stopping.map(([, reply]) => reply.saved));
-    return Response.json({ messageId: newest[0] });
+  override fetch(request: Request): Promise<Response> {
+    return Promise.resolve(this.#api.fetch(request));
   }
 }
 
