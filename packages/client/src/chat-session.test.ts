@@ -163,6 +163,67 @@ describe('createChatSession', () => {
     },
   );
 
+  it.skipIf(!support.nodeIds)(
+    'a turn on a chosen version ends on its own path, though an event asks for a refresh while its path is read back',
+    async () => {
+      const server = createTestChatServer();
+      // The read-back of a turn (`GET …/messages?leaf=`) waits at a gate the test opens, and
+      // the chat's events are the test's: the order of the two is the test's, not the machine's.
+      let gateShut = false;
+      let reads = 0;
+      const held: (() => void)[] = [];
+      const events: ReadableStreamDefaultController<Uint8Array>[] = [];
+      const gated: TestChatServer = {
+        ...server,
+        fetch: async (input, init) => {
+          const url = String(input instanceof Request ? input.url : input);
+          if (url.includes('/events')) {
+            const body = new ReadableStream<Uint8Array>({
+              start: (controller) => {
+                events.push(controller);
+              },
+            });
+            return new Response(body, { headers: { 'content-type': 'text/event-stream' } });
+          }
+          if (url.includes('/messages')) reads += 1;
+          if (gateShut && url.includes('/messages?leaf=')) {
+            await new Promise<void>((resolve) => held.push(resolve));
+          }
+          return server.fetch(input, init);
+        },
+      };
+      const tab = await openTab(gated, 'c-readback');
+      await tab.chat.sendMessage({ text: 'First' });
+      await tab.idle();
+      const question = tab.chat.messages[0]?.id as string;
+      await tab.chat.sendMessage({ text: 'First, edited', messageId: question });
+      await tab.idle();
+      await tab.session.selectVersion(question, 0);
+      expect(tab.texts()).toEqual(['First', 'You said: First']);
+      const before = tab.chat.messages[1]?.id as string;
+
+      gateShut = true;
+      await tab.chat.regenerate();
+      await expect.poll(() => held.length).toBe(1);
+      // The save's event arrives while the turn's path is being read back.
+      await expect.poll(() => events.length).toBeGreaterThan(0);
+      const event = `data: ${JSON.stringify({ version: 1_000_000, live: null, follows: null })}\n\n`;
+      const readsBefore = reads;
+      for (const controller of events) controller.enqueue(new TextEncoder().encode(event));
+      // The refresh that event asks for is under way; the gate then lets every read-back through.
+      await expect.poll(() => reads).toBeGreaterThan(readsBefore);
+      gateShut = false;
+      for (const release of held.splice(0)) release();
+      await tab.idle();
+      const reply = tab.chat.messages[1]?.id as string;
+      expect(reply).not.toBe(before);
+      expect(tab.texts()).toEqual(['First', 'You said: First']);
+      expect(tab.session.versionsOf(reply)?.index).toBe(1);
+      expect(tab.session.getSnapshot().node).toBe(tab.session.getSnapshot().saved.nodeIds[reply]);
+      tab.close();
+    },
+  );
+
   it.skipIf(!support.after)(
     'places a question after the reply its tab shows, not after another tab’s unanswered question',
     async () => {

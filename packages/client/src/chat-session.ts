@@ -152,8 +152,12 @@ export function createChatSession<UI_MESSAGE extends UIMessage = UIMessage>(
   let readBack: string | undefined;
   /** The chat was busy when last told of a change. */
   let streaming = false;
-  /** A reply whose read-back found it not saved yet: the next event reads it again. */
-  let unsaved: string | undefined;
+  /**
+   * A reply whose read-back is under way, or found it not saved yet: the next refresh reads the
+   * path to it again (a refresh of the path shown would read the version the page showed before
+   * the turn, and win over the read-back as the later read).
+   */
+  let pending: string | undefined;
   let stopping = false;
   /** The events follower of the current start. */
   let follower: ChatEventsFollower | undefined;
@@ -204,6 +208,7 @@ export function createChatSession<UI_MESSAGE extends UIMessage = UIMessage>(
    * it again.
    */
   const readBackTo = (replyId: string): void => {
+    pending = replyId;
     void show(
       { leaf: replyId },
       {
@@ -214,7 +219,7 @@ export function createChatSession<UI_MESSAGE extends UIMessage = UIMessage>(
     )
       .then((saved) => {
         if (saved === undefined) return;
-        unsaved = saved === null ? replyId : undefined;
+        if (saved !== null && pending === replyId) pending = undefined;
         if (saved !== null) catchUp();
       })
       .catch(report);
@@ -242,8 +247,8 @@ export function createChatSession<UI_MESSAGE extends UIMessage = UIMessage>(
       });
       return;
     }
-    if (unsaved !== undefined) {
-      readBackTo(unsaved);
+    if (pending !== undefined) {
+      readBackTo(pending);
       return;
     }
     if (event.version <= readRevision) return;
@@ -333,6 +338,7 @@ export function createChatSession<UI_MESSAGE extends UIMessage = UIMessage>(
     },
     beginTurn() {
       generation += 1;
+      pending = undefined;
     },
     versionsOf: (messageId) => snapshot.saved.versions[messageId],
     async selectVersion(messageId, index) {
@@ -343,6 +349,8 @@ export function createChatSession<UI_MESSAGE extends UIMessage = UIMessage>(
           `Message ${JSON.stringify(messageId)} has no version ${index} (it has ${versions?.nodes.length ?? 1}).`,
         );
       }
+      // The user's choice wins over a turn's read-back still under way.
+      pending = undefined;
       const saved = await show({ node: target.leafNodeId }, { node: () => target.leafNodeId });
       if (saved === null) {
         throw new Error(
