@@ -109,6 +109,12 @@ function plural(count: number, noun: string): string {
 export function GraphPane(props: GraphPaneProps): ReactElement {
   const { view } = props;
   const [selectedId, setSelectedId] = useState<string | null>(null);
+  /**
+   * The selection as the last click left it: two clicks that come before a render (a double
+   * click on a busy page) each toggle from the one before, not both from the rendered state.
+   */
+  const clickedSelection = useRef<string | null>(null);
+  clickedSelection.current = selectedId;
   const [expanded, setExpanded] = useState<ReadonlySet<string>>(new Set());
   /** Messages of long runs shown one step at a time (each click on a long run shows 20 more). */
   const [revealed, setRevealed] = useState<ReadonlySet<string>>(new Set());
@@ -324,7 +330,8 @@ export function GraphPane(props: GraphPaneProps): ReactElement {
       }
       return run.messageIds[0] ?? null;
     }
-    const next = selectedId === id ? null : id;
+    const next = clickedSelection.current === id ? null : id;
+    clickedSelection.current = next;
     setSelectedId(next);
     if (next !== null) setCentreRequest({ id: next, nonce: Date.now() });
     return null;
