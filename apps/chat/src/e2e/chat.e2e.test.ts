@@ -214,8 +214,9 @@ describe.skipIf(!installed)('the chat app in a browser', () => {
       await page.close();
     });
 
-    const wordsOf = async (page: Page): Promise<number> =>
-      ((await texts(page))[1] ?? '').split(' ').filter((word) => word !== '').length;
+    /** The words the page shows in its message at `index` (the first reply by default). */
+    const wordsOf = async (page: Page, index = 1): Promise<number> =>
+      ((await texts(page))[index] ?? '').split(' ').filter((word) => word !== '').length;
 
     it('a reload mid-reply resumes the reply, which goes on streaming; Stop then works on it', async () => {
       const chatId = `reload-${store}`;
@@ -282,10 +283,14 @@ describe.skipIf(!installed)('the chat app in a browser', () => {
       }
 
       // The second page sends the next turn; the first follows it to its end.
-      await second.getByLabel('Message').fill('your turn');
+      const next = `please repeat ${Array.from({ length: 40 }, (_, index) => `u${index}`).join(' ')}`;
+      await second.getByLabel('Message').fill(next);
       await second.getByRole('button', { name: 'Send' }).click();
-      await expect.poll(() => (async () => (await texts(first))[2])()).toBe('your turn');
-      await expect.poll(() => wordsOf(second)).toBeGreaterThan(0);
+      await expect.poll(() => (async () => (await texts(first))[2])()).toBe(next);
+      // The new reply (the fourth message) streams on both pages before the stop.
+      await expect.poll(() => wordsOf(second, 3)).toBeGreaterThan(0);
+      await expect.poll(() => wordsOf(first, 3)).toBeGreaterThan(0);
+      await expect.poll(() => second.getByTestId('status').textContent()).toBe('streaming');
       await second.getByRole('button', { name: 'Stop' }).click();
       await expect.poll(() => second.getByTestId('status').textContent()).toBe('ready');
       const after = (await slow.messages(chatId)).body as { messages: ChatUIMessage[] };
