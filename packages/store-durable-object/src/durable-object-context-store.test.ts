@@ -334,4 +334,60 @@ describe('DurableObjectContextStore inside its object', () => {
       closed: false,
     });
   });
+
+  it('indexes for search lazily: a save writes nothing to the index, a search what changed, a delete removes it', async () => {
+    const counts = await runInDurableObject(freshObject(), async (object, state) => {
+      const store = object.stores[0] as DurableObjectContextStore;
+      const indexed = (): number =>
+        Number(
+          state.storage.sql.exec('SELECT count(*) AS n FROM ctxgraph_message_search').toArray()[0]
+            ?.n,
+        );
+      const { branch } = await store.openChat({ chatId: 'c1', userId: 'ada' });
+      await store.append({
+        chatId: 'c1',
+        branch: branch.name,
+        messages: [message('m1', 'lazy words'), message('m2', 'more lazy words')],
+      });
+      const afterSave = indexed();
+      const first = await store.searchMessages({ userId: 'ada', query: 'lazy' });
+      const afterSearch = indexed();
+      await store.append({
+        chatId: 'c1',
+        branch: branch.name,
+        messages: [message('m3', 'lazy again')],
+      });
+      const afterSecondSave = indexed();
+      // The same message id on the same path: replaced in place, found by its new text only.
+      await store.append({
+        chatId: 'c1',
+        branch: branch.name,
+        messages: [message('m3', 'eager now')],
+      });
+      const second = await store.searchMessages({ userId: 'ada', query: 'lazy' });
+      const replaced = await store.searchMessages({ userId: 'ada', query: 'eager' });
+      const afterSecondSearch = indexed();
+      await store.deleteChat('c1');
+      return {
+        afterSave,
+        afterSearch,
+        afterSecondSave,
+        afterSecondSearch,
+        afterDelete: indexed(),
+        first: first.items.map((hit) => hit.messageId),
+        second: second.items.map((hit) => hit.messageId),
+        replaced: replaced.items.map((hit) => hit.messageId),
+      };
+    });
+    expect(counts).toEqual({
+      afterSave: 0,
+      afterSearch: 2,
+      afterSecondSave: 2,
+      afterSecondSearch: 3,
+      afterDelete: 0,
+      first: ['m1', 'm2'],
+      second: ['m1', 'm2'],
+      replaced: ['m3'],
+    });
+  });
 });

@@ -100,8 +100,11 @@ export class ChatObject extends DurableObject<ChatWorkerEnv> {
    */
   override async fetch(request: Request): Promise<Response> {
     const response = await this.#api.fetch(request);
-    await this.#publisher.settled();
-    if (response.body === null) return response;
+    // A streamed answer waits at its end (not before its first byte); an empty one here.
+    if (response.body === null) {
+      await this.#publisher.settled();
+      return response;
+    }
     const publisher = this.#publisher;
     const body = response.body.pipeThrough(
       new TransformStream<Uint8Array, Uint8Array>({
