@@ -84,6 +84,14 @@ export async function checkChatListAndSearch(base: string): Promise<void> {
   const badList = await json<{ error: string }>(`${base}/api/chats?cursor=nonsense`, 400);
   expect(badList.error).toContain('cursor');
 
+  // Another method: a 405 with `Allow`, JSON.
+  for (const path of ['/api/chats', '/api/search?q=x']) {
+    const posted = await fetch(`${base}${path}`, { method: 'POST' });
+    expect(posted.status).toBe(405);
+    expect(posted.headers.get('allow')).toBe('GET');
+    expect(await posted.json()).toEqual({ error: expect.stringContaining('GET') });
+  }
+
   // A deleted chat leaves the list and the search.
   expect((await fetch(`${base}/api/chat/${first}`, { method: 'DELETE' })).status).toBe(204);
   const after = await json<ChatListAnswer>(`${base}/api/chats?limit=100`);

@@ -142,6 +142,14 @@ export function createChatApi(options: ChatApiOptions): Hono {
     return c.json(searchAnswer(page));
   });
 
+  // Any other method on the two: a 405 naming the one they take, as the chat routes answer.
+  app.all('/api/chats', (c) =>
+    c.json({ error: `Method ${c.req.method} not allowed here: use GET.` }, 405, { allow: 'GET' }),
+  );
+  app.all('/api/search', (c) =>
+    c.json({ error: `Method ${c.req.method} not allowed here: use GET.` }, 405, { allow: 'GET' }),
+  );
+
   // Every route of the chat contract: the handler (after the app's own routes above).
   app.all('/api/chat', (c) => handler(c.req.raw));
   app.all('/api/chat/*', (c) => handler(c.req.raw));
