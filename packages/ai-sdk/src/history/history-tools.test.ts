@@ -441,6 +441,52 @@ describe('historyTools: bounds', () => {
     expect(seen.size).toBe(41);
   });
 
+  it('readBranch reads a bounded page whatever the length of the branch (counted)', async () => {
+    const inner = new InMemoryContextStore();
+    const calls: string[] = [];
+    const returned: number[] = [];
+    const store = new Proxy(inner, {
+      get(target, property) {
+        const value: unknown = Reflect.get(target, property, target);
+        if (typeof value !== 'function') return value;
+        return async (...input: unknown[]) => {
+          calls.push(String(property));
+          const result = await (value as (...args: unknown[]) => Promise<unknown>).apply(
+            target,
+            input,
+          );
+          if (property === 'getChain') returned.push((result as { nodes: unknown[] }).nodes.length);
+          return result;
+        };
+      },
+    }) as ContextStore;
+    const chatId = newId('long');
+    const engine = new ContextEngine({ store, chatId, userId: 'alice', renderer });
+    for (let index = 0; index < 2000; index += 1)
+      engine.set(user(`message ${index}`, { id: `n${index}` }));
+    await engine.save();
+    const tools = historyTools({ store, userId: 'alice', chatId });
+    calls.length = 0;
+    returned.length = 0;
+    const read = (await callTool(tools, 'readBranch', { limit: 5 })).output as ReadBranchResult;
+    expect(read.messages.map((message) => message.node)).toEqual([
+      'n1995',
+      'n1996',
+      'n1997',
+      'n1998',
+      'n1999',
+    ]);
+    expect(calls).toEqual(['getChat', 'getBranch', 'getChain']);
+    expect(returned).toEqual([5]);
+    calls.length = 0;
+    returned.length = 0;
+    const back = (await callTool(tools, 'readBranch', { end: read.older, limit: 3 }))
+      .output as ReadBranchResult;
+    expect(back.messages.map((message) => message.node)).toEqual(['n1992', 'n1993', 'n1994']);
+    expect(calls).toEqual(['getChat', 'getChain']);
+    expect(returned).toEqual([3]);
+  });
+
   it('options are checked before any tool exists', () => {
     const store = new InMemoryContextStore();
     expect(() =>

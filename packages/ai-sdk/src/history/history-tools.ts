@@ -250,21 +250,22 @@ async function answer<Input, Result>(
   input: unknown,
   chatIdOf: (input: Input) => string,
   work: (input: Input) => Promise<Result>,
+  refuse: (message: string) => HistoryRefusal,
 ): Promise<Result | HistoryRefusal> {
   const checked = recheck<Input>(name, historyInputs[name].fields, input);
-  if ('problem' in checked) return { error: checked.problem };
+  if ('problem' in checked) return refuse(checked.problem);
   try {
     return await work(checked.value);
   } catch (error) {
-    if (error instanceof Refusal) return { error: error.message };
+    if (error instanceof Refusal) return refuse(error.message);
     if (ChatNotFoundError.isInstance(error) || OwnershipError.isInstance(error))
-      return { error: noChat(chatIdOf(checked.value)).message };
+      return refuse(noChat(chatIdOf(checked.value)).message);
     if (
       BranchNotFoundError.isInstance(error) ||
       MessageNotFoundError.isInstance(error) ||
       ValidationError.isInstance(error)
     )
-      return { error: `${name}: ${(error as Error).message}` };
+      return refuse(`${name}: ${(error as Error).message}`);
     throw error;
   }
 }
@@ -297,6 +298,10 @@ export function historyTools(options: HistoryToolsOptions): HistoryTools {
   const { tokenizer, maxResultTokens } = checkOptions(options);
   const { store, userId } = options;
   const currentChat = options.chatId;
+  // A refusal is a result too: bounded like the others (a store's message may quote an input).
+  const refuse = (message: string): HistoryRefusal => ({
+    error: cutText(tokenizer, message, maxResultTokens - 16).text,
+  });
 
   /** The chat when it is this user's; a refusal otherwise (unknown and foreign alike). */
   const ownedChat = async (chatId: string): Promise<ChatRecord> => {
@@ -359,6 +364,7 @@ export function historyTools(options: HistoryToolsOptions): HistoryTools {
             truncated: leftOut || limited,
           })).result;
         },
+        refuse,
       ),
   });
 
@@ -421,6 +427,7 @@ export function historyTools(options: HistoryToolsOptions): HistoryTools {
           }));
           return fitted.result;
         },
+        refuse,
       ),
   });
 
@@ -496,6 +503,7 @@ export function historyTools(options: HistoryToolsOptions): HistoryTools {
           const shorter = await search({ ...request, limit: fitted.kept.length });
           return { ...fitted.result, nextCursor: shorter.nextCursor };
         },
+        refuse,
       ),
   });
   return { searchHistory, ...tools };
