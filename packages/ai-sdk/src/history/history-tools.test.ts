@@ -361,6 +361,13 @@ describe.each(kinds)('historyTools on %s', (_kind, open) => {
       expect(toolError).toContain(says);
       expect(secondPrompt).not.toContain('Mara river');
     }
+    // Ids no store keeps (a lone surrogate, a NUL) are answered, never passed on as data.
+    const surrogate = await callTool(tools, 'readBranch', { chatId: '\ud800' });
+    expect(surrogate.output).toEqual({ error: 'No chat "\\ud800" for this user.' });
+    for (const input of [{ end: 'm\u00002' }, { branch: 'ma\u0000in' }]) {
+      const refused = await callTool(tools, 'readBranch', input);
+      expect((refused.output as { error: string }).error).toMatch(/^readBranch: /);
+    }
     // Called by hand, past the SDK's check: the same refusal, as a result.
     const direct = await (
       tools.readBranch.execute as (input: unknown, options: unknown) => Promise<unknown>
