@@ -368,6 +368,11 @@ describe.each(kinds)('historyTools on %s', (_kind, open) => {
       const refused = await callTool(tools, 'readBranch', input);
       expect((refused.output as { error: string }).error).toMatch(/^readBranch: /);
     }
+    const both = await callTool(tools, 'readBranch', { branch: 'main', end: 'm2' });
+    expect(both.output).toEqual({
+      error:
+        'readBranch: give branch (read back from its newest message) or end (read back from that node), not both.',
+    });
     // Called by hand, past the SDK's check: the same refusal, as a result.
     const direct = await (
       tools.readBranch.execute as (input: unknown, options: unknown) => Promise<unknown>

@@ -378,6 +378,10 @@ export function historyTools(options: HistoryToolsOptions): HistoryTools {
         input,
         (checked) => checked.chatId ?? currentChat,
         async (checked) => {
+          if (checked.end !== undefined && checked.branch !== undefined)
+            throw new Refusal(
+              'readBranch: give branch (read back from its newest message) or end (read back from that node), not both.',
+            );
           const chat = await ownedChat(checked.chatId ?? currentChat);
           let branchName: string | null = null;
           let end = checked.end;
