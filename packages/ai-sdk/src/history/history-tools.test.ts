@@ -499,6 +499,24 @@ describe('historyTools: bounds', () => {
     expect(returned).toEqual([3]);
   });
 
+  it('readBranch marks originals whose content was dropped after a compaction', async () => {
+    const store = new InMemoryContextStore();
+    const chatId = newId('dropped');
+    const engine = new ContextEngine({ store, chatId, userId: 'alice', renderer });
+    engine.set(user('old question', { id: 'd1' }), assistantText('old answer', { id: 'd2' }));
+    engine.set(user('new question', { id: 'd3' }), assistantText('new answer', { id: 'd4' }));
+    await engine.save();
+    await engine.compact({ summarize: () => 'Old things.', keep: 1, id: 'dc' });
+    await engine.prune({ compacted: 'drop' });
+    const tools = historyTools({ store, userId: 'alice', chatId });
+    const read = (await callTool(tools, 'readBranch', {})).output as ReadBranchResult;
+    expect(read.messages.slice(0, 2)).toEqual([
+      { node: 'd1', role: 'user', text: '', summarizedBy: 'dc', dropped: true },
+      { node: 'd2', role: 'assistant', text: '', summarizedBy: 'dc', dropped: true },
+    ]);
+    expect(read.messages.map((message) => message.node)).toEqual(['d1', 'd2', 'd3', 'd4', 'dc']);
+  });
+
   it('options are checked before any tool exists', () => {
     const store = new InMemoryContextStore();
     expect(() =>

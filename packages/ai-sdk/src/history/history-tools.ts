@@ -370,7 +370,7 @@ export function historyTools(options: HistoryToolsOptions): HistoryTools {
 
   const readBranch: ReadBranchTool = tool({
     description:
-      "Reads a range of a branch's messages, oldest first, back from the branch's newest message (this conversation's branch by default) or from a node id (`end`: a search hit, or `older` of a previous read). Messages a summary replaced in your context are included and marked `summarizedBy`; a summary is marked `compaction`. Continue further back with `end: older`.",
+      "Reads a range of a branch's messages, oldest first, back from the branch's newest message (this conversation's branch by default) or from a node id (`end`: a search hit, or `older` of a previous read). Messages a summary replaced in your context are included, marked `summarizedBy` when that summary is in the same read; a summary is marked `compaction` (`coversThrough`: the last message it replaced). Continue further back with `end: older`.",
     inputSchema: historyInputs.readBranch.schema,
     execute: (input) =>
       answer<ReadBranchInput, ReadBranchResult>(
