@@ -31,6 +31,8 @@ export interface BegunTurn<UI_MESSAGE extends UIMessage = UIMessage> {
   readonly input: ModelInput;
   /** The owner of the reply's live record (live replies on), else undefined. */
   readonly owner: string | undefined;
+  /** The user the turn acts for. */
+  readonly userId: string;
 }
 
 /** What {@link beginTurn} needs of the cycle. */
@@ -101,7 +103,14 @@ export async function beginTurn<UI_MESSAGE extends UIMessage>(
     await options.context?.(attached.engine);
     const placed = await attached.place(request, validateFrom, options.after, start);
     const input = await attached.modelInput(options.budget ?? cycle.budget);
-    return { request, attached, placed, input, owner: start.keep ? owner : undefined };
+    return {
+      request,
+      attached,
+      placed,
+      input,
+      owner: start.keep ? owner : undefined,
+      userId: options.userId,
+    };
   };
   try {
     const attached = cycle.engines.take(request.chatId, options.userId, owned);
