@@ -12,6 +12,7 @@ import type { CacheMemory } from '../cache/cache-prediction';
 import { cacheModelOf } from '../cache/cache-profile';
 import { type CacheModel, type CacheProfile, isCacheProfile } from '../cache/cache-profiles';
 import { comparePrefix, type Segment } from '../cache/prefix-report';
+import type { CalibrationInUse } from '../usage/input-calibration';
 
 /** `resolve({ budget })`: fit the system prompt and the history to a token budget. */
 export interface BudgetOptions {
@@ -161,6 +162,8 @@ export interface FitInput {
    */
   readonly compactionMessageId?: string | undefined;
   readonly previous: BudgetMemory | null;
+  /** The calibration to plan with (reported ÷ counted for the model); none plans as counted. */
+  readonly calibration?: CalibrationInUse;
 }
 
 /** What {@link fitToBudget} produces. */
@@ -201,10 +204,16 @@ export function fitToBudget(input: FitInput): FitResult {
     input.pendingFrom > 0
       ? [{ ...first, compaction: true }, ...counts.slice(1)]
       : counts;
+  const calibration = input.calibration ?? { modelId: null, factor: 1, samples: 0 };
+  // The budget is in the provider's tokens; the plan counts in the tokenizer's, so the room it
+  // plans with is the budget divided by the factor (the provider reports `factor` tokens for
+  // each one counted).
+  const room = Math.max(1, Math.floor(input.budget.maxInputTokens / calibration.factor));
   let overheadTokens = 0;
   for (let attempt = 1; ; attempt += 1) {
     const plan = planBudget({
-      maxInputTokens: input.budget.maxInputTokens,
+      maxInputTokens: room,
+      chunkBudgetTokens: input.budget.maxInputTokens,
       releaseRatio: input.budget.releaseRatio ?? 0.3,
       overheadTokens,
       fragments: planFragments,
@@ -221,11 +230,7 @@ export function fitToBudget(input: FitInput): FitResult {
     });
     const measuredOverhead = Math.max(0, systemPromptTokens - fragmentTokens);
     const totalTokens = plan.totalTokens - overheadTokens + measuredOverhead;
-    if (
-      totalTokens > input.budget.maxInputTokens &&
-      attempt < 3 &&
-      measuredOverhead > overheadTokens
-    ) {
+    if (totalTokens > room && attempt < 3 && measuredOverhead > overheadTokens) {
       overheadTokens = measuredOverhead;
       continue;
     }
@@ -270,6 +275,10 @@ export function fitToBudget(input: FitInput): FitResult {
       report: {
         maxInputTokens: input.budget.maxInputTokens,
         totalTokens,
+        calibration: {
+          ...calibration,
+          inputTokens: Math.round(totalTokens * calibration.factor),
+        },
         tokenizer: tokenizer.id,
         systemPromptTokens,
         fragments: planFragments.map((fragment, index) => ({
