@@ -79,7 +79,8 @@ export interface ContextEngineOptions {
    * Calibrate budgets by reported usage: each reply saved with `withUsage(…, { cache:
    * result.budget.cache })` records the budget's count of the call's input beside the provider's
    * reported input tokens, and the next `resolve({ budget })` on the path multiplies its counts
-   * by that model's factor (the median of its last three samples; absurd samples are left out).
+   * by that model's factor (its newest sample's ratio, or the median of its last three when the
+   * newest lies more than 25% from it; absurd samples are left out).
    * The samples live in the replies' records, so a new engine on the chat starts calibrated.
    * `false` plans with the tokenizer's counts as they are (the samples are still recorded).
    * @default true

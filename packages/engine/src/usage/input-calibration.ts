@@ -62,8 +62,10 @@ const MINIMUM_SAMPLE_TOKENS = 50;
 /** A ratio outside these bounds is not a tokenizer's error but a wrong report: left out. */
 const MINIMUM_RATIO = 0.25;
 const MAXIMUM_RATIO = 4;
-/** How many ratios each model keeps; the factor is their median, so one outlier moves nothing. */
+/** How many ratios each model keeps (the outlier check's window). */
 const RATIOS_KEPT = 3;
+/** How far the newest ratio may lie from the median before it counts as an outlier. */
+const OUTLIER_SHARE = 0.25;
 /** How many models a record keeps (the most recently sampled). */
 const MODELS_KEPT = 8;
 /** How far back along the shown path the state is looked for. */
@@ -119,11 +121,23 @@ function withSample(
   const ratios = [ratio, ...(before?.ratios ?? [])].slice(0, RATIOS_KEPT);
   const updated: CalibrationModel = {
     modelId,
-    factor: median(ratios),
+    factor: factorOf(ratios),
     samples: (before?.samples ?? 0) + 1,
     ratios,
   };
   return [updated, ...models.filter((model) => model.modelId !== modelId)].slice(0, MODELS_KEPT);
+}
+
+/**
+ * The factor from a model's newest ratios: the newest one (the next call's input is mostly this
+ * one's, so its ratio predicts best), unless it lies more than {@link OUTLIER_SHARE} from the
+ * median of the last three, where one odd report is not followed: the median is used until a
+ * second sample confirms the change.
+ */
+function factorOf(ratios: readonly number[]): number {
+  const newest = ratios[0] as number;
+  const middle = median(ratios);
+  return Math.abs(newest - middle) <= OUTLIER_SHARE * middle ? newest : middle;
 }
 
 function median(values: readonly number[]): number {
