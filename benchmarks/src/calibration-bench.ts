@@ -66,11 +66,7 @@ const codes: Variant = (entry, next) => {
   return { ...entry, parts: [...entry.parts, { type: 'text', text: `Log:\n${line}` }] };
 };
 
-async function play(
-  calibration: boolean,
-  maxInputTokens: number,
-  variant: Variant,
-): Promise<Run> {
+async function play(calibration: boolean, maxInputTokens: number, variant: Variant): Promise<Run> {
   const next = random(39);
   const extra = random(40);
   const store = new InMemoryContextStore();
