@@ -1,4 +1,5 @@
 import {
+  BudgetExceededError,
   type ContextFragment,
   type ContextRenderer,
   type Tokenizer,
@@ -144,6 +145,29 @@ export function checkBudget(method: string, budget: unknown): CheckedBudget {
   return { maxInputTokens, releaseRatio, cacheMarkers, model, cacheProfile };
 }
 
+/**
+ * Runs `plan`; a `BudgetExceededError` from a calibrated plan (whose room was the budget divided
+ * by the factor) is told in the provider's tokens: the budget asked for, each required part's
+ * count times the factor, and the tokenizer named with the factor (`'estimate:4.00×1.3'`).
+ */
+function calibratedShortfall<T>(factor: number, maxInputTokens: number, plan: () => T): T {
+  try {
+    return plan();
+  } catch (error) {
+    if (factor === 1 || !BudgetExceededError.isInstance(error)) throw error;
+    const { shortfall } = error;
+    throw new BudgetExceededError({
+      maxInputTokens,
+      requiredTokens: Math.round(shortfall.requiredTokens * factor),
+      required: shortfall.required.map((item) => ({
+        ...item,
+        tokens: Math.round(item.tokens * factor),
+      })),
+      tokenizer: `${shortfall.tokenizer}×${factor}`,
+    });
+  }
+}
+
 /** Everything {@link fitToBudget} needs. */
 export interface FitInput {
   readonly budget: CheckedBudget;
@@ -211,16 +235,18 @@ export function fitToBudget(input: FitInput): FitResult {
   const room = Math.max(1, Math.floor(input.budget.maxInputTokens / calibration.factor));
   let overheadTokens = 0;
   for (let attempt = 1; ; attempt += 1) {
-    const plan = planBudget({
-      maxInputTokens: room,
-      chunkBudgetTokens: input.budget.maxInputTokens,
-      releaseRatio: input.budget.releaseRatio ?? 0.3,
-      overheadTokens,
-      fragments: planFragments,
-      messages: planMessages,
-      pendingFrom: input.pendingFrom,
-      tokenizer: tokenizer.id,
-    });
+    const plan = calibratedShortfall(calibration.factor, input.budget.maxInputTokens, () =>
+      planBudget({
+        maxInputTokens: room,
+        chunkBudgetTokens: input.budget.maxInputTokens,
+        releaseRatio: input.budget.releaseRatio ?? 0.3,
+        overheadTokens,
+        fragments: planFragments,
+        messages: planMessages,
+        pendingFrom: input.pendingFrom,
+        tokenizer: tokenizer.id,
+      }),
+    );
     const keptFragments = fragments.filter((_, index) => plan.keptFragments[index]);
     const systemPrompt = renderer.render(keptFragments);
     const systemPromptTokens = counter.text(tokenizer, systemPrompt);

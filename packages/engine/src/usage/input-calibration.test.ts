@@ -1,5 +1,10 @@
 import { assistantText, user } from '@ctxgraph/codecs';
-import { type ContextStore, role, ValidationError } from '@ctxgraph/fragments-core';
+import {
+  BudgetExceededError,
+  type ContextStore,
+  role,
+  ValidationError,
+} from '@ctxgraph/fragments-core';
 import { InMemoryContextStore } from '@ctxgraph/store-memory';
 import { PostgresContextStore } from '@ctxgraph/store-postgres';
 import { SqliteContextStore } from '@ctxgraph/store-sqlite';
@@ -167,6 +172,22 @@ describe.each(kinds)('budgets calibrated by reported usage (%s)', (_label, handl
     expect(calibrated.budget?.calibration.factor).toBeCloseTo(1.5, 2);
     expect(calibrated.budget?.calibration.inputTokens).toBeLessThanOrEqual(room);
     expect(calibrated.messages.length).toBeLessThan(plain.messages.length);
+    // Over the budget, the shortfall is told in the provider's tokens.
+    engine.set(user(words(9, 400), { id: 'q10' }));
+    const refused = await engine.resolve({ budget: { maxInputTokens: room } }).then(
+      () => null,
+      (error: unknown) => error,
+    );
+    expect(BudgetExceededError.isInstance(refused)).toBe(true);
+    const shortfall = (refused as BudgetExceededError).shortfall;
+    expect(shortfall.maxInputTokens).toBe(room);
+    expect(shortfall.tokenizer).toMatch(/^estimate:4\.00×1\.5/);
+    const counted = uncalibrated.set(user(words(9, 400), { id: 'q10' }));
+    const plainShortfall = await counted.resolve({ budget: { maxInputTokens: room } }).then(
+      () => null,
+      (error: unknown) => (error as BudgetExceededError).shortfall,
+    );
+    expect(shortfall.requiredTokens).toBeGreaterThan((plainShortfall?.requiredTokens ?? 0) * 1.45);
     // The samples are recorded either way; inspect() shows them.
     const snapshot = await uncalibrated.inspect();
     expect(snapshot.calibration.enabled).toBe(false);

@@ -41,7 +41,7 @@ export interface InputCalibrationRecord {
 }
 
 /** What a budgeted resolve registers with its cache prediction, for `withUsage` to record. */
-export interface CalibrationIssue {
+interface CalibrationIssue {
   readonly tokenizer: string;
   readonly counted: number;
   readonly factor: number;
