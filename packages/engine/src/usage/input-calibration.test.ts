@@ -10,6 +10,8 @@ import { PostgresContextStore } from '@ctxgraph/store-postgres';
 import { SqliteContextStore } from '@ctxgraph/store-sqlite';
 import { afterAll, describe, expect, it } from 'vitest';
 import { LineRenderer } from '../__fixtures__/test-kit';
+import type { BudgetReport } from '../budget/budget-report';
+import { wantsCompaction } from '../compaction/auto-compact';
 import { ContextEngine } from '../context-engine';
 import type { ResolveResult } from '../resolve/budgeted-resolve';
 import { withUsage } from './message-usage';
@@ -329,5 +331,20 @@ describe.each(kinds)('budgets calibrated by reported usage (%s)', (_label, handl
           calibration: 'yes' as unknown as boolean,
         }),
     ).toThrow(/calibration must be a boolean/);
+  });
+});
+
+describe('auto-compaction reads a calibrated plan in the provider tokens', () => {
+  const report = (factor: number) =>
+    ({
+      totalTokens: 600,
+      maxInputTokens: 1000,
+      droppedHistory: { messages: 0, tokens: 0 },
+      calibration: { modelId: 'm', factor, samples: 3, inputTokens: Math.round(600 * factor) },
+    }) as unknown as BudgetReport;
+
+  it('passes the threshold when the provider would count past it', () => {
+    expect(wantsCompaction(report(1), 0.8)).toBe(false);
+    expect(wantsCompaction(report(1.5), 0.8)).toBe(true);
   });
 });
