@@ -22,6 +22,7 @@
 //   Beside it, the older floor that reads and parses the messages only (payload-only).
 // - Turns (SQLite): TURNS turns (a user message and a reply) saved one at a time on a chat of
 //   1,000 messages, by store.commit and by engine.save, against a bare IMMEDIATE transaction that
+//   reads the chat's highest sequence (a store shared by processes cannot keep it in memory),
 //   inserts the two rows, moves the head where it is still the expected one and bumps the chat's
 //   version. The three alternate turn by turn.
 // x floor: the median of each run's time over its floor's in the same run (ratio of medians
@@ -545,13 +546,17 @@ async function measureTurns(directory: string): Promise<Record<string, string>[]
     .prepare("SELECT head_message_id FROM floor_branches WHERE chat_id = 'floor' AND name = 'main'")
     .pluck()
     .get() as string | null;
-  let sequence = database
-    .prepare("SELECT max(sequence) FROM floor_messages WHERE chat_id = 'floor'")
-    .pluck()
-    .get() as number;
+  const maxSequence = database
+    .prepare('SELECT max(sequence) FROM floor_messages WHERE chat_id = ?')
+    .pluck();
+  let sequence = 0;
+  // The next sequence is read under the write lock, as any store shared by several processes
+  // must (another process may have written since); the head is the expected one, checked by the
+  // guarded move (a commit's compare-and-set).
   const floorWrite = database.transaction((entries: ReturnType<typeof turn>) => {
     const now = Date.now();
     const expected = floorHead;
+    sequence = maxSequence.get('floor') as number;
     for (const entry of entries) {
       sequence += 1;
       insert.run(
@@ -606,8 +611,16 @@ async function measureTurns(directory: string): Promise<Record<string, string>[]
   database.close();
   await store.close();
   return [
-    { store: 'SQLite', save: 'store.commit (1 turn)', ...ratios(times.commit, times.floor) },
-    { store: 'SQLite', save: 'engine.save (1 turn)', ...ratios(times.save, times.floor) },
+    {
+      store: 'SQLite',
+      save: 'store.commit (1 turn)',
+      ...ratios(times.commit, times.floor),
+    },
+    {
+      store: 'SQLite',
+      save: 'engine.save (1 turn)',
+      ...ratios(times.save, times.floor),
+    },
   ];
 }
 
