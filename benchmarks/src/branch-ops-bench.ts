@@ -395,7 +395,10 @@ async function measureBranches(backend: Backend): Promise<Record<string, string>
     }
   }
   return OPERATIONS.map((operation) => {
-    const { engine, calls, floor } = times[operation] as Record<string, number[]>;
+    const { engine, calls, floor } = times[operation] as Record<
+      'engine' | 'calls' | 'floor',
+      number[]
+    >;
     return {
       store: backend.name,
       operation,
