@@ -109,6 +109,8 @@ export class BenchObject {
         return Response.json({ ran: await this.#repeat(n, async () => this.#construct()) });
       case '/cold/floor':
         return Response.json({ ran: await this.#repeat(n, async () => this.#coldFloor()) });
+      case '/count':
+        return Response.json(await this.#count());
       case '/weight':
         return Response.json(await this.#weight(Number(url.searchParams.get('messages'))));
       default:
@@ -290,6 +292,44 @@ export class BenchObject {
       .toArray();
     const messages = rows.map((row) => JSON.parse(row.message as string) as unknown);
     if (messages.length !== this.#history) throw new Error(`read ${messages.length} messages`);
+  }
+
+  /**
+   * The statements each measured way runs, once, over a storage that records them: what the
+   * figures above are made of (a warm `engine.save`, a `store.commit`, a cold read).
+   */
+  async #count(): Promise<Record<string, string[]>> {
+    const statements: string[] = [];
+    const storage: DurableObjectStorageLike = {
+      sql: {
+        exec: (query, ...bindings) => {
+          statements.push(query.replace(/\s+/g, ' ').slice(0, 120));
+          return this.#storage.sql.exec(query, ...bindings);
+        },
+      },
+      transactionSync: (closure) => this.#storage.transactionSync(closure),
+    };
+    const take = (): string[] => statements.splice(0, statements.length);
+    const store = new DurableObjectContextStore(storage);
+    const construct = take();
+    const engine = new ContextEngine({ store, chatId: CHATS.cold, userId: USER });
+    engine.set(role('You are a benchmark.'));
+    await engine.resolve({ renderer });
+    const coldResolve = take();
+    const head = (await store.getHead({ chatId: CHATS.cold, branch: 'main' })).headMessageId;
+    take();
+    await store.commit({
+      chatId: CHATS.cold,
+      branch: 'main',
+      expectedHeadId: head,
+      messages: turnBatch('count-commit'),
+    });
+    const commit = take();
+    engine.set(user('counted question'), assistantText('counted answer'));
+    await engine.save();
+    const save = take();
+    this.#history += 4;
+    return { construct, coldResolve, commit, save };
   }
 
   /**

@@ -189,6 +189,11 @@ async function main(): Promise<void> {
     );
     await timedRequest(miniflare, clock, `/setup?history=${HISTORY}`);
 
+    if (process.env.COUNT_ONLY !== undefined) {
+      const counted = await miniflare.dispatchFetch('http://bench.local/count');
+      console.log(JSON.stringify(await counted.json(), null, 1));
+      return;
+    }
     const turns = await measure(
       miniflare,
       clock,

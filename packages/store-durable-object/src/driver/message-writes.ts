@@ -5,7 +5,9 @@ import {
 } from '@ctxgraph/fragments-core';
 import { assignVersionIds, type PreparedCommitMessage } from '@ctxgraph/fragments-core/store-kit';
 import type { Lookups } from './lookups';
-import { type BranchRow, type ChatRow, type NodeRow, nodeRecord } from './rows';
+import { type BranchRow, type ChatRow, type NodeRow, writtenNodeRecord } from './rows';
+
+const NO_NODES: ReadonlyMap<string, NodeRow> = new Map();
 
 /** The message write shared by `commit`, `append` and fork-commits. */
 export interface MessageWrites {
@@ -22,8 +24,17 @@ export interface MessageWrites {
     messages: readonly PreparedCommitMessage[],
     existing?: ReadonlyMap<string, NodeRow>,
   ): void;
-  /** Writes the batch on the branch (checks first: nothing is written on a refusal). */
-  write(chat: ChatRow, branch: BranchRow, messages: readonly PreparedCommitMessage[]): CommitResult;
+  /**
+   * Writes the batch on the branch (checks first: nothing is written on a refusal). With
+   * `anyNode` false (the caller read that none of the batch's ids is a node of the chat), the
+   * batch is all new nodes and the read of the existing ones is skipped.
+   */
+  write(
+    chat: ChatRow,
+    branch: BranchRow,
+    messages: readonly PreparedCommitMessage[],
+    anyNode?: boolean,
+  ): CommitResult;
 }
 
 /** The message write over the shared lookups. */
@@ -98,9 +109,10 @@ export function messageWrites(db: Lookups): MessageWrites {
     chat: ChatRow,
     branch: BranchRow,
     messages: readonly PreparedCommitMessage[],
+    anyNode = true,
   ): CommitResult {
     // The batch's existing nodes, read once for the branch check and the writes below.
-    const known = existingNodes(chat.id, messages);
+    const known = anyNode ? existingNodes(chat.id, messages) : NO_NODES;
     assertOnBranch(chat.id, branch.name, branch.head_message_id, messages, known);
     const now = Math.max(Date.now(), chat.updated_at);
     const revision = chat.revision + 1;
@@ -124,7 +136,7 @@ export function messageWrites(db: Lookups): MessageWrites {
         );
         replaced = true;
         written.push(
-          nodeRecord({
+          writtenNodeRecord({
             ...existing,
             message_id: message.messageId,
             message: message.json,
@@ -159,7 +171,7 @@ export function messageWrites(db: Lookups): MessageWrites {
       );
       nextSequence += 1;
       head = node.id;
-      written.push(nodeRecord(node));
+      written.push(writtenNodeRecord(node));
     }
     if (head !== branch.head_message_id) {
       sql.exec(

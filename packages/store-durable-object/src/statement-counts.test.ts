@@ -1,0 +1,120 @@
+import { env, runInDurableObject } from 'cloudflare:test';
+import { assistantText, user } from '@ctxgraph/codecs';
+import { ContextEngine } from '@ctxgraph/engine';
+import { role } from '@ctxgraph/fragments-core';
+import { XmlRenderer } from '@ctxgraph/renderer-xml';
+import { describe, expect, it } from 'vitest';
+import type { TestChatObject } from './__fixtures__/test-worker';
+import type { DurableObjectStorageLike } from './driver/sql-storage';
+import { DurableObjectContextStore } from './durable-object-context-store';
+
+// The cost of a turn and of a cold read, counted in statements through the platform's SQL API
+// (each one a trip into the runtime: the benchmark's figures are made of them), so a change
+// that adds one shows here and not only in a benchmark nobody ran. Counts, never timings.
+
+const chats = (env as unknown as { TEST_CHATS: DurableObjectNamespace<TestChatObject> }).TEST_CHATS;
+
+/** The object's storage, with every statement recorded (its text, whitespace collapsed). */
+function countingStorage(storage: DurableObjectStorageLike): {
+  storage: DurableObjectStorageLike;
+  take: () => string[];
+} {
+  const statements: string[] = [];
+  return {
+    storage: {
+      sql: {
+        exec: (query, ...bindings) => {
+          statements.push(query.replace(/\s+/g, ' ').trim());
+          return storage.sql.exec(query, ...bindings);
+        },
+      },
+      transactionSync: (closure) => storage.transactionSync(closure),
+    },
+    take: () => statements.splice(0, statements.length),
+  };
+}
+
+const turn = (tag: string) => [
+  {
+    id: `${tag}-q`,
+    message: { id: `${tag}-q`, role: 'user', parts: [{ type: 'text', text: tag }] },
+  },
+  {
+    id: `${tag}-a`,
+    message: { id: `${tag}-a`, role: 'assistant', parts: [{ type: 'text', text: `re ${tag}` }] },
+  },
+];
+
+/** Counts, on a chat of `history` messages: a commit, an engine's save, and a cold read. */
+async function countsAt(history: number) {
+  return runInDurableObject(
+    chats.get(chats.idFromName(`counts-${crypto.randomUUID()}`)),
+    async (_object, state) => {
+      const { storage, take } = countingStorage(state.storage);
+      const store = new DurableObjectContextStore(storage);
+      const chatId = 'counted';
+      await store.openChat({ chatId, userId: 'ada' });
+      let head: string | null = null;
+      for (let start = 0; start < history; start += 2) {
+        head = (
+          await store.commit({
+            chatId,
+            branch: 'main',
+            expectedHeadId: head,
+            messages: turn(`h${start}`),
+          })
+        ).headMessageId;
+      }
+      take();
+      await store.commit({ chatId, branch: 'main', expectedHeadId: head, messages: turn('new') });
+      const commit = take();
+
+      const renderer = new XmlRenderer();
+      const warm = new ContextEngine({ store, chatId, userId: 'ada' });
+      warm.set(role('You count.'));
+      await warm.resolve({ renderer });
+      take();
+      warm.set(user('one more'), assistantText('counted'));
+      await warm.save();
+      const save = take();
+
+      // Cold: a store as a woken object builds it, a new engine, its first resolve().
+      const coldStore = new DurableObjectContextStore(storage);
+      const construct = take();
+      const cold = new ContextEngine({ store: coldStore, chatId, userId: 'ada' });
+      cold.set(role('You count.'));
+      const { messages } = await cold.resolve({ renderer });
+      const coldResolve = take();
+      return { commit, save, construct, coldResolve, resolved: messages.length };
+    },
+  );
+}
+
+describe('DurableObjectContextStore statement counts', () => {
+  it('a commit of a turn is one read and its four writes, whatever the chat’s length', async () => {
+    const short = await countsAt(10);
+    const long = await countsAt(400);
+    expect(long.commit).toEqual(short.commit);
+    expect(long.commit.length).toBe(5);
+    expect(long.commit.filter((statement) => statement.startsWith('SELECT'))).toHaveLength(1);
+    expect(long.commit.filter((statement) => statement.startsWith('INSERT'))).toHaveLength(2);
+    // The engine's save of a turn is the same write: nothing read or written beside it.
+    expect(long.save).toEqual(long.commit);
+  });
+
+  it('a woken store reads its schema version in one statement; a cold read is one statement a store call', async () => {
+    const short = await countsAt(10);
+    const long = await countsAt(400);
+    expect(long.resolved).toBe(404);
+    expect(short.construct).toHaveLength(1);
+    expect(long.construct).toHaveLength(1);
+    // openChat's one read (the chat and its active branch), then one recursive walk a page of the
+    // chain: the engine reads 64 nodes first, then the rest in one page.
+    const walk = (statements: string[]) =>
+      statements.filter((statement) => statement.startsWith('WITH RECURSIVE chain')).length;
+    expect(short.coldResolve).toHaveLength(2);
+    expect(walk(short.coldResolve)).toBe(1);
+    expect(long.coldResolve).toHaveLength(3);
+    expect(walk(long.coldResolve)).toBe(2);
+  });
+});
