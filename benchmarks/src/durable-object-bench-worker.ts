@@ -75,8 +75,6 @@ export class BenchObject {
   #engine: ContextEngine | undefined;
   #commitHead: string | null = null;
   #floorHead: string | null = null;
-  #floorSequence = 0;
-  #floorRevision = 0;
   #turns = 0;
   #history = 0;
 
@@ -130,11 +128,6 @@ export class BenchObject {
     this.#commitHead = (
       await this.#store.getHead({ chatId: CHATS.commit, branch: 'main' })
     ).headMessageId;
-    const chat = this.#storage.sql
-      .exec('SELECT revision, next_sequence FROM ctxgraph_chats WHERE id = ?', CHATS.floor)
-      .toArray()[0];
-    this.#floorRevision = Number(chat?.revision);
-    this.#floorSequence = Number(chat?.next_sequence);
     this.#floorHead = (
       await this.#store.getHead({ chatId: CHATS.floor, branch: 'main' })
     ).headMessageId;
@@ -166,49 +159,65 @@ export class BenchObject {
   }
 
   /**
-   * The floor of a turn, by hand on the same tables: one transaction that inserts the two rows,
-   * moves the head where it is still the expected one and bumps the chat's revision. With
-   * `storeReads`, it first makes the three reads the store's commit makes (the chat row, the
-   * branch row, the batch's ids among the chat's nodes), to show what they cost.
+   * The floor of a turn, by hand on the same tables, doing the work the store's commit must do
+   * and nothing else: one transaction that bumps the chat's revision and takes two sequence
+   * numbers (read back from the same statement: the floor keeps no state of the chat in memory,
+   * since any store over the storage may write), inserts the two rows, moves the head where it
+   * is still the expected one, and returns the written nodes as records. With `storeRead`, it
+   * first makes the one read the store's commit makes (the chat, the branch and the batch's ids
+   * among the chat's nodes), to show what that read costs.
    */
-  #floorTurn(storeReads: boolean): void {
+  #floorTurn(storeRead: boolean): void {
     this.#turns += 1;
     const { sql } = this.#storage;
     const batch = turnBatch(`f${this.#turns}`);
+    const ids = batch.map((entry) => entry.id);
     this.#storage.transactionSync(() => {
-      if (storeReads) {
-        sql.exec('SELECT * FROM ctxgraph_chats WHERE id = ?', CHATS.floor).toArray();
+      if (storeRead) {
         sql
           .exec(
-            'SELECT * FROM ctxgraph_branches WHERE chat_id = ? AND name = ?',
+            `SELECT c.*, b.name AS branch_name, b.head_message_id AS branch_head_message_id,
+               b.created_at AS branch_created_at, b.updated_at AS branch_updated_at,
+               EXISTS (SELECT 1 FROM ctxgraph_nodes n
+                        WHERE n.chat_id = c.id AND n.id IN (SELECT value FROM json_each(?3))) AS any_node
+               FROM ctxgraph_chats c LEFT JOIN ctxgraph_branches b
+                 ON b.chat_id = c.id AND b.name = coalesce(?2, c.active_branch)
+              WHERE c.id = ?1`,
             CHATS.floor,
             'main',
-          )
-          .toArray();
-        sql
-          .exec(
-            'SELECT * FROM ctxgraph_nodes WHERE chat_id = ? AND id IN (SELECT value FROM json_each(?))',
-            CHATS.floor,
-            JSON.stringify(batch.map((entry) => entry.id)),
+            JSON.stringify(ids),
           )
           .toArray();
       }
       const now = Date.now();
+      const chat = sql
+        .exec(
+          'UPDATE ctxgraph_chats SET revision = revision + 1, next_sequence = next_sequence + ?, updated_at = ? WHERE id = ? RETURNING revision, next_sequence',
+          batch.length,
+          now,
+          CHATS.floor,
+        )
+        .toArray()[0];
+      if (chat === undefined) throw new Error('floor: no such chat');
+      let sequence = Number(chat.next_sequence) - batch.length;
       const expected = this.#floorHead;
       let head = expected;
+      const nodes = [];
       for (const entry of batch) {
+        const json = JSON.stringify(entry.message);
         sql.exec(
           'INSERT INTO ctxgraph_nodes (chat_id, id, message_id, parent_id, sequence, message, engine_record, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, NULL, ?, ?)',
           CHATS.floor,
           entry.id,
           entry.id,
           head,
-          this.#floorSequence,
-          JSON.stringify(entry.message),
+          sequence,
+          json,
           now,
           now,
         );
-        this.#floorSequence += 1;
+        nodes.push({ chatId: CHATS.floor, id: entry.id, parentId: head, sequence, json, now });
+        sequence += 1;
         head = entry.id;
       }
       const moved = sql
@@ -222,15 +231,8 @@ export class BenchObject {
         )
         .toArray();
       if (moved.length !== 1) throw new Error('floor: the head moved');
-      this.#floorRevision += 1;
-      sql.exec(
-        'UPDATE ctxgraph_chats SET revision = ?, next_sequence = ?, updated_at = ? WHERE id = ?',
-        this.#floorRevision,
-        this.#floorSequence,
-        now,
-        CHATS.floor,
-      );
       this.#floorHead = head;
+      return { head, revision: Number(chat.revision), nodes };
     });
   }
 
@@ -267,31 +269,49 @@ export class BenchObject {
     new DurableObjectContextStore(this.#storage);
   }
 
-  /** The floor of a cold read: the active head, the chain in one recursive statement, parsed. */
+  /**
+   * The floor of a cold read: the data the store must return, by hand. The chat's owner and
+   * active head in one statement, then the chain in one recursive statement with the columns a
+   * node record holds (`raw()` arrays), each message and engine record parsed into a record.
+   */
   #coldFloor(): void {
     const { sql } = this.#storage;
-    const head = sql
+    const chat = sql
       .exec(
-        `SELECT b.head_message_id AS head FROM ctxgraph_chats c JOIN ctxgraph_branches b
+        `SELECT c.user_id AS owner, b.head_message_id AS head FROM ctxgraph_chats c JOIN ctxgraph_branches b
            ON b.chat_id = c.id AND b.name = c.active_branch WHERE c.id = ?`,
         CHATS.cold,
       )
-      .toArray()[0]?.head as string;
-    const rows = sql
+      .toArray()[0];
+    if (chat?.owner !== USER) throw new Error('floor: not the chat of this user');
+    const nodes = [];
+    for (const row of sql
       .exec(
-        `WITH RECURSIVE chain (id, parent_id, message, depth) AS (
-           SELECT id, parent_id, message, 1 FROM ctxgraph_nodes WHERE chat_id = ?1 AND id = ?2
+        `WITH RECURSIVE chain (id, parent_id, sequence, message, engine_record, created_at, updated_at, depth) AS (
+           SELECT id, parent_id, sequence, message, engine_record, created_at, updated_at, 1
+             FROM ctxgraph_nodes WHERE chat_id = ?1 AND id = ?2
            UNION ALL
-           SELECT n.id, n.parent_id, n.message, chain.depth + 1
+           SELECT n.id, n.parent_id, n.sequence, n.message, n.engine_record, n.created_at, n.updated_at, chain.depth + 1
              FROM chain JOIN ctxgraph_nodes n ON n.chat_id = ?1 AND n.id = chain.parent_id
          )
-         SELECT message FROM chain ORDER BY depth DESC`,
+         SELECT id, parent_id, sequence, message, engine_record, created_at, updated_at FROM chain ORDER BY depth DESC`,
         CHATS.cold,
-        head,
+        chat.head,
       )
-      .toArray();
-    const messages = rows.map((row) => JSON.parse(row.message as string) as unknown);
-    if (messages.length !== this.#history) throw new Error(`read ${messages.length} messages`);
+      .raw()) {
+      const record = row[4];
+      nodes.push({
+        chatId: CHATS.cold,
+        id: row[0],
+        parentId: row[1],
+        sequence: row[2],
+        message: JSON.parse(row[3] as string) as unknown,
+        engineRecord: record === null ? null : (JSON.parse(record as string) as unknown),
+        createdAt: row[5],
+        updatedAt: row[6],
+      });
+    }
+    if (nodes.length !== this.#history) throw new Error(`read ${nodes.length} messages`);
   }
 
   /**

@@ -211,7 +211,7 @@ async function main(): Promise<void> {
     printTable([
       { save: 'engine.save (1 turn)', ...ratios(turns.perRun.save, turns.perRun.floor) },
       { save: 'store.commit (1 turn)', ...ratios(turns.perRun.commit, turns.perRun.floor) },
-      { save: "floor + the store's 3 reads", ...ratios(turns.perRun.reads, turns.perRun.floor) },
+      { save: "floor + the store's read", ...ratios(turns.perRun.reads, turns.perRun.floor) },
     ]);
 
     const cold = await measure(

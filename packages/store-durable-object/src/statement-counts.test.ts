@@ -91,15 +91,77 @@ async function countsAt(history: number) {
 }
 
 describe('DurableObjectContextStore statement counts', () => {
-  it('a commit of a turn is one read and its four writes, whatever the chat’s length', async () => {
+  it('a commit the write alone cannot take (a stale head, an id the chat has) is refused or replaces on the checked path, nothing left of the try', async () => {
+    const outcome = await runInDurableObject(
+      chats.get(chats.idFromName(`counts-${crypto.randomUUID()}`)),
+      async (_object, state) => {
+        const { storage, take } = countingStorage(state.storage);
+        const store = new DurableObjectContextStore(storage);
+        const chatId = 'refused';
+        await store.openChat({ chatId, userId: 'ada' });
+        const first = await store.commit({
+          chatId,
+          branch: 'main',
+          expectedHeadId: null,
+          messages: turn('one'),
+        });
+        const before = await store.getGraph(chatId);
+        take();
+        const stale = await store
+          .commit({ chatId, branch: 'main', expectedHeadId: null, messages: turn('two') })
+          .then(
+            () => 'written',
+            (error: Error) => error.name,
+          );
+        const afterStale = await store.getGraph(chatId);
+        // The same ids again at the head: the reply is replaced in place, no node added.
+        const replaced = await store.commit({
+          chatId,
+          branch: 'main',
+          expectedHeadId: first.headMessageId,
+          messages: [
+            {
+              id: 'one-a',
+              message: {
+                id: 'one-a',
+                role: 'assistant',
+                parts: [{ type: 'text', text: 'edited' }],
+              },
+            },
+          ],
+        });
+        const afterReplace = await store.getGraph(chatId);
+        return { before, stale, afterStale, replaced, afterReplace, statements: take() };
+      },
+    );
+    expect(outcome.stale).toBe('HeadConflictError');
+    expect(outcome.afterStale).toEqual(outcome.before);
+    expect(outcome.replaced.headMessageId).toBe('one-a');
+    expect(outcome.replaced.rewrittenAt).toBe(outcome.replaced.revision);
+    expect(outcome.afterReplace.nodes.map((node) => node.id)).toEqual(['one-q', 'one-a']);
+    expect(outcome.afterReplace.nodes[1]?.message.parts).toEqual([
+      { type: 'text', text: 'edited' },
+    ]);
+    expect(outcome.afterReplace.chat.revision).toBe(outcome.before.chat.revision + 1);
+  });
+
+  it('a commit of a turn is its four writes and no read, whatever the chat’s length', async () => {
     const short = await countsAt(10);
     const long = await countsAt(400);
     expect(long.commit).toEqual(short.commit);
-    expect(long.commit.length).toBe(5);
-    expect(long.commit.filter((statement) => statement.startsWith('SELECT'))).toHaveLength(1);
-    expect(long.commit.filter((statement) => statement.startsWith('INSERT'))).toHaveLength(2);
-    // The engine's save of a turn is the same write: nothing read or written beside it.
-    expect(long.save).toEqual(long.commit);
+    expect(long.commit.map((statement) => statement.split(' ').slice(0, 3).join(' '))).toEqual([
+      'UPDATE ctxgraph_chats SET',
+      'INSERT INTO ctxgraph_nodes',
+      'INSERT INTO ctxgraph_nodes',
+      'UPDATE ctxgraph_branches SET',
+    ]);
+    // The engine's save of a turn (an append at the head) is the same write, the chat's update
+    // returning the branch's head as well: nothing read or written beside it.
+    const shape = (statements: string[]) =>
+      statements.map((statement) => statement.split(' ').slice(0, 3).join(' '));
+    expect(shape(long.save)).toEqual(shape(long.commit));
+    expect(long.save.slice(1)).toEqual(long.commit.slice(1));
+    expect(long.save).toEqual(short.save);
   });
 
   it('a woken store reads its schema version in one statement; a cold read is one statement a store call', async () => {

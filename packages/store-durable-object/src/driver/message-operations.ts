@@ -51,7 +51,7 @@ export function messageOperations(
     branchNames,
     insertBranch,
   } = db;
-  const { withVersionIds, assertOnBranch, write } = writes;
+  const { withVersionIds, assertOnBranch, write, commitNew, appendNew } = writes;
   return {
     getHead(input) {
       const chat = requireChat(input.chatId);
@@ -64,6 +64,10 @@ export function messageOperations(
     },
 
     commit(input) {
+      // A turn (new nodes at the expected head) is written without a read first; anything else,
+      // refusals included, takes the checked path below.
+      const fast = commitNew(input);
+      if (fast !== undefined) return fast;
       return storage.transactionSync(() => {
         // The chat, the branch and the batch's ids among the nodes: one read (a fork-commit reads
         // its own way below, the branch it writes does not exist yet).
@@ -111,6 +115,9 @@ export function messageOperations(
     },
 
     append(input) {
+      // New nodes at the branch's head are written without a read first (see `commit`).
+      const fast = appendNew(input);
+      if (fast !== undefined) return fast;
       return storage.transactionSync(() => {
         const target = writeTarget(input.chatId, input.branch, plainIds(input.messages));
         const chat = target.chat;
