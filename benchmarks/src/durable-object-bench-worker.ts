@@ -293,7 +293,7 @@ export class BenchObject {
          )
          SELECT id, parent_id, sequence, message, engine_record, created_at, updated_at FROM chain ORDER BY depth DESC`,
         CHATS.cold,
-        chat.head,
+        chat.head ?? null,
       )
       .raw()) {
       const record = row[4];
