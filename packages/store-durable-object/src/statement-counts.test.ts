@@ -145,6 +145,63 @@ describe('DurableObjectContextStore statement counts', () => {
     expect(outcome.afterReplace.chat.revision).toBe(outcome.before.chat.revision + 1);
   });
 
+  it('a turn of the chat app (the question starting its live reply, the reply ending it) writes without reading the chat first; a reply ended by another owner is refused, nothing written', async () => {
+    const outcome = await runInDurableObject(
+      chats.get(chats.idFromName(`counts-${crypto.randomUUID()}`)),
+      async (_object, state) => {
+        const { storage, take } = countingStorage(state.storage);
+        const store = new DurableObjectContextStore(storage);
+        const chatId = 'live';
+        await store.openChat({ chatId, userId: 'ada' });
+        const [question, reply] = turn('live');
+        if (question === undefined || reply === undefined) throw new Error('no turn');
+        take();
+        const asked = await store.commit({
+          chatId,
+          branch: 'main',
+          expectedHeadId: null,
+          messages: [question],
+          startReply: { replyId: reply.id, owner: 'writer', leaseMs: 60_000 },
+        });
+        const start = take();
+        const before = await store.getGraph(chatId);
+        const lost = await store
+          .commit({
+            chatId,
+            branch: 'main',
+            expectedHeadId: asked.headMessageId,
+            messages: [reply],
+            endReply: { replyId: reply.id, owner: 'somebody else' },
+          })
+          .then(
+            () => 'written',
+            (error: Error) => error.name,
+          );
+        const afterLost = await store.getGraph(chatId);
+        take();
+        await store.commit({
+          chatId,
+          branch: 'main',
+          expectedHeadId: asked.headMessageId,
+          messages: [reply],
+          endReply: { replyId: reply.id, owner: 'writer' },
+        });
+        const end = take();
+        const live = await store.getLiveState(chatId);
+        return { start, end, lost, before, afterLost, live: live.replies.length };
+      },
+    );
+    const readsChat = (statements: string[]) =>
+      statements.some((statement) => /^SELECT .*FROM ctxgraph_chats/.test(statement));
+    expect(outcome.start[0]).toMatch(/^UPDATE ctxgraph_chats/);
+    expect(readsChat(outcome.start)).toBe(false);
+    expect(outcome.end[0]).toMatch(/^UPDATE ctxgraph_chats/);
+    expect(readsChat(outcome.end)).toBe(false);
+    expect(outcome.lost).toBe('LiveReplyLostError');
+    expect(outcome.afterLost).toEqual(outcome.before);
+    expect(outcome.live).toBe(0);
+  });
+
   it('a commit of a turn is its four writes and no read, whatever the chat’s length', async () => {
     const short = await countsAt(10);
     const long = await countsAt(400);

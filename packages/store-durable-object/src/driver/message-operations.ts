@@ -64,9 +64,12 @@ export function messageOperations(
     },
 
     commit(input) {
-      // A turn (new nodes at the expected head) is written without a read first; anything else,
-      // refusals included, takes the checked path below.
-      const fast = commitNew(input);
+      // A turn (new nodes at the expected head, with its live reply started or ended) is written
+      // without a read first; anything else, refusals included, takes the checked path below.
+      const fast = commitNew(input, (written) => {
+        commitLive.before(input);
+        commitLive.after(input, written, input.branch);
+      });
       if (fast !== undefined) return fast;
       return storage.transactionSync(() => {
         // The chat, the branch and the batch's ids among the nodes: one read (a fork-commit reads

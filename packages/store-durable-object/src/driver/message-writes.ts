@@ -55,11 +55,12 @@ export interface MessageWrites {
     anyNode?: boolean,
   ): CommitResult;
   /**
-   * A plain commit of new nodes (no fork, no live reply, no new version) in its own
-   * `transactionSync`, in the statements of the write alone: or undefined, with nothing written,
-   * when it is not one (see the function), and the caller takes the checked path.
+   * A commit of new nodes at the expected head (no fork, no new version) in its own
+   * `transactionSync`, in the statements of the write alone, then `then` (the commit's live
+   * reply) in the same transaction: or undefined, with nothing written, when it is not one or
+   * anything threw (see the function), and the caller takes the checked path.
    */
-  commitNew(input: PreparedCommit): CommitResult | undefined;
+  commitNew(input: PreparedCommit, then: (written: CommitResult) => void): CommitResult | undefined;
   /** `append`'s write of new nodes at the branch's current head, as {@link commitNew}. */
   appendNew(input: PreparedAppend): (CommitResult & { previousHeadId: string | null }) | undefined;
 }
@@ -237,10 +238,18 @@ export function messageWrites(db: Lookups): MessageWrites {
    * pays the floor's four statements; a refused or replacing commit pays the rolled-back try
    * too.
    */
-  function commitNew(input: PreparedCommit): CommitResult | undefined {
-    if (input.fork !== undefined || input.startReply !== undefined || input.endReply !== undefined)
-      return undefined;
-    const written = writeNew(input.chatId, input.branch, input.messages, input.expectedHeadId);
+  function commitNew(
+    input: PreparedCommit,
+    then: (written: CommitResult) => void,
+  ): CommitResult | undefined {
+    if (input.fork !== undefined) return undefined;
+    const written = writeNew(
+      input.chatId,
+      input.branch,
+      input.messages,
+      input.expectedHeadId,
+      (result) => then(result),
+    );
     if (written === undefined) return undefined;
     const { previousHeadId: _, ...result } = written;
     return result;
@@ -255,13 +264,16 @@ export function messageWrites(db: Lookups): MessageWrites {
    * transaction back and answers undefined: the checked path then reads what it needs and throws
    * the contract's error, or replaces the nodes. A turn pays the floor's four statements; a
    * refused or replacing write pays the rolled-back try too. `expectedHeadId` undefined attaches
-   * at the branch's current head (`append`).
+   * at the branch's current head (`append`). `then` runs last in the transaction (a commit's live
+   * reply): a refusal it throws rolls the messages back too, and the checked path, which checks
+   * in the contract's order, throws it again.
    */
   function writeNew(
     chatId: string,
     branch: string,
     messages: readonly PreparedCommitMessage[],
     expectedHeadId: string | null | undefined,
+    then?: (written: CommitResult) => void,
   ): (CommitResult & { previousHeadId: string | null }) | undefined {
     if (messages.some((message) => message.newVersion)) return undefined;
     try {
@@ -318,13 +330,15 @@ export function messageWrites(db: Lookups): MessageWrites {
           )
           .toArray();
         if (moved.length !== 1) throw NOT_NEW;
-        return {
+        const result = {
           headMessageId: head,
           revision: chat.revision as number,
           rewrittenAt: chat.rewritten_at as number,
           nodes: written,
           previousHeadId,
         };
+        then?.(result);
+        return result;
       });
     } catch {
       // Rolled back: the checked path reads the chat and says why, or writes what this could not.
