@@ -13,7 +13,13 @@ import {
 import { random, scriptedTurn } from './scripted-conversation.ts';
 
 /** The chats each benchmark uses, all in the one object. */
-const CHATS = { save: 'saves', commit: 'commits', floor: 'floor', cold: 'cold' } as const;
+const CHATS = {
+  save: 'saves',
+  commit: 'commits',
+  append: 'appends',
+  floor: 'floor',
+  cold: 'cold',
+} as const;
 const USER = 'bench-user';
 const renderer = new XmlRenderer();
 
@@ -75,8 +81,6 @@ export class BenchObject {
   #engine: ContextEngine | undefined;
   #commitHead: string | null = null;
   #floorHead: string | null = null;
-  #floorSequence = 0;
-  #floorRevision = 0;
   #turns = 0;
   #history = 0;
 
@@ -98,9 +102,9 @@ export class BenchObject {
       case '/turn/commit':
         return Response.json({ ran: await this.#repeat(n, () => this.#commit()) });
       case '/turn/floor':
-        return Response.json({ ran: await this.#repeat(n, async () => this.#floorTurn(false)) });
-      case '/turn/floor-reads':
-        return Response.json({ ran: await this.#repeat(n, async () => this.#floorTurn(true)) });
+        return Response.json({ ran: await this.#repeat(n, async () => this.#floorTurn()) });
+      case '/turn/append':
+        return Response.json({ ran: await this.#repeat(n, () => this.#append()) });
       case '/cold/store':
         return Response.json({ ran: await this.#repeat(n, () => this.#coldStore()) });
       case '/cold/calls':
@@ -109,6 +113,8 @@ export class BenchObject {
         return Response.json({ ran: await this.#repeat(n, async () => this.#construct()) });
       case '/cold/floor':
         return Response.json({ ran: await this.#repeat(n, async () => this.#coldFloor()) });
+      case '/count':
+        return Response.json(await this.#count());
       case '/weight':
         return Response.json(await this.#weight(Number(url.searchParams.get('messages'))));
       default:
@@ -128,11 +134,6 @@ export class BenchObject {
     this.#commitHead = (
       await this.#store.getHead({ chatId: CHATS.commit, branch: 'main' })
     ).headMessageId;
-    const chat = this.#storage.sql
-      .exec('SELECT revision, next_sequence FROM ctxgraph_chats WHERE id = ?', CHATS.floor)
-      .toArray()[0];
-    this.#floorRevision = Number(chat?.revision);
-    this.#floorSequence = Number(chat?.next_sequence);
     this.#floorHead = (
       await this.#store.getHead({ chatId: CHATS.floor, branch: 'main' })
     ).headMessageId;
@@ -163,50 +164,57 @@ export class BenchObject {
     this.#commitHead = result.headMessageId;
   }
 
+  /** store.append of the same two messages (the write a warm engine's save makes). */
+  async #append(): Promise<void> {
+    this.#turns += 1;
+    await this.#store.append({
+      chatId: CHATS.append,
+      branch: 'main',
+      messages: turnBatch(`a${this.#turns}`),
+    });
+  }
+
   /**
-   * The floor of a turn, by hand on the same tables: one transaction that inserts the two rows,
-   * moves the head where it is still the expected one and bumps the chat's revision. With
-   * `storeReads`, it first makes the three reads the store's commit makes (the chat row, the
-   * branch row, the batch's ids among the chat's nodes), to show what they cost.
+   * The floor of a turn, by hand on the same tables, doing the work the store's commit must do
+   * and nothing else: one transaction that bumps the chat's revision and takes two sequence
+   * numbers (read back from the same statement: the floor keeps no state of the chat in memory,
+   * since any store over the storage may write), inserts the two rows, moves the head where it
+   * is still the expected one, and returns the written nodes as records.
    */
-  #floorTurn(storeReads: boolean): void {
+  #floorTurn(): void {
     this.#turns += 1;
     const { sql } = this.#storage;
     const batch = turnBatch(`f${this.#turns}`);
     this.#storage.transactionSync(() => {
-      if (storeReads) {
-        sql.exec('SELECT * FROM ctxgraph_chats WHERE id = ?', CHATS.floor).toArray();
-        sql
-          .exec(
-            'SELECT * FROM ctxgraph_branches WHERE chat_id = ? AND name = ?',
-            CHATS.floor,
-            'main',
-          )
-          .toArray();
-        sql
-          .exec(
-            'SELECT * FROM ctxgraph_nodes WHERE chat_id = ? AND id IN (SELECT value FROM json_each(?))',
-            CHATS.floor,
-            JSON.stringify(batch.map((entry) => entry.id)),
-          )
-          .toArray();
-      }
       const now = Date.now();
+      const chat = sql
+        .exec(
+          'UPDATE ctxgraph_chats SET revision = revision + 1, next_sequence = next_sequence + ?, updated_at = ? WHERE id = ? RETURNING revision, next_sequence',
+          batch.length,
+          now,
+          CHATS.floor,
+        )
+        .toArray()[0];
+      if (chat === undefined) throw new Error('floor: no such chat');
+      let sequence = Number(chat.next_sequence) - batch.length;
       const expected = this.#floorHead;
       let head = expected;
+      const nodes = [];
       for (const entry of batch) {
+        const json = JSON.stringify(entry.message);
         sql.exec(
           'INSERT INTO ctxgraph_nodes (chat_id, id, message_id, parent_id, sequence, message, engine_record, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, NULL, ?, ?)',
           CHATS.floor,
           entry.id,
           entry.id,
           head,
-          this.#floorSequence,
-          JSON.stringify(entry.message),
+          sequence,
+          json,
           now,
           now,
         );
-        this.#floorSequence += 1;
+        nodes.push({ chatId: CHATS.floor, id: entry.id, parentId: head, sequence, json, now });
+        sequence += 1;
         head = entry.id;
       }
       const moved = sql
@@ -220,15 +228,8 @@ export class BenchObject {
         )
         .toArray();
       if (moved.length !== 1) throw new Error('floor: the head moved');
-      this.#floorRevision += 1;
-      sql.exec(
-        'UPDATE ctxgraph_chats SET revision = ?, next_sequence = ?, updated_at = ? WHERE id = ?',
-        this.#floorRevision,
-        this.#floorSequence,
-        now,
-        CHATS.floor,
-      );
       this.#floorHead = head;
+      return { head, revision: Number(chat.revision), nodes };
     });
   }
 
@@ -265,31 +266,87 @@ export class BenchObject {
     new DurableObjectContextStore(this.#storage);
   }
 
-  /** The floor of a cold read: the active head, the chain in one recursive statement, parsed. */
+  /**
+   * The floor of a cold read: the data the store must return, by hand. The chat's owner and
+   * active head in one statement, then the chain in one recursive statement with the columns a
+   * node record holds (`raw()` arrays), each message and engine record parsed into a record.
+   */
   #coldFloor(): void {
     const { sql } = this.#storage;
-    const head = sql
+    const chat = sql
       .exec(
-        `SELECT b.head_message_id AS head FROM ctxgraph_chats c JOIN ctxgraph_branches b
+        `SELECT c.user_id AS owner, b.head_message_id AS head FROM ctxgraph_chats c JOIN ctxgraph_branches b
            ON b.chat_id = c.id AND b.name = c.active_branch WHERE c.id = ?`,
         CHATS.cold,
       )
-      .toArray()[0]?.head as string;
-    const rows = sql
+      .toArray()[0];
+    if (chat?.owner !== USER) throw new Error('floor: not the chat of this user');
+    const nodes = [];
+    for (const row of sql
       .exec(
-        `WITH RECURSIVE chain (id, parent_id, message, depth) AS (
-           SELECT id, parent_id, message, 1 FROM ctxgraph_nodes WHERE chat_id = ?1 AND id = ?2
+        `WITH RECURSIVE chain (id, parent_id, sequence, message, engine_record, created_at, updated_at, depth) AS (
+           SELECT id, parent_id, sequence, message, engine_record, created_at, updated_at, 1
+             FROM ctxgraph_nodes WHERE chat_id = ?1 AND id = ?2
            UNION ALL
-           SELECT n.id, n.parent_id, n.message, chain.depth + 1
+           SELECT n.id, n.parent_id, n.sequence, n.message, n.engine_record, n.created_at, n.updated_at, chain.depth + 1
              FROM chain JOIN ctxgraph_nodes n ON n.chat_id = ?1 AND n.id = chain.parent_id
          )
-         SELECT message FROM chain ORDER BY depth DESC`,
+         SELECT id, parent_id, sequence, message, engine_record, created_at, updated_at FROM chain ORDER BY depth DESC`,
         CHATS.cold,
-        head,
+        chat.head ?? null,
       )
-      .toArray();
-    const messages = rows.map((row) => JSON.parse(row.message as string) as unknown);
-    if (messages.length !== this.#history) throw new Error(`read ${messages.length} messages`);
+      .raw()) {
+      const record = row[4];
+      nodes.push({
+        chatId: CHATS.cold,
+        id: row[0],
+        parentId: row[1],
+        sequence: row[2],
+        message: JSON.parse(row[3] as string) as unknown,
+        engineRecord: record === null ? null : (JSON.parse(record as string) as unknown),
+        createdAt: row[5],
+        updatedAt: row[6],
+      });
+    }
+    if (nodes.length !== this.#history) throw new Error(`read ${nodes.length} messages`);
+  }
+
+  /**
+   * The statements each measured way runs, once, over a storage that records them: what the
+   * figures above are made of (a warm `engine.save`, a `store.commit`, a cold read).
+   */
+  async #count(): Promise<Record<string, string[]>> {
+    const statements: string[] = [];
+    const storage: DurableObjectStorageLike = {
+      sql: {
+        exec: (query, ...bindings) => {
+          statements.push(query.replace(/\s+/g, ' ').slice(0, 120));
+          return this.#storage.sql.exec(query, ...bindings);
+        },
+      },
+      transactionSync: (closure) => this.#storage.transactionSync(closure),
+    };
+    const take = (): string[] => statements.splice(0, statements.length);
+    const store = new DurableObjectContextStore(storage);
+    const construct = take();
+    const engine = new ContextEngine({ store, chatId: CHATS.cold, userId: USER });
+    engine.set(role('You are a benchmark.'));
+    await engine.resolve({ renderer });
+    const coldResolve = take();
+    const head = (await store.getHead({ chatId: CHATS.cold, branch: 'main' })).headMessageId;
+    take();
+    await store.commit({
+      chatId: CHATS.cold,
+      branch: 'main',
+      expectedHeadId: head,
+      messages: turnBatch('count-commit'),
+    });
+    const commit = take();
+    engine.set(user('counted question'), assistantText('counted answer'));
+    await engine.save();
+    const save = take();
+    this.#history += 4;
+    return { construct, coldResolve, commit, save };
   }
 
   /**

@@ -26,7 +26,7 @@ import {
 } from '@ctxgraph/fragments-core';
 import { CheckedContextStore, endedReplyGraceOption } from '@ctxgraph/fragments-core/store-kit';
 import { durableObjectDriver, STORE_NAME } from './driver/durable-object-driver';
-import { type DurableObjectMigrationResult, migrate } from './driver/schema';
+import { type DurableObjectMigrationResult, migrate, schemaVersion } from './driver/schema';
 import type { DurableObjectStorageLike } from './driver/sql-storage';
 
 /** Options of {@link DurableObjectContextStore}. */
@@ -144,8 +144,12 @@ export class DurableObjectContextStore extends CheckedContextStore {
    */
   constructor(storage: DurableObjectStorageLike, options: DurableObjectContextStoreOptions = {}) {
     const { clock, endedReplyGraceMs } = checkOptions(options);
-    assertSqlStorage(storage);
-    const migration = migrate(storage);
+    assertStorageShape(storage);
+    // The version read is the first statement; only when it fails is the storage probed (a
+    // key-value object has `sql`, but every query throws) and the migrations table created.
+    const found = schemaVersion(storage);
+    if (found === undefined) assertSqlStorage(storage);
+    const migration = migrate(storage, found);
     super(durableObjectDriver(storage, { clock, endedReplyGraceMs }));
     this.migration = migration;
   }
@@ -180,30 +184,39 @@ function checkOptions(options: DurableObjectContextStoreOptions): {
   };
 }
 
-function assertSqlStorage(storage: unknown): asserts storage is DurableObjectStorageLike {
+function storageError(cause?: unknown): ValidationError {
+  return new ValidationError(
+    `${STORE_NAME}: storage must be a Durable Object's ctx.storage with SQLite (ctx.storage.sql and ctx.storage.transactionSync). Declare the class under "new_sqlite_classes" in the wrangler migrations.`,
+    {
+      issues: [{ path: 'storage', message: 'expected a SQLite-backed DurableObjectStorage' }],
+      ...(cause === undefined ? {} : { cause }),
+    },
+  );
+}
+
+/** `storage` has the functions of a SQLite-backed storage (checked without a query). */
+function assertStorageShape(storage: unknown): asserts storage is DurableObjectStorageLike {
   const candidate = storage as Partial<DurableObjectStorageLike> | null;
   let usable = false;
   let cause: unknown;
-  if (
-    typeof candidate === 'object' &&
-    candidate !== null &&
-    typeof candidate.transactionSync === 'function'
-  ) {
-    try {
-      // A class with key-value storage has `sql`, but every query throws: try one.
-      candidate.sql?.exec('SELECT 1').toArray();
-      usable = typeof candidate.sql?.exec === 'function';
-    } catch (error) {
-      cause = error;
-    }
+  try {
+    usable =
+      typeof candidate === 'object' &&
+      candidate !== null &&
+      typeof candidate.transactionSync === 'function' &&
+      typeof candidate.sql?.exec === 'function';
+  } catch (error) {
+    // A getter of the platform's storage may throw where SQL is not available.
+    cause = error;
   }
-  if (!usable) {
-    throw new ValidationError(
-      `${STORE_NAME}: storage must be a Durable Object's ctx.storage with SQLite (ctx.storage.sql and ctx.storage.transactionSync). Declare the class under "new_sqlite_classes" in the wrangler migrations.`,
-      {
-        issues: [{ path: 'storage', message: 'expected a SQLite-backed DurableObjectStorage' }],
-        ...(cause === undefined ? {} : { cause }),
-      },
-    );
+  if (!usable) throw storageError(cause);
+}
+
+/** `storage` runs SQL: a class with key-value storage has `sql`, but every query throws. */
+function assertSqlStorage(storage: DurableObjectStorageLike): void {
+  try {
+    storage.sql.exec('SELECT 1').toArray();
+  } catch (error) {
+    throw storageError(error);
   }
 }

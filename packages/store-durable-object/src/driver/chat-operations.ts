@@ -1,4 +1,4 @@
-import { type JsonObject, OwnershipError } from '@ctxgraph/fragments-core';
+import { ChatNotFoundError, type JsonObject, OwnershipError } from '@ctxgraph/fragments-core';
 import { type ContextStoreDriver, mergeMetadata } from '@ctxgraph/fragments-core/store-kit';
 import type { LiveReplyOperations } from './live-replies';
 import { type Lookups, MAIN_BRANCH } from './lookups';
@@ -43,10 +43,33 @@ export function chatOperations(
   forgetLive: LiveReplyOperations['forget'],
 ): ChatOperations {
   const { storage, sql, rows, findChat, requireChat, findBranch, findLane, touchChat } = db;
+
+  /** The chat and its active branch, in one statement; undefined when there is no such chat. */
+  function openTarget(
+    chatId: string,
+  ): { chat: ChatRow; branch: BranchRow | undefined } | undefined {
+    const target = db.writeTarget(chatId, null, []);
+    return target.chat === undefined ? undefined : { chat: target.chat, branch: target.branch };
+  }
   return {
     openChat(input) {
+      // The chat and its active branch in one read; a chat that exists, opened without new
+      // metadata (every engine's first call), is answered from it with no write and no
+      // transaction (the object runs this call to its end before any other).
+      const found = openTarget(input.chatId);
+      if (found !== undefined && input.metadata === undefined) {
+        if (found.chat.user_id !== input.userId)
+          throw new OwnershipError(input.chatId, input.userId);
+        if (found.branch === undefined)
+          throw missingRow('openChat(input)', `active branch of chat "${found.chat.id}"`);
+        return {
+          chat: chatRecord(found.chat),
+          branch: branchRecord(found.branch),
+          created: false,
+        };
+      }
       return storage.transactionSync(() => {
-        const existing = findChat(input.chatId);
+        const existing = found?.chat;
         if (existing !== undefined) {
           if (existing.user_id !== input.userId)
             throw new OwnershipError(input.chatId, input.userId);
@@ -195,9 +218,15 @@ export function chatOperations(
       };
     },
 
+    // The chat and its lane in one statement: a cold read makes this call once.
     getContext(chatId) {
-      const chat = requireChat(chatId);
-      return laneRecord(chat.id, findLane(chat.id));
+      const row = rows<LaneRow & { readonly chat: string }>(
+        `SELECT c.id AS chat, l.* FROM ctxgraph_chats c
+           LEFT JOIN ctxgraph_context_lanes l ON l.chat_id = c.id WHERE c.id = ?`,
+        chatId,
+      )[0];
+      if (row === undefined) throw new ChatNotFoundError(chatId);
+      return laneRecord(row.chat, row.chat_id === null ? undefined : row);
     },
 
     // Saving does not touch the chat's `revision` (message commits only); it moves `updatedAt`.

@@ -1,9 +1,15 @@
 import {
+  BranchNotFoundError,
+  ChatNotFoundError,
   HeadConflictError,
   type MessageNodeRecord,
   MessageNotFoundError,
 } from '@ctxgraph/fragments-core';
-import { type ContextStoreDriver, forkBranchName } from '@ctxgraph/fragments-core/store-kit';
+import {
+  type ContextStoreDriver,
+  forkBranchName,
+  type PreparedCommitMessage,
+} from '@ctxgraph/fragments-core/store-kit';
 import type { LiveReplyOperations } from './live-replies';
 import type { Lookups } from './lookups';
 import type { MessageWrites } from './message-writes';
@@ -35,15 +41,17 @@ export function messageOperations(
     storage,
     sql,
     rows,
+    findChat,
     requireChat,
     requireBranch,
+    writeTarget,
     findNode,
     hasNode,
     assertNodeExists,
     branchNames,
     insertBranch,
   } = db;
-  const { withVersionIds, assertOnBranch, write } = writes;
+  const { withVersionIds, assertOnBranch, write, commitNew, appendNew } = writes;
   return {
     getHead(input) {
       const chat = requireChat(input.chatId);
@@ -56,8 +64,22 @@ export function messageOperations(
     },
 
     commit(input) {
+      // A turn (new nodes at the expected head, with its live reply started or ended) is written
+      // without a read first; anything else, refusals included, takes the checked path below.
+      const fast = commitNew(input, (written) => {
+        commitLive.before(input);
+        commitLive.after(input, written, input.branch);
+      });
+      if (fast !== undefined) return fast;
       return storage.transactionSync(() => {
-        const chat = requireChat(input.chatId);
+        // The chat, the branch and the batch's ids among the nodes: one read (a fork-commit reads
+        // its own way below, the branch it writes does not exist yet).
+        const target =
+          input.fork === undefined
+            ? writeTarget(input.chatId, input.branch, plainIds(input.messages))
+            : { chat: findChat(input.chatId), branch: undefined, anyNode: true };
+        const chat = target.chat;
+        if (chat === undefined) throw new ChatNotFoundError(input.chatId);
         commitLive.before(input);
         const fork = input.fork;
         if (fork !== undefined) {
@@ -74,7 +96,8 @@ export function messageOperations(
           commitLive.after(input, written, name);
           return written;
         }
-        const branch = requireBranch(chat.id, input.branch);
+        const branch = target.branch;
+        if (branch === undefined) throw new BranchNotFoundError(chat.id, input.branch);
         if (branch.head_message_id !== input.expectedHeadId) {
           throw new HeadConflictError({
             chatId: chat.id,
@@ -83,28 +106,40 @@ export function messageOperations(
             currentHeadId: branch.head_message_id,
           });
         }
-        const written = write(chat, branch, withVersionIds(chat.id, input.messages));
+        const written = write(
+          chat,
+          branch,
+          withVersionIds(chat.id, input.messages),
+          target.anyNode,
+        );
         commitLive.after(input, written, branch.name);
         return written;
       });
     },
 
     append(input) {
+      // New nodes at the branch's head are written without a read first (see `commit`).
+      const fast = appendNew(input);
+      if (fast !== undefined) return fast;
       return storage.transactionSync(() => {
-        const chat = requireChat(input.chatId);
-        const branch = requireBranch(chat.id, input.branch);
-        const result = write(chat, branch, withVersionIds(chat.id, input.messages));
+        const target = writeTarget(input.chatId, input.branch, plainIds(input.messages));
+        const chat = target.chat;
+        if (chat === undefined) throw new ChatNotFoundError(input.chatId);
+        const branch = target.branch;
+        if (branch === undefined) throw new BranchNotFoundError(chat.id, input.branch);
+        const result = write(chat, branch, withVersionIds(chat.id, input.messages), target.anyNode);
         return { ...result, previousHeadId: branch.head_message_id };
       });
     },
 
     // One recursive query from the head back, at most `limit` nodes, stopping before `until`.
     // The columns ride along the walk (one lookup a node) and come back as `raw()` arrays: a
-    // row object of every column a node cost the cold read of 1,000 nodes 2.7x its floor.
+    // row object of every column a node cost the cold read of 1,000 nodes 2.7x its floor. A
+    // chain that reads nodes is the one statement of the call: nodes of the chat prove the chat
+    // exists (deleting a chat deletes its nodes), so the chat and the head are looked up only
+    // when the walk found nothing, to say which is missing.
     getChain(input) {
-      const chat = requireChat(input.chatId);
-      if (!hasNode(chat.id, input.headMessageId))
-        throw new MessageNotFoundError(chat.id, input.headMessageId);
+      const chatId = input.chatId;
       const limit = input.limit ?? Number.MAX_SAFE_INTEGER;
       const until = input.until ?? null;
       const newestFirst: MessageNodeRecord[] = [];
@@ -118,14 +153,19 @@ export function messageOperations(
               WHERE chain.depth < ?3 AND chain.parent_id IS NOT ?4
            )
            SELECT ${CHAIN_COLUMNS} FROM chain ORDER BY depth DESC`,
-          chat.id,
+          chatId,
           input.headMessageId,
           limit,
           until,
         );
-        for (const row of cursor.raw()) newestFirst.push(chainNodeRecord(chat.id, row));
+        for (const row of cursor.raw()) newestFirst.push(chainNodeRecord(chatId, row));
       }
       const oldest = newestFirst[0];
+      if (oldest === undefined) {
+        const chat = requireChat(chatId);
+        if (!hasNode(chat.id, input.headMessageId))
+          throw new MessageNotFoundError(chat.id, input.headMessageId);
+      }
       const next = oldest === undefined ? input.headMessageId : oldest.parentId;
       const reachedUntil = next !== null && next === until;
       if (
@@ -133,9 +173,9 @@ export function messageOperations(
         !reachedUntil &&
         newestFirst.length < limit &&
         oldest !== undefined &&
-        !hasNode(chat.id, next)
+        !hasNode(chatId, next)
       )
-        throw missingRow('getChain(input)', `node "${next}" of chat "${chat.id}"`);
+        throw missingRow('getChain(input)', `node "${next}" of chat "${chatId}"`);
       return {
         nodes: newestFirst,
         nextCursor: next === null || reachedUntil ? null : next,
@@ -159,4 +199,14 @@ export function messageOperations(
       ).map(nodeRecord);
     },
   };
+}
+
+/**
+ * The node ids of the entries that are not new versions: the ids a write may find among the
+ * chat's nodes (a new version's node id is allocated inside the write, never one that exists).
+ */
+function plainIds(messages: readonly PreparedCommitMessage[]): string[] {
+  const ids: string[] = [];
+  for (const message of messages) if (!message.newVersion) ids.push(message.id);
+  return ids;
 }

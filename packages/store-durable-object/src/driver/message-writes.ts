@@ -3,9 +3,30 @@ import {
   MessageIdConflictError,
   type MessageNodeRecord,
 } from '@ctxgraph/fragments-core';
-import { assignVersionIds, type PreparedCommitMessage } from '@ctxgraph/fragments-core/store-kit';
+import {
+  assignVersionIds,
+  type PreparedAppend,
+  type PreparedCommit,
+  type PreparedCommitMessage,
+} from '@ctxgraph/fragments-core/store-kit';
 import type { Lookups } from './lookups';
-import { type BranchRow, type ChatRow, type NodeRow, nodeRecord } from './rows';
+import { type BranchRow, type ChatRow, type NodeRow, writtenNodeRecord } from './rows';
+
+const INSERT_NODE =
+  'INSERT INTO ctxgraph_nodes (chat_id, id, message_id, parent_id, sequence, message, engine_record, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)';
+
+/**
+ * The chat's row, bumped for a write of `?1` new nodes at time `?2` (never before its last
+ * update), returning what the write needs.
+ */
+const BUMP_CHAT =
+  'UPDATE ctxgraph_chats SET revision = revision + 1, next_sequence = next_sequence + ?1, updated_at = max(?2, updated_at) WHERE id = ?3 RETURNING revision, rewritten_at, next_sequence, updated_at';
+
+/** {@link BUMP_CHAT}, returning the head of branch `?4` too (null also when there is no such branch: the head's move then finds no row). */
+const BUMP_CHAT_READING_HEAD =
+  'UPDATE ctxgraph_chats SET revision = revision + 1, next_sequence = next_sequence + ?1, updated_at = max(?2, updated_at) WHERE id = ?3 RETURNING revision, rewritten_at, next_sequence, updated_at, (SELECT head_message_id FROM ctxgraph_branches WHERE chat_id = ?3 AND name = ?4) AS head';
+
+const NO_NODES: ReadonlyMap<string, NodeRow> = new Map();
 
 /** The message write shared by `commit`, `append` and fork-commits. */
 export interface MessageWrites {
@@ -22,13 +43,37 @@ export interface MessageWrites {
     messages: readonly PreparedCommitMessage[],
     existing?: ReadonlyMap<string, NodeRow>,
   ): void;
-  /** Writes the batch on the branch (checks first: nothing is written on a refusal). */
-  write(chat: ChatRow, branch: BranchRow, messages: readonly PreparedCommitMessage[]): CommitResult;
+  /**
+   * Writes the batch on the branch (checks first: nothing is written on a refusal). With
+   * `anyNode` false (the caller read that none of the batch's ids is a node of the chat), the
+   * batch is all new nodes and the read of the existing ones is skipped.
+   */
+  write(
+    chat: ChatRow,
+    branch: BranchRow,
+    messages: readonly PreparedCommitMessage[],
+    anyNode?: boolean,
+  ): CommitResult;
+  /**
+   * A commit of new nodes at the expected head (no fork, no new version) in its own
+   * `transactionSync`, in the statements of the write alone, then `then` (the commit's live
+   * reply) in the same transaction: or undefined, with nothing written, when it is not one or
+   * anything threw (see the function), and the caller takes the checked path.
+   */
+  commitNew(input: PreparedCommit, then: (written: CommitResult) => void): CommitResult | undefined;
+  /** `append`'s write of new nodes at the branch's current head, as {@link commitNew}. */
+  appendNew(input: PreparedAppend): (CommitResult & { previousHeadId: string | null }) | undefined;
 }
+
+/**
+ * Thrown inside the transaction of {@link MessageWrites.commitNew} to roll it back: the commit
+ * is not a plain commit of new nodes at the expected head, and the checked path decides.
+ */
+const NOT_NEW = new Error('not a plain commit of new nodes at the expected head');
 
 /** The message write over the shared lookups. */
 export function messageWrites(db: Lookups): MessageWrites {
-  const { sql, rows, hasNode } = db;
+  const { storage, sql, rows, hasNode } = db;
 
   /** The batch's ids that are nodes of the chat already, with their rows: one query. */
   function existingNodes(
@@ -98,9 +143,10 @@ export function messageWrites(db: Lookups): MessageWrites {
     chat: ChatRow,
     branch: BranchRow,
     messages: readonly PreparedCommitMessage[],
+    anyNode = true,
   ): CommitResult {
     // The batch's existing nodes, read once for the branch check and the writes below.
-    const known = existingNodes(chat.id, messages);
+    const known = anyNode ? existingNodes(chat.id, messages) : NO_NODES;
     assertOnBranch(chat.id, branch.name, branch.head_message_id, messages, known);
     const now = Math.max(Date.now(), chat.updated_at);
     const revision = chat.revision + 1;
@@ -124,7 +170,7 @@ export function messageWrites(db: Lookups): MessageWrites {
         );
         replaced = true;
         written.push(
-          nodeRecord({
+          writtenNodeRecord({
             ...existing,
             message_id: message.messageId,
             message: message.json,
@@ -146,7 +192,7 @@ export function messageWrites(db: Lookups): MessageWrites {
         updated_at: now,
       };
       sql.exec(
-        'INSERT INTO ctxgraph_nodes (chat_id, id, message_id, parent_id, sequence, message, engine_record, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+        INSERT_NODE,
         node.chat_id,
         node.id,
         node.message_id,
@@ -159,7 +205,7 @@ export function messageWrites(db: Lookups): MessageWrites {
       );
       nextSequence += 1;
       head = node.id;
-      written.push(nodeRecord(node));
+      written.push(writtenNodeRecord(node));
     }
     if (head !== branch.head_message_id) {
       sql.exec(
@@ -182,5 +228,129 @@ export function messageWrites(db: Lookups): MessageWrites {
     return { headMessageId: head, revision, rewrittenAt, nodes: written };
   }
 
-  return { withVersionIds, assertOnBranch, write };
+  /**
+   * The turn's write, with no read before it: the chat's row gives its revision and sequence
+   * numbers from its own update (`RETURNING`), each node is inserted (a node id the chat has
+   * already fails its insert: the primary key), and the head moves only where it is still the
+   * expected one. Anything else (no such chat, no such branch, another head, an id that exists,
+   * any error of the database) rolls the transaction back and answers undefined: the checked
+   * path then reads what it needs and throws the contract's error, or replaces the nodes. A turn
+   * pays the floor's four statements; a refused or replacing commit pays the rolled-back try
+   * too.
+   */
+  function commitNew(
+    input: PreparedCommit,
+    then: (written: CommitResult) => void,
+  ): CommitResult | undefined {
+    if (input.fork !== undefined) return undefined;
+    const written = writeNew(
+      input.chatId,
+      input.branch,
+      input.messages,
+      input.expectedHeadId,
+      (result) => then(result),
+    );
+    if (written === undefined) return undefined;
+    const { previousHeadId: _, ...result } = written;
+    return result;
+  }
+
+  /**
+   * The turn's write, with no read before it: the chat's row gives its revision and sequence
+   * numbers from its own update (`RETURNING`, with the branch's head for an append), each node is
+   * inserted (a node id the chat has already fails its insert: the primary key), and the head
+   * moves only where it is still the one the write attached to. Anything else (no such chat, no
+   * such branch, another head, an id that exists, any error of the database) rolls the
+   * transaction back and answers undefined: the checked path then reads what it needs and throws
+   * the contract's error, or replaces the nodes. A turn pays the floor's four statements; a
+   * refused or replacing write pays the rolled-back try too. `expectedHeadId` undefined attaches
+   * at the branch's current head (`append`). `then` runs last in the transaction (a commit's live
+   * reply): a refusal it throws rolls the messages back too, and the checked path, which checks
+   * in the contract's order, throws it again.
+   */
+  function writeNew(
+    chatId: string,
+    branch: string,
+    messages: readonly PreparedCommitMessage[],
+    expectedHeadId: string | null | undefined,
+    then?: (written: CommitResult) => void,
+  ): (CommitResult & { previousHeadId: string | null }) | undefined {
+    if (messages.some((message) => message.newVersion)) return undefined;
+    try {
+      return storage.transactionSync(() => {
+        const now = Date.now();
+        const chat = (
+          expectedHeadId === undefined
+            ? sql.exec(BUMP_CHAT_READING_HEAD, messages.length, now, chatId, branch)
+            : sql.exec(BUMP_CHAT, messages.length, now, chatId)
+        ).toArray()[0];
+        if (chat === undefined) throw NOT_NEW;
+        const at = chat.updated_at as number;
+        const previousHeadId =
+          expectedHeadId === undefined ? (chat.head as string | null) : expectedHeadId;
+        let sequence = (chat.next_sequence as number) - messages.length;
+        let head = previousHeadId;
+        const written: MessageNodeRecord[] = [];
+        for (const message of messages) {
+          const node: NodeRow = {
+            chat_id: chatId,
+            id: message.id,
+            message_id: message.messageId,
+            parent_id: head,
+            sequence,
+            message: message.json,
+            engine_record: message.engineRecordJson,
+            created_at: at,
+            updated_at: at,
+          };
+          sql.exec(
+            INSERT_NODE,
+            node.chat_id,
+            node.id,
+            node.message_id,
+            node.parent_id,
+            node.sequence,
+            node.message,
+            node.engine_record,
+            node.created_at,
+            node.updated_at,
+          );
+          written.push(writtenNodeRecord(node));
+          sequence += 1;
+          head = node.id;
+        }
+        const moved = sql
+          .exec(
+            'UPDATE ctxgraph_branches SET head_message_id = ?, updated_at = ? WHERE chat_id = ? AND name = ? AND head_message_id IS ? RETURNING 1',
+            head,
+            at,
+            chatId,
+            branch,
+            previousHeadId,
+          )
+          .toArray();
+        if (moved.length !== 1) throw NOT_NEW;
+        const result = {
+          headMessageId: head,
+          revision: chat.revision as number,
+          rewrittenAt: chat.rewritten_at as number,
+          nodes: written,
+          previousHeadId,
+        };
+        then?.(result);
+        return result;
+      });
+    } catch {
+      // Rolled back: the checked path reads the chat and says why, or writes what this could not.
+      return undefined;
+    }
+  }
+
+  return {
+    withVersionIds,
+    assertOnBranch,
+    write,
+    commitNew,
+    appendNew: (input) => writeNew(input.chatId, input.branch, input.messages, undefined),
+  };
 }

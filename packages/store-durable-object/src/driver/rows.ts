@@ -11,6 +11,7 @@ import {
   type StoredMessage,
   StoreError,
 } from '@ctxgraph/fragments-core';
+import { writtenNode } from '@ctxgraph/fragments-core/store-kit';
 import type { SqlValue } from './sql-storage';
 
 // Rows as SQLite returns them, and the records the contract returns. Every read parses a fresh
@@ -104,6 +105,24 @@ export function nodeRecord(row: NodeRow): MessageNodeRecord {
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
+}
+
+/**
+ * A node just written, for a commit's result: its message parsed from the written JSON the
+ * first time it is read (the store kit's `writtenNode`): the engine keeps its own copy of what
+ * it saved, so a turn does not pay parses nobody looks at.
+ */
+export function writtenNodeRecord(row: NodeRow): MessageNodeRecord {
+  return writtenNode(
+    row.chat_id,
+    row.id,
+    row.parent_id,
+    row.sequence,
+    row.message,
+    row.engine_record === null ? null : (JSON.parse(row.engine_record) as EngineRecord),
+    row.created_at,
+    row.updated_at,
+  );
 }
 
 /** The columns of `ctxgraph_nodes` a chain read selects, in the order of {@link chainNodeRecord}. */

@@ -148,20 +148,24 @@ export interface DurableObjectMigrationResult {
 }
 
 /**
- * Brings the object's tables up to {@link SCHEMA_VERSION}: each missing step in its own
+ * Brings the object's tables up to {@link SCHEMA_VERSION} from `found` (the version
+ * {@link schemaVersion} read; undefined creates the migrations table first): each missing step in its own
  * `transactionSync`, recorded in `ctxgraph_migrations`. Idempotent. A Durable Object is single
  * threaded and its constructor runs under `blockConcurrencyWhile`, so no other call of this
  * object runs in between; nothing else needs a lock. Throws `SchemaVersionError` when the tables
  * are newer than this code.
  */
-export function migrate(storage: DurableObjectStorageLike): DurableObjectMigrationResult {
-  storage.sql.exec(
-    'CREATE TABLE IF NOT EXISTS ctxgraph_migrations (version INTEGER NOT NULL PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT',
-  );
-  const row = storage.sql
-    .exec('SELECT coalesce(max(version), 0) AS version FROM ctxgraph_migrations')
-    .toArray()[0];
-  const from = Number(row?.version ?? 0);
+export function migrate(
+  storage: DurableObjectStorageLike,
+  found: number | undefined = schemaVersion(storage),
+): DurableObjectMigrationResult {
+  let from = found;
+  if (from === undefined) {
+    storage.sql.exec(
+      'CREATE TABLE IF NOT EXISTS ctxgraph_migrations (version INTEGER NOT NULL PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT',
+    );
+    from = readVersion(storage);
+  }
   if (from > SCHEMA_VERSION) {
     throw new SchemaVersionError(
       `DurableObjectContextStore: the object's tables are at schema version ${from}, newer than this code's ${SCHEMA_VERSION}. Deploy the newer @ctxgraph/store-durable-object.`,
@@ -182,4 +186,25 @@ export function migrate(storage: DurableObjectStorageLike): DurableObjectMigrati
     applied.push(step.name);
   }
   return { from, to: SCHEMA_VERSION, applied };
+}
+
+function readVersion(storage: DurableObjectStorageLike): number {
+  const row = storage.sql
+    .exec('SELECT coalesce(max(version), 0) AS version FROM ctxgraph_migrations')
+    .toArray()[0];
+  return Number(row?.version ?? 0);
+}
+
+/**
+ * The schema version the object's tables are at, in one statement, or undefined when it cannot
+ * be read (a fresh object without the migrations table, or a storage without SQL): the store's
+ * constructor then checks the storage and lets {@link migrate} create the table. An object
+ * waking up with current tables costs this one read.
+ */
+export function schemaVersion(storage: DurableObjectStorageLike): number | undefined {
+  try {
+    return readVersion(storage);
+  } catch {
+    return undefined;
+  }
 }
