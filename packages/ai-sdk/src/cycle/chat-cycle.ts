@@ -37,6 +37,7 @@ import {
   type ReadOptions,
 } from './cycle-options';
 
+export type { CompactionEvent } from './background-compaction';
 // The names the cycle's tests and users reach through this module.
 export { chatErrorResponse } from './chat-error-response';
 export type { ConversationVersions, StoredConversation } from './chat-reads';
@@ -191,6 +192,9 @@ export function createChatCycle<UI_MESSAGE extends UIMessage = UIMessage>(
     onReplySaved: options.onReplySaved,
     onSaveError: options.onSaveError,
     live: liveSettings,
+    compacting: new Set<string>(),
+    onCompaction: options.onCompaction,
+    waitUntil: options.waitUntil,
   };
   /** The chat when it is this user's, else a ChatNotFoundForUserError. */
   const ownedOrRefused = async (chatId: string, userId: string): Promise<void> => {
@@ -239,7 +243,13 @@ export function createChatCycle<UI_MESSAGE extends UIMessage = UIMessage>(
             ? undefined
             : { cycle: liveCycle, on: liveSettings !== undefined },
       });
-      return createChatTurn(begun, beginOptions.signal, settings);
+      return createChatTurn(
+        begun,
+        beginOptions.signal,
+        beginOptions.waitUntil === undefined
+          ? settings
+          : { ...settings, waitUntil: beginOptions.waitUntil },
+      );
     },
     read(chatId, readOptions, task) {
       return engines.read(chatId, readOptions.userId, task);
