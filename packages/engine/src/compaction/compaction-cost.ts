@@ -78,6 +78,9 @@ const SUMMARY_FRAMING_TOKENS = 12;
  * - Without compacting now, the history grows until the next call would pass
  *   `maxInputTokens`; there the budget would cut, so the policy compacts (as `threshold` does):
  *   that compaction is counted when it falls within the horizon.
+ * - Past the horizon, each path owes the share of its next compaction (at the limit) that its
+ *   growth since its last one used up: a path is not cheaper for pushing a compaction just past
+ *   the horizon's end.
  * - Calls come within the cache's time to live (a chat in use).
  *
  * Null when there is nothing to compact (fewer turns than `keep`).
@@ -142,7 +145,11 @@ export function decideCompaction(input: CostModelInput): CompactionCostDecision 
       size = next;
       cached = next;
     }
-    return cost;
+    // What the path owes past the horizon: the share of the next compaction its growth since
+    // the last one used up (the budget forces one at the limit), so that compacting now is not
+    // judged by a horizon that happens to end just before the other path's next compaction.
+    const used = Math.min(1, Math.max(0, (size - compacted) / Math.max(1, limit - compacted)));
+    return cost + used * summaryCall(limit - compacted + summaryTokens);
   };
   const costIfCompacted = path(true);
   const costIfWaiting = path(false);
