@@ -349,6 +349,40 @@ describe.each(kinds)('autoCompact policy cost (%s)', (_label, handles) => {
     ]);
   });
 
+  it('continueFrom(reply, { pastCompaction }) continues after the compaction written right after it', async () => {
+    const [first, second] = handles();
+    const chatId = newChatId();
+    const engine = engineFor(first, chatId, { summaryTokens: 20, keep: 1 });
+    await seed(engine, 12);
+    expect((await engine.resolve({ budget })).compaction?.status).toBe('deferred');
+    const ran = await engine.runDeferredCompaction();
+    const compactionId = ran?.status === 'compacted' ? ran.result.messageId : '';
+    // What a chat client does next: continue from the reply it was shown.
+    const client = engineFor(second, chatId, {});
+    expect(await client.continueFrom('a11', { pastCompaction: true })).toEqual({
+      nodeId: compactionId,
+      branch: 'main',
+    });
+    client.set(user('next question', { id: 'q12' }));
+    await client.save();
+    expect((await client.resolve()).messages.map((message) => message.id).slice(1)).toEqual([
+      'q11',
+      'a11',
+      'q12',
+    ]);
+    // Without the option the reply is no branch's head: the next save would start a branch.
+    const plain = engineFor(second, chatId, {});
+    expect(await plain.continueFrom('a11')).toEqual({ nodeId: 'a11', branch: null });
+    // A node the compaction does not follow directly is not moved.
+    expect(await plain.continueFrom('a10', { pastCompaction: true })).toEqual({
+      nodeId: 'a10',
+      branch: null,
+    });
+    await expect(
+      plain.continueFrom('a11', { pastCompaction: 'yes' as unknown as boolean }),
+    ).rejects.toThrow(/pastCompaction must be a boolean/);
+  });
+
   it('a failing summary writes nothing and says why', async () => {
     const [store] = handles();
     const chatId = newChatId();
