@@ -37,7 +37,6 @@ import {
   type ReadOptions,
 } from './cycle-options';
 
-export type { CompactionEvent } from './background-compaction';
 // The names the cycle's tests and users reach through this module.
 export { chatErrorResponse } from './chat-error-response';
 export type { ConversationVersions, StoredConversation } from './chat-reads';
