@@ -12,6 +12,7 @@ const scripts = [
   'sqlite-bench.ts',
   'postgres-bench.ts',
   'compaction-bench.ts',
+  'compaction-cost-bench.ts',
   'drop-bench.ts',
   'search-cost-bench.ts',
   'branch-ops-bench.ts',

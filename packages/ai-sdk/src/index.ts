@@ -4,6 +4,7 @@
 // One type for a message's versions: the engine's, read with the app's UI message type.
 export type { MessageVersion } from '@ctxgraph/engine';
 export type { CycleEngineOptions } from './cycle/attach';
+export type { CompactionEvent } from './cycle/background-compaction';
 export {
   type ChatCycle,
   type ContextGauge,

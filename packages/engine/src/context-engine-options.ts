@@ -211,6 +211,11 @@ export function optionsProblem(method: string, options: unknown): ValidationErro
 export function continueFromProblem(options: ContinueFromOptions | undefined): Error | undefined {
   const method = 'continueFrom(nodeId, options)';
   const activate = options?.activate;
+  const past = options?.pastCompaction;
+  if (past !== undefined && typeof past !== 'boolean')
+    return new ValidationError(`${method}: pastCompaction must be a boolean or omitted.`, {
+      issues: [{ path: 'pastCompaction', message: 'expected a boolean' }],
+    });
   if (activate === undefined || typeof activate === 'boolean')
     return optionsProblem(method, options);
   return new ValidationError(`${method}: activate must be a boolean or omitted.`, {

@@ -27,6 +27,7 @@ import {
 import type { BranchComparisonReport, CompareBranchesOptions } from './branches/compare-branches';
 import { type SearchOptions, searchChat } from './branches/search';
 import { chatUsageOf } from './chat-usage';
+import type { AutoCompaction } from './compaction/auto-compact';
 import { type CompactionResult, type CompactOptions, compactCall } from './compaction/compact';
 import {
   type ContextEngineOptions,
@@ -323,6 +324,31 @@ export class ContextEngine {
    */
   compact(options: CompactOptions): Promise<CompactionResult | null> {
     return compactCall(this.#session, options);
+  }
+
+  /**
+   * Runs the compaction the last budgeted `resolve()` deferred (`autoCompact: { policy: 'cost' }`
+   * said it pays: `result.compaction.status === 'deferred'`); call it after the reply is saved,
+   * in the background of the request, so nobody waits for the summary. Resolves to undefined
+   * when none is due, else to what it did: `'compacted'` (written on top of the branch's head,
+   * after whatever was saved meanwhile), `'superseded'` (another engine or process compacted the
+   * branch first: nothing written), `'failed'` (the summarizer or the write failed: nothing
+   * written, `error` says why), `'nothing-to-compact'`. It runs once; the next resolve decides
+   * anew.
+   *
+   * @example
+   * ```ts
+   * const result = await engine.resolve({ budget: { maxInputTokens: 100_000, model } });
+   * // … the model call, then engine.set(reply) and:
+   * await engine.save();
+   * if (result.compaction?.status === 'deferred') ctx.waitUntil(engine.runDeferredCompaction());
+   * ```
+   */
+  runDeferredCompaction(): Promise<AutoCompaction | undefined> {
+    return this.#session.run(async () => {
+      await this.#session.open();
+      return this.#parts.planner.runDeferred(this.#session);
+    });
   }
 
   /**

@@ -123,7 +123,14 @@ export function continueCall(
 ): Promise<ContinueFromResult> {
   const problem = continueFromProblem(options);
   if (problem !== undefined) return Promise.reject(problem);
-  return parts.session.run(() => continueFrom(parts.session, nodeId, options?.activate === true));
+  return parts.session.run(() =>
+    continueFrom(
+      parts.session,
+      nodeId,
+      options?.activate === true,
+      options?.pastCompaction === true,
+    ),
+  );
 }
 
 /** `deleteBranch()`: checks the options at the call, then deletes in call order. */

@@ -75,6 +75,7 @@ export type {
   CompactKeep,
   CompactOptions,
 } from './compaction/compact';
+export type { CompactionCostDecision } from './compaction/compaction-cost';
 export type { CompactedDropReport } from './compaction/drop-originals';
 export type { SummarizeContext, Summarizer } from './compaction/summarizer';
 export { ContextEngine } from './context-engine';

@@ -3,6 +3,7 @@
 // module; the reads by message id are in chat-reads.ts.
 import { message as messageFragment } from '@ctxgraph/codecs';
 import {
+  type AutoCompaction,
   type BudgetOptions,
   type CachePrediction,
   ContextEngine,
@@ -108,6 +109,8 @@ export interface ModelInput {
   readonly messages: ModelMessage[];
   /** The budgeted resolve's cache prediction (`result.budget.cache`); none without a budget. */
   readonly cache?: CachePrediction;
+  /** What the engine's `autoCompact` did or decided before the call, if anything. */
+  readonly compaction?: AutoCompaction;
 }
 
 /**
@@ -159,11 +162,11 @@ export class AttachedChat<UI_MESSAGE extends UIMessage = UIMessage> {
       const newest =
         stored.length < 2 ? stored[0] : ((await this.#shownVersion(last, after)) ?? stored[0]);
       if (newest === undefined) {
+        // A compaction the cycle ran after the reply the client continues from is continued
+        // after: the client never sees that node.
         await engine.continueFrom(
           after === undefined ? await newestNode(this.#store, this.#chatId) : after,
-          {
-            activate: false,
-          },
+          { activate: false, pastCompaction: true },
         );
         fresh = [last];
       } else {
@@ -201,6 +204,7 @@ export class AttachedChat<UI_MESSAGE extends UIMessage = UIMessage> {
       fresh = await validateFrom(matched);
       await engine.continueFrom(matched === 0 ? null : (located.nodeIds[matched - 1] ?? null), {
         activate: false,
+        pastCompaction: true,
       });
     }
     const live = this.#store.startReply;
@@ -426,6 +430,7 @@ export class AttachedChat<UI_MESSAGE extends UIMessage = UIMessage> {
       messages: resolved.messages,
       // The prediction the reply's usage confirms (saveReply passes it to withUsage).
       ...(resolved.budget === undefined ? {} : { cache: resolved.budget.cache }),
+      ...(resolved.compaction === undefined ? {} : { compaction: resolved.compaction }),
     };
   }
 

@@ -193,6 +193,9 @@ export function createChatCycle<UI_MESSAGE extends UIMessage = UIMessage>(
     live: liveSettings,
     store,
     tokenizer: options.engine.tokenizer,
+    compacting: new Set<string>(),
+    onCompaction: options.onCompaction,
+    waitUntil: options.waitUntil,
   };
   /** The chat when it is this user's, else a ChatNotFoundForUserError. */
   const ownedOrRefused = async (chatId: string, userId: string): Promise<void> => {
@@ -241,7 +244,13 @@ export function createChatCycle<UI_MESSAGE extends UIMessage = UIMessage>(
             ? undefined
             : { cycle: liveCycle, on: liveSettings !== undefined },
       });
-      return createChatTurn(begun, beginOptions.signal, settings);
+      return createChatTurn(
+        begun,
+        beginOptions.signal,
+        beginOptions.waitUntil === undefined
+          ? settings
+          : { ...settings, waitUntil: beginOptions.waitUntil },
+      );
     },
     read(chatId, readOptions, task) {
       return engines.read(chatId, readOptions.userId, task);

@@ -1,4 +1,9 @@
-import type { CachePrediction, ContextEngine, ReplyOutcome } from '@ctxgraph/engine';
+import type {
+  AutoCompaction,
+  CachePrediction,
+  ContextEngine,
+  ReplyOutcome,
+} from '@ctxgraph/engine';
 import {
   type ContextStore,
   CtxGraphError,
@@ -24,6 +29,7 @@ import {
 } from '../stream/reply-source';
 import type { ResumableStreams } from '../stream/resumable-streams';
 import type { ReplyUsage } from './attach';
+import { type BackgroundSettings, compactInBackground } from './background-compaction';
 import type { BegunTurn } from './begin-turn';
 import type { ChatEngines } from './chat-engines';
 import type { ReplySavedEvent } from './cycle-options';
@@ -76,6 +82,14 @@ export interface ChatTurn<UI_MESSAGE extends UIMessage = UIMessage> {
    * ```
    */
   historyTools(options?: TurnHistoryToolsOptions): HistoryTools;
+  /**
+   * With the engine's `autoCompact: { policy: 'cost' }`: the compaction this turn's resolve
+   * deferred (it pays over the next calls), run after the reply is saved, in the background;
+   * resolves to what it did (`'compacted'`, `'superseded'`, `'failed'` with `error`), or to
+   * undefined when none was due or the reply was not saved. Never rejects. The cycle hands it to
+   * `waitUntil` when it has one; elsewhere await it, or leave it (the process runs it anyway).
+   */
+  readonly compaction: Promise<AutoCompaction | undefined>;
   /** The same as `respond`, as a chunk stream (for `createUIMessageStream`'s `writer.merge`). */
   stream(
     result: StreamTextResultLike<UI_MESSAGE>,
@@ -87,7 +101,8 @@ export interface ChatTurn<UI_MESSAGE extends UIMessage = UIMessage> {
 export type TurnHistoryToolsOptions = Pick<HistoryToolsOptions, 'maxResultTokens'>;
 
 /** What a turn's reply needs of the cycle. */
-export interface TurnSettings<UI_MESSAGE extends UIMessage = UIMessage> {
+export interface TurnSettings<UI_MESSAGE extends UIMessage = UIMessage>
+  extends BackgroundSettings<UI_MESSAGE> {
   readonly engines: ChatEngines<UI_MESSAGE>;
   readonly generateId: () => string;
   readonly streams: ResumableStreams | undefined;
@@ -128,6 +143,10 @@ export function createChatTurn<UI_MESSAGE extends UIMessage>(
       : disconnect.signal;
   const replyId = placed.replyId;
   const live = settings.live !== undefined && owner !== undefined ? settings.live : undefined;
+  let settleCompaction: (value: Promise<AutoCompaction | undefined> | undefined) => void = () => {};
+  const compaction = new Promise<AutoCompaction | undefined>((resolve) => {
+    settleCompaction = resolve;
+  });
   let used = false;
   const stream = (
     result: StreamTextResultLike<UI_MESSAGE>,
@@ -154,6 +173,17 @@ export function createChatTurn<UI_MESSAGE extends UIMessage>(
           });
     const endReply = batcher === undefined ? undefined : { replyId, owner: owner as string };
     const keep = async (reply: UI_MESSAGE | undefined, outcome: ReplyOutcome): Promise<void> => {
+      try {
+        await keepReply(reply, outcome);
+      } finally {
+        // Whatever happened, the turn's compaction promise settles (undefined when none ran).
+        settleCompaction(undefined);
+      }
+    };
+    const keepReply = async (
+      reply: UI_MESSAGE | undefined,
+      outcome: ReplyOutcome,
+    ): Promise<void> => {
       const usage = await source.usage;
       try {
         // Every chunk a reader got is in the store before the save that ends the record.
@@ -177,8 +207,11 @@ export function createChatTurn<UI_MESSAGE extends UIMessage>(
           saveMs: performance.now() - started,
         });
       }
-      // The turn ended well: its engine serves the chat's next request warm.
-      settings.engines.give(attached);
+      // The turn ended well: its engine serves the chat's next request warm, once the
+      // compaction its resolve deferred ran (in the background: the stream ends now).
+      if (reply !== undefined && input.compaction?.status === 'deferred')
+        settleCompaction(compactInBackground(attached, request.chatId, settings));
+      else settings.engines.give(attached);
     };
     // A requested stop ends the reply as a reply ends, for every reader alike: the model call's
     // `abort` chunk becomes the `finish` chunk (held by the saver until the reply is saved
@@ -235,6 +268,7 @@ export function createChatTurn<UI_MESSAGE extends UIMessage>(
           ? {}
           : { maxResultTokens: options.maxResultTokens }),
       }),
+    compaction,
     stream,
     respond: (result, options = {}) => replyResponse(stream(result, options), options.headers),
   };

@@ -5,6 +5,7 @@ import type { LiveOption } from '../live/live-settings';
 import type { ChatMessageSchemas } from '../request/read-chat-request';
 import type { ResumableStreams } from '../stream/resumable-streams';
 import type { CycleEngineOptions } from './attach';
+import type { CompactionEvent } from './background-compaction';
 
 /** Options of {@link createChatCycle}. */
 export interface ChatCycleOptions<UI_MESSAGE extends UIMessage = UIMessage> {
@@ -68,6 +69,19 @@ export interface ChatCycleOptions<UI_MESSAGE extends UIMessage = UIMessage> {
    * how it ended, and how long the save took in milliseconds.
    */
   onReplySaved?: (event: ReplySavedEvent) => void;
+  /**
+   * Told what each background compaction did (`engine.autoCompact` with `policy: 'cost'`: the
+   * compaction a turn's resolve deferred runs after its reply is saved): `'compacted'`,
+   * `'superseded'`, or `'failed'` with the error (nothing written). Failures come here, never
+   * lost: each turn's `compaction` promise has the same outcome.
+   */
+  onCompaction?: (event: CompactionEvent) => void;
+  /**
+   * Keeps the runtime alive for work after the response (Cloudflare Workers and Vercel: the
+   * request's `ctx.waitUntil`): each background compaction's promise is handed to it. Per
+   * request, pass it to `begin()` instead.
+   */
+  waitUntil?: (promise: Promise<unknown>) => void;
 }
 
 /** What {@link ChatCycleOptions.onReplySaved} is told. */
@@ -90,6 +104,11 @@ export interface BeginTurnOptions {
    * can be resumed meanwhile; stop it with `cycle.stop()`.
    */
   signal?: AbortSignal;
+  /**
+   * This request's `waitUntil` (Workers: `ctx.waitUntil.bind(ctx)`), in place of the cycle's: the
+   * turn's background compaction is handed to it.
+   */
+  waitUntil?: (promise: Promise<unknown>) => void;
   /** Sets the turn's system context on the engine (`engine.set(role(…))`, `loadContext()`). */
   context?: (engine: ContextEngine) => unknown;
   /**

@@ -7,6 +7,7 @@ import {
   compactionMessage,
   EngineError,
   type JsonObject,
+  readCompaction,
   type StoredMessage,
   ValidationError,
 } from '@ctxgraph/fragments-core';
@@ -110,19 +111,36 @@ export function compactCall(
   }
   return session.run(async () => {
     await session.open();
-    return compactBranch(session, checked);
+    const result = await compactBranch(session, checked);
+    return result === 'superseded' ? null : result;
   });
 }
 
 /**
+ * A compaction decided earlier and run later (the cost policy's, after the reply is saved): it
+ * compacts only the branch as it was decided on, and never writes over another compaction.
+ */
+export interface DeferredCompaction {
+  /** The compaction node the branch showed when it was decided (null: none). */
+  readonly summaryNodeId: string | null;
+}
+
+/** Thrown inside a deferred compaction's write when another compaction got there first. */
+class Superseded {}
+
+/**
  * Compacts the branch the view follows: picks the span (from the root or the previous
  * compaction, up to the boundary `keep` leaves), asks for its summary, and writes the compaction
- * node on top of the head. Resolves to null when there is nothing to compact.
+ * node on top of the head. Resolves to null when there is nothing to compact. A `deferred`
+ * compaction resolves to `'superseded'`, writing nothing, when the branch shows another
+ * compaction than when it was decided, or when one is written while its summary is made (two
+ * processes, or two engines, deciding the same compaction: one writes).
  */
 export async function compactBranch(
   session: ChatSession,
   options: CompactOptions,
-): Promise<CompactionResult | null> {
+  deferred?: DeferredCompaction,
+): Promise<CompactionResult | null | 'superseded'> {
   const method = 'compact()';
   const { view } = session;
   if (options.id !== undefined) await assertNewId(session, options.id, method);
@@ -131,6 +149,11 @@ export async function compactBranch(
   const startRevision = view.revision;
   if (startHead === null) return null;
   const visible = visibleConversation(view.chain);
+  if (
+    deferred !== undefined &&
+    (visible.compaction?.entry.node.id ?? null) !== deferred.summaryNodeId
+  )
+    return 'superseded';
   const summaryCount = visible.compaction === undefined ? 0 : 1;
   const firstKept = firstKeptIndex(visible.entries, summaryCount, options.keep ?? 2, method);
   if (firstKept <= summaryCount) return null;
@@ -167,7 +190,20 @@ export async function compactBranch(
     createdAt: Date.now(),
   };
   const entry = compactionMessage({ id, text, compaction: record });
-  const attachedTo = await writeOnTop(session, entry, startHead, startRevision, method);
+  let attachedTo: string;
+  try {
+    attachedTo = await writeOnTop(
+      session,
+      entry,
+      startHead,
+      startRevision,
+      method,
+      deferred !== undefined,
+    );
+  } catch (error) {
+    if (error instanceof Superseded) return 'superseded';
+    throw error;
+  }
   return {
     messageId: id,
     compaction: record,
@@ -249,6 +285,7 @@ async function writeOnTop(
   startHead: string,
   startRevision: number,
   method: string,
+  deferred: boolean,
 ): Promise<string> {
   const { store, chatId, view } = session;
   const written = [await checkedNode(session, entry.message, method)];
@@ -262,20 +299,21 @@ async function writeOnTop(
         `${method}: a message of chat "${chatId}" was replaced in place while the summary was being made, so it may no longer match the span. Nothing was written; call compact() again.`,
       );
     }
-    if (state.headMessageId !== onChain) {
-      if (
-        state.headMessageId === null ||
-        !(await descends(session, state.headMessageId, startHead))
-      ) {
+    const head = state.headMessageId;
+    if (head !== onChain) {
+      const between = head === null ? 'off' : await descends(session, head, onChain);
+      // A deferred compaction never goes on top of another one (of the same span, or newer).
+      if (deferred && between === 'compacted') throw new Superseded();
+      if (between === 'off') {
         throw new EngineError(
           `${method}: the head of branch "${branch}" moved off the chain that was summarized. Nothing was written; call compact() again.`,
         );
       }
-      onChain = state.headMessageId;
+      onChain = head as string;
     }
     return onChain;
   };
-  if (view.pinned) {
+  if (view.pinned && !deferred) {
     // After continueFrom() the write is addressed: right after the summarized head, on the
     // engine's own branch or on a new one there, never on top of another writer's messages.
     const chat = await store.getChat(chatId);
@@ -285,9 +323,12 @@ async function writeOnTop(
       );
     }
   }
-  const attach: AttachPoint = view.pinned
-    ? { after: startHead, extend: !view.detached, activate: view.activateOnFork }
-    : { from: startHead, beforeAttempt: guard };
+  // A deferred compaction belongs to the branch it was decided on, wherever its head is now: on
+  // top of what was saved meanwhile, never on a branch of its own.
+  const attach: AttachPoint =
+    view.pinned && !deferred
+      ? { after: startHead, extend: !view.detached, activate: view.activateOnFork }
+      : { from: startHead, beforeAttempt: guard };
   const result = await writeMessages(session, {
     method,
     branch,
@@ -333,19 +374,28 @@ async function checkedNode(
   return checked.message;
 }
 
-/** True when `ancestor` is on the chain of `head` (reads only the nodes in between). */
-async function descends(session: ChatSession, head: string, ancestor: string): Promise<boolean> {
+/**
+ * Whether `ancestor` is on the chain of `head` (reads only the nodes in between): `'off'` when it
+ * is not, `'compacted'` when a compaction node lies in between, else `'on'`.
+ */
+async function descends(
+  session: ChatSession,
+  head: string,
+  ancestor: string,
+): Promise<'on' | 'off' | 'compacted'> {
   let cursor: string | null = head;
+  let compacted = false;
   while (cursor !== null) {
     const page = await session.store.getChain({
       chatId: session.chatId,
       headMessageId: cursor,
       until: ancestor,
     });
-    if (page.reachedUntil) return true;
+    if (page.nodes.some((node) => readCompaction(node) !== null)) compacted = true;
+    if (page.reachedUntil) return compacted ? 'compacted' : 'on';
     cursor = page.nextCursor;
   }
-  return false;
+  return 'off';
 }
 
 /** The message as the conversation shows it (a stored one that no longer validates, as stored). */

@@ -28,6 +28,15 @@ export interface ContinueFromOptions {
    * @default false
    */
   readonly activate?: boolean;
+  /**
+   * When no branch has the node as its head but a compaction node the engine wrote follows it
+   * directly as the head of the most recently written branch (a deferred compaction, run after
+   * the reply a chat client continues from; the client never sees that node), continue after the
+   * compaction instead of starting a branch at the node. Costs one read of that head, only when
+   * the node is no branch's head.
+   * @default false
+   */
+  readonly pastCompaction?: boolean;
 }
 
 /** What {@link ContextEngine.continueFrom} returns. */
@@ -75,9 +84,11 @@ export interface MessageVersion<UI_MESSAGE extends UIMessage = UIMessage> {
 /** `continueFrom()`: positions the view at a node of the chat (see `ContextEngine.continueFrom`). */
 export async function continueFrom(
   session: ChatSession,
-  nodeId: string | null,
+  requested: string | null,
   activate: boolean,
+  pastCompaction = false,
 ): Promise<ContinueFromResult> {
+  let nodeId = requested;
   const method = 'continueFrom(nodeId)';
   if (nodeId !== null) assertIdentifier(method, 'nodeId', nodeId);
   await session.open();
@@ -95,7 +106,15 @@ export async function continueFrom(
   } else {
     if (nodeId !== null && (await store.getMessage({ chatId, messageId: nodeId })) === null)
       throw new MessageNotFoundError(chatId, nodeId);
-    branch = branchWithHead(await store.listBranches(chatId), nodeId, view.branch);
+    const branches = await store.listBranches(chatId);
+    branch = branchWithHead(branches, nodeId, view.branch);
+    if (branch === undefined && pastCompaction && nodeId !== null) {
+      const after = await compactionAfter(session, branches, nodeId);
+      if (after !== undefined) {
+        nodeId = after.headMessageId;
+        branch = after;
+      }
+    }
   }
   // A fork is named after the branch the engine was on (it always exists: `main` at first).
   view.pinAt(nodeId, branch?.name ?? null, view.branch, activate);
@@ -107,6 +126,25 @@ export async function continueFrom(
   if (activate && branch !== undefined) await store.setActiveBranch({ chatId, name: branch.name });
   await view.sync();
   return { nodeId, branch: branch?.name ?? null };
+}
+
+/**
+ * The most recently written branch when its head is a compaction node whose parent is `nodeId`
+ * (one read: that head), else undefined.
+ */
+async function compactionAfter(
+  session: ChatSession,
+  branches: readonly BranchRecord[],
+  nodeId: string,
+): Promise<(BranchRecord & { headMessageId: string }) | undefined> {
+  let newest: BranchRecord | undefined;
+  for (const branch of branches)
+    if (newest === undefined || branch.updatedAt >= newest.updatedAt) newest = branch;
+  const headId = newest?.headMessageId;
+  if (newest === undefined || headId === null || headId === undefined) return undefined;
+  const head = await session.store.getMessage({ chatId: session.chatId, messageId: headId });
+  if (head === null || head.parentId !== nodeId || readCompaction(head) === null) return undefined;
+  return { ...newest, headMessageId: headId };
 }
 
 /**

@@ -26,10 +26,12 @@ import {
   compactForBudget,
   wantsCompaction,
 } from '../compaction/auto-compact';
-import { compactBranch } from '../compaction/compact';
+import { compactBranch, type DeferredCompaction } from '../compaction/compact';
 import { shownMessageCount, visibleConversation } from '../compaction/compacted-view';
+import { decideCompaction } from '../compaction/compaction-cost';
 import { sendableMessages } from '../compaction/provider-parts';
 import { conversation, pendingMessages } from '../conversation/conversation';
+import { DEFAULT_MODEL_PRICES, findModelPrice } from '../model-prices';
 import { appliedCompaction } from '../session/chain-reads';
 import type { ChatSession } from '../session/chat-session';
 import {
@@ -129,6 +131,8 @@ export class BudgetPlanner {
   readonly #counter = new TokenCounter();
   readonly #memory = new Map<string, BudgetMemory>();
   readonly #autoCompact: CheckedAutoCompact | undefined;
+  /** The compaction the cost policy decided on at the last budgeted resolve, not run yet. */
+  #deferred: DeferredCompaction | undefined;
 
   constructor(autoCompact: CheckedAutoCompact | undefined) {
     this.#autoCompact = autoCompact;
@@ -151,6 +155,20 @@ export class BudgetPlanner {
       ? factorFor(models, budget.model?.modelId ?? null)
       : { modelId: null, factor: 1, samples: 0 };
     return { models, inUse };
+  }
+
+  /**
+   * Runs the compaction the last budgeted resolve deferred (`'cost'` policy), on the branch the
+   * view follows now; undefined when none is due. It runs once: the next resolve decides anew.
+   */
+  async runDeferred(session: ChatSession): Promise<AutoCompaction | undefined> {
+    const options = this.#autoCompact;
+    const deferred = this.#deferred;
+    this.#deferred = undefined;
+    if (options === undefined || deferred === undefined) return undefined;
+    return compactForBudget(() =>
+      compactBranch(session, { summarize: options.summarize, keep: options.keep }, deferred),
+    );
   }
 
   /**
@@ -229,13 +247,53 @@ export class BudgetPlanner {
   ): Promise<AutoCompaction | undefined> {
     const options = this.#autoCompact;
     if (options === undefined) return undefined;
+    this.#deferred = undefined;
     const pending = await pendingMessages(session, call.ticket, opened);
     const { renderer, fragments } = call;
     const plan = this.planDryRun(session, { budget, renderer, fragments }, pending);
-    if ('exceeded' in plan || !wantsCompaction(plan, options.threshold)) return undefined;
-    return compactForBudget(() =>
-      compactBranch(session, { summarize: options.summarize, keep: options.keep }),
-    );
+    if ('exceeded' in plan) return undefined;
+    // Leaving history out is never the cheaper way: both policies compact first then.
+    const forced = plan.droppedHistory.messages > 0;
+    if (options.policy === 'cost' && !forced) return this.#decide(session, plan, options);
+    if (!forced && !wantsCompaction(plan, options.threshold)) return undefined;
+    return compactForBudget(async () => {
+      const result = await compactBranch(session, {
+        summarize: options.summarize,
+        keep: options.keep,
+      });
+      return result === 'superseded' ? null : result;
+    });
+  }
+
+  /**
+   * The cost policy before a call whose history fits: weighs compacting after it against going
+   * on, and remembers a compaction that pays for `runDeferred()`. Undefined when there is nothing
+   * to compact, or no price for the budget's model (then it compacts only when the budget would
+   * leave history out).
+   */
+  #decide(
+    session: ChatSession,
+    plan: BudgetReport,
+    options: CheckedAutoCompact,
+  ): AutoCompaction | undefined {
+    const modelId = plan.cache.modelId;
+    if (modelId === null) return undefined;
+    const price = findModelPrice(modelId, { ...DEFAULT_MODEL_PRICES, ...session.settings.prices });
+    if (price === undefined) return undefined;
+    const applied = appliedCompaction(session.view.chain);
+    const decision = decideCompaction({
+      report: plan,
+      rules: plan.cache.rules,
+      price,
+      modelId,
+      settings: options,
+      previousSummaryTokens: applied?.record.tokens.summary,
+      summaryMessageId: applied?.entry.message?.id,
+    });
+    if (decision === null) return undefined;
+    if (!decision.compact) return { status: 'not-worth-it', decision };
+    this.#deferred = { summaryNodeId: applied?.entry.node.id ?? null };
+    return { status: 'deferred', decision };
   }
 
   /** Plans from this call's input, applies, and remembers what the next report compares with. */
