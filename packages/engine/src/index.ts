@@ -100,6 +100,7 @@ export type { ChatUpdate } from './session/chat-session';
 export type { SaveOptions } from './session/write-messages';
 export {
   type MessageUsage,
+  type OverflowRetry,
   type ReplyOutcome,
   type StepUsage,
   type UsageInput,
