@@ -369,12 +369,12 @@ describe.each(stores)('overflow retry on %s', (_name, makeStore) => {
       if (shape === 'bedrock') expect(retry).toMatchObject({ limit: null, sent: null });
       else expect(retry).toMatchObject({ limit: WINDOW, sent: calls[0] });
       // The store's live copy of the reply (what a resume reads) holds the retry's chunks alone.
-    const live = await store.readReply?.({ chatId, replyId: turn.replyId });
-    const liveTypes = (live?.chunks ?? []).map((chunk) => (chunk as { type: string }).type);
-    expect(liveTypes.filter((type) => type === 'start')).toHaveLength(1);
-    expect(liveTypes).not.toContain('error');
-    expect(live?.record.endedAt).not.toBeNull();
-    // The HTTP read shows it by message id.
+      const live = await store.readReply?.({ chatId, replyId: turn.replyId });
+      const liveTypes = (live?.chunks ?? []).map((chunk) => (chunk as { type: string }).type);
+      expect(liveTypes.filter((type) => type === 'start')).toHaveLength(1);
+      expect(liveTypes).not.toContain('error');
+      expect(live?.record.endedAt).not.toBeNull();
+      // The HTTP read shows it by message id.
       const conversation = await cycle.conversation(chatId, { userId: 'u' });
       expect(conversation.retries).toEqual({ [turn.replyId]: retry });
       expect(conversation.outcomes).toEqual({});
