@@ -1,6 +1,13 @@
 import { XmlRenderer } from '@ctxgraph/renderer-xml';
 import { InMemoryContextStore } from '@ctxgraph/store-memory';
-import { type InferUITools, streamText, tool, type UIDataTypes, type UIMessage } from 'ai';
+import {
+  type InferUIMessageChunk,
+  type InferUITools,
+  streamText,
+  tool,
+  type UIDataTypes,
+  type UIMessage,
+} from 'ai';
 import { MockLanguageModelV3 } from 'ai/test';
 import { describe, expectTypeOf, it } from 'vitest';
 import { z } from 'zod';
@@ -9,6 +16,7 @@ import {
   type ContextGauge,
   type ConversationVersions,
   createChatCycle,
+  type OverflowRetry,
   type StoredConversation,
 } from './index';
 
@@ -43,11 +51,20 @@ describe('the app message type carries through', () => {
       abortSignal: turn.abortSignal,
     });
     expectTypeOf(turn.respond(result)).toEqualTypeOf<Response>();
+    // A function of the input, with the app's tools: retried once on a context overflow.
+    expectTypeOf(
+      turn.respond((input) => streamText({ model: new MockLanguageModelV3(), ...input, tools })),
+    ).toEqualTypeOf<Response>();
+    expectTypeOf(
+      turn.stream(async (input) => streamText({ model: new MockLanguageModelV3(), ...input })),
+    ).toEqualTypeOf<ReadableStream<InferUIMessageChunk<MyUIMessage>>>();
     expectTypeOf(await cycle.messages('c', { userId: 'u' })).toEqualTypeOf<MyUIMessage[]>();
     const read = await cycle.conversation('c', { userId: 'u' });
     expectTypeOf(read).toEqualTypeOf<StoredConversation<MyUIMessage>>();
     expectTypeOf(read.messages).toEqualTypeOf<MyUIMessage[]>();
     expectTypeOf(read.nodeIds).toEqualTypeOf<Record<string, string>>();
+    expectTypeOf(read.retries).toEqualTypeOf<Record<string, OverflowRetry>>();
+    expectTypeOf(read.retries.any?.strategy).toEqualTypeOf<'cut' | 'compacted' | undefined>();
     expectTypeOf(read.versions).toEqualTypeOf<Record<string, ConversationVersions>>();
     expectTypeOf(read.versions.any?.nodes[0]?.leafNodeId).toEqualTypeOf<string | undefined>();
     expectTypeOf(await cycle.contextGauge('c', { userId: 'u' })).toEqualTypeOf<ContextGauge>();

@@ -452,15 +452,20 @@ export class AttachedChat<UI_MESSAGE extends UIMessage = UIMessage> {
   ): Promise<{ input: ModelInput; record: OverflowRetry }> {
     const counted = sent.tokens ?? (await this.#engine.inspect()).estimate.tokens;
     const maxInputTokens = retryBudget(counted, overflow, budget?.maxInputTokens);
+    // A turn without a budget gets one for the retry only: its messages stay unmarked and no
+    // cache prediction is recorded for it, as for its first call.
     const resolved = await this.#engine.resolve({
       format: 'model',
-      budget: { ...budget, maxInputTokens },
+      budget:
+        budget === undefined
+          ? { maxInputTokens, cacheMarkers: 'none' }
+          : { ...budget, maxInputTokens },
     });
     return {
       input: {
         system: resolved.system,
         messages: resolved.messages,
-        ...(resolved.budget === undefined
+        ...(resolved.budget === undefined || budget === undefined
           ? {}
           : { cache: resolved.budget.cache, tokens: resolved.budget.totalTokens }),
       },
