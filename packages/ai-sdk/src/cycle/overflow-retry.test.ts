@@ -484,6 +484,30 @@ describe.each(stores)('overflow retry on %s', (_name, makeStore) => {
   });
 });
 
+describe('overflow retry under a turn budget', () => {
+  it('tightens the budget the estimate got wrong, keeps its options, and records its cache prediction', async () => {
+    const store = new InMemoryContextStore();
+    // The engine thinks the chat fits in 5000 tokens; the provider counts more than its window.
+    const cycle = createChatCycle({
+      store,
+      engine: { renderer },
+      budget: { maxInputTokens: 5000 },
+    });
+    const { model, calls } = windowModel((sent) => overflowError('google', sent, WINDOW));
+    const turn = await cycle.begin(longChat('budget', 16), { userId: 'u' });
+    await chunksOf(turn.respond((input) => streamText({ model, ...input, onError: quiet })));
+    expect(calls).toHaveLength(2);
+    expect(calls[1]).toBeLessThanOrEqual(WINDOW);
+    const after = await stored(cycle, store, 'budget', turn.replyId);
+    const retry = after.usage?.overflowRetry;
+    expect(retry?.maxInputTokens).toBeLessThan(5000);
+    expect(retry).toMatchObject({ strategy: 'cut', limit: WINDOW, sent: calls[0] });
+    // The retried call's prediction is the one confirmed by its usage.
+    expect(after.usage?.cache).toBeDefined();
+    expect(after.usage?.inputTokens).toBe(calls[1]);
+  });
+});
+
 describe('overflow retry through the handler', () => {
   it('answers 200 with the retried reply; a second overflow answers as a failed call does', async () => {
     const store = new InMemoryContextStore();
