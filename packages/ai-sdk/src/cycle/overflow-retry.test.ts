@@ -508,6 +508,49 @@ describe('overflow retry under a turn budget', () => {
   });
 });
 
+describe('a call given as a function', () => {
+  it('that rejects ends the reply with an error chunk; the question stays, no reply is saved', async () => {
+    const store = new InMemoryContextStore();
+    const cycle = createChatCycle({ store, engine: { renderer } });
+    const turn = await cycle.begin(longChat('rejects', 1), { userId: 'u' });
+    const chunks = await chunksOf(
+      turn.respond(async () => {
+        throw new Error('no model configured');
+      }),
+    );
+    expect(chunks).toEqual([{ type: 'error', errorText: 'An error occurred.' }]);
+    const after = await stored(cycle, store, 'rejects', turn.replyId);
+    expect(after.questionNodes).toBe(1);
+    expect(after.replyNodes).toBe(0);
+    // The chat takes its next turn as usual.
+    const { model } = windowModel(() => new Error('unused'));
+    const next = await cycle.begin(
+      {
+        id: 'rejects',
+        trigger: 'submit-message',
+        message: { id: 'again', role: 'user', parts: [{ type: 'text', text: 'Again?' }] },
+      },
+      { userId: 'u' },
+    );
+    const answer = await chunksOf(
+      next.respond((input) => streamText({ model, ...input, onError: quiet })),
+    );
+    expect(answer.find((chunk) => chunk.type === 'text-delta')).toMatchObject({
+      delta: 'Short answer.',
+    });
+  });
+
+  it('that throws at once throws from respond(), as streamText would before it', async () => {
+    const cycle = createChatCycle({ store: new InMemoryContextStore(), engine: { renderer } });
+    const turn = await cycle.begin(longChat('throws', 1), { userId: 'u' });
+    expect(() =>
+      turn.respond(() => {
+        throw new Error('bad options');
+      }),
+    ).toThrow('bad options');
+  });
+});
+
 describe('overflow retry through the handler', () => {
   it('answers 200 with the retried reply; a second overflow answers as a failed call does', async () => {
     const store = new InMemoryContextStore();
