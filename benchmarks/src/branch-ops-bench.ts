@@ -17,9 +17,12 @@
 //   (what the engine adds over its store). The three alternate operation by operation.
 // - Cold read (SQLite): a new store handle, a new engine and its first resolve() of a
 //   1,000-message chat, against a new better-sqlite3 connection (same settings) that reads the
-//   active branch's head, walks the chain in one recursive statement and parses every message.
+//   active branch's head, walks the chain in one recursive statement and makes each node's
+//   record (ids, sequence, times, engine record, parsed message: what the store must return).
+//   Beside it, the older floor that reads and parses the messages only (payload-only).
 // - Turns (SQLite): TURNS turns (a user message and a reply) saved one at a time on a chat of
 //   1,000 messages, by store.commit and by engine.save, against a bare IMMEDIATE transaction that
+//   reads the chat's highest sequence (a store shared by processes cannot keep it in memory),
 //   inserts the two rows, moves the head where it is still the expected one and bumps the chat's
 //   version. The three alternate turn by turn.
 // x floor: the median of each run's time over its floor's in the same run (ratio of medians
@@ -392,7 +395,10 @@ async function measureBranches(backend: Backend): Promise<Record<string, string>
     }
   }
   return OPERATIONS.map((operation) => {
-    const { engine, calls, floor } = times[operation] as Record<string, number[]>;
+    const { engine, calls, floor } = times[operation] as Record<
+      'engine' | 'calls' | 'floor',
+      number[]
+    >;
     return {
       store: backend.name,
       operation,
@@ -416,7 +422,8 @@ async function measureColdRead(directory: string): Promise<Record<string, string
     if (messages.length !== HISTORY) throw new Error(`resolved ${messages.length} messages`);
     await store.close();
   };
-  const floorCold = async () => {
+  // Both floors open a connection with the store's settings and read the active branch's head.
+  const openFloor = () => {
     const database = new Database(path);
     database.pragma('busy_timeout = 5000');
     database.pragma('journal_mode = WAL');
@@ -429,6 +436,51 @@ async function measureColdRead(directory: string): Promise<Record<string, string
       )
       .pluck()
       .get('cold') as string;
+    return { database, head };
+  };
+  // The floor: what the store must hand over for each node (a `MessageNodeRecord`: ids, sequence,
+  // times, engine record and message), read in the plain way: one recursive statement that
+  // selects those columns, each message and engine record parsed.
+  const floorCold = async () => {
+    const { database, head } = openFloor();
+    const rows = database
+      .prepare(
+        `WITH RECURSIVE chain (id, parent_id, sequence, created_at, updated_at, engine_record, payload, depth) AS (
+           SELECT id, parent_id, sequence, created_at, updated_at, engine_record, payload, 1
+             FROM ctxgraph_messages WHERE chat_id = @chat AND id = @head
+           UNION ALL
+           SELECT m.id, m.parent_id, m.sequence, m.created_at, m.updated_at, m.engine_record, m.payload, chain.depth + 1
+             FROM chain JOIN ctxgraph_messages m ON m.chat_id = @chat AND m.id = chain.parent_id
+         )
+         SELECT id, parent_id, sequence, created_at, updated_at, engine_record, payload FROM chain ORDER BY depth DESC`,
+      )
+      .raw(true)
+      .all({ chat: 'cold', head }) as [
+      string,
+      string | null,
+      number,
+      number,
+      number,
+      string | null,
+      string,
+    ][];
+    const nodes = rows.map((row) => ({
+      chatId: 'cold',
+      id: row[0],
+      parentId: row[1],
+      sequence: row[2],
+      message: JSON.parse(row[6]) as unknown,
+      engineRecord: row[5] === null ? null : (JSON.parse(row[5]) as unknown),
+      createdAt: row[3],
+      updatedAt: row[4],
+    }));
+    if (nodes.length !== HISTORY) throw new Error(`read ${nodes.length} nodes`);
+    database.close();
+  };
+  // The older, lower floor, kept beside it for comparison with earlier figures: only the
+  // messages (no ids, sequence, times or engine records, which the store must return too).
+  const payloadFloorCold = async () => {
+    const { database, head } = openFloor();
     const rows = database
       .prepare(
         `WITH RECURSIVE chain (id, parent_id, payload, depth) AS (
@@ -447,19 +499,26 @@ async function measureColdRead(directory: string): Promise<Record<string, string
   };
   const engine: number[] = [];
   const floor: number[] = [];
+  const payloadFloor: number[] = [];
+  const ways = [resolveCold, floorCold, payloadFloorCold];
+  const times = [engine, floor, payloadFloor];
   for (let run = -3; run < COLD_RUNS; run += 1) {
-    const engineFirst = run % 2 === 0;
-    const first = await timed(engineFirst ? resolveCold : floorCold);
-    const second = await timed(engineFirst ? floorCold : resolveCold);
-    if (run < 0) continue;
-    engine.push(engineFirst ? first : second);
-    floor.push(engineFirst ? second : first);
+    // The order turns with the run, so drift falls on all three alike.
+    for (let step = 0; step < ways.length; step += 1) {
+      const way = (step + run + 3) % ways.length;
+      const ms = await timed(ways[way] as () => Promise<void>);
+      if (run >= 0) times[way]?.push(ms);
+    }
   }
   return [
     {
       store: 'SQLite',
       read: `new store handle + first resolve(), ${HISTORY.toLocaleString('en')} messages`,
       ...ratios(engine, floor),
+      'payload-only floor ms': median(payloadFloor).toFixed(3),
+      'x payload-only floor': median(
+        engine.map((ms, k) => ms / (payloadFloor[k] ?? Number.NaN)),
+      ).toFixed(2),
     },
   ];
 }
@@ -490,13 +549,17 @@ async function measureTurns(directory: string): Promise<Record<string, string>[]
     .prepare("SELECT head_message_id FROM floor_branches WHERE chat_id = 'floor' AND name = 'main'")
     .pluck()
     .get() as string | null;
-  let sequence = database
-    .prepare("SELECT max(sequence) FROM floor_messages WHERE chat_id = 'floor'")
-    .pluck()
-    .get() as number;
+  const maxSequence = database
+    .prepare('SELECT max(sequence) FROM floor_messages WHERE chat_id = ?')
+    .pluck();
+  let sequence = 0;
+  // The next sequence is read under the write lock, as any store shared by several processes
+  // must (another process may have written since); the head is the expected one, checked by the
+  // guarded move (a commit's compare-and-set).
   const floorWrite = database.transaction((entries: ReturnType<typeof turn>) => {
     const now = Date.now();
     const expected = floorHead;
+    sequence = maxSequence.get('floor') as number;
     for (const entry of entries) {
       sequence += 1;
       insert.run(
@@ -551,8 +614,16 @@ async function measureTurns(directory: string): Promise<Record<string, string>[]
   database.close();
   await store.close();
   return [
-    { store: 'SQLite', save: 'store.commit (1 turn)', ...ratios(times.commit, times.floor) },
-    { store: 'SQLite', save: 'engine.save (1 turn)', ...ratios(times.save, times.floor) },
+    {
+      store: 'SQLite',
+      save: 'store.commit (1 turn)',
+      ...ratios(times.commit, times.floor),
+    },
+    {
+      store: 'SQLite',
+      save: 'engine.save (1 turn)',
+      ...ratios(times.save, times.floor),
+    },
   ];
 }
 

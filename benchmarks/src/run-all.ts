@@ -7,6 +7,7 @@ const scripts = [
   'render-bench.ts',
   'engine-bench.ts',
   'budget-bench.ts',
+  'calibration-bench.ts',
   'cache-sim-bench.ts',
   'sqlite-bench.ts',
   'postgres-bench.ts',

@@ -16,6 +16,8 @@ config.plugins = [
         CHATS: { className: 'ChatObject', useSQLite: true },
         TEST_CHATS: { className: 'TestChatObject', useSQLite: true },
         OUTCOME_CHATS: { className: 'OutcomeChatObject', useSQLite: true },
+        LISTED_CHATS: { className: 'ListedChatObject', useSQLite: true },
+        USERS: { className: 'UserObject', useSQLite: true },
         // A class with key-value storage (declared under `new_classes`, not `new_sqlite_classes`).
         KV_OBJECTS: { className: 'KeyValueObject' },
       },

@@ -1,6 +1,7 @@
 import { XmlRenderer } from '@ctxgraph/renderer-xml';
 import { InMemoryContextStore } from '@ctxgraph/store-memory';
 import {
+  type InferToolOutput,
   type InferUIMessageChunk,
   type InferUITools,
   streamText,
@@ -16,7 +17,11 @@ import {
   type ContextGauge,
   type ConversationVersions,
   createChatCycle,
+  type HistoryRefusal,
+  type HistoryTools,
+  historyTools,
   type OverflowRetry,
+  type ReadBranchResult,
   type StoredConversation,
 } from './index';
 
@@ -76,5 +81,25 @@ describe('the app message type carries through', () => {
     ).toEqualTypeOf<string>();
     const usage = await cycle.read('c', { userId: 'u' }, (engine) => engine.usage());
     expectTypeOf(usage.calls).toEqualTypeOf<number>();
+  });
+});
+
+describe('the history tools', () => {
+  it('go where streamText takes tools, with the app tools and from a turn', async () => {
+    const store = new InMemoryContextStore();
+    const recall = historyTools({ store, userId: 'u', chatId: 'c' });
+    expectTypeOf(recall).toEqualTypeOf<HistoryTools>();
+    streamText({ model: new MockLanguageModelV3(), prompt: 'p', tools: recall });
+    const cycle = createChatCycle({ store, engine: { renderer: new XmlRenderer() } });
+    const turn = await cycle.begin({}, { userId: 'u' });
+    streamText({
+      model: new MockLanguageModelV3(),
+      messages: turn.messages,
+      tools: { ...tools, ...turn.historyTools({ maxResultTokens: 1000 }) },
+    });
+    expectTypeOf<InferToolOutput<typeof recall.readBranch>>().toEqualTypeOf<
+      ReadBranchResult | HistoryRefusal
+    >();
+    if ('searchHistory' in recall) expectTypeOf(recall.searchHistory).not.toBeUndefined();
   });
 });

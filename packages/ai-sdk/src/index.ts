@@ -14,7 +14,7 @@ export {
   type StoredConversation,
 } from './cycle/chat-cycle';
 export { chatErrorResponse } from './cycle/chat-error-response';
-export type { ChatTurn } from './cycle/chat-turn';
+export type { ChatTurn, TurnHistoryToolsOptions } from './cycle/chat-turn';
 export { type ContextOverflow, contextOverflowOf } from './cycle/context-overflow';
 export { ContinuationRefusedError } from './cycle/continuation-refused-error';
 export type {
@@ -31,6 +31,25 @@ export {
   createChatHandler,
 } from './handler/chat-handler';
 export { readStopRequest, type StopRequest } from './handler/stop-request';
+export {
+  type HistoryBranch,
+  type HistoryHit,
+  type HistoryMessage,
+  type HistoryRefusal,
+  type HistoryScope,
+  type HistoryTools,
+  type HistoryToolsOptions,
+  historyTools,
+  type ListBranchesInput,
+  type ListBranchesResult,
+  type ListBranchesTool,
+  type ReadBranchInput,
+  type ReadBranchResult,
+  type ReadBranchTool,
+  type SearchHistoryInput,
+  type SearchHistoryResult,
+  type SearchHistoryTool,
+} from './history/history-tools';
 export { readChatBody } from './request/read-chat-body';
 export type {
   ChatMessageSchemas,

@@ -75,6 +75,17 @@ export interface ContextEngineOptions {
    * given.
    */
   autoCompact?: AutoCompactOptions;
+  /**
+   * Calibrate budgets by reported usage: each reply saved with `withUsage(…, { cache:
+   * result.budget.cache })` records the budget's count of the call's input beside the provider's
+   * reported input tokens, and the next `resolve({ budget })` on the path multiplies its counts
+   * by that model's factor (its newest sample's ratio, or the median of its last three when the
+   * newest lies more than 25% from it; absurd samples are left out).
+   * The samples live in the replies' records, so a new engine on the chat starts calibrated.
+   * `false` plans with the tokenizer's counts as they are (the samples are still recorded).
+   * @default true
+   */
+  calibration?: boolean;
 }
 
 /** What {@link ContextEngine.save} returns. */
@@ -143,6 +154,12 @@ export function checkEngineOptions(options: ContextEngineOptions): EngineSetting
       { issues: [{ path: 'tokenizer', message: 'expected a Tokenizer' }] },
     );
   }
+  if (options.calibration !== undefined && typeof options.calibration !== 'boolean') {
+    throw new ValidationError(
+      `${method}: calibration must be a boolean or omitted, received ${JSON.stringify(options.calibration) ?? typeof options.calibration}.`,
+      { issues: [{ path: 'calibration', message: 'expected a boolean' }] },
+    );
+  }
   return {
     store: options.store,
     chatId: options.chatId,
@@ -157,6 +174,7 @@ export function checkEngineOptions(options: ContextEngineOptions): EngineSetting
     tokenizer: options.tokenizer ?? createEstimatorTokenizer(),
     autoCompact:
       options.autoCompact === undefined ? undefined : checkAutoCompact(method, options.autoCompact),
+    calibration: options.calibration ?? true,
   };
 }
 

@@ -17,6 +17,7 @@ export {
 } from './branches/retention';
 export type { SearchOptions } from './branches/search';
 export type {
+  BudgetCalibration,
   BudgetReport,
   BudgetReportFragment,
   BudgetReportMessage,
@@ -79,6 +80,8 @@ export type { SummarizeContext, Summarizer } from './compaction/summarizer';
 export { ContextEngine } from './context-engine';
 export type { ContextEngineOptions, SaveResult, UsageOptions } from './context-engine-options';
 export type {
+  InspectCalibration,
+  InspectCalibrationSample,
   InspectCompaction,
   InspectEstimate,
   InspectNextCall,
@@ -98,6 +101,7 @@ export type { ModelResolveResult, ResolveOptions, ResolveResult } from './resolv
 export type { BudgetOptions } from './resolve/fit-to-budget';
 export type { ChatUpdate } from './session/chat-session';
 export type { SaveOptions } from './session/write-messages';
+export type { CalibrationModel, InputCalibrationRecord } from './usage/input-calibration';
 export {
   type MessageUsage,
   type OverflowRetry,

@@ -27,7 +27,9 @@ import type { EngineParts } from './engine-parts';
 import { DEFAULT_MODEL_PRICES, findModelPrice, type ModelPrices } from './model-prices';
 import type { BudgetPlanner } from './resolve/budgeted-resolve';
 import { type BudgetOptions, type CheckedBudget, checkBudget } from './resolve/fit-to-budget';
+import { appliedCompaction } from './session/chain-reads';
 import type { ChatSession } from './session/chat-session';
+import { calibrationOnPath, calibrationSamples } from './usage/input-calibration';
 import { totalUsage, type UsageTotals } from './usage/usage-totals';
 
 /** Options of `ContextEngine.inspect`. */
@@ -105,6 +107,37 @@ export interface InspectCompaction {
   applied: boolean;
 }
 
+/** One reply's calibration sample, as `inspect()` shows it. */
+export interface InspectCalibrationSample {
+  /** The reply (node id) whose usage holds the sample. */
+  messageId: string;
+  modelId: string;
+  /** The budget's count of the call's input (the tokenizer's count). */
+  counted: number;
+  /** The factor the budget used for the call. */
+  factor: number;
+  /** What the budget expected the provider to report: `counted × factor`, rounded. */
+  predicted: number;
+  /** What the provider reported, or null. */
+  reported: number | null;
+  /** `reported ÷ predicted − 1` (0.03 is 3% more than predicted), or null. */
+  drift: number | null;
+  /** False when the sample was left out as absurd. */
+  accepted: boolean;
+}
+
+/** The budget's calibration on the active branch (see `ContextEngineOptions.calibration`). */
+export interface InspectCalibration {
+  /** The engine's tokenizer, whose counts the factors correct. */
+  tokenizer: string;
+  /** False with `calibration: false` (the factors are recorded, not used). */
+  enabled: boolean;
+  /** Each calibrated model's factor (reported ÷ counted), the most recently sampled first. */
+  models: Array<{ modelId: string; factor: number; samples: number }>;
+  /** The newest samples on the branch (at most 10), newest first. */
+  samples: InspectCalibrationSample[];
+}
+
 /** The JSON-safe snapshot `ContextEngine.inspect` returns. */
 export interface InspectSnapshot {
   estimate: InspectEstimate;
@@ -117,6 +150,8 @@ export interface InspectSnapshot {
   nextCall: InspectNextCall | null;
   /** Recorded usage (`withUsage`) added up over the active branch and over the whole chat. */
   usage: { branch: UsageTotals; chat: UsageTotals };
+  /** The budget's calibration by reported usage: the factors in use and the recent drift. */
+  calibration: InspectCalibration;
   /** The rendered system prompt. */
   rendered: string;
   /** The three lanes. */
@@ -152,6 +187,7 @@ interface SnapshotInput {
   tokenizer: Tokenizer;
   budget: BudgetReport | { exceeded: BudgetShortfall } | null;
   usage: { branch: UsageTotals; chat: UsageTotals };
+  calibration: InspectCalibration;
   prices: ModelPrices | undefined;
   rendererFormat: string;
   rendered: string;
@@ -193,6 +229,7 @@ function buildSnapshot(input: SnapshotInput): InspectSnapshot {
         ? null
         : estimateNextCall(input.budget, { modelId, prices }),
     usage: input.usage,
+    calibration: input.calibration,
     rendered: input.rendered,
     fragments: {
       context: input.context.map((fragment) => toJson(fragment, 0)),
@@ -325,6 +362,35 @@ function plannedFor(options: BudgetOptions, modelId: string | undefined): Checke
   return { ...budget, model: cacheModelOf(modelId) };
 }
 
+/** The calibration on the view's branch, from the records of the shown conversation. */
+function calibrationOf(session: ChatSession): InspectCalibration {
+  const { chain } = session.view;
+  const tokenizer = session.settings.tokenizer.id;
+  const from = (appliedCompaction(chain)?.boundaryPosition ?? -1) + 1;
+  const models = calibrationOnPath(chain.entries, from, tokenizer);
+  return {
+    tokenizer,
+    enabled: session.settings.calibration,
+    models: models.map(({ modelId, factor, samples }) => ({ modelId, factor, samples })),
+    samples: calibrationSamples(chain.entries, from, 10).map(({ messageId, modelId, record }) => {
+      const predicted = Math.round(record.counted * record.factor);
+      return {
+        messageId,
+        modelId,
+        counted: record.counted,
+        factor: record.factor,
+        predicted,
+        reported: record.reported,
+        drift:
+          record.reported === null || predicted === 0
+            ? null
+            : Math.round((record.reported / predicted - 1) * 10_000) / 10_000,
+        accepted: record.accepted,
+      };
+    }),
+  };
+}
+
 /** One `inspect()` call, as the engine took it. */
 interface InspectCall {
   readonly options: InspectOptions;
@@ -388,6 +454,7 @@ async function inspectChat(
     tokenizer: session.settings.tokenizer,
     budget,
     usage,
+    calibration: calibrationOf(session),
     prices: session.settings.prices,
     rendererFormat: renderer.format,
     rendered,

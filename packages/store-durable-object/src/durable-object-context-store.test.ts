@@ -30,7 +30,11 @@ describe('DurableObjectContextStore inside its object', () => {
       });
       return store.migration;
     });
-    expect(first).toEqual({ from: 0, to: 2, applied: ['initial', 'live replies'] });
+    expect(first).toEqual({
+      from: 0,
+      to: 3,
+      applied: ['initial', 'live replies', 'message search'],
+    });
 
     // A new instance of the object (the platform evicts idle objects): same storage, no step run.
     await evictDurableObject(stub);
@@ -39,14 +43,14 @@ describe('DurableObjectContextStore inside its object', () => {
       const chain = await store.getChain({ chatId: 'c1', headMessageId: 'm1' });
       return { migration: store.migration, texts: chain.nodes.map((node) => node.message.parts) };
     });
-    expect(second.migration).toEqual({ from: 2, to: 2, applied: [] });
+    expect(second.migration).toEqual({ from: 3, to: 3, applied: [] });
     expect(second.texts).toEqual([[{ type: 'text', text: 'kept across eviction' }]]);
   });
 
   it('refuses tables newer than its code with SchemaVersionError', async () => {
     const error = await runInDurableObject(freshObject(), (_object, state) => {
       state.storage.sql.exec(
-        'INSERT INTO ctxgraph_migrations (version, name, applied_at) VALUES (3, ?, 0)',
+        'INSERT INTO ctxgraph_migrations (version, name, applied_at) VALUES (4, ?, 0)',
         'from-the-future',
       );
       try {
@@ -57,7 +61,7 @@ describe('DurableObjectContextStore inside its object', () => {
       }
     });
     expect(SchemaVersionError.isInstance(error)).toBe(true);
-    expect((error as Error).message).toMatch(/schema version 3, newer than this code's 2/);
+    expect((error as Error).message).toMatch(/schema version 4, newer than this code's 3/);
   });
 
   it('refuses a storage without SQL (a class missing from new_sqlite_classes) with ValidationError', () => {
@@ -133,9 +137,11 @@ describe('DurableObjectContextStore inside its object', () => {
         'ctxgraph_live_chunks',
         'ctxgraph_live_replies',
         'ctxgraph_live_revisions',
+        'ctxgraph_message_search',
+        'ctxgraph_search_state',
       ])
         state.storage.sql.exec(`DROP TABLE ${table}`);
-      state.storage.sql.exec('DELETE FROM ctxgraph_migrations WHERE version = 2');
+      state.storage.sql.exec('DELETE FROM ctxgraph_migrations WHERE version >= 2');
 
       const upgraded = new DurableObjectContextStore(state.storage);
       const reply = await upgraded.startReply({
@@ -163,7 +169,11 @@ describe('DurableObjectContextStore inside its object', () => {
         kept: chain.nodes.map((node) => node.id),
       };
     });
-    expect(outcome.migration).toEqual({ from: 1, to: 2, applied: ['live replies'] });
+    expect(outcome.migration).toEqual({
+      from: 1,
+      to: 3,
+      applied: ['live replies', 'message search'],
+    });
     expect(outcome.afterNodeId).toBe('q1');
     expect(outcome.chunks).toEqual([{ type: 'text-delta', id: 't', delta: 'after' }]);
     expect(outcome.kept).toEqual(['q1']);
@@ -320,8 +330,64 @@ describe('DurableObjectContextStore inside its object', () => {
     );
     expect(JSON.parse(description)).toEqual({
       store: 'durable-object',
-      schemaVersion: 2,
+      schemaVersion: 3,
       closed: false,
+    });
+  });
+
+  it('indexes for search lazily: a save writes nothing to the index, a search what changed, a delete removes it', async () => {
+    const counts = await runInDurableObject(freshObject(), async (object, state) => {
+      const store = object.stores[0] as DurableObjectContextStore;
+      const indexed = (): number =>
+        Number(
+          state.storage.sql.exec('SELECT count(*) AS n FROM ctxgraph_message_search').toArray()[0]
+            ?.n,
+        );
+      const { branch } = await store.openChat({ chatId: 'c1', userId: 'ada' });
+      await store.append({
+        chatId: 'c1',
+        branch: branch.name,
+        messages: [message('m1', 'lazy words'), message('m2', 'more lazy words')],
+      });
+      const afterSave = indexed();
+      const first = await store.searchMessages({ userId: 'ada', query: 'lazy' });
+      const afterSearch = indexed();
+      await store.append({
+        chatId: 'c1',
+        branch: branch.name,
+        messages: [message('m3', 'lazy again')],
+      });
+      const afterSecondSave = indexed();
+      // The same message id on the same path: replaced in place, found by its new text only.
+      await store.append({
+        chatId: 'c1',
+        branch: branch.name,
+        messages: [message('m3', 'eager now')],
+      });
+      const second = await store.searchMessages({ userId: 'ada', query: 'lazy' });
+      const replaced = await store.searchMessages({ userId: 'ada', query: 'eager' });
+      const afterSecondSearch = indexed();
+      await store.deleteChat('c1');
+      return {
+        afterSave,
+        afterSearch,
+        afterSecondSave,
+        afterSecondSearch,
+        afterDelete: indexed(),
+        first: first.items.map((hit) => hit.messageId),
+        second: second.items.map((hit) => hit.messageId),
+        replaced: replaced.items.map((hit) => hit.messageId),
+      };
+    });
+    expect(counts).toEqual({
+      afterSave: 0,
+      afterSearch: 2,
+      afterSecondSave: 2,
+      afterSecondSearch: 3,
+      afterDelete: 0,
+      first: ['m1', 'm2'],
+      second: ['m1', 'm2'],
+      replaced: ['m3'],
     });
   });
 });

@@ -13,9 +13,12 @@ import {
   type LiveReplyRead,
   type LiveReplyRecord,
   type MessageNodeRecord,
+  type Page,
   type ReadReplyInput,
   type RenameBranchInput,
   type SaveContextInput,
+  type SearchHit,
+  type SearchMessagesInput,
   type StartReplyInput,
   type StopReplyInput,
   type TakeOverReplyInput,
@@ -62,8 +65,9 @@ export interface DurableObjectContextStoreOptions {
  * Serves the contract's required part (`append` and `forkBranch` of its own, the context lane,
  * engine records, message versions), declares `persistent`, and serves live replies with the
  * chat's change feed (`liveReplies`): the object is its storage's one writer, so each write
- * announces itself to the watchers as soon as it commits, with no poll and no timer. Not yet:
- * search and retention (their capabilities are not declared, so the kit refuses their methods).
+ * announces itself to the watchers as soon as it commits, with no poll and no timer. Serves
+ * search (`search`, `searchPrefix`: FTS5, indexed lazily). Not retention (`prune`: not declared,
+ * so the kit refuses it).
  *
  * @example
  * ```ts
@@ -96,6 +100,13 @@ export class DurableObjectContextStore extends CheckedContextStore {
   declare readonly findMessageNodes: (
     input: FindMessageNodesInput,
   ) => Promise<readonly MessageNodeRecord[]>;
+
+  /**
+   * Full-text search (`capabilities.search` and `searchPrefix`): FTS5 in the object's SQLite,
+   * indexed lazily (a save writes nothing to the index; a search first indexes what changed in
+   * the chats of its scope).
+   */
+  declare readonly searchMessages: (input: SearchMessagesInput) => Promise<Page<SearchHit>>;
 
   /** Starts a live reply without a message write (see `ContextStore.startReply`). */
   declare readonly startReply: (input: StartReplyInput) => Promise<LiveReplyRecord>;

@@ -388,6 +388,33 @@ describe('getChain', () => {
     expect(database.open).toBe(true);
     database.close();
   });
+
+  it("a new handle's first read: the schema check (two reads), then openChat and the chain, one statement each", async () => {
+    const path = temp.file();
+    const seeding = new SqliteContextStore(path);
+    const { chatId, userId } = await freshChat(seeding);
+    await append(chatId, ['a', 'b', 'c'], 'main', seeding);
+    await seeding.close();
+
+    const statements: string[] = [];
+    const database = new Database(path, { verbose: (sql) => statements.push(String(sql)) });
+    statements.length = 0;
+    // Tables already at the current version: the check reads it and writes nothing.
+    const fresh = new SqliteContextStore({ database });
+    expect(statements).toHaveLength(2);
+    expect(statements.every((sql) => sql.trim().toUpperCase().startsWith('SELECT'))).toBe(true);
+    statements.length = 0;
+    const opened = await fresh.openChat({ chatId, userId });
+    const chain = await fresh.getChain({
+      chatId,
+      headMessageId: opened.branch.headMessageId ?? '',
+    });
+    expect(chain.nodes.map((node) => node.id)).toEqual(['a', 'b', 'c']);
+    expect(statements).toHaveLength(2);
+    expect(statements[1]).toContain('WITH RECURSIVE');
+    await fresh.close();
+    database.close();
+  });
 });
 
 describe('branches and checkpoints', () => {

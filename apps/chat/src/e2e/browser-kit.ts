@@ -85,11 +85,11 @@ export function untilStopped(model: MockLanguageModel): MockLanguageModel {
 
 /**
  * Runs in the page (an init script): `fetch` for `POST /api/chat` passes each reply's stream on up
- * to and including its first event that contains `marker`, then holds the rest back until the
- * test calls `window.releaseHeld()`; `window.heldBack` counts the events held. A slow network,
- * stopped at a chosen point.
+ * to and including its first event that contains `point` (a string), or its `point`-th text delta
+ * (a number), then holds the rest back until the test calls `window.releaseHeld()`;
+ * `window.heldBack` counts the events held. A slow network, stopped at a chosen point.
  */
-export function holdBackAfter(marker: string): void {
+export function holdBackAfter(point: string | number): void {
   const original = window.fetch.bind(window);
   const page = window as unknown as { heldBack: number; releaseHeld: () => void };
   page.heldBack = 0;
@@ -109,6 +109,7 @@ export function holdBackAfter(marker: string): void {
     const encoder = new TextEncoder();
     let buffer = '';
     let holding = false;
+    let deltas = 0;
     const held: string[] = [];
     const body = new ReadableStream<Uint8Array>({
       async pull(controller) {
@@ -137,7 +138,8 @@ export function holdBackAfter(marker: string): void {
             }
             controller.enqueue(encoder.encode(event));
             forwarded = true;
-            if (event.includes(marker)) holding = true;
+            if (event.includes('"type":"text-delta"')) deltas += 1;
+            if (typeof point === 'string' ? event.includes(point) : deltas >= point) holding = true;
           }
           if (released && held.length > 0) {
             controller.enqueue(encoder.encode(held.splice(0).join('')));

@@ -10,7 +10,7 @@ import { startTestServer, type TestServer } from '../__fixtures__/chat-test-kit'
 import { createMockModel } from '../server/mock-model';
 import { type RunningChatServer, startChatServer } from '../server/start-server';
 import type { ChatUIMessage } from '../server/tools';
-import { untilStopped } from './browser-kit';
+import { holdBackAfter, untilStopped } from './browser-kit';
 
 const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const packageDirectory = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -186,7 +186,7 @@ describe.skipIf(!installed)('the chat app in a browser', () => {
       page.setDefaultTimeout(10_000);
       // A slow network: the page gets the reply's stream up to its third word, the rest is held
       // back (the server sent it; it has not arrived when the user stops).
-      await page.addInitScript(holdBackAfterWords, 3);
+      await page.addInitScript(holdBackAfter, 3);
       await page.goto(`${waiting.url}/#held-back`);
       await page.getByLabel('Message').fill('one two three four five six');
       await page.getByRole('button', { name: 'Send' }).click();
@@ -214,8 +214,9 @@ describe.skipIf(!installed)('the chat app in a browser', () => {
       await page.close();
     });
 
-    const wordsOf = async (page: Page): Promise<number> =>
-      ((await texts(page))[1] ?? '').split(' ').filter((word) => word !== '').length;
+    /** The words the page shows in its message at `index` (the first reply by default). */
+    const wordsOf = async (page: Page, index = 1): Promise<number> =>
+      ((await texts(page))[index] ?? '').split(' ').filter((word) => word !== '').length;
 
     it('a reload mid-reply resumes the reply, which goes on streaming; Stop then works on it', async () => {
       const chatId = `reload-${store}`;
@@ -282,10 +283,14 @@ describe.skipIf(!installed)('the chat app in a browser', () => {
       }
 
       // The second page sends the next turn; the first follows it to its end.
-      await second.getByLabel('Message').fill('your turn');
+      const next = `please repeat ${Array.from({ length: 40 }, (_, index) => `u${index}`).join(' ')}`;
+      await second.getByLabel('Message').fill(next);
       await second.getByRole('button', { name: 'Send' }).click();
-      await expect.poll(() => (async () => (await texts(first))[2])()).toBe('your turn');
-      await expect.poll(() => wordsOf(second)).toBeGreaterThan(0);
+      await expect.poll(() => (async () => (await texts(first))[2])()).toBe(next);
+      // The new reply (the fourth message) streams on both pages before the stop.
+      await expect.poll(() => wordsOf(second, 3)).toBeGreaterThan(0);
+      await expect.poll(() => wordsOf(first, 3)).toBeGreaterThan(0);
+      await expect.poll(() => second.getByTestId('status').textContent()).toBe('streaming');
       await second.getByRole('button', { name: 'Stop' }).click();
       await expect.poll(() => second.getByTestId('status').textContent()).toBe('ready');
       const after = (await slow.messages(chatId)).body as { messages: ChatUIMessage[] };
@@ -303,58 +308,4 @@ describe.skipIf(!installed)('the chat app in a browser', () => {
 /** The text the page shows for a message (its text parts; the page shows tool parts too). */
 function shownText(message: ChatUIMessage): string {
   return message.parts.map((part) => (part.type === 'text' ? part.text : '')).join('');
-}
-
-/**
- * Runs in the page (an init script): `fetch` for `POST /api/chat` passes the reply's stream on
- * up to its `words`-th text delta and holds everything after it back, counting the held-back
- * deltas in `window.heldBack`: a network that has not delivered what the server sent.
- */
-function holdBackAfterWords(words: number): void {
-  const original = window.fetch.bind(window);
-  const page = window as unknown as { heldBack: number };
-  page.heldBack = 0;
-  window.fetch = async (input, init) => {
-    const response = await original(input, init);
-    const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
-    const isChat = init?.method === 'POST' && new URL(url, location.href).pathname === '/api/chat';
-    if (!isChat || response.body === null) return response;
-    const reader = response.body.getReader();
-    const decoder = new TextDecoder();
-    const encoder = new TextEncoder();
-    let buffer = '';
-    let passed = 0;
-    const body = new ReadableStream<Uint8Array>({
-      async pull(controller) {
-        for (;;) {
-          const { done, value } = await reader.read();
-          if (done) {
-            controller.close();
-            return;
-          }
-          buffer += decoder.decode(value, { stream: true });
-          let forwarded = false;
-          for (let end = buffer.indexOf('\n\n'); end !== -1; end = buffer.indexOf('\n\n')) {
-            const event = buffer.slice(0, end + 2);
-            buffer = buffer.slice(end + 2);
-            const isDelta = event.includes('"type":"text-delta"');
-            if (passed >= words) {
-              if (isDelta) page.heldBack += 1;
-              continue;
-            }
-            if (isDelta) passed += 1;
-            controller.enqueue(encoder.encode(event));
-            forwarded = true;
-          }
-          if (forwarded) return;
-        }
-      },
-      cancel: (reason) => reader.cancel(reason),
-    });
-    return new Response(body, {
-      status: response.status,
-      statusText: response.statusText,
-      headers: response.headers,
-    });
-  };
 }

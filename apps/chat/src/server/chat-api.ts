@@ -3,6 +3,7 @@ import { assertIdentifier, type ContextStore, hint, role } from '@ctxgraph/fragm
 import { XmlRenderer } from '@ctxgraph/renderer-xml';
 import { type LanguageModel, stepCountIs, streamText } from 'ai';
 import { Hono } from 'hono';
+import { chatListAnswer, chatListRequest, searchAnswer, searchRequest } from './list-routes';
 import { type ChatUIMessage, chatTools, messageMetadataSchema } from './tools';
 
 // The app's HTTP API with no runtime of its own: the Node server (chat-app.ts, start-server.ts)
@@ -33,7 +34,8 @@ export interface ChatApiOptions {
 /**
  * The reference chat app's HTTP API (see the README for the contract): `POST /api/chat`,
  * `POST /api/chat/:id/stop`, `GET /api/chat/:id/messages?leaf=`, `GET /api/chat/:id/stream`,
- * `GET /api/chat/:id/events`, `GET /api/chat/:id/versions/:messageId`, `DELETE /api/chat/:id`. Every route works
+ * `GET /api/chat/:id/events`, `GET /api/chat/:id/versions/:messageId`, `DELETE /api/chat/:id`,
+ * and the user's `GET /api/chats` and `GET /api/search?q=`. Every route works
  * whichever process of the app a request reaches: a reply's stream, its stop and the chat's
  * changes live in the store the processes share (on Workers, the chat's Durable Object).
  */
@@ -123,6 +125,30 @@ export function createChatApi(options: ChatApiOptions): Hono {
     }
     return c.body(null, 204);
   });
+
+  // The user's chats, most recently updated first (on Workers: the user's object answers).
+  app.get('/api/chats', async (c) => {
+    const page = await options.store.listChats(chatListRequest(new URL(c.req.url), userId));
+    return c.json(chatListAnswer(page));
+  });
+
+  // Search over every chat of the user (on Workers: fanned out to the user's chat objects).
+  app.get('/api/search', async (c) => {
+    const request = searchRequest(new URL(c.req.url));
+    if (options.store.searchMessages === undefined) {
+      return c.json({ error: 'Search is not served by this store.' }, 501);
+    }
+    const page = await options.store.searchMessages({ userId, ...request });
+    return c.json(searchAnswer(page));
+  });
+
+  // Any other method on the two: a 405 naming the one they take, as the chat routes answer.
+  app.all('/api/chats', (c) =>
+    c.json({ error: `Method ${c.req.method} not allowed here: use GET.` }, 405, { allow: 'GET' }),
+  );
+  app.all('/api/search', (c) =>
+    c.json({ error: `Method ${c.req.method} not allowed here: use GET.` }, 405, { allow: 'GET' }),
+  );
 
   // Every route of the chat contract: the handler (after the app's own routes above).
   app.all('/api/chat', (c) => handler(c.req.raw));

@@ -10,6 +10,7 @@ import {
   type TestServer,
   textOf,
 } from '../__fixtures__/chat-test-kit';
+import { checkChatListAndSearch } from '../__fixtures__/list-and-search-contract';
 import type { ChatUIMessage } from './tools';
 
 let server: TestServer;
@@ -676,4 +677,10 @@ describe.each(['sqlite', 'postgres'] as const)('hostile ids and bodies on %s', (
       expect((await hostile.store.getGraph(chatId)).nodes).toHaveLength(graph.nodes.length);
     },
   );
+});
+
+describe('the chat list and search routes', () => {
+  it("list the user's chats and search them, a page at a time (the same checks as on Workers)", async () => {
+    await checkChatListAndSearch(server.url);
+  });
 });

@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NodeChat, textOf } from '../__fixtures__/chat-test-kit';
 import { readEventStream } from '../__fixtures__/event-stream-reader';
+import { checkChatListAndSearch } from '../__fixtures__/list-and-search-contract';
 import { buildClient } from '../e2e/browser-kit';
 import type { ChatUIMessage } from './tools';
 
@@ -246,5 +247,9 @@ describe('the chat app on Workers (start:workers)', () => {
     expect(await reply.finished).toBe('end');
     await expect.poll(() => events.events.at(-1)?.live).toBeNull();
     await events.cancel();
+  });
+
+  it('the chat list and search answer as on Node: the user object, and a search fanned out to the chat objects', async () => {
+    await checkChatListAndSearch(base);
   });
 });

@@ -33,6 +33,8 @@ export interface BegunTurn<UI_MESSAGE extends UIMessage = UIMessage> {
   readonly budget: BudgetOptions | undefined;
   /** The owner of the reply's live record (live replies on), else undefined. */
   readonly owner: string | undefined;
+  /** The user the turn acts for. */
+  readonly userId: string;
 }
 
 /** What {@link beginTurn} needs of the cycle. */
@@ -104,7 +106,15 @@ export async function beginTurn<UI_MESSAGE extends UIMessage>(
     const placed = await attached.place(request, validateFrom, options.after, start);
     const budget = options.budget ?? cycle.budget;
     const input = await attached.modelInput(budget);
-    return { request, attached, placed, input, budget, owner: start.keep ? owner : undefined };
+    return {
+      request,
+      attached,
+      placed,
+      input,
+      budget,
+      owner: start.keep ? owner : undefined,
+      userId: options.userId,
+    };
   };
   try {
     const attached = cycle.engines.take(request.chatId, options.userId, owned);

@@ -192,6 +192,8 @@ export function createChatCycle<UI_MESSAGE extends UIMessage = UIMessage>(
     onReplySaved: options.onReplySaved,
     onSaveError: options.onSaveError,
     live: liveSettings,
+    store,
+    tokenizer: options.engine.tokenizer,
   };
   /** The chat when it is this user's, else a ChatNotFoundForUserError. */
   const ownedOrRefused = async (chatId: string, userId: string): Promise<void> => {

@@ -1,6 +1,16 @@
 import type { CachePrediction, ContextEngine, ReplyOutcome } from '@ctxgraph/engine';
-import { CtxGraphError, type JsonValue } from '@ctxgraph/fragments-core';
+import {
+  type ContextStore,
+  CtxGraphError,
+  type JsonValue,
+  type Tokenizer,
+} from '@ctxgraph/fragments-core';
 import type { InferUIMessageChunk, ModelMessage, SystemModelMessage, UIMessage } from 'ai';
+import {
+  type HistoryTools,
+  type HistoryToolsOptions,
+  historyTools,
+} from '../history/history-tools';
 import { ChunkBatcher } from '../live/chunk-batcher';
 import type { LiveSettings } from '../live/live-settings';
 import type { ChatRequest, ChatTrigger } from '../request/read-chat-request';
@@ -67,12 +77,29 @@ export interface ChatTurn<UI_MESSAGE extends UIMessage = UIMessage> {
    * overflow ends the reply with its error, as any failed call does.
    */
   respond(call: TurnModelCall<UI_MESSAGE>, options?: RespondOptions<UI_MESSAGE>): Response;
+  /**
+   * The history tools for this turn's model call (`streamText({ tools: turn.historyTools() })`):
+   * `searchHistory`, `listBranches` and `readBranch` (see `historyTools`), acting for the turn's
+   * user only, on this chat and the turn's branch by default, their results counted with the
+   * cycle's tokenizer (`engine.tokenizer`). Their calls are saved with the reply, as any
+   * server-side tool's.
+   *
+   * @example
+   * ```ts
+   * const result = streamText({ model, system: turn.system, messages: turn.messages,
+   *   tools: turn.historyTools(), stopWhen: stepCountIs(5), abortSignal: turn.abortSignal });
+   * ```
+   */
+  historyTools(options?: TurnHistoryToolsOptions): HistoryTools;
   /** The same as `respond`, as a chunk stream (for `createUIMessageStream`'s `writer.merge`). */
   stream(
     call: TurnModelCall<UI_MESSAGE>,
     options?: RespondOptions<UI_MESSAGE>,
   ): ReadableStream<InferUIMessageChunk<UI_MESSAGE>>;
 }
+
+/** Options of {@link ChatTurn.historyTools}. */
+export type TurnHistoryToolsOptions = Pick<HistoryToolsOptions, 'maxResultTokens'>;
 
 /** What a turn's reply needs of the cycle. */
 export interface TurnSettings<UI_MESSAGE extends UIMessage = UIMessage> {
@@ -84,6 +111,10 @@ export interface TurnSettings<UI_MESSAGE extends UIMessage = UIMessage> {
   readonly onSaveError: ((error: unknown) => void) | undefined;
   /** The store's live replies, when the cycle streams replies into them. */
   readonly live: LiveSettings | undefined;
+  /** The cycle's store (the history tools read it). */
+  readonly store: ContextStore;
+  /** The engines' tokenizer (`engine.tokenizer`), when the cycle sets one. */
+  readonly tokenizer: Tokenizer | undefined;
 }
 
 /**
@@ -227,6 +258,18 @@ export function createChatTurn<UI_MESSAGE extends UIMessage>(
     originalMessages: placed.path,
     replyId,
     abortSignal,
+    historyTools: (options = {}) =>
+      historyTools({
+        store: settings.store,
+        userId: begun.userId,
+        chatId: request.chatId,
+        branch: attached.engine.branch,
+        ...(settings.tokenizer === undefined ? {} : { tokenizer: settings.tokenizer }),
+        // Only the bound: the user, chat and store are the turn's, whatever else is passed.
+        ...(options.maxResultTokens === undefined
+          ? {}
+          : { maxResultTokens: options.maxResultTokens }),
+      }),
     stream,
     respond: (call, options = {}) => replyResponse(stream(call, options), options.headers),
   };

@@ -28,11 +28,31 @@ export interface BudgetReportMessage {
   readonly pending: boolean;
 }
 
+/**
+ * The calibration a budgeted call used: the factor, learned from the provider's reported input
+ * on earlier replies of the path, that turns the tokenizer's counts into the provider's.
+ */
+export interface BudgetCalibration {
+  /** The model whose recorded replies gave the factor, or null when none is calibrated yet. */
+  readonly modelId: string | null;
+  /** Reported ÷ counted (1 when uncalibrated or `calibration: false`). */
+  readonly factor: number;
+  /** How many of that model's replies the factor has learned from. */
+  readonly samples: number;
+  /**
+   * The input the provider is expected to report: `totalTokens × factor`, rounded. The plan
+   * keeps it within `maxInputTokens`.
+   */
+  readonly inputTokens: number;
+}
+
 /** What `resolve({ budget })` did, in `result.budget`. */
 export interface BudgetReport {
   readonly maxInputTokens: number;
-  /** The input's tokens: system prompt plus messages sent. */
+  /** The input's tokens in the tokenizer's counts: system prompt plus messages sent. */
   readonly totalTokens: number;
+  /** The calibration the plan used (`calibration.inputTokens` is in the provider's counts). */
+  readonly calibration: BudgetCalibration;
   /** The tokenizer that counted (`Tokenizer.id`). */
   readonly tokenizer: string;
   /** The rendered system prompt's tokens. */

@@ -47,6 +47,12 @@ export interface PlanInput {
    * kept after it) is at most a tenth of the new tokens the chunk lets in before the next cut.
    */
   readonly releaseRatio: number | 'write-bound';
+  /**
+   * The budget a `releaseRatio` chunk is a share of, when it differs from `maxInputTokens` (a
+   * calibrated plan's room moves with its factor; the chunk boundaries must not).
+   * @default maxInputTokens
+   */
+  readonly chunkBudgetTokens?: number;
   /** Tokens no choice changes (the system prompt's wrapping). */
   readonly overheadTokens: number;
   readonly fragments: readonly PlanFragment[];
@@ -271,7 +277,7 @@ export function planBudget(input: PlanInput): Plan {
           ? // The room history has once the fragments below it are out (they go first): it
             // changes only with the budget and the fragments kept, so the boundaries stay put.
             (maxInputTokens - input.overheadTokens - fragmentTokens) / WRITE_AMPLIFICATION_TARGET
-          : maxInputTokens * input.releaseRatio,
+          : (input.chunkBudgetTokens ?? maxInputTokens) * input.releaseRatio,
       ),
     );
     let offset = 0;

@@ -81,7 +81,8 @@ export function checkAutoCompact(method: string, value: unknown): CheckedAutoCom
  * whole input would take more than `threshold` of the budget.
  */
 export function wantsCompaction(report: BudgetReport, threshold: number): boolean {
-  const whole = report.totalTokens + report.droppedHistory.tokens;
+  // In the provider's tokens, as the budget is: a calibrated plan's counts times its factor.
+  const whole = (report.totalTokens + report.droppedHistory.tokens) * report.calibration.factor;
   return report.droppedHistory.messages > 0 || whole > threshold * report.maxInputTokens;
 }
 

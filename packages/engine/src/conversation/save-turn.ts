@@ -34,9 +34,13 @@ export async function saveTurn(
   const { pending, view, validator } = session;
   const opened = session.isOpen ? undefined : await session.open();
   if (pending.before(ticket).length === 0) return;
-  if (pending.hasUnbound(ticket)) {
+  const unbound = pending.hasUnbound(ticket);
+  // A reply continued in place (`withUsage(…, { add: true })`) adds to the usage recorded on its
+  // node: the view must hold that record (an engine that has not read its branch yet would
+  // otherwise write the new call's usage over the earlier calls').
+  if (unbound || pending.usageAdds(ticket) !== undefined) {
     await view.sync(opened);
-    bindLazy(session, ticket);
+    if (unbound) bindLazy(session, ticket);
   }
   const messages =
     pending.messagesNow(ticket, validator) ?? (await pending.messages(ticket, validator));

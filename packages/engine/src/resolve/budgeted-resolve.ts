@@ -33,6 +33,13 @@ import { conversation, pendingMessages } from '../conversation/conversation';
 import { appliedCompaction } from '../session/chain-reads';
 import type { ChatSession } from '../session/chat-session';
 import {
+  type CalibrationInUse,
+  type CalibrationModel,
+  calibrationOnPath,
+  factorFor,
+  registerCalibration,
+} from '../usage/input-calibration';
+import {
   type BudgetMemory,
   type BudgetOptions,
   type CheckedBudget,
@@ -128,6 +135,25 @@ export class BudgetPlanner {
   }
 
   /**
+   * The calibration state on the shown path (the newest reply counted with the engine's
+   * tokenizer) and the factor for the budget's model: read from the stored records alone, so a
+   * new engine plans as a warm one does. With `calibration: false`, the factor is 1.
+   */
+  #calibration(
+    session: ChatSession,
+    budget: CheckedBudget,
+  ): { models: readonly CalibrationModel[]; inUse: CalibrationInUse } {
+    const { tokenizer } = session.settings;
+    const { chain } = session.view;
+    const from = (appliedCompaction(chain)?.boundaryPosition ?? -1) + 1;
+    const models = calibrationOnPath(chain.entries, from, tokenizer.id);
+    const inUse = session.settings.calibration
+      ? factorFor(models, budget.model?.modelId ?? null)
+      : { modelId: null, factor: 1, samples: 0 };
+    return { models, inUse };
+  }
+
+  /**
    * `resolve()`: the system prompt and the conversation; with a budget, fitted to it (and, with
    * `autoCompact`, compacted first when it would leave history out). `opened` is the head state
    * this call's `open()` read, if any.
@@ -171,7 +197,9 @@ export class BudgetPlanner {
     const history = visible.messages;
     try {
       const previous = this.#memory.get(session.view.branch) ?? null;
+      const { inUse } = this.#calibration(session, call.budget);
       const fitted = fitToBudget({
+        calibration: inUse,
         budget: call.budget,
         tokenizer: session.settings.tokenizer,
         counter: this.#counter,
@@ -220,7 +248,9 @@ export class BudgetPlanner {
     const messages = await conversation(session, call.ticket, opened);
     const branch = session.view.branch;
     const previous = this.#memory.get(branch) ?? null;
+    const { models, inUse } = this.#calibration(session, budget);
     const fitted = fitToBudget({
+      calibration: inUse,
       budget,
       tokenizer: session.settings.tokenizer,
       counter: this.#counter,
@@ -237,6 +267,13 @@ export class BudgetPlanner {
       previous?.cache ?? null,
     );
     this.#memory.set(branch, memory);
+    // The reply's `withUsage(…, { cache })` records this call's count against the reported input.
+    registerCalibration(report.cache, {
+      tokenizer: report.tokenizer,
+      counted: report.totalTokens,
+      factor: inUse.factor,
+      models,
+    });
     const { systemPrompt } = fitted;
     if (call.format !== 'model') {
       // UI messages carry no marks; a call-level option (a cache key) still applies.

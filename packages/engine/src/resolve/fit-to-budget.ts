@@ -1,4 +1,5 @@
 import {
+  BudgetExceededError,
   type ContextFragment,
   type ContextRenderer,
   type Tokenizer,
@@ -12,6 +13,7 @@ import type { CacheMemory } from '../cache/cache-prediction';
 import { cacheModelOf } from '../cache/cache-profile';
 import { type CacheModel, type CacheProfile, isCacheProfile } from '../cache/cache-profiles';
 import { comparePrefix, type Segment } from '../cache/prefix-report';
+import type { CalibrationInUse } from '../usage/input-calibration';
 
 /** `resolve({ budget })`: fit the system prompt and the history to a token budget. */
 export interface BudgetOptions {
@@ -143,6 +145,29 @@ export function checkBudget(method: string, budget: unknown): CheckedBudget {
   return { maxInputTokens, releaseRatio, cacheMarkers, model, cacheProfile };
 }
 
+/**
+ * Runs `plan`; a `BudgetExceededError` from a calibrated plan (whose room was the budget divided
+ * by the factor) is told in the provider's tokens: the budget asked for, each required part's
+ * count times the factor, and the tokenizer named with the factor (`'estimate:4.00×1.3'`).
+ */
+function calibratedShortfall<T>(factor: number, maxInputTokens: number, plan: () => T): T {
+  try {
+    return plan();
+  } catch (error) {
+    if (factor === 1 || !BudgetExceededError.isInstance(error)) throw error;
+    const { shortfall } = error;
+    throw new BudgetExceededError({
+      maxInputTokens,
+      requiredTokens: Math.round(shortfall.requiredTokens * factor),
+      required: shortfall.required.map((item) => ({
+        ...item,
+        tokens: Math.round(item.tokens * factor),
+      })),
+      tokenizer: `${shortfall.tokenizer}×${factor}`,
+    });
+  }
+}
+
 /** Everything {@link fitToBudget} needs. */
 export interface FitInput {
   readonly budget: CheckedBudget;
@@ -161,6 +186,8 @@ export interface FitInput {
    */
   readonly compactionMessageId?: string | undefined;
   readonly previous: BudgetMemory | null;
+  /** The calibration to plan with (reported ÷ counted for the model); none plans as counted. */
+  readonly calibration?: CalibrationInUse;
 }
 
 /** What {@link fitToBudget} produces. */
@@ -201,17 +228,25 @@ export function fitToBudget(input: FitInput): FitResult {
     input.pendingFrom > 0
       ? [{ ...first, compaction: true }, ...counts.slice(1)]
       : counts;
+  const calibration = input.calibration ?? { modelId: null, factor: 1, samples: 0 };
+  // The budget is in the provider's tokens; the plan counts in the tokenizer's, so the room it
+  // plans with is the budget divided by the factor (the provider reports `factor` tokens for
+  // each one counted).
+  const room = Math.max(1, Math.floor(input.budget.maxInputTokens / calibration.factor));
   let overheadTokens = 0;
   for (let attempt = 1; ; attempt += 1) {
-    const plan = planBudget({
-      maxInputTokens: input.budget.maxInputTokens,
-      releaseRatio: input.budget.releaseRatio ?? 0.3,
-      overheadTokens,
-      fragments: planFragments,
-      messages: planMessages,
-      pendingFrom: input.pendingFrom,
-      tokenizer: tokenizer.id,
-    });
+    const plan = calibratedShortfall(calibration.factor, input.budget.maxInputTokens, () =>
+      planBudget({
+        maxInputTokens: room,
+        chunkBudgetTokens: input.budget.maxInputTokens,
+        releaseRatio: input.budget.releaseRatio ?? 0.3,
+        overheadTokens,
+        fragments: planFragments,
+        messages: planMessages,
+        pendingFrom: input.pendingFrom,
+        tokenizer: tokenizer.id,
+      }),
+    );
     const keptFragments = fragments.filter((_, index) => plan.keptFragments[index]);
     const systemPrompt = renderer.render(keptFragments);
     const systemPromptTokens = counter.text(tokenizer, systemPrompt);
@@ -221,11 +256,7 @@ export function fitToBudget(input: FitInput): FitResult {
     });
     const measuredOverhead = Math.max(0, systemPromptTokens - fragmentTokens);
     const totalTokens = plan.totalTokens - overheadTokens + measuredOverhead;
-    if (
-      totalTokens > input.budget.maxInputTokens &&
-      attempt < 3 &&
-      measuredOverhead > overheadTokens
-    ) {
+    if (totalTokens > room && attempt < 3 && measuredOverhead > overheadTokens) {
       overheadTokens = measuredOverhead;
       continue;
     }
@@ -270,6 +301,10 @@ export function fitToBudget(input: FitInput): FitResult {
       report: {
         maxInputTokens: input.budget.maxInputTokens,
         totalTokens,
+        calibration: {
+          ...calibration,
+          inputTokens: Math.round(totalTokens * calibration.factor),
+        },
         tokenizer: tokenizer.id,
         systemPromptTokens,
         fragments: planFragments.map((fragment, index) => ({

@@ -269,6 +269,29 @@ describe.each(stores)('branch operations read O(1) nodes (%s)', (_name, makeStor
   );
 
   it(
+    "a fresh engine's first resolve reads each node of the chain once: openChat and the chain's pages",
+    async () => {
+      const inner = makeStore();
+      const chatId = await seeded(inner);
+      const counting = readCountingStore(inner);
+      const engine = new ContextEngine({
+        store: counting.store,
+        chatId,
+        userId: 'u',
+        renderer: new LineRenderer(),
+      });
+      counting.counts.calls.clear();
+      const read = await reads(counting, () => engine.resolve());
+      expect(read).toEqual({ nodes: HISTORY, parsed: HISTORY });
+      // openChat gives the head, the revision and rewrittenAt: no getHead or getChat after it.
+      // The chain comes newest first in pages of 64, 1,024 and 16,384 (a compaction node in an
+      // early page stops the read there); 10,000 nodes take three.
+      expect(Object.fromEntries(counting.counts.calls)).toEqual({ openChat: 1, getChain: 3 });
+    },
+    SLOW,
+  );
+
+  it(
     'a save reads no node and opens none of the messages the store wrote',
     async () => {
       const inner = makeStore();
@@ -285,7 +308,10 @@ describe.each(stores)('branch operations read O(1) nodes (%s)', (_name, makeStor
       await engine.resolve();
       for (let turn = 0; turn < 3; turn += 1) {
         engine.set(user(`question ${turn}`), assistantText(`answer ${turn}`));
+        counting.counts.calls.clear();
         expect(await reads(counting, () => engine.save())).toEqual({ nodes: 0, parsed: 0 });
+        // One store call: the append (no head read, no chat read before it).
+        expect(Object.fromEntries(counting.counts.calls)).toEqual({ append: 1 });
       }
       // The engine kept what it saved: it shows what a fresh engine reads back.
       expect((await engine.resolve()).messages).toEqual((await open().resolve()).messages);

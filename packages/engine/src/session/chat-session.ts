@@ -33,6 +33,8 @@ export interface SessionOptions {
   readonly maxSaveAttempts: number;
   readonly prices: ModelPrices | undefined;
   readonly tokenizer: Tokenizer;
+  /** Whether budgets use the factors learned from reported usage (`calibration`). */
+  readonly calibration: boolean;
 }
 
 /** The engine's settings every feature reads. */
@@ -44,6 +46,8 @@ export interface SessionSettings {
   readonly tokenizer: Tokenizer;
   /** The engine's prices, over the built-in table. */
   readonly prices: ModelPrices | undefined;
+  /** Whether budgets use the factors learned from reported usage (`calibration`). */
+  readonly calibration: boolean;
 }
 
 /**
@@ -87,6 +91,7 @@ export class ChatSession {
       onInvalidMessage: options.onInvalidMessage,
       tokenizer: options.tokenizer,
       prices: options.prices,
+      calibration: options.calibration,
     };
     this.validator = new MessageValidator(options.messageSchemas);
     this.view = new BranchView(this.store, options.chatId, this.validator);

@@ -9,6 +9,11 @@ import {
 import type { UIMessage } from 'ai';
 import { type CacheCallRecord, readCacheRecord, reconcileCache } from '../cache/cache-reconcile';
 import {
+  calibrationRecord,
+  type InputCalibrationRecord,
+  readCalibration,
+} from './input-calibration';
+import {
   anthropicCacheCorrection,
   type PendingProviderCompaction,
   replyCompaction,
@@ -46,6 +51,12 @@ export interface MessageUsage {
    * confirmed of it (for a reply continued in place with `add`, the latest call's).
    */
   readonly cache?: CacheCallRecord;
+  /**
+   * With `withUsage(…, { cache })` after a budgeted resolve: what the budget counted for the call,
+   * the factor it used, the input the provider reported, and the calibration state after this
+   * sample (see `ContextEngineOptions.calibration`).
+   */
+  readonly calibration?: InputCalibrationRecord;
   /**
    * With `withUsage(…, { overflowRetry })`: the first call for this reply was refused by the
    * provider as too long for the model's context, and this reply is the answer to a second
@@ -237,6 +248,12 @@ function toMessageUsage(input: UsageInput): RecordedUsage {
     outputTokens: sum((step) => step.counted.outputTokens),
   };
   const first = measured[0] as StepFigures;
+  // The budget's count against the provider's for the input the engine planned (the first step's:
+  // later steps add tool traffic the budget did not count).
+  const calibration =
+    input.cache === undefined
+      ? undefined
+      : calibrationRecord(input.cache, modelId, first.reported.inputTokens);
   return {
     usage: {
       ...counted,
@@ -255,6 +272,7 @@ function toMessageUsage(input: UsageInput): RecordedUsage {
               measured.slice(1).map((step) => step.reported),
             ),
           }),
+      ...(calibration === undefined ? {} : { calibration }),
     },
     add: add === true,
   };
@@ -384,6 +402,9 @@ export function addUsage(recorded: unknown, added: unknown): JsonObject | undefi
     calls: before.calls + now.calls,
     ...(now.outcome === 'complete' ? {} : { outcome: now.outcome }),
     ...(now.cache === undefined ? {} : { cache: now.cache as unknown as JsonObject }),
+    ...(now.calibration === undefined
+      ? {}
+      : { calibration: now.calibration as unknown as JsonObject }),
     ...(now.overflowRetry === undefined
       ? {}
       : { overflowRetry: now.overflowRetry as unknown as JsonObject }),
@@ -488,10 +509,12 @@ export function readUsage(usage: unknown): MessageUsage | null {
         : 'complete',
   };
   const cache = usage.cache === undefined ? null : readCacheRecord(usage.cache);
+  const calibration = usage.calibration === undefined ? null : readCalibration(usage.calibration);
   const overflowRetry = readOverflowRetry(usage.overflowRetry);
   return {
     ...result,
     ...(cache === null ? {} : { cache }),
+    ...(calibration === null ? {} : { calibration }),
     ...(overflowRetry === undefined ? {} : { overflowRetry }),
   };
 }

@@ -13,6 +13,9 @@ import { type StoreCallOutcome, storeCallOutcome } from '../rpc/store-call-outco
 
 // The README's example (a chat object and the Worker that routes to it), as the Worker under test.
 export { ChatObject, default } from './chat-worker';
+// The README's chat list and user-wide search: a chat object that keeps its user's list, and the
+// user's object.
+export { ListedChatObject, UserObject } from './user-chats';
 
 /**
  * The Durable Object the conformance tests run the store in: built as an app builds its chat

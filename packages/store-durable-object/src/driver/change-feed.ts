@@ -13,10 +13,43 @@ import type { DurableObjectStorageLike } from './sql-storage';
 /** The feeds of the stores open over each storage, so a write reaches the watchers of all. */
 const feedsByStorage = new WeakMap<DurableObjectStorageLike, Set<ChatWatchers>>();
 
+/** A listener of every chat's writes in one object (see {@link watchObjectChats}). */
+export type ObjectChatsListener = (chatId: string) => void;
+
+/** The listeners of every chat's writes, per storage. */
+const objectListeners = new WeakMap<DurableObjectStorageLike, Set<ObjectChatsListener>>();
+
+function listenersOf(storage: DurableObjectStorageLike): Set<ObjectChatsListener> {
+  let listeners = objectListeners.get(storage);
+  if (listeners === undefined) {
+    listeners = new Set();
+    objectListeners.set(storage, listeners);
+  }
+  return listeners;
+}
+
+/**
+ * Calls `listener` with the chat id after every committed write to any chat of the object (the
+ * `'chat'` notices of every store over `storage`; chunk appends are not chat changes), in the
+ * same turn as the write; returns the unsubscribe function. What keeps a user's chat list
+ * current (`ChatListPublisher`) listens here.
+ */
+export function watchObjectChats(
+  storage: DurableObjectStorageLike,
+  listener: ObjectChatsListener,
+): () => void {
+  const listeners = listenersOf(storage);
+  listeners.add(listener);
+  return () => {
+    listeners.delete(listener);
+  };
+}
+
 /** The watchers of one store, and the peers (stores over the same storage) its writes reach. */
 export class ObjectChangeFeed {
   readonly #watchers: ChatWatchers;
   readonly #peers: Set<ChatWatchers>;
+  readonly #objectListeners: Set<ObjectChatsListener>;
 
   /** The feed of a store over `storage`: its writes reach every store open over it. */
   constructor(storage: DurableObjectStorageLike) {
@@ -28,6 +61,7 @@ export class ObjectChangeFeed {
     }
     peers.add(this.#watchers);
     this.#peers = peers;
+    this.#objectListeners = listenersOf(storage);
   }
 
   /**
@@ -44,6 +78,7 @@ export class ObjectChangeFeed {
   /** A write to the chat committed: a `'chat'` notice to its watchers on every store. */
   changed(chatId: string): void {
     this.#emit({ type: 'chat', chatId });
+    for (const listener of this.#objectListeners) listener(chatId);
   }
 
   /** Chunks were appended to a live reply: a `'chunks'` notice with its count after them. */

@@ -16,6 +16,7 @@ import {
   type NodeRow,
   nodeRecord,
 } from './rows';
+import { forgetSearchIndex } from './search';
 
 /** The chat-level operations of the driver. */
 export type ChatOperations = Required<
@@ -160,6 +161,8 @@ export function chatOperations(
     deleteChat(chatId) {
       return storage.transactionSync(() => {
         if (findChat(chatId) === undefined) return false;
+        // The search index first: its rows are keyed by the nodes' rowids.
+        forgetSearchIndex(sql, chatId);
         for (const table of [
           'ctxgraph_context_lanes',
           'ctxgraph_checkpoints',

@@ -13,6 +13,7 @@ import { lookups } from './lookups';
 import { messageOperations } from './message-operations';
 import { messageWrites } from './message-writes';
 import { pointerOperations } from './pointer-operations';
+import { searchMessages } from './search';
 import type { DurableObjectStorageLike } from './sql-storage';
 
 /** The name of the store in error messages and `toJSON()`. */
@@ -61,7 +62,13 @@ export function durableObjectDriver(
   const changed = (input: { readonly chatId: string }): void => feed.changed(input.chatId);
   return {
     name: STORE_NAME,
-    capabilities: { persistent: true, multiProcess: false, liveReplies: true },
+    capabilities: {
+      persistent: true,
+      multiProcess: false,
+      liveReplies: true,
+      search: true,
+      searchPrefix: true,
+    },
     maxJsonBytes: DEFAULT_MAX_JSON_BYTES,
     ...chats,
     ...messages,
@@ -81,6 +88,7 @@ export function durableObjectDriver(
     setActiveBranch: announced(pointers.setActiveBranch, changed),
     createCheckpoint: announced(pointers.createCheckpoint, changed),
     deleteCheckpoint: announced(pointers.deleteCheckpoint, changed),
+    searchMessages: (query) => searchMessages(db, query),
     ...methods,
     startReply: announced(methods.startReply, changed),
     appendReplyChunks: announced(methods.appendReplyChunks, (input, result) => {

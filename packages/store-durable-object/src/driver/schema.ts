@@ -114,6 +114,24 @@ CREATE TABLE ctxgraph_live_revisions (
 ) STRICT;
 `,
   },
+  // Full-text search (capabilities.search), built lazily: a save writes nothing here (the commit
+  // path is untouched); a search first brings the chats in its scope up to date (see
+  // `search.ts`). `ctxgraph_message_search` holds each node's words under the store kit's rule
+  // (`searchTokens`, computed in JavaScript), written as ` w1  w2 ` and indexed with FTS5's `ascii`
+  // tokenizer, so FTS5 never decides what a word is; its rowid is the node's rowid. `words` is the
+  // word count the contract's score needs. `ctxgraph_search_state` records, per chat, the revision
+  // and the highest sequence indexed.
+  {
+    name: 'message search',
+    sql: `
+CREATE VIRTUAL TABLE ctxgraph_message_search USING fts5(body, words UNINDEXED, tokenize = 'ascii');
+CREATE TABLE ctxgraph_search_state (
+  chat_id TEXT NOT NULL PRIMARY KEY,
+  indexed_revision INTEGER NOT NULL,
+  indexed_sequence INTEGER NOT NULL
+) STRICT;
+`,
+  },
 ];
 
 /** The schema version this code writes: the number of steps in {@link MIGRATIONS}. */

@@ -58,9 +58,12 @@ export function ContextPane(props: ContextPaneProps): ReactElement {
    * Where the focus goes once an editor or a bar closes (its buttons go with it, which would
    * leave the focus on the page): the fragment it added or saved (its Edit button); for a new
    * draft dropped, the Add fragment menu it came from; for the JSON loader and the removal's
-   * bars, the ⋯ menu they came from, or the Undo the removal offers.
+   * bars, the ⋯ menu they came from, or the Undo the removal offers; for the removal's question,
+   * its Cancel (the item that asked is hidden in the closed menu).
    */
-  const [focusAfter, setFocusAfter] = useState<number | 'add' | 'menu' | 'undo' | null>(null);
+  const [focusAfter, setFocusAfter] = useState<number | 'add' | 'menu' | 'undo' | 'confirm' | null>(
+    null,
+  );
 
   // The row appears once the saved list comes back: wait for it, then focus it once.
   // biome-ignore lint/correctness/useExhaustiveDependencies: look again whenever the list changes
@@ -73,7 +76,9 @@ export function ContextPane(props: ContextPaneProps): ReactElement {
           ? 'summary[aria-label="Context menu"]'
           : focusAfter === 'undo'
             ? '.undo-bar button'
-            : `.fragment-list > li:nth-child(${focusAfter + 1}) button[aria-label^="Edit:"]`;
+            : focusAfter === 'confirm'
+              ? '[aria-label="Confirm removal"] button[data-safe]'
+              : `.fragment-list > li:nth-child(${focusAfter + 1}) button[aria-label^="Edit:"]`;
     const target = pane.current?.querySelector<HTMLElement>(selector);
     if (target) {
       target.focus();
@@ -213,6 +218,8 @@ export function ContextPane(props: ContextPaneProps): ReactElement {
               onClick={(event) => {
                 closeMenu(event);
                 setConfirmingRemoval(true);
+                // The question takes the focus (the menu item it came from is hidden now).
+                setFocusAfter('confirm');
               }}
             >
               Remove all
@@ -248,6 +255,7 @@ export function ContextPane(props: ContextPaneProps): ReactElement {
             </button>
             <button
               type="button"
+              data-safe
               onClick={() => {
                 setConfirmingRemoval(false);
                 setFocusAfter('menu');

@@ -118,6 +118,7 @@ export {
   SEARCH_QUERY_LIMITS,
   type SearchMatch,
   type SearchPosition,
+  searchCursor,
   searchScore,
   searchSnippet,
   searchTerms,
