@@ -2,6 +2,7 @@ import { XmlRenderer } from '@ctxgraph/renderer-xml';
 import { InMemoryContextStore } from '@ctxgraph/store-memory';
 import {
   type InferToolOutput,
+  type InferUIMessageChunk,
   type InferUITools,
   streamText,
   tool,
@@ -19,6 +20,7 @@ import {
   type HistoryRefusal,
   type HistoryTools,
   historyTools,
+  type OverflowRetry,
   type ReadBranchResult,
   type StoredConversation,
 } from './index';
@@ -54,11 +56,20 @@ describe('the app message type carries through', () => {
       abortSignal: turn.abortSignal,
     });
     expectTypeOf(turn.respond(result)).toEqualTypeOf<Response>();
+    // A function of the input, with the app's tools: retried once on a context overflow.
+    expectTypeOf(
+      turn.respond((input) => streamText({ model: new MockLanguageModelV3(), ...input, tools })),
+    ).toEqualTypeOf<Response>();
+    expectTypeOf(
+      turn.stream(async (input) => streamText({ model: new MockLanguageModelV3(), ...input })),
+    ).toEqualTypeOf<ReadableStream<InferUIMessageChunk<MyUIMessage>>>();
     expectTypeOf(await cycle.messages('c', { userId: 'u' })).toEqualTypeOf<MyUIMessage[]>();
     const read = await cycle.conversation('c', { userId: 'u' });
     expectTypeOf(read).toEqualTypeOf<StoredConversation<MyUIMessage>>();
     expectTypeOf(read.messages).toEqualTypeOf<MyUIMessage[]>();
     expectTypeOf(read.nodeIds).toEqualTypeOf<Record<string, string>>();
+    expectTypeOf(read.retries).toEqualTypeOf<Record<string, OverflowRetry>>();
+    expectTypeOf(read.retries.any?.strategy).toEqualTypeOf<'cut' | 'compacted' | undefined>();
     expectTypeOf(read.versions).toEqualTypeOf<Record<string, ConversationVersions>>();
     expectTypeOf(read.versions.any?.nodes[0]?.leafNodeId).toEqualTypeOf<string | undefined>();
     expectTypeOf(await cycle.contextGauge('c', { userId: 'u' })).toEqualTypeOf<ContextGauge>();

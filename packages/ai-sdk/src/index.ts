@@ -2,7 +2,8 @@
 // alone, settling, usage sums) are in `@ctxgraph/ai-sdk/internal`, without a semver promise.
 
 // One type for a message's versions: the engine's, read with the app's UI message type.
-export type { MessageVersion } from '@ctxgraph/engine';
+// A reply's overflow retry, as `StoredConversation.retries` and `usageOf(node)` show it.
+export type { MessageVersion, OverflowRetry } from '@ctxgraph/engine';
 export type { CycleEngineOptions } from './cycle/attach';
 export type { CompactionEvent } from './cycle/background-compaction';
 export {
@@ -15,6 +16,7 @@ export {
 } from './cycle/chat-cycle';
 export { chatErrorResponse } from './cycle/chat-error-response';
 export type { ChatTurn, TurnHistoryToolsOptions } from './cycle/chat-turn';
+export { type ContextOverflow, contextOverflowOf } from './cycle/context-overflow';
 export { ContinuationRefusedError } from './cycle/continuation-refused-error';
 export type {
   BeginTurnOptions,
@@ -55,6 +57,7 @@ export type {
   ChatRequest,
   ChatTrigger,
 } from './request/read-chat-request';
+export type { TurnModelCall, TurnModelInput } from './stream/overflow-retry-source';
 export { REPLY_FOLLOWS_HEADER } from './stream/reply-response';
 export type { RespondOptions, StreamTextResultLike } from './stream/reply-source';
 export { createMemoryResumableStreams, type ResumableStreams } from './stream/resumable-streams';

@@ -105,6 +105,7 @@ export type { SaveOptions } from './session/write-messages';
 export type { CalibrationModel, InputCalibrationRecord } from './usage/input-calibration';
 export {
   type MessageUsage,
+  type OverflowRetry,
   type ReplyOutcome,
   type StepUsage,
   type UsageInput,

@@ -9,6 +9,7 @@ import {
   ContextEngine,
   type ContextEngineOptions,
   type LocateResult,
+  type OverflowRetry,
   type ReplyOutcome,
   usageOf,
   withUsage,
@@ -24,6 +25,7 @@ import { ChatRequestError } from '../errors';
 import type { ChatRequest } from '../request/read-chat-request';
 import { newestNode } from './chat-reads';
 import { canonical, isSettledCopy, sameMessage } from './client-copies';
+import { type ContextOverflow, retryBudget } from './context-overflow';
 import { ContinuationRefusedError } from './continuation-refused-error';
 import { acceptToolResults, waitingCalls } from './tool-results';
 
@@ -67,6 +69,8 @@ export interface ReplyUsage {
   }[];
   /** The budgeted resolve's cache prediction (`result.budget.cache`), reconciled on save. */
   readonly cache?: CachePrediction;
+  /** The call was retried once after the provider refused the first as too long. */
+  readonly overflowRetry?: OverflowRetry;
 }
 
 /**
@@ -111,6 +115,8 @@ export interface ModelInput {
   readonly cache?: CachePrediction;
   /** What the engine's `autoCompact` did or decided before the call, if anything. */
   readonly compaction?: AutoCompaction;
+  /** The input's tokens as the budget counted them (`result.budget.totalTokens`); none without a budget. */
+  readonly tokens?: number;
 }
 
 /**
@@ -429,8 +435,51 @@ export class AttachedChat<UI_MESSAGE extends UIMessage = UIMessage> {
       system: resolved.system ?? resolved.systemPrompt,
       messages: resolved.messages,
       // The prediction the reply's usage confirms (saveReply passes it to withUsage).
-      ...(resolved.budget === undefined ? {} : { cache: resolved.budget.cache }),
+      ...(resolved.budget === undefined
+        ? {}
+        : { cache: resolved.budget.cache, tokens: resolved.budget.totalTokens }),
       ...(resolved.compaction === undefined ? {} : { compaction: resolved.compaction }),
+    };
+  }
+
+  /**
+   * The model input of a call retried after the provider refused `sent` as too long for the
+   * model's context: resolved again with the budget {@link retryBudget} makes of the error's
+   * figures (the turn's `budget` options kept, its `maxInputTokens` tightened), so older history
+   * is left out, or, with the engine's `autoCompact`, summarized (the budget would have to cut, so
+   * it compacts). Nothing is written but that compaction; the question was saved before. A budget
+   * the required parts alone exceed throws (`BudgetExceededError`): no retry.
+   */
+  async retryInput(
+    overflow: ContextOverflow,
+    budget: BudgetOptions | undefined,
+    sent: ModelInput,
+  ): Promise<{ input: ModelInput; record: OverflowRetry }> {
+    const counted = sent.tokens ?? (await this.#engine.inspect()).estimate.tokens;
+    const maxInputTokens = retryBudget(counted, overflow, budget?.maxInputTokens);
+    // A turn without a budget gets one for the retry only: its messages stay unmarked and no
+    // cache prediction is recorded for it, as for its first call.
+    const resolved = await this.#engine.resolve({
+      format: 'model',
+      budget:
+        budget === undefined
+          ? { maxInputTokens, cacheMarkers: 'none' }
+          : { ...budget, maxInputTokens },
+    });
+    return {
+      input: {
+        system: resolved.system,
+        messages: resolved.messages,
+        ...(resolved.budget === undefined || budget === undefined
+          ? {}
+          : { cache: resolved.budget.cache, tokens: resolved.budget.totalTokens }),
+      },
+      record: {
+        limit: overflow.limit ?? null,
+        sent: overflow.sent ?? null,
+        maxInputTokens,
+        strategy: resolved.compaction?.status === 'compacted' ? 'compacted' : 'cut',
+      },
     };
   }
 

@@ -29,6 +29,8 @@ export interface BegunTurn<UI_MESSAGE extends UIMessage = UIMessage> {
   readonly attached: AttachedChat<UI_MESSAGE>;
   readonly placed: PlacedRequest<UI_MESSAGE>;
   readonly input: ModelInput;
+  /** The budget the input was resolved with (the turn's, else the cycle's). */
+  readonly budget: BudgetOptions | undefined;
   /** The owner of the reply's live record (live replies on), else undefined. */
   readonly owner: string | undefined;
   /** The user the turn acts for. */
@@ -102,12 +104,14 @@ export async function beginTurn<UI_MESSAGE extends UIMessage>(
     attached.engine.replaceContext([]);
     await options.context?.(attached.engine);
     const placed = await attached.place(request, validateFrom, options.after, start);
-    const input = await attached.modelInput(options.budget ?? cycle.budget);
+    const budget = options.budget ?? cycle.budget;
+    const input = await attached.modelInput(budget);
     return {
       request,
       attached,
       placed,
       input,
+      budget,
       owner: start.keep ? owner : undefined,
       userId: options.userId,
     };

@@ -118,7 +118,8 @@ export interface ChatCycle<UI_MESSAGE extends UIMessage = UIMessage> {
   events(chatId: string, options: FollowOptions): Promise<Response>;
   /**
    * `messages` with, by message id, the outcome of each reply on the path that was stopped
-   * (`aborted`) or whose process died (`interrupted`), the node of each message (`nodeIds`), and
+   * (`aborted`) or whose process died (`interrupted`), the overflow retry of each reply whose
+   * first call was refused as too long (`retries`), the node of each message (`nodeIds`), and
    * the versions of each message that has more than one (`versions`: the position of the one on
    * this path and every version's node with its newest leaf), so a client shows "2 / 3" beside
    * each message and opens another version without a request per message. With `node` (a
@@ -312,11 +313,11 @@ export function createChatCycle<UI_MESSAGE extends UIMessage = UIMessage>(
             ? await conversationTo<UI_MESSAGE>(engine, store, readOptions.leaf)
             : await conversationToNode<UI_MESSAGE>(engine, readOptions.node);
         // Two reads at once (the path's records, the chat's graph): one round trip of waiting.
-        const [outcomes, along] = await Promise.all([
+        const [records, along] = await Promise.all([
           outcomesOf(engine, store, messages),
           versionsAlong(engine, messages),
         ]);
-        return { messages, outcomes, ...along };
+        return { messages, ...records, ...along };
       });
     },
     contextGauge(chatId, gaugeOptions) {

@@ -4,6 +4,7 @@
 import {
   type ContextEngine,
   type MessageVersion,
+  type OverflowRetry,
   type PathVersions,
   usageOf,
 } from '@ctxgraph/engine';
@@ -86,24 +87,28 @@ export async function newestNode(store: ContextStore, chatId: string): Promise<s
 
 /**
  * The outcome of each reply of `messages` (a path the engine just resolved) that was stopped or
- * whose process died, by message id: one read of the path's nodes, with their engine records.
+ * whose process died, and the overflow retry of each reply whose first call the provider refused
+ * as too long, by message id: one read of the path's nodes, with their engine records.
  */
 export async function outcomesOf(
   engine: ContextEngine,
   store: ContextStore,
   messages: readonly UIMessage[],
-): Promise<Record<string, 'aborted' | 'interrupted'>> {
+): Promise<Pick<StoredConversation, 'outcomes' | 'retries'>> {
   const outcomes: Record<string, 'aborted' | 'interrupted'> = Object.create(null);
+  const retries: Record<string, OverflowRetry> = Object.create(null);
   const last = messages.at(-1);
   const head = last === undefined ? undefined : engine.nodeIdOf(last.id);
-  if (head === undefined) return outcomes;
+  if (head === undefined) return { outcomes: { ...outcomes }, retries: { ...retries } };
   const { nodes } = await store.getChain({ chatId: engine.chatId, headMessageId: head });
   for (const node of nodes) {
-    const outcome = usageOf(node)?.outcome;
+    const usage = usageOf(node);
+    const outcome = usage?.outcome;
     if (outcome === 'aborted' || outcome === 'interrupted') outcomes[node.message.id] = outcome;
+    if (usage?.overflowRetry !== undefined) retries[node.message.id] = usage.overflowRetry;
   }
-  // A plain object for the app's JSON (spread defines every key as its own, `__proto__` too).
-  return { ...outcomes };
+  // Plain objects for the app's JSON (spread defines every key as its own, `__proto__` too).
+  return { outcomes: { ...outcomes }, retries: { ...retries } };
 }
 
 /**
@@ -117,6 +122,12 @@ export interface StoredConversation<UI_MESSAGE extends UIMessage = UIMessage> {
   messages: UI_MESSAGE[];
   /** By message id: each reply on the path that was stopped or whose process died. */
   outcomes: Record<string, 'aborted' | 'interrupted'>;
+  /**
+   * By message id: each reply on the path whose first call the provider refused as too long for
+   * the model's context, answered by a retry with less history (`OverflowRetry`: the error's
+   * `limit` and `sent`, the retry's `maxInputTokens`, `strategy` `'cut'` or `'compacted'`).
+   */
+  retries: Record<string, OverflowRetry>;
   /**
    * By message id: the node holding each message of the path. A message's versions share its
    * id and differ by node: this is the one shown, and what a new message that follows it names

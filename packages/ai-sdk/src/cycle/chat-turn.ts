@@ -20,15 +20,16 @@ import { ChunkBatcher } from '../live/chunk-batcher';
 import type { LiveSettings } from '../live/live-settings';
 import type { ChatRequest, ChatTrigger } from '../request/read-chat-request';
 import type { CallUsage } from '../stream/call-usage';
+import {
+  openRetryingSource,
+  type TurnModelCall,
+  type TurnModelInput,
+} from '../stream/overflow-retry-source';
 import { deliverReply, replyResponse } from '../stream/reply-response';
 import { createReplySaver } from '../stream/reply-saver';
-import {
-  openReplySource,
-  type RespondOptions,
-  type StreamTextResultLike,
-} from '../stream/reply-source';
+import type { RespondOptions } from '../stream/reply-source';
 import type { ResumableStreams } from '../stream/resumable-streams';
-import type { ReplyUsage } from './attach';
+import type { ModelInput, ReplyUsage } from './attach';
 import { type BackgroundSettings, compactInBackground } from './background-compaction';
 import type { BegunTurn } from './begin-turn';
 import type { ChatEngines } from './chat-engines';
@@ -48,9 +49,15 @@ export interface ChatTurn<UI_MESSAGE extends UIMessage = UIMessage> {
    * no longer (open an engine of your own, or read through the cycle).
    */
   readonly engine: ContextEngine;
-  /** For `streamText({ system })`: the rendered context (a system message with its cache mark under a budget). */
+  /**
+   * For `streamText({ system })`: the rendered context (a system message with its cache mark
+   * under a budget). After an overflow retry, the retried call's.
+   */
   readonly system: string | SystemModelMessage;
-  /** For `streamText({ messages })`: the conversation the reply answers, as model messages. */
+  /**
+   * For `streamText({ messages })`: the conversation the reply answers, as model messages. After
+   * an overflow retry, the retried call's (less history).
+   */
   readonly messages: ModelMessage[];
   /** The conversation as stored, with the client's ids (the AI SDK's `originalMessages`). */
   readonly originalMessages: UI_MESSAGE[];
@@ -66,8 +73,16 @@ export interface ChatTurn<UI_MESSAGE extends UIMessage = UIMessage> {
    * Streams the reply to the client as the AI SDK's UI message stream response and saves it when
    * it ends, with the whole call's usage; a reply that cannot be saved ends the stream with an
    * `error` chunk.
+   *
+   * `call` is the `streamText` result, or a function that makes it from the input it is given
+   * (`(input) => streamText({ model, ...input })`: `system`, `messages`, `abortSignal`). With a
+   * function, a call the provider refuses as too long for the model's context (before any
+   * output) is retried once, before anything reaches the client or the store, with a tighter
+   * budget: older history left out, or summarized with the engine's `autoCompact`. The reply is
+   * saved once, with the retry in its usage record (`usageOf(node).overflowRetry`). A second
+   * overflow ends the reply with its error, as any failed call does.
    */
-  respond(result: StreamTextResultLike<UI_MESSAGE>, options?: RespondOptions<UI_MESSAGE>): Response;
+  respond(call: TurnModelCall<UI_MESSAGE>, options?: RespondOptions<UI_MESSAGE>): Response;
   /**
    * The history tools for this turn's model call (`streamText({ tools: turn.historyTools() })`):
    * `searchHistory`, `listBranches` and `readBranch` (see `historyTools`), acting for the turn's
@@ -92,7 +107,7 @@ export interface ChatTurn<UI_MESSAGE extends UIMessage = UIMessage> {
   readonly compaction: Promise<AutoCompaction | undefined>;
   /** The same as `respond`, as a chunk stream (for `createUIMessageStream`'s `writer.merge`). */
   stream(
-    result: StreamTextResultLike<UI_MESSAGE>,
+    call: TurnModelCall<UI_MESSAGE>,
     options?: RespondOptions<UI_MESSAGE>,
   ): ReadableStream<InferUIMessageChunk<UI_MESSAGE>>;
 }
@@ -132,7 +147,9 @@ export function createChatTurn<UI_MESSAGE extends UIMessage>(
   signal: AbortSignal | undefined,
   settings: TurnSettings<UI_MESSAGE>,
 ): ChatTurn<UI_MESSAGE> {
-  const { request, attached, placed, input, owner } = begun;
+  const { request, attached, placed, owner } = begun;
+  // The input of the turn's model call: the begun one, or the overflow retry's.
+  let input: ModelInput = begun.input;
   const disconnect = new AbortController();
   // The request's signal aborts when its client goes away: a disconnect, which stops the reply
   // only when the app asks for that (`stopOnDisconnect`). Otherwise the reply runs to its end
@@ -148,8 +165,13 @@ export function createChatTurn<UI_MESSAGE extends UIMessage>(
     settleCompaction = resolve;
   });
   let used = false;
+  const modelInput = (): TurnModelInput => ({
+    system: input.system,
+    messages: input.messages,
+    abortSignal,
+  });
   const stream = (
-    result: StreamTextResultLike<UI_MESSAGE>,
+    call: TurnModelCall<UI_MESSAGE>,
     options: RespondOptions<UI_MESSAGE> = {},
   ): ReadableStream<InferUIMessageChunk<UI_MESSAGE>> => {
     if (used) {
@@ -159,7 +181,16 @@ export function createChatTurn<UI_MESSAGE extends UIMessage>(
     }
     used = true;
     const streamId = settings.generateId();
-    const source = openReplySource(result, { originalMessages: placed.path, replyId, options });
+    const source = openRetryingSource(
+      call,
+      modelInput(),
+      { originalMessages: placed.path, replyId, options },
+      async (overflow) => {
+        const retry = await attached.retryInput(overflow, begun.budget, input);
+        input = retry.input;
+        return { input: modelInput(), record: retry.record };
+      },
+    );
     // Live replies: every chunk goes to the store too, in batches; a stop asked for anywhere
     // (seen by an append) stops the model call.
     let stopRequested = false;
@@ -195,7 +226,7 @@ export function createChatTurn<UI_MESSAGE extends UIMessage>(
         await live.store.endReply({ chatId: request.chatId, ...endReply });
       if (reply !== undefined) {
         const started = performance.now();
-        await attached.saveReply(reply, replyUsage(usage, options.modelId, input.cache), {
+        await attached.saveReply(reply, replyUsage(usage, options.modelId, input.cache, source), {
           outcome,
           add: placed.continues !== undefined,
           ...(endReply === undefined ? {} : { endReply }),
@@ -251,8 +282,12 @@ export function createChatTurn<UI_MESSAGE extends UIMessage>(
     trigger: request.trigger,
     request,
     engine: attached.engine,
-    system: input.system,
-    messages: input.messages,
+    get system() {
+      return input.system;
+    },
+    get messages() {
+      return input.messages;
+    },
     originalMessages: placed.path,
     replyId,
     abortSignal,
@@ -270,7 +305,7 @@ export function createChatTurn<UI_MESSAGE extends UIMessage>(
       }),
     compaction,
     stream,
-    respond: (result, options = {}) => replyResponse(stream(result, options), options.headers),
+    respond: (call, options = {}) => replyResponse(stream(call, options), options.headers),
   };
 }
 
@@ -279,12 +314,15 @@ function replyUsage(
   usage: CallUsage,
   modelId: string | undefined,
   cache: CachePrediction | undefined,
+  source: { overflowRetry(): ReplyUsage['overflowRetry'] },
 ): ReplyUsage {
   const steps = usage.steps();
+  const overflowRetry = source.overflowRetry();
   return {
     usage: usage.usage(),
     ...(steps === undefined ? {} : { steps }),
     modelId: usage.modelId ?? modelId ?? 'unknown',
     ...(cache === undefined ? {} : { cache }),
+    ...(overflowRetry === undefined ? {} : { overflowRetry }),
   };
 }

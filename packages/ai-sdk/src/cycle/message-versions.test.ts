@@ -266,6 +266,7 @@ describe.each(kinds)(
       expect(await cycle.conversation('empty-chat', { userId: 'u' })).toEqual({
         messages: [],
         outcomes: {},
+        retries: {},
         nodeIds: {},
         versions: {},
       });

@@ -519,7 +519,7 @@ describe('the chat handler’s base path', () => {
     );
     expect(read).toEqual({
       status: 200,
-      body: { messages: [], outcomes: {}, nodeIds: {}, versions: {} },
+      body: { messages: [], outcomes: {}, retries: {}, nodeIds: {}, versions: {} },
     });
   });
 

@@ -32,7 +32,10 @@ export interface ChatHandlerOptions<UI_MESSAGE extends UIMessage = UIMessage> {
   readonly userId: (request: Request) => string | null | Promise<string | null>;
   /**
    * The model call of a turn: hand the turn's `system`, `messages` and `abortSignal` to
-   * `streamText` and return its result; the handler answers with `turn.respond(result)`.
+   * `streamText` and return its result; the handler answers with `turn.respond(result)`. When
+   * the provider refuses the call as too long for the model's context (before any output), it is
+   * called once more with the same turn, whose `system` and `messages` are then the retry's
+   * (less history: cut, or summarized with the engine's `autoCompact`).
    */
   readonly reply: (
     turn: ChatTurn<UI_MESSAGE>,
@@ -229,7 +232,15 @@ export function createChatHandler<UI_MESSAGE extends UIMessage = UIMessage>(
           userId,
           signal,
         });
-        return turn.respond(await options.reply(turn, context), options.respond);
+        // The first call is made here (an app's error in it is a 500, as before); the cycle calls
+        // `reply` again only to retry a call the provider refused as too long for the model's
+        // context, with the turn's `system` and `messages` then the retry's.
+        const first = await options.reply(turn, context);
+        let calls = 0;
+        return turn.respond(
+          () => (calls++ === 0 ? first : options.reply(turn, context)),
+          options.respond,
+        );
       }
       case 'messages': {
         const leaf = queryOf(url, 'leaf');

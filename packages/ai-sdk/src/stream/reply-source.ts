@@ -48,7 +48,8 @@ export interface ReplySource<UI_MESSAGE extends UIMessage = UIMessage> {
  * Opens a `streamText` result as the reply the cycle streams and saves: the AI SDK's
  * `toUIMessageStream` with the conversation as stored (`originalMessages`), the server-side reply
  * id, and the app's stream options; the call's usage is read from its `fullStream` at the same
- * time (both majors tee the call for each reader).
+ * time (both majors tee the call for each reader). `observeError` is told each error of the call
+ * as it comes (before its `error` chunk).
  */
 export function openReplySource<UI_MESSAGE extends UIMessage>(
   result: StreamTextResultLike<UI_MESSAGE>,
@@ -57,6 +58,7 @@ export function openReplySource<UI_MESSAGE extends UIMessage>(
     readonly replyId: string;
     readonly options: RespondOptions<UI_MESSAGE>;
   },
+  observeError?: (error: unknown) => void,
 ): ReplySource<UI_MESSAGE> {
   type Chunk = InferUIMessageChunk<UI_MESSAGE>;
   const { options } = reply;
@@ -77,7 +79,16 @@ export function openReplySource<UI_MESSAGE extends UIMessage>(
     ...(options.messageMetadata ? { messageMetadata: options.messageMetadata } : {}),
     ...(options.sendReasoning === undefined ? {} : { sendReasoning: options.sendReasoning }),
     ...(options.sendSources === undefined ? {} : { sendSources: options.sendSources }),
-    ...(options.onError ? { onError: options.onError } : {}),
+    // The error itself is told to `observeError` (the cycle's overflow retry reads it); the
+    // client gets the app's words for it, or the AI SDK's default.
+    ...(options.onError || observeError
+      ? {
+          onError: (error: unknown) => {
+            observeError?.(error);
+            return options.onError?.(error) ?? 'An error occurred.';
+          },
+        }
+      : {}),
   });
   const reader = source.getReader();
   const chunks = new ReadableStream<Chunk>({

@@ -270,3 +270,46 @@ describe('withUsage add and outcome', () => {
     });
   });
 });
+
+describe('withUsage overflowRetry', () => {
+  const usage = { inputTokens: 10, outputTokens: 2 };
+
+  it('records the retry beside the usage and reads it back; a malformed record reads as none', async () => {
+    const store = new InMemoryContextStore();
+    const engine = new ContextEngine({
+      store,
+      chatId: 'retry',
+      userId: 'u',
+      renderer: new LineRenderer(),
+    });
+    const overflowRetry = { limit: 200, sent: 250, maxInputTokens: 140, strategy: 'cut' } as const;
+    engine.set(user('Question?', { id: 'q' }));
+    engine.set(
+      withUsage(assistant('Answer.', { id: 'a' }), { usage, modelId: 'm', overflowRetry }),
+    );
+    await engine.save();
+    const node = await store.getMessage({ chatId: 'retry', messageId: 'a' });
+    expect(node === null ? null : usageOf(node)?.overflowRetry).toEqual(overflowRetry);
+    const forged = {
+      ...node,
+      engineRecord: { usage: { modelId: 'm', overflowRetry: { strategy: 'x' } } },
+    };
+    expect(usageOf(forged as typeof node & object)?.overflowRetry).toBeUndefined();
+    // The app's metadata never carries it.
+    expect(node?.message.metadata).toBeUndefined();
+  });
+
+  it('refuses a malformed retry before anything is set', () => {
+    const fragment = assistant('Answer.', { id: 'a' });
+    for (const overflowRetry of [
+      null,
+      { limit: 1, sent: 2, maxInputTokens: 0, strategy: 'cut' },
+      { limit: -1, sent: 2, maxInputTokens: 5, strategy: 'cut' },
+      { limit: 1, sent: 2, maxInputTokens: 5, strategy: 'drop' },
+    ]) {
+      expect(() =>
+        withUsage(fragment, { usage, modelId: 'm', overflowRetry: overflowRetry as never }),
+      ).toThrow(ValidationError);
+    }
+  });
+});

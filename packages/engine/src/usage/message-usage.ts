@@ -57,6 +57,30 @@ export interface MessageUsage {
    * sample (see `ContextEngineOptions.calibration`).
    */
   readonly calibration?: InputCalibrationRecord;
+  /**
+   * With `withUsage(…, { overflowRetry })`: the first call for this reply was refused by the
+   * provider as too long for the model's context, and this reply is the answer to a second
+   * call made with less history (see {@link OverflowRetry}).
+   */
+  readonly overflowRetry?: OverflowRetry;
+}
+
+/**
+ * A reply's call that was retried once after the provider refused the first one as too long for
+ * the model's context window (the AI SDK request cycle records it; `usageOf(node).overflowRetry`).
+ */
+export interface OverflowRetry {
+  /** The input tokens the provider said it allows (its own count), when its error said. */
+  readonly limit: number | null;
+  /** The input tokens the provider counted for the refused call, when its error said. */
+  readonly sent: number | null;
+  /** The budget (in the engine's count) the second call was resolved with. */
+  readonly maxInputTokens: number;
+  /**
+   * `'compacted'`: the engine's `autoCompact` summarized older turns for the second call;
+   * `'cut'`: the budget left older history out.
+   */
+  readonly strategy: 'compacted' | 'cut';
 }
 
 /** How the call that produced a reply ended (see {@link MessageUsage.outcome}). */
@@ -132,6 +156,11 @@ export interface UsageInput {
    * recorded usage, and the compaction's own share is kept in the compaction node's record.
    */
   readonly providerMetadata?: unknown;
+  /**
+   * The reply answers a second call made after the provider refused the first as too long for
+   * the model's context (kept in the engine's record, read back as `usageOf(node).overflowRetry`).
+   */
+  readonly overflowRetry?: OverflowRetry;
 }
 
 const where = 'withUsage(fragment, { usage, modelId })';
@@ -198,6 +227,8 @@ function toMessageUsage(input: UsageInput): RecordedUsage {
       },
     );
   }
+  const overflowRetry =
+    input.overflowRetry === undefined ? undefined : checkOverflowRetry(input.overflowRetry);
   const measured =
     steps === undefined
       ? [stepFigures('usage', usage as StepUsage, input.providerMetadata)]
@@ -228,6 +259,7 @@ function toMessageUsage(input: UsageInput): RecordedUsage {
       ...counted,
       ...(measured.length > 1 ? { calls: measured.length } : {}),
       ...(outcome === undefined || outcome === 'complete' ? {} : { outcome }),
+      ...(overflowRetry === undefined ? {} : { overflowRetry }),
       // The prediction is of the calls the engine sent, so it is checked against the figures the
       // SDK reported for each, not the compaction step's cache tokens added above.
       ...(input.cache === undefined
@@ -244,6 +276,46 @@ function toMessageUsage(input: UsageInput): RecordedUsage {
     },
     add: add === true,
   };
+}
+
+/** `overflowRetry` checked and copied (plain numbers and a known strategy only). */
+function checkOverflowRetry(value: unknown): OverflowRetry {
+  const fail = (path: string, message: string): never => {
+    throw new ValidationError(
+      `${where}: overflowRetry must be { limit, sent, maxInputTokens, strategy }; ${path} ${message}.`,
+      { issues: [{ path, message }] },
+    );
+  };
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    return fail('overflowRetry', 'is not an object');
+  const { limit, sent, maxInputTokens, strategy } = value as Record<string, unknown>;
+  const tokens = (path: string, figure: unknown): number | null =>
+    figure === null || figure === undefined ? null : count(path, figure);
+  if (
+    typeof maxInputTokens !== 'number' ||
+    !Number.isSafeInteger(maxInputTokens) ||
+    maxInputTokens < 1
+  )
+    fail('overflowRetry.maxInputTokens', 'is not a positive integer');
+  if (strategy !== 'compacted' && strategy !== 'cut')
+    fail('overflowRetry.strategy', "is not 'compacted' or 'cut'");
+  return {
+    limit: tokens('overflowRetry.limit', limit),
+    sent: tokens('overflowRetry.sent', sent),
+    maxInputTokens: maxInputTokens as number,
+    strategy: strategy as OverflowRetry['strategy'],
+  };
+}
+
+/** A stored overflow retry read back, or undefined when it is not one. */
+function readOverflowRetry(value: unknown): OverflowRetry | undefined {
+  if (!isPlainObject(value)) return undefined;
+  const figure = (entry: unknown): number | null =>
+    typeof entry === 'number' && Number.isSafeInteger(entry) && entry >= 0 ? entry : null;
+  const { maxInputTokens, strategy } = value;
+  if (typeof maxInputTokens !== 'number' || !Number.isSafeInteger(maxInputTokens)) return undefined;
+  if (strategy !== 'compacted' && strategy !== 'cut') return undefined;
+  return { limit: figure(value.limit), sent: figure(value.sent), maxInputTokens, strategy };
 }
 
 /** One step's figures: as the SDK reported them, and as recorded (Anthropic correction added). */
@@ -333,6 +405,9 @@ export function addUsage(recorded: unknown, added: unknown): JsonObject | undefi
     ...(now.calibration === undefined
       ? {}
       : { calibration: now.calibration as unknown as JsonObject }),
+    ...(now.overflowRetry === undefined
+      ? {}
+      : { overflowRetry: now.overflowRetry as unknown as JsonObject }),
   };
 }
 
@@ -435,10 +510,12 @@ export function readUsage(usage: unknown): MessageUsage | null {
   };
   const cache = usage.cache === undefined ? null : readCacheRecord(usage.cache);
   const calibration = usage.calibration === undefined ? null : readCalibration(usage.calibration);
+  const overflowRetry = readOverflowRetry(usage.overflowRetry);
   return {
     ...result,
     ...(cache === null ? {} : { cache }),
     ...(calibration === null ? {} : { calibration }),
+    ...(overflowRetry === undefined ? {} : { overflowRetry }),
   };
 }
 
