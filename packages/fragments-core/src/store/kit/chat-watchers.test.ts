@@ -258,4 +258,50 @@ describe('ChangePoller', () => {
     expect(test.clock.pending.size).toBe(0);
     expect(test.poller.seen('a')).toBe(false);
   });
+
+  it('a watcher that comes back while the last read of the stopped poll is under way is polled', async () => {
+    // The store's last watcher left (the poll stopped) and a new one came (the poll started
+    // again) while a read was still out: that read is not compared, and the poll goes on from
+    // a read of its own. It used to stop for good, so the new watcher got no notice again.
+    const clock = manualTimers();
+    const notices: ChatChange[] = [];
+    let state = new Map<string, PolledChat>([['a', { stamp: 'v1', replies: [] }]]);
+    const held: (() => void)[] = [];
+    let hold = true;
+    let poller: ChangePoller | undefined;
+    const watchers = new ChatWatchers({
+      start: () => poller?.start(),
+      stop: () => poller?.stop(),
+      added: (chatId) => poller?.added(chatId),
+      removed: (chatId) => poller?.removed(chatId),
+    });
+    poller = new ChangePoller({
+      watchers,
+      read: async () => {
+        if (hold) await new Promise<void>((release) => held.push(release));
+        return state;
+      },
+      intervalMs: 100,
+      timers: clock.timers,
+    });
+    const stop = watchers.watch('a', (change) => notices.push(change));
+    await clock.fire();
+    expect(held).toHaveLength(1);
+    stop();
+    watchers.watch('a', (change) => notices.push(change));
+    hold = false;
+    await clock.fire();
+    for (const release of held.splice(0)) release();
+    for (let turn = 0; turn < 5; turn += 1) await Promise.resolve();
+    await clock.fire();
+    expect(notices).toEqual([{ type: 'chat', chatId: 'a' }]);
+    expect(poller.seen('a')).toBe(true);
+    // And it goes on polling: a later change is a notice.
+    state = new Map([['a', { stamp: 'v2', replies: [] }]]);
+    await clock.fire();
+    expect(notices).toEqual([
+      { type: 'chat', chatId: 'a' },
+      { type: 'chat', chatId: 'a' },
+    ]);
+  });
 });

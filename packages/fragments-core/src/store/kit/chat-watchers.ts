@@ -283,7 +283,13 @@ export class ChangePoller {
   }
 
   async #tick(): Promise<void> {
-    if (!this.#running || this.#reading) return;
+    if (!this.#running) return;
+    if (this.#reading) {
+      // A read is out (one of a poll stopped and started again since, or a chat was added):
+      // the next one follows it at once.
+      this.#again = true;
+      return;
+    }
     const generation = this.#generation;
     const chatIds = this.#options.watchers.chats();
     const fresh = chatIds.some((chatId) => !this.#seen.has(chatId));
@@ -297,8 +303,10 @@ export class ChangePoller {
     } finally {
       this.#reading = false;
     }
-    if (!this.#running || generation !== this.#generation) return;
-    this.#schedule(this.#again ? 0 : this.#options.intervalMs);
+    if (!this.#running) return;
+    // Stopped and started again while this read was out: its answer was not compared, so the
+    // poll reads again at once (it used to stop here for good, and the new watchers got nothing).
+    this.#schedule(this.#again || generation !== this.#generation ? 0 : this.#options.intervalMs);
   }
 
   #compare(chatIds: readonly string[], found: ReadonlyMap<string, PolledChat>): void {
