@@ -16,7 +16,6 @@ export {
 } from './cycle/chat-cycle';
 export { chatErrorResponse } from './cycle/chat-error-response';
 export type { ChatTurn, TurnHistoryToolsOptions } from './cycle/chat-turn';
-export { type ContextOverflow, contextOverflowOf } from './cycle/context-overflow';
 export { ContinuationRefusedError } from './cycle/continuation-refused-error';
 export type {
   BeginTurnOptions,
@@ -57,6 +56,7 @@ export type {
   ChatRequest,
   ChatTrigger,
 } from './request/read-chat-request';
+export { type ContextOverflow, contextOverflowOf } from './stream/context-overflow';
 export type { TurnModelCall, TurnModelInput } from './stream/overflow-retry-source';
 export { REPLY_FOLLOWS_HEADER } from './stream/reply-response';
 export type { RespondOptions, StreamTextResultLike } from './stream/reply-source';

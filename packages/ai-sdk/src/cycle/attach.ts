@@ -23,9 +23,10 @@ import {
 import type { ModelMessage, SystemModelMessage, UIMessage } from 'ai';
 import { ChatRequestError } from '../errors';
 import type { ChatRequest } from '../request/read-chat-request';
+import type { ReplyUsage } from '../stream/call-usage';
+import { type ContextOverflow, retryBudget } from '../stream/context-overflow';
 import { newestNode } from './chat-reads';
 import { canonical, isSettledCopy, sameMessage } from './client-copies';
-import { type ContextOverflow, retryBudget } from './context-overflow';
 import { ContinuationRefusedError } from './continuation-refused-error';
 import { acceptToolResults, waitingCalls } from './tool-results';
 
@@ -45,32 +46,6 @@ function refuseContinuation(message: string, path: string, problem: string): nev
   throw new ContinuationRefusedError(`Chat request refused: ${message}`, {
     issues: [{ path, message: problem }],
   });
-}
-
-/** What the usage of a reply is recorded as. */
-export interface ReplyUsage {
-  readonly usage: {
-    readonly inputTokens?: number | undefined;
-    readonly outputTokens?: number | undefined;
-    readonly inputTokenDetails?: {
-      readonly cacheReadTokens?: number | undefined;
-      readonly cacheWriteTokens?: number | undefined;
-    };
-    readonly cachedInputTokens?: number | undefined;
-  };
-  readonly modelId: string;
-  /**
-   * The call's finished steps (one provider call each), when any finished: the engine records
-   * their sum and reconciles the cache prediction step by step (`withUsage(…, { steps })`).
-   */
-  readonly steps?: readonly {
-    readonly usage: ReplyUsage['usage'];
-    readonly providerMetadata?: unknown;
-  }[];
-  /** The budgeted resolve's cache prediction (`result.budget.cache`), reconciled on save. */
-  readonly cache?: CachePrediction;
-  /** The call was retried once after the provider refused the first as too long. */
-  readonly overflowRetry?: OverflowRetry;
 }
 
 /**

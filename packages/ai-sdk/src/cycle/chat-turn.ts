@@ -19,7 +19,7 @@ import {
 import { ChunkBatcher } from '../live/chunk-batcher';
 import type { LiveSettings } from '../live/live-settings';
 import type { ChatRequest, ChatTrigger } from '../request/read-chat-request';
-import type { CallUsage } from '../stream/call-usage';
+import type { CallUsage, ReplyUsage } from '../stream/call-usage';
 import {
   openRetryingSource,
   type TurnModelCall,
@@ -29,7 +29,7 @@ import { deliverReply, replyResponse } from '../stream/reply-response';
 import { createReplySaver } from '../stream/reply-saver';
 import type { RespondOptions } from '../stream/reply-source';
 import type { ResumableStreams } from '../stream/resumable-streams';
-import type { ModelInput, ReplyUsage } from './attach';
+import type { ModelInput } from './attach';
 import { type BackgroundSettings, compactInBackground } from './background-compaction';
 import type { BegunTurn } from './begin-turn';
 import type { ChatEngines } from './chat-engines';

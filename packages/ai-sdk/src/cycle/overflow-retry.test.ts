@@ -11,9 +11,9 @@ import { APICallError, RetryError, streamText, type UIMessage } from 'ai';
 import { MockLanguageModelV3 } from 'ai/test';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createChatHandler } from '../handler/chat-handler';
+import { contextOverflowOf, retryBudget } from '../stream/context-overflow';
 import type { CycleEngineOptions } from './attach';
 import { type ChatCycle, createChatCycle } from './chat-cycle';
-import { contextOverflowOf, retryBudget } from './context-overflow';
 
 // A provider's context-length error makes the cycle retry the call once with less history, before
 // anything reaches the client or the store; a second overflow, or any other error, is the usual

@@ -7,7 +7,8 @@
  * @internal
  * @module
  */
-export type { ReplyUsage } from '../cycle/attach';
+
 export { readChatRequest, validateChatMessages } from '../request/read-chat-request';
+export type { ReplyUsage } from '../stream/call-usage';
 export { sumUsage } from '../stream/call-usage';
 export { settleReply } from '../stream/settle-reply';

@@ -1,4 +1,30 @@
-import type { ReplyUsage } from '../cycle/attach';
+import type { CachePrediction, OverflowRetry } from '@ctxgraph/engine';
+
+/** What the usage of a reply is recorded as. */
+export interface ReplyUsage {
+  readonly usage: {
+    readonly inputTokens?: number | undefined;
+    readonly outputTokens?: number | undefined;
+    readonly inputTokenDetails?: {
+      readonly cacheReadTokens?: number | undefined;
+      readonly cacheWriteTokens?: number | undefined;
+    };
+    readonly cachedInputTokens?: number | undefined;
+  };
+  readonly modelId: string;
+  /**
+   * The call's finished steps (one provider call each), when any finished: the engine records
+   * their sum and reconciles the cache prediction step by step (`withUsage(…, { steps })`).
+   */
+  readonly steps?: readonly {
+    readonly usage: ReplyUsage['usage'];
+    readonly providerMetadata?: unknown;
+  }[];
+  /** The budgeted resolve's cache prediction (`result.budget.cache`), reconciled on save. */
+  readonly cache?: CachePrediction;
+  /** The call was retried once after the provider refused the first as too long. */
+  readonly overflowRetry?: OverflowRetry;
+}
 
 type Usage = ReplyUsage['usage'];
 

@@ -1,7 +1,7 @@
 import type { OverflowRetry } from '@ctxgraph/engine';
 import type { InferUIMessageChunk, ModelMessage, SystemModelMessage, UIMessage } from 'ai';
-import { type ContextOverflow, contextOverflowOf } from '../cycle/context-overflow';
 import { CallUsage } from './call-usage';
+import { type ContextOverflow, contextOverflowOf } from './context-overflow';
 import {
   openReplySource,
   type ReplySource,
