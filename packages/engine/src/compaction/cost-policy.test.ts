@@ -7,9 +7,8 @@ import {
   ValidationError,
 } from '@ctxgraph/fragments-core';
 import { InMemoryContextStore } from '@ctxgraph/store-memory';
-import { PostgresContextStore } from '@ctxgraph/store-postgres';
-import { SqliteContextStore } from '@ctxgraph/store-sqlite';
 import { afterAll, describe, expect, it } from 'vitest';
+import { storePairs } from '../__fixtures__/store-pairs';
 import { LineRenderer } from '../__fixtures__/test-kit';
 import type { BudgetReport } from '../budget/budget-report';
 import type { CacheRules } from '../cache/cache-profile';
@@ -22,10 +21,6 @@ import { decideCompaction } from './compaction-cost';
 // autoCompact: { policy: 'cost' } (issue #39): compact after the call, in the background, only
 // when the cache prediction and the prices say it saves money over the next calls; before the
 // call only when the budget would otherwise leave history out.
-
-const environment = (globalThis as { process?: { env: Record<string, string | undefined> } })
-  .process?.env;
-const databaseUrl = environment?.DATABASE_URL;
 
 /** One token per word: counts a test can work out by hand. */
 const words: Tokenizer = {
@@ -166,57 +161,8 @@ describe('decideCompaction (the cost model)', () => {
 // ---------------------------------------------------------------------------------------------
 // The engine, on every store that writes.
 
-const opened: ContextStore[] = [];
-const files: string[] = [];
-afterAll(async () => {
-  for (const store of opened) await store.close();
-  const fs = (await import('node:fs' as string)) as {
-    rmSync(path: string, options: { force: boolean }): void;
-  };
-  for (const path of files)
-    for (const suffix of ['', '-wal', '-shm']) fs.rmSync(`${path}${suffix}`, { force: true });
-});
-
-/** Two store objects over the same data (one store object twice, for memory). */
-type Handles = () => [ContextStore, ContextStore];
-const kinds: Array<[string, Handles]> = [
-  [
-    'memory',
-    () => {
-      const store = new InMemoryContextStore();
-      opened.push(store);
-      return [store, store];
-    },
-  ],
-  [
-    'SQLite file, two store objects',
-    () => {
-      const path = `/tmp/ctxgraph-cost-policy-${Math.random().toString(36).slice(2)}.db`;
-      files.push(path);
-      const stores: [ContextStore, ContextStore] = [
-        new SqliteContextStore({ path }),
-        new SqliteContextStore({ path }),
-      ];
-      opened.push(...stores);
-      return stores;
-    },
-  ],
-];
-if (databaseUrl !== undefined) {
-  kinds.push([
-    'PostgreSQL, two store objects (two pools)',
-    () => {
-      const make = () =>
-        new PostgresContextStore({
-          connectionString: databaseUrl,
-          schema: 'ctxgraph_engine_cost_policy',
-        });
-      const stores: [ContextStore, ContextStore] = [make(), make()];
-      opened.push(...stores);
-      return stores;
-    },
-  ]);
-}
+const { pairs: kinds, closeAll } = storePairs('cost-policy');
+afterAll(closeAll);
 
 const newChatId = (): string => `cost-${Math.random().toString(36).slice(2)}`;
 

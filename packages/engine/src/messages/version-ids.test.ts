@@ -1,22 +1,14 @@
 import { assistantText, user } from '@ctxgraph/codecs';
 import type { ContextStore } from '@ctxgraph/fragments-core';
-import { InMemoryContextStore } from '@ctxgraph/store-memory';
-import { PostgresContextStore } from '@ctxgraph/store-postgres';
-import { SqliteContextStore } from '@ctxgraph/store-sqlite';
 import type { UIMessage } from 'ai';
 import { afterAll, describe, expect, it } from 'vitest';
+import { storePairs } from '../__fixtures__/store-pairs';
 import { LineRenderer } from '../__fixtures__/test-kit';
 import { ContextEngine } from '../context-engine';
 
 // An edited message keeps its id; each version is a node `<id>~<n>` whose id the store allocates
 // inside the write (issue #34): no cap on how often a message is edited, and no edit fails
 // because others edit the same message at the same time.
-
-// The engine's package type-checks without Node's types (runtime-neutral): the environment and
-// the file removal go through these narrow views.
-const environment = (globalThis as { process?: { env: Record<string, string | undefined> } })
-  .process?.env;
-const databaseUrl = environment?.DATABASE_URL;
 
 const renderer = new LineRenderer();
 const texts = (messages: readonly UIMessage[]): string[] =>
@@ -27,60 +19,8 @@ const texts = (messages: readonly UIMessage[]): string[] =>
 /** The timeout of a test that makes a hundred writes or more: room for a busy machine. */
 const MANY_WRITES = 60_000;
 
-/** Stores to close and SQLite files to remove, after every test. */
-const opened: ContextStore[] = [];
-const files: string[] = [];
-afterAll(async () => {
-  for (const store of opened) await store.close();
-  const fs = (await import('node:fs' as string)) as {
-    rmSync(path: string, options: { force: boolean }): void;
-  };
-  for (const path of files)
-    for (const suffix of ['', '-wal', '-shm']) fs.rmSync(`${path}${suffix}`, { force: true });
-});
-
-/** Makes two store objects over the same data (one store object twice, for memory). */
-type Handles = () => [ContextStore, ContextStore];
-
-const kinds: Array<[string, Handles]> = [
-  [
-    'memory',
-    () => {
-      const store = new InMemoryContextStore();
-      opened.push(store);
-      return [store, store];
-    },
-  ],
-  [
-    'SQLite file, two store objects',
-    () => {
-      const path = `/tmp/ctxgraph-version-ids-${Math.random().toString(36).slice(2)}.db`;
-      files.push(path);
-      const stores: [ContextStore, ContextStore] = [
-        new SqliteContextStore({ path }),
-        new SqliteContextStore({ path }),
-      ];
-      opened.push(...stores);
-      return stores;
-    },
-  ],
-];
-if (databaseUrl !== undefined) {
-  kinds.push([
-    'PostgreSQL, two store objects (two pools)',
-    () => {
-      // One schema for these tests; every chat id is new.
-      const make = () =>
-        new PostgresContextStore({
-          connectionString: databaseUrl,
-          schema: 'ctxgraph_engine_version_ids',
-        });
-      const stores: [ContextStore, ContextStore] = [make(), make()];
-      opened.push(...stores);
-      return stores;
-    },
-  ]);
-}
+const { pairs: kinds, closeAll } = storePairs('version-ids');
+afterAll(closeAll);
 
 const newChatId = (): string => `versions-${Math.random().toString(36).slice(2)}`;
 

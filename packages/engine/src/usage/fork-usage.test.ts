@@ -1,9 +1,6 @@
 import { assistantText, user } from '@ctxgraph/codecs';
-import type { ContextStore } from '@ctxgraph/fragments-core';
-import { InMemoryContextStore } from '@ctxgraph/store-memory';
-import { PostgresContextStore } from '@ctxgraph/store-postgres';
-import { SqliteContextStore } from '@ctxgraph/store-sqlite';
 import { afterAll, describe, expect, it } from 'vitest';
+import { storePairs } from '../__fixtures__/store-pairs';
 import { LineRenderer } from '../__fixtures__/test-kit';
 import { ContextEngine } from '../context-engine';
 import { withUsage } from './message-usage';
@@ -12,62 +9,9 @@ import { withUsage } from './message-usage';
 // branches share (forks, message versions, a client's copies, a checkpoint's restore, a reply
 // continued in place); each branch's usage counts what its own path cost.
 
-// The engine type-checks without Node's types: the environment and file removal go through these.
-const environment = (globalThis as { process?: { env: Record<string, string | undefined> } })
-  .process?.env;
-const databaseUrl = environment?.DATABASE_URL;
-
 const renderer = new LineRenderer();
-const opened: ContextStore[] = [];
-const files: string[] = [];
-afterAll(async () => {
-  for (const store of opened) await store.close();
-  const fs = (await import('node:fs' as string)) as {
-    rmSync(path: string, options: { force: boolean }): void;
-  };
-  for (const path of files)
-    for (const suffix of ['', '-wal', '-shm']) fs.rmSync(`${path}${suffix}`, { force: true });
-});
-
-/** Two store objects over the same data (one object twice for memory). */
-const kinds: Array<[string, () => [ContextStore, ContextStore]]> = [
-  [
-    'memory',
-    () => {
-      const store = new InMemoryContextStore();
-      opened.push(store);
-      return [store, store];
-    },
-  ],
-  [
-    'SQLite',
-    () => {
-      const path = `/tmp/ctxgraph-fork-usage-${Math.random().toString(36).slice(2)}.db`;
-      files.push(path);
-      const stores: [ContextStore, ContextStore] = [
-        new SqliteContextStore({ path }),
-        new SqliteContextStore({ path }),
-      ];
-      opened.push(...stores);
-      return stores;
-    },
-  ],
-];
-if (databaseUrl !== undefined) {
-  kinds.push([
-    'PostgreSQL',
-    () => {
-      const make = () =>
-        new PostgresContextStore({
-          connectionString: databaseUrl,
-          schema: 'ctxgraph_engine_fork_usage',
-        });
-      const stores: [ContextStore, ContextStore] = [make(), make()];
-      opened.push(...stores);
-      return stores;
-    },
-  ]);
-}
+const { pairs: kinds, closeAll } = storePairs('fork-usage');
+afterAll(closeAll);
 
 const newChatId = (): string => `fork-usage-${Math.random().toString(36).slice(2)}`;
 

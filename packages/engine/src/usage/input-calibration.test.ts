@@ -1,14 +1,7 @@
 import { assistantText, user } from '@ctxgraph/codecs';
-import {
-  BudgetExceededError,
-  type ContextStore,
-  role,
-  ValidationError,
-} from '@ctxgraph/fragments-core';
-import { InMemoryContextStore } from '@ctxgraph/store-memory';
-import { PostgresContextStore } from '@ctxgraph/store-postgres';
-import { SqliteContextStore } from '@ctxgraph/store-sqlite';
+import { BudgetExceededError, role, ValidationError } from '@ctxgraph/fragments-core';
 import { afterAll, describe, expect, it } from 'vitest';
+import { storePairs } from '../__fixtures__/store-pairs';
 import { LineRenderer } from '../__fixtures__/test-kit';
 import type { BudgetReport } from '../budget/budget-report';
 import { wantsCompaction } from '../compaction/auto-compact';
@@ -20,62 +13,9 @@ import { withUsage } from './message-usage';
 // budget's count of that call correct the next call's plan, per model, from the records in the
 // store, so a new engine (a new process) plans exactly as the warm one.
 
-// The engine type-checks without Node's types: the environment and file removal go through these.
-const environment = (globalThis as { process?: { env: Record<string, string | undefined> } })
-  .process?.env;
-const databaseUrl = environment?.DATABASE_URL;
-
 const renderer = new LineRenderer();
-const opened: ContextStore[] = [];
-const files: string[] = [];
-afterAll(async () => {
-  for (const store of opened) await store.close();
-  const fs = (await import('node:fs' as string)) as {
-    rmSync(path: string, options: { force: boolean }): void;
-  };
-  for (const path of files)
-    for (const suffix of ['', '-wal', '-shm']) fs.rmSync(`${path}${suffix}`, { force: true });
-});
-
-/** Two store objects over the same data (one object twice for memory): two processes' views. */
-const kinds: Array<[string, () => [ContextStore, ContextStore]]> = [
-  [
-    'memory',
-    () => {
-      const store = new InMemoryContextStore();
-      opened.push(store);
-      return [store, store];
-    },
-  ],
-  [
-    'SQLite',
-    () => {
-      const path = `/tmp/ctxgraph-calibration-${Math.random().toString(36).slice(2)}.db`;
-      files.push(path);
-      const stores: [ContextStore, ContextStore] = [
-        new SqliteContextStore({ path }),
-        new SqliteContextStore({ path }),
-      ];
-      opened.push(...stores);
-      return stores;
-    },
-  ],
-];
-if (databaseUrl !== undefined) {
-  kinds.push([
-    'PostgreSQL',
-    () => {
-      const make = () =>
-        new PostgresContextStore({
-          connectionString: databaseUrl,
-          schema: 'ctxgraph_engine_calibration',
-        });
-      const stores: [ContextStore, ContextStore] = [make(), make()];
-      opened.push(...stores);
-      return stores;
-    },
-  ]);
-}
+const { pairs: kinds, closeAll } = storePairs('calibration');
+afterAll(closeAll);
 
 const newChatId = (): string => `calibration-${Math.random().toString(36).slice(2)}`;
 const words = (turn: number, count: number): string =>
