@@ -11,9 +11,26 @@ import {
 } from '@ctxgraph/fragments-core/store-kit';
 import type { Lookups } from './lookups';
 import { type BranchRow, type ChatRow, type NodeRow, writtenNodeRecord } from './rows';
+import type { SqlStorageLike } from './sql-storage';
 
 const INSERT_NODE =
   'INSERT INTO ctxgraph_nodes (chat_id, id, message_id, parent_id, sequence, message, engine_record, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)';
+
+/** Inserts one node row. */
+function insertNode(sql: SqlStorageLike, node: NodeRow): void {
+  sql.exec(
+    INSERT_NODE,
+    node.chat_id,
+    node.id,
+    node.message_id,
+    node.parent_id,
+    node.sequence,
+    node.message,
+    node.engine_record,
+    node.created_at,
+    node.updated_at,
+  );
+}
 
 /**
  * The chat's row, bumped for a write of `?1` new nodes at time `?2` (never before its last
@@ -191,18 +208,7 @@ export function messageWrites(db: Lookups): MessageWrites {
         created_at: now,
         updated_at: now,
       };
-      sql.exec(
-        INSERT_NODE,
-        node.chat_id,
-        node.id,
-        node.message_id,
-        node.parent_id,
-        node.sequence,
-        node.message,
-        node.engine_record,
-        node.created_at,
-        node.updated_at,
-      );
+      insertNode(sql, node);
       nextSequence += 1;
       head = node.id;
       written.push(writtenNodeRecord(node));
@@ -303,18 +309,7 @@ export function messageWrites(db: Lookups): MessageWrites {
             created_at: at,
             updated_at: at,
           };
-          sql.exec(
-            INSERT_NODE,
-            node.chat_id,
-            node.id,
-            node.message_id,
-            node.parent_id,
-            node.sequence,
-            node.message,
-            node.engine_record,
-            node.created_at,
-            node.updated_at,
-          );
+          insertNode(sql, node);
           written.push(writtenNodeRecord(node));
           sequence += 1;
           head = node.id;
