@@ -300,13 +300,26 @@ export function CentreOn(props: {
 }): null {
   const flow = useReactFlow();
   const { point, request, shift } = props;
-  // The canvas's size: when it changes (the inspector opened, a pane was resized or folded) the
-  // point asked for is centred again, so it never ends up behind the new edge.
+  // The canvas's size: when it shrinks (the inspector opened, a pane was widened) the point asked
+  // for is centred again, so it never ends up behind the new edge.
   const width = useStore((state) => state.width);
   const height = useStore((state) => state.height);
+  const last = useRef<{ request: string; width: number; height: number } | null>(null);
   // biome-ignore lint/correctness/useExhaustiveDependencies: centre once per request or size, not per layout
   useEffect(() => {
     if (point === null || width === 0 || height === 0) return;
+    const before = last.current;
+    last.current = { request, width, height };
+    // Only the canvas grew (the inspector beside it closed): what was in view still is, so the
+    // view stays and the graph does not jump under the pointer (the second click of a double
+    // click on a node would land beside it).
+    if (
+      before !== null &&
+      before.request === request &&
+      width >= before.width &&
+      height >= before.height
+    )
+      return;
     const zoom = Math.max(flow.getZoom(), 0.8);
     void flow.setCenter(point.x - shift / zoom, point.y, { zoom, duration: 0 });
   }, [request, width, height]);
